@@ -1,0 +1,35 @@
+//! The core of the agent memory layer: domain types, store traits, clock, ids and errors.
+//!
+//! This crate has no dependencies and does no I/O. Feature crates (`recording`,
+//! `trajectory`, `turn-memory`, `browser-memory`) build on its store traits; backends
+//! (`store-sqlite`, and [`InMemoryStore`] here) implement them.
+//!
+//! ```
+//! use memory_core::{Clock, ManualClock, Partition, Timestamp};
+//!
+//! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
+//! let partition = Partition::new("bench")?;
+//! assert_eq!(partition.as_str(), "bench");
+//! assert_eq!(clock.now().as_millis(), 1_767_225_600_000);
+//! assert!(Partition::new("").is_err());
+//! # Ok::<(), memory_core::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod error;
+mod ids;
+mod mem;
+mod names;
+pub mod store;
+mod time;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use error::{Error, Result};
+pub use ids::{IdSource, RandomIds, SeededIds, SplitMix64};
+pub use mem::InMemoryStore;
+pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
+pub use store::MetaStore;
+pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SystemClock, Timestamp};

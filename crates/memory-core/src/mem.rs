@@ -1,0 +1,76 @@
+//! [`InMemoryStore`]: every store trait, held in process memory. For tests, for short-lived
+//! agents, and as the reference the contract suites compare backends against.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::error::Result;
+use crate::names::MetaKey;
+use crate::store::MetaStore;
+use crate::store::meta::compare_and_set_conflict;
+
+/// A store that keeps everything in memory and forgets it when dropped.
+///
+/// ```
+/// use memory_core::{InMemoryStore, MetaKey, MetaStore};
+///
+/// let store = InMemoryStore::new();
+/// let key = MetaKey::new("owner")?;
+/// store.meta_set(&key, "ci")?;
+/// assert_eq!(store.meta_get(&key)?.as_deref(), Some("ci"));
+/// # Ok::<(), memory_core::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryStore {
+    meta: Mutex<BTreeMap<MetaKey, String>>,
+}
+
+impl InMemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        InMemoryStore::default()
+    }
+}
+
+/// Locks a mutex, recovering the data if another thread panicked while holding it: every
+/// in-memory write completes its changes before it can panic, so the data stays consistent.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl MetaStore for InMemoryStore {
+    fn meta_get(&self, key: &MetaKey) -> Result<Option<String>> {
+        Ok(lock(&self.meta).get(key).cloned())
+    }
+
+    fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>> {
+        Ok(lock(&self.meta).insert(key.clone(), value.to_owned()))
+    }
+
+    fn meta_compare_and_set(
+        &self,
+        key: &MetaKey,
+        expected: Option<&str>,
+        value: &str,
+    ) -> Result<()> {
+        let mut meta = lock(&self.meta);
+        let found = meta.get(key).map(String::as_str);
+        if found != expected {
+            return Err(compare_and_set_conflict(key, expected, found));
+        }
+        meta.insert(key.clone(), value.to_owned());
+        Ok(())
+    }
+
+    fn meta_delete(&self, key: &MetaKey) -> Result<bool> {
+        Ok(lock(&self.meta).remove(key).is_some())
+    }
+
+    fn meta_list(&self, prefix: &str) -> Result<Vec<(MetaKey, String)>> {
+        Ok(lock(&self.meta)
+            .iter()
+            .filter(|(key, _)| key.as_str().starts_with(prefix))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect())
+    }
+}

@@ -1,0 +1,16 @@
+//! The store traits: what a backend must offer each feature crate.
+//!
+//! The pattern every trait follows:
+//!
+//! - the trait lives here, in `memory-core`, and speaks only domain types;
+//! - methods take `&self` (stores are `Send + Sync` and synchronise inside), return
+//!   [`Result`](crate::Result) and follow the conventions of [`Error`](crate::Error);
+//! - a method that writes several rows is atomic: when it fails, the store is as it was;
+//! - [`InMemoryStore`](crate::InMemoryStore) implements it, and so does every backend
+//!   (`store-sqlite`);
+//! - one contract test suite in [`testkit`](crate::testkit) (feature `testkit`) is written
+//!   once and run against every implementation.
+
+pub mod meta;
+
+pub use meta::MetaStore;

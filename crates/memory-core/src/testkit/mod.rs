@@ -1,0 +1,146 @@
+//! Contract test suites for the store traits (feature `testkit`).
+//!
+//! Each suite is written once and run against every implementation: the in-memory store in
+//! this crate's tests, SQLite in `store-sqlite`'s. A suite is a list of [`Case`]s; each case
+//! gets a fresh store from the caller's factory and returns `Err` with a message instead of
+//! panicking, so a test can also show that a deliberately broken store fails the suite.
+//!
+//! ```
+//! use memory_core::InMemoryStore;
+//! use memory_core::testkit::{meta, run};
+//!
+//! run(meta::SUITE, &meta::cases(), InMemoryStore::new).expect("in-memory store obeys the contract");
+//! ```
+
+pub mod meta;
+
+use std::fmt;
+
+/// What a case returns: `Err` carries what was violated.
+pub type CaseResult = Result<(), Violation>;
+
+/// One check of a contract, run on a fresh store.
+pub struct Case<S> {
+    /// A short name saying what is checked.
+    pub name: &'static str,
+    /// The check.
+    pub run: fn(&S) -> CaseResult,
+}
+
+impl<S> Clone for Case<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Case<S> {}
+
+/// A broken rule of the contract, or an error the store returned where none was allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation(pub String);
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<crate::Error> for Violation {
+    fn from(error: crate::Error) -> Self {
+        Violation(format!("unexpected error: {error}"))
+    }
+}
+
+impl From<String> for Violation {
+    fn from(message: String) -> Self {
+        Violation(message)
+    }
+}
+
+/// Every case of a suite that failed, with its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The suite's name.
+    pub suite: &'static str,
+    /// `(case name, violation)` for each failed case.
+    pub failures: Vec<(&'static str, Violation)>,
+}
+
+impl Report {
+    /// Whether the case named `name` failed.
+    pub fn failed(&self, name: &str) -> bool {
+        self.failures.iter().any(|(case, _)| *case == name)
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} contract: {} case(s) failed",
+            self.suite,
+            self.failures.len()
+        )?;
+        for (case, violation) in &self.failures {
+            writeln!(f, "  {case}: {violation}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Report {}
+
+/// Runs every case on a fresh store from `make`; `Err` lists every failed case.
+pub fn run<S>(
+    suite: &'static str,
+    cases: &[Case<S>],
+    mut make: impl FnMut() -> S,
+) -> Result<(), Report> {
+    let failures: Vec<_> = cases
+        .iter()
+        .filter_map(|case| {
+            let store = make();
+            (case.run)(&store)
+                .err()
+                .map(|violation| (case.name, violation))
+        })
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(Report { suite, failures })
+    }
+}
+
+/// Fails the case with a formatted message unless the condition holds.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $($message:tt)+) => {
+        if !$cond {
+            return Err($crate::testkit::Violation(format!($($message)+)));
+        }
+    };
+}
+
+/// Fails the case unless both sides are equal, showing both.
+#[macro_export]
+macro_rules! ensure_eq {
+    ($left:expr, $right:expr $(,)?) => {
+        $crate::ensure_eq!($left, $right, "values differ")
+    };
+    ($left:expr, $right:expr, $($message:tt)+) => {
+        match (&$left, &$right) {
+            (left, right) => {
+                if left != right {
+                    return Err($crate::testkit::Violation(format!(
+                        "{}: `{}` is {:?}, expected {:?}",
+                        format!($($message)+),
+                        stringify!($left),
+                        left,
+                        right
+                    )));
+                }
+            }
+        }
+    };
+}

@@ -1,0 +1,4 @@
+//! Integration tests of `memory-core`: the contract suites against the in-memory store, and
+//! the suites themselves against deliberately broken stores.
+
+mod meta;

@@ -1,0 +1,93 @@
+//! The error of opening and migrating a SQLite store. Calls through the store traits report
+//! [`memory_core::Error`]; this type converts into it.
+
+use std::path::PathBuf;
+
+/// Why a SQLite store could not be opened or migrated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The path names a directory.
+    #[error("{path} is a directory, not a database file")]
+    IsADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The file exists but is not a SQLite database (a text file, an encrypted file, a
+    /// file whose header was overwritten).
+    #[error("{path} is not a SQLite database")]
+    NotADatabase {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// SQLite found the file damaged.
+    #[error("database {path} is corrupt: {detail}")]
+    Corrupt {
+        /// The path given.
+        path: PathBuf,
+        /// What SQLite reported.
+        detail: String,
+    },
+    /// The file was written by a newer build of this store.
+    #[error(
+        "database {path} has schema version {found}, newer than this build supports ({supported}); use a newer agent-memory"
+    )]
+    TooNew {
+        /// The path given.
+        path: PathBuf,
+        /// The version found in the file.
+        found: u32,
+        /// The newest version this build knows.
+        supported: u32,
+    },
+    /// A read-only open found a database that needs migrating first.
+    #[error(
+        "database {path} has schema version {found}, older than this build ({supported}); open it read-write once to migrate it"
+    )]
+    NeedsMigration {
+        /// The path given.
+        path: PathBuf,
+        /// The version found in the file.
+        found: u32,
+        /// The version this build needs.
+        supported: u32,
+    },
+    /// A migration failed; the database is left at its previous version.
+    #[error("migration {version} ({name}) of {path} failed: {source}")]
+    Migration {
+        /// The path given.
+        path: PathBuf,
+        /// The migration's version.
+        version: u32,
+        /// The migration's name.
+        name: &'static str,
+        /// What SQLite reported.
+        source: rusqlite::Error,
+    },
+    /// Any other SQLite failure while opening.
+    #[error("cannot open database {path}: {source}")]
+    Open {
+        /// The path given.
+        path: PathBuf,
+        /// What SQLite reported.
+        source: rusqlite::Error,
+    },
+}
+
+impl From<Error> for memory_core::Error {
+    fn from(error: Error) -> Self {
+        memory_core::Error::backend("sqlite", "open the database", error)
+    }
+}
+
+/// Maps a SQLite failure during `operation` into the trait error, keeping corruption
+/// recognisable as [`memory_core::Error::Corrupt`].
+pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> memory_core::Error {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match error.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => {
+            memory_core::Error::corrupt("sqlite database", format!("{operation}: {error}"))
+        }
+        _ => memory_core::Error::backend("sqlite", operation.to_owned(), error),
+    }
+}

@@ -1,0 +1,262 @@
+//! The embedded default store: every `memory-core` store trait on one SQLite file.
+//!
+//! ```
+//! use memory_core::{MetaKey, MetaStore};
+//! use store_sqlite::SqliteStore;
+//!
+//! let dir = std::env::temp_dir().join(format!("store-sqlite-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let store = SqliteStore::open(dir.join("memory.db"))?;
+//! store.meta_set(&MetaKey::new("owner")?, "docs")?;
+//! assert_eq!(store.meta_get(&MetaKey::new("owner")?)?.as_deref(), Some("docs"));
+//! # drop(store);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Opening sets WAL journaling, `synchronous = NORMAL` (or `FULL`), foreign keys, a busy
+//! timeout and a prepared-statement cache, then migrates the schema forward. Every trait
+//! method that writes runs in one immediate transaction, so a failed call leaves nothing
+//! half-written and concurrent processes queue for the write lock instead of failing.
+
+#![deny(missing_docs)]
+
+mod error;
+mod meta;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use error::Error;
+pub use schema::SCHEMA_VERSION;
+
+pub(crate) use error::to_core;
+
+/// How durable a commit is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// WAL with `synchronous = NORMAL`: a commit survives a process crash; the last commits
+    /// may be lost on power failure. The default.
+    #[default]
+    Normal,
+    /// `synchronous = FULL`: a commit also survives power failure, at the cost of an fsync
+    /// per commit.
+    Full,
+}
+
+/// Options for opening a store. `SqliteOptions::default()` is what [`SqliteStore::open`] uses.
+#[derive(Clone, Debug)]
+pub struct SqliteOptions {
+    /// Durability of commits.
+    pub synchronous: Synchronous,
+    /// How long a call waits for another connection's write lock before failing.
+    pub busy_timeout: Duration,
+    /// How many prepared statements each connection keeps.
+    pub statement_cache: usize,
+    /// Open without write access; no migration is attempted.
+    pub read_only: bool,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous: Synchronous::Normal,
+            busy_timeout: Duration::from_secs(30),
+            statement_cache: 64,
+            read_only: false,
+        }
+    }
+}
+
+/// A memory store on one SQLite file. `Send + Sync`: share it behind an `Arc`.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+const IN_MEMORY: &str = ":memory:";
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        SqliteStore::open_with(path, &SqliteOptions::default())
+    }
+
+    /// Opens an existing database without write access.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let options = SqliteOptions {
+            read_only: true,
+            ..SqliteOptions::default()
+        };
+        SqliteStore::open_with(path, &options)
+    }
+
+    /// A private database in memory, gone when the store is dropped.
+    pub fn open_in_memory() -> Result<Self, Error> {
+        let path = PathBuf::from(IN_MEMORY);
+        let conn = Connection::open_in_memory().map_err(|source| Error::Open {
+            path: path.clone(),
+            source,
+        })?;
+        SqliteStore::prepare(conn, path, &SqliteOptions::default())
+    }
+
+    /// Opens the database at `path` with `options`.
+    pub fn open_with(path: impl AsRef<Path>, options: &SqliteOptions) -> Result<Self, Error> {
+        let path = path.as_ref().to_path_buf();
+        if path.is_dir() {
+            return Err(Error::IsADirectory { path });
+        }
+        let flags = if options.read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let conn =
+            Connection::open_with_flags(&path, flags).map_err(|source| classify(&path, source))?;
+        SqliteStore::prepare(conn, path, options)
+    }
+
+    fn prepare(
+        mut conn: Connection,
+        path: PathBuf,
+        options: &SqliteOptions,
+    ) -> Result<Self, Error> {
+        let fail = |source| classify(&path, source);
+        conn.busy_timeout(options.busy_timeout).map_err(fail)?;
+        conn.set_prepared_statement_cache_capacity(options.statement_cache);
+        // The first statement that reads the file: a text file or a damaged header fails here.
+        let found = schema::user_version(&conn).map_err(fail)?;
+        if found > SCHEMA_VERSION {
+            return Err(Error::TooNew {
+                path,
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if options.read_only {
+            if found < SCHEMA_VERSION {
+                return Err(Error::NeedsMigration {
+                    path,
+                    found,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            conn.pragma_update(None, "query_only", true).map_err(fail)?;
+        } else {
+            // WAL lets readers proceed while one writer commits, across processes.
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
+                .map_err(fail)?;
+            let sync = match options.synchronous {
+                Synchronous::Normal => "NORMAL",
+                Synchronous::Full => "FULL",
+            };
+            conn.pragma_update(None, "synchronous", sync)
+                .map_err(fail)?;
+            schema::migrate_to(&mut conn, SCHEMA_VERSION).map_err(|(migration, source)| {
+                match classify(&path, source) {
+                    Error::Open { source, .. } => Error::Migration {
+                        path: path.clone(),
+                        version: migration.version,
+                        name: migration.name,
+                        source,
+                    },
+                    other => other,
+                }
+            })?;
+        }
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(fail)?;
+        let store = SqliteStore {
+            conn: Mutex::new(conn),
+            path,
+        };
+        if !options.read_only {
+            store.record_creator().map_err(|e| Error::Open {
+                path: store.path.clone(),
+                source: e,
+            })?;
+        }
+        Ok(store)
+    }
+
+    /// The file this store is on (`:memory:` for an in-memory database).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> memory_core::Result<u32> {
+        self.read("read the schema version", schema::user_version)
+    }
+
+    /// Runs SQLite's `PRAGMA integrity_check`; an empty list means the file is sound.
+    pub fn integrity_check(&self) -> memory_core::Result<Vec<String>> {
+        self.read("check integrity", |conn| {
+            let mut stmt = conn.prepare("PRAGMA integrity_check")?;
+            let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+            let problems: Vec<String> = rows.collect::<rusqlite::Result<_>>()?;
+            Ok(problems.into_iter().filter(|line| line != "ok").collect())
+        })
+    }
+
+    /// Runs `f` on the connection for a read. `operation` names it in errors.
+    pub(crate) fn read<T>(
+        &self,
+        operation: &str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> memory_core::Result<T> {
+        f(&self.lock()).map_err(|e| to_core(operation, e))
+    }
+
+    /// Runs `f` in one immediate transaction and commits when it returns `Ok`; on `Err` the
+    /// transaction rolls back and the store is unchanged. `operation` names it in errors.
+    pub(crate) fn write<T>(
+        &self,
+        operation: &str,
+        f: impl FnOnce(&Transaction<'_>) -> memory_core::Result<T>,
+    ) -> memory_core::Result<T> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| to_core(operation, e))?;
+        let value = f(&tx)?;
+        tx.commit().map_err(|e| to_core(operation, e))?;
+        Ok(value)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a transaction drops it, which rolls back: the connection is usable.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn record_creator(&self) -> rusqlite::Result<()> {
+        let conn = self.lock();
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('store.created_by', ?1) ON CONFLICT (key) DO NOTHING",
+            [concat!("store-sqlite ", env!("CARGO_PKG_VERSION"))],
+        )?;
+        Ok(())
+    }
+}
+
+/// Turns a SQLite error on opening into an error that says what is wrong with the file.
+fn classify(path: &Path, source: rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode;
+    let path = path.to_path_buf();
+    match source.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => Error::NotADatabase { path },
+        Some(ErrorCode::DatabaseCorrupt) => Error::Corrupt {
+            path,
+            detail: source.to_string(),
+        },
+        _ => Error::Open { path, source },
+    }
+}

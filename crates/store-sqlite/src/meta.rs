@@ -1,0 +1,80 @@
+//! [`MetaStore`] on the `meta` table.
+
+use memory_core::store::meta::compare_and_set_conflict;
+use memory_core::{MetaKey, MetaStore, Result};
+use rusqlite::{OptionalExtension, params};
+
+use crate::{SqliteStore, to_core};
+
+fn get(conn: &rusqlite::Connection, key: &MetaKey) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([key.as_str()], |row| row.get(0))
+        .optional()
+}
+
+fn put(conn: &rusqlite::Connection, key: &MetaKey, value: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )?
+    .execute(params![key.as_str(), value])?;
+    Ok(())
+}
+
+impl MetaStore for SqliteStore {
+    fn meta_get(&self, key: &MetaKey) -> Result<Option<String>> {
+        self.read("read meta entry", |conn| get(conn, key))
+    }
+
+    fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>> {
+        let op = "write meta entry";
+        self.write(op, |tx| {
+            let previous = get(tx, key).map_err(|e| to_core(op, e))?;
+            put(tx, key, value).map_err(|e| to_core(op, e))?;
+            Ok(previous)
+        })
+    }
+
+    fn meta_compare_and_set(
+        &self,
+        key: &MetaKey,
+        expected: Option<&str>,
+        value: &str,
+    ) -> Result<()> {
+        let op = "compare and set meta entry";
+        self.write(op, |tx| {
+            let found = get(tx, key).map_err(|e| to_core(op, e))?;
+            if found.as_deref() != expected {
+                return Err(compare_and_set_conflict(key, expected, found.as_deref()));
+            }
+            put(tx, key, value).map_err(|e| to_core(op, e))
+        })
+    }
+
+    fn meta_delete(&self, key: &MetaKey) -> Result<bool> {
+        let op = "delete meta entry";
+        self.write(op, |tx| {
+            tx.prepare_cached("DELETE FROM meta WHERE key = ?1")
+                .and_then(|mut stmt| stmt.execute([key.as_str()]))
+                .map(|n| n > 0)
+                .map_err(|e| to_core(op, e))
+        })
+    }
+
+    fn meta_list(&self, prefix: &str) -> Result<Vec<(MetaKey, String)>> {
+        let rows: Vec<(String, String)> = self.read("list meta entries", |conn| {
+            // Prefix match by range, not LIKE, so `%` and `_` in a prefix mean themselves.
+            let mut stmt = conn.prepare_cached(
+                "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
+            )?;
+            let rows = stmt.query_map([prefix], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect()
+        })?;
+        rows.into_iter()
+            .map(|(key, value)| {
+                let key = MetaKey::new(key)
+                    .map_err(|e| memory_core::Error::corrupt("meta table", e.to_string()))?;
+                Ok((key, value))
+            })
+            .collect()
+    }
+}

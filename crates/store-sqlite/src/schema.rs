@@ -1,0 +1,118 @@
+//! The schema's versions: forward-only migrations, recorded in `PRAGMA user_version`.
+//!
+//! Each migration runs in one immediate transaction together with the version bump, so a
+//! crash or a failure leaves the database at the previous version. Versions only grow; a new
+//! table or column is a new migration appended to [`MIGRATIONS`], never an edit of an old one.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// One step of the schema.
+pub(crate) struct Migration {
+    pub(crate) version: u32,
+    pub(crate) name: &'static str,
+    pub(crate) sql: &'static str,
+}
+
+/// Every migration, in ascending version order.
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "meta",
+    sql: include_str!("sql/0001_meta.sql"),
+}];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = match MIGRATIONS.last() {
+    Some(last) => last.version,
+    None => 0,
+};
+
+pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Applies every migration above the database's version, up to `target`. Returns the
+/// migration that failed, with SQLite's error.
+pub(crate) fn migrate_to(
+    conn: &mut Connection,
+    target: u32,
+) -> Result<(), (&'static Migration, rusqlite::Error)> {
+    for migration in MIGRATIONS.iter().filter(|m| m.version <= target) {
+        apply(conn, migration).map_err(|e| (migration, e))?;
+    }
+    Ok(())
+}
+
+fn apply(conn: &mut Connection, migration: &Migration) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Read the version inside the write lock: another process may have migrated meanwhile.
+    if user_version(&tx)? >= migration.version {
+        return Ok(());
+    }
+    tx.execute_batch(migration.sql)?;
+    tx.pragma_update(None, "user_version", migration.version)?;
+    tx.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(conn: &Connection) -> Vec<(String, String, String)> {
+        let mut stmt = conn
+            .prepare("SELECT type, name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name")
+            .expect("prepare schema query");
+        stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .expect("query schema")
+            .collect::<rusqlite::Result<_>>()
+            .expect("read schema")
+    }
+
+    #[test]
+    fn versions_ascend_without_repeats() {
+        let versions: Vec<u32> = MIGRATIONS.iter().map(|m| m.version).collect();
+        assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+        assert!(versions.first().is_some_and(|&v| v >= 1));
+    }
+
+    #[test]
+    fn every_old_version_upgrades_to_the_fresh_schema() {
+        let mut fresh = Connection::open_in_memory().expect("open");
+        migrate_to(&mut fresh, SCHEMA_VERSION)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("fresh");
+        let expected = schema(&fresh);
+        for start in std::iter::once(0).chain(MIGRATIONS.iter().map(|m| m.version)) {
+            let mut old = Connection::open_in_memory().expect("open");
+            migrate_to(&mut old, start)
+                .map_err(|(m, e)| format!("{}: {e}", m.name))
+                .expect("old");
+            assert_eq!(user_version(&old).expect("version"), start);
+            migrate_to(&mut old, SCHEMA_VERSION)
+                .map_err(|(m, e)| format!("{}: {e}", m.name))
+                .expect("upgrade");
+            assert_eq!(
+                user_version(&old).expect("version"),
+                SCHEMA_VERSION,
+                "from {start}"
+            );
+            assert_eq!(
+                schema(&old),
+                expected,
+                "schema upgraded from version {start}"
+            );
+        }
+    }
+
+    #[test]
+    fn migrating_twice_changes_nothing() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate_to(&mut conn, SCHEMA_VERSION)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("first");
+        let before = schema(&conn);
+        migrate_to(&mut conn, SCHEMA_VERSION)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("second");
+        assert_eq!(schema(&conn), before);
+    }
+}

@@ -1,0 +1,26 @@
+//! Every contract suite of `memory-core`, run against SQLite (in memory and on a file).
+
+use memory_core::testkit::{meta, run};
+use store_sqlite::SqliteStore;
+
+fn in_memory() -> SqliteStore {
+    SqliteStore::open_in_memory().unwrap_or_else(|e| panic!("open in memory: {e}"))
+}
+
+/// A store on a fresh file; the directory lives as long as the test process.
+fn on_file() -> SqliteStore {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let store =
+        SqliteStore::open(dir.path().join("memory.db")).unwrap_or_else(|e| panic!("open: {e}"));
+    std::mem::forget(dir);
+    store
+}
+
+#[test]
+fn meta_store_contract() {
+    for make in [in_memory as fn() -> SqliteStore, on_file] {
+        if let Err(report) = run(meta::SUITE, &meta::cases(), make) {
+            panic!("{report}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests of `store-sqlite`: the contract suites of every store trait, and
+//! opening files that are not what they should be.
+
+mod contract;
+mod open;

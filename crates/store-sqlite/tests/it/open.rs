@@ -1,0 +1,175 @@
+//! Opening: options, schema versions, and files that are not sound databases.
+
+use std::fs;
+
+use memory_core::{MetaKey, MetaStore};
+use store_sqlite::{Error, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
+
+fn open_err(path: &std::path::Path) -> Error {
+    match SqliteStore::open(path) {
+        Ok(_) => panic!("opening {} should fail", path.display()),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_fresh_file_is_migrated_and_in_wal_mode() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let store = SqliteStore::open(&path).expect("open");
+    assert_eq!(store.schema_version().expect("version"), SCHEMA_VERSION);
+    assert!(store.integrity_check().expect("check").is_empty());
+    let created_by = store
+        .meta_get(&MetaKey::new("store.created_by").expect("key"))
+        .expect("get");
+    assert!(created_by.is_some_and(|v| v.starts_with("store-sqlite ")));
+    drop(store);
+    assert!(dir.path().join("memory.db").exists());
+    // WAL leaves its marker in the header: bytes 18 and 19 are 2 for WAL.
+    let header = fs::read(&path).expect("read");
+    assert_eq!((header[18], header[19]), (2, 2));
+}
+
+#[test]
+fn data_survives_reopening_with_full_sync() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let key = MetaKey::new("k").expect("key");
+    {
+        let options = SqliteOptions {
+            synchronous: Synchronous::Full,
+            ..SqliteOptions::default()
+        };
+        let store = SqliteStore::open_with(&path, &options).expect("open");
+        store.meta_set(&key, "v").expect("set");
+    }
+    let store = SqliteStore::open(&path).expect("reopen");
+    assert_eq!(store.meta_get(&key).expect("get").as_deref(), Some("v"));
+}
+
+#[test]
+fn a_text_file_is_not_a_database() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("notes.txt");
+    fs::write(&path, "these are my notes, not a database\n".repeat(200)).expect("write");
+    let err = open_err(&path);
+    assert!(matches!(err, Error::NotADatabase { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("{} is not a SQLite database", path.display())
+    );
+    // The file is left as it was.
+    assert!(
+        fs::read_to_string(&path)
+            .expect("read")
+            .starts_with("these are my notes")
+    );
+}
+
+#[test]
+fn a_corrupt_database_is_reported_with_its_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    {
+        let store = SqliteStore::open(&path).expect("open");
+        for i in 0..200 {
+            let key = MetaKey::new(format!("key{i}")).expect("key");
+            store.meta_set(&key, &"x".repeat(500)).expect("set");
+        }
+    }
+    // Overwrite everything after the first page's header with garbage.
+    let mut bytes = fs::read(&path).expect("read");
+    for (i, b) in bytes.iter_mut().enumerate().skip(100) {
+        *b = (i * 7 % 251) as u8;
+    }
+    fs::write(&path, &bytes).expect("write");
+    let message = match SqliteStore::open(&path) {
+        Err(e) => e.to_string(),
+        Ok(store) => match store.meta_list("") {
+            Err(e) => e.to_string(),
+            Ok(rows) => panic!("a corrupt file read back {} rows", rows.len()),
+        },
+    };
+    assert!(
+        message.contains("corrupt") || message.contains("not a SQLite database"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_truncated_database_is_reported_with_its_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    drop(SqliteStore::open(&path).expect("open"));
+    fs::write(&path, b"SQLite format 3\0\x10\0").expect("truncate");
+    let err = open_err(&path);
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_directory_is_not_a_database() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let err = open_err(dir.path());
+    assert!(matches!(err, Error::IsADirectory { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .ends_with("is a directory, not a database file")
+    );
+}
+
+#[test]
+fn a_newer_database_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    drop(SqliteStore::open(&path).expect("open"));
+    set_user_version(&path, SCHEMA_VERSION + 7);
+    let err = open_err(&path);
+    assert!(
+        matches!(err, Error::TooNew { found, supported, .. } if found == SCHEMA_VERSION + 7 && supported == SCHEMA_VERSION),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("schema version {}", SCHEMA_VERSION + 7)),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("({SCHEMA_VERSION})")),
+        "{message}"
+    );
+}
+
+/// Sets `user_version` by editing the header bytes directly (offset 60, big-endian), as a
+/// newer build would have left it, without needing SQLite in this test crate.
+fn set_user_version(path: &std::path::Path, version: u32) {
+    let mut bytes = fs::read(path).expect("read");
+    bytes[60..64].copy_from_slice(&version.to_be_bytes());
+    fs::write(path, &bytes).expect("write");
+}
+
+#[test]
+fn read_only_open_reads_but_refuses_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let key = MetaKey::new("k").expect("key");
+    SqliteStore::open(&path)
+        .expect("open")
+        .meta_set(&key, "v")
+        .expect("set");
+    let store = SqliteStore::open_read_only(&path).expect("open read-only");
+    assert_eq!(store.meta_get(&key).expect("get").as_deref(), Some("v"));
+    assert!(store.meta_set(&key, "w").is_err());
+    assert_eq!(store.meta_get(&key).expect("get").as_deref(), Some("v"));
+}
+
+#[test]
+fn read_only_open_of_a_missing_file_names_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("absent.db");
+    let err = SqliteStore::open_read_only(&path).expect_err("missing file");
+    assert!(err.to_string().contains("absent.db"), "{err}");
+    assert!(!path.exists(), "a read-only open must not create the file");
+}
