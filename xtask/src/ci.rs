@@ -9,6 +9,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::workspace_root;
 
+/// A named step of the CI run.
+type Step<'a> = (&'static str, Box<dyn Fn() -> Result<()> + 'a>);
+
 /// Runs every step in order; CI always runs all of them, so no step can be skipped.
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
@@ -17,7 +20,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let root = workspace_root();
     let refs = root.join("target").join("insta-references.txt");
     let started = Instant::now();
-    let steps: Vec<(&str, Box<dyn Fn() -> Result<()>>)> = vec![
+    let steps: Vec<Step<'_>> = vec![
         (
             "fmt",
             Box::new(|| cargo(&root, &["fmt", "--all", "--", "--check"], &[])),
