@@ -139,7 +139,8 @@ mod tests {
         clock.advance(-15);
         assert_eq!(clock.now().as_millis(), -5);
         clock.set(Timestamp::from_millis(7));
-        assert_eq!((&clock).now().as_millis(), 7);
+        let by_ref: &dyn Clock = &&clock;
+        assert_eq!(by_ref.now().as_millis(), 7);
     }
 
     #[test]
