@@ -62,6 +62,14 @@ impl MetaStore for InMemoryStore {
         Ok(())
     }
 
+    fn meta_set_all(&self, entries: &[(&MetaKey, &str)]) -> Result<()> {
+        let mut meta = lock(&self.meta);
+        for (key, value) in entries {
+            meta.insert((*key).clone(), (*value).to_owned());
+        }
+        Ok(())
+    }
+
     fn meta_delete(&self, key: &MetaKey) -> Result<bool> {
         Ok(lock(&self.meta).remove(key).is_some())
     }

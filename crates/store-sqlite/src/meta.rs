@@ -50,6 +50,16 @@ impl MetaStore for SqliteStore {
         })
     }
 
+    fn meta_set_all(&self, entries: &[(&MetaKey, &str)]) -> Result<()> {
+        let op = "write meta entries";
+        self.write(op, |tx| {
+            for (key, value) in entries {
+                put(tx, key, value).map_err(|e| to_core(op, e))?;
+            }
+            Ok(())
+        })
+    }
+
     fn meta_delete(&self, key: &MetaKey) -> Result<bool> {
         let op = "delete meta entry";
         self.write(op, |tx| {

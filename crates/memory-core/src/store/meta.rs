@@ -23,6 +23,9 @@ pub trait MetaStore: Send + Sync {
         value: &str,
     ) -> Result<()>;
 
+    /// Sets every `(key, value)` pair at once: either all are written or, on error, none.
+    fn meta_set_all(&self, entries: &[(&MetaKey, &str)]) -> Result<()>;
+
     /// Removes `key`; returns whether it was set.
     fn meta_delete(&self, key: &MetaKey) -> Result<bool>;
 

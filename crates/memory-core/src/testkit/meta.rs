@@ -39,6 +39,10 @@ pub fn cases<S: MetaStore>() -> Vec<Case<S>> {
             name: "values keep any text",
             run: values_keep_any_text,
         },
+        Case {
+            name: "set all writes every entry",
+            run: set_all_writes_every_entry,
+        },
     ]
 }
 
@@ -138,6 +142,24 @@ fn values_keep_any_text<S: MetaStore>(store: &S) -> CaseResult {
         store.meta_get(&key("empty"))?.as_deref(),
         Some(""),
         "empty value differs from unset"
+    );
+    Ok(())
+}
+
+fn set_all_writes_every_entry<S: MetaStore>(store: &S) -> CaseResult {
+    let keys: Vec<MetaKey> = (0..5).map(|i| key(&format!("batch.{i}"))).collect();
+    let entries: Vec<(&MetaKey, &str)> = keys.iter().map(|k| (k, "v")).collect();
+    store.meta_set_all(&entries)?;
+    ensure_eq!(
+        store.meta_list("batch.")?.len(),
+        5,
+        "entries written by one batch"
+    );
+    store.meta_set_all(&[])?;
+    ensure_eq!(
+        store.meta_list("batch.")?.len(),
+        5,
+        "an empty batch changes nothing"
     );
     Ok(())
 }

@@ -27,6 +27,7 @@ enum Defect {
     IgnoresOverwrite,
     CompareAndSetAlwaysWins,
     ListIgnoresPrefix,
+    DropsBatchTail,
 }
 
 impl Broken {
@@ -70,6 +71,20 @@ impl MetaStore for Broken {
         entries.insert(key.to_string(), value.to_owned());
         Ok(())
     }
+    fn meta_set_all(&self, entries: &[(&MetaKey, &str)]) -> Result<()> {
+        let mut map = self.entries();
+        for (key, value) in entries
+            .iter()
+            .take(if self.defect == Defect::DropsBatchTail {
+                1
+            } else {
+                usize::MAX
+            })
+        {
+            map.insert(key.to_string(), (*value).to_owned());
+        }
+        Ok(())
+    }
     fn meta_delete(&self, key: &MetaKey) -> Result<bool> {
         Ok(self.entries().remove(key.as_str()).is_some())
     }
@@ -90,6 +105,7 @@ fn the_suite_catches_broken_stores() {
         (Defect::IgnoresOverwrite, "set then get"),
         (Defect::CompareAndSetAlwaysWins, "compare and set"),
         (Defect::ListIgnoresPrefix, "list by prefix in key order"),
+        (Defect::DropsBatchTail, "set all writes every entry"),
     ];
     for (defect, case) in table {
         let report = run(meta::SUITE, &meta::cases(), || Broken::with(defect))
