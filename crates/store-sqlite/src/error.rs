@@ -83,8 +83,15 @@ impl From<Error> for memory_core::Error {
 /// Maps a SQLite failure during `operation` into the trait error, keeping corruption
 /// recognisable as [`memory_core::Error::Corrupt`].
 pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> memory_core::Error {
-    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase, TooBig};
     match error.sqlite_error_code() {
+        Some(TooBig) => memory_core::Error::invalid_input(
+            operation,
+            format!(
+                "a value is larger than the store's limit of {} bytes",
+                crate::MAX_VALUE_BYTES
+            ),
+        ),
         Some(DatabaseCorrupt | NotADatabase) => {
             memory_core::Error::corrupt("sqlite database", format!("{operation}: {error}"))
         }

@@ -81,6 +81,10 @@ pub struct SqliteStore {
 
 const IN_MEMORY: &str = ":memory:";
 
+/// The largest single value (a text or a blob) a row may hold: 32 MiB. A write of a larger one
+/// fails with [`memory_core::Error::InvalidInput`] and changes nothing.
+pub const MAX_VALUE_BYTES: i32 = 32 * 1024 * 1024;
+
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` with default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
@@ -132,6 +136,13 @@ impl SqliteStore {
         let fail = |source| classify(&path, source);
         conn.busy_timeout(options.busy_timeout).map_err(fail)?;
         conn.set_prepared_statement_cache_capacity(options.statement_cache);
+        // A runaway value is refused with a clear error instead of growing the file by
+        // hundreds of megabytes.
+        conn.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+            MAX_VALUE_BYTES,
+        )
+        .map_err(fail)?;
         // The first statement that reads the file: a text file or a damaged header fails here.
         let found = schema::user_version(&conn).map_err(fail)?;
         if found > SCHEMA_VERSION {

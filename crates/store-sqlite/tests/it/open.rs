@@ -173,3 +173,18 @@ fn read_only_open_of_a_missing_file_names_it() {
     assert!(err.to_string().contains("absent.db"), "{err}");
     assert!(!path.exists(), "a read-only open must not create the file");
 }
+
+#[test]
+fn a_huge_value_is_refused_and_changes_nothing() {
+    let store = SqliteStore::open_in_memory().expect("open");
+    let key = MetaKey::new("big").expect("key");
+    store.meta_set(&key, "small").expect("set");
+    let huge = "z".repeat(100 * 1024 * 1024);
+    let err = store.meta_set(&key, &huge).expect_err("100 MB value");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("invalid write meta entry: a value is larger than the store's limit"),
+        "{message}"
+    );
+    assert_eq!(store.meta_get(&key).expect("get").as_deref(), Some("small"));
+}
