@@ -2,11 +2,22 @@
 //!
 //! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
+//! - `cargo xtask bench [--quick]`: every criterion bench, then one table and a report with
+//!   charts in `target/bench-report/`.
+//! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
+//!   snapshots without `cargo-insta`.
+//! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 
+mod bench;
 mod ci;
+mod demo;
 mod deps;
+mod snapshots;
 
-use anyhow::{Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -17,6 +28,9 @@ fn main() -> Result<()> {
     match task.as_str() {
         "ci" => ci::run(rest),
         "deps" => deps::check_workspace(),
+        "bench" => bench::run(rest),
+        "snapshots" => snapshots::run(rest),
+        "demo" => demo::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -32,13 +46,39 @@ fn print_usage() {
     eprintln!(
         "usage: cargo xtask <task>\n\n\
          tasks:\n  \
-         ci     format, lint, test, snapshot, doc, bench smoke and dependency checks\n  \
-         deps   check the dependency rules between crates"
+         ci         format, lint, test, snapshot, doc, bench smoke and dependency checks\n  \
+         deps       check the dependency rules between crates\n  \
+         bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
+         snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
+         demo       run `agent-memory demo` on a fresh database under target/demo/"
     );
 }
 
 /// The workspace root: the parent of this crate's folder.
-pub(crate) fn workspace_root() -> std::path::PathBuf {
-    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
+}
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR`, else `<workspace root>/target`.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
+/// Runs `cargo <args>` in `root` with extra environment variables; fails unless it succeeds.
+pub(crate) fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("could not start `{cargo}`"))?;
+    if !status.success() {
+        bail!("`cargo {}` exited with {status}", args.join(" "));
+    }
+    Ok(())
 }
