@@ -46,7 +46,14 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         clear_dir(&figures_dir)?;
         // File times can be coarser than the clock; a little slack keeps this run's results.
         let started = SystemTime::now() - Duration::from_secs(2);
-        let mut bench_args = vec!["bench", "--workspace"];
+        let mut bench_args = vec!["bench"];
+        // `-- -p <crate>` narrows the run to one crate; otherwise every bench runs.
+        if !cargo_args
+            .iter()
+            .any(|a| a == "-p" || a.starts_with("--package"))
+        {
+            bench_args.push("--workspace");
+        }
         bench_args.extend(cargo_args.iter().map(String::as_str));
         cargo(&root, &bench_args, &[("AGENT_MEMORY_BENCH_SIZES", sizes)])?;
         Some(started)

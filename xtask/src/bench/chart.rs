@@ -60,6 +60,7 @@ where
         .map_err(|e| failed(&e))?;
     plot.configure_mesh()
         .x_desc("N")
+        .x_label_formatter(&|n| format!("{n:.0}"))
         .y_desc(&chart.y_label)
         .draw()
         .map_err(|e| failed(&e))?;
