@@ -15,11 +15,23 @@ mod deps;
 mod snapshots;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
-fn main() -> Result<()> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line with every cause, and no backtrace even when RUST_BACKTRACE is set:
+            // a failed task explains itself, it is not a crash.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((task, rest)) = args.split_first() else {
         print_usage();
