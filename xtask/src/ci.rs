@@ -53,7 +53,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             Box::new(|| {
                 cargo(
                     &root,
-                    &["doc", "--workspace", "--no-deps"],
+                    &["doc", "--workspace", "--no-deps", "--all-features"],
                     &[("RUSTDOCFLAGS", "-D warnings")],
                 )
             }),
