@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, target_dir, workspace_root};
+use crate::{cargo, remove_file_if_present, target_dir, workspace_root};
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
@@ -17,7 +17,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let db = dir.join("memory.db");
     for file in ["memory.db", "memory.db-wal", "memory.db-shm"] {
-        remove_if_present(&dir.join(file))?;
+        remove_file_if_present(&dir.join(file))?;
     }
     if !has_demo(&root)? {
         bail!(
@@ -44,15 +44,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 /// Whether the binary knows `demo`: `agent-memory demo --help` succeeds only if it does
 /// (clap exits with 2 on an unknown subcommand). Building the binary happens here too.
 fn has_demo(root: &Path) -> Result<bool> {
+    cargo(
+        root,
+        &["build", "--quiet", "--package", "agent-memory-cli"],
+        &[],
+    )?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let build = Command::new(&cargo)
-        .args(["build", "--quiet", "--package", "agent-memory-cli"])
-        .current_dir(root)
-        .status()
-        .with_context(|| format!("could not start `{cargo}`"))?;
-    if !build.success() {
-        bail!("building agent-memory-cli failed ({build})");
-    }
     let probe = Command::new(&cargo)
         .args([
             "run",
@@ -69,12 +66,4 @@ fn has_demo(root: &Path) -> Result<bool> {
         .status()
         .with_context(|| format!("could not start `{cargo}`"))?;
     Ok(probe.success())
-}
-
-fn remove_if_present(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
-    }
 }

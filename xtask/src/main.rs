@@ -94,3 +94,12 @@ pub(crate) fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<
     }
     Ok(())
 }
+
+/// Deletes `path`; a file that is already gone is fine.
+pub(crate) fn remove_file_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
+    }
+}

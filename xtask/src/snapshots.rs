@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, target_dir, workspace_root};
+use crate::{cargo, remove_file_if_present, target_dir, workspace_root};
 
 /// What to do with each pending snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,11 +65,7 @@ pub(crate) fn test_recording_references(root: &Path, references: &Path) -> Resul
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     // A stale list would hide snapshots that no test reads any more.
-    match std::fs::remove_file(references) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("removing {}", references.display())),
-    }
+    remove_file_if_present(references)?;
     let refs_env = references.to_string_lossy().into_owned();
     cargo(
         root,
