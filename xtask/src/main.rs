@@ -2,18 +2,31 @@
 //!
 //! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
+//! - `cargo xtask bench [--quick]`: every criterion bench, then one table and a report with
+//!   charts in `target/bench-report/`.
+//! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
+//!   snapshots without `cargo-insta`.
+//! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 
+mod bench;
 mod ci;
+mod demo;
 mod deps;
+mod snapshots;
 
-use anyhow::{Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 
-fn main() -> std::process::ExitCode {
+use anyhow::{Context, Result, bail};
+
+fn main() -> ExitCode {
     match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
+            // One line with every cause, and no backtrace even when RUST_BACKTRACE is set:
+            // a failed task explains itself, it is not a crash.
             eprintln!("error: {error:#}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
 }
@@ -27,6 +40,9 @@ fn run() -> Result<()> {
     match task.as_str() {
         "ci" => ci::run(rest),
         "deps" => deps::check_workspace(),
+        "bench" => bench::run(rest),
+        "snapshots" => snapshots::run(rest),
+        "demo" => demo::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -42,13 +58,48 @@ fn print_usage() {
     eprintln!(
         "usage: cargo xtask <task>\n\n\
          tasks:\n  \
-         ci     format, lint, test, snapshot, doc, bench smoke and dependency checks\n  \
-         deps   check the dependency rules between crates"
+         ci         format, lint, test, snapshot, doc, bench smoke and dependency checks\n  \
+         deps       check the dependency rules between crates\n  \
+         bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
+         snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
+         demo       run `agent-memory demo` on a fresh database under target/demo/"
     );
 }
 
 /// The workspace root: the parent of this crate's folder.
-pub(crate) fn workspace_root() -> std::path::PathBuf {
-    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
+}
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR`, else `<workspace root>/target`.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
+/// Runs `cargo <args>` in `root` with extra environment variables; fails unless it succeeds.
+pub(crate) fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("could not start `{cargo}`"))?;
+    if !status.success() {
+        bail!("`cargo {}` exited with {status}", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Deletes `path`; a file that is already gone is fine.
+pub(crate) fn remove_file_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
+    }
 }

@@ -1,0 +1,63 @@
+//! Tests that run the `agent-memory` binary and snapshot what it prints: stdout, stderr and
+//! the exit code, with the temporary folder's path shown as `[TMP]`.
+
+mod errors;
+mod stats;
+
+use std::path::Path;
+use std::process::Command;
+
+/// A temporary folder to run the binary in.
+pub(crate) struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub(crate) fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `agent-memory args...` in the sandbox, with `env` set and no
+    /// `AGENT_MEMORY_DB` inherited from the caller.
+    pub(crate) fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args(args)
+            .env_remove("AGENT_MEMORY_DB")
+            .envs(env.iter().copied())
+            .current_dir(self.path())
+            .output()
+            .expect("run agent-memory");
+        let root = self.path().display().to_string();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
+        Run {
+            code: output.status.code(),
+            stdout: text(&output.stdout),
+            stderr: text(&output.stderr),
+        }
+    }
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let code = self.code.map_or("killed".to_owned(), |c| c.to_string());
+        write!(
+            f,
+            "exit code: {code}\n--- stdout\n{}--- stderr\n{}",
+            self.stdout, self.stderr
+        )
+    }
+}
