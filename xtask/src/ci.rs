@@ -31,6 +31,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                         "clippy",
                         "--workspace",
                         "--all-targets",
+                        "--all-features",
                         "--",
                         "-D",
                         "warnings",
@@ -62,6 +63,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             "bench smoke",
             Box::new(|| cargo(&root, &["test", "--workspace", "--benches"], &[])),
         ),
+        ("fuzz build", Box::new(crate::fuzz::build_all)),
         ("deps", Box::new(crate::deps::check_workspace)),
     ];
     for (name, step) in &steps {

@@ -7,11 +7,13 @@
 //! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
 //!   snapshots without `cargo-insta`.
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
+//! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 
 mod bench;
 mod ci;
 mod demo;
 mod deps;
+mod fuzz;
 mod snapshots;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +45,7 @@ fn run() -> Result<()> {
         "bench" => bench::run(rest),
         "snapshots" => snapshots::run(rest),
         "demo" => demo::run(rest),
+        "fuzz" => fuzz::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -62,7 +65,8 @@ fn print_usage() {
          deps       check the dependency rules between crates\n  \
          bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
-         demo       run `agent-memory demo` on a fresh database under target/demo/"
+         demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
+         fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)"
     );
 }
 
