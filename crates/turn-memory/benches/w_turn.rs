@@ -1,1 +1,3 @@
+//! Benchmarks on workload W-turn (placeholder until the generator lands).
+
 fn main() {}

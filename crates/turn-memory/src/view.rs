@@ -225,7 +225,9 @@ fn push_turn<'a>(
 }
 
 /// Pushes `text` as a message made by `message`, with `memory` as a text block appended to
-/// it or as replayed tool calls before it; an empty text without a block is left out.
+/// it, or as replayed tool calls: after a summary (the calls belong to what it summarizes),
+/// before a turn's text (the calls happened before the model's final words). An empty text
+/// without a block is left out.
 fn push_with_memory<'a>(
     items: &mut Vec<ModelItem<'a>>,
     policy: &ContextPolicy,
@@ -235,6 +237,8 @@ fn push_with_memory<'a>(
     message: fn(Cow<'a, str>) -> ModelItem<'a>,
 ) {
     let mut text = text.into();
+    let text_first = id.0 == 'c';
+    let mut replayed = Vec::new();
     match (&policy.memory_style, memory) {
         (MemoryStyle::Text, Some(memory)) => {
             let text = text.to_mut();
@@ -249,11 +253,15 @@ fn push_with_memory<'a>(
                 shell_tool,
             },
             Some(memory),
-        ) => {
-            replay(items, id, memory, file_tool, shell_tool);
-        }
+        ) => replay(&mut replayed, id, memory, file_tool, shell_tool),
         (_, None) => {}
     }
+    if text_first && !text.is_empty() {
+        items.push(message(text));
+        items.append(&mut replayed);
+        return;
+    }
+    items.append(&mut replayed);
     if !text.is_empty() {
         items.push(message(text));
     }
