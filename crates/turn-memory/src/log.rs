@@ -294,8 +294,25 @@ pub struct Session<L> {
 }
 
 impl<L: EventLog> Session<L> {
-    /// Starts a new session, writing its `session_started` event.
+    /// Starts a new session, writing its `session_started` event. A log that already holds
+    /// events is refused ([`Error::Store`] with a conflict): resume it instead.
     pub fn start(mut log: L, session: SessionId, clock: &dyn Clock) -> Result<Self> {
+        match log.load() {
+            Ok(loaded) if !loaded.events.is_empty() => {
+                return Err(memory_core::Error::conflict(
+                    "session",
+                    session.as_str(),
+                    format!(
+                        "already has {} events; resume it instead",
+                        loaded.events.len()
+                    ),
+                )
+                .into());
+            }
+            Ok(_) => {}
+            Err(Error::Store(e)) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
         let (history, started) = History::start(session, clock.now());
         log.append(&started)?;
         Ok(Session {

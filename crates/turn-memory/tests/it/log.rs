@@ -161,3 +161,34 @@ fn session_ids_that_cannot_name_a_file_are_refused() {
         .unwrap_err();
     assert!(missing.to_string().contains("not found"), "{missing}");
 }
+
+#[test]
+fn starting_a_session_that_has_events_is_refused() {
+    let dir = dir();
+    let path = started(dir.path());
+    let before = fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    let clock = ManualClock::new(Timestamp::from_millis(STARTED_AT));
+    let again = Session::start(JsonlLog::at(&path), session_id("s"), &clock)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        again.to_string().contains("already has 3 events"),
+        "{again}"
+    );
+    assert_eq!(
+        fs::read(&path).unwrap_or_else(|e| panic!("{e}")),
+        before,
+        "the log changed"
+    );
+
+    let store = memory_core::InMemoryStore::new();
+    let log = || turn_memory::StoreLog::new(&store, session_id("s"));
+    Session::start(log(), session_id("s"), &clock).unwrap_or_else(|e| panic!("{e}"));
+    let again = Session::start(log(), session_id("s"), &clock)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        again.to_string().contains("already has 1 events"),
+        "{again}"
+    );
+}
