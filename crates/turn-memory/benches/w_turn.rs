@@ -13,7 +13,7 @@
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
 use serde_json::{Value, json};
 use store_sqlite::SqliteStore;
@@ -249,5 +249,131 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// On-CPU time of the calling thread, from `/proc/thread-self/schedstat` (Linux). Wall time
+/// on a machine shared with other work counts time spent waiting for a core; on-CPU time
+/// does not, so these figures compare across runs under different loads.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// The median on-CPU nanoseconds of `runs` calls of `f`.
+fn median_cpu_ns(runs: usize, mut f: impl FnMut()) -> Option<f64> {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = thread_cpu_ns()?;
+        f();
+        samples.push(thread_cpu_ns()?.saturating_sub(start) as f64);
+    }
+    samples.sort_by(f64::total_cmp);
+    samples.get(runs / 2).copied()
+}
+
+fn figures_path() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+        std::path::PathBuf::from,
+    );
+    target.join("bench-figures").join("W-turn.jsonl")
+}
+
+/// Figures criterion cannot express: on-CPU time of the workload's operations.
+fn cpu_figures() {
+    if std::env::args().any(|a| a == "--test") {
+        return;
+    }
+    let rules = CaptureRules::for_workspace(ROOT).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut lines = String::new();
+    let mut figure = |name: &str, n: usize, value: Option<f64>, unit: &str, lower: bool| {
+        if let Some(value) = value {
+            let line = json!({
+                "workload": "W-turn", "figure": name, "n": n, "value": (value * 1000.0).round() / 1000.0,
+                "unit": unit, "baseline": null, "lower_is_better": lower,
+            });
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+    };
+    for n in sizes() {
+        let turns = workload(n);
+        let events: usize = turns.iter().map(Vec::len).sum();
+        let capture = median_cpu_ns(21, || {
+            for turn in &turns {
+                let mut capture = rules.start_turn();
+                for e in turn {
+                    capture.observe(&tool_end(e));
+                }
+                black_box(capture.finish());
+            }
+        });
+        figure(
+            "capture, on-CPU",
+            n,
+            capture.map(|ns| events as f64 / ns * 1e3),
+            "Mevents/s",
+            false,
+        );
+        let session = session_events(&rules, &turns);
+        let history = replay(&session);
+        let render = median_cpu_ns(11, || {
+            let view = history.model_view(&ContextPolicy::default());
+            black_box(serde_json::to_string(&render::openai_chat(&view)).unwrap_or_default());
+        });
+        figure(
+            "model view as OpenAI messages, on-CPU",
+            n,
+            render.map(|ns| ns / 1e6),
+            "ms",
+            true,
+        );
+        let path = dir.path().join(format!("figures-{n}.jsonl"));
+        drop(write_log(JsonlLog::at(&path), &session));
+        let resume = median_cpu_ns(11, || {
+            let (s, _) = Session::resume(JsonlLog::at(&path)).unwrap_or_else(|e| panic!("{e}"));
+            black_box(s.history().turns());
+        });
+        figure(
+            "resume from JSONL, on-CPU",
+            n,
+            resume.map(|ns| ns / 1e6),
+            "ms",
+            true,
+        );
+        let compact = median_cpu_ns(11, || {
+            black_box(
+                history
+                    .plan_compaction("summary", 10)
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
+        });
+        figure(
+            "compaction of the whole session, on-CPU",
+            n,
+            compact.map(|ns| ns / 1e6),
+            "ms",
+            true,
+        );
+    }
+    let path = figures_path();
+    let written = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|()| {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?
+            .write_all(lines.as_bytes())
+    });
+    if let Err(e) = written {
+        eprintln!("cannot write {}: {e}", path.display());
+    }
+    eprint!("{lines}");
+}
+
+fn benches() {
+    cpu_figures();
+    let mut criterion = Criterion::default().configure_from_args();
+    bench(&mut criterion);
+}
+
 criterion_main!(benches);
