@@ -257,16 +257,25 @@ fn thread_cpu_ns() -> Option<u64> {
     stat.split_whitespace().next()?.parse().ok()
 }
 
-/// The median on-CPU nanoseconds of `runs` calls of `f`.
-fn median_cpu_ns(runs: usize, mut f: impl FnMut()) -> Option<f64> {
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
+/// The median on-CPU nanoseconds of one call of `f`, over `samples` samples. The kernel
+/// accounts CPU time in scheduler ticks, so each sample repeats `f` for at least 200 ms of
+/// wall time and divides.
+fn median_cpu_ns(samples: usize, mut f: impl FnMut()) -> Option<f64> {
+    let once = std::time::Instant::now();
+    f();
+    let repeats = (0.2 / once.elapsed().as_secs_f64().max(1e-6))
+        .ceil()
+        .max(1.0) as u32;
+    let mut per_call = Vec::with_capacity(samples);
+    for _ in 0..samples {
         let start = thread_cpu_ns()?;
-        f();
-        samples.push(thread_cpu_ns()?.saturating_sub(start) as f64);
+        for _ in 0..repeats {
+            f();
+        }
+        per_call.push(thread_cpu_ns()?.saturating_sub(start) as f64 / f64::from(repeats));
     }
-    samples.sort_by(f64::total_cmp);
-    samples.get(runs / 2).copied()
+    per_call.sort_by(f64::total_cmp);
+    per_call.get(samples / 2).copied().filter(|ns| *ns > 0.0)
 }
 
 fn figures_path() -> std::path::PathBuf {
@@ -298,7 +307,7 @@ fn cpu_figures() {
     for n in sizes() {
         let turns = workload(n);
         let events: usize = turns.iter().map(Vec::len).sum();
-        let capture = median_cpu_ns(21, || {
+        let capture = median_cpu_ns(5, || {
             for turn in &turns {
                 let mut capture = rules.start_turn();
                 for e in turn {
@@ -316,7 +325,7 @@ fn cpu_figures() {
         );
         let session = session_events(&rules, &turns);
         let history = replay(&session);
-        let render = median_cpu_ns(11, || {
+        let render = median_cpu_ns(5, || {
             let view = history.model_view(&ContextPolicy::default());
             black_box(serde_json::to_string(&render::openai_chat(&view)).unwrap_or_default());
         });
@@ -329,7 +338,7 @@ fn cpu_figures() {
         );
         let path = dir.path().join(format!("figures-{n}.jsonl"));
         drop(write_log(JsonlLog::at(&path), &session));
-        let resume = median_cpu_ns(11, || {
+        let resume = median_cpu_ns(5, || {
             let (s, _) = Session::resume(JsonlLog::at(&path)).unwrap_or_else(|e| panic!("{e}"));
             black_box(s.history().turns());
         });
@@ -340,7 +349,7 @@ fn cpu_figures() {
             "ms",
             true,
         );
-        let compact = median_cpu_ns(11, || {
+        let compact = median_cpu_ns(5, || {
             black_box(
                 history
                     .plan_compaction("summary", 10)
