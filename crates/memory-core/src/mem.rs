@@ -1,12 +1,15 @@
 //! [`InMemoryStore`]: every store trait, held in process memory. For tests, for short-lived
 //! agents, and as the reference the contract suites compare backends against.
 
+mod session;
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::Result;
-use crate::names::MetaKey;
+use crate::names::{MetaKey, SessionId};
 use crate::store::MetaStore;
+use crate::store::SessionEvent;
 use crate::store::meta::compare_and_set_conflict;
 
 /// A store that keeps everything in memory and forgets it when dropped.
@@ -23,6 +26,7 @@ use crate::store::meta::compare_and_set_conflict;
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     meta: Mutex<BTreeMap<MetaKey, String>>,
+    sessions: Mutex<BTreeMap<SessionId, Vec<SessionEvent>>>,
 }
 
 impl InMemoryStore {

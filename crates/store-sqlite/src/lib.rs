@@ -25,6 +25,7 @@ mod error;
 mod meta;
 mod schema;
 mod stats;
+mod session;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};

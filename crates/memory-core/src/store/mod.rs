@@ -12,5 +12,7 @@
 //!   once and run against every implementation.
 
 pub mod meta;
+pub mod session;
 
 pub use meta::MetaStore;
+pub use session::{SessionEvent, SessionStore, SessionSummary};

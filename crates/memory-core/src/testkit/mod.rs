@@ -13,6 +13,7 @@
 //! ```
 
 pub mod meta;
+pub mod session;
 
 use std::fmt;
 

@@ -1,0 +1,38 @@
+//! [`SessionStore`] for [`InMemoryStore`].
+
+use crate::error::Result;
+use crate::mem::{InMemoryStore, lock};
+use crate::names::SessionId;
+use crate::store::session::{SessionEvent, SessionStore, SessionSummary, session_not_found};
+
+impl SessionStore for InMemoryStore {
+    fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        // Validate everything before touching the map: all or nothing.
+        events.iter().try_for_each(SessionEvent::validate)?;
+        let mut sessions = lock(&self.sessions);
+        let log = sessions.entry(session.clone()).or_default();
+        log.extend_from_slice(events);
+        let len = log.len() as u64;
+        if log.is_empty() {
+            sessions.remove(session);
+        }
+        Ok(len)
+    }
+
+    fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
+        lock(&self.sessions)
+            .get(session)
+            .cloned()
+            .ok_or_else(|| session_not_found(session))
+    }
+
+    fn session_list(&self) -> Result<Vec<SessionSummary>> {
+        Ok(lock(&self.sessions)
+            .iter()
+            .map(|(id, log)| SessionSummary {
+                id: id.clone(),
+                events: log.len() as u64,
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,105 @@
+//! The `SessionStore` contract, against the in-memory store and against broken stores that
+//! the suite must catch.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use memory_core::testkit::{run, session};
+use memory_core::{InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary};
+
+#[test]
+fn in_memory_store_obeys_the_contract() {
+    if let Err(report) = run(session::SUITE, &session::cases(), InMemoryStore::new) {
+        panic!("{report}");
+    }
+}
+
+/// A store with one seeded defect, so each test shows a case of the suite can fail.
+struct Broken {
+    defect: Defect,
+    logs: Mutex<BTreeMap<String, Vec<SessionEvent>>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Defect {
+    /// Puts each batch in front of the log instead of behind it.
+    PrependsBatches,
+    /// Writes the valid events of a batch before failing on an invalid one.
+    HalfWritesBatches,
+    /// Lists sessions in the order they were created.
+    ListsInCreationOrder,
+}
+
+impl Broken {
+    fn with(defect: Defect) -> Self {
+        Broken {
+            defect,
+            logs: Mutex::default(),
+        }
+    }
+    fn logs(&self) -> MutexGuard<'_, BTreeMap<String, Vec<SessionEvent>>> {
+        self.logs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl SessionStore for Broken {
+    fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        let mut logs = self.logs();
+        let log = logs.entry(session.to_string()).or_default();
+        for (i, event) in events.iter().enumerate() {
+            if let Err(e) = event.validate() {
+                if self.defect != Defect::HalfWritesBatches {
+                    log.truncate(log.len() - i);
+                }
+                return Err(e);
+            }
+            if self.defect == Defect::PrependsBatches {
+                log.insert(i, event.clone());
+            } else {
+                log.push(event.clone());
+            }
+        }
+        let len = log.len() as u64;
+        logs.retain(|_, log| !log.is_empty());
+        Ok(len)
+    }
+
+    fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
+        self.logs()
+            .get(session.as_str())
+            .cloned()
+            .ok_or_else(|| memory_core::store::session::session_not_found(session))
+    }
+
+    fn session_list(&self) -> Result<Vec<SessionSummary>> {
+        let logs = self.logs();
+        let mut listed: Vec<SessionSummary> = logs
+            .iter()
+            .map(|(id, log)| {
+                Ok(SessionSummary {
+                    id: SessionId::new(id.clone())?,
+                    events: log.len() as u64,
+                })
+            })
+            .collect::<Result<_>>()?;
+        if self.defect == Defect::ListsInCreationOrder {
+            // The contract writes "zeta" first: a creation-ordered list starts with it.
+            listed.sort_by_key(|s| s.id.as_str() != "zeta");
+        }
+        Ok(listed)
+    }
+}
+
+#[test]
+fn the_suite_catches_broken_stores() {
+    let table = [
+        (Defect::PrependsBatches, "events load in append order"),
+        (Defect::HalfWritesBatches, "invalid event writes nothing"),
+        (Defect::ListsInCreationOrder, "list in id order with counts"),
+    ];
+    for (defect, case) in table {
+        let report = run(session::SUITE, &session::cases(), || Broken::with(defect))
+            .expect_err("a broken store must fail the contract");
+        assert!(report.failed(case), "{case} should fail:\n{report}");
+    }
+}

@@ -1,0 +1,74 @@
+//! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
+//! its position in the log.
+
+use memory_core::store::session::session_not_found;
+use memory_core::{Result, SessionEvent, SessionId, SessionStore, SessionSummary};
+use rusqlite::params;
+
+use crate::{SqliteStore, to_core};
+
+impl SessionStore for SqliteStore {
+    fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        events.iter().try_for_each(SessionEvent::validate)?;
+        let op = "append session events";
+        self.write(op, |tx| {
+            let run = || -> rusqlite::Result<u64> {
+                let next: i64 = tx
+                    .prepare_cached(
+                        "SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = ?1",
+                    )?
+                    .query_row([session.as_str()], |row| row.get(0))?;
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO session_events (session, seq, kind, payload) VALUES (?1, ?2, ?3, ?4)",
+                )?;
+                let mut seq = next;
+                for event in events {
+                    insert.execute(params![session.as_str(), seq, event.kind, event.payload])?;
+                    seq += 1;
+                }
+                Ok(u64::try_from(seq).unwrap_or(0))
+            };
+            run().map_err(|e| to_core(op, e))
+        })
+    }
+
+    fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
+        let events = self.read("load session events", |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT kind, payload FROM session_events WHERE session = ?1 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map([session.as_str()], |row| {
+                Ok(SessionEvent {
+                    kind: row.get(0)?,
+                    payload: row.get(1)?,
+                })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        if events.is_empty() {
+            return Err(session_not_found(session));
+        }
+        Ok(events)
+    }
+
+    fn session_list(&self) -> Result<Vec<SessionSummary>> {
+        let rows: Vec<(String, i64)> = self.read("list sessions", |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT session, count(*) FROM session_events GROUP BY session ORDER BY session",
+            )?;
+            let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect()
+        })?;
+        rows.into_iter()
+            .map(|(id, events)| {
+                let id = SessionId::new(id).map_err(|e| {
+                    memory_core::Error::corrupt("session_events table", e.to_string())
+                })?;
+                Ok(SessionSummary {
+                    id,
+                    events: u64::try_from(events).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,388 @@
+//! Benchmarks on workload W-turn (`spec/workloads.md`): capture throughput, the model view of
+//! a long session rendered as OpenAI messages, append to and resume from the event log, and
+//! compaction of the whole session.
+//!
+//! Generator: one splitmix64 stream seeded 42. Per turn `below(9)` events; per event
+//! `k = below(10)`: 0..=3 `write_file`, 4..=5 `edit_file` (then `below(200)` for the path
+//! `src/m{n}.rs`), 6..=7 `bash` (then `below(10)`: exit 0 when `< 8`, else `[1, 2, 101]`
+//! by `below(3)`; then `below(30)` for `cargo test -p c{n}`), 8..=9 `read_file` (no further
+//! draw; path `src/lib.rs`).
+
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
+use memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
+use serde_json::{Value, json};
+use store_sqlite::SqliteStore;
+use turn_memory::{
+    AssistantTurn, CaptureRules, ContextPolicy, History, JsonlLog, Session, SessionEvent, StoreLog,
+    ToolEnd, render,
+};
+
+const ROOT: &str = "/work/app";
+
+struct Event {
+    tool: &'static str,
+    input: Value,
+    exit_code: Option<i32>,
+}
+
+/// The W-turn session: `turns` lists of tool events.
+fn workload(turns: usize) -> Vec<Vec<Event>> {
+    let mut rng = SplitMix64::new(42);
+    (0..turns)
+        .map(|_| {
+            let events = rng.below(9);
+            (0..events)
+                .map(|_| match rng.below(10) {
+                    k @ 0..=5 => Event {
+                        tool: if k <= 3 { "write_file" } else { "edit_file" },
+                        input: json!({ "path": format!("src/m{}.rs", rng.below(200)) }),
+                        exit_code: None,
+                    },
+                    6 | 7 => {
+                        let exit_code = if rng.below(10) < 8 {
+                            0
+                        } else {
+                            [1, 2, 101][rng.below(3) as usize]
+                        };
+                        Event {
+                            tool: "bash",
+                            input: json!({ "command": format!("cargo test -p c{}", rng.below(30)) }),
+                            exit_code: Some(exit_code),
+                        }
+                    }
+                    _ => Event {
+                        tool: "read_file",
+                        input: json!({ "path": "src/lib.rs" }),
+                        exit_code: None,
+                    },
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn sizes() -> Vec<usize> {
+    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|n| n.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![1_000],
+    }
+}
+
+fn session_id() -> SessionId {
+    SessionId::new("w-turn").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The session's events: a user message and an assistant turn with its memory per turn.
+fn session_events(rules: &CaptureRules, turns: &[Vec<Event>]) -> Vec<SessionEvent> {
+    let mut events = Vec::with_capacity(turns.len() * 2 + 1);
+    events.push(SessionEvent::SessionStarted {
+        session: session_id().into_string(),
+        started_at: 1_767_225_600_000,
+    });
+    for (i, turn) in turns.iter().enumerate() {
+        let mut capture = rules.start_turn();
+        for e in turn {
+            capture.observe(&tool_end(e));
+        }
+        events.push(SessionEvent::UserMessage {
+            text: format!("Please continue with step {i}."),
+        });
+        events.push(SessionEvent::AssistantTurn(AssistantTurn {
+            text: format!("Step {i} is done."),
+            memory: capture.finish(),
+            ..AssistantTurn::default()
+        }));
+    }
+    events
+}
+
+fn tool_end(e: &Event) -> ToolEnd<'_> {
+    ToolEnd {
+        tool: e.tool,
+        input: &e.input,
+        output: "",
+        is_error: false,
+        exit_code: e.exit_code,
+    }
+}
+
+fn replay(events: &[SessionEvent]) -> History {
+    History::replay(events.iter().cloned()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn write_log<L: turn_memory::EventLog>(log: L, events: &[SessionEvent]) -> Session<L> {
+    let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
+    let mut session = Session::start(log, session_id(), &clock).unwrap_or_else(|e| panic!("{e}"));
+    for event in &events[1..] {
+        session
+            .record(event.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    session
+}
+
+fn bench(c: &mut Criterion) {
+    let rules = CaptureRules::for_workspace(ROOT).unwrap_or_else(|e| panic!("{e}"));
+    let sizes = sizes();
+    let workloads: Vec<(usize, Vec<Vec<Event>>)> =
+        sizes.iter().map(|&n| (n, workload(n))).collect();
+
+    let mut group = c.benchmark_group("W-turn/capture");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let events: usize = turns.iter().map(Vec::len).sum();
+        group.throughput(Throughput::Elements(events as u64));
+        group.bench_with_input(BenchmarkId::new("ours", n), turns, |b, turns| {
+            b.iter(|| {
+                for turn in turns {
+                    let mut capture = rules.start_turn();
+                    for e in turn {
+                        capture.observe(&tool_end(e));
+                    }
+                    black_box(capture.finish());
+                }
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("W-turn/render-openai");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let history = replay(&session_events(&rules, turns));
+        group.throughput(Throughput::Elements(*n as u64));
+        group.bench_with_input(BenchmarkId::new("ours", n), &history, |b, history| {
+            b.iter(|| {
+                let view = history.model_view(&ContextPolicy::default());
+                let messages = render::openai_chat(&view);
+                black_box(serde_json::to_string(&messages).unwrap_or_default())
+            });
+        });
+    }
+    group.finish();
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut group = c.benchmark_group("W-turn/append-jsonl");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let events = session_events(&rules, turns);
+        group.throughput(Throughput::Elements(events.len() as u64));
+        group.bench_with_input(BenchmarkId::new("ours", n), &events, |b, events| {
+            b.iter(|| {
+                let path = dir.path().join("append.jsonl");
+                let _ = std::fs::remove_file(&path);
+                black_box(write_log(JsonlLog::at(&path), events).history().turns())
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("W-turn/resume-jsonl");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let events = session_events(&rules, turns);
+        let path = dir.path().join(format!("resume-{n}.jsonl"));
+        drop(write_log(JsonlLog::at(&path), &events));
+        group.throughput(Throughput::Elements(events.len() as u64));
+        group.bench_with_input(BenchmarkId::new("ours", n), &path, |b, path| {
+            b.iter(|| {
+                let (session, _) =
+                    Session::resume(JsonlLog::at(path)).unwrap_or_else(|e| panic!("{e}"));
+                black_box(session.history().turns())
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("W-turn/resume-sqlite");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let events = session_events(&rules, turns);
+        let store = SqliteStore::open(dir.path().join(format!("resume-{n}.db")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stored: Vec<_> = events
+            .iter()
+            .map(|e| e.to_stored().unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        memory_core::SessionStore::session_append(&store, &session_id(), &stored)
+            .unwrap_or_else(|e| panic!("{e}"));
+        group.throughput(Throughput::Elements(events.len() as u64));
+        group.bench_with_input(BenchmarkId::new("ours", n), &store, |b, store| {
+            b.iter(|| {
+                let (session, _) = Session::resume(StoreLog::new(store, session_id()))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                black_box(session.history().turns())
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("W-turn/compact");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let history = replay(&session_events(&rules, turns));
+        group.throughput(Throughput::Elements(*n as u64));
+        group.bench_with_input(BenchmarkId::new("ours", n), &history, |b, history| {
+            b.iter(|| {
+                black_box(
+                    history
+                        .plan_compaction("summary of the session", 10)
+                        .unwrap_or_else(|e| panic!("{e}")),
+                )
+            });
+        });
+    }
+    group.finish();
+}
+
+/// On-CPU time of the calling thread, from `/proc/thread-self/schedstat` (Linux). Wall time
+/// on a machine shared with other work counts time spent waiting for a core; on-CPU time
+/// does not, so these figures compare across runs under different loads.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// The median on-CPU nanoseconds of one call of `f`, over `samples` samples. The kernel
+/// accounts CPU time in scheduler ticks, so each sample repeats `f` for at least 200 ms of
+/// wall time and divides.
+fn median_cpu_ns(samples: usize, mut f: impl FnMut()) -> Option<f64> {
+    let once = std::time::Instant::now();
+    f();
+    let repeats = (0.2 / once.elapsed().as_secs_f64().max(1e-6))
+        .ceil()
+        .max(1.0) as u32;
+    let mut per_call = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let start = thread_cpu_ns()?;
+        for _ in 0..repeats {
+            f();
+        }
+        per_call.push(thread_cpu_ns()?.saturating_sub(start) as f64 / f64::from(repeats));
+    }
+    per_call.sort_by(f64::total_cmp);
+    per_call.get(samples / 2).copied().filter(|ns| *ns > 0.0)
+}
+
+fn figures_path() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+        std::path::PathBuf::from,
+    );
+    target.join("bench-figures").join("W-turn.jsonl")
+}
+
+/// Figures criterion cannot express: on-CPU time of the workload's operations.
+fn cpu_figures() {
+    if std::env::args().any(|a| a == "--test") {
+        return;
+    }
+    let rules = CaptureRules::for_workspace(ROOT).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut lines = String::new();
+    let mut figure = |name: &str, n: usize, value: Option<f64>, unit: &str, lower: bool| {
+        if let Some(value) = value {
+            let line = json!({
+                "workload": "W-turn", "figure": name, "n": n, "value": (value * 1000.0).round() / 1000.0,
+                "unit": unit, "baseline": null, "lower_is_better": lower,
+            });
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+    };
+    for n in sizes() {
+        let turns = workload(n);
+        let events: usize = turns.iter().map(Vec::len).sum();
+        let capture = median_cpu_ns(5, || {
+            for turn in &turns {
+                let mut capture = rules.start_turn();
+                for e in turn {
+                    capture.observe(&tool_end(e));
+                }
+                black_box(capture.finish());
+            }
+        });
+        figure(
+            "capture, on-CPU",
+            n,
+            capture.map(|ns| events as f64 / ns * 1e3),
+            "Mevents/s",
+            false,
+        );
+        let session = session_events(&rules, &turns);
+        let history = replay(&session);
+        let render = median_cpu_ns(5, || {
+            let view = history.model_view(&ContextPolicy::default());
+            black_box(serde_json::to_string(&render::openai_chat(&view)).unwrap_or_default());
+        });
+        figure(
+            "model view as OpenAI messages, on-CPU",
+            n,
+            render.map(|ns| ns / 1e6),
+            "ms",
+            true,
+        );
+        let path = dir.path().join(format!("figures-{n}.jsonl"));
+        drop(write_log(JsonlLog::at(&path), &session));
+        let resume = median_cpu_ns(5, || {
+            let (s, _) = Session::resume(JsonlLog::at(&path)).unwrap_or_else(|e| panic!("{e}"));
+            black_box(s.history().turns());
+        });
+        figure(
+            "resume from JSONL, on-CPU",
+            n,
+            resume.map(|ns| ns / 1e6),
+            "ms",
+            true,
+        );
+        let compact = median_cpu_ns(5, || {
+            black_box(
+                history
+                    .plan_compaction("summary", 10)
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
+        });
+        figure(
+            "compaction of the whole session, on-CPU",
+            n,
+            compact.map(|ns| ns / 1e6),
+            "ms",
+            true,
+        );
+    }
+    let path = figures_path();
+    let written = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|()| {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?
+            .write_all(lines.as_bytes())
+    });
+    if let Err(e) = written {
+        eprintln!("cannot write {}: {e}", path.display());
+    }
+    eprint!("{lines}");
+}
+
+fn benches() {
+    cpu_figures();
+    let mut criterion = Criterion::default().configure_from_args();
+    bench(&mut criterion);
+}
+
+criterion_main!(benches);

@@ -1,0 +1,256 @@
+//! [`History`]: a session's messages rebuilt from its events, and its UI view.
+//!
+//! The history changes only by applying events, so a history rebuilt from the log is the
+//! history that wrote it.
+
+use memory_core::{SessionId, Timestamp};
+
+use crate::error::{Error, Result};
+use crate::event::{AssistantTurn, Compaction, SessionEvent};
+use crate::memory::TurnMemory;
+
+/// One entry of a history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A user message.
+    User {
+        /// The message, verbatim.
+        text: String,
+    },
+    /// An assistant turn.
+    Assistant {
+        /// The turn's number in the session, from 1, counted over every turn ever recorded
+        /// (compaction does not renumber).
+        number: u64,
+        /// The turn.
+        turn: AssistantTurn,
+    },
+    /// The summary that replaced older entries.
+    Compaction {
+        /// The compaction's number in the session, from 1.
+        number: u64,
+        /// The compaction.
+        compaction: Compaction,
+    },
+}
+
+/// Who speaks in the UI view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UiRole {
+    /// The user.
+    User,
+    /// The assistant.
+    Assistant,
+    /// The summary of compacted entries.
+    Summary,
+}
+
+/// One message as the user sees it: the model's text verbatim and never any turn memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UiMessage<'a> {
+    /// Who speaks.
+    pub role: UiRole,
+    /// The text, exactly as recorded.
+    pub text: &'a str,
+    /// Whether the turn was interrupted.
+    pub interrupted: bool,
+}
+
+/// A session's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    session: SessionId,
+    started_at: Timestamp,
+    entries: Vec<Entry>,
+    turns: u64,
+    compactions: u64,
+}
+
+impl History {
+    /// An empty history for `session`, and the `session_started` event that begins its log.
+    pub fn start(session: SessionId, started_at: Timestamp) -> (Self, SessionEvent) {
+        let event = SessionEvent::SessionStarted {
+            session: session.as_str().to_owned(),
+            started_at: started_at.as_millis(),
+        };
+        let history = History {
+            session,
+            started_at,
+            entries: Vec::new(),
+            turns: 0,
+            compactions: 0,
+        };
+        (history, event)
+    }
+
+    /// Rebuilds a history from its events, which must begin with `session_started`.
+    pub fn replay(events: impl IntoIterator<Item = SessionEvent>) -> Result<Self> {
+        let mut events = events.into_iter();
+        let mut history = match events.next() {
+            Some(SessionEvent::SessionStarted {
+                session,
+                started_at,
+            }) => {
+                let id = SessionId::new(session.as_str()).map_err(|e| Error::Inconsistent {
+                    session: session.clone(),
+                    index: 0,
+                    reason: e.to_string(),
+                })?;
+                History::start(id, Timestamp::from_millis(started_at)).0
+            }
+            Some(other) => {
+                return Err(Error::Inconsistent {
+                    session: String::new(),
+                    index: 0,
+                    reason: format!(
+                        "log begins with {} instead of session_started",
+                        other.kind()
+                    ),
+                });
+            }
+            None => {
+                return Err(Error::Inconsistent {
+                    session: String::new(),
+                    index: 0,
+                    reason: "log holds no event".to_owned(),
+                });
+            }
+        };
+        for (i, event) in events.enumerate() {
+            history.check(&event, i + 1)?;
+            history.apply_checked(event);
+        }
+        Ok(history)
+    }
+
+    /// Whether `event` can follow this history; `index` names it in the error.
+    pub(crate) fn check(&self, event: &SessionEvent, index: usize) -> Result<()> {
+        let reason = match event {
+            SessionEvent::SessionStarted { .. } => "a second session_started".to_owned(),
+            SessionEvent::CompactionApplied(c) if c.compacted_entries == 0 => {
+                "a compaction of no entry".to_owned()
+            }
+            SessionEvent::CompactionApplied(c) if c.compacted_entries > self.entries.len() => {
+                format!(
+                    "a compaction of {} entries, but the history holds {}",
+                    c.compacted_entries,
+                    self.entries.len()
+                )
+            }
+            _ => return Ok(()),
+        };
+        Err(Error::Inconsistent {
+            session: self.session.as_str().to_owned(),
+            index,
+            reason,
+        })
+    }
+
+    /// Applies an event that passed [`check`](Self::check).
+    pub(crate) fn apply_checked(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::SessionStarted { .. } => {}
+            SessionEvent::UserMessage { text } => self.entries.push(Entry::User { text }),
+            SessionEvent::AssistantTurn(turn) => {
+                self.turns += 1;
+                self.entries.push(Entry::Assistant {
+                    number: self.turns,
+                    turn,
+                });
+            }
+            SessionEvent::CompactionApplied(compaction) => {
+                self.compactions += 1;
+                self.entries.drain(..compaction.compacted_entries);
+                self.entries.insert(
+                    0,
+                    Entry::Compaction {
+                        number: self.compactions,
+                        compaction,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The session's id.
+    pub fn session(&self) -> &SessionId {
+        &self.session
+    }
+
+    /// When the session started.
+    pub fn started_at(&self) -> Timestamp {
+        self.started_at
+    }
+
+    /// The entries, oldest first.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// How many assistant turns the session has recorded, compacted ones included.
+    pub fn turns(&self) -> u64 {
+        self.turns
+    }
+
+    /// The messages as the user sees them: user and assistant text verbatim, summaries of
+    /// compactions; never a turn memory, never a tool call.
+    pub fn ui_view(&self) -> impl Iterator<Item = UiMessage<'_>> {
+        self.entries.iter().map(|entry| match entry {
+            Entry::User { text } => UiMessage {
+                role: UiRole::User,
+                text,
+                interrupted: false,
+            },
+            Entry::Assistant { turn, .. } => UiMessage {
+                role: UiRole::Assistant,
+                text: &turn.text,
+                interrupted: turn.interrupted,
+            },
+            Entry::Compaction { compaction, .. } => UiMessage {
+                role: UiRole::Summary,
+                text: &compaction.summary,
+                interrupted: false,
+            },
+        })
+    }
+
+    /// The compaction that keeps the last `keep_recent_turns` turns (and the user messages
+    /// after the turn before them) and replaces everything older by `summary`, with the
+    /// cumulative memory of the replaced turns. The history is not changed: record the
+    /// returned event.
+    pub fn plan_compaction(
+        &self,
+        summary: impl Into<String>,
+        keep_recent_turns: usize,
+    ) -> Result<SessionEvent> {
+        let cut = self
+            .entries
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, entry)| matches!(entry, Entry::Assistant { .. }))
+            .nth(keep_recent_turns)
+            .map(|(i, _)| i + 1)
+            .ok_or_else(|| Error::Compaction {
+                session: self.session.as_str().to_owned(),
+                reason: format!(
+                    "it holds no turn older than the last {keep_recent_turns} to compact"
+                ),
+            })?;
+        let memory = TurnMemory::cumulative(self.entries[..cut].iter().filter_map(memory_of));
+        Ok(SessionEvent::CompactionApplied(Compaction {
+            summary: summary.into(),
+            compacted_entries: cut,
+            memory,
+        }))
+    }
+}
+
+/// The memory an entry carries, if any.
+pub(crate) fn memory_of(entry: &Entry) -> Option<&TurnMemory> {
+    match entry {
+        Entry::User { .. } => None,
+        Entry::Assistant { turn, .. } => turn.memory.as_ref(),
+        Entry::Compaction { compaction, .. } => compaction.memory.as_ref(),
+    }
+}

@@ -1,0 +1,73 @@
+//! A coding agent's memory of each turn: which files it changed and which commands failed,
+//! captured from tool events (never from model text), kept in the session history, sent to
+//! the model for the last turns, and preserved through resume and compaction.
+//!
+//! - [`capture`]: [`CaptureRules`] and the per-turn accumulator [`TurnCapture`];
+//! - [`History`]: the session's messages rebuilt from [`SessionEvent`]s, with a UI view that
+//!   never shows memory and a model view ([`History::model_view`]) that does;
+//! - [`render`]: OpenAI Chat Completions, OpenAI Responses and Genkit payloads;
+//! - [`log`]: the append-only event log as JSONL files or in any
+//!   [`SessionStore`](memory_core::SessionStore), and [`Session`], which keeps a history and
+//!   its log in step;
+//! - compaction ([`Session::compact`]) that keeps the compacted turns' memories, and the cheap
+//!   tiers ([`ContextPolicy`], [`History::fit_context`]) that come before it.
+//!
+//! ```
+//! use memory_core::{InMemoryStore, ManualClock, SessionId, Timestamp};
+//! use serde_json::json;
+//! use turn_memory::{
+//!     AssistantTurn, CaptureRules, ContextPolicy, Session, StoreLog, ToolEnd, render,
+//! };
+//!
+//! let rules = CaptureRules::for_workspace("/work/app")?;
+//! let mut turn = rules.start_turn();
+//! let write = json!({ "path": "/work/app/src/lib.rs", "content": "…" });
+//! let test = json!({ "command": "cargo test" });
+//! turn.observe(&ToolEnd { tool: "write_file", input: &write, output: "ok", is_error: false, exit_code: None });
+//! turn.observe(&ToolEnd { tool: "bash", input: &test, output: "2 failed", is_error: false, exit_code: Some(101) });
+//!
+//! let store = InMemoryStore::new();
+//! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
+//! let id = SessionId::new("s1")?;
+//! let mut session = Session::start(StoreLog::new(&store, id.clone()), id, &clock)?;
+//! session.user_message("make the tests pass")?;
+//! session.assistant_turn(AssistantTurn {
+//!     text: "Two tests still fail.".into(),
+//!     memory: turn.finish(),
+//!     ..AssistantTurn::default()
+//! })?;
+//!
+//! let view = session.history().model_view(&ContextPolicy::default());
+//! let messages = render::openai_chat(&view);
+//! assert_eq!(
+//!     serde_json::to_value(&messages[1])?,
+//!     json!({
+//!         "role": "assistant",
+//!         "content": "Two tests still fail.\n\nTool memory:\n- Files changed: src/lib.rs\n- Failed bash: cargo test (exit 101)"
+//!     })
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod capture;
+mod error;
+mod event;
+mod history;
+pub mod log;
+mod memory;
+pub mod render;
+mod view;
+
+pub use capture::{CaptureConfig, CaptureRules, ToolEnd, TurnCapture};
+pub use error::{Error, Result};
+pub use event::{AssistantTurn, Compaction, SessionEvent, ToolCallRecord};
+pub use history::{Entry, History, UiMessage, UiRole};
+pub use log::{EventLog, JsonlLog, Loaded, Session, StoreLog, Warning};
+pub use memory::{DangerousCommand, FailedCommand, TurnMemory};
+pub use view::{
+    CharsOverFour, CheapTiers, ContextFit, ContextPolicy, DEFAULT_MAX_FILES_LISTED, HIDDEN_OUTPUT,
+    MemoryStyle, ModelItem, ModelView, SUMMARY_PREFIX, SizeEstimator, Truncation, memory_block,
+    truncate, write_memory_block,
+};

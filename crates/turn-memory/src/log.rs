@@ -1,0 +1,379 @@
+//! Where a session's events are kept: [`JsonlLog`] (one JSON line per event, one file per
+//! session) and [`StoreLog`] (any [`SessionStore`], e.g. SQLite), both behind [`EventLog`];
+//! and [`Session`], which writes each event to its log before applying it to its history.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use memory_core::{Clock, SessionId, SessionStore};
+
+use crate::error::{Error, Result};
+use crate::event::{AssistantTurn, SessionEvent};
+use crate::history::History;
+
+/// Something a caller should know about a log that loaded anyway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// The last line had no newline and did not decode: a write cut short by a crash. It was
+    /// skipped and removed from the file, so the next append starts on a fresh line.
+    TornLastLine {
+        /// The log file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// How many bytes were removed.
+        bytes: usize,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::TornLastLine { path, line, bytes } => write!(
+                f,
+                "skipped torn last line {line} of session log {} ({bytes} bytes)",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// The events of a log, with what was noticed while reading them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// Every event, in order.
+    pub events: Vec<SessionEvent>,
+    /// What was skipped or repaired.
+    pub warnings: Vec<Warning>,
+}
+
+/// An append-only log of one session's events.
+pub trait EventLog {
+    /// Appends one event; when this returns `Ok`, the event is in the log.
+    fn append(&mut self, event: &SessionEvent) -> Result<()>;
+
+    /// Every event in the log, in order.
+    fn load(&mut self) -> Result<Loaded>;
+}
+
+/// A session's log as a JSONL file, `<dir>/<session>.jsonl`: one event per line, each
+/// appended with a single write and flushed.
+#[derive(Debug)]
+pub struct JsonlLog {
+    path: PathBuf,
+    file: Option<File>,
+    sync: bool,
+    line: Vec<u8>,
+}
+
+impl JsonlLog {
+    /// The log of `session` in `dir`. Nothing is opened until the first append or load.
+    pub fn new(dir: impl AsRef<Path>, session: &SessionId) -> Result<Self> {
+        let id = session.as_str();
+        let reason = if id.contains(['/', '\\']) {
+            Some("it holds a path separator")
+        } else if id.starts_with('.') {
+            Some("it starts with a dot")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(Error::InvalidSessionFile {
+                session: id.to_owned(),
+                reason,
+            });
+        }
+        Ok(JsonlLog::at(dir.as_ref().join(format!("{id}.jsonl"))))
+    }
+
+    /// The log in the file at `path`.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        JsonlLog {
+            path: path.into(),
+            file: None,
+            sync: false,
+            line: Vec::new(),
+        }
+    }
+
+    /// Also asks the operating system to write each event to disk (`fsync`) before
+    /// `append` returns: survives power loss, at the cost of a disk flush per event.
+    pub fn with_sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// The log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn io(&self, operation: &'static str) -> impl Fn(std::io::Error) -> Error + '_ {
+        move |source| Error::Io {
+            operation,
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn file(&mut self) -> Result<&mut File> {
+        if self.file.is_none() {
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .read(true)
+                .open(&self.path)
+                .map_err(self.io("open"))?;
+            self.file = Some(file);
+        }
+        // Just set when it was missing.
+        self.file.as_mut().ok_or_else(|| Error::Io {
+            operation: "open",
+            path: self.path.clone(),
+            source: std::io::Error::other("log file not open"),
+        })
+    }
+}
+
+impl EventLog for JsonlLog {
+    fn append(&mut self, event: &SessionEvent) -> Result<()> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        serde_json::to_writer(&mut line, event).map_err(|source| Error::Encode {
+            kind: event.kind(),
+            source,
+        })?;
+        line.push(b'\n');
+        let sync = self.sync;
+        let file = self.file()?;
+        // One write of the whole line: a crash leaves at most one torn line, the last.
+        let written = file
+            .write_all(&line)
+            .and_then(|()| file.flush())
+            .and_then(|()| if sync { file.sync_data() } else { Ok(()) });
+        self.line = line;
+        written.map_err(self.io("append to"))
+    }
+
+    fn load(&mut self) -> Result<Loaded> {
+        let mut bytes = Vec::new();
+        match File::open(&self.path) {
+            Ok(mut file) => {
+                file.read_to_end(&mut bytes).map_err(self.io("read"))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(memory_core::Error::not_found(
+                    "session log",
+                    self.path.display().to_string(),
+                )
+                .into());
+            }
+            Err(e) => return Err(self.io("open")(e)),
+        }
+        let mut events = Vec::new();
+        let mut warnings = Vec::new();
+        let mut start = 0;
+        let mut line_number = 0;
+        while start < bytes.len() {
+            line_number += 1;
+            let (end, next, complete) = match memchr_newline(&bytes[start..]) {
+                Some(at) => (start + at, start + at + 1, true),
+                None => (bytes.len(), bytes.len(), false),
+            };
+            match SessionEvent::from_json(&bytes[start..end]) {
+                Ok(event) => {
+                    events.push(event);
+                    if !complete {
+                        // A whole event that lost only its newline: restore it, so the next
+                        // append does not run on from it.
+                        self.file()?.write_all(b"\n").map_err(self.io("repair"))?;
+                    }
+                }
+                Err(_) if !complete => {
+                    self.truncate(start)?;
+                    warnings.push(Warning::TornLastLine {
+                        path: self.path.clone(),
+                        line: line_number,
+                        bytes: end - start,
+                    });
+                }
+                Err(reason) => {
+                    return Err(Error::CorruptLine {
+                        path: self.path.clone(),
+                        line: line_number,
+                        reason,
+                    });
+                }
+            }
+            start = next;
+        }
+        Ok(Loaded { events, warnings })
+    }
+}
+
+impl JsonlLog {
+    /// Cuts the file back to `keep` bytes, dropping a torn last line.
+    fn truncate(&mut self, keep: usize) -> Result<()> {
+        self.file = None;
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .map_err(self.io("repair"))?;
+        file.set_len(keep as u64).map_err(self.io("repair"))?;
+        file.sync_data().map_err(self.io("repair"))
+    }
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|b| *b == b'\n')
+}
+
+/// A session's log in a [`SessionStore`] (the SQLite store, the in-memory store, …).
+/// Each event is stored as its kind and its JSON line, exactly the line a [`JsonlLog`] holds.
+#[derive(Debug)]
+pub struct StoreLog<'s, S: ?Sized> {
+    store: &'s S,
+    session: SessionId,
+}
+
+impl<'s, S: SessionStore + ?Sized> StoreLog<'s, S> {
+    /// The log of `session` in `store`.
+    pub fn new(store: &'s S, session: SessionId) -> Self {
+        StoreLog { store, session }
+    }
+}
+
+impl<S: SessionStore + ?Sized> EventLog for StoreLog<'_, S> {
+    fn append(&mut self, event: &SessionEvent) -> Result<()> {
+        self.store
+            .session_append(&self.session, &[event.to_stored()?])?;
+        Ok(())
+    }
+
+    fn load(&mut self) -> Result<Loaded> {
+        let stored = self.store.session_load(&self.session)?;
+        let events = stored
+            .iter()
+            .enumerate()
+            .map(|(index, event)| {
+                let decoded =
+                    SessionEvent::from_json(event.payload.as_bytes()).map_err(|reason| {
+                        Error::CorruptEvent {
+                            session: self.session.as_str().to_owned(),
+                            index,
+                            reason,
+                        }
+                    })?;
+                if decoded.kind() != event.kind {
+                    return Err(Error::CorruptEvent {
+                        session: self.session.as_str().to_owned(),
+                        index,
+                        reason: format!("stored as {:?} but holds {}", event.kind, decoded.kind()),
+                    });
+                }
+                Ok(decoded)
+            })
+            .collect::<Result<_>>()?;
+        Ok(Loaded {
+            events,
+            warnings: Vec::new(),
+        })
+    }
+}
+
+/// A history and its log, kept in step: every change is written to the log first, then
+/// applied, so the log always holds at least what the history shows.
+#[derive(Debug)]
+pub struct Session<L> {
+    history: History,
+    log: L,
+    events: usize,
+}
+
+impl<L: EventLog> Session<L> {
+    /// Starts a new session, writing its `session_started` event. A log that already holds
+    /// events is refused ([`Error::Store`] with a conflict): resume it instead.
+    pub fn start(mut log: L, session: SessionId, clock: &dyn Clock) -> Result<Self> {
+        match log.load() {
+            Ok(loaded) if !loaded.events.is_empty() => {
+                return Err(memory_core::Error::conflict(
+                    "session",
+                    session.as_str(),
+                    format!(
+                        "already has {} events; resume it instead",
+                        loaded.events.len()
+                    ),
+                )
+                .into());
+            }
+            Ok(_) => {}
+            Err(Error::Store(e)) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+        let (history, started) = History::start(session, clock.now());
+        log.append(&started)?;
+        Ok(Session {
+            history,
+            log,
+            events: 1,
+        })
+    }
+
+    /// Rebuilds a session from its log, with the log's warnings.
+    pub fn resume(mut log: L) -> Result<(Self, Vec<Warning>)> {
+        let Loaded { events, warnings } = log.load()?;
+        let count = events.len();
+        let history = History::replay(events)?;
+        let session = Session {
+            history,
+            log,
+            events: count,
+        };
+        Ok((session, warnings))
+    }
+
+    /// Writes `event` to the log and applies it. A rejected event is neither written nor
+    /// applied.
+    pub fn record(&mut self, event: SessionEvent) -> Result<()> {
+        self.history.check(&event, self.events)?;
+        self.log.append(&event)?;
+        self.history.apply_checked(event);
+        self.events += 1;
+        Ok(())
+    }
+
+    /// Records a user message.
+    pub fn user_message(&mut self, text: impl Into<String>) -> Result<()> {
+        self.record(SessionEvent::UserMessage { text: text.into() })
+    }
+
+    /// Records an assistant turn.
+    pub fn assistant_turn(&mut self, turn: AssistantTurn) -> Result<()> {
+        self.record(SessionEvent::AssistantTurn(turn))
+    }
+
+    /// Compacts everything older than the last `keep_recent_turns` turns into `summary`,
+    /// keeping their memories as one cumulative memory.
+    pub fn compact(&mut self, summary: impl Into<String>, keep_recent_turns: usize) -> Result<()> {
+        let event = self.history.plan_compaction(summary, keep_recent_turns)?;
+        self.record(event)
+    }
+
+    /// The history.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The log.
+    pub fn log(&self) -> &L {
+        &self.log
+    }
+
+    /// The history and the log, apart.
+    pub fn into_parts(self) -> (History, L) {
+        (self.history, self.log)
+    }
+}

@@ -1,0 +1,483 @@
+//! The model view: what a provider is sent, built from a history by a [`ContextPolicy`].
+//!
+//! The view is provider-neutral ([`ModelItem`]s); [`render`](crate::render) turns it into
+//! OpenAI, Responses or Genkit payloads. The cheap context tiers (truncating large tool
+//! outputs, hiding old ones) are part of the policy: they change what is sent, never what is
+//! logged, so a resumed session renders the same view.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::event::{AssistantTurn, ToolCallRecord};
+use crate::history::{Entry, History};
+use crate::memory::TurnMemory;
+
+/// How a turn memory reaches the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryStyle {
+    /// The `Tool memory:` text block appended to the assistant content.
+    Text,
+    /// Each retained activity replayed as a tool call and its result, with synthetic ids.
+    Native {
+        /// The tool name a changed file is replayed as (default `write_file`).
+        file_tool: String,
+        /// The tool name a command is replayed as (default `bash`).
+        shell_tool: String,
+    },
+}
+
+impl MemoryStyle {
+    /// Native replay with the default tool names.
+    pub fn native() -> Self {
+        MemoryStyle::Native {
+            file_tool: "write_file".to_owned(),
+            shell_tool: "bash".to_owned(),
+        }
+    }
+}
+
+/// Large tool outputs cut to their head and tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Truncation {
+    /// Outputs longer than this many characters are cut.
+    pub max_chars: usize,
+    /// Characters kept from the start.
+    pub head_chars: usize,
+    /// Characters kept from the end.
+    pub tail_chars: usize,
+}
+
+impl Default for Truncation {
+    fn default() -> Self {
+        Truncation {
+            max_chars: 4_000,
+            head_chars: 1_500,
+            tail_chars: 1_500,
+        }
+    }
+}
+
+/// What the model view holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextPolicy {
+    /// Memories of the last this many turns are sent (default 10); older ones stay in the log.
+    pub recent_memories: usize,
+    /// How memories are sent.
+    pub memory_style: MemoryStyle,
+    /// The `Files changed` line lists at most this many files, then `(+N more)` (default 8).
+    pub max_files_listed: usize,
+    /// Tier 1: cut kept tool outputs to head and tail.
+    pub truncate_outputs: Option<Truncation>,
+    /// Tier 2: hide the outputs of tool calls older than the last this many turns.
+    pub outputs_of_last_turns: Option<usize>,
+}
+
+impl Default for ContextPolicy {
+    fn default() -> Self {
+        ContextPolicy {
+            recent_memories: 10,
+            memory_style: MemoryStyle::Text,
+            max_files_listed: DEFAULT_MAX_FILES_LISTED,
+            truncate_outputs: None,
+            outputs_of_last_turns: None,
+        }
+    }
+}
+
+/// How many files the `Files changed` line lists before `(+N more)`: enough for a typical
+/// turn, few enough that a sweeping refactor still fits on one line.
+pub const DEFAULT_MAX_FILES_LISTED: usize = 8;
+
+/// One provider-neutral message of the model view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelItem<'a> {
+    /// A user message (also the summary of a compaction).
+    User(Cow<'a, str>),
+    /// Assistant text.
+    Assistant(Cow<'a, str>),
+    /// A tool call the assistant made.
+    ToolCall {
+        /// The call id.
+        id: Cow<'a, str>,
+        /// The tool.
+        name: Cow<'a, str>,
+        /// Its arguments.
+        input: Cow<'a, Value>,
+    },
+    /// The result of the tool call with the same id.
+    ToolResult {
+        /// The call id.
+        id: Cow<'a, str>,
+        /// The tool.
+        name: Cow<'a, str>,
+        /// What it returned, maybe truncated or hidden.
+        output: Cow<'a, str>,
+    },
+}
+
+/// Estimates how many tokens a text costs, to decide when to compact.
+pub trait SizeEstimator {
+    /// The estimated token count of `text`.
+    fn tokens(&self, text: &str) -> usize;
+}
+
+/// The default estimator: one token per four characters, rounded up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CharsOverFour;
+
+impl SizeEstimator for CharsOverFour {
+    fn tokens(&self, text: &str) -> usize {
+        text.chars().count().div_ceil(4)
+    }
+}
+
+impl<F: Fn(&str) -> usize> SizeEstimator for F {
+    fn tokens(&self, text: &str) -> usize {
+        self(text)
+    }
+}
+
+/// The model view of a history under a policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelView<'a> {
+    /// The messages, oldest first.
+    pub items: Vec<ModelItem<'a>>,
+}
+
+impl ModelView<'_> {
+    /// The estimated token count of every text, argument and output in the view.
+    pub fn estimate(&self, estimator: &dyn SizeEstimator) -> usize {
+        self.items
+            .iter()
+            .map(|item| match item {
+                ModelItem::User(text) | ModelItem::Assistant(text) => estimator.tokens(text),
+                ModelItem::ToolCall { name, input, .. } => {
+                    estimator.tokens(name) + estimator.tokens(&input.to_string())
+                }
+                ModelItem::ToolResult { output, .. } => estimator.tokens(output),
+            })
+            .sum()
+    }
+}
+
+/// The prefix of the user message that carries a compaction's summary.
+pub const SUMMARY_PREFIX: &str = "Summary of the earlier conversation:\n\n";
+
+impl History {
+    /// The model view under `policy`.
+    pub fn model_view(&self, policy: &ContextPolicy) -> ModelView<'_> {
+        let turns = self.turns();
+        let memory_from = turns.saturating_sub(policy.recent_memories as u64);
+        let outputs_from = policy
+            .outputs_of_last_turns
+            .map_or(0, |k| turns.saturating_sub(k as u64));
+        let mut items = Vec::with_capacity(self.entries().len() + 8);
+        for entry in self.entries() {
+            match entry {
+                Entry::User { text } => items.push(ModelItem::User(Cow::Borrowed(text))),
+                Entry::Assistant { number, turn } => {
+                    let memory = turn.memory.as_ref().filter(|_| *number > memory_from);
+                    let hide_outputs = *number <= outputs_from;
+                    push_turn(&mut items, policy, *number, turn, memory, hide_outputs);
+                }
+                Entry::Compaction { number, compaction } => {
+                    let mut text =
+                        String::with_capacity(SUMMARY_PREFIX.len() + compaction.summary.len());
+                    text.push_str(SUMMARY_PREFIX);
+                    text.push_str(&compaction.summary);
+                    let id = ('c', *number);
+                    push_with_memory(
+                        &mut items,
+                        policy,
+                        id,
+                        compaction.memory.as_ref(),
+                        text,
+                        ModelItem::User,
+                    );
+                }
+            }
+        }
+        ModelView { items }
+    }
+}
+
+fn push_turn<'a>(
+    items: &mut Vec<ModelItem<'a>>,
+    policy: &ContextPolicy,
+    number: u64,
+    turn: &'a AssistantTurn,
+    memory: Option<&TurnMemory>,
+    hide_outputs: bool,
+) {
+    for call in &turn.tool_calls {
+        push_call(items, policy, call, hide_outputs);
+    }
+    push_with_memory(
+        items,
+        policy,
+        ('t', number),
+        memory,
+        Cow::Borrowed(turn.text.as_str()),
+        ModelItem::Assistant,
+    );
+}
+
+/// Pushes `text` as a message made by `message`, with `memory` as a text block appended to
+/// it, or as replayed tool calls: after a summary (the calls belong to what it summarizes),
+/// before a turn's text (the calls happened before the model's final words). An empty text
+/// without a block is left out.
+fn push_with_memory<'a>(
+    items: &mut Vec<ModelItem<'a>>,
+    policy: &ContextPolicy,
+    id: (char, u64),
+    memory: Option<&TurnMemory>,
+    text: impl Into<Cow<'a, str>>,
+    message: fn(Cow<'a, str>) -> ModelItem<'a>,
+) {
+    let mut text = text.into();
+    let text_first = id.0 == 'c';
+    let mut replayed = Vec::new();
+    match (&policy.memory_style, memory) {
+        (MemoryStyle::Text, Some(memory)) => {
+            let text = text.to_mut();
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            write_memory_block(text, memory, policy.max_files_listed);
+        }
+        (
+            MemoryStyle::Native {
+                file_tool,
+                shell_tool,
+            },
+            Some(memory),
+        ) => replay(&mut replayed, id, memory, file_tool, shell_tool),
+        (_, None) => {}
+    }
+    if text_first && !text.is_empty() {
+        items.push(message(text));
+        items.append(&mut replayed);
+        return;
+    }
+    items.append(&mut replayed);
+    if !text.is_empty() {
+        items.push(message(text));
+    }
+}
+
+fn push_call<'a>(
+    items: &mut Vec<ModelItem<'a>>,
+    policy: &ContextPolicy,
+    call: &'a ToolCallRecord,
+    hide_outputs: bool,
+) {
+    items.push(ModelItem::ToolCall {
+        id: Cow::Borrowed(&call.id),
+        name: Cow::Borrowed(&call.tool),
+        input: Cow::Borrowed(&call.input),
+    });
+    let output = if hide_outputs {
+        Cow::Borrowed(HIDDEN_OUTPUT)
+    } else {
+        match policy.truncate_outputs {
+            Some(cut) => truncate(&call.output, cut),
+            None => Cow::Borrowed(call.output.as_str()),
+        }
+    };
+    items.push(ModelItem::ToolResult {
+        id: Cow::Borrowed(&call.id),
+        name: Cow::Borrowed(&call.tool),
+        output,
+    });
+}
+
+/// What replaces a hidden tool output.
+pub const HIDDEN_OUTPUT: &str = "[output hidden to save context; run the tool again if needed]";
+
+/// `output` cut to its head and tail when it is longer than `cut.max_chars` characters.
+pub fn truncate(output: &str, cut: Truncation) -> Cow<'_, str> {
+    // Bytes bound characters from above: most outputs are short and skip the count.
+    if output.len() <= cut.max_chars {
+        return Cow::Borrowed(output);
+    }
+    let chars = output.chars().count();
+    if chars <= cut.max_chars || chars <= cut.head_chars + cut.tail_chars {
+        return Cow::Borrowed(output);
+    }
+    let head_end = output
+        .char_indices()
+        .nth(cut.head_chars)
+        .map_or(output.len(), |(i, _)| i);
+    let tail_start = output
+        .char_indices()
+        .nth(chars - cut.tail_chars)
+        .map_or(output.len(), |(i, _)| i);
+    let omitted = chars - cut.head_chars - cut.tail_chars;
+    Cow::Owned(format!(
+        "{}\n[… {omitted} characters omitted …]\n{}",
+        &output[..head_end],
+        &output[tail_start..]
+    ))
+}
+
+/// Appends the `Tool memory:` block (no leading blank line) to `out`.
+pub fn write_memory_block(out: &mut String, memory: &TurnMemory, max_files: usize) {
+    out.push_str("Tool memory:");
+    if !memory.files_changed.is_empty() {
+        out.push_str("\n- Files changed: ");
+        let shown = max_files.max(1).min(memory.files_changed.len());
+        for (i, file) in memory.files_changed[..shown].iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(file);
+        }
+        let more = memory.files_changed.len() - shown;
+        if more > 0 {
+            // Writing to a String cannot fail.
+            let _ = write!(out, " (+{more} more)");
+        }
+    }
+    for failed in &memory.failed_commands {
+        let _ = write!(
+            out,
+            "\n- Failed bash: {} (exit {})",
+            failed.command, failed.exit_code
+        );
+    }
+    for dangerous in &memory.dangerous_commands {
+        let _ = match dangerous.exit_code {
+            Some(code) => write!(
+                out,
+                "\n- Dangerous bash: {} (exit {code})",
+                dangerous.command
+            ),
+            None => write!(out, "\n- Dangerous bash: {}", dangerous.command),
+        };
+    }
+}
+
+/// The `Tool memory:` block of `memory` as a string.
+pub fn memory_block(memory: &TurnMemory, max_files: usize) -> String {
+    let mut out = String::new();
+    write_memory_block(&mut out, memory, max_files);
+    out
+}
+
+fn replay(
+    items: &mut Vec<ModelItem<'_>>,
+    (kind, number): (char, u64),
+    memory: &TurnMemory,
+    file_tool: &str,
+    shell_tool: &str,
+) {
+    let mut pair = |k: usize, name: &str, input: Value, output: String| {
+        let id = format!("memory-{kind}{number}-{k}");
+        items.push(ModelItem::ToolCall {
+            id: Cow::Owned(id.clone()),
+            name: Cow::Owned(name.to_owned()),
+            input: Cow::Owned(input),
+        });
+        items.push(ModelItem::ToolResult {
+            id: Cow::Owned(id),
+            name: Cow::Owned(name.to_owned()),
+            output: Cow::Owned(output),
+        });
+    };
+    let mut k = 0;
+    for file in &memory.files_changed {
+        k += 1;
+        pair(k, file_tool, json!({ "path": file }), "changed".to_owned());
+    }
+    for failed in &memory.failed_commands {
+        k += 1;
+        pair(
+            k,
+            shell_tool,
+            json!({ "command": failed.command }),
+            format!("exit {}", failed.exit_code),
+        );
+    }
+    for dangerous in &memory.dangerous_commands {
+        k += 1;
+        let output = dangerous.exit_code.map_or_else(
+            || "did not finish".to_owned(),
+            |code| format!("exit {code}"),
+        );
+        pair(
+            k,
+            shell_tool,
+            json!({ "command": dangerous.command, "is_dangerous": true }),
+            output,
+        );
+    }
+}
+
+/// Whether a history's model view fits a token budget, and under which tiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextFit {
+    /// It fits under this policy (the given one, or one with cheap tiers switched on).
+    Fits {
+        /// The policy to render with.
+        policy: ContextPolicy,
+        /// The estimated size.
+        tokens: usize,
+    },
+    /// Even with every cheap tier it does not fit: compact with a summary.
+    NeedsSummary {
+        /// The estimated size with every cheap tier.
+        tokens: usize,
+    },
+}
+
+/// The cheap tiers to try, in order, before asking for a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheapTiers {
+    /// Tier 1: truncate large tool outputs.
+    pub truncate: Truncation,
+    /// Tier 2: keep tool outputs of the last this many turns only.
+    pub outputs_of_last_turns: usize,
+}
+
+impl Default for CheapTiers {
+    fn default() -> Self {
+        CheapTiers {
+            truncate: Truncation::default(),
+            outputs_of_last_turns: 5,
+        }
+    }
+}
+
+impl History {
+    /// Tries `policy`, then tier 1, then tiers 1 and 2, and reports the first that fits in
+    /// `budget` tokens as estimated by `estimator`.
+    pub fn fit_context(
+        &self,
+        policy: &ContextPolicy,
+        tiers: CheapTiers,
+        budget: usize,
+        estimator: &dyn SizeEstimator,
+    ) -> ContextFit {
+        let truncated = ContextPolicy {
+            truncate_outputs: Some(tiers.truncate),
+            ..policy.clone()
+        };
+        let hidden = ContextPolicy {
+            outputs_of_last_turns: Some(tiers.outputs_of_last_turns),
+            ..truncated.clone()
+        };
+        let mut tokens = 0;
+        for candidate in [policy.clone(), truncated, hidden] {
+            tokens = self.model_view(&candidate).estimate(estimator);
+            if tokens <= budget {
+                return ContextFit::Fits {
+                    policy: candidate,
+                    tokens,
+                };
+            }
+        }
+        ContextFit::NeedsSummary { tokens }
+    }
+}

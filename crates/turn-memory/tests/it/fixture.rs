@@ -1,0 +1,175 @@
+//! A realistic session, built the way an agent loop builds it: tool events go through
+//! capture, each turn is recorded with its memory.
+
+use memory_core::{ManualClock, SessionId, Timestamp};
+use serde_json::{Value, json};
+use turn_memory::{AssistantTurn, CaptureRules, EventLog, Session, ToolCallRecord};
+
+pub const ROOT: &str = "/work/app";
+pub const STARTED_AT: i64 = 1_767_225_600_000;
+
+pub fn session_id(name: &str) -> SessionId {
+    SessionId::new(name).unwrap_or_else(|e| panic!("session id {name:?}: {e}"))
+}
+
+pub fn rules() -> CaptureRules {
+    CaptureRules::for_workspace(ROOT).unwrap_or_else(|e| panic!("rules: {e}"))
+}
+
+pub fn call(
+    id: &str,
+    tool: &str,
+    input: Value,
+    output: &str,
+    exit_code: Option<i32>,
+) -> ToolCallRecord {
+    ToolCallRecord {
+        id: id.to_owned(),
+        tool: tool.to_owned(),
+        input,
+        output: output.to_owned(),
+        is_error: false,
+        exit_code,
+    }
+}
+
+/// A turn whose memory is captured from `calls`; the calls are kept in history only when
+/// `keep_calls`.
+pub fn turn(
+    text: &str,
+    calls: Vec<ToolCallRecord>,
+    keep_calls: bool,
+    interrupted: bool,
+) -> AssistantTurn {
+    let rules = rules();
+    let mut capture = rules.start_turn();
+    for c in &calls {
+        capture.observe(&c.as_tool_end());
+    }
+    AssistantTurn {
+        text: text.to_owned(),
+        tool_calls: if keep_calls { calls } else { Vec::new() },
+        memory: capture.finish(),
+        interrupted,
+    }
+}
+
+/// Files written twice, a failing `cargo test`, a read-only turn, an interrupted turn, a
+/// compaction, and a last turn that keeps its tool calls.
+pub fn realistic<L: EventLog>(log: L) -> Session<L> {
+    let clock = ManualClock::new(Timestamp::from_millis(STARTED_AT));
+    let mut s = Session::start(log, session_id("realistic"), &clock)
+        .unwrap_or_else(|e| panic!("start: {e}"));
+    let mut record = |f: &mut dyn FnMut(&mut Session<L>) -> turn_memory::Result<()>| {
+        f(&mut s).unwrap_or_else(|e| panic!("record: {e}"));
+    };
+    record(&mut |s| s.user_message("Add a --verbose flag to the CLI and make the tests pass."));
+    record(&mut |s| {
+        s.assistant_turn(turn(
+            "I added the flag in `src/cli.rs` and wired it in `src/main.rs`; `cargo test` fails in `cli::tests::verbose`.",
+            vec![
+                call("call_1a", "read_file", json!({"path": "src/main.rs"}), "fn main() {}", None),
+                call("call_1b", "write_file", json!({"path": "src/cli.rs", "content": "pub struct Args;"}), "ok", None),
+                call("call_1c", "edit_file", json!({"path": "./src/main.rs", "old": "a", "new": "b"}), "ok", None),
+                call("call_1d", "write_file", json!({"path": "/work/app/src/cli.rs", "content": "pub struct Args { verbose: bool }"}), "ok", None),
+                call("call_1e", "bash", json!({"command": "cargo test"}), "test cli::tests::verbose ... FAILED\nerror: test failed", Some(101)),
+            ],
+            false,
+            false,
+        ))
+    });
+    record(&mut |s| s.user_message("What does parse_args return?"));
+    record(&mut |s| {
+        s.assistant_turn(turn(
+            "It returns `Result<Args, CliError>`.",
+            vec![call(
+                "call_2a",
+                "read_file",
+                json!({"path": "src/cli.rs"}),
+                "pub fn parse_args() -> Result<Args, CliError>",
+                None,
+            )],
+            false,
+            false,
+        ))
+    });
+    record(&mut |s| s.user_message("Fix the failing test."));
+    record(&mut |s| {
+        s.assistant_turn(turn(
+            "Fixed: the test expected `-v`; all tests pass now.",
+            vec![
+                call(
+                    "call_3a",
+                    "edit_file",
+                    json!({"path": "src/cli.rs", "old": "x", "new": "y"}),
+                    "ok",
+                    None,
+                ),
+                call(
+                    "call_3b",
+                    "bash",
+                    json!({"command": "cargo test"}),
+                    "test result: ok. 12 passed",
+                    Some(0),
+                ),
+            ],
+            false,
+            false,
+        ))
+    });
+    record(&mut |s| s.user_message("Now rename the flag to --loud everywhere."));
+    record(&mut |s| {
+        s.assistant_turn(turn(
+            "Renaming the flag",
+            vec![
+                call(
+                    "call_4a",
+                    "edit_file",
+                    json!({"path": "src/cli.rs", "old": "verbose", "new": "loud"}),
+                    "ok",
+                    None,
+                ),
+                call(
+                    "call_4b",
+                    "edit_file",
+                    json!({"path": "README.md", "old": "--verbose", "new": "--loud"}),
+                    "ok",
+                    None,
+                ),
+            ],
+            false,
+            true,
+        ))
+    });
+    record(&mut |s| {
+        s.compact(
+            "The user asked for a --verbose flag. It was added in src/cli.rs; a failing test was fixed.",
+            2,
+        )
+    });
+    record(&mut |s| s.user_message("Continue the rename."));
+    record(&mut |s| {
+        s.assistant_turn(turn(
+            "Renamed everywhere; clippy reports one warning in `src/main.rs`.",
+            vec![
+                call(
+                    "call_5a",
+                    "edit_file",
+                    json!({"path": "src/main.rs", "old": "verbose", "new": "loud"}),
+                    "ok",
+                    None,
+                ),
+                call(
+                    "call_5b",
+                    "bash",
+                    json!({"command": "cargo clippy -- -D warnings"}),
+                    "warning: unused variable `v`\nerror: could not compile",
+                    Some(1),
+                ),
+            ],
+            true,
+            false,
+        ))
+    });
+    s
+}

@@ -1,0 +1,9 @@
+//! Integration tests of `turn-memory`: capture rules, history views, the event log and
+//! resume, compaction, and the rendered provider payloads.
+
+mod capture;
+mod fixture;
+mod history;
+mod log;
+mod render;
+mod store;
