@@ -24,6 +24,7 @@
 mod error;
 mod meta;
 mod schema;
+mod tool_log;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};

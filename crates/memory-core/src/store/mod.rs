@@ -12,5 +12,7 @@
 //!   once and run against every implementation.
 
 pub mod meta;
+pub mod tool_log;
 
 pub use meta::MetaStore;
+pub use tool_log::ToolLogStore;

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod meta;
+pub mod tool_log;
 
 use std::fmt;
 

@@ -3,3 +3,4 @@
 
 mod contract;
 mod open;
+mod tool_log;
