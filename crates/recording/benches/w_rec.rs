@@ -7,6 +7,9 @@
 //! 1,000. Besides criterion's groups, the run appends calls/s and ratios to
 //! `<target>/bench-figures/W-rec.jsonl` (not in `--test` mode).
 
+// `criterion_group!` defines a public function without a doc comment.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::io::Write;
 use std::path::PathBuf;
@@ -54,7 +57,7 @@ fn workload(keys: u64, calls: u64) -> Workload {
             (format!("k{i}"), item)
         })
         .collect();
-    let mut string = |rng: &mut SplitMix64| {
+    let string = |rng: &mut SplitMix64| {
         if rng.below(2) == 0 {
             values[rng.below(keys) as usize].clone()
         } else {

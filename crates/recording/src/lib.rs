@@ -31,6 +31,7 @@ mod error;
 mod generate;
 mod interpolate;
 mod lint;
+mod log_json;
 mod memory;
 mod path;
 mod replay;
@@ -43,6 +44,7 @@ pub use generate::{
 };
 pub use interpolate::{MissingKeys, interpolate, interpolate_str};
 pub use lint::{Origin, StaleLiteral, lint_trail};
+pub use log_json::{tool_log_from_json, tool_log_to_json};
 pub use memory::{Lookup, Memory, MemoryEntry, Provenance, Snapshot, SnapshotItem};
 pub use path::MAX_DEPTH;
 pub use replay::{PlannedStep, ResolvedCall, StepAction, closest_recording, plan_replay};
