@@ -287,3 +287,51 @@ fn deep_parameters_are_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn secrets_of_one_byte_and_of_multibyte_characters_are_scrubbed() {
+    let rows = [
+        ("q", "q", None, 0, true, true),
+        ("umlaut", "ü9", None, 0, true, true),
+    ];
+    check(
+        &rows,
+        json!(["aqü9b", "äq", "ü"]),
+        json!(["a${q}${umlaut}b", "ä${q}", "ü"]),
+        &[
+            ("$[0]", "q", Reason::ScrubbedSecret),
+            ("$[0]", "umlaut", Reason::ScrubbedSecret),
+            ("$[1]", "q", Reason::ScrubbedSecret),
+        ],
+    );
+}
+
+#[test]
+fn old_json_logs_without_a_snapshot_load_and_new_ones_round_trip() {
+    let old = r#"{"session":"s","toolName":"tapOn","parameters":{"a":[1,"x"]},"successful":false,"exceptionMessage":"no such element","durationMs":7,"timestamp":5,"traceId":"t"}"#;
+    let log = recording::tool_log_from_json(old).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.memory_snapshot, None);
+    assert_eq!(log.error.as_deref(), Some("no such element"));
+    let mut memory = recording::Memory::new();
+    memory.remember_secret(
+        "pw",
+        "9999zq",
+        recording::Provenance::unknown(Timestamp::from_millis(1)),
+    );
+    memory.remember(
+        "email",
+        "someone@example.com",
+        recording::Provenance::unknown(Timestamp::from_millis(1)),
+    );
+    let mut with = log.clone();
+    with.memory_snapshot = Some(memory.snapshot().to_stored());
+    let text = recording::tool_log_to_json(&with).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!text.contains("9999zq"), "{text}");
+    assert!(text.contains("someone@example.com"), "{text}");
+    assert_eq!(
+        recording::tool_log_from_json(&text).unwrap_or_else(|e| panic!("{e}")),
+        with
+    );
+    let bad = recording::tool_log_from_json(r#"{"session":"s"}"#).expect_err("fields missing");
+    assert!(bad.to_string().contains("missing field"), "{bad}");
+}
