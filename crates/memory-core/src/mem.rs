@@ -12,6 +12,8 @@ use crate::store::MetaStore;
 use crate::store::SessionEvent;
 use crate::store::meta::compare_and_set_conflict;
 
+mod tool_log;
+
 /// A store that keeps everything in memory and forgets it when dropped.
 ///
 /// ```
@@ -27,6 +29,7 @@ use crate::store::meta::compare_and_set_conflict;
 pub struct InMemoryStore {
     meta: Mutex<BTreeMap<MetaKey, String>>,
     sessions: Mutex<BTreeMap<SessionId, Vec<SessionEvent>>>,
+    tool_logs: Mutex<Vec<crate::store::tool_log::ToolLog>>,
 }
 
 impl InMemoryStore {

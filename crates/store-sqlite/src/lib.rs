@@ -24,8 +24,9 @@
 mod error;
 mod meta;
 mod schema;
-mod stats;
 mod session;
+mod stats;
+mod tool_log;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};

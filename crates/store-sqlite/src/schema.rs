@@ -21,6 +21,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("sql/0001_meta.sql"),
     },
     Migration {
+        version: 2,
+        name: "tool_logs",
+        sql: include_str!("sql/0002_tool_logs.sql"),
+    },
+    Migration {
         version: 4,
         name: "sessions",
         sql: include_str!("sql/0004_sessions.sql"),

@@ -13,6 +13,8 @@
 
 pub mod meta;
 pub mod session;
+pub mod tool_log;
 
 pub use meta::MetaStore;
 pub use session::{SessionEvent, SessionStore, SessionSummary};
+pub use tool_log::ToolLogStore;

@@ -14,6 +14,7 @@
 
 pub mod meta;
 pub mod session;
+pub mod tool_log;
 
 use std::fmt;
 

@@ -3,3 +3,4 @@
 
 mod meta;
 mod session;
+mod tool_log;

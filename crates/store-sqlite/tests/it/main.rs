@@ -4,3 +4,4 @@
 mod contract;
 mod open;
 mod stats;
+mod tool_log;

@@ -1,0 +1,115 @@
+//! [`ToolLogStore`]: the log of every tool call an agent session made, each with an optional
+//! snapshot of the agent's memory taken after the call. Recordings are generated from it.
+//!
+//! A snapshot entry marked sensitive carries its key and provenance but never its value:
+//! [`SnapshotValue::Sensitive`] has no field to put a secret in, so no store can persist one.
+
+use crate::error::{Error, Result};
+use crate::names::SessionId;
+use crate::time::Timestamp;
+
+/// One tool call of a session, as logged after it ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolLog {
+    /// The session the call belongs to.
+    pub session: SessionId,
+    /// The tool's name, e.g. `inputText`.
+    pub tool_name: String,
+    /// The call's parameters as JSON text, as the tool received them.
+    pub parameters: String,
+    /// Whether the tool reported success.
+    pub success: bool,
+    /// The tool's error message when it failed.
+    pub error: Option<String>,
+    /// How long the call took, in milliseconds (at most `i64::MAX`).
+    pub duration_ms: u64,
+    /// When the call finished.
+    pub timestamp: Timestamp,
+    /// The trace the call belongs to; several log entries of one execution share it.
+    pub trace_id: Option<String>,
+    /// The agent's memory after the call; `None` in logs written before snapshots existed.
+    pub memory_snapshot: Option<MemorySnapshot>,
+}
+
+/// The agent's memory as it was right after one tool call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemorySnapshot {
+    /// One entry per key, each key at most once.
+    pub entries: Vec<SnapshotEntry>,
+}
+
+/// One key of a [`MemorySnapshot`] with its provenance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotEntry {
+    /// The memory key.
+    pub key: String,
+    /// The value, or the mark that it is sensitive and was not kept.
+    pub value: SnapshotValue,
+    /// The name of the tool whose call last wrote the key, when known.
+    pub written_by: Option<String>,
+    /// When the key was last written, when known.
+    pub written_at: Option<Timestamp>,
+    /// Whether the key existed before the call (false: this call created it).
+    pub existed_before: bool,
+}
+
+/// The value of a snapshot entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SnapshotValue {
+    /// An ordinary value, kept as is.
+    Plain(String),
+    /// A sensitive value: only the fact that the key held a secret is kept.
+    Sensitive,
+}
+
+impl SnapshotValue {
+    /// The value when it is not sensitive.
+    pub fn plain(&self) -> Option<&str> {
+        match self {
+            SnapshotValue::Plain(value) => Some(value),
+            SnapshotValue::Sensitive => None,
+        }
+    }
+}
+
+impl ToolLog {
+    /// Checks what every store requires of a log: a tool name that is a valid name, a
+    /// duration that fits a signed 64-bit integer, and each snapshot key at most once.
+    pub fn validate(&self) -> Result<()> {
+        if self.tool_name.is_empty() || self.tool_name.chars().any(char::is_control) {
+            return Err(Error::invalid_input(
+                "tool_name",
+                format!(
+                    "{:?} must be non-empty without control characters",
+                    self.tool_name
+                ),
+            ));
+        }
+        if i64::try_from(self.duration_ms).is_err() {
+            return Err(Error::invalid_input(
+                "duration_ms",
+                format!("{} exceeds i64::MAX", self.duration_ms),
+            ));
+        }
+        if let Some(snapshot) = &self.memory_snapshot {
+            let mut keys: Vec<&str> = snapshot.entries.iter().map(|e| e.key.as_str()).collect();
+            keys.sort_unstable();
+            if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+                return Err(Error::invalid_input(
+                    "memory_snapshot",
+                    format!("key {:?} appears more than once", pair[0]),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Append-only storage of tool logs, listed per session in the order they were appended.
+pub trait ToolLogStore: Send + Sync {
+    /// Validates (see [`ToolLog::validate`]) and appends `log`; on error nothing is stored.
+    fn append_tool_log(&self, log: &ToolLog) -> Result<()>;
+
+    /// Every log of `session`, in the order they were appended.
+    fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
+}

@@ -1,0 +1,200 @@
+//! The contract of [`ToolLogStore`].
+
+use crate::names::SessionId;
+use crate::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore};
+use crate::testkit::{Case, CaseResult};
+use crate::time::Timestamp;
+use crate::{ensure, ensure_eq};
+
+/// The suite's name in reports.
+pub const SUITE: &str = "ToolLogStore";
+
+/// Every case of the [`ToolLogStore`] contract.
+pub fn cases<S: ToolLogStore>() -> Vec<Case<S>> {
+    vec![
+        Case {
+            name: "unknown session lists nothing",
+            run: unknown_session_lists_nothing,
+        },
+        Case {
+            name: "logs list in append order",
+            run: logs_list_in_append_order,
+        },
+        Case {
+            name: "sessions are isolated",
+            run: sessions_are_isolated,
+        },
+        Case {
+            name: "every field round-trips",
+            run: every_field_round_trips,
+        },
+        Case {
+            name: "log without snapshot stays without",
+            run: log_without_snapshot_stays_without,
+        },
+        Case {
+            name: "invalid log is rejected and not stored",
+            run: invalid_log_is_rejected,
+        },
+    ]
+}
+
+fn session(name: &str) -> SessionId {
+    // The names used here are literals that satisfy every rule.
+    SessionId::new(name).unwrap_or_else(|e| panic!("test session {name:?}: {e}"))
+}
+
+/// A log of `tool` in `session` at time `at`, with no snapshot.
+pub fn sample_log(session_name: &str, tool: &str, at: i64) -> ToolLog {
+    ToolLog {
+        session: session(session_name),
+        tool_name: tool.to_owned(),
+        parameters: format!(r#"{{"at":{at}}}"#),
+        success: true,
+        error: None,
+        duration_ms: 12,
+        timestamp: Timestamp::from_millis(at),
+        trace_id: None,
+        memory_snapshot: None,
+    }
+}
+
+fn unknown_session_lists_nothing<S: ToolLogStore>(store: &S) -> CaseResult {
+    ensure_eq!(store.list_tool_logs(&session("nobody"))?, Vec::new());
+    Ok(())
+}
+
+fn logs_list_in_append_order<S: ToolLogStore>(store: &S) -> CaseResult {
+    // Timestamps deliberately out of order and tied: the order is the order of appends.
+    let logs = [
+        sample_log("s", "first", 30),
+        sample_log("s", "second", 10),
+        sample_log("s", "third", 10),
+        sample_log("s", "fourth", 20),
+    ];
+    for log in &logs {
+        store.append_tool_log(log)?;
+    }
+    let names: Vec<String> = store
+        .list_tool_logs(&session("s"))?
+        .into_iter()
+        .map(|log| log.tool_name)
+        .collect();
+    ensure_eq!(names, vec!["first", "second", "third", "fourth"]);
+    Ok(())
+}
+
+fn sessions_are_isolated<S: ToolLogStore>(store: &S) -> CaseResult {
+    store.append_tool_log(&sample_log("a", "one", 1))?;
+    store.append_tool_log(&sample_log("b", "two", 2))?;
+    store.append_tool_log(&sample_log("a", "three", 3))?;
+    let a = store.list_tool_logs(&session("a"))?;
+    ensure_eq!(a.len(), 2, "session a");
+    ensure!(
+        a.iter().all(|log| log.session.as_str() == "a"),
+        "session a lists another session's log: {a:?}"
+    );
+    ensure_eq!(store.list_tool_logs(&session("b"))?.len(), 1, "session b");
+    Ok(())
+}
+
+fn every_field_round_trips<S: ToolLogStore>(store: &S) -> CaseResult {
+    let log = ToolLog {
+        session: session("full"),
+        tool_name: "myapp_ios_launchAppSignedIn".to_owned(),
+        parameters: r#"{"email":"${merchant_email}","note":"ünïcødé 'q' \"d\" \u{1F600}"}"#
+            .to_owned(),
+        success: false,
+        error: Some("sign-in failed; -- DROP TABLE".to_owned()),
+        duration_ms: i64::MAX as u64,
+        timestamp: Timestamp::from_millis(-5),
+        trace_id: Some("trace-1".to_owned()),
+        memory_snapshot: Some(MemorySnapshot {
+            entries: vec![
+                SnapshotEntry {
+                    key: "merchant_email".to_owned(),
+                    value: SnapshotValue::Plain("m@example.com".to_owned()),
+                    written_by: Some("merchantFactory_loadAccount".to_owned()),
+                    written_at: Some(Timestamp::from_millis(1_000)),
+                    existed_before: true,
+                },
+                SnapshotEntry {
+                    key: "password".to_owned(),
+                    value: SnapshotValue::Sensitive,
+                    written_by: None,
+                    written_at: None,
+                    existed_before: false,
+                },
+                SnapshotEntry {
+                    key: "empty".to_owned(),
+                    value: SnapshotValue::Plain(String::new()),
+                    written_by: None,
+                    written_at: Some(Timestamp::from_millis(0)),
+                    existed_before: false,
+                },
+            ],
+        }),
+    };
+    store.append_tool_log(&log)?;
+    let listed = store.list_tool_logs(&session("full"))?;
+    ensure_eq!(listed.len(), 1);
+    let mut got = listed[0].clone();
+    // Entry order is not part of the contract; keys are.
+    if let Some(snapshot) = got.memory_snapshot.as_mut() {
+        snapshot.entries.sort_by(|a, b| a.key.cmp(&b.key));
+    }
+    let mut want = log;
+    if let Some(snapshot) = want.memory_snapshot.as_mut() {
+        snapshot.entries.sort_by(|a, b| a.key.cmp(&b.key));
+    }
+    ensure_eq!(got, want);
+    Ok(())
+}
+
+fn log_without_snapshot_stays_without<S: ToolLogStore>(store: &S) -> CaseResult {
+    let mut empty_snapshot = sample_log("old", "withEmptySnapshot", 2);
+    empty_snapshot.memory_snapshot = Some(MemorySnapshot::default());
+    store.append_tool_log(&sample_log("old", "legacy", 1))?;
+    store.append_tool_log(&empty_snapshot)?;
+    let listed = store.list_tool_logs(&session("old"))?;
+    ensure_eq!(listed.len(), 2);
+    ensure_eq!(listed[0].memory_snapshot, None, "absent snapshot");
+    ensure_eq!(
+        listed[1].memory_snapshot,
+        Some(MemorySnapshot::default()),
+        "an empty snapshot is not an absent one"
+    );
+    Ok(())
+}
+
+fn invalid_log_is_rejected<S: ToolLogStore>(store: &S) -> CaseResult {
+    let mut duplicate = sample_log("bad", "dup", 1);
+    let entry = SnapshotEntry {
+        key: "k".to_owned(),
+        value: SnapshotValue::Plain("v".to_owned()),
+        written_by: None,
+        written_at: None,
+        existed_before: true,
+    };
+    duplicate.memory_snapshot = Some(MemorySnapshot {
+        entries: vec![entry.clone(), entry],
+    });
+    let mut unnamed = sample_log("bad", "", 2);
+    unnamed.tool_name.clear();
+    let mut too_long = sample_log("bad", "slow", 3);
+    too_long.duration_ms = u64::MAX;
+    for log in [duplicate, unnamed, too_long] {
+        let result = store.append_tool_log(&log);
+        ensure!(
+            matches!(result, Err(crate::Error::InvalidInput { .. })),
+            "{:?} should be rejected as invalid input, got {result:?}",
+            log.tool_name
+        );
+    }
+    ensure_eq!(
+        store.list_tool_logs(&session("bad"))?,
+        Vec::new(),
+        "a rejected log was stored"
+    );
+    Ok(())
+}

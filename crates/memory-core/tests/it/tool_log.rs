@@ -1,0 +1,91 @@
+//! The `ToolLogStore` contract, against the in-memory store and against broken stores that
+//! the suite must catch.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use memory_core::store::tool_log::{ToolLog, ToolLogStore};
+use memory_core::testkit::{run, tool_log};
+use memory_core::{InMemoryStore, Result, SessionId};
+
+#[test]
+fn in_memory_store_obeys_the_contract() {
+    if let Err(report) = run(tool_log::SUITE, &tool_log::cases(), InMemoryStore::new) {
+        panic!("{report}");
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Defect {
+    /// Lists newest first.
+    ReversesOrder,
+    /// Forgets which session a log belongs to.
+    MixesSessions,
+    /// Drops the memory snapshot of every log.
+    DropsSnapshots,
+    /// Stores a log before checking it.
+    StoresInvalidLogs,
+}
+
+struct Broken {
+    defect: Defect,
+    logs: Mutex<Vec<ToolLog>>,
+}
+
+impl Broken {
+    fn with(defect: Defect) -> Self {
+        Broken {
+            defect,
+            logs: Mutex::default(),
+        }
+    }
+    fn logs(&self) -> MutexGuard<'_, Vec<ToolLog>> {
+        self.logs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl ToolLogStore for Broken {
+    fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
+        let mut log = log.clone();
+        if self.defect == Defect::StoresInvalidLogs {
+            self.logs().push(log.clone());
+        }
+        log.validate()?;
+        if self.defect == Defect::DropsSnapshots {
+            log.memory_snapshot = None;
+        }
+        if self.defect != Defect::StoresInvalidLogs {
+            self.logs().push(log);
+        }
+        Ok(())
+    }
+    fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>> {
+        let mut listed: Vec<ToolLog> = self
+            .logs()
+            .iter()
+            .filter(|log| self.defect == Defect::MixesSessions || &log.session == session)
+            .cloned()
+            .collect();
+        if self.defect == Defect::ReversesOrder {
+            listed.reverse();
+        }
+        Ok(listed)
+    }
+}
+
+#[test]
+fn the_suite_catches_broken_stores() {
+    let table = [
+        (Defect::ReversesOrder, "logs list in append order"),
+        (Defect::MixesSessions, "sessions are isolated"),
+        (Defect::DropsSnapshots, "every field round-trips"),
+        (
+            Defect::StoresInvalidLogs,
+            "invalid log is rejected and not stored",
+        ),
+    ];
+    for (defect, case) in table {
+        let report = run(tool_log::SUITE, &tool_log::cases(), || Broken::with(defect))
+            .expect_err("a broken store must fail the contract");
+        assert!(report.failed(case), "{case} should fail:\n{report}");
+    }
+}

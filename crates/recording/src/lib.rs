@@ -1,0 +1,58 @@
+//! Recordings of agent tool calls that survive a change of memory.
+//!
+//! An agent session resolves `${merchant_email}` from memory before a tool runs, so its log
+//! holds the literal address. This crate turns such literals back into tokens when it
+//! generates a recording (reverse templating, with a report of every substitution), reads
+//! and writes Trailblaze trail YAML in both its forms, and resolves a trail into concrete
+//! calls for a device under the current memory. Secrets never leave process memory: a
+//! sensitive value becomes its token in every log, recording and store row.
+//!
+//! ```
+//! use memory_core::Timestamp;
+//! use recording::{Memory, Provenance, Snapshot, TemplatePolicy, interpolate, templatize, MissingKeys};
+//! use serde_json::json;
+//!
+//! let at = Timestamp::from_millis(1);
+//! let mut memory = Memory::new();
+//! memory.remember("merchant_email", "shop+abc123@example.com", Provenance::tool("merchantFactory_load", at));
+//! memory.remember_secret("password", "9999zq", Provenance::unknown(at));
+//! let snapshot = memory.snapshot();
+//!
+//! let call = json!({"email": "shop+abc123@example.com", "password": "9999zq", "country": "US"});
+//! let templated = templatize(&call, &snapshot, &TemplatePolicy::default())?;
+//! assert_eq!(*templated.parameters, json!({"email": "${merchant_email}", "password": "${password}", "country": "US"}));
+//! assert_eq!(*interpolate(&templated.parameters, &snapshot, MissingKeys::Fail)?, call);
+//! # Ok::<(), recording::RecordingError>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod error;
+mod generate;
+mod interpolate;
+mod lint;
+mod log_json;
+mod memory;
+mod path;
+mod replay;
+mod templatize;
+mod trail;
+
+pub use error::{MissingKey, RecordingError, Result};
+pub use generate::{
+    GeneratedRecording, GenerationPolicy, Objective, ToolOutcome, capture, generate_recording,
+};
+pub use interpolate::{MissingKeys, interpolate, interpolate_str};
+pub use lint::{Origin, StaleLiteral, lint_trail};
+pub use log_json::{tool_log_from_json, tool_log_to_json};
+pub use memory::{Lookup, Memory, MemoryEntry, Provenance, Snapshot, SnapshotItem};
+pub use path::MAX_DEPTH;
+pub use replay::{PlannedStep, ResolvedCall, StepAction, closest_recording, plan_replay};
+pub use templatize::{
+    DEFAULT_KNOWN_WRITERS, Reason, SnapshotIndex, Substitution, TemplatePolicy, Templated,
+    is_token_safe_key, naive, templatize,
+};
+pub use trail::{
+    DeviceRecordings, LegacyItem, LegacyRecording, Step, StepKind, ToolCall, Tools, Trail,
+    UnifiedTrail,
+};

@@ -1,0 +1,138 @@
+//! The lint: literals in a trail that equal a memory value, current or past. Each is a
+//! recording that goes stale when memory changes.
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::memory::Snapshot;
+use crate::path::{JsonPath, MAX_DEPTH};
+use crate::templatize::{Reason, SnapshotIndex, TemplatePolicy};
+use crate::trail::{LegacyItem, ToolCall, Trail};
+
+/// Which memory a stale literal was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// The memory given as current.
+    Current,
+    /// A past snapshot (by its index in the list given).
+    Past(usize),
+}
+
+/// A literal that equals a memory value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StaleLiteral {
+    /// Where: the step, the tool and the JSON path (`trail[1].recording.android-phone[0].inputText.text`).
+    pub location: String,
+    /// The key whose value it equals (its token would replace it).
+    pub key: String,
+    /// Why the key was chosen.
+    pub reason: Reason,
+    /// Where the value was found.
+    pub origin: Origin,
+}
+
+/// Finds literals in `trail` equal to eligible values of `current` or of `past` snapshots
+/// (the same rules as reverse templating; a literal found in the current memory is not
+/// reported again for a past one). Self-reference does not apply to linting.
+pub fn lint_trail(
+    trail: &Trail,
+    current: &Snapshot,
+    past: &[Snapshot],
+    policy: &TemplatePolicy,
+) -> Result<Vec<StaleLiteral>> {
+    let mut indexes = vec![(
+        Origin::Current,
+        SnapshotIndex::build(current, policy, false),
+    )];
+    for (i, snapshot) in past.iter().enumerate() {
+        indexes.push((
+            Origin::Past(i),
+            SnapshotIndex::build(snapshot, policy, false),
+        ));
+    }
+    let mut findings = Vec::new();
+    let mut check = |calls: &[ToolCall], prefix: String| -> Result<()> {
+        for (i, call) in calls.iter().enumerate() {
+            let params = call.params_json()?;
+            let mut path = JsonPath::with_prefix(format!("{prefix}[{i}].{}", call.name));
+            walk(&params, &mut path, &indexes, &mut findings)?;
+        }
+        Ok(())
+    };
+    match trail {
+        Trail::Legacy(items) => {
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    LegacyItem::Config(_) => {}
+                    LegacyItem::Tools(calls) => check(calls, format!("[{i}].tools"))?,
+                    LegacyItem::Prompts(steps) => {
+                        for (j, step) in steps.iter().enumerate() {
+                            if let Some(r) = &step.recording {
+                                check(&r.tools, format!("[{i}].prompts[{j}].recording.tools"))?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Trail::Unified(unified) => {
+            let head = unified
+                .trailhead
+                .iter()
+                .map(|s| (s, "trailhead".to_owned()));
+            let rest = unified
+                .trail
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s, format!("trail[{i}]")));
+            for (step, at) in head.chain(rest) {
+                for (classifier, tools) in step.recording.iter().flatten() {
+                    check(&tools.calls, format!("{at}.recording.{classifier}"))?;
+                }
+            }
+        }
+    }
+    Ok(findings)
+}
+
+fn walk<'v>(
+    value: &'v Value,
+    path: &mut JsonPath<'v>,
+    indexes: &[(Origin, SnapshotIndex<'_>)],
+    findings: &mut Vec<StaleLiteral>,
+) -> Result<()> {
+    if path.depth() > MAX_DEPTH {
+        return Err(path.too_deep());
+    }
+    match value {
+        Value::String(text) => {
+            let hit = indexes
+                .iter()
+                .find_map(|(origin, index)| index.key_for(text).map(|found| (*origin, found)));
+            if let Some((origin, (key, reason))) = hit {
+                findings.push(StaleLiteral {
+                    location: path.render(),
+                    key: key.to_owned(),
+                    reason,
+                    origin,
+                });
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push_index(i);
+                walk(item, path, indexes, findings)?;
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push_key(key);
+                walk(item, path, indexes, findings)?;
+                path.pop();
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! Agent memory with per-key provenance and a sensitive flag, and the [`Snapshot`] of it
+//! taken after a tool call.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use memory_core::Timestamp;
+use memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue};
+
+/// Where a memory value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Provenance {
+    /// The tool whose call wrote the value, when a tool did.
+    pub tool: Option<String>,
+    /// When it was written.
+    pub at: Timestamp,
+}
+
+impl Provenance {
+    /// Written by a call of `tool` at `at`.
+    pub fn tool(tool: impl Into<String>, at: Timestamp) -> Self {
+        Provenance {
+            tool: Some(tool.into()),
+            at,
+        }
+    }
+
+    /// Written at `at` by something other than a tool (the user, a config file).
+    pub fn unknown(at: Timestamp) -> Self {
+        Provenance { tool: None, at }
+    }
+}
+
+/// One value of a [`Memory`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryEntry {
+    /// The value.
+    pub value: String,
+    /// Whether the value is a secret: never logged, recorded or stored.
+    pub sensitive: bool,
+    /// Who wrote it and when.
+    pub provenance: Provenance,
+}
+
+/// The agent's memory: string keys to string values, each with provenance.
+///
+/// ```
+/// use memory_core::Timestamp;
+/// use recording::{Lookup, Memory, Provenance};
+///
+/// let mut memory = Memory::new();
+/// let at = Timestamp::from_millis(1);
+/// memory.remember("merchant_email", "shop@example.com", Provenance::tool("merchantFactory_load", at));
+/// memory.remember_secret("password", "9999zq-secret", Provenance::unknown(at));
+/// assert_eq!(memory.lookup("merchant_email"), Some("shop@example.com"));
+/// assert!(memory.snapshot().to_stored().entries.iter().all(|e| e.value.plain() != Some("9999zq-secret")));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    entries: BTreeMap<String, MemoryEntry>,
+}
+
+impl Memory {
+    /// An empty memory.
+    pub fn new() -> Self {
+        Memory::default()
+    }
+
+    /// Sets `key` to an ordinary `value`.
+    pub fn remember(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+        provenance: Provenance,
+    ) {
+        self.insert(key.into(), value.into(), false, provenance);
+    }
+
+    /// Sets `key` to a sensitive `value`.
+    pub fn remember_secret(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+        provenance: Provenance,
+    ) {
+        self.insert(key.into(), value.into(), true, provenance);
+    }
+
+    fn insert(&mut self, key: String, value: String, sensitive: bool, provenance: Provenance) {
+        self.entries.insert(
+            key,
+            MemoryEntry {
+                value,
+                sensitive,
+                provenance,
+            },
+        );
+    }
+
+    /// Removes `key`; returns its entry.
+    pub fn forget(&mut self, key: &str) -> Option<MemoryEntry> {
+        self.entries.remove(key)
+    }
+
+    /// The entry of `key`.
+    pub fn entry(&self, key: &str) -> Option<&MemoryEntry> {
+        self.entries.get(key)
+    }
+
+    /// Every entry, by key.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &MemoryEntry)> {
+        self.entries.iter().map(|(k, e)| (k.as_str(), e))
+    }
+
+    /// The keys now in memory: take them before a call, pass them to
+    /// [`Memory::snapshot_after`] after it.
+    pub fn keys(&self) -> BTreeSet<String> {
+        self.entries.keys().cloned().collect()
+    }
+
+    /// The snapshot after a tool call; `keys_before` are the keys that existed before it.
+    pub fn snapshot_after(&self, keys_before: &BTreeSet<String>) -> Snapshot {
+        self.snapshot_with(|key| keys_before.contains(key))
+    }
+
+    /// A snapshot in which every key counts as existing before (for linting and replay).
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_with(|_| true)
+    }
+
+    fn snapshot_with(&self, existed_before: impl Fn(&str) -> bool) -> Snapshot {
+        Snapshot {
+            entries: self
+                .entries
+                .iter()
+                .map(|(key, entry)| {
+                    let item = SnapshotItem {
+                        value: Some(entry.value.clone()),
+                        sensitive: entry.sensitive,
+                        written_by: entry.provenance.tool.clone(),
+                        written_at: Some(entry.provenance.at),
+                        existed_before: existed_before(key),
+                    };
+                    (key.clone(), item)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One key of a [`Snapshot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotItem {
+    /// The value; `None` for a sensitive value read back from a stored log.
+    pub value: Option<String>,
+    /// Whether the value is a secret.
+    pub sensitive: bool,
+    /// The tool whose call wrote the key, when known.
+    pub written_by: Option<String>,
+    /// When the key was written, when known.
+    pub written_at: Option<Timestamp>,
+    /// Whether the key existed before the call (false: the call created it).
+    pub existed_before: bool,
+}
+
+/// The memory right after one tool call, with provenance. Unlike the stored
+/// [`MemorySnapshot`], it may hold sensitive values: it lives only in process memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The keys and their items.
+    pub entries: BTreeMap<String, SnapshotItem>,
+}
+
+impl Snapshot {
+    /// Reads a stored snapshot back; sensitive entries come without a value.
+    pub fn from_stored(stored: &MemorySnapshot) -> Self {
+        let entries = stored
+            .entries
+            .iter()
+            .map(|entry| {
+                let item = SnapshotItem {
+                    value: entry.value.plain().map(str::to_owned),
+                    sensitive: matches!(entry.value, SnapshotValue::Sensitive),
+                    written_by: entry.written_by.clone(),
+                    written_at: entry.written_at,
+                    existed_before: entry.existed_before,
+                };
+                (entry.key.clone(), item)
+            })
+            .collect();
+        Snapshot { entries }
+    }
+
+    /// The form a store keeps: sensitive values dropped, only their keys kept.
+    pub fn to_stored(&self) -> MemorySnapshot {
+        MemorySnapshot {
+            entries: self
+                .entries
+                .iter()
+                .map(|(key, item)| SnapshotEntry {
+                    key: key.clone(),
+                    value: match (&item.value, item.sensitive) {
+                        (Some(value), false) => SnapshotValue::Plain(value.clone()),
+                        _ => SnapshotValue::Sensitive,
+                    },
+                    written_by: item.written_by.clone(),
+                    written_at: item.written_at,
+                    existed_before: item.existed_before,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Something interpolation can read values from.
+pub trait Lookup {
+    /// The value of `key`, if there is one.
+    fn lookup(&self, key: &str) -> Option<&str>;
+}
+
+impl Lookup for Memory {
+    fn lookup(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(|e| e.value.as_str())
+    }
+}
+
+impl Lookup for Snapshot {
+    fn lookup(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).and_then(|item| item.value.as_deref())
+    }
+}
+
+impl Lookup for BTreeMap<String, String> {
+    fn lookup(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
+impl<S: std::hash::BuildHasher> Lookup for HashMap<String, String, S> {
+    fn lookup(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
+impl<L: Lookup + ?Sized> Lookup for &L {
+    fn lookup(&self, key: &str) -> Option<&str> {
+        (**self).lookup(key)
+    }
+}

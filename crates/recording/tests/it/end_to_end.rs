@@ -1,0 +1,320 @@
+//! The whole story on a SQLite file: a provisioning tool loads an account into memory, a
+//! sign-in tool uses it, the generated recording holds tokens, and a second session with a
+//! different account replays it with the new values. The password never reaches the log,
+//! the database file or the recording.
+
+use memory_core::store::tool_log::ToolLogStore;
+use memory_core::{SessionId, Timestamp};
+use recording::{
+    GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
+    generate_recording, plan_replay,
+};
+use serde_json::{Value, json};
+use store_sqlite::SqliteStore;
+
+const CANARY: &str = "9999zq";
+
+struct Account {
+    email: &'static str,
+    token: &'static str,
+    password: &'static str,
+}
+
+const FIRST: Account = Account {
+    email: "trailblaze+merchant.coffee-shop.abc123@example.com",
+    token: "ML4XV8YWNMESK",
+    password: "pw-9999zq-first",
+};
+
+const SECOND: Account = Account {
+    email: "trailblaze+merchant.tea-house.xyz789@example.com",
+    token: "QK2PL9ZZTRW4A",
+    password: "pw-other-second",
+};
+
+fn load_account(memory: &mut Memory, account: &Account, at: Timestamp) {
+    let writer = || Provenance::tool("merchantFactory_loadAccount", at);
+    memory.remember("merchant_email", account.email, writer());
+    memory.remember("merchant_token", account.token, writer());
+    memory.remember_secret("merchant_password", account.password, writer());
+    memory.remember("country", "US", Provenance::unknown(at));
+}
+
+fn outcome(at: i64, trace: &str) -> ToolOutcome {
+    ToolOutcome {
+        success: true,
+        error: None,
+        duration_ms: 40,
+        timestamp: Timestamp::from_millis(at),
+        trace_id: Some(trace.to_owned()),
+    }
+}
+
+fn file_bytes(path: &std::path::Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
+    if let Ok(wal) = std::fs::read(path.with_extension("db-wal")) {
+        bytes.extend(wal);
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// Runs the first session: every call captured into `store`.
+fn first_session(store: &SqliteStore, session: &SessionId) {
+    let mut memory = Memory::new();
+    let append = |tool: &str, params: Value, outcome: ToolOutcome, memory: &Memory, before| {
+        let log = capture(
+            session,
+            tool,
+            &params,
+            &outcome,
+            &memory.snapshot_after(before),
+        )
+        .unwrap_or_else(|e| panic!("capture {tool}: {e}"));
+        store
+            .append_tool_log(&log)
+            .unwrap_or_else(|e| panic!("append {tool}: {e}"));
+    };
+    // Provisioning writes the account into memory; its own parameters do not come from it.
+    let before = memory.keys();
+    load_account(&mut memory, &FIRST, Timestamp::from_millis(1_000));
+    append(
+        "merchantFactory_loadAccount",
+        json!({"account": "coffee-shop"}),
+        outcome(1_000, "t1"),
+        &memory,
+        &before,
+    );
+    // The agent signs in with the literals it was shown.
+    let before = memory.keys();
+    let mut failed = outcome(2_000, "t2");
+    failed.success = false;
+    failed.error = Some(format!(
+        "wrong password {} for {}",
+        FIRST.password, FIRST.email
+    ));
+    let sign_in = json!({
+        "email": FIRST.email,
+        "password": FIRST.password,
+        "token": FIRST.token,
+        "country": "US",
+        "retries": 3,
+    });
+    append(
+        "myapp_ios_launchAppSignedIn",
+        sign_in.clone(),
+        failed,
+        &memory,
+        &before,
+    );
+    append(
+        "myapp_ios_launchAppSignedIn",
+        sign_in.clone(),
+        outcome(3_000, "t3"),
+        &memory,
+        &before,
+    );
+    // The same execution logged twice, and a status tool that is not recorded.
+    append(
+        "myapp_ios_launchAppSignedIn",
+        sign_in,
+        outcome(3_000, "t3"),
+        &memory,
+        &before,
+    );
+    append(
+        "objectiveStatus",
+        json!({"status": "done"}),
+        outcome(3_100, "t4"),
+        &memory,
+        &before,
+    );
+    append(
+        "assertVisibleWithText",
+        json!({"text": format!("Signed in as {}", FIRST.email)}),
+        outcome(4_000, "t5"),
+        &memory,
+        &before,
+    );
+}
+
+#[test]
+fn recordings_survive_a_new_account_and_never_hold_the_password() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let path = dir.path().join("memory.db");
+    let store = SqliteStore::open(&path).unwrap_or_else(|e| panic!("open: {e}"));
+    let session = SessionId::new("first-run").unwrap_or_else(|e| panic!("{e}"));
+    first_session(&store, &session);
+
+    let logs = store
+        .list_tool_logs(&session)
+        .unwrap_or_else(|e| panic!("list: {e}"));
+    assert_eq!(logs.len(), 6);
+    for log in &logs {
+        let text = format!("{log:?}");
+        assert!(!text.contains(CANARY), "a log holds the password: {text}");
+    }
+    let bytes = file_bytes(&path);
+    assert!(
+        contains(&bytes, FIRST.email),
+        "the check must be able to see values in the file"
+    );
+    assert!(
+        !contains(&bytes, CANARY),
+        "the database file holds the password"
+    );
+
+    let objectives = [
+        Objective {
+            kind: StepKind::Step,
+            text: "Load the coffee shop merchant".to_owned(),
+            started_at: Timestamp::from_millis(500),
+        },
+        Objective {
+            kind: StepKind::Step,
+            text: "Launch the app signed in as the merchant".to_owned(),
+            started_at: Timestamp::from_millis(1_500),
+        },
+        Objective {
+            kind: StepKind::Verify,
+            text: "The merchant's email is shown".to_owned(),
+            started_at: Timestamp::from_millis(3_500),
+        },
+        Objective {
+            kind: StepKind::Verify,
+            text: "Nothing else to check".to_owned(),
+            started_at: Timestamp::from_millis(9_000),
+        },
+    ];
+    let generated = generate_recording(
+        &objectives,
+        &logs,
+        &GenerationPolicy::for_classifier("ios-iphone"),
+    )
+    .unwrap_or_else(|e| panic!("generate: {e}"));
+    let yaml = generated
+        .trail
+        .to_yaml_string()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!yaml.contains(CANARY));
+    assert!(
+        yaml.contains("country: US"),
+        "a short value stays literal:\n{yaml}"
+    );
+    let report: Vec<String> = generated
+        .substitutions
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(
+        "generated_recording",
+        format!("{yaml}\n# substitutions\n{}", report.join("\n"))
+    );
+
+    // A second session loads another account; the same recording signs in with it.
+    let mut memory = Memory::new();
+    load_account(&mut memory, &SECOND, Timestamp::from_millis(50_000));
+    let plan =
+        plan_replay(&generated.trail, "ios-iphone", &memory).unwrap_or_else(|e| panic!("{e}"));
+    let calls: Vec<_> = plan
+        .iter()
+        .flat_map(|step| match &step.action {
+            StepAction::Replay(calls) => calls.clone(),
+            StepAction::Agent => Vec::new(),
+        })
+        .collect();
+    let sign_ins: Vec<&Value> = calls
+        .iter()
+        .filter(|c| c.tool == "myapp_ios_launchAppSignedIn")
+        .map(|c| &c.parameters)
+        .collect();
+    assert_eq!(
+        sign_ins.len(),
+        2,
+        "the failed call and its retry are kept, the duplicate is not"
+    );
+    for params in sign_ins {
+        assert_eq!(
+            *params,
+            json!({"email": SECOND.email, "password": SECOND.password, "token": SECOND.token, "country": "US", "retries": 3})
+        );
+    }
+    assert!(
+        matches!(plan[3].action, StepAction::Agent),
+        "a step without logs has no recording"
+    );
+
+    // Without the account loaded, replay names every missing key before running anything.
+    let empty = Memory::new();
+    let err = plan_replay(&generated.trail, "ios-iphone", &empty).expect_err("nothing loaded");
+    insta::assert_snapshot!("unresolved_on_empty_memory", err.to_string());
+}
+
+#[test]
+fn logs_without_a_snapshot_still_produce_recordings() {
+    let log = memory_core::testkit::tool_log::sample_log("old", "tapOn", 10);
+    let objectives = [Objective {
+        kind: StepKind::Step,
+        text: "tap".to_owned(),
+        started_at: Timestamp::from_millis(100),
+    }];
+    // The log predates the only objective: an orphan, attached to the last step.
+    let generated = generate_recording(
+        &objectives,
+        &[log],
+        &GenerationPolicy::for_classifier("android"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let yaml = generated
+        .trail
+        .to_yaml_string()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        yaml,
+        "trail:\n- step: tap\n  recording:\n    android:\n    - tapOn:\n        at: 10\n"
+    );
+    assert!(generated.substitutions.is_empty());
+}
+
+#[test]
+fn lint_finds_literals_that_will_go_stale() {
+    let trail = recording::Trail::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/trailblaze-examples/unified-text-input.trail.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut memory = Memory::new();
+    let at = Timestamp::from_millis(0);
+    memory.remember(
+        "user_name",
+        "Jane Doe",
+        Provenance::tool("testUser_create", at),
+    );
+    memory.remember(
+        "user_email",
+        "jane@example.com",
+        Provenance::tool("testUser_create", at),
+    );
+    let findings = recording::lint_trail(
+        &trail,
+        &memory.snapshot(),
+        &[],
+        &recording::TemplatePolicy::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<String> = findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} -> ${{{}}} ({}, {:?})",
+                f.location, f.key, f.reason, f.origin
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("lint_unified_text_input", lines.join("\n"));
+}

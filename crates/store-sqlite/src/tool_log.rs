@@ -1,0 +1,160 @@
+//! [`ToolLogStore`] on the `tool_logs` and `tool_log_memory` tables.
+
+use std::collections::HashMap;
+
+use memory_core::store::tool_log::{
+    MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore,
+};
+use memory_core::{Error, Result, SessionId, Timestamp};
+use rusqlite::{Connection, params};
+
+use crate::{SqliteStore, to_core};
+
+impl ToolLogStore for SqliteStore {
+    fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
+        log.validate()?;
+        let op = "append tool log";
+        self.write(op, |tx| insert(tx, log).map_err(|e| to_core(op, e)))
+    }
+
+    fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>> {
+        let (rows, entries) = self.read("list tool logs", |conn| select(conn, session))?;
+        let mut snapshots: HashMap<i64, Vec<SnapshotEntry>> = HashMap::new();
+        for (seq, entry) in entries {
+            snapshots.entry(seq).or_default().push(entry?);
+        }
+        rows.into_iter()
+            .map(|row| {
+                let duration_ms = u64::try_from(row.duration_ms).map_err(|_| {
+                    Error::corrupt("tool_logs", format!("negative duration in log {}", row.seq))
+                })?;
+                let memory_snapshot = row.has_snapshot.then(|| MemorySnapshot {
+                    entries: snapshots.remove(&row.seq).unwrap_or_default(),
+                });
+                Ok(ToolLog {
+                    session: session.clone(),
+                    tool_name: row.tool_name,
+                    parameters: row.parameters,
+                    success: row.success,
+                    error: row.error,
+                    duration_ms,
+                    timestamp: Timestamp::from_millis(row.timestamp),
+                    trace_id: row.trace_id,
+                    memory_snapshot,
+                })
+            })
+            .collect()
+    }
+}
+
+fn insert(tx: &Connection, log: &ToolLog) -> rusqlite::Result<()> {
+    // `validate` checked that the duration fits; saturate rather than panic regardless.
+    let duration = i64::try_from(log.duration_ms).unwrap_or(i64::MAX);
+    tx.prepare_cached(
+        "INSERT INTO tool_logs (session, tool_name, parameters, success, error, duration_ms, \
+         timestamp, trace_id, has_snapshot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        log.session.as_str(),
+        log.tool_name,
+        log.parameters,
+        log.success,
+        log.error,
+        duration,
+        log.timestamp.as_millis(),
+        log.trace_id,
+        log.memory_snapshot.is_some(),
+    ])?;
+    let seq = tx.last_insert_rowid();
+    let Some(snapshot) = &log.memory_snapshot else {
+        return Ok(());
+    };
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO tool_log_memory (log_seq, key, value, sensitive, written_by, written_at, \
+         existed_before) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for entry in &snapshot.entries {
+        stmt.execute(params![
+            seq,
+            entry.key,
+            entry.value.plain(),
+            matches!(entry.value, SnapshotValue::Sensitive),
+            entry.written_by,
+            entry.written_at.map(Timestamp::as_millis),
+            entry.existed_before,
+        ])?;
+    }
+    Ok(())
+}
+
+struct LogRow {
+    seq: i64,
+    tool_name: String,
+    parameters: String,
+    success: bool,
+    error: Option<String>,
+    duration_ms: i64,
+    timestamp: i64,
+    trace_id: Option<String>,
+    has_snapshot: bool,
+}
+
+type EntryRow = (i64, Result<SnapshotEntry>);
+
+fn select(
+    conn: &Connection,
+    session: &SessionId,
+) -> rusqlite::Result<(Vec<LogRow>, Vec<EntryRow>)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, tool_name, parameters, success, error, duration_ms, timestamp, trace_id, \
+         has_snapshot FROM tool_logs WHERE session = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt
+        .query_map([session.as_str()], |row| {
+            Ok(LogRow {
+                seq: row.get(0)?,
+                tool_name: row.get(1)?,
+                parameters: row.get(2)?,
+                success: row.get(3)?,
+                error: row.get(4)?,
+                duration_ms: row.get(5)?,
+                timestamp: row.get(6)?,
+                trace_id: row.get(7)?,
+                has_snapshot: row.get(8)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT m.log_seq, m.key, m.value, m.sensitive, m.written_by, m.written_at, \
+         m.existed_before FROM tool_log_memory m JOIN tool_logs l ON l.seq = m.log_seq \
+         WHERE l.session = ?1 ORDER BY m.log_seq, m.key",
+    )?;
+    let entries = stmt
+        .query_map([session.as_str()], |row| {
+            let seq: i64 = row.get(0)?;
+            let key: String = row.get(1)?;
+            let value: Option<String> = row.get(2)?;
+            let sensitive: bool = row.get(3)?;
+            let value = match (sensitive, value) {
+                (true, None) => Ok(SnapshotValue::Sensitive),
+                (false, Some(value)) => Ok(SnapshotValue::Plain(value)),
+                _ => Err(Error::corrupt(
+                    "tool_log_memory",
+                    format!("key {key:?} of log {seq} has an inconsistent sensitive flag"),
+                )),
+            };
+            let written_at: Option<i64> = row.get(5)?;
+            Ok((
+                seq,
+                value.map(|value| SnapshotEntry {
+                    key,
+                    value,
+                    written_by: row.get(4).ok().flatten(),
+                    written_at: written_at.map(Timestamp::from_millis),
+                    existed_before: row.get(6).unwrap_or(false),
+                }),
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rows, entries))
+}
