@@ -32,4 +32,5 @@ pub use ids::{IdSource, RandomIds, SeededIds, SplitMix64};
 pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
 pub use store::MetaStore;
+pub use store::{EpisodeStore, PatternStore};
 pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SystemClock, Timestamp};

@@ -1,6 +1,8 @@
 //! [`InMemoryStore`]: every store trait, held in process memory. For tests, for short-lived
 //! agents, and as the reference the contract suites compare backends against.
 
+mod trajectory;
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -23,6 +25,7 @@ use crate::store::meta::compare_and_set_conflict;
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     meta: Mutex<BTreeMap<MetaKey, String>>,
+    trajectory: Mutex<trajectory::TrajectoryState>,
 }
 
 impl InMemoryStore {

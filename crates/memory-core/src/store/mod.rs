@@ -12,5 +12,7 @@
 //!   once and run against every implementation.
 
 pub mod meta;
+pub mod trajectory;
 
 pub use meta::MetaStore;
+pub use trajectory::{EpisodeStore, PatternStore};

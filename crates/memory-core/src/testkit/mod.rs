@@ -13,6 +13,7 @@
 //! ```
 
 pub mod meta;
+pub mod trajectory;
 
 use std::fmt;
 

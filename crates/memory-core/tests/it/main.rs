@@ -2,3 +2,4 @@
 //! the suites themselves against deliberately broken stores.
 
 mod meta;
+mod trajectory;
