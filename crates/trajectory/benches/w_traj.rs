@@ -1,0 +1,2 @@
+//! W-traj benchmarks (filled in below).
+fn main() {}
