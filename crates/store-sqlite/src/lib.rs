@@ -24,6 +24,7 @@
 mod error;
 mod meta;
 mod schema;
+mod trajectory;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};

@@ -1,6 +1,6 @@
 //! Every contract suite of `memory-core`, run against SQLite (in memory and on a file).
 
-use memory_core::testkit::{meta, run};
+use memory_core::testkit::{meta, run, trajectory};
 use store_sqlite::SqliteStore;
 
 fn in_memory() -> SqliteStore {
@@ -20,6 +20,15 @@ fn on_file() -> SqliteStore {
 fn meta_store_contract() {
     for make in [in_memory as fn() -> SqliteStore, on_file] {
         if let Err(report) = run(meta::SUITE, &meta::cases(), make) {
+            panic!("{report}");
+        }
+    }
+}
+
+#[test]
+fn trajectory_store_contract() {
+    for make in [in_memory as fn() -> SqliteStore, on_file] {
+        if let Err(report) = run(trajectory::SUITE, &trajectory::cases(), make) {
             panic!("{report}");
         }
     }
