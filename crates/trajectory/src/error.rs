@@ -8,11 +8,13 @@ pub enum Error {
     #[error("invalid trajectory configuration:\n  - {}", .0.join("\n  - "))]
     InvalidConfig(Vec<String>),
     /// `record_episode` was given a fingerprint without some configured fields.
-    #[error("record_episode fingerprint is missing required field(s): {0:?}")]
+    #[error("record_episode fingerprint is missing required field(s): {}", py_list(.0))]
     MissingFields(Vec<String>),
     /// `recall` was given fields that are not fingerprint fields.
     #[error(
-        "recall fingerprint has unknown field(s): {unknown:?}; expected subset of {expected:?}"
+        "recall fingerprint has unknown field(s): {}; expected subset of {}",
+        py_list(unknown),
+        py_list(expected)
     )]
     UnknownFields {
         /// The fields that are not configured.
@@ -38,3 +40,12 @@ pub enum Error {
 
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A list of names as Python prints one (`['a', 'b']`), so messages read as popoto's do.
+fn py_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names
+        .iter()
+        .map(|n| format!("'{}'", n.replace('\\', "\\\\").replace('\'', "\\'")))
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
