@@ -86,6 +86,11 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         &self.store
     }
 
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
