@@ -126,3 +126,60 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(config: &Config) -> Vec<String> {
+        match config.validate() {
+            Ok(()) => Vec::new(),
+            Err(Error::InvalidConfig(problems)) => problems,
+            Err(other) => panic!("unexpected error {other}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_popotos_and_valid() {
+        let config = Config::new(["a", "b"]);
+        assert_eq!(problems(&config), Vec::<String>::new());
+        assert_eq!(config.cluster_threshold, 3);
+        assert_eq!(config.evidence_cap, 20);
+        assert_eq!(config.initial_confidence, 0.5);
+        assert_eq!(config.weights, Weights { confidence: 0.6, recency: 0.4 });
+        assert_eq!(config.recall_limit, 5);
+    }
+
+    #[test]
+    fn every_problem_is_reported_together() {
+        let mut config = Config::new(["a", "", "a"]);
+        config.cluster_threshold = 0;
+        config.evidence_cap = 0;
+        config.initial_confidence = 1.5;
+        config.weights = Weights { confidence: f64::NAN, recency: -1.0 };
+        config.retention_millis = Some(-1);
+        let found = problems(&config);
+        let expected = [
+            "fingerprint_fields[1] is empty",
+            "fingerprint field \"a\" is listed twice",
+            "cluster_threshold must be at least 1, got 0",
+            "evidence_cap must be at least 1, got 0",
+            "initial_confidence must be in [0, 1], got 1.5",
+            "weights.confidence must be a finite number >= 0, got NaN",
+            "weights.recency must be a finite number >= 0, got -1",
+            "retention_millis must not be negative, got Some(-1)",
+        ];
+        assert_eq!(found, expected);
+        let message = config.validate().expect_err("invalid").to_string();
+        assert!(message.starts_with("invalid trajectory configuration:\n  - fingerprint_fields[1]"), "{message}");
+    }
+
+    #[test]
+    fn empty_fields_are_named() {
+        let check = |fields: Vec<&str>, expected: &[&str]| {
+            assert_eq!(problems(&Config::new(fields)), expected);
+        };
+        check(vec![], &["fingerprint_fields must be a non-empty list of field names"]);
+        check(vec!["x"], &[]);
+    }
+}
