@@ -5,7 +5,7 @@
 //! transaction: concurrent crystallizers, in threads or processes, queue for the write lock
 //! and each finds the watermark its predecessor left, so every episode is observed once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
@@ -369,8 +369,8 @@ impl PatternStore for SqliteStore {
             };
             let mut fp_ids: HashMap<String, i64> = HashMap::new();
             let mut input = CrystallizeInput::default();
-            let mut seen_tallies: std::collections::HashSet<(i64, &[String])> =
-                std::collections::HashSet::new();
+            let mut seen_tallies: HashSet<(i64, &[String])> = HashSet::new();
+            let mut stored_groups: HashSet<i64> = HashSet::new();
             {
                 let mut group_stmt = tx
                     .prepare_cached(&format!(
@@ -393,10 +393,14 @@ impl PatternStore for SqliteStore {
                             .map_err(sql)?;
                         if let Some(row) = row {
                             input.groups.push(row.decode()?);
+                            stored_groups.insert(*fp_id);
                         }
                         fp_ids.insert(key.clone(), *fp_id);
                     }
-                    if seen_tallies.insert((*fp_id, e.episode.trajectory.as_slice())) {
+                    // Tallies are written with their group, so a new group has none to read.
+                    if stored_groups.contains(fp_id)
+                        && seen_tallies.insert((*fp_id, e.episode.trajectory.as_slice()))
+                    {
                         let found: Option<(i64, i64, i64)> = tally_stmt
                             .query_row(
                                 params![fp_id, encode_trajectory(&e.episode.trajectory)],

@@ -53,7 +53,12 @@ fn prepare(w: &Workload) -> Prepared {
         fps: w
             .episodes
             .iter()
-            .map(|e| [(FIELDS[0], e.topology.clone()), (FIELDS[1], e.layer.clone())])
+            .map(|e| {
+                [
+                    (FIELDS[0], e.topology.clone()),
+                    (FIELDS[1], e.layer.clone()),
+                ]
+            })
             .collect(),
         trajs: w.episodes.iter().map(|e| e.trajectory.clone()).collect(),
         outcomes: [json!({"success": false}), json!({"success": true})],
@@ -68,7 +73,12 @@ fn record(m: &Memory, w: &Workload, p: &Prepared, range: std::ops::Range<usize>,
     for chunk in indices.chunks(batch) {
         let fps: Vec<[(&str, &str); 2]> = chunk
             .iter()
-            .map(|&i| [(p.fps[i][0].0, p.fps[i][0].1.as_str()), (p.fps[i][1].0, p.fps[i][1].1.as_str())])
+            .map(|&i| {
+                [
+                    (p.fps[i][0].0, p.fps[i][0].1.as_str()),
+                    (p.fps[i][1].0, p.fps[i][1].1.as_str()),
+                ]
+            })
             .collect();
         let trajs: Vec<Vec<&str>> = chunk
             .iter()
@@ -92,7 +102,8 @@ fn crystallized(dir: &Path, w: &Workload, p: &Prepared) -> (PathBuf, Memory) {
     let path = dir.join(format!("crystallized-{}.db", w.episodes.len()));
     let m = open(&path);
     record(&m, w, p, 0..w.episodes.len(), CHUNK);
-    m.crystallize(&Partition::new(PARTITION).expect("partition")).expect("crystallize");
+    m.crystallize(&Partition::new(PARTITION).expect("partition"))
+        .expect("crystallize");
     (path, m)
 }
 
@@ -133,21 +144,51 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
     let m = open(&path);
     let start = Instant::now();
     record(&m, w, p, 0..n, CHUNK);
-    figure("record, batched", n, n as f64 / start.elapsed().as_secs_f64(), "episodes/s", false);
+    figure(
+        "record, batched",
+        n,
+        n as f64 / start.elapsed().as_secs_f64(),
+        "episodes/s",
+        false,
+    );
     let start = Instant::now();
     m.crystallize(&part).expect("crystallize");
-    figure("first crystallize", n, start.elapsed().as_secs_f64() * 1e3, "ms", true);
+    figure(
+        "first crystallize",
+        n,
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+        true,
+    );
     let start = Instant::now();
     m.crystallize(&part).expect("crystallize");
-    figure("second crystallize", n, start.elapsed().as_secs_f64() * 1e3, "ms", true);
+    figure(
+        "second crystallize",
+        n,
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+        true,
+    );
     let singles = CHUNK.min(n);
     let start = Instant::now();
     record(&m, w, p, 0..singles, 1);
-    figure("record, single", n, singles as f64 / start.elapsed().as_secs_f64(), "episodes/s", false);
+    figure(
+        "record, single",
+        n,
+        singles as f64 / start.elapsed().as_secs_f64(),
+        "episodes/s",
+        false,
+    );
     record(&m, w, p, singles..(n / 100).max(singles), CHUNK);
     let start = Instant::now();
     m.crystallize(&part).expect("crystallize");
-    figure("crystallize after 1% new", n, start.elapsed().as_secs_f64() * 1e3, "ms", true);
+    figure(
+        "crystallize after 1% new",
+        n,
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+        true,
+    );
     for (kind, queries) in [
         (
             "exact",
@@ -158,7 +199,10 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
         ),
         (
             "partial",
-            w.partial.iter().map(|l| vec![(FIELDS[1], l.as_str())]).collect(),
+            w.partial
+                .iter()
+                .map(|l| vec![(FIELDS[1], l.as_str())])
+                .collect(),
         ),
     ] {
         let mut micros: Vec<f64> = queries
@@ -171,8 +215,20 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
             })
             .collect();
         micros.sort_by(f64::total_cmp);
-        figure(&format!("recall p50, {kind}"), n, percentile(&micros, 0.5), "us", true);
-        figure(&format!("recall p99, {kind}"), n, percentile(&micros, 0.99), "us", true);
+        figure(
+            &format!("recall p50, {kind}"),
+            n,
+            percentile(&micros, 0.5),
+            "us",
+            true,
+        );
+        figure(
+            &format!("recall p99, {kind}"),
+            n,
+            percentile(&micros, 0.99),
+            "us",
+            true,
+        );
     }
     let episodes = n + (n / 100).max(singles);
     drop(m); // the last connection checkpoints the WAL into the file
@@ -181,7 +237,13 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
         .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", path.display())).ok())
         .map(|meta| meta.len())
         .sum();
-    figure("database bytes per episode", n, bytes as f64 / episodes as f64, "bytes", true);
+    figure(
+        "database bytes per episode",
+        n,
+        bytes as f64 / episodes as f64,
+        "bytes",
+        true,
+    );
 }
 
 fn main() {
@@ -256,7 +318,8 @@ fn main() {
             b.iter(|| {
                 q = (q + 1) % w.exact.len();
                 let (t, l) = &w.exact[q];
-                m.recall(&[(FIELDS[0], t), (FIELDS[1], l)], &part).expect("recall")
+                m.recall(&[(FIELDS[0], t), (FIELDS[1], l)], &part)
+                    .expect("recall")
             });
         });
         group.finish();

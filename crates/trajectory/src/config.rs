@@ -146,7 +146,13 @@ mod tests {
         assert_eq!(config.cluster_threshold, 3);
         assert_eq!(config.evidence_cap, 20);
         assert_eq!(config.initial_confidence, 0.5);
-        assert_eq!(config.weights, Weights { confidence: 0.6, recency: 0.4 });
+        assert_eq!(
+            config.weights,
+            Weights {
+                confidence: 0.6,
+                recency: 0.4
+            }
+        );
         assert_eq!(config.recall_limit, 5);
     }
 
@@ -156,7 +162,10 @@ mod tests {
         config.cluster_threshold = 0;
         config.evidence_cap = 0;
         config.initial_confidence = 1.5;
-        config.weights = Weights { confidence: f64::NAN, recency: -1.0 };
+        config.weights = Weights {
+            confidence: f64::NAN,
+            recency: -1.0,
+        };
         config.retention_millis = Some(-1);
         let found = problems(&config);
         let expected = [
@@ -171,7 +180,10 @@ mod tests {
         ];
         assert_eq!(found, expected);
         let message = config.validate().expect_err("invalid").to_string();
-        assert!(message.starts_with("invalid trajectory configuration:\n  - fingerprint_fields[1]"), "{message}");
+        assert!(
+            message.starts_with("invalid trajectory configuration:\n  - fingerprint_fields[1]"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -179,7 +191,10 @@ mod tests {
         let check = |fields: Vec<&str>, expected: &[&str]| {
             assert_eq!(problems(&Config::new(fields)), expected);
         };
-        check(vec![], &["fingerprint_fields must be a non-empty list of field names"]);
+        check(
+            vec![],
+            &["fingerprint_fields must be a non-empty list of field names"],
+        );
         check(vec!["x"], &[]);
     }
 }
