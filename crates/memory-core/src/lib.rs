@@ -33,5 +33,6 @@ pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
 pub use store::MetaStore;
 pub use store::ToolLogStore;
+pub use store::{EpisodeStore, PatternStore};
 pub use store::{SessionEvent, SessionStore, SessionSummary};
 pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SystemClock, Timestamp};

@@ -2,6 +2,7 @@
 //! agents, and as the reference the contract suites compare backends against.
 
 mod session;
+mod trajectory;
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -30,6 +31,7 @@ pub struct InMemoryStore {
     meta: Mutex<BTreeMap<MetaKey, String>>,
     sessions: Mutex<BTreeMap<SessionId, Vec<SessionEvent>>>,
     tool_logs: Mutex<Vec<crate::store::tool_log::ToolLog>>,
+    trajectory: Mutex<trajectory::TrajectoryState>,
 }
 
 impl InMemoryStore {

@@ -27,6 +27,7 @@ mod schema;
 mod session;
 mod stats;
 mod tool_log;
+mod trajectory;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};

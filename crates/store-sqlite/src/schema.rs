@@ -26,6 +26,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("sql/0002_tool_logs.sql"),
     },
     Migration {
+        version: 3,
+        name: "trajectory",
+        sql: include_str!("sql/0003_trajectory.sql"),
+    },
+    Migration {
         version: 4,
         name: "sessions",
         sql: include_str!("sql/0004_sessions.sql"),

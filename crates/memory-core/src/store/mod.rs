@@ -14,7 +14,9 @@
 pub mod meta;
 pub mod session;
 pub mod tool_log;
+pub mod trajectory;
 
 pub use meta::MetaStore;
 pub use session::{SessionEvent, SessionStore, SessionSummary};
 pub use tool_log::ToolLogStore;
+pub use trajectory::{EpisodeStore, PatternStore};

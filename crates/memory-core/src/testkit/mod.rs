@@ -15,6 +15,7 @@
 pub mod meta;
 pub mod session;
 pub mod tool_log;
+pub mod trajectory;
 
 use std::fmt;
 

@@ -4,3 +4,4 @@
 mod meta;
 mod session;
 mod tool_log;
+mod trajectory;

@@ -1,6 +1,6 @@
 //! Every contract suite of `memory-core`, run against SQLite (in memory and on a file).
 
-use memory_core::testkit::{meta, run, session};
+use memory_core::testkit::{meta, run, session, trajectory};
 use store_sqlite::SqliteStore;
 
 fn in_memory() -> SqliteStore {
@@ -29,6 +29,15 @@ fn meta_store_contract() {
 fn session_store_contract() {
     for make in [in_memory as fn() -> SqliteStore, on_file] {
         if let Err(report) = run(session::SUITE, &session::cases(), make) {
+            panic!("{report}");
+        }
+    }
+}
+
+#[test]
+fn trajectory_store_contract() {
+    for make in [in_memory as fn() -> SqliteStore, on_file] {
+        if let Err(report) = run(trajectory::SUITE, &trajectory::cases(), make) {
             panic!("{report}");
         }
     }

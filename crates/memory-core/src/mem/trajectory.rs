@@ -1,0 +1,168 @@
+//! [`EpisodeStore`] and [`PatternStore`] of [`InMemoryStore`]: one mutex over every
+//! partition, so crystallize is atomic by holding it for the whole step.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::error::Result;
+use crate::mem::{InMemoryStore, lock};
+use crate::names::Partition;
+use crate::store::trajectory::{
+    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
+    Pattern, PatternStore, Seq, TrajectoryTally,
+};
+use crate::time::Timestamp;
+
+/// Episodes, groups, tallies and watermarks of every partition.
+#[derive(Debug, Default)]
+pub(crate) struct TrajectoryState {
+    last_seq: Seq,
+    partitions: HashMap<Partition, PartitionState>,
+}
+
+#[derive(Debug, Default)]
+struct PartitionState {
+    episodes: BTreeMap<Seq, NewEpisode>,
+    watermark: Seq,
+    /// Groups by fingerprint key.
+    groups: BTreeMap<String, Group>,
+    /// Tallies by (group key, trajectory).
+    tallies: HashMap<(String, Vec<String>), TrajectoryTally>,
+}
+
+impl EpisodeStore for InMemoryStore {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+        let mut state = lock(&self.trajectory);
+        let mut stored = Vec::with_capacity(episodes.len());
+        for episode in episodes {
+            state.last_seq += 1;
+            let seq = state.last_seq;
+            state
+                .partitions
+                .entry(episode.partition.clone())
+                .or_default()
+                .episodes
+                .insert(seq, episode.clone());
+            stored.push(Episode {
+                seq,
+                episode: episode.clone(),
+            });
+        }
+        Ok(stored)
+    }
+
+    fn episodes_after(
+        &self,
+        partition: &Partition,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        let state = lock(&self.trajectory);
+        let Some(p) = state.partitions.get(partition) else {
+            return Ok(Vec::new());
+        };
+        Ok(p.episodes
+            .range(after.saturating_add(1)..)
+            .take(limit)
+            .map(|(&seq, e)| Episode {
+                seq,
+                episode: e.clone(),
+            })
+            .collect())
+    }
+
+    fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64> {
+        let mut state = lock(&self.trajectory);
+        let Some(p) = state.partitions.get_mut(partition) else {
+            return Ok(0);
+        };
+        let watermark = p.watermark;
+        let before_len = p.episodes.len();
+        p.episodes
+            .retain(|&seq, e| seq > watermark || e.recorded_at >= before);
+        Ok((before_len - p.episodes.len()) as u64)
+    }
+}
+
+impl PatternStore for InMemoryStore {
+    fn crystallize_with(
+        &self,
+        partition: &Partition,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>> {
+        let mut state = lock(&self.trajectory);
+        let Some(p) = state.partitions.get_mut(partition) else {
+            return Ok(Vec::new());
+        };
+        let episodes: Vec<Episode> = p
+            .episodes
+            .range(p.watermark.saturating_add(1)..)
+            .map(|(&seq, e)| Episode {
+                seq,
+                episode: e.clone(),
+            })
+            .collect();
+        let Some(last) = episodes.last().map(|e| e.seq) else {
+            return Ok(Vec::new());
+        };
+        let mut input = CrystallizeInput::default();
+        let mut seen_groups = std::collections::HashSet::new();
+        let mut seen_tallies = std::collections::HashSet::new();
+        for e in &episodes {
+            let key = e.episode.fingerprint.key();
+            if seen_groups.insert(key.clone()) {
+                if let Some(g) = p.groups.get(&key) {
+                    input.groups.push(g.clone());
+                }
+            }
+            let tally_key = (key, e.episode.trajectory.clone());
+            if !seen_tallies.contains(&tally_key) {
+                if let Some(t) = p.tallies.get(&tally_key) {
+                    input.tallies.push((tally_key.0.clone(), t.clone()));
+                }
+                seen_tallies.insert(tally_key);
+            }
+        }
+        input.episodes = episodes;
+        // Nothing is written until the step has succeeded: a failed step changes nothing.
+        let output = step(&input)?;
+        for (key, tally) in output.tallies {
+            p.tallies.insert((key, tally.trajectory.clone()), tally);
+        }
+        for group in output.groups {
+            p.groups.insert(group.fingerprint.key(), group);
+        }
+        p.watermark = last;
+        Ok(output
+            .reinforced
+            .iter()
+            .filter_map(|fp| p.groups.get(&fp.key()))
+            .filter_map(|g| Pattern::of_group(partition, g))
+            .collect())
+    }
+
+    fn watermark(&self, partition: &Partition) -> Result<Seq> {
+        let state = lock(&self.trajectory);
+        Ok(state.partitions.get(partition).map_or(0, |p| p.watermark))
+    }
+
+    fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
+        let state = lock(&self.trajectory);
+        let Some(p) = state.partitions.get(partition) else {
+            return Ok(Vec::new());
+        };
+        Ok(p.groups
+            .values()
+            .filter(|g| g.fingerprint.matches(filter))
+            .filter_map(|g| Pattern::of_group(partition, g))
+            .collect())
+    }
+
+    fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
+        let state = lock(&self.trajectory);
+        Ok(state
+            .partitions
+            .get(partition)
+            .and_then(|p| p.groups.get(&fingerprint.key()))
+            .cloned())
+    }
+}

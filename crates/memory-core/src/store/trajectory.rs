@@ -1,0 +1,293 @@
+//! [`EpisodeStore`] and [`PatternStore`]: procedural memory's episodes (what an agent did and
+//! how it went) and the patterns crystallized from them.
+//!
+//! Episodes are append-only; the store numbers them with a sequence number that only grows
+//! (per store, so per partition too). Crystallize reads a partition's episodes above the
+//! partition's **watermark** (the highest sequence number already crystallized), hands them
+//! with the state of the groups they touch to a pure function supplied by the caller, writes
+//! what the function returns and advances the watermark, all in one atomic step. Concurrent
+//! crystallizers therefore observe each episode exactly once, whatever the writers' clocks
+//! say, and a run costs in proportion to the new episodes, not to the history.
+//!
+//! Fingerprints, trajectories and group keys are plain text here; the `trajectory` crate owns
+//! the policy (signals, confidence, canonical choice) and the JSON outcome format.
+
+use crate::error::{Error, Result};
+use crate::names::Partition;
+use crate::time::Timestamp;
+
+/// A store-assigned sequence number: unique in the store, growing in recording order.
+pub type Seq = u64;
+
+/// The fingerprint of an episode or pattern: `(field, value)` pairs, sorted by field name,
+/// fields unique.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fingerprint(Vec<(String, String)>);
+
+impl Fingerprint {
+    /// A fingerprint from `(field, value)` pairs in any order; a field named twice is an error.
+    pub fn new<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self> {
+        let mut pairs: Vec<(String, String)> = pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        pairs.sort();
+        if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::invalid_input(
+                format!("fingerprint.{}", w[0].0),
+                "field given more than once",
+            ));
+        }
+        Ok(Fingerprint(pairs))
+    }
+
+    /// The `(field, value)` pairs, sorted by field.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+
+    /// The value of `field`, if present.
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(field))
+            .ok()
+            .map(|i| self.0[i].1.as_str())
+    }
+
+    /// Whether every pair of `filter` is in this fingerprint (an empty filter matches all).
+    pub fn matches(&self, filter: &Fingerprint) -> bool {
+        filter
+            .0
+            .iter()
+            .all(|(k, v)| self.get(k) == Some(v.as_str()))
+    }
+
+    /// Whether there are no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The canonical text key of the fingerprint: equal fingerprints, equal keys; backends
+    /// index it for exact recall.
+    pub fn key(&self) -> String {
+        encode_texts(self.0.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]))
+    }
+
+    /// The fingerprint back from [`Fingerprint::key`].
+    pub fn from_key(key: &str) -> Result<Self> {
+        let parts = decode_texts(key).ok_or_else(|| Error::corrupt("fingerprint key", key))?;
+        if parts.len() % 2 != 0 {
+            return Err(Error::corrupt("fingerprint key", key));
+        }
+        let mut it = parts.into_iter();
+        let mut pairs = Vec::new();
+        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            pairs.push((k, v));
+        }
+        Fingerprint::new(pairs)
+    }
+}
+
+/// Encodes a list of texts as one text: each item as `<byte length>:<item>`. Unambiguous for
+/// any content, cheap to decode, and it needs no JSON in `memory-core`.
+pub fn encode_texts<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&item.len().to_string());
+        out.push(':');
+        out.push_str(item);
+    }
+    out
+}
+
+/// Decodes [`encode_texts`]; `None` when the text is not such an encoding.
+pub fn decode_texts(mut text: &str) -> Option<Vec<String>> {
+    let mut items = Vec::new();
+    while !text.is_empty() {
+        let colon = text.find(':')?;
+        let len: usize = text[..colon].parse().ok()?;
+        let rest = &text[colon + 1..];
+        items.push(rest.get(..len)?.to_owned());
+        text = &rest[len..];
+    }
+    Some(items)
+}
+
+/// An episode to record: one completed trajectory and how it went.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewEpisode {
+    /// The tenant, agent or team the episode belongs to.
+    pub partition: Partition,
+    /// The values of the configured fingerprint fields.
+    pub fingerprint: Fingerprint,
+    /// The ordered actions taken.
+    pub trajectory: Vec<String>,
+    /// The outcome as JSON text (the feature crate owns the format).
+    pub outcome: String,
+    /// When the episode was recorded, by the writer's clock.
+    pub recorded_at: Timestamp,
+}
+
+/// A recorded episode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Episode {
+    /// The store-assigned sequence number (also the episode's id).
+    pub seq: Seq,
+    /// What was recorded.
+    pub episode: NewEpisode,
+}
+
+/// One distinct trajectory of a group and how often and how lately it was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrajectoryTally {
+    /// The actions.
+    pub trajectory: Vec<String>,
+    /// How many episodes of the group took it.
+    pub count: u64,
+    /// The newest `recorded_at` among them.
+    pub newest: Timestamp,
+    /// The sequence number of the first of them.
+    pub first_seq: Seq,
+}
+
+/// The capped-evidence statistics of a crystallized pattern.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PatternStats {
+    /// Confidence in `[0, 1]`.
+    pub confidence: f64,
+    /// Episodes observed.
+    pub evidence_count: u64,
+    /// Observed episodes whose signal was at least 0.5.
+    pub corroborations: u64,
+    /// Observed episodes whose signal was below 0.5.
+    pub contradictions: u64,
+    /// The newest `recorded_at` among the observed episodes.
+    pub last_reinforced: Timestamp,
+}
+
+/// An episode counted in a group that has not reached the clustering threshold yet: it will
+/// be observed, in order, when the group does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PendingObservation {
+    /// The episode's signal in `[0, 1]`.
+    pub signal: f64,
+    /// The episode's `recorded_at`.
+    pub recorded_at: Timestamp,
+}
+
+/// Everything a store keeps about one fingerprint group of a partition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// The group's fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Episodes of the group crystallized so far.
+    pub episode_count: u64,
+    /// The current canonical trajectory's tally (`None` before the first episode).
+    pub canonical: Option<TrajectoryTally>,
+    /// Signals of episodes not yet observed (the group is below the threshold).
+    pub pending: Vec<PendingObservation>,
+    /// The pattern's statistics, once the group reached the threshold.
+    pub pattern: Option<PatternStats>,
+}
+
+/// A crystallized pattern, as recall returns it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    /// The partition it belongs to.
+    pub partition: Partition,
+    /// Its fingerprint.
+    pub fingerprint: Fingerprint,
+    /// The canonical ("what worked") sequence.
+    pub canonical_sequence: Vec<String>,
+    /// Its statistics.
+    pub stats: PatternStats,
+}
+
+impl Pattern {
+    /// The pattern of `group` in `partition`, if the group has one.
+    pub fn of_group(partition: &Partition, group: &Group) -> Option<Pattern> {
+        Some(Pattern {
+            partition: partition.clone(),
+            fingerprint: group.fingerprint.clone(),
+            canonical_sequence: group
+                .canonical
+                .as_ref()
+                .map(|t| t.trajectory.clone())
+                .unwrap_or_default(),
+            stats: group.pattern?,
+        })
+    }
+}
+
+/// What crystallize hands the caller's step function.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CrystallizeInput {
+    /// The partition's episodes above its watermark, in sequence order.
+    pub episodes: Vec<Episode>,
+    /// The stored state of every group those episodes belong to (absent: a new group).
+    pub groups: Vec<Group>,
+    /// The stored tally of every `(group, trajectory)` pair among those episodes, keyed by the
+    /// group's [`Fingerprint::key`] (absent: a trajectory new to its group).
+    pub tallies: Vec<(String, TrajectoryTally)>,
+}
+
+/// What the step function returns for the store to write.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CrystallizeOutput {
+    /// The new state of every group that changed.
+    pub groups: Vec<Group>,
+    /// The new tally of every `(group key, trajectory)` that changed.
+    pub tallies: Vec<(String, TrajectoryTally)>,
+    /// The fingerprints of the patterns created or reinforced, for the caller's result.
+    pub reinforced: Vec<Fingerprint>,
+}
+
+/// The pure function a crystallize run applies: from the new episodes and the state they
+/// touch, the new state. It may be called more than once if the backend retries, so it must
+/// not have effects of its own.
+pub type CrystallizeStep<'a> = &'a dyn Fn(&CrystallizeInput) -> Result<CrystallizeOutput>;
+
+/// Append-only storage of episodes.
+pub trait EpisodeStore: Send + Sync {
+    /// Appends `episodes` in order, in one atomic write, and returns them with their
+    /// sequence numbers (ascending).
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
+
+    /// Up to `limit` episodes of `partition` with a sequence number above `after`, ascending.
+    fn episodes_after(
+        &self,
+        partition: &Partition,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<Episode>>;
+
+    /// Removes the episodes of `partition` recorded before `before` that crystallize has
+    /// already observed (at or below the watermark); returns how many. Patterns keep every
+    /// count, so nothing they say changes.
+    fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64>;
+}
+
+/// Crystallized state: groups, tallies and patterns, with the atomic crystallize step.
+pub trait PatternStore: EpisodeStore {
+    /// In one atomic step: reads the episodes of `partition` above its watermark and the
+    /// state of the groups they touch, applies `step`, writes its output and advances the
+    /// watermark to the last episode read. Returns the patterns `step` named as reinforced,
+    /// as written. With no new episodes, `step` is not called and nothing changes.
+    fn crystallize_with(
+        &self,
+        partition: &Partition,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>>;
+
+    /// The highest sequence number crystallized in `partition` (0 before the first run).
+    fn watermark(&self, partition: &Partition) -> Result<Seq>;
+
+    /// Every pattern of `partition` whose fingerprint matches `filter` (a subset of the
+    /// pairs; empty matches all), in no particular order.
+    fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>>;
+
+    /// The stored state of one group, patterns and pending groups alike.
+    fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
+}

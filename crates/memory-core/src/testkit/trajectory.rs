@@ -1,0 +1,409 @@
+//! The contract of [`EpisodeStore`] and [`PatternStore`].
+//!
+//! The cases drive crystallize with [`counting_step`], a step with no policy at all (every
+//! episode counts once into its group and tally), so what they check is the store's part:
+//! sequence numbers, watermarks, atomicity, exactly-once delivery and recall filtering.
+
+use std::collections::HashMap;
+
+use crate::error::Result;
+use crate::names::Partition;
+use crate::store::trajectory::{
+    CrystallizeInput, CrystallizeOutput, Fingerprint, Group, NewEpisode, PatternStats,
+    PatternStore, TrajectoryTally, decode_texts, encode_texts,
+};
+use crate::testkit::{Case, CaseResult};
+use crate::time::Timestamp;
+use crate::{Error, ensure, ensure_eq};
+
+/// The suite's name in reports.
+pub const SUITE: &str = "EpisodeStore + PatternStore";
+
+/// Every case of the trajectory store contract.
+pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
+    vec![
+        Case {
+            name: "append numbers episodes in order",
+            run: append_numbers_in_order,
+        },
+        Case {
+            name: "crystallize observes each episode once",
+            run: observes_each_episode_once,
+        },
+        Case {
+            name: "crystallize hands over touched state only",
+            run: hands_over_touched_state,
+        },
+        Case {
+            name: "failed step changes nothing",
+            run: failed_step_changes_nothing,
+        },
+        Case {
+            name: "recall filters exact and partial",
+            run: recall_filters,
+        },
+        Case {
+            name: "partitions are isolated",
+            run: partitions_are_isolated,
+        },
+        Case {
+            name: "prune removes only observed old episodes",
+            run: prune_only_observed,
+        },
+        Case {
+            name: "values keep any text",
+            run: values_keep_any_text,
+        },
+        Case {
+            name: "concurrent crystallizers observe each episode once",
+            run: concurrent_crystallizers,
+        },
+    ]
+}
+
+fn partition(name: &str) -> Partition {
+    Partition::new(name).unwrap_or_else(|e| panic!("test partition {name:?}: {e}"))
+}
+
+fn fingerprint(pairs: &[(&str, &str)]) -> Fingerprint {
+    Fingerprint::new(pairs.iter().copied()).unwrap_or_else(|e| panic!("test fingerprint: {e}"))
+}
+
+fn episode(p: &str, fp: &[(&str, &str)], trajectory: &[&str], at: i64) -> NewEpisode {
+    NewEpisode {
+        partition: partition(p),
+        fingerprint: fingerprint(fp),
+        trajectory: trajectory.iter().map(|s| (*s).to_owned()).collect(),
+        outcome: r#"{"success": true}"#.to_owned(),
+        recorded_at: Timestamp::from_millis(at),
+    }
+}
+
+/// A crystallize step with no policy: each new episode adds one to its group's count and to
+/// its trajectory's tally; the canonical tally is the most counted (first seen on ties);
+/// every group is a pattern whose evidence equals its episode count and whose confidence is
+/// 0.5. Contract suites and store tests use it to check the store's mechanics.
+pub fn counting_step(input: &CrystallizeInput) -> Result<CrystallizeOutput> {
+    let mut groups: HashMap<String, Group> = input
+        .groups
+        .iter()
+        .map(|g| (g.fingerprint.key(), g.clone()))
+        .collect();
+    let mut tallies: HashMap<(String, Vec<String>), TrajectoryTally> = input
+        .tallies
+        .iter()
+        .map(|(k, t)| ((k.clone(), t.trajectory.clone()), t.clone()))
+        .collect();
+    let mut order = Vec::new();
+    for e in &input.episodes {
+        let ep = &e.episode;
+        let key = ep.fingerprint.key();
+        let group = groups.entry(key.clone()).or_insert_with(|| {
+            order.push(key.clone());
+            Group {
+                fingerprint: ep.fingerprint.clone(),
+                episode_count: 0,
+                canonical: None,
+                pending: Vec::new(),
+                pattern: None,
+            }
+        });
+        let tally = tallies
+            .entry((key.clone(), ep.trajectory.clone()))
+            .or_insert_with(|| TrajectoryTally {
+                trajectory: ep.trajectory.clone(),
+                count: 0,
+                newest: ep.recorded_at,
+                first_seq: e.seq,
+            });
+        tally.count += 1;
+        tally.newest = tally.newest.max(ep.recorded_at);
+        group.episode_count += 1;
+        if group
+            .canonical
+            .as_ref()
+            .is_none_or(|c| c.trajectory == tally.trajectory || tally.count > c.count)
+        {
+            group.canonical = Some(tally.clone());
+        }
+        let stats = group.pattern.get_or_insert(PatternStats {
+            confidence: 0.5,
+            evidence_count: 0,
+            corroborations: 0,
+            contradictions: 0,
+            last_reinforced: ep.recorded_at,
+        });
+        stats.evidence_count += 1;
+        stats.corroborations += 1;
+        stats.last_reinforced = stats.last_reinforced.max(ep.recorded_at);
+    }
+    let touched: Vec<Fingerprint> = groups
+        .values()
+        .filter(|g| {
+            input
+                .episodes
+                .iter()
+                .any(|e| e.episode.fingerprint == g.fingerprint)
+        })
+        .map(|g| g.fingerprint.clone())
+        .collect();
+    Ok(CrystallizeOutput {
+        groups: groups
+            .into_values()
+            .filter(|g| touched.contains(&g.fingerprint))
+            .collect(),
+        tallies: tallies.into_iter().map(|((k, _), t)| (k, t)).collect(),
+        reinforced: touched,
+    })
+}
+
+fn evidence<S: PatternStore>(store: &S, p: &str, fp: &[(&str, &str)]) -> Result<u64> {
+    Ok(store
+        .group(&partition(p), &fingerprint(fp))?
+        .and_then(|g| g.pattern)
+        .map_or(0, |s| s.evidence_count))
+}
+
+fn append_numbers_in_order<S: PatternStore>(store: &S) -> CaseResult {
+    let a = store.append_episodes(&[
+        episode("p", &[("f", "1")], &["x"], 10),
+        episode("p", &[("f", "2")], &["y"], 5),
+    ])?;
+    let b = store.append_episodes(&[episode("p", &[("f", "1")], &["z"], 1)])?;
+    ensure_eq!(a.len(), 2);
+    ensure!(
+        a[0].seq < a[1].seq && a[1].seq < b[0].seq,
+        "sequence numbers must grow in recording order, whatever the clock: {:?}",
+        [a[0].seq, a[1].seq, b[0].seq]
+    );
+    let listed = store.episodes_after(&partition("p"), 0, 10)?;
+    ensure_eq!(listed.len(), 3);
+    ensure_eq!(listed[2], b[0], "episodes read back as written");
+    ensure_eq!(
+        store.episodes_after(&partition("p"), a[1].seq, 10)?.len(),
+        1,
+        "after a sequence number"
+    );
+    ensure_eq!(
+        store.episodes_after(&partition("p"), 0, 1)?.len(),
+        1,
+        "limit"
+    );
+    ensure_eq!(store.append_episodes(&[])?.len(), 0);
+    Ok(())
+}
+
+fn observes_each_episode_once<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    for t in 0..3 {
+        store.append_episodes(&[episode("p", &[("f", "1")], &["x"], 100 - t)])?;
+    }
+    let first = store.crystallize_with(&p, &counting_step)?;
+    ensure_eq!(first.len(), 1, "one pattern reinforced");
+    ensure_eq!(first[0].stats.evidence_count, 3);
+    let last_seq = store.episodes_after(&p, 0, 10)?.last().map_or(0, |e| e.seq);
+    ensure_eq!(
+        store.watermark(&p)?,
+        last_seq,
+        "watermark at the last episode"
+    );
+    let again = store.crystallize_with(&p, &|_| {
+        Err(Error::invalid_input(
+            "step",
+            "must not run without new episodes",
+        ))
+    })?;
+    ensure_eq!(again.len(), 0, "second run returns nothing");
+    // An episode whose clock lags every earlier one is still observed.
+    store.append_episodes(&[episode("p", &[("f", "1")], &["x"], 0)])?;
+    store.crystallize_with(&p, &counting_step)?;
+    ensure_eq!(
+        evidence(store, "p", &[("f", "1")])?,
+        4,
+        "lagging clock observed"
+    );
+    Ok(())
+}
+
+fn hands_over_touched_state<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    store.append_episodes(&[
+        episode("p", &[("f", "1")], &["x"], 1),
+        episode("p", &[("f", "2")], &["y"], 2),
+    ])?;
+    store.crystallize_with(&p, &counting_step)?;
+    store.append_episodes(&[episode("p", &[("f", "1")], &["x"], 3)])?;
+    let seen = std::sync::Mutex::new(None);
+    store.crystallize_with(&p, &|input| {
+        *seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(input.clone());
+        counting_step(input)
+    })?;
+    let input = seen
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .ok_or_else(|| "step was not called".to_owned())?;
+    ensure_eq!(input.episodes.len(), 1, "only the new episode");
+    ensure_eq!(input.groups.len(), 1, "only the touched group");
+    ensure_eq!(input.groups[0].fingerprint, fingerprint(&[("f", "1")]));
+    ensure_eq!(input.groups[0].episode_count, 1);
+    ensure_eq!(input.tallies.len(), 1, "only the touched tally");
+    ensure_eq!(input.tallies[0].1.count, 1);
+    ensure_eq!(input.tallies[0].0, fingerprint(&[("f", "1")]).key());
+    Ok(())
+}
+
+fn failed_step_changes_nothing<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    store.append_episodes(&[episode("p", &[("f", "1")], &["x"], 1)])?;
+    store.crystallize_with(&p, &counting_step)?;
+    let watermark = store.watermark(&p)?;
+    store.append_episodes(&[episode("p", &[("f", "1")], &["x"], 2)])?;
+    let failed = store.crystallize_with(&p, &|_| Err(Error::invalid_input("step", "refused")));
+    ensure!(failed.is_err(), "a failing step must fail the call");
+    ensure_eq!(store.watermark(&p)?, watermark, "watermark unchanged");
+    ensure_eq!(evidence(store, "p", &[("f", "1")])?, 1, "group unchanged");
+    store.crystallize_with(&p, &counting_step)?;
+    ensure_eq!(
+        evidence(store, "p", &[("f", "1")])?,
+        2,
+        "retried run observes it"
+    );
+    Ok(())
+}
+
+fn recall_filters<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    store.append_episodes(&[
+        episode("p", &[("t", "a"), ("l", "x")], &["1"], 1),
+        episode("p", &[("t", "a"), ("l", "y")], &["2"], 2),
+        episode("p", &[("t", "b"), ("l", "x")], &["3"], 3),
+    ])?;
+    store.crystallize_with(&p, &counting_step)?;
+    let names = |filter: &[(&str, &str)]| -> Result<Vec<Vec<String>>> {
+        let mut found: Vec<Vec<String>> = store
+            .patterns(&p, &fingerprint(filter))?
+            .into_iter()
+            .map(|pat| pat.canonical_sequence)
+            .collect();
+        found.sort();
+        Ok(found)
+    };
+    let seq =
+        |s: &[&str]| -> Vec<Vec<String>> { s.iter().map(|x| vec![(*x).to_owned()]).collect() };
+    ensure_eq!(names(&[("t", "a"), ("l", "x")])?, seq(&["1"]), "exact");
+    ensure_eq!(names(&[("l", "x")])?, seq(&["1", "3"]), "partial");
+    ensure_eq!(names(&[("t", "a")])?, seq(&["1", "2"]), "partial");
+    ensure_eq!(
+        names(&[])?,
+        seq(&["1", "2", "3"]),
+        "empty filter matches all"
+    );
+    ensure_eq!(names(&[("l", "z")])?, seq(&[]), "no match");
+    ensure_eq!(names(&[("other", "x")])?, seq(&[]), "unknown field");
+    Ok(())
+}
+
+fn partitions_are_isolated<S: PatternStore>(store: &S) -> CaseResult {
+    store.append_episodes(&[
+        episode("a", &[("f", "1")], &["x"], 1),
+        episode("b", &[("f", "1")], &["y"], 2),
+    ])?;
+    let a = store.crystallize_with(&partition("a"), &counting_step)?;
+    ensure_eq!(a.len(), 1);
+    ensure_eq!(
+        store
+            .patterns(&partition("b"), &Fingerprint::default())?
+            .len(),
+        0
+    );
+    ensure_eq!(store.watermark(&partition("b"))?, 0, "b not crystallized");
+    store.crystallize_with(&partition("b"), &counting_step)?;
+    let b = store.patterns(&partition("b"), &Fingerprint::default())?;
+    ensure_eq!(b.len(), 1);
+    ensure_eq!(b[0].canonical_sequence, vec!["y".to_owned()]);
+    ensure_eq!(b[0].stats.evidence_count, 1, "a's episode not counted in b");
+    ensure_eq!(store.episodes_after(&partition("c"), 0, 10)?.len(), 0);
+    Ok(())
+}
+
+fn prune_only_observed<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    store.append_episodes(&[
+        episode("p", &[("f", "1")], &["x"], 10),
+        episode("p", &[("f", "1")], &["x"], 20),
+    ])?;
+    store.crystallize_with(&p, &counting_step)?;
+    store.append_episodes(&[episode("p", &[("f", "1")], &["x"], 5)])?;
+    let pattern_before = store.patterns(&p, &Fingerprint::default())?;
+    ensure_eq!(store.prune_episodes(&p, Timestamp::from_millis(15))?, 1);
+    let left: Vec<i64> = store
+        .episodes_after(&p, 0, 10)?
+        .iter()
+        .map(|e| e.episode.recorded_at.as_millis())
+        .collect();
+    ensure_eq!(left, vec![20, 5], "the unobserved old episode stays");
+    ensure_eq!(
+        store.patterns(&p, &Fingerprint::default())?,
+        pattern_before,
+        "patterns unchanged"
+    );
+    store.crystallize_with(&p, &counting_step)?;
+    ensure_eq!(evidence(store, "p", &[("f", "1")])?, 3);
+    Ok(())
+}
+
+fn values_keep_any_text<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    let odd = "3:x ' \" ; DROP TABLE x; -- ünïcødé \u{1F600}\n";
+    let fp = [("field:1", odd), ("", "")];
+    let traj = [odd, "", "12:", "a"];
+    let written = store.append_episodes(&[episode("p", &fp, &traj, -5)])?;
+    let read = store.episodes_after(&p, 0, 1)?;
+    ensure_eq!(read, written);
+    store.crystallize_with(&p, &counting_step)?;
+    let found = store.patterns(&p, &fingerprint(&[("field:1", odd)]))?;
+    ensure_eq!(found.len(), 1);
+    ensure_eq!(found[0].fingerprint, fingerprint(&fp));
+    let expected: Vec<String> = traj.iter().map(|s| (*s).to_owned()).collect();
+    ensure_eq!(found[0].canonical_sequence, expected);
+    ensure_eq!(found[0].stats.last_reinforced, Timestamp::from_millis(-5));
+    let encoded = encode_texts(traj);
+    ensure_eq!(decode_texts(&encoded), Some(expected));
+    Ok(())
+}
+
+fn concurrent_crystallizers<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    let writers = 4;
+    let per_writer = 50;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                let p = &p;
+                scope.spawn(move || -> Result<()> {
+                    for i in 0..per_writer {
+                        let f = (i % 3).to_string();
+                        store.append_episodes(&[episode("p", &[("f", &f)], &["x"], w)])?;
+                        store.crystallize_with(p, &counting_step)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })?;
+    store.crystallize_with(&p, &counting_step)?;
+    let total: u64 = (0..3)
+        .map(|f| evidence(store, "p", &[("f", &f.to_string())]))
+        .sum::<Result<u64>>()?;
+    ensure_eq!(
+        total,
+        (writers * per_writer) as u64,
+        "evidence equals episodes"
+    );
+    Ok(())
+}

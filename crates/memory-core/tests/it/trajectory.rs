@@ -1,0 +1,140 @@
+//! The trajectory store contract, against the in-memory store and against broken stores
+//! that the suite must catch.
+
+use memory_core::store::trajectory::{
+    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
+    Seq,
+};
+use memory_core::testkit::{run, trajectory};
+use memory_core::{InMemoryStore, Partition, Result, Timestamp};
+
+#[test]
+fn in_memory_store_obeys_the_contract() {
+    if let Err(report) = run(trajectory::SUITE, &trajectory::cases(), InMemoryStore::new) {
+        panic!("{report}");
+    }
+}
+
+/// An in-memory store with one seeded defect.
+struct Broken {
+    defect: Defect,
+    inner: InMemoryStore,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Defect {
+    /// Crystallize forgets to advance the watermark, so episodes are observed again.
+    KeepsWatermark,
+    /// Recall ignores the partition.
+    LeaksPartitions,
+    /// Recall ignores all but the first pair of the filter.
+    PartialFilterOnly,
+}
+
+impl EpisodeStore for Broken {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+        self.inner.append_episodes(episodes)
+    }
+    fn episodes_after(
+        &self,
+        partition: &Partition,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        self.inner.episodes_after(partition, after, limit)
+    }
+    fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64> {
+        self.inner.prune_episodes(partition, before)
+    }
+}
+
+impl PatternStore for Broken {
+    fn crystallize_with(
+        &self,
+        partition: &Partition,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>> {
+        if self.defect != Defect::KeepsWatermark {
+            return self.inner.crystallize_with(partition, step);
+        }
+        // Replays every episode of the partition on each run, as a store without a
+        // watermark would.
+        let all = self.inner.episodes_after(partition, 0, usize::MAX)?;
+        let mut groups = Vec::new();
+        for e in &all {
+            if let Some(g) = self.inner.group(partition, &e.episode.fingerprint)? {
+                if !groups
+                    .iter()
+                    .any(|h: &Group| h.fingerprint == g.fingerprint)
+                {
+                    groups.push(g);
+                }
+            }
+        }
+        let input = memory_core::store::trajectory::CrystallizeInput {
+            episodes: all,
+            groups,
+            tallies: Vec::new(),
+        };
+        let output = step(&input)?;
+        // Write the replayed state through the inner store's own atomic step.
+        let written = output.groups.clone();
+        self.inner.crystallize_with(partition, &move |_| {
+            Ok(memory_core::store::trajectory::CrystallizeOutput {
+                groups: written.clone(),
+                tallies: Vec::new(),
+                reinforced: Vec::new(),
+            })
+        })?;
+        Ok(output
+            .groups
+            .iter()
+            .filter_map(|g| Pattern::of_group(partition, g))
+            .collect())
+    }
+    fn watermark(&self, partition: &Partition) -> Result<Seq> {
+        self.inner.watermark(partition)
+    }
+    fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
+        match self.defect {
+            Defect::LeaksPartitions => {
+                let mut all = Vec::new();
+                for name in ["a", "b", "p"] {
+                    all.extend(self.inner.patterns(&Partition::new(name)?, filter)?);
+                }
+                Ok(all)
+            }
+            Defect::PartialFilterOnly => {
+                let first = Fingerprint::new(filter.pairs().iter().take(1).cloned())?;
+                self.inner.patterns(partition, &first)
+            }
+            Defect::KeepsWatermark => self.inner.patterns(partition, filter),
+        }
+    }
+    fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
+        self.inner.group(partition, fingerprint)
+    }
+}
+
+#[test]
+fn the_suite_catches_broken_stores() {
+    let table = [
+        (
+            Defect::KeepsWatermark,
+            "crystallize observes each episode once",
+        ),
+        (Defect::LeaksPartitions, "partitions are isolated"),
+        (
+            Defect::PartialFilterOnly,
+            "recall filters exact and partial",
+        ),
+    ];
+    for (defect, case) in table {
+        let report = run(trajectory::SUITE, &trajectory::cases(), || Broken {
+            defect,
+            inner: InMemoryStore::new(),
+        })
+        .expect_err("a broken store must fail the contract");
+        assert!(report.failed(case), "{case} should fail:\n{report}");
+    }
+}

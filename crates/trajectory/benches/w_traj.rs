@@ -1,0 +1,328 @@
+//! W-traj on SQLite files: record (single and batched), first and second crystallize,
+//! crystallize after 1% new episodes, recall; plus the figures criterion cannot express
+//! (recall p50/p99, database bytes per episode) appended to `bench-figures/W-traj.jsonl`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
+use memory_core::{Partition, SystemClock};
+use serde_json::{Value, json};
+use store_sqlite::SqliteStore;
+use trajectory::workload::{self, FIELDS, PARTITION, Workload};
+use trajectory::{Config, EpisodeRecord, TrajectoryMemory};
+
+type Memory = TrajectoryMemory<SqliteStore, SystemClock>;
+
+const CHUNK: usize = 1_000;
+
+fn sizes() -> Vec<usize> {
+    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![1_000],
+    }
+}
+
+fn test_mode() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+fn open(path: &Path) -> Memory {
+    let mut config = Config::new(FIELDS);
+    config.cluster_threshold = 3;
+    TrajectoryMemory::new(
+        SqliteStore::open(path).expect("open bench database"),
+        SystemClock,
+        config,
+    )
+    .expect("config")
+}
+
+struct Prepared {
+    fps: Vec<[(&'static str, String); 2]>,
+    trajs: Vec<Vec<String>>,
+    outcomes: [Value; 2],
+}
+
+fn prepare(w: &Workload) -> Prepared {
+    Prepared {
+        fps: w
+            .episodes
+            .iter()
+            .map(|e| {
+                [
+                    (FIELDS[0], e.topology.clone()),
+                    (FIELDS[1], e.layer.clone()),
+                ]
+            })
+            .collect(),
+        trajs: w.episodes.iter().map(|e| e.trajectory.clone()).collect(),
+        outcomes: [json!({"success": false}), json!({"success": true})],
+    }
+}
+
+/// Records episodes `range` of the workload (cycling), in batches of `batch`.
+fn record(m: &Memory, w: &Workload, p: &Prepared, range: std::ops::Range<usize>, batch: usize) {
+    let part = Partition::new(PARTITION).expect("partition");
+    let n = w.episodes.len();
+    let indices: Vec<usize> = range.map(|i| i % n).collect();
+    for chunk in indices.chunks(batch) {
+        let fps: Vec<[(&str, &str); 2]> = chunk
+            .iter()
+            .map(|&i| {
+                [
+                    (p.fps[i][0].0, p.fps[i][0].1.as_str()),
+                    (p.fps[i][1].0, p.fps[i][1].1.as_str()),
+                ]
+            })
+            .collect();
+        let trajs: Vec<Vec<&str>> = chunk
+            .iter()
+            .map(|&i| p.trajs[i].iter().map(String::as_str).collect())
+            .collect();
+        let records: Vec<EpisodeRecord<'_>> = chunk
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| EpisodeRecord {
+                fingerprint: &fps[k],
+                trajectory: &trajs[k],
+                outcome: &p.outcomes[usize::from(w.episodes[i].success)],
+                partition: &part,
+            })
+            .collect();
+        m.record_episodes(&records).expect("record");
+    }
+}
+
+fn crystallized(dir: &Path, w: &Workload, p: &Prepared) -> (PathBuf, Memory) {
+    let path = dir.join(format!("crystallized-{}.db", w.episodes.len()));
+    let m = open(&path);
+    record(&m, w, p, 0..w.episodes.len(), CHUNK);
+    m.crystallize(&Partition::new(PARTITION).expect("partition"))
+        .expect("crystallize");
+    (path, m)
+}
+
+fn figures_file() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+        PathBuf::from,
+    );
+    let dir = target.join("bench-figures");
+    std::fs::create_dir_all(&dir).expect("figures dir");
+    dir.join("W-traj.jsonl")
+}
+
+fn figure(figure: &str, n: usize, value: f64, unit: &str, lower_is_better: bool) {
+    let line = json!({
+        "workload": "W-traj", "figure": figure, "n": n, "value": value, "unit": unit,
+        "baseline": null, "lower_is_better": lower_is_better,
+    });
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(figures_file())
+        .expect("figures file");
+    writeln!(file, "{line}").expect("write figure");
+    println!("W-traj {figure} n={n}: {value:.3} {unit}");
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted.get(i).copied().unwrap_or(f64::NAN)
+}
+
+/// The figures measured with `Instant`: record rates, crystallize times, recall p50/p99,
+/// bytes per episode.
+fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
+    let part = Partition::new(PARTITION).expect("partition");
+    let path = dir.join(format!("figures-{n}.db"));
+    let m = open(&path);
+    let start = Instant::now();
+    record(&m, w, p, 0..n, CHUNK);
+    figure(
+        "record, batched",
+        n,
+        n as f64 / start.elapsed().as_secs_f64(),
+        "episodes/s",
+        false,
+    );
+    let start = Instant::now();
+    m.crystallize(&part).expect("crystallize");
+    figure(
+        "first crystallize",
+        n,
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+        true,
+    );
+    let start = Instant::now();
+    m.crystallize(&part).expect("crystallize");
+    figure(
+        "second crystallize",
+        n,
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+        true,
+    );
+    let singles = CHUNK.min(n);
+    let start = Instant::now();
+    record(&m, w, p, 0..singles, 1);
+    figure(
+        "record, single",
+        n,
+        singles as f64 / start.elapsed().as_secs_f64(),
+        "episodes/s",
+        false,
+    );
+    record(&m, w, p, singles..(n / 100).max(singles), CHUNK);
+    let start = Instant::now();
+    m.crystallize(&part).expect("crystallize");
+    figure(
+        "crystallize after 1% new",
+        n,
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+        true,
+    );
+    for (kind, queries) in [
+        (
+            "exact",
+            w.exact
+                .iter()
+                .map(|(t, l)| vec![(FIELDS[0], t.as_str()), (FIELDS[1], l.as_str())])
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "partial",
+            w.partial
+                .iter()
+                .map(|l| vec![(FIELDS[1], l.as_str())])
+                .collect(),
+        ),
+    ] {
+        let mut micros: Vec<f64> = queries
+            .iter()
+            .map(|q| {
+                let start = Instant::now();
+                let found = m.recall(q, &part).expect("recall");
+                std::hint::black_box(found);
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        micros.sort_by(f64::total_cmp);
+        figure(
+            &format!("recall p50, {kind}"),
+            n,
+            percentile(&micros, 0.5),
+            "us",
+            true,
+        );
+        figure(
+            &format!("recall p99, {kind}"),
+            n,
+            percentile(&micros, 0.99),
+            "us",
+            true,
+        );
+    }
+    let episodes = n + (n / 100).max(singles);
+    drop(m); // the last connection checkpoints the WAL into the file
+    let bytes: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", path.display())).ok())
+        .map(|meta| meta.len())
+        .sum();
+    figure(
+        "database bytes per episode",
+        n,
+        bytes as f64 / episodes as f64,
+        "bytes",
+        true,
+    );
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500))
+        .configure_from_args();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let part = Partition::new(PARTITION).expect("partition");
+    for n in sizes() {
+        let w = workload::generate(n);
+        let p = prepare(&w);
+        if !test_mode() {
+            custom_figures(dir.path(), n, &w, &p);
+        }
+        let (_, m) = crystallized(dir.path(), &w, &p);
+
+        let mut group = c.benchmark_group("W-traj/record-batched");
+        group.throughput(Throughput::Elements(CHUNK as u64));
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter(|| record(&m, &w, &p, 0..CHUNK, CHUNK));
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("W-traj/record-single");
+        group.throughput(Throughput::Elements(100));
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter(|| record(&m, &w, &p, 0..100, 1));
+        });
+        group.finish();
+        m.crystallize(&part).expect("crystallize");
+
+        let mut group = c.benchmark_group("W-traj/crystallize-first");
+        group.throughput(Throughput::Elements(n as u64));
+        let mut fresh = 0;
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter_batched(
+                || {
+                    fresh += 1;
+                    let fm = open(&dir.path().join(format!("first-{n}-{fresh}.db")));
+                    record(&fm, &w, &p, 0..n, CHUNK);
+                    fm
+                },
+                |fm| fm.crystallize(&part).expect("crystallize"),
+                BatchSize::PerIteration,
+            );
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("W-traj/crystallize-second");
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter(|| m.crystallize(&part).expect("crystallize"));
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("W-traj/crystallize-after-1pct");
+        let new = (n / 100).max(1);
+        group.throughput(Throughput::Elements(new as u64));
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter_batched(
+                || record(&m, &w, &p, 0..new, CHUNK),
+                |()| m.crystallize(&part).expect("crystallize"),
+                BatchSize::PerIteration,
+            );
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("W-traj/recall");
+        let mut q = 0;
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter(|| {
+                q = (q + 1) % w.exact.len();
+                let (t, l) = &w.exact[q];
+                m.recall(&[(FIELDS[0], t), (FIELDS[1], l)], &part)
+                    .expect("recall")
+            });
+        });
+        group.finish();
+    }
+    c.final_summary();
+}

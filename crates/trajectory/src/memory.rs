@@ -1,0 +1,409 @@
+//! [`TrajectoryMemory`]: record episodes, crystallize patterns, recall what worked.
+
+use std::collections::{HashMap, HashSet};
+
+use memory_core::store::trajectory::{
+    CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, Pattern,
+    PatternStats, PatternStore, PendingObservation, TrajectoryTally,
+};
+use memory_core::{Clock, Partition};
+use serde_json::Value;
+
+use crate::config::{Config, Weights};
+use crate::error::{Error, Result};
+use crate::policy::{
+    CanonicalAggregator, ModalTrajectory, SignalMapping, SuccessSignal, observe, recency,
+};
+
+/// One episode for [`TrajectoryMemory::record_episodes`].
+#[derive(Clone, Copy, Debug)]
+pub struct EpisodeRecord<'a> {
+    /// Values of the fingerprint fields (extra fields are ignored).
+    pub fingerprint: &'a [(&'a str, &'a str)],
+    /// The ordered actions taken.
+    pub trajectory: &'a [&'a str],
+    /// How it went, e.g. `{"success": true}`.
+    pub outcome: &'a Value,
+    /// The tenant, agent or team.
+    pub partition: &'a Partition,
+}
+
+/// Per-call recall settings; `RecallOptions::default()` uses the configuration's.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RecallOptions {
+    /// At most this many patterns (`None`: the configured limit).
+    pub limit: Option<usize>,
+    /// Ranking weights (`None`: the configured weights).
+    pub weights: Option<Weights>,
+}
+
+/// A recalled pattern and the composite score it was ranked by.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoredPattern {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// `w_confidence * confidence + w_recency * recency`.
+    pub score: f64,
+}
+
+/// Procedural memory over a [`PatternStore`].
+pub struct TrajectoryMemory<S, C> {
+    store: S,
+    clock: C,
+    config: Config,
+    signal: Box<dyn SignalMapping>,
+    aggregator: Box<dyn CanonicalAggregator>,
+}
+
+impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
+    /// Procedural memory on `store`, with time from `clock`; fails listing every problem of
+    /// `config`.
+    pub fn new(store: S, clock: C, config: Config) -> Result<Self> {
+        config.validate()?;
+        Ok(TrajectoryMemory {
+            store,
+            clock,
+            config,
+            signal: Box::new(SuccessSignal),
+            aggregator: Box::new(ModalTrajectory),
+        })
+    }
+
+    /// Replaces the outcome-to-signal mapping.
+    pub fn with_signal_mapping(mut self, mapping: impl SignalMapping + 'static) -> Self {
+        self.signal = Box::new(mapping);
+        self
+    }
+
+    /// Replaces the canonical-trajectory aggregator.
+    pub fn with_aggregator(mut self, aggregator: impl CanonicalAggregator + 'static) -> Self {
+        self.aggregator = Box::new(aggregator);
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Records one completed trajectory; cheap, no clustering happens here.
+    pub fn record_episode(
+        &self,
+        fingerprint: &[(&str, &str)],
+        trajectory: &[&str],
+        outcome: &Value,
+        partition: &Partition,
+    ) -> Result<Episode> {
+        let mut stored = self.record_episodes(&[EpisodeRecord {
+            fingerprint,
+            trajectory,
+            outcome,
+            partition,
+        }])?;
+        stored.pop().ok_or_else(|| {
+            memory_core::Error::corrupt("append episodes", "no episode returned").into()
+        })
+    }
+
+    /// Records many episodes in one atomic write; none is written if any is invalid.
+    pub fn record_episodes(&self, records: &[EpisodeRecord<'_>]) -> Result<Vec<Episode>> {
+        let now = self.clock.now();
+        let episodes = records
+            .iter()
+            .map(|r| {
+                Ok(NewEpisode {
+                    partition: r.partition.clone(),
+                    fingerprint: self.episode_fingerprint(r.fingerprint)?,
+                    trajectory: r.trajectory.iter().map(|s| (*s).to_owned()).collect(),
+                    outcome: r.outcome.to_string(),
+                    recorded_at: now,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.store.append_episodes(&episodes)?)
+    }
+
+    fn episode_fingerprint(&self, given: &[(&str, &str)]) -> Result<Fingerprint> {
+        let mut pairs = Vec::with_capacity(self.config.fingerprint_fields.len());
+        let mut missing = Vec::new();
+        for field in &self.config.fingerprint_fields {
+            match given.iter().find(|(k, _)| k == field) {
+                Some((_, v)) => pairs.push((field.as_str(), *v)),
+                None => missing.push(field.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::MissingFields(missing));
+        }
+        Ok(Fingerprint::new(pairs)?)
+    }
+
+    /// Crystallizes `partition`: every episode recorded since the last run is observed once,
+    /// into the pattern of its fingerprint group (created when the group reaches the
+    /// threshold). Returns the patterns created or reinforced.
+    pub fn crystallize(&self, partition: &Partition) -> Result<Vec<Pattern>> {
+        Ok(self
+            .store
+            .crystallize_with(partition, &|input| self.step(input))?)
+    }
+
+    /// The pure crystallize step: from the new episodes and the state they touch, the new
+    /// state. Public so a test can run it over a whole history at once and compare.
+    pub fn step(&self, input: &CrystallizeInput) -> memory_core::Result<CrystallizeOutput> {
+        let cfg = &self.config;
+        let mut groups: HashMap<String, Group> = input
+            .groups
+            .iter()
+            .map(|g| (g.fingerprint.key(), g.clone()))
+            .collect();
+        // Tallies by (group key, trajectory), each with whether this run changed it.
+        let mut tallies: HashMap<(&str, &[String]), (TrajectoryTally, bool)> = HashMap::new();
+        for (key, tally) in &input.tallies {
+            tallies.insert(
+                (key.as_str(), tally.trajectory.as_slice()),
+                (tally.clone(), false),
+            );
+        }
+        let keys: Vec<String> = input
+            .episodes
+            .iter()
+            .map(|e| e.episode.fingerprint.key())
+            .collect();
+        // Groups in first-touched order, so the output order is deterministic.
+        let mut touched: Vec<&str> = Vec::new();
+        let mut changed: HashMap<&str, Vec<&[String]>> = HashMap::new();
+        let mut reinforced: HashSet<&str> = HashSet::new();
+        let mut signals: HashMap<&str, f64> = HashMap::new();
+        for (e, key) in input.episodes.iter().zip(&keys) {
+            let ep = &e.episode;
+            let signal = match signals.get(ep.outcome.as_str()) {
+                Some(&s) => s,
+                None => {
+                    let outcome: Value = serde_json::from_str(&ep.outcome).map_err(|err| {
+                        memory_core::Error::corrupt(
+                            format!("episode {} outcome", e.seq),
+                            err.to_string(),
+                        )
+                    })?;
+                    let s = self.signal.signal(&outcome);
+                    signals.insert(ep.outcome.as_str(), s);
+                    s
+                }
+            };
+            let (tally, was_changed) = tallies
+                .entry((key.as_str(), ep.trajectory.as_slice()))
+                .or_insert_with(|| {
+                    let tally = TrajectoryTally {
+                        trajectory: ep.trajectory.clone(),
+                        count: 0,
+                        newest: ep.recorded_at,
+                        first_seq: e.seq,
+                    };
+                    (tally, false)
+                });
+            tally.count += 1;
+            tally.newest = tally.newest.max(ep.recorded_at);
+            let group_changes = changed.entry(key.as_str()).or_insert_with(|| {
+                touched.push(key.as_str());
+                Vec::new()
+            });
+            if !*was_changed {
+                *was_changed = true;
+                group_changes.push(ep.trajectory.as_slice());
+            }
+            let group = groups.entry(key.clone()).or_insert_with(|| Group {
+                fingerprint: ep.fingerprint.clone(),
+                episode_count: 0,
+                canonical: None,
+                pending: Vec::new(),
+                pattern: None,
+            });
+            group.episode_count += 1;
+            let observed = match &mut group.pattern {
+                Some(stats) => {
+                    observe(stats, signal, ep.recorded_at, cfg.evidence_cap);
+                    true
+                }
+                None => {
+                    group.pending.push(PendingObservation {
+                        signal,
+                        recorded_at: ep.recorded_at,
+                    });
+                    if group.episode_count >= cfg.cluster_threshold {
+                        let mut stats = PatternStats {
+                            confidence: cfg.initial_confidence,
+                            evidence_count: 0,
+                            corroborations: 0,
+                            contradictions: 0,
+                            last_reinforced: ep.recorded_at,
+                        };
+                        for p in group.pending.drain(..) {
+                            observe(&mut stats, p.signal, p.recorded_at, cfg.evidence_cap);
+                        }
+                        group.pattern = Some(stats);
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if observed {
+                reinforced.insert(key.as_str());
+            }
+        }
+        let mut out = CrystallizeOutput::default();
+        for &key in &touched {
+            let Some(mut group) = groups.remove(key) else {
+                continue;
+            };
+            let changes = changed.get(key).map(Vec::as_slice).unwrap_or_default();
+            let current = group
+                .canonical
+                .as_ref()
+                .map(|c| {
+                    tallies
+                        .get(&(key, c.trajectory.as_slice()))
+                        .map_or(c, |(t, _)| t)
+                })
+                .filter(|c| !changes.contains(&c.trajectory.as_slice()));
+            let candidates: Vec<&TrajectoryTally> = current
+                .into_iter()
+                .chain(
+                    changes
+                        .iter()
+                        .filter_map(|t| tallies.get(&(key, *t)).map(|(t, _)| t)),
+                )
+                .collect();
+            if !candidates.is_empty() {
+                let chosen = self
+                    .aggregator
+                    .choose(&candidates)
+                    .min(candidates.len() - 1);
+                group.canonical = Some(candidates[chosen].clone());
+            }
+            for t in changes {
+                if let Some((tally, _)) = tallies.get(&(key, *t)) {
+                    out.tallies.push((key.to_owned(), tally.clone()));
+                }
+            }
+            if reinforced.contains(key) {
+                out.reinforced.push(group.fingerprint.clone());
+            }
+            out.groups.push(group);
+        }
+        Ok(out)
+    }
+
+    /// The patterns of `partition` matching `fingerprint` (a subset of the fingerprint
+    /// fields), best first, with the configured limit and weights.
+    pub fn recall(
+        &self,
+        fingerprint: &[(&str, &str)],
+        partition: &Partition,
+    ) -> Result<Vec<ScoredPattern>> {
+        self.recall_with(fingerprint, partition, RecallOptions::default())
+    }
+
+    /// [`recall`](Self::recall) with per-call limit and weights. Filters by fingerprint
+    /// first, ranks within the partition, then cuts to the limit. An empty fingerprint
+    /// returns nothing by design.
+    pub fn recall_with(
+        &self,
+        fingerprint: &[(&str, &str)],
+        partition: &Partition,
+        options: RecallOptions,
+    ) -> Result<Vec<ScoredPattern>> {
+        let fields = &self.config.fingerprint_fields;
+        let unknown: Vec<String> = fingerprint
+            .iter()
+            .filter(|(k, _)| !fields.iter().any(|f| f == k))
+            .map(|(k, _)| (*k).to_owned())
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Error::UnknownFields {
+                unknown,
+                expected: fields.clone(),
+            });
+        }
+        let weights = options.weights.unwrap_or(self.config.weights);
+        weights.check()?;
+        let limit = options.limit.unwrap_or(self.config.recall_limit);
+        if fingerprint.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let filter = Fingerprint::new(fingerprint.iter().copied())?;
+        let now = self.clock.now();
+        let mut scored: Vec<ScoredPattern> = self
+            .store
+            .patterns(partition, &filter)?
+            .into_iter()
+            .map(|pattern| {
+                let score = self.score(&pattern.stats, now, weights);
+                ScoredPattern { pattern, score }
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(
+                    b.pattern
+                        .stats
+                        .confidence
+                        .total_cmp(&a.pattern.stats.confidence),
+                )
+                .then(
+                    b.pattern
+                        .stats
+                        .last_reinforced
+                        .cmp(&a.pattern.stats.last_reinforced),
+                )
+                .then_with(|| a.pattern.fingerprint.cmp(&b.pattern.fingerprint))
+        });
+        scored.truncate(limit);
+        Ok(scored)
+    }
+
+    /// The composite score of a pattern at `now`.
+    pub fn score(
+        &self,
+        stats: &PatternStats,
+        now: memory_core::Timestamp,
+        weights: Weights,
+    ) -> f64 {
+        let mut score = 0.0;
+        if weights.confidence > 0.0 {
+            score += weights.confidence * stats.confidence;
+        }
+        if weights.recency > 0.0 {
+            let r = recency(
+                now.days_since(stats.last_reinforced),
+                stats.confidence,
+                self.config.decay_rate,
+                self.config.modulation_strength,
+                self.config.initial_confidence,
+            );
+            score += weights.recency * r;
+        }
+        score
+    }
+
+    /// Prunes the observed episodes of `partition` older than the configured retention;
+    /// patterns do not change. Returns how many were removed (0 without a retention).
+    pub fn prune(&self, partition: &Partition) -> Result<u64> {
+        let Some(retention) = self.config.retention_millis else {
+            return Ok(0);
+        };
+        let before = self.clock.now().add_millis(-retention);
+        Ok(self.store.prune_episodes(partition, before)?)
+    }
+}

@@ -1,0 +1,162 @@
+//! Laws, property-tested: confidence order invariance within the cap, idempotence,
+//! partition isolation, and incremental crystallize equal to one full run.
+
+use std::sync::Arc;
+
+use memory_core::store::trajectory::PatternStore;
+use memory_core::{InMemoryStore, ManualClock, Partition, Timestamp};
+use proptest::prelude::*;
+use serde_json::json;
+use store_sqlite::SqliteStore;
+use trajectory::policy::update_confidence;
+use trajectory::{Config, Pattern, TrajectoryMemory};
+
+#[derive(Clone, Debug)]
+struct Ep {
+    f: u8,
+    traj: u8,
+    success: bool,
+    partition: bool,
+    lag: i64,
+}
+
+fn episodes() -> impl Strategy<Value = Vec<Ep>> {
+    prop::collection::vec(
+        (0u8..4, 0u8..3, any::<bool>(), any::<bool>(), -50i64..50).prop_map(
+            |(f, traj, success, partition, lag)| Ep {
+                f,
+                traj,
+                success,
+                partition,
+                lag,
+            },
+        ),
+        0..60,
+    )
+}
+
+fn memory<S: PatternStore>(store: S) -> TrajectoryMemory<S, Arc<ManualClock>> {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_000_000)));
+    let mut config = Config::new(["kind"]);
+    config.cluster_threshold = 2;
+    config.evidence_cap = 5;
+    TrajectoryMemory::new(store, clock, config).expect("config")
+}
+
+fn record<S: PatternStore>(m: &TrajectoryMemory<S, Arc<ManualClock>>, e: &Ep) {
+    let kind = format!("k{}", e.f);
+    let actions = [["a"].as_slice(), &["b", "c"], &["c"]][e.traj as usize];
+    let part = Partition::new(if e.partition { "a" } else { "b" }).expect("partition");
+    // The clock jumps back and forth, as writers' clocks do.
+    m.record_episode_at_offset(&kind, actions, e.success, &part, e.lag);
+}
+
+trait RecordAt {
+    fn record_episode_at_offset(
+        &self,
+        kind: &str,
+        actions: &[&str],
+        success: bool,
+        part: &Partition,
+        lag: i64,
+    );
+}
+
+impl<S: PatternStore> RecordAt for TrajectoryMemory<S, Arc<ManualClock>> {
+    fn record_episode_at_offset(
+        &self,
+        kind: &str,
+        actions: &[&str],
+        success: bool,
+        part: &Partition,
+        lag: i64,
+    ) {
+        self.clock().advance(lag);
+        self.record_episode(
+            &[("kind", kind)],
+            actions,
+            &json!({"success": success}),
+            part,
+        )
+        .expect("record");
+    }
+}
+
+fn all_patterns<S: PatternStore, C: memory_core::Clock>(
+    m: &TrajectoryMemory<S, C>,
+    part: &str,
+) -> Vec<Pattern> {
+    let mut found = m
+        .store()
+        .patterns(
+            &Partition::new(part).expect("partition"),
+            &Default::default(),
+        )
+        .expect("patterns");
+    found.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
+    found
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn confidence_is_order_invariant_within_the_cap(
+        signals in prop::collection::vec(0.0f64..=1.0, 1..20),
+        seed in any::<u64>(),
+    ) {
+        let run = |s: &[f64]| s.iter().enumerate().fold(0.5, |c, (n, &x)| update_confidence(c, n as u64, x, 20));
+        let mut shuffled = signals.clone();
+        let mut rng = memory_core::SplitMix64::new(seed);
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        prop_assert!((run(&signals) - run(&shuffled)).abs() <= 1e-12);
+    }
+
+    #[test]
+    fn crystallize_is_idempotent(eps in episodes()) {
+        let m = memory(InMemoryStore::new());
+        for e in &eps { record(&m, e); }
+        let part = Partition::new("a").expect("partition");
+        m.crystallize(&part).expect("crystallize");
+        let before = all_patterns(&m, "a");
+        prop_assert!(m.crystallize(&part).expect("crystallize").is_empty());
+        prop_assert_eq!(all_patterns(&m, "a"), before);
+    }
+
+    #[test]
+    fn partitions_are_isolated(eps in episodes()) {
+        let mixed = memory(InMemoryStore::new());
+        let alone = memory(InMemoryStore::new());
+        for e in &eps {
+            record(&mixed, e);
+            if e.partition {
+                record(&alone, e);
+            } else {
+                alone.clock().advance(e.lag); // same times for the episodes that are kept
+            }
+        }
+        for m in [&mixed, &alone] {
+            m.crystallize(&Partition::new("a").expect("partition")).expect("crystallize");
+        }
+        prop_assert_eq!(all_patterns(&mixed, "a"), all_patterns(&alone, "a"));
+    }
+
+    #[test]
+    fn incremental_equals_full_recomputation(eps in episodes(), cuts in prop::collection::vec(any::<bool>(), 60)) {
+        let full = memory(InMemoryStore::new());
+        let step = memory(SqliteStore::open_in_memory().expect("open"));
+        let part = Partition::new("a").expect("partition");
+        for (e, cut) in eps.iter().zip(&cuts) {
+            record(&full, e);
+            record(&step, e);
+            if *cut {
+                step.crystallize(&part).expect("crystallize");
+            }
+        }
+        full.crystallize(&part).expect("crystallize");
+        step.crystallize(&part).expect("crystallize");
+        prop_assert_eq!(all_patterns(&full, "a"), all_patterns(&step, "a"));
+    }
+}

@@ -1,0 +1,19 @@
+//! Integration tests of `trajectory`: popoto's reference numbers, the fixed divergences,
+//! laws, crystallizers in several processes, and the W-traj generator.
+
+mod divergences;
+mod laws;
+mod processes;
+mod reference;
+mod workload;
+
+/// The line of popoto's reference output for `section`.
+pub fn reference_line(section: &str) -> serde_json::Value {
+    include_str!("data/popoto-reference-output.jsonl")
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).expect("reference line is JSON")
+        })
+        .find(|v| v["section"] == section)
+        .unwrap_or_else(|| panic!("no reference section {section}"))
+}
