@@ -1,6 +1,7 @@
 //! Tests that run the `agent-memory` binary and snapshot what it prints: stdout, stderr and
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
 
+mod demo;
 mod errors;
 mod stats;
 

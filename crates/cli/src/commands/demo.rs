@@ -1,0 +1,330 @@
+//! `agent-memory demo`: a guided tour on the database, one chapter per crate. Each step
+//! prints what it did, so a reader learns the project by running it. The clock is fixed, so
+//! the tour prints the same text every time.
+
+use anyhow::{Context, Result};
+use memory_core::store::tool_log::ToolLogStore;
+use memory_core::{Clock, ManualClock, Partition, SessionId, Timestamp};
+use recording::{
+    GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
+    generate_recording, plan_replay,
+};
+use serde_json::{Value, json};
+use store_sqlite::SqliteStore;
+use trajectory::{Config, TrajectoryMemory};
+use turn_memory::{AssistantTurn, CaptureRules, ContextPolicy, Session, StoreLog, ToolEnd, render};
+
+use crate::{GlobalArgs, database};
+
+/// `demo` takes no arguments of its own.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DemoArgs {}
+
+/// 2026-01-01T00:00:00Z: the tour's fixed "now".
+const START: i64 = 1_767_225_600_000;
+
+pub(crate) fn run(_args: &DemoArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open(&global.db)?;
+    // The tour writes sample memories; it never mixes them into a database in use.
+    let used: Vec<String> = store
+        .table_counts()?
+        .into_iter()
+        .filter(|(table, rows)| table != "meta" && *rows > 0)
+        .map(|(table, _)| table)
+        .collect();
+    if !used.is_empty() {
+        anyhow::bail!(
+            "the tour needs a fresh database, but {} already holds data ({}); pass --db with a new file",
+            global.db.display(),
+            used.join(", ")
+        );
+    }
+    println!("agent-memory tour on {}\n", global.db.display());
+    let clock = ManualClock::new(Timestamp::from_millis(START));
+    recordings(&store, &clock).context("chapter 1, recordings")?;
+    procedures(&global.db, &clock).context("chapter 2, procedural memory")?;
+    turns(&store, &clock).context("chapter 3, turn memory")?;
+    println!(
+        "The database now holds all of it: try `agent-memory --db {} stats`.",
+        global.db.display()
+    );
+    Ok(())
+}
+
+fn heading(title: &str) {
+    println!("{title}\n{}", "=".repeat(title.chars().count()));
+}
+
+fn step(text: &str) {
+    println!("- {text}");
+}
+
+fn indented(text: &str) {
+    for line in text.lines() {
+        println!("    {line}");
+    }
+}
+
+/// Chapter 1: a session's tool calls become a recording that survives a new account.
+fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
+    heading("1. Recordings that survive a change of memory (crate `recording`)");
+    let session = SessionId::new("demo-recording")?;
+    let mut memory = Memory::new();
+    let call = |tool: &str, params: Value, memory: &Memory, before, trace: &str| -> Result<()> {
+        clock.advance(1_000);
+        let outcome = ToolOutcome {
+            success: true,
+            error: None,
+            duration_ms: 120,
+            timestamp: clock.now(),
+            trace_id: Some(trace.to_owned()),
+        };
+        let log = capture(
+            &session,
+            tool,
+            &params,
+            &outcome,
+            &memory.snapshot_after(before),
+        )?;
+        store.append_tool_log(&log)?;
+        Ok(())
+    };
+
+    let before = memory.keys();
+    let writer = Provenance::tool("merchantFactory_loadAccount", clock.now());
+    memory.remember(
+        "merchant_email",
+        "merchant.coffee-shop.abc123@example.com",
+        writer.clone(),
+    );
+    memory.remember("merchant_token", "ML4XV8YWNMESK", writer.clone());
+    memory.remember_secret("merchant_password", "pw-9999zq", writer);
+    memory.remember("country", "US", Provenance::unknown(clock.now()));
+    call(
+        "merchantFactory_loadAccount",
+        json!({"account": "coffee-shop"}),
+        &memory,
+        &before,
+        "t1",
+    )?;
+    step(
+        "a provisioning tool loaded an account into memory: merchant_email, merchant_token, a sensitive merchant_password, country",
+    );
+
+    let before = memory.keys();
+    let sign_in = json!({
+        "email": "merchant.coffee-shop.abc123@example.com",
+        "token": "ML4XV8YWNMESK",
+        "password": "pw-9999zq",
+        "country": "US",
+    });
+    call("myapp_launchAppSignedIn", sign_in, &memory, &before, "t2")?;
+    step(
+        "the agent signed in, copying the literal values it was shown; the call was logged with a memory snapshot (the password already replaced by its token)",
+    );
+
+    let logs = store.list_tool_logs(&session)?;
+    let objectives = [
+        Objective {
+            kind: StepKind::Step,
+            text: "Load the coffee shop merchant".into(),
+            started_at: Timestamp::from_millis(START),
+        },
+        Objective {
+            kind: StepKind::Step,
+            text: "Launch the app signed in as the merchant".into(),
+            started_at: Timestamp::from_millis(START + 1_500),
+        },
+    ];
+    let generated = generate_recording(
+        &objectives,
+        &logs,
+        &GenerationPolicy::for_classifier("android-phone"),
+    )?;
+    let yaml = generated.trail.to_yaml_string()?;
+    step("recording generated from the logs; literals equal to memory values became tokens:");
+    indented(&yaml);
+    for substitution in &generated.substitutions {
+        indented(&format!("substituted: {substitution}"));
+    }
+    step("`country: US` stays literal: two characters are too ambiguous to template");
+
+    let mut next = Memory::new();
+    let writer = Provenance::tool("merchantFactory_loadAccount", clock.now());
+    next.remember(
+        "merchant_email",
+        "merchant.tea-house.xyz789@example.com",
+        writer.clone(),
+    );
+    next.remember("merchant_token", "QK2PL9ZZTRW4A", writer.clone());
+    next.remember_secret("merchant_password", "pw-tea-house", writer);
+    let plan = plan_replay(&generated.trail, "android-phone", &next)?;
+    step("a later run loaded a different account; replaying the same recording resolves:");
+    for planned in &plan {
+        if let StepAction::Replay(calls) = &planned.action {
+            for call in calls {
+                let mut parameters = call.parameters.clone();
+                if let Some(password) = parameters.get_mut("password") {
+                    *password = Value::String("<sensitive, resolved at replay>".into());
+                }
+                indented(&format!("{} {}", call.tool, parameters));
+            }
+        }
+    }
+    println!();
+    Ok(())
+}
+
+/// Chapter 2: episodes crystallize into a pattern that recall ranks.
+fn procedures(db: &std::path::Path, clock: &ManualClock) -> Result<()> {
+    heading("2. Procedural memory: what worked last time (crate `trajectory`)");
+    let store = SqliteStore::open(db)?;
+    let memory = TrajectoryMemory::new(
+        store,
+        clock,
+        Config::new(["problem_topology", "affected_layer"]),
+    )?;
+    let team = Partition::new("demo-team")?;
+    let fix = [("problem_topology", "flaky_test"), ("affected_layer", "ci")];
+    let good = ["read_logs", "pin_seed", "run_tests"];
+    let bad = ["read_logs", "retry_ci"];
+    let episodes: [(&[&str], bool); 5] = [
+        (&good, true),
+        (&good, true),
+        (&bad, false),
+        (&good, true),
+        (&bad, true),
+    ];
+    for (actions, success) in episodes {
+        clock.advance(60_000);
+        memory.record_episode(&fix, actions, &json!({ "success": success }), &team)?;
+    }
+    step(
+        "recorded 5 episodes of fixing a flaky test: 3 times read_logs → pin_seed → run_tests (all succeeded), 2 times read_logs → retry_ci (one failed)",
+    );
+    let patterns = memory.crystallize(&team)?;
+    for pattern in &patterns {
+        step(&format!(
+            "crystallized one pattern: canonical sequence {} with confidence {:.3} from {} episodes ({} corroborating, {} contradicting)",
+            pattern.canonical_sequence.join(" → "),
+            pattern.stats.confidence,
+            pattern.stats.evidence_count,
+            pattern.stats.corroborations,
+            pattern.stats.contradictions,
+        ));
+    }
+    let again = memory.crystallize(&team)?;
+    step(&format!(
+        "crystallizing again with nothing new changes nothing ({} patterns returned)",
+        again.len()
+    ));
+    clock.advance(86_400_000);
+    let recalled = memory.recall(&[("affected_layer", "ci")], &team)?;
+    for scored in &recalled {
+        step(&format!(
+            "a day later, recall for affected_layer=ci ranks it first: score {:.3}, do {}",
+            scored.score,
+            scored.pattern.canonical_sequence.join(" → ")
+        ));
+    }
+    println!();
+    Ok(())
+}
+
+/// Chapter 3: a coding session's turn memories survive a compaction.
+fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
+    heading("3. Turn memory of a coding agent (crate `turn-memory`)");
+    let rules = CaptureRules::for_workspace("/work/app")?;
+    let id = SessionId::new("demo-coding")?;
+    let mut session = Session::start(StoreLog::new(store, id.clone()), id, clock)?;
+
+    session.user_message("make the parser tests pass")?;
+    let mut turn = rules.start_turn();
+    let edit = json!({"path": "/work/app/src/parser.rs"});
+    let test = json!({"command": "cargo test -p parser"});
+    turn.observe(&ToolEnd {
+        tool: "edit_file",
+        input: &edit,
+        output: "ok",
+        is_error: false,
+        exit_code: None,
+    });
+    turn.observe(&ToolEnd {
+        tool: "bash",
+        input: &test,
+        output: "test result: FAILED. 2 failed",
+        is_error: false,
+        exit_code: Some(101),
+    });
+    session.assistant_turn(AssistantTurn {
+        text: "I fixed the tokenizer; two tests still fail.".into(),
+        memory: turn.finish(),
+        ..AssistantTurn::default()
+    })?;
+    step(
+        "turn 1: the agent edited src/parser.rs and `cargo test -p parser` failed with exit 101; both were captured from tool events, never from the model's text",
+    );
+
+    session.user_message("keep going")?;
+    let mut turn = rules.start_turn();
+    let write = json!({"path": "./src/../src/lexer.rs"});
+    let read = json!({"path": "/work/app/README.md"});
+    turn.observe(&ToolEnd {
+        tool: "write_file",
+        input: &write,
+        output: "ok",
+        is_error: false,
+        exit_code: None,
+    });
+    turn.observe(&ToolEnd {
+        tool: "read_file",
+        input: &read,
+        output: "...",
+        is_error: false,
+        exit_code: None,
+    });
+    session.assistant_turn(AssistantTurn {
+        text: "Split the lexer out. I wrote <tool_memory>nothing</tool_memory> here on purpose."
+            .into(),
+        memory: turn.finish(),
+        ..AssistantTurn::default()
+    })?;
+    step(
+        "turn 2: a write to ./src/../src/lexer.rs (kept as src/lexer.rs); the read-only tool left nothing; a tag in the prose stays prose",
+    );
+
+    let view = session.history().model_view(&ContextPolicy::default());
+    let messages = serde_json::to_value(render::openai_chat(&view))?;
+    if let Some(content) = messages
+        .get(1)
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+    {
+        step("what the model sees for turn 1 (OpenAI Chat Completions):");
+        indented(content);
+    }
+
+    session.compact(
+        "The parser tests were being fixed; the lexer now lives in its own file.",
+        0,
+    )?;
+    let view = session.history().model_view(&ContextPolicy::default());
+    let messages = serde_json::to_value(render::openai_chat(&view))?;
+    step(
+        "compacted the whole session into a summary; the memories of the compacted turns survive as one block:",
+    );
+    if let Some(content) = messages
+        .get(0)
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+    {
+        indented(content);
+    }
+    let events = memory_core::SessionStore::session_load(store, &SessionId::new("demo-coding")?)?;
+    step(&format!(
+        "the session's {} events are in the database; a restart resumes it and renders the same view",
+        events.len()
+    ));
+    println!();
+    Ok(())
+}
