@@ -64,7 +64,7 @@ pub trait SessionStore: Send + Sync {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
 
     /// Every event of `session`, in the order they were appended.
-    /// [`Error::NotFound`](crate::Error::NotFound) when the session has no events.
+    /// [`Error::NotFound`] when the session has no events.
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
 
     /// Every session with at least one event, ordered by id (byte order).

@@ -1,4 +1,4 @@
-//! The contract of [`EpisodeStore`] and [`PatternStore`].
+//! The contract of [`EpisodeStore`](crate::store::trajectory::EpisodeStore) and [`PatternStore`].
 //!
 //! The cases drive crystallize with [`counting_step`], a step with no policy at all (every
 //! episode counts once into its group and tally), so what they check is the store's part:
