@@ -9,6 +9,8 @@ use crate::names::MetaKey;
 use crate::store::MetaStore;
 use crate::store::meta::compare_and_set_conflict;
 
+mod browser;
+
 /// A store that keeps everything in memory and forgets it when dropped.
 ///
 /// ```
@@ -23,6 +25,7 @@ use crate::store::meta::compare_and_set_conflict;
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     meta: Mutex<BTreeMap<MetaKey, String>>,
+    browser: Mutex<browser::BrowserMemory>,
 }
 
 impl InMemoryStore {

@@ -1,4 +1,5 @@
 //! Integration tests of `memory-core`: the contract suites against the in-memory store, and
 //! the suites themselves against deliberately broken stores.
 
+mod browser;
 mod meta;
