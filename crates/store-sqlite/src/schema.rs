@@ -14,11 +14,18 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in ascending version order.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "meta",
-    sql: include_str!("sql/0001_meta.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "meta",
+        sql: include_str!("sql/0001_meta.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "browser",
+        sql: include_str!("sql/0005_browser.sql"),
+    },
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = match MIGRATIONS.last() {

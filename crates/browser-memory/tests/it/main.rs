@@ -5,4 +5,5 @@
 mod divergences;
 mod reference;
 mod rules;
+mod sqlite;
 mod support;
