@@ -1,1 +1,2 @@
+//! W-bad benchmarks.
 fn main() {}

@@ -159,7 +159,7 @@ impl ContextBudget {
     /// `budget`, joined by `\n`. As in the reference, the joining newlines are not counted.
     pub fn build(&self, budget: Budget<'_>, policy: Policy) -> String {
         let mut sorted: Vec<&ContextPart> = self.parts.iter().collect();
-        sorted.sort_by(|a, b| b.priority.cmp(&a.priority));
+        sorted.sort_by_key(|part| std::cmp::Reverse(part.priority));
         let limit = budget.limit();
         let mut used = 0usize;
         let mut included: Vec<String> = Vec::new();

@@ -82,11 +82,8 @@ pub fn find_best_match<S: TrajectoryStore + ?Sized>(
     now: Timestamp,
 ) -> Result<Option<Match>> {
     let tokens = tokenize(goal);
-    let origin = match origin.map(origin_of) {
-        // A query origin that does not parse filters nothing, as in the reference.
-        Some(parsed) => parsed,
-        None => None,
-    };
+    // A query origin that does not parse filters nothing, as in the reference.
+    let origin = origin.and_then(origin_of);
     let min = if tokens.is_empty() {
         Some(0)
     } else {

@@ -153,7 +153,7 @@ pub fn knowledge_block(sessions: &[SessionEntry], facts: &[Fact]) -> String {
 /// insertion order); empty without entries.
 pub fn known_selectors(entries: &[SelectorEntry]) -> String {
     let mut ranked: Vec<&SelectorEntry> = entries.iter().collect();
-    ranked.sort_by(|a, b| b.success_count.cmp(&a.success_count));
+    ranked.sort_by_key(|e| std::cmp::Reverse(e.success_count));
     ranked.truncate(RENDER_SELECTOR_LIMIT);
     if ranked.is_empty() {
         return String::new();

@@ -293,6 +293,11 @@ impl TrajectoryStore for SqliteStore {
     }
 }
 
+/// `id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms`.
+type SessionRow = (String, String, String, bool, String, String, i64, i64);
+/// `element, last_ref, stable_selector, success_count, last_used`.
+type SelectorRow = (String, Option<String>, Option<String>, i64, String);
+
 fn get_site(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteMemory>> {
     let op = "read site memory";
     let fail = |e| to_core(op, e);
@@ -340,7 +345,7 @@ fn get_site(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteM
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let sessions: Vec<(String, String, String, bool, String, String, i64, i64)> = conn
+    let sessions: Vec<SessionRow> = conn
         .prepare_cached(
             "SELECT id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms FROM browser_sessions
              WHERE scope = ?1 AND site = ?2 ORDER BY seq",
@@ -369,7 +374,7 @@ fn get_site(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteM
             },
         )
         .collect::<Result<Vec<_>>>()?;
-    let selectors: Vec<(String, Option<String>, Option<String>, i64, String)> = conn
+    let selectors: Vec<SelectorRow> = conn
         .prepare_cached(
             "SELECT element, last_ref, stable_selector, success_count, last_used FROM browser_selectors
              WHERE scope = ?1 AND site = ?2 ORDER BY seq",

@@ -7,3 +7,4 @@ mod reference;
 mod rules;
 mod sqlite;
 mod support;
+mod w_bad;
