@@ -9,10 +9,10 @@ use memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
 use memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
 
 /// The workload's frozen "now": 2026-01-01T00:00:00.000Z.
-pub const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);
+pub(crate) const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);
 const B36: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 
-pub fn origin(j: u64) -> String {
+pub(crate) fn origin(j: u64) -> String {
     format!("https://site{j}.example.com")
 }
 
@@ -25,33 +25,33 @@ fn goal_words(rng: &mut SplitMix64) -> Vec<String> {
     (0..len).map(|_| word(rng.below(500))).collect()
 }
 
-pub struct Run {
-    pub run_id: String,
-    pub domain: String,
-    pub goal: String,
-    pub success: bool,
-    pub turn_count: u32,
-    pub final_url: String,
-    pub start_url: String,
+pub(crate) struct Run {
+    pub(crate) run_id: String,
+    pub(crate) domain: String,
+    pub(crate) goal: String,
+    pub(crate) success: bool,
+    pub(crate) turn_count: u32,
+    pub(crate) final_url: String,
+    pub(crate) start_url: String,
 }
 
-pub struct Query {
-    pub goal: String,
-    pub origin: String,
+pub(crate) struct Query {
+    pub(crate) goal: String,
+    pub(crate) origin: String,
     /// The trajectory a perturbed query was made from.
-    pub base: Option<usize>,
+    pub(crate) base: Option<usize>,
 }
 
-pub struct Workload {
-    pub parts: Vec<(String, String, i32)>,
-    pub facts: Vec<(FactKind, String, String)>,
-    pub selectors: Vec<(String, String)>,
-    pub runs: Vec<Run>,
-    pub trajectories: Vec<Trajectory>,
-    pub queries: Vec<Query>,
+pub(crate) struct Workload {
+    pub(crate) parts: Vec<(String, String, i32)>,
+    pub(crate) facts: Vec<(FactKind, String, String)>,
+    pub(crate) selectors: Vec<(String, String)>,
+    pub(crate) runs: Vec<Run>,
+    pub(crate) trajectories: Vec<Trajectory>,
+    pub(crate) queries: Vec<Query>,
 }
 
-pub fn generate(n: usize) -> Workload {
+pub(crate) fn generate(n: usize) -> Workload {
     let mut rng = SplitMix64::new(42);
     let parts = (0..20)
         .map(|p| {
