@@ -25,6 +25,8 @@ pub struct Turn {
     pub reasoning: Option<String>,
     /// The error the action raised, if any.
     pub error: Option<String>,
+    /// Why the expected effect was not observed, if verification failed.
+    pub verification_failure: Option<String>,
 }
 
 impl Turn {

@@ -318,3 +318,48 @@ fn recording_a_run_feeds_every_layer() {
     assert_eq!(site.selectors.len(), 1);
     assert!(site.facts.iter().any(|f| f.key == "cookie-dismiss"));
 }
+
+#[test]
+fn hints_reproduce_the_reference_sample() {
+    use browser_memory::{EvaluatedRun, generate_hints};
+    let click = |error: Option<&str>| Turn {
+        action: r#"{"action":"click","selector":"@b3c4"}"#.into(),
+        error: error.map(str::to_owned),
+        ..Turn::default()
+    };
+    let runs = [
+        EvaluatedRun {
+            name: "c1".into(),
+            goal: "add to cart".into(),
+            turns: vec![
+                click(None),
+                click(Some("Stale ref @b3c4")),
+                click(Some("timeout")),
+                click(None),
+            ],
+            agent_success: true,
+            verified: false,
+            verdict: Some("cart is empty".into()),
+            turns_used: 4,
+            ..EvaluatedRun::default()
+        },
+        EvaluatedRun {
+            name: "c2".into(),
+            goal: "search".into(),
+            turns: vec![click(Some("detached")), click(None)],
+            agent_success: true,
+            verified: true,
+            turns_used: 2,
+            ..EvaluatedRun::default()
+        },
+    ];
+    let sample =
+        std::fs::read_to_string(crate::support::reference_dir().join("agent-memory/hints.json"))
+            .expect("hints");
+    let sample: serde_json::Value = serde_json::from_str(&sample).expect("json");
+    assert_eq!(
+        generate_hints(&runs),
+        sample["hints"].as_str().expect("text")
+    );
+    assert_eq!(generate_hints(&[]), "");
+}
