@@ -12,7 +12,7 @@ use std::collections::HashSet;
 /// ```
 /// use browser_memory::tokenize;
 ///
-/// assert_eq!(tokenize("Find the café's menu, a 2nd time!"), ["find", "the", "café", "menu", "2nd", "time"]);
+/// assert_eq!(tokenize("Find the café's menu, a 2nd time!"), ["find", "the", "cafés", "menu", "2nd", "time"]);
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
     let cleaned: String = text
