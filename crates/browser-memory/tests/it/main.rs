@@ -3,6 +3,7 @@
 //! SQLite.
 
 mod divergences;
+mod laws;
 mod reference;
 mod rules;
 mod sqlite;
