@@ -67,7 +67,7 @@ pub use matching::{
     DEFAULT_THRESHOLD, DEFAULT_TTL_DAYS, Match, MatchOptions, REPLAY_THRESHOLD, find_best_match,
     find_replayable, linear_scan_match, trace_score,
 };
-pub use memory::{BrowserMemory, Layout, RunReport, assemble};
+pub use memory::{BrowserMemory, DEFAULT_READ_CONFIDENCE, Layout, RunReport, assemble};
 pub use origin::{origin_of, safe_file_stem, site_key};
 pub use render::{
     app_knowledge, format_action, knowledge_block, known_selectors, percent, reference_block,

@@ -2,8 +2,8 @@
 //! source injected: record finished runs, match goals, build the prompt context, prune.
 
 use memory_core::store::browser::{
-    BrowserStore, FinishedRun, RunManifest, SessionEntry, SiteMemory, SiteObservation, Trajectory,
-    TrajectoryStep,
+    BrowserStore, Fact, FactKind, FactObservation, FinishedRun, RunManifest, SessionEntry,
+    SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
 use memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
 
@@ -18,6 +18,9 @@ use crate::render::{
 use crate::runs::RunRegistry;
 use crate::time::iso;
 use crate::tokens::tokenize;
+
+/// Facts below this confidence are not returned by default.
+pub const DEFAULT_READ_CONFIDENCE: f64 = 0.3;
 
 /// A finished run as the agent reports it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -190,6 +193,56 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
             assemble(reference.as_ref().map(|m| &m.trajectory), &site, layout)
                 .build(budget, policy),
         )
+    }
+
+    /// The facts about the site of `url` with confidence at least `min_confidence`
+    /// ([`DEFAULT_READ_CONFIDENCE`] by default), in first-seen order.
+    pub fn facts(&self, url: &str, min_confidence: Option<f64>) -> Result<Vec<Fact>> {
+        let min = min_confidence.unwrap_or(DEFAULT_READ_CONFIDENCE);
+        Ok(self
+            .site(url)?
+            .map(|m| {
+                m.facts
+                    .into_iter()
+                    .filter(|f| f.confidence >= min)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Records one observed fact about the site of `url`.
+    pub fn record_fact(&self, url: &str, kind: FactKind, key: &str, value: &str) -> Result<()> {
+        let observation = SiteObservation {
+            site: site_key(url),
+            label: url.to_owned(),
+            facts: vec![FactObservation {
+                kind,
+                key: key.to_owned(),
+                value: value.to_owned(),
+            }],
+            observed_at: iso(self.clock.now()),
+            ..SiteObservation::default()
+        };
+        Ok(self.store.site_observe(&self.scope, &observation)?)
+    }
+
+    /// Records that `selector` worked for `element` on the site of `url`.
+    pub fn record_selector(&self, url: &str, element: &str, selector: &str) -> Result<()> {
+        let observation = SiteObservation {
+            site: site_key(url),
+            label: url.to_owned(),
+            selectors: vec![(element.to_owned(), selector.to_owned())],
+            observed_at: iso(self.clock.now()),
+            ..SiteObservation::default()
+        };
+        Ok(self.store.site_observe(&self.scope, &observation)?)
+    }
+
+    /// Stores hints generated from evaluated runs (see [`generate_hints`](crate::generate_hints)).
+    pub fn save_hints(&self, hints: &str) -> Result<()> {
+        Ok(self
+            .store
+            .hints_put(&self.scope, hints, &iso(self.clock.now()))?)
     }
 
     /// Removes trajectories older than the TTL; returns how many.

@@ -363,3 +363,41 @@ fn hints_reproduce_the_reference_sample() {
     );
     assert_eq!(generate_hints(&[]), "");
 }
+
+#[test]
+fn fact_reads_default_to_030_and_selectors_accumulate() {
+    let store = InMemoryStore::new();
+    let clock = ManualClock::new(NOW);
+    let ids = SeededIds::new(2);
+    let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+    let url = "https://app.test/login";
+    memory
+        .record_fact(url, FactKind::Timing, "load", "2s")
+        .expect("fact");
+    memory
+        .record_fact(url, FactKind::Timing, "load", "4s")
+        .expect("fact");
+    memory
+        .record_fact(url, FactKind::Timing, "load", "6s")
+        .expect("fact");
+    // 2s: 0.6 -> 0.3 -> 0.15; 4s: 0.6 -> 0.3; 6s: 0.6.
+    let values = |min: Option<f64>| -> Vec<String> {
+        memory
+            .facts(url, min)
+            .expect("facts")
+            .into_iter()
+            .map(|f| f.value)
+            .collect()
+    };
+    assert_eq!(values(None), ["4s", "6s"]);
+    assert_eq!(values(Some(0.1)), ["2s", "4s", "6s"]);
+    memory
+        .record_selector(url, "button \"Log in\"", "@l1")
+        .expect("selector");
+    memory
+        .record_selector(url, "button \"Log in\"", "[data-testid=login]")
+        .expect("selector");
+    let site = memory.site(url).expect("site").expect("recorded");
+    assert_eq!(site.selectors[0].success_count, 2);
+    memory.save_hints("FEEDBACK").expect("hints");
+}
