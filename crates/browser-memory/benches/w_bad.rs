@@ -315,7 +315,7 @@ fn bench_record(c: &mut Criterion) {
 }
 
 fn bench_context(c: &mut Criterion) {
-    let w = generate(0);
+    let w = generate(1);
     let mut context = ContextBudget::new();
     for (label, content, priority) in &w.parts {
         context.add(label.clone(), content.clone(), *priority);

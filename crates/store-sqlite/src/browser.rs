@@ -478,14 +478,215 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
     Ok(())
 }
 
-fn observe(conn: &Connection, scope: &Scope, observation: &SiteObservation) -> Result<()> {
-    let mut memory = get_site(conn, scope, &observation.site)?.unwrap_or_else(|| SiteMemory {
-        site: observation.site.clone(),
-        ..SiteMemory::default()
-    });
-    // The same rules as every store: applied here, inside the caller's transaction.
-    memory.apply(observation);
-    put_site(conn, scope, &memory).map_err(|e| to_core("observe site", e))
+/// Applies an observation row by row, touching only the rows it changes: the site row, the
+/// session log (at most six rows), the facts sharing a kind and key with an observed fact, and
+/// the selectors observed. The rules are the shared ones of `memory_core::store::browser`.
+fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation) -> Result<()> {
+    observe_rows(conn, scope, o).map_err(|e| to_core("observe site", e))
+}
+
+fn next_seq(conn: &Connection, sql: &str, scope: &Scope, site: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached(sql)?
+        .query_row(params![scope.as_str(), site], |r| r.get(0))
+}
+
+fn observe_rows(conn: &Connection, scope: &Scope, o: &SiteObservation) -> rusqlite::Result<()> {
+    let now = &o.observed_at;
+    let knowledge_changed = o.session.is_some() || !o.facts.is_empty();
+    let selectors_changed = !o.selectors.is_empty();
+    conn.prepare_cached(
+        "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at)
+         VALUES (?1, ?2, ?3, CASE WHEN ?4 THEN ?6 ELSE '' END, CASE WHEN ?5 THEN ?6 ELSE '' END)
+         ON CONFLICT (scope, site) DO UPDATE SET
+           label = CASE WHEN label = '' THEN excluded.label ELSE label END,
+           knowledge_updated_at = CASE WHEN ?4 THEN ?6 ELSE knowledge_updated_at END,
+           selectors_updated_at = CASE WHEN ?5 THEN ?6 ELSE selectors_updated_at END",
+    )?
+    .execute(params![
+        scope.as_str(),
+        o.site,
+        o.label,
+        knowledge_changed,
+        selectors_changed,
+        now
+    ])?;
+    if let Some(session) = &o.session {
+        observe_session(conn, scope, &o.site, session)?;
+    }
+    for fact in &o.facts {
+        observe_one_fact(conn, scope, &o.site, fact, now)?;
+    }
+    if !o.facts.is_empty() {
+        conn.prepare_cached(
+            "DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2 AND confidence < ?3",
+        )?
+        .execute(params![
+            scope.as_str(),
+            o.site,
+            memory_core::store::browser::PRUNE_BELOW
+        ])?;
+    }
+    for (element, selector) in &o.selectors {
+        observe_selector(conn, scope, &o.site, element, selector, now)?;
+    }
+    Ok(())
+}
+
+fn observe_session(
+    conn: &Connection,
+    scope: &Scope,
+    site: &str,
+    session: &SessionEntry,
+) -> rusqlite::Result<()> {
+    let mut sessions: Vec<SessionEntry> = conn
+        .prepare_cached(
+            "SELECT id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms FROM browser_sessions
+             WHERE scope = ?1 AND site = ?2 ORDER BY seq",
+        )?
+        .query_map(params![scope.as_str(), site], |r| {
+            Ok(SessionEntry {
+                id: r.get(0)?,
+                goal: r.get(1)?,
+                outcome: r.get(2)?,
+                success: r.get(3)?,
+                final_url: r.get(4)?,
+                timestamp: r.get(5)?,
+                turns_used: r.get(6)?,
+                duration_ms: r.get::<_, i64>(7).map(|d| u64::try_from(d).unwrap_or(0))?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    memory_core::store::browser::append_session(&mut sessions, session.clone());
+    conn.prepare_cached("DELETE FROM browser_sessions WHERE scope = ?1 AND site = ?2")?
+        .execute(params![scope.as_str(), site])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO browser_sessions (scope, site, seq, id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for (seq, s) in sessions.iter().enumerate() {
+        insert.execute(params![
+            scope.as_str(),
+            site,
+            seq as i64,
+            s.id,
+            s.goal,
+            s.outcome,
+            s.success,
+            s.final_url,
+            s.timestamp,
+            s.turns_used,
+            int(s.duration_ms)
+        ])?;
+    }
+    Ok(())
+}
+
+fn observe_one_fact(
+    conn: &Connection,
+    scope: &Scope,
+    site: &str,
+    fact: &memory_core::store::browser::FactObservation,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String, f64, i64, String)> = conn
+        .prepare_cached(
+            "SELECT seq, value, confidence, sources, last_seen FROM browser_facts
+             WHERE scope = ?1 AND site = ?2 AND kind = ?3 AND key = ?4 ORDER BY seq",
+        )?
+        .query_map(
+            params![scope.as_str(), site, fact.kind.as_str(), fact.key],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let mut group: Vec<Fact> = rows
+        .into_iter()
+        .map(|(_, value, confidence, sources, last_seen)| Fact {
+            kind: fact.kind,
+            key: fact.key.clone(),
+            value,
+            confidence,
+            sources: u32::try_from(sources).unwrap_or(u32::MAX),
+            last_seen,
+        })
+        .collect();
+    let before = group.len();
+    memory_core::store::browser::observe_fact(&mut group, fact.kind, &fact.key, &fact.value, now);
+    if group.len() > before {
+        seqs.push(next_seq(
+            conn,
+            "SELECT coalesce(max(seq), -1) + 1 FROM browser_facts WHERE scope = ?1 AND site = ?2",
+            scope,
+            site,
+        )?);
+    }
+    // The rule keeps the group's order; pruned facts (below 0.1) are removed after all
+    // observations, so every remaining fact keeps its sequence number.
+    conn.prepare_cached(
+        "DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2 AND kind = ?3 AND key = ?4",
+    )?
+    .execute(params![scope.as_str(), site, fact.kind.as_str(), fact.key])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO browser_facts (scope, site, seq, kind, key, value, confidence, sources, last_seen)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for (f, seq) in group.iter().zip(seqs) {
+        insert.execute(params![
+            scope.as_str(),
+            site,
+            seq,
+            f.kind.as_str(),
+            f.key,
+            f.value,
+            f.confidence,
+            f.sources,
+            f.last_seen
+        ])?;
+    }
+    Ok(())
+}
+
+fn observe_selector(
+    conn: &Connection,
+    scope: &Scope,
+    site: &str,
+    element: &str,
+    selector: &str,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let is_ref = selector.starts_with('@');
+    let updated = conn
+        .prepare_cached(
+            "UPDATE browser_selectors SET success_count = success_count + 1, last_used = ?4,
+               last_ref = CASE WHEN ?5 THEN ?6 ELSE last_ref END,
+               stable_selector = CASE WHEN ?5 THEN stable_selector ELSE ?6 END
+             WHERE scope = ?1 AND site = ?2 AND element = ?3",
+        )?
+        .execute(params![
+            scope.as_str(),
+            site,
+            element,
+            now,
+            is_ref,
+            selector
+        ])?;
+    if updated == 0 {
+        let seq = next_seq(
+            conn,
+            "SELECT coalesce(max(seq), -1) + 1 FROM browser_selectors WHERE scope = ?1 AND site = ?2",
+            scope,
+            site,
+        )?;
+        conn.prepare_cached(
+            "INSERT INTO browser_selectors (scope, site, seq, element, last_ref, stable_selector, success_count, last_used)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
+        )?
+        .execute(params![
+            scope.as_str(), site, seq, element,
+            is_ref.then_some(selector), (!is_ref).then_some(selector), now
+        ])?;
+    }
+    Ok(())
 }
 
 impl SiteMemoryStore for SqliteStore {

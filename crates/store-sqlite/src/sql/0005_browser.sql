@@ -96,6 +96,9 @@ CREATE TABLE browser_selectors (
     FOREIGN KEY (scope, site) REFERENCES browser_sites (scope, site) ON DELETE CASCADE
 ) STRICT, WITHOUT ROWID;
 
+CREATE UNIQUE INDEX browser_selectors_by_element ON browser_selectors (scope, site, element);
+CREATE INDEX browser_facts_by_key ON browser_facts (scope, site, kind, key);
+
 CREATE TABLE browser_runs (
     scope         TEXT    NOT NULL,
     run_id        TEXT    NOT NULL,
