@@ -24,6 +24,9 @@ struct ScopeMemory {
     slots: Vec<Option<Slot>>,
     by_id: HashMap<String, usize>,
     postings: HashMap<String, Vec<usize>>,
+    /// The same postings split by interned origin, so a query with an origin reads only its
+    /// site's share of each token.
+    by_origin: HashMap<(u32, String), Vec<usize>>,
     origins: HashMap<String, u32>,
     sites: BTreeMap<String, SiteMemory>,
     runs: HashMap<String, RunManifest>,
@@ -50,11 +53,19 @@ impl ScopeMemory {
         let Some(Some(old)) = self.slots.get(slot) else {
             return;
         };
+        let origin = old.origin;
         for token in index_keys(&old.tokens) {
             if let Some(list) = self.postings.get_mut(token) {
                 list.retain(|&s| s != slot);
                 if list.is_empty() {
                     self.postings.remove(token);
+                }
+            }
+            let key = (origin, token.clone());
+            if let Some(list) = self.by_origin.get_mut(&key) {
+                list.retain(|&s| s != slot);
+                if list.is_empty() {
+                    self.by_origin.remove(&key);
                 }
             }
         }
@@ -79,6 +90,10 @@ impl ScopeMemory {
         };
         for token in index_keys(&tokens) {
             self.postings.entry(token.clone()).or_default().push(slot);
+            self.by_origin
+                .entry((origin, token.clone()))
+                .or_default()
+                .push(slot);
         }
         self.slots[slot] = Some(Slot {
             trajectory: trajectory.clone(),
