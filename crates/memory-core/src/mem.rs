@@ -13,6 +13,7 @@ use crate::store::MetaStore;
 use crate::store::SessionEvent;
 use crate::store::meta::compare_and_set_conflict;
 
+mod browser;
 mod tool_log;
 
 /// A store that keeps everything in memory and forgets it when dropped.
@@ -32,6 +33,7 @@ pub struct InMemoryStore {
     sessions: Mutex<BTreeMap<SessionId, Vec<SessionEvent>>>,
     tool_logs: Mutex<Vec<crate::store::tool_log::ToolLog>>,
     trajectory: Mutex<trajectory::TrajectoryState>,
+    browser: Mutex<browser::BrowserMemory>,
 }
 
 impl InMemoryStore {

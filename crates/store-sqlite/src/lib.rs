@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+mod browser;
 mod error;
 mod meta;
 mod schema;
@@ -229,6 +230,14 @@ impl SqliteStore {
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> memory_core::Result<T> {
         f(&self.lock()).map_err(|e| to_core(operation, e))
+    }
+
+    /// Runs `f` on the connection for a read that reports domain errors itself.
+    pub(crate) fn read_with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> memory_core::Result<T>,
+    ) -> memory_core::Result<T> {
+        f(&self.lock())
     }
 
     /// Runs `f` in one immediate transaction and commits when it returns `Ok`; on `Err` the

@@ -35,6 +35,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "sessions",
         sql: include_str!("sql/0004_sessions.sql"),
     },
+    Migration {
+        version: 5,
+        name: "browser",
+        sql: include_str!("sql/0005_browser.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -11,6 +11,7 @@
 //! - one contract test suite in [`testkit`](crate::testkit) (feature `testkit`) is written
 //!   once and run against every implementation.
 
+pub mod browser;
 pub mod meta;
 pub mod session;
 pub mod tool_log;

@@ -1,6 +1,7 @@
 //! Integration tests of `memory-core`: the contract suites against the in-memory store, and
 //! the suites themselves against deliberately broken stores.
 
+mod browser;
 mod meta;
 mod session;
 mod tool_log;

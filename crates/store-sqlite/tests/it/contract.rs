@@ -42,3 +42,16 @@ fn trajectory_store_contract() {
         }
     }
 }
+
+#[test]
+fn browser_store_contract() {
+    for make in [in_memory as fn() -> SqliteStore, on_file] {
+        if let Err(report) = run(
+            memory_core::testkit::browser::SUITE,
+            &memory_core::testkit::browser::cases(),
+            make,
+        ) {
+            panic!("{report}");
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Benchmarks of workload W-bad: matching a goal (ours on the in-memory store and on SQLite,
+//! the reference's linear scan as the baseline in the same run), recording a finished run on
+//! SQLite, cold open plus first match, and building the context.
+//!
+//! Sizes come from `AGENT_MEMORY_BENCH_SIZES` (default: the smallest, 1,000). Latency
+//! percentiles, throughput and cold start are appended as JSON lines to
+//! `<target>/bench-figures/W-bad.jsonl` (not in `--test` mode).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use browser_memory::{
+    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
+    linear_scan_match, tokenize,
+};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
+use memory_core::store::browser::{RunManifest, RunStatus, TrajectoryStore};
+use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
+use store_sqlite::SqliteStore;
+
+mod workload;
+
+use workload::{NOW, Workload, generate};
+
+const WORKLOAD: &str = "W-bad";
+
+fn sizes() -> Vec<usize> {
+    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![1000],
+    }
+}
+
+fn test_mode() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+fn figure(
+    name: &str,
+    n: usize,
+    value: f64,
+    unit: &str,
+    baseline: Option<f64>,
+    lower_is_better: bool,
+) {
+    if test_mode() {
+        return;
+    }
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("bench-figures");
+    let _ = std::fs::create_dir_all(&dir);
+    let line = serde_json::json!({
+        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": unit,
+        "baseline": baseline, "lower_is_better": lower_is_better,
+    });
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("W-bad.jsonl"))
+    {
+        let _ = writeln!(file, "{line}");
+    }
+    eprintln!("{WORKLOAD} {name} n={n}: {value:.3} {unit} (baseline {baseline:?})");
+}
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let rank = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
+    samples[rank - 1]
+}
+
+fn fill<S: TrajectoryStore>(store: &S, w: &Workload) {
+    let scope = Scope::shared();
+    for t in &w.trajectories {
+        store
+            .trajectory_put(&scope, t, &tokenize(&t.goal))
+            .expect("put");
+    }
+}
+
+/// p50 and p99 in microseconds of matching every query (or the first `limit`).
+fn latencies(limit: usize, w: &Workload, mut run: impl FnMut(&str, &str)) -> (f64, f64) {
+    let mut samples: Vec<f64> = w
+        .queries
+        .iter()
+        .take(limit)
+        .map(|q| {
+            let start = Instant::now();
+            run(&q.goal, &q.origin);
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    (
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.99),
+    )
+}
+
+fn bench_match(c: &mut Criterion) {
+    for n in sizes() {
+        let w = generate(n);
+        let memory = InMemoryStore::new();
+        fill(&memory, &w);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sqlite = SqliteStore::open(dir.path().join("memory.db")).expect("open");
+        fill(&sqlite, &w);
+        let scope = Scope::shared();
+        for scoring in [false, true] {
+            let options = MatchOptions {
+                scoring,
+                ..MatchOptions::default()
+            };
+            let label = if scoring { "scoring on" } else { "scoring off" };
+            // The linear scan re-tokenizes every stored goal per query; at large N a sample of
+            // the queries keeps the run in minutes.
+            let baseline_queries = if n > 10_000 { 40 } else { 200 };
+            let base = latencies(baseline_queries, &w, |goal, origin| {
+                std::hint::black_box(linear_scan_match(
+                    &w.trajectories,
+                    goal,
+                    Some(origin),
+                    &options,
+                    NOW,
+                ));
+            });
+            let ours = latencies(1000, &w, |goal, origin| {
+                std::hint::black_box(
+                    find_best_match(&memory, &scope, goal, Some(origin), &options, NOW)
+                        .expect("match"),
+                );
+            });
+            let on_sqlite = latencies(1000, &w, |goal, origin| {
+                std::hint::black_box(
+                    find_best_match(&sqlite, &scope, goal, Some(origin), &options, NOW)
+                        .expect("match"),
+                );
+            });
+            figure(
+                &format!("match p50, {label}"),
+                n,
+                ours.0,
+                "us",
+                Some(base.0),
+                true,
+            );
+            figure(
+                &format!("match p99, {label}"),
+                n,
+                ours.1,
+                "us",
+                Some(base.1),
+                true,
+            );
+            figure(
+                &format!("match p50 on sqlite, {label}"),
+                n,
+                on_sqlite.0,
+                "us",
+                Some(base.0),
+                true,
+            );
+            figure(
+                &format!("match p99 on sqlite, {label}"),
+                n,
+                on_sqlite.1,
+                "us",
+                Some(base.1),
+                true,
+            );
+        }
+        let mut group = c.benchmark_group("W-bad/match");
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(2))
+            .warm_up_time(Duration::from_millis(300));
+        let options = MatchOptions::default();
+        let mut next = 0usize;
+        group.bench_function(BenchmarkId::new("ours", n), |b| {
+            b.iter(|| {
+                let q = &w.queries[next % w.queries.len()];
+                next += 1;
+                find_best_match(&memory, &scope, &q.goal, Some(&q.origin), &options, NOW)
+                    .expect("match")
+            });
+        });
+        let mut next = 0usize;
+        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+            b.iter(|| {
+                let q = &w.queries[next % w.queries.len()];
+                next += 1;
+                linear_scan_match(&w.trajectories, &q.goal, Some(&q.origin), &options, NOW)
+                    .map(|t| t.id.len())
+            });
+        });
+        group.finish();
+
+        // Cold: open the file and match the first query.
+        drop(sqlite);
+        let start = Instant::now();
+        let cold = SqliteStore::open(dir.path().join("memory.db")).expect("reopen");
+        let q = &w.queries[0];
+        std::hint::black_box(
+            find_best_match(&cold, &scope, &q.goal, Some(&q.origin), &options, NOW).expect("match"),
+        );
+        let cold_ms = start.elapsed().as_secs_f64() * 1e3;
+        figure(
+            "cold open + first match on sqlite",
+            n,
+            cold_ms,
+            "ms",
+            None,
+            true,
+        );
+    }
+}
+
+fn report(w: &Workload, i: usize) -> RunReport {
+    let t = &w.trajectories[i % w.trajectories.len()];
+    let run = &w.runs[i % w.runs.len()];
+    let turns: Vec<Turn> = t
+        .steps
+        .iter()
+        .map(|s| Turn {
+            url: s.url.clone(),
+            snapshot: s.snapshot_hash.clone(),
+            action: s.action.clone(),
+            verified: s.verified,
+            duration_ms: t.duration_ms / 8,
+            ..Turn::default()
+        })
+        .collect();
+    RunReport {
+        goal: t.goal.clone(),
+        start_url: run.start_url.clone(),
+        turns,
+        success: t.success,
+        model: t.model.clone(),
+        outcome: format!("finished {}", run.goal),
+        session_id: None,
+        final_url: Some(run.final_url.clone()),
+        selectors: vec![
+            w.selectors[i % w.selectors.len()].clone(),
+            w.selectors[(i + 1) % w.selectors.len()].clone(),
+        ],
+        manifest: Some(RunManifest {
+            run_id: format!("{}_{i}", run.run_id),
+            session_id: None,
+            parent_run_id: None,
+            status: if t.success {
+                RunStatus::Completed
+            } else {
+                RunStatus::Failed
+            },
+            goal: t.goal.clone(),
+            domain: run.domain.clone(),
+            start_url: Some(run.start_url.clone()),
+            current_url: None,
+            final_url: Some(run.final_url.clone()),
+            started_at: t.timestamp.clone(),
+            updated_at: t.timestamp.clone(),
+            completed_at: Some(t.timestamp.clone()),
+            success: Some(t.success),
+            summary: None,
+            artifact_paths: Vec::new(),
+            turn_count: run.turn_count,
+            result: None,
+            reason: None,
+        }),
+    }
+}
+
+fn bench_record(c: &mut Criterion) {
+    let n = sizes().into_iter().min().unwrap_or(1000);
+    let w = generate(n.min(10_000));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::open(dir.path().join("memory.db")).expect("open");
+    let clock = ManualClock::new(NOW);
+    let ids = SeededIds::new(1);
+    let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+    let runs = 2000;
+    let start = Instant::now();
+    for i in 0..runs {
+        clock.advance(1);
+        memory.record_run(&report(&w, i)).expect("record");
+    }
+    let rate = runs as f64 / start.elapsed().as_secs_f64();
+    figure(
+        "recorded runs per second on sqlite (one transaction each)",
+        runs,
+        rate,
+        "runs/s",
+        None,
+        false,
+    );
+    let mut group = c.benchmark_group("W-bad/record run");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .throughput(Throughput::Elements(1));
+    let mut i = runs;
+    group.bench_function(BenchmarkId::new("ours", "sqlite"), |b| {
+        b.iter(|| {
+            i += 1;
+            clock.advance(1);
+            memory.record_run(&report(&w, i)).expect("record")
+        });
+    });
+    group.finish();
+}
+
+fn bench_context(c: &mut Criterion) {
+    let w = generate(1);
+    let mut context = ContextBudget::new();
+    for (label, content, priority) in &w.parts {
+        context.add(label.clone(), content.clone(), *priority);
+    }
+    let mut group = c.benchmark_group("W-bad/context build");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(1));
+    group.bench_function(BenchmarkId::new("ours", 20), |b| {
+        b.iter(|| {
+            context
+                .build(Budget::Chars(8000), Policy::StopAtOverflow)
+                .len()
+        });
+    });
+    group.finish();
+}
+
+mod group {
+    #![allow(missing_docs)] // `criterion_group!` defines an undocumented public function.
+    use super::{bench_context, bench_match, bench_record};
+    criterion::criterion_group!(benches, bench_context, bench_record, bench_match);
+}
+use group::benches;
+criterion_main!(benches);

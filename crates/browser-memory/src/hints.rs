@@ -1,0 +1,231 @@
+//! Cross-domain optimization hints from analysing finished runs: turn efficiency, accuracy
+//! against ground truth, high-failure actions, stale refs, stuck loops, slow goals and common
+//! failures, rendered as the reference's `FEEDBACK FROM PREVIOUS RUNS:` block.
+
+use crate::extract::{Turn, action_name};
+use crate::json::{Json, js_number};
+
+/// One evaluated run of a test suite.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EvaluatedRun {
+    /// The test case's name.
+    pub name: String,
+    /// The goal (its first line, cut to 80 characters, groups runs).
+    pub goal: String,
+    /// The turns.
+    pub turns: Vec<Turn>,
+    /// Whether the agent said it succeeded.
+    pub agent_success: bool,
+    /// Whether ground truth confirmed success.
+    pub verified: bool,
+    /// Skipped runs are left out.
+    pub skipped: bool,
+    /// The judge's verdict.
+    pub verdict: Option<String>,
+    /// Details of failed criteria, when criteria were checked.
+    pub failed_criteria: Option<Vec<String>>,
+    /// Turns used.
+    pub turns_used: u32,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+}
+
+fn percent(rate: f64) -> String {
+    js_number((rate * 100.0).round())
+}
+
+fn action_key(action: &Json) -> String {
+    let field = |name: &str| Json::template_text(action.get(name));
+    match action_name(action) {
+        "click" => format!("click:{}", field("selector")),
+        "type" => format!("type:{}", field("selector")),
+        "press" => format!("press:{}:{}", field("selector"), field("key")),
+        "scroll" => format!("scroll:{}", field("direction")),
+        "navigate" => format!("navigate:{}", field("url")),
+        other => other.to_owned(),
+    }
+}
+
+/// The hints for `runs`, or an empty string when nothing stands out.
+pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
+    let runs: Vec<&EvaluatedRun> = runs.iter().filter(|r| !r.skipped).collect();
+    let mut hints = Vec::new();
+
+    let total: usize = runs.iter().map(|r| r.turns.len()).sum();
+    let wasted_turn = |t: &Turn| {
+        let action = t.parsed_action();
+        t.error.is_some()
+            || t.verification_failure.is_some()
+            || (action_name(&action) == "wait"
+                && matches!(action.get("ms"), Some(Json::Number(ms)) if *ms == 0.0))
+    };
+    let wasted = runs
+        .iter()
+        .flat_map(|r| &r.turns)
+        .filter(|t| wasted_turn(t))
+        .count();
+    let efficiency = if total > 0 {
+        (total - wasted) as f64 / total as f64
+    } else {
+        1.0
+    };
+    if efficiency < 0.7 {
+        hints.push(format!(
+            "EFFICIENCY WARNING: Only {}% of turns are productive. {wasted} turns were wasted on errors, retries, or repeated actions.",
+            percent(efficiency)
+        ));
+    }
+
+    let says = runs.iter().filter(|r| r.agent_success).count();
+    let confirmed = runs
+        .iter()
+        .filter(|r| r.agent_success && r.verified)
+        .count();
+    let false_positive = if says > 0 {
+        (says - confirmed) as f64 / says as f64
+    } else {
+        0.0
+    };
+    if false_positive > 0.1 {
+        hints.push(format!(
+            "ACCURACY WARNING: The agent reports success {}% more often than ground-truth confirms. Be more conservative with \"complete\" — verify the goal state thoroughly before completing.",
+            percent(false_positive)
+        ));
+    }
+
+    // (action, selector, occurrences, failures) in first-seen order.
+    let mut patterns: Vec<(String, Option<String>, usize, usize)> = Vec::new();
+    for turn in runs.iter().flat_map(|r| &r.turns) {
+        let action = turn.parsed_action();
+        let name = action_name(&action).to_owned();
+        let selector = action.get("selector").map(|s| Json::template_text(Some(s)));
+        let failed = turn.error.is_some() || turn.verification_failure.is_some();
+        match patterns.iter_mut().find(|p| p.0 == name && p.1 == selector) {
+            Some(p) => {
+                p.2 += 1;
+                p.3 += usize::from(failed);
+            }
+            None => patterns.push((name, selector, 1, usize::from(failed))),
+        }
+    }
+    patterns.sort_by_key(|p| std::cmp::Reverse(p.2));
+    let mut failing: Vec<_> = patterns
+        .iter()
+        .filter(|p| p.2 >= 3 && p.3 as f64 / p.2 as f64 > 0.3)
+        .collect();
+    failing.sort_by(|a, b| (b.3 as f64 / b.2 as f64).total_cmp(&(a.3 as f64 / a.2 as f64)));
+    if !failing.is_empty() {
+        let described: Vec<String> = failing
+            .iter()
+            .take(3)
+            .map(|(name, selector, count, failures)| {
+                let on = selector
+                    .as_ref()
+                    .map(|s| format!(" on \"{s}\""))
+                    .unwrap_or_default();
+                format!(
+                    "\"{name}\"{on} fails {}% of the time ({failures}/{count})",
+                    percent(*failures as f64 / *count as f64)
+                )
+            })
+            .collect();
+        hints.push(format!(
+            "HIGH-FAILURE ACTIONS: {}. Try alternative approaches.",
+            described.join("; ")
+        ));
+    }
+
+    let stale: usize = runs
+        .iter()
+        .flat_map(|r| &r.turns)
+        .filter(|t| t.error.as_deref().is_some_and(|e| e.contains("Stale ref")))
+        .count();
+    if stale > 0 {
+        hints.push(format!(
+            "STALE REFS: {stale} turns wasted on stale @ref selectors. Always use refs from the CURRENT observation, not previous turns."
+        ));
+    }
+
+    let loops: usize = runs
+        .iter()
+        .map(|r| {
+            let keys: Vec<String> = r
+                .turns
+                .iter()
+                .map(|t| action_key(&t.parsed_action()))
+                .collect();
+            keys.windows(3)
+                .filter(|w| w[0] == w[1] && w[1] == w[2])
+                .count()
+        })
+        .sum();
+    if loops > 0 {
+        hints.push(format!(
+            "STUCK LOOPS DETECTED: The agent repeated the same action sequence {loops} time(s). When an action doesn't produce the expected effect after 2 attempts, try a completely different strategy."
+        ));
+    }
+
+    // (goal prefix, attempts, total turns) in first-seen order.
+    let mut goals: Vec<(String, usize, u64)> = Vec::new();
+    for r in &runs {
+        let prefix: String = r
+            .goal
+            .split('\n')
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(80)
+            .collect();
+        match goals.iter_mut().find(|g| g.0 == prefix) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 += u64::from(r.turns_used);
+            }
+            None => goals.push((prefix, 1, u64::from(r.turns_used))),
+        }
+    }
+    let mut slow: Vec<(String, f64)> = goals
+        .into_iter()
+        .map(|(prefix, attempts, turns)| (prefix, attempts, turns as f64 / attempts as f64))
+        .filter(|(_, attempts, avg)| *avg > 15.0 && *attempts >= 2)
+        .map(|(prefix, _, avg)| (prefix, avg))
+        .collect();
+    slow.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if !slow.is_empty() {
+        let described: Vec<String> = slow
+            .iter()
+            .take(2)
+            .map(|(prefix, avg)| format!("\"{prefix}\" averages {} turns", js_number(avg.round())))
+            .collect();
+        hints.push(format!(
+            "SLOW GOALS: {}. Consider more direct navigation strategies.",
+            described.join("; ")
+        ));
+    }
+
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for r in runs.iter().filter(|r| !r.verified) {
+        let found: Vec<String> = match (&r.failed_criteria, &r.verdict) {
+            (Some(details), _) => details.clone(),
+            (None, Some(verdict)) => vec![verdict.clone()],
+            (None, None) => Vec::new(),
+        };
+        for reason in found {
+            match reasons.iter_mut().find(|(known, _)| *known == reason) {
+                Some(entry) => entry.1 += 1,
+                None => reasons.push((reason, 1)),
+            }
+        }
+    }
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
+    if !reasons.is_empty() {
+        let top: Vec<&str> = reasons.iter().take(3).map(|(r, _)| r.as_str()).collect();
+        hints.push(format!("COMMON FAILURES: {}", top.join("; ")));
+    }
+
+    if hints.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = hints.iter().map(|h| format!("- {h}")).collect();
+    format!("FEEDBACK FROM PREVIOUS RUNS:\n{}", lines.join("\n"))
+}

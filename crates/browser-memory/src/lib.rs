@@ -1,0 +1,81 @@
+//! Memory for a browser agent: the four layers of browser-agent-driver's memory (trajectory
+//! store, session history, app knowledge, selector cache), its context budget, its run
+//! registry and hints, and import/export of its `.agent-memory/` directories.
+//!
+//! Everything is scoped by a [`Scope`](memory_core::Scope) and generic over the store traits
+//! of [`memory_core::store::browser`]; time and ids come from an injected
+//! [`Clock`](memory_core::Clock) and [`IdSource`](memory_core::IdSource).
+//!
+//! ```
+//! use browser_memory::{Budget, BrowserMemory, Layout, Policy, RunReport, Turn};
+//! use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
+//!
+//! let store = InMemoryStore::new();
+//! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
+//! let ids = SeededIds::new(7);
+//! let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+//! let click = Turn {
+//!     url: "https://shop.test/".into(),
+//!     action: r#"{"action":"click","selector":"@b1"}"#.into(),
+//!     verified: true,
+//!     duration_ms: 1200,
+//!     ..Turn::default()
+//! };
+//! memory.record_run(&RunReport {
+//!     goal: "Search for smart watch reviews".into(),
+//!     start_url: "https://shop.test/".into(),
+//!     turns: vec![click.clone(), click],
+//!     success: true,
+//!     outcome: "found them".into(),
+//!     ..RunReport::default()
+//! })?;
+//! let found = memory.find_match("search smart watch reviews", Some("https://shop.test/x"))?;
+//! assert!(found.is_some());
+//! let context = memory.context("search smart watch reviews", "https://shop.test/", Layout::Seed, Budget::Chars(8000), Policy::SkipOverflow)?;
+//! assert!(context.contains("REFERENCE TRAJECTORY"));
+//! assert!(context.contains("SESSION HISTORY (1 previous run on this site):"));
+//! # Ok::<(), browser_memory::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod budget;
+mod dir;
+mod error;
+mod extract;
+mod files;
+mod hints;
+mod json;
+mod matching;
+mod memory;
+mod origin;
+mod render;
+mod runs;
+mod time;
+mod tokens;
+
+pub use budget::{
+    Budget, ContextBudget, ContextPart, DEFAULT_BUDGET_CHARS, FourCharsPerToken,
+    MIN_TRUNCATED_PART, Policy, TRUNCATION_MARK, TokenEstimator, priority,
+};
+pub use dir::{MemoryRoot, Transfer, export_dir, import_dir, manifest_stem};
+pub use error::{Error, Result};
+pub use extract::{Turn, extract_facts, snapshot_hash};
+pub use hints::{EvaluatedRun, generate_hints};
+pub use json::{Json, js_number, to_compact, to_pretty};
+pub use matching::{
+    DEFAULT_THRESHOLD, DEFAULT_TTL_DAYS, Match, MatchOptions, REPLAY_THRESHOLD, find_best_match,
+    find_replayable, linear_scan_match, trace_score,
+};
+pub use memory::{BrowserMemory, DEFAULT_READ_CONFIDENCE, Layout, RunReport, assemble};
+pub use origin::{origin_of, safe_file_stem, site_key};
+pub use render::{
+    app_knowledge, format_action, knowledge_block, known_selectors, percent, reference_block,
+    reference_trajectory, session_history,
+};
+pub use runs::{
+    RunOutcome, RunRegistry, RunStart, RunUpdate, Scenario, generate_fork_session_id,
+    generate_run_id, session_run_id,
+};
+pub use time::{iso, minute, parse_iso};
+pub use tokens::{jaccard, jaccard_from_counts, min_shared, reference_tokenize, tokenize};

@@ -1,0 +1,253 @@
+//! Finding the stored trajectory whose goal best matches a new goal: candidates from the
+//! store's token index, Jaccard similarity, the origin, TTL and success filters, the strict
+//! threshold, optional trace scoring, and the strict replay match.
+
+use memory_core::store::browser::{Candidate, CandidateQuery, Trajectory, TrajectoryStore};
+use memory_core::{MILLIS_PER_DAY, Scope, Timestamp};
+
+use crate::error::Result;
+use crate::origin::origin_of;
+use crate::tokens::{jaccard_from_counts, min_shared, reference_tokenize, tokenize};
+
+/// Default similarity a match must exceed.
+pub const DEFAULT_THRESHOLD: f64 = 0.5;
+/// Default age after which trajectories stop matching.
+pub const DEFAULT_TTL_DAYS: f64 = 30.0;
+/// Similarity a replay match must reach.
+pub const REPLAY_THRESHOLD: f64 = 0.85;
+
+/// How matching works.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatchOptions {
+    /// A match needs similarity strictly greater than this.
+    pub threshold: f64,
+    /// Trajectories older than this many days are not candidates.
+    pub ttl_days: f64,
+    /// Rank by the trace score instead of similarity alone.
+    pub scoring: bool,
+}
+
+impl Default for MatchOptions {
+    fn default() -> Self {
+        MatchOptions {
+            threshold: DEFAULT_THRESHOLD,
+            ttl_days: DEFAULT_TTL_DAYS,
+            scoring: false,
+        }
+    }
+}
+
+/// A trajectory that matched, with its similarity and score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    /// The trajectory.
+    pub trajectory: Trajectory,
+    /// Jaccard similarity of the goals.
+    pub similarity: f64,
+    /// The ranking score (the similarity when scoring is off).
+    pub score: f64,
+}
+
+/// `0.6 * similarity + 0.2 * exp(-age_days / 14) + 0.1 / (1 + duration_ms / 60000)
+/// + 0.1 * verified_steps / steps` (no steps: 0.5; undated: recency 0.5).
+pub fn trace_score(similarity: f64, trajectory: &Trajectory, now: Timestamp) -> f64 {
+    let recency = match trajectory.recorded_at {
+        Some(at) => (-(now.days_since(at).max(0.0)) / 14.0).exp(),
+        None => 0.5,
+    };
+    let speed = 1.0 / (1.0 + trajectory.duration_ms as f64 / 60_000.0);
+    let verification = if trajectory.steps.is_empty() {
+        0.5
+    } else {
+        trajectory.steps.iter().filter(|s| s.verified).count() as f64
+            / trajectory.steps.len() as f64
+    };
+    similarity * 0.6 + recency * 0.2 + speed * 0.1 + verification * 0.1
+}
+
+fn ttl_cutoff(now: Timestamp, ttl_days: f64) -> Timestamp {
+    now.add_millis(-((ttl_days * MILLIS_PER_DAY as f64) as i64))
+}
+
+/// The best successful trajectory for `goal` (on `origin`'s site when given), or `None`.
+///
+/// Only candidates whose similarity is strictly above the threshold are considered; among
+/// them the highest score wins, ties going to the older trajectory.
+pub fn find_best_match<S: TrajectoryStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    goal: &str,
+    origin: Option<&str>,
+    options: &MatchOptions,
+    now: Timestamp,
+) -> Result<Option<Match>> {
+    let tokens = tokenize(goal);
+    // A query origin that does not parse filters nothing, as in the reference.
+    let origin = origin.and_then(origin_of);
+    let min = if tokens.is_empty() {
+        Some(0)
+    } else {
+        min_shared(tokens.len(), options.threshold, true)
+    };
+    let Some(min) = min else { return Ok(None) };
+    let query = CandidateQuery {
+        tokens: tokens.clone(),
+        origin,
+        success_only: true,
+        not_before: Some(ttl_cutoff(now, options.ttl_days)),
+        min_shared: min,
+    };
+    let passing: Vec<(Candidate, f64)> = store
+        .trajectory_candidates(scope, &query)?
+        .into_iter()
+        .map(|c| {
+            let similarity = jaccard_from_counts(c.shared, tokens.len(), c.token_count);
+            (c, similarity)
+        })
+        .filter(|(_, similarity)| *similarity > options.threshold)
+        .collect();
+    best(store, scope, passing, |similarity, t| {
+        if options.scoring {
+            trace_score(similarity, t, now)
+        } else {
+            similarity
+        }
+    })
+}
+
+/// The trajectory to replay without a model: similarity at least 0.85, at least one step,
+/// exactly the same origin, successful and within the TTL. Highest similarity wins, ties
+/// going to the older trajectory.
+pub fn find_replayable<S: TrajectoryStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    goal: &str,
+    origin: &str,
+    options: &MatchOptions,
+    now: Timestamp,
+) -> Result<Option<Match>> {
+    let Some(origin) = origin_of(origin) else {
+        return Ok(None);
+    };
+    let tokens = tokenize(goal);
+    let min = if tokens.is_empty() {
+        Some(0)
+    } else {
+        min_shared(tokens.len(), REPLAY_THRESHOLD, false)
+    };
+    let Some(min) = min else { return Ok(None) };
+    let query = CandidateQuery {
+        tokens: tokens.clone(),
+        origin: Some(origin),
+        success_only: true,
+        not_before: Some(ttl_cutoff(now, options.ttl_days)),
+        min_shared: min,
+    };
+    let passing: Vec<(Candidate, f64)> = store
+        .trajectory_candidates(scope, &query)?
+        .into_iter()
+        .map(|c| {
+            let similarity = jaccard_from_counts(c.shared, tokens.len(), c.token_count);
+            (c, similarity)
+        })
+        .filter(|(_, similarity)| *similarity >= REPLAY_THRESHOLD)
+        .collect();
+    let found = best_where(
+        store,
+        scope,
+        passing,
+        |similarity, _| similarity,
+        |t| !t.steps.is_empty(),
+    )?;
+    Ok(found)
+}
+
+fn best<S: TrajectoryStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    passing: Vec<(Candidate, f64)>,
+    score: impl Fn(f64, &Trajectory) -> f64,
+) -> Result<Option<Match>> {
+    best_where(store, scope, passing, score, |_| true)
+}
+
+fn best_where<S: TrajectoryStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    passing: Vec<(Candidate, f64)>,
+    score: impl Fn(f64, &Trajectory) -> f64,
+    keep: impl Fn(&Trajectory) -> bool,
+) -> Result<Option<Match>> {
+    let mut winner: Option<Match> = None;
+    for (candidate, similarity) in passing {
+        let Some(trajectory) = store.trajectory_get(scope, &candidate.id)? else {
+            continue;
+        };
+        if !keep(&trajectory) {
+            continue;
+        }
+        let score = score(similarity, &trajectory);
+        let better = match &winner {
+            None => true,
+            Some(w) => score > w.score || (score == w.score && older(&trajectory, &w.trajectory)),
+        };
+        if better {
+            winner = Some(Match {
+                trajectory,
+                similarity,
+                score,
+            });
+        }
+    }
+    Ok(winner)
+}
+
+/// Whether `a` was recorded before `b` (undated last; then by id).
+fn older(a: &Trajectory, b: &Trajectory) -> bool {
+    let key = |t: &Trajectory| {
+        (
+            t.recorded_at.map_or(i64::MAX, Timestamp::as_millis),
+            t.id.clone(),
+        )
+    };
+    key(a) < key(b)
+}
+
+/// The reference's matching, as the baseline of benchmarks and divergence tests: it scans
+/// every trajectory, tokenizes both goals each time with the ASCII-only rule, ranks by score
+/// and checks only the top-ranked trajectory against the threshold.
+pub fn linear_scan_match<'a>(
+    trajectories: &'a [Trajectory],
+    goal: &str,
+    origin: Option<&str>,
+    options: &MatchOptions,
+    now: Timestamp,
+) -> Option<&'a Trajectory> {
+    let max_age = (options.ttl_days * MILLIS_PER_DAY as f64) as i64;
+    let wanted = origin.and_then(origin_of);
+    let mut scored: Vec<(&Trajectory, f64, f64)> = trajectories
+        .iter()
+        .filter(|t| t.success)
+        .filter(|t| {
+            t.recorded_at
+                .is_none_or(|at| now.millis_since(at) <= max_age)
+        })
+        .filter(|t| wanted.is_none() || t.origin.as_deref().and_then(origin_of) == wanted)
+        .map(|t| {
+            let a = reference_tokenize(goal);
+            let b = reference_tokenize(&t.goal);
+            let shared = a.iter().filter(|w| b.contains(w)).count();
+            let similarity = jaccard_from_counts(shared, a.len(), b.len());
+            let score = if options.scoring {
+                trace_score(similarity, t, now)
+            } else {
+                similarity
+            };
+            (t, score, similarity)
+        })
+        .collect();
+    // A stable sort, as JavaScript's: equal scores keep directory order.
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (top, _, similarity) = scored.first()?;
+    (*similarity > options.threshold).then_some(*top)
+}

@@ -1,0 +1,11 @@
+//! Integration tests of `browser-memory`: byte-for-byte reproduction of the reference's files
+//! and rendered context, the divergences from it, the rules, and the store contract on
+//! SQLite.
+
+mod divergences;
+mod laws;
+mod reference;
+mod rules;
+mod sqlite;
+mod support;
+mod w_bad;

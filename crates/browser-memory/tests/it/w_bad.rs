@@ -1,0 +1,115 @@
+//! The W-bad generator reproduces the workload's spot checks and checksums, and the matcher
+//! finds exactly the matches the reference finds on it.
+
+use std::collections::HashMap;
+
+use browser_memory::{MatchOptions, find_best_match, tokenize};
+use memory_core::store::browser::TrajectoryStore;
+use memory_core::{InMemoryStore, Scope};
+
+#[path = "../../benches/workload.rs"]
+mod workload;
+
+use workload::{NOW, generate};
+
+#[test]
+fn generator_reproduces_the_spot_checks() {
+    let w = generate(1000);
+    assert_eq!((w.parts[0].2, w.parts[0].1.len()), (23, 433));
+    assert!(w.parts[0].1.starts_with("w358 w264 w250 w62 w425"));
+    assert_eq!(
+        (w.facts[0].1.as_str(), w.facts[0].2.as_str()),
+        ("key64", "value64-alt")
+    );
+    assert_eq!(
+        w.selectors[0],
+        ("link \"w10\"".to_owned(), "@e118".to_owned())
+    );
+    let run = &w.runs[0];
+    assert_eq!(
+        (
+            run.domain.as_str(),
+            run.goal.as_str(),
+            run.success,
+            run.turn_count
+        ),
+        (
+            "site5.example.com",
+            "w392 w403 w491 w369 w43 w377",
+            false,
+            13
+        )
+    );
+    let t = &w.trajectories[0];
+    assert_eq!(
+        (
+            t.id.as_str(),
+            t.goal.as_str(),
+            t.duration_ms,
+            t.timestamp.as_str()
+        ),
+        (
+            "traj_1766493387525_hh820c",
+            "w110 w282 w463 w185 w289 w215",
+            27558,
+            "2025-12-23T12:36:27.525Z"
+        )
+    );
+    assert_eq!(t.steps[0].snapshot_hash, "1403489727");
+    assert_eq!(w.trajectories[999].id, "traj_1766734347115_77bhkp");
+    assert_eq!(w.trajectories.iter().filter(|t| t.success).count(), 811);
+    assert_eq!(w.queries[1].base, Some(901));
+    assert_eq!(
+        w.queries[1].goal,
+        "w145 w416 w438 w57 w392 w194 w224 w385 w432"
+    );
+    let selectors: HashMap<&str, usize> =
+        w.selectors.iter().fold(HashMap::new(), |mut m, (e, _)| {
+            *m.entry(e.as_str()).or_default() += 1;
+            m
+        });
+    assert_eq!(selectors.len(), 300);
+    assert_eq!(selectors.get("button \"w282\""), Some(&47));
+}
+
+#[test]
+fn matches_reproduce_the_reference_checksums() {
+    let w = generate(1000);
+    let store = InMemoryStore::new();
+    let scope = Scope::shared();
+    for t in &w.trajectories {
+        store
+            .trajectory_put(&scope, t, &tokenize(&t.goal))
+            .expect("put");
+    }
+    let index: HashMap<&str, usize> = w
+        .trajectories
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id.as_str(), i))
+        .collect();
+    for scoring in [false, true] {
+        let options = MatchOptions {
+            scoring,
+            ..MatchOptions::default()
+        };
+        let mut matched = 0;
+        let mut sum = 0;
+        for q in &w.queries {
+            if let Some(m) =
+                find_best_match(&store, &scope, &q.goal, Some(&q.origin), &options, NOW)
+                    .expect("match")
+            {
+                let i = index[m.trajectory.id.as_str()];
+                assert_eq!(
+                    q.base,
+                    Some(i),
+                    "a match comes from the query's own base trajectory"
+                );
+                matched += 1;
+                sum += i;
+            }
+        }
+        assert_eq!((matched, sum), (317, 165_272), "scoring {scoring}");
+    }
+}

@@ -1,0 +1,345 @@
+//! The browser memory traits on [`InMemoryStore`]: per scope, trajectories in a slot vector
+//! with a token -> slots index, and maps for sites, manifests, hints and suite summaries.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::error::Result;
+use crate::mem::{InMemoryStore, lock};
+use crate::names::Scope;
+use crate::store::browser::{
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
+    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStore,
+};
+use crate::time::Timestamp;
+
+/// Browser memory of every scope.
+#[derive(Debug, Default)]
+pub(crate) struct BrowserMemory {
+    scopes: HashMap<Scope, ScopeMemory>,
+}
+
+#[derive(Debug, Default)]
+struct ScopeMemory {
+    slots: Vec<Option<Slot>>,
+    by_id: HashMap<String, usize>,
+    postings: HashMap<String, Vec<usize>>,
+    /// The same postings split by interned origin, so a query with an origin reads only its
+    /// site's share of each token.
+    by_origin: HashMap<(u32, String), Vec<usize>>,
+    origins: HashMap<String, u32>,
+    sites: BTreeMap<String, SiteMemory>,
+    runs: HashMap<String, RunManifest>,
+    hints: Option<(String, String)>,
+    suites: BTreeMap<String, SuiteSummary>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    trajectory: Trajectory,
+    tokens: Vec<String>,
+    /// Interned origin: 0 is "no origin".
+    origin: u32,
+}
+
+impl ScopeMemory {
+    fn origin_id(&mut self, origin: Option<&str>) -> u32 {
+        let Some(origin) = origin else { return 0 };
+        let next = u32::try_from(self.origins.len() + 1).unwrap_or(u32::MAX);
+        *self.origins.entry(origin.to_owned()).or_insert(next)
+    }
+
+    fn unindex(&mut self, slot: usize) {
+        let Some(Some(old)) = self.slots.get(slot) else {
+            return;
+        };
+        let origin = old.origin;
+        for token in index_keys(&old.tokens) {
+            if let Some(list) = self.postings.get_mut(token) {
+                list.retain(|&s| s != slot);
+                if list.is_empty() {
+                    self.postings.remove(token);
+                }
+            }
+            let key = (origin, token.clone());
+            if let Some(list) = self.by_origin.get_mut(&key) {
+                list.retain(|&s| s != slot);
+                if list.is_empty() {
+                    self.by_origin.remove(&key);
+                }
+            }
+        }
+    }
+
+    fn put(&mut self, trajectory: &Trajectory, tokens: &[String]) {
+        let origin = self.origin_id(trajectory.origin.as_deref());
+        let mut tokens = tokens.to_vec();
+        tokens.sort();
+        tokens.dedup();
+        let slot = match self.by_id.get(&trajectory.id) {
+            Some(&slot) => {
+                self.unindex(slot);
+                slot
+            }
+            None => {
+                self.slots.push(None);
+                self.by_id
+                    .insert(trajectory.id.clone(), self.slots.len() - 1);
+                self.slots.len() - 1
+            }
+        };
+        for token in index_keys(&tokens) {
+            self.postings.entry(token.clone()).or_default().push(slot);
+            self.by_origin
+                .entry((origin, token.clone()))
+                .or_default()
+                .push(slot);
+        }
+        self.slots[slot] = Some(Slot {
+            trajectory: trajectory.clone(),
+            tokens,
+            origin,
+        });
+    }
+
+    fn candidates(&self, query: &CandidateQuery) -> Vec<Candidate> {
+        let origin = match &query.origin {
+            Some(origin) => match self.origins.get(origin) {
+                Some(&id) => Some(id),
+                None => return Vec::new(),
+            },
+            None => None,
+        };
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        let mut tokens: Vec<&String> = index_keys(&query.tokens).collect();
+        tokens.sort();
+        tokens.dedup();
+        let tokenless = query.tokens.is_empty();
+        for token in tokens {
+            for &slot in self
+                .postings
+                .get(token)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                let Some(Some(stored)) = self.slots.get(slot) else {
+                    continue;
+                };
+                if origin.is_some_and(|o| o != stored.origin)
+                    || (query.success_only && !stored.trajectory.success)
+                    || expired(stored.trajectory.recorded_at, query.not_before)
+                {
+                    continue;
+                }
+                *counts.entry(slot).or_insert(0) += 1;
+            }
+        }
+        let min = query.min_shared.max(1);
+        let mut found: Vec<Candidate> = counts
+            .into_iter()
+            .filter(|&(_, shared)| shared >= min)
+            .filter_map(|(slot, shared)| {
+                let stored = self.slots.get(slot)?.as_ref()?;
+                Some(Candidate {
+                    id: stored.trajectory.id.clone(),
+                    shared: if tokenless { 0 } else { shared },
+                    token_count: stored.tokens.len(),
+                })
+            })
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+/// The posting keys of a token list: a goal without tokens is filed under the empty token
+/// (real tokens are never empty), so a query without tokens finds exactly those goals.
+fn index_keys(tokens: &[String]) -> impl Iterator<Item = &String> {
+    static EMPTY: [String; 1] = [String::new()];
+    let keys: &[String] = if tokens.is_empty() { &EMPTY } else { tokens };
+    keys.iter()
+}
+
+fn expired(recorded_at: Option<Timestamp>, not_before: Option<Timestamp>) -> bool {
+    matches!((recorded_at, not_before), (Some(at), Some(limit)) if at < limit)
+}
+
+fn with_scope<T>(store: &InMemoryStore, scope: &Scope, f: impl FnOnce(&mut ScopeMemory) -> T) -> T {
+    let mut memory = lock(&store.browser);
+    f(memory.scopes.entry(scope.clone()).or_default())
+}
+
+impl TrajectoryStore for InMemoryStore {
+    fn trajectory_put(
+        &self,
+        scope: &Scope,
+        trajectory: &Trajectory,
+        tokens: &[String],
+    ) -> Result<()> {
+        with_scope(self, scope, |m| m.put(trajectory, tokens));
+        Ok(())
+    }
+
+    fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
+        Ok(with_scope(self, scope, |m| {
+            let slot = *m.by_id.get(id)?;
+            m.slots.get(slot)?.as_ref().map(|s| s.trajectory.clone())
+        }))
+    }
+
+    fn trajectory_candidates(
+        &self,
+        scope: &Scope,
+        query: &CandidateQuery,
+    ) -> Result<Vec<Candidate>> {
+        Ok(with_scope(self, scope, |m| m.candidates(query)))
+    }
+
+    fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>> {
+        Ok(with_scope(self, scope, |m| {
+            m.slots
+                .iter()
+                .flatten()
+                .map(|s| s.trajectory.clone())
+                .collect()
+        }))
+    }
+
+    fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
+        Ok(with_scope(self, scope, |m| {
+            let doomed: Vec<usize> = m
+                .slots
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let at = s.as_ref()?.trajectory.recorded_at?;
+                    (at < cutoff).then_some(i)
+                })
+                .collect();
+            for &slot in &doomed {
+                m.unindex(slot);
+                if let Some(Some(stored)) = m.slots.get_mut(slot).map(Option::take) {
+                    m.by_id.remove(&stored.trajectory.id);
+                }
+            }
+            doomed.len()
+        }))
+    }
+}
+
+impl SiteMemoryStore for InMemoryStore {
+    fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>> {
+        Ok(with_scope(self, scope, |m| m.sites.get(site).cloned()))
+    }
+
+    fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()> {
+        with_scope(self, scope, |m| {
+            m.sites.insert(memory.site.clone(), memory.clone());
+        });
+        Ok(())
+    }
+
+    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()> {
+        with_scope(self, scope, |m| observe(m, observation));
+        Ok(())
+    }
+
+    fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
+        Ok(with_scope(self, scope, |m| {
+            m.sites.keys().cloned().collect()
+        }))
+    }
+}
+
+fn observe(m: &mut ScopeMemory, observation: &SiteObservation) {
+    m.sites
+        .entry(observation.site.clone())
+        .or_insert_with(|| SiteMemory {
+            site: observation.site.clone(),
+            ..SiteMemory::default()
+        })
+        .apply(observation);
+}
+
+impl RunManifestStore for InMemoryStore {
+    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
+        with_scope(self, scope, |m| {
+            m.runs.insert(manifest.run_id.clone(), manifest.clone());
+        });
+        Ok(())
+    }
+
+    fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
+        Ok(with_scope(self, scope, |m| m.runs.get(run_id).cloned()))
+    }
+
+    fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
+        Ok(with_scope(self, scope, |m| {
+            let mut runs: Vec<RunManifest> = m
+                .runs
+                .values()
+                .filter(|r| run_matches(r, filter))
+                .cloned()
+                .collect();
+            runs.sort_by(|a, b| {
+                b.updated_at
+                    .cmp(&a.updated_at)
+                    .then_with(|| a.run_id.cmp(&b.run_id))
+            });
+            if let Some(limit) = filter.limit.filter(|&l| l > 0) {
+                runs.truncate(limit);
+            }
+            runs
+        }))
+    }
+}
+
+/// Whether `run` passes the filters of `filter` (the limit aside).
+pub(crate) fn run_matches(run: &RunManifest, filter: &RunFilter) -> bool {
+    filter.domain.as_ref().is_none_or(|d| *d == run.domain)
+        && filter
+            .session_id
+            .as_ref()
+            .is_none_or(|s| run.session_id.as_ref() == Some(s))
+        && filter.status.is_none_or(|s| s == run.status)
+}
+
+impl HintStore for InMemoryStore {
+    fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>> {
+        Ok(with_scope(self, scope, |m| m.hints.clone()))
+    }
+
+    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
+        with_scope(self, scope, |m| {
+            m.hints = Some((hints.to_owned(), updated_at.to_owned()));
+        });
+        Ok(())
+    }
+
+    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
+        with_scope(self, scope, |m| {
+            m.suites.insert(summary.id.clone(), summary.clone());
+        });
+        Ok(())
+    }
+
+    fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>> {
+        Ok(with_scope(self, scope, |m| {
+            m.suites.values().cloned().collect()
+        }))
+    }
+}
+
+impl BrowserStore for InMemoryStore {
+    fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
+        // One lock for the whole run: no reader sees half of it.
+        with_scope(self, scope, |m| {
+            m.put(&run.trajectory, &run.tokens);
+            observe(m, &run.site);
+            if let Some(manifest) = &run.manifest {
+                m.runs.insert(manifest.run_id.clone(), manifest.clone());
+            }
+        });
+        Ok(())
+    }
+}

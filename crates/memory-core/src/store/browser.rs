@@ -1,0 +1,508 @@
+//! The browser agent's memory: trajectories with a token index for matching, per-site
+//! memory (session history, app knowledge, selector cache), run manifests, hints and suite
+//! summaries. Every record belongs to a [`Scope`].
+//!
+//! The records here are plain data. The rules that every backend must apply the same way
+//! inside its own transaction (the confidence rule of app knowledge, the selector cache's
+//! counting, the rolling session log) are pure functions in this module, so the in-memory
+//! store and SQLite cannot drift apart. Free-form JSON (a browser action) is held as JSON text.
+
+use crate::error::Result;
+use crate::names::Scope;
+use crate::time::Timestamp;
+
+/// How many sessions a site keeps: the newest five.
+pub const MAX_SESSIONS_PER_SITE: usize = 5;
+/// The confidence a newly observed fact starts with.
+pub const NEW_FACT_CONFIDENCE: f64 = 0.6;
+/// The share of the remaining doubt a confirmation removes: `c + (1 - c) * 0.2`.
+pub const CONFIRMATION_GAIN: f64 = 0.2;
+/// A contradicted fact keeps this share of its confidence.
+pub const CONTRADICTION_DECAY: f64 = 0.5;
+/// Facts whose confidence falls below this are removed.
+pub const PRUNE_BELOW: f64 = 0.1;
+
+/// One step of a trajectory: the page it ran on and the action taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrajectoryStep {
+    /// The page url when the action ran.
+    pub url: String,
+    /// The action as a JSON object text, e.g. `{"action":"click","selector":"@b3"}`.
+    pub action: String,
+    /// A hash of the page snapshot, as decimal text.
+    pub snapshot_hash: String,
+    /// Whether the action's effect was verified.
+    pub verified: bool,
+    /// What the action was expected to change, when the agent said so.
+    pub expected_effect: Option<String>,
+}
+
+/// One finished run of the browser agent, successful or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trajectory {
+    /// Unique id within its scope, e.g. `traj_1767225600000_ab12cd`.
+    pub id: String,
+    /// The goal the agent was given.
+    pub goal: String,
+    /// Scheme, host and port of the site (`https://shop.example.com:8443`), when known.
+    pub origin: Option<String>,
+    /// The actions taken, in order (`complete` and `abort` are never stored).
+    pub steps: Vec<TrajectoryStep>,
+    /// Whether the run reached its goal.
+    pub success: bool,
+    /// Wall time of the run in milliseconds.
+    pub duration_ms: u64,
+    /// The model that drove the run.
+    pub model: String,
+    /// When the run was saved, as the ISO-8601 text it was written with.
+    pub timestamp: String,
+    /// The same instant parsed, or `None` when the text does not parse (such a trajectory
+    /// never expires, as in the format this memory is compatible with).
+    pub recorded_at: Option<Timestamp>,
+}
+
+/// A request for trajectories that share at least one goal token with a query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CandidateQuery {
+    /// The query's distinct goal tokens.
+    pub tokens: Vec<String>,
+    /// Only trajectories of exactly this origin, when set.
+    pub origin: Option<String>,
+    /// Only successful trajectories.
+    pub success_only: bool,
+    /// Only trajectories recorded at or after this instant (undated ones are kept).
+    pub not_before: Option<Timestamp>,
+    /// Only trajectories sharing at least this many tokens with the query (at least 1).
+    pub min_shared: usize,
+}
+
+/// A trajectory that shares tokens with a query, with what Jaccard similarity needs.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Candidate {
+    /// The trajectory's id.
+    pub id: String,
+    /// How many of the query's tokens its goal holds.
+    pub shared: usize,
+    /// How many distinct tokens its goal has.
+    pub token_count: usize,
+}
+
+/// Stored trajectories of each scope, indexed by goal token.
+///
+/// The index is built from the tokens the caller passes with each trajectory, so the
+/// tokenizer lives with the feature that defines it; a store only counts shared tokens.
+/// The cost of [`trajectory_candidates`](TrajectoryStore::trajectory_candidates) follows the
+/// trajectories that share a token with the query, not the size of the store.
+pub trait TrajectoryStore: Send + Sync {
+    /// Stores `trajectory` with its distinct goal `tokens`, replacing one with the same id.
+    fn trajectory_put(
+        &self,
+        scope: &Scope,
+        trajectory: &Trajectory,
+        tokens: &[String],
+    ) -> Result<()>;
+
+    /// The trajectory with `id`, if stored.
+    fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>>;
+
+    /// Every trajectory that shares at least `query.min_shared` tokens with the query and
+    /// passes its filters, ordered by id. A query without tokens finds the trajectories whose
+    /// goal has no tokens (reported with `shared` 0).
+    fn trajectory_candidates(
+        &self,
+        scope: &Scope,
+        query: &CandidateQuery,
+    ) -> Result<Vec<Candidate>>;
+
+    /// Every trajectory of `scope`, in the order they were first stored.
+    fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
+
+    /// Removes trajectories recorded before `cutoff` (undated ones stay); returns how many.
+    fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
+}
+
+/// The four kinds of app knowledge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FactKind {
+    /// Wait durations, load times, typical turn counts.
+    Timing,
+    /// Reliable selectors for elements.
+    Selector,
+    /// Multi-step interaction patterns.
+    Pattern,
+    /// App-specific behaviour.
+    Quirk,
+}
+
+impl FactKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [FactKind; 4] = [
+        FactKind::Timing,
+        FactKind::Selector,
+        FactKind::Pattern,
+        FactKind::Quirk,
+    ];
+
+    /// The lowercase name used on disk (`"timing"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FactKind::Timing => "timing",
+            FactKind::Selector => "selector",
+            FactKind::Pattern => "pattern",
+            FactKind::Quirk => "quirk",
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn parse(name: &str) -> Option<FactKind> {
+        FactKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+/// One learned fact about a site.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fact {
+    /// What kind of fact.
+    pub kind: FactKind,
+    /// What it is about, e.g. `"page-load"`.
+    pub key: String,
+    /// What was observed.
+    pub value: String,
+    /// How sure the memory is, in `0.1..=1`.
+    pub confidence: f64,
+    /// How many observations confirmed it.
+    pub sources: u32,
+    /// When it was last observed, as ISO-8601 text.
+    pub last_seen: String,
+}
+
+/// Applies one observation of `(kind, key, value)` to the facts of a site, in first-seen
+/// order, and prunes facts that fall below [`PRUNE_BELOW`].
+///
+/// A fact with the same kind, key and value is confirmed: `c + (1 - c) * 0.2` (capped at 1)
+/// and one more source. Otherwise every fact with the same kind and key is halved (it was
+/// contradicted) and the new value is appended at [`NEW_FACT_CONFIDENCE`]. Matching on the
+/// value first means a newer value that is observed again is confirmed, instead of halving
+/// the older value once more and adding a duplicate.
+pub fn observe_fact(facts: &mut Vec<Fact>, kind: FactKind, key: &str, value: &str, seen_at: &str) {
+    let same = |f: &Fact| f.kind == kind && f.key == key;
+    if let Some(fact) = facts.iter_mut().find(|f| same(f) && f.value == value) {
+        fact.confidence = (fact.confidence + (1.0 - fact.confidence) * CONFIRMATION_GAIN).min(1.0);
+        fact.sources = fact.sources.saturating_add(1);
+        fact.last_seen = seen_at.to_owned();
+    } else {
+        for fact in facts.iter_mut().filter(|f| same(f)) {
+            fact.confidence *= CONTRADICTION_DECAY;
+        }
+        facts.push(Fact {
+            kind,
+            key: key.to_owned(),
+            value: value.to_owned(),
+            confidence: NEW_FACT_CONFIDENCE,
+            sources: 1,
+            last_seen: seen_at.to_owned(),
+        });
+    }
+    facts.retain(|f| f.confidence >= PRUNE_BELOW);
+}
+
+/// One run on a site, as the session history shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionEntry {
+    /// The session id the run was tagged with.
+    pub id: String,
+    /// The goal.
+    pub goal: String,
+    /// The agent's own account of the result.
+    pub outcome: String,
+    /// Whether the run succeeded.
+    pub success: bool,
+    /// Where the browser ended up (may be empty).
+    pub final_url: String,
+    /// When the run finished, as ISO-8601 text.
+    pub timestamp: String,
+    /// Turns the run took.
+    pub turns_used: u32,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// Appends `session` to a site's log (kept in append order) and, past
+/// [`MAX_SESSIONS_PER_SITE`], keeps only the newest by timestamp, newest first.
+pub fn append_session(sessions: &mut Vec<SessionEntry>, session: SessionEntry) {
+    sessions.push(session);
+    if sessions.len() > MAX_SESSIONS_PER_SITE {
+        sessions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+        sessions.truncate(MAX_SESSIONS_PER_SITE);
+    }
+}
+
+/// The selector that last worked for one element.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectorEntry {
+    /// The element's identity, `role "name"`.
+    pub element: String,
+    /// The last `@ref` that worked (refs change between page loads).
+    pub last_ref: Option<String>,
+    /// The last stable selector that worked (`[data-testid=…]`).
+    pub stable_selector: Option<String>,
+    /// How many times a selector for it worked.
+    pub success_count: u32,
+    /// When one last worked, as ISO-8601 text.
+    pub last_used: String,
+}
+
+/// Records that `selector` worked for `element`, in insertion order of elements.
+pub fn record_selector(
+    entries: &mut Vec<SelectorEntry>,
+    element: &str,
+    selector: &str,
+    used_at: &str,
+) {
+    let index = match entries.iter().position(|e| e.element == element) {
+        Some(index) => {
+            entries[index].success_count = entries[index].success_count.saturating_add(1);
+            index
+        }
+        None => {
+            entries.push(SelectorEntry {
+                element: element.to_owned(),
+                last_ref: None,
+                stable_selector: None,
+                success_count: 1,
+                last_used: String::new(),
+            });
+            entries.len() - 1
+        }
+    };
+    let entry = &mut entries[index];
+    entry.last_used = used_at.to_owned();
+    if selector.starts_with('@') {
+        entry.last_ref = Some(selector.to_owned());
+    } else {
+        entry.stable_selector = Some(selector.to_owned());
+    }
+}
+
+/// Everything a scope remembers about one site.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SiteMemory {
+    /// The site key: the url's host with unsafe characters replaced (`shop.example.com_8443`).
+    pub site: String,
+    /// The label the knowledge was recorded under (often the start url).
+    pub label: String,
+    /// Facts in first-seen order.
+    pub facts: Vec<Fact>,
+    /// Sessions in log order (see [`append_session`]).
+    pub sessions: Vec<SessionEntry>,
+    /// When facts or sessions last changed, as ISO-8601 text.
+    pub knowledge_updated_at: String,
+    /// Selector cache entries in insertion order.
+    pub selectors: Vec<SelectorEntry>,
+    /// When the selector cache last changed, as ISO-8601 text.
+    pub selectors_updated_at: String,
+}
+
+/// A fact observation, as a run reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FactObservation {
+    /// The kind.
+    pub kind: FactKind,
+    /// The key.
+    pub key: String,
+    /// The observed value.
+    pub value: String,
+}
+
+/// What one finished run teaches a site's memory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SiteObservation {
+    /// The site key.
+    pub site: String,
+    /// The label to keep for the site when it is new.
+    pub label: String,
+    /// The session to append, if any.
+    pub session: Option<SessionEntry>,
+    /// Facts observed, applied in order with [`observe_fact`].
+    pub facts: Vec<FactObservation>,
+    /// `(element, selector)` pairs that worked, applied in order with [`record_selector`].
+    pub selectors: Vec<(String, String)>,
+    /// The time of the observation, as ISO-8601 text.
+    pub observed_at: String,
+}
+
+impl SiteMemory {
+    /// Applies `observation` with the shared rules.
+    pub fn apply(&mut self, observation: &SiteObservation) {
+        if self.label.is_empty() {
+            self.label = observation.label.clone();
+        }
+        let now = &observation.observed_at;
+        if let Some(session) = &observation.session {
+            append_session(&mut self.sessions, session.clone());
+            self.knowledge_updated_at = now.clone();
+        }
+        for fact in &observation.facts {
+            observe_fact(&mut self.facts, fact.kind, &fact.key, &fact.value, now);
+            self.knowledge_updated_at = now.clone();
+        }
+        for (element, selector) in &observation.selectors {
+            record_selector(&mut self.selectors, element, selector, now);
+            self.selectors_updated_at = now.clone();
+        }
+    }
+}
+
+/// Per-site memory of each scope.
+pub trait SiteMemoryStore: Send + Sync {
+    /// The memory of `site`, if any was stored.
+    fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>>;
+
+    /// Replaces everything stored about `memory.site` (used by import).
+    fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
+
+    /// Applies one run's observation atomically; creates the site when new.
+    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()>;
+
+    /// Every site key of `scope`, sorted.
+    fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
+}
+
+/// The state of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RunStatus {
+    /// Started and not finished.
+    Running,
+    /// Finished successfully.
+    Completed,
+    /// Finished without success.
+    Failed,
+}
+
+impl RunStatus {
+    /// The lowercase name used on disk.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// The status named `name`, if any.
+    pub fn parse(name: &str) -> Option<RunStatus> {
+        [RunStatus::Running, RunStatus::Completed, RunStatus::Failed]
+            .into_iter()
+            .find(|status| status.as_str() == name)
+    }
+}
+
+/// The manifest of one run, for orchestrators (list, resume, fork).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunManifest {
+    /// Unique per execution.
+    pub run_id: String,
+    /// Groups related runs.
+    pub session_id: Option<String>,
+    /// The run this one resumed or forked.
+    pub parent_run_id: Option<String>,
+    /// Running, completed or failed.
+    pub status: RunStatus,
+    /// The goal.
+    pub goal: String,
+    /// The domain the run is filed under.
+    pub domain: String,
+    /// Where the run started.
+    pub start_url: Option<String>,
+    /// Last url seen while running.
+    pub current_url: Option<String>,
+    /// Where the run ended.
+    pub final_url: Option<String>,
+    /// When it started (ISO-8601 text).
+    pub started_at: String,
+    /// When it last changed (ISO-8601 text).
+    pub updated_at: String,
+    /// When it finished (ISO-8601 text).
+    pub completed_at: Option<String>,
+    /// Whether it succeeded, once finished.
+    pub success: Option<bool>,
+    /// A short summary.
+    pub summary: Option<String>,
+    /// Files the run produced.
+    pub artifact_paths: Vec<String>,
+    /// Turns taken so far.
+    pub turn_count: u32,
+    /// The result text of a success.
+    pub result: Option<String>,
+    /// The reason of a failure.
+    pub reason: Option<String>,
+}
+
+/// Filters of [`RunManifestStore::run_list`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    /// Only runs filed under this domain.
+    pub domain: Option<String>,
+    /// Only runs of this session.
+    pub session_id: Option<String>,
+    /// Only runs in this state.
+    pub status: Option<RunStatus>,
+    /// At most this many (newest first); `None` or 0: all.
+    pub limit: Option<usize>,
+}
+
+/// Run manifests of each scope.
+pub trait RunManifestStore: Send + Sync {
+    /// Stores `manifest`, replacing the one with the same run id.
+    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
+
+    /// The manifest of `run_id`, if stored.
+    fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
+
+    /// Manifests passing `filter`, newest `updated_at` first (ties: run id), cut to the limit.
+    fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
+}
+
+/// A suite result summary, kept as the JSON text it was written with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SuiteSummary {
+    /// Its id, e.g. `run_1795321223977_s51a`.
+    pub id: String,
+    /// The summary as JSON text.
+    pub json: String,
+}
+
+/// Cross-domain hints and suite summaries of each scope.
+pub trait HintStore: Send + Sync {
+    /// The stored hints text and when it was written, if any.
+    fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>>;
+
+    /// Replaces the hints text, written at `updated_at` (ISO-8601 text).
+    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()>;
+
+    /// Stores a suite summary, replacing one with the same id.
+    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()>;
+
+    /// Every suite summary, ordered by id.
+    fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>>;
+}
+
+/// Everything one finished run leaves behind, recorded in one atomic call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinishedRun {
+    /// The trajectory.
+    pub trajectory: Trajectory,
+    /// Its distinct goal tokens, for the index.
+    pub tokens: Vec<String>,
+    /// What the run teaches its site.
+    pub site: SiteObservation,
+    /// The run's final manifest, if the run was registered.
+    pub manifest: Option<RunManifest>,
+}
+
+/// All browser memory traits, plus recording a finished run atomically.
+pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + HintStore {
+    /// Records the trajectory, the site observation and the manifest of one run, all or
+    /// nothing.
+    fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
+}

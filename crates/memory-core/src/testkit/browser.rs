@@ -1,0 +1,587 @@
+//! The contract of the browser memory traits ([`BrowserStore`] and its parts).
+
+use crate::names::Scope;
+use crate::store::browser::{
+    BrowserStore, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun, RunFilter,
+    RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStep,
+};
+use crate::testkit::{Case, CaseResult};
+use crate::time::Timestamp;
+use crate::{ensure, ensure_eq};
+
+/// The suite's name in reports.
+pub const SUITE: &str = "BrowserStore";
+
+/// Every case of the [`BrowserStore`] contract.
+pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
+    vec![
+        Case {
+            name: "trajectory round trip",
+            run: trajectory_round_trip,
+        },
+        Case {
+            name: "candidates count shared tokens",
+            run: candidates_count_shared_tokens,
+        },
+        Case {
+            name: "candidates apply filters",
+            run: candidates_apply_filters,
+        },
+        Case {
+            name: "replacing a trajectory reindexes it",
+            run: replacing_reindexes,
+        },
+        Case {
+            name: "goals without tokens",
+            run: goals_without_tokens,
+        },
+        Case {
+            name: "prune removes only expired",
+            run: prune_removes_only_expired,
+        },
+        Case {
+            name: "scopes are isolated",
+            run: scopes_are_isolated,
+        },
+        Case {
+            name: "site round trip",
+            run: site_round_trip,
+        },
+        Case {
+            name: "site observations apply the rules",
+            run: site_observations_apply_rules,
+        },
+        Case {
+            name: "run manifests list newest first",
+            run: runs_list_newest_first,
+        },
+        Case {
+            name: "hints and suite summaries",
+            run: hints_and_suites,
+        },
+        Case {
+            name: "record run stores every part",
+            run: record_run_stores_every_part,
+        },
+    ]
+}
+
+fn scope(name: &str) -> Scope {
+    Scope::new(name).unwrap_or_else(|e| panic!("test scope {name:?}: {e}"))
+}
+
+fn tokens(goal: &str) -> Vec<String> {
+    let mut out: Vec<String> = goal.split_whitespace().map(str::to_owned).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn trajectory(id: &str, goal: &str, origin: &str, success: bool, at: i64) -> Trajectory {
+    Trajectory {
+        id: id.to_owned(),
+        goal: goal.to_owned(),
+        origin: Some(origin.to_owned()),
+        steps: vec![TrajectoryStep {
+            url: format!("{origin}/p"),
+            action: r#"{"action":"type","selector":"@t1","text":"ünï \"q\""}"#.to_owned(),
+            snapshot_hash: "-732355326".to_owned(),
+            verified: true,
+            expected_effect: Some("box filled".to_owned()),
+        }],
+        success,
+        duration_ms: 27_558,
+        model: "m".to_owned(),
+        timestamp: format!("t{at}"),
+        recorded_at: Some(Timestamp::from_millis(at)),
+    }
+}
+
+fn put<S: BrowserStore>(store: &S, s: &Scope, t: &Trajectory) -> CaseResult {
+    store.trajectory_put(s, t, &tokens(&t.goal))?;
+    Ok(())
+}
+
+fn query(goal: &str) -> CandidateQuery {
+    CandidateQuery {
+        tokens: tokens(goal),
+        origin: None,
+        success_only: false,
+        not_before: None,
+        min_shared: 1,
+    }
+}
+
+fn found<S: BrowserStore>(
+    store: &S,
+    s: &Scope,
+    q: &CandidateQuery,
+) -> Result<Vec<(String, usize, usize)>, crate::Error> {
+    Ok(store
+        .trajectory_candidates(s, q)?
+        .into_iter()
+        .map(|c| (c.id, c.shared, c.token_count))
+        .collect())
+}
+
+fn trajectory_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let mut t = trajectory("traj_1", "search smart watch", "https://a.test", true, 5);
+    t.origin = None;
+    t.recorded_at = None;
+    put(store, &s, &t)?;
+    ensure_eq!(store.trajectory_get(&s, "traj_1")?, Some(t.clone()));
+    ensure_eq!(store.trajectory_get(&s, "absent")?, None);
+    ensure_eq!(store.trajectory_list(&s)?, vec![t]);
+    Ok(())
+}
+
+fn candidates_count_shared_tokens<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("b", "alpha beta gamma", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("a", "alpha delta", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("c", "omega", "https://a.test", true, 1),
+    )?;
+    ensure_eq!(
+        found(store, &s, &query("alpha beta zeta"))?,
+        vec![("a".to_owned(), 1, 2), ("b".to_owned(), 2, 3)],
+        "ordered by id with shared and total tokens"
+    );
+    let q = CandidateQuery {
+        min_shared: 2,
+        ..query("alpha beta zeta")
+    };
+    ensure_eq!(
+        found(store, &s, &q)?,
+        vec![("b".to_owned(), 2, 3)],
+        "min_shared prunes"
+    );
+    Ok(())
+}
+
+fn candidates_apply_filters<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("ok", "alpha beta", "https://a.test", true, 100),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("failed", "alpha beta", "https://a.test", false, 100),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("other", "alpha beta", "https://b.test", true, 100),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("old", "alpha beta", "https://a.test", true, 10),
+    )?;
+    let mut undated = trajectory("undated", "alpha beta", "https://a.test", true, 0);
+    undated.recorded_at = None;
+    put(store, &s, &undated)?;
+    let q = CandidateQuery {
+        origin: Some("https://a.test".to_owned()),
+        success_only: true,
+        not_before: Some(Timestamp::from_millis(50)),
+        ..query("alpha beta")
+    };
+    let ids: Vec<String> = found(store, &s, &q)?.into_iter().map(|c| c.0).collect();
+    ensure_eq!(ids, vec!["ok".to_owned(), "undated".to_owned()]);
+    let q = CandidateQuery {
+        origin: Some("https://none.test".to_owned()),
+        ..query("alpha")
+    };
+    ensure!(
+        found(store, &s, &q)?.is_empty(),
+        "an unknown origin finds nothing"
+    );
+    Ok(())
+}
+
+fn replacing_reindexes<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("t", "alpha beta", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("u", "gamma", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("t", "gamma delta", "https://a.test", true, 2),
+    )?;
+    ensure!(
+        found(store, &s, &query("alpha"))?.is_empty(),
+        "old tokens still indexed"
+    );
+    ensure_eq!(found(store, &s, &query("gamma"))?.len(), 2);
+    let ids: Vec<String> = store
+        .trajectory_list(&s)?
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    ensure_eq!(
+        ids,
+        vec!["t".to_owned(), "u".to_owned()],
+        "a replaced trajectory keeps its place"
+    );
+    Ok(())
+}
+
+fn goals_without_tokens<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("empty", "", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("full", "alpha", "https://a.test", true, 1),
+    )?;
+    ensure_eq!(
+        found(store, &s, &query(""))?,
+        vec![("empty".to_owned(), 0, 0)]
+    );
+    Ok(())
+}
+
+fn prune_removes_only_expired<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("old", "alpha", "https://a.test", true, 10),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("new", "alpha", "https://a.test", true, 100),
+    )?;
+    ensure_eq!(store.trajectory_prune(&s, Timestamp::from_millis(50))?, 1);
+    ensure_eq!(store.trajectory_get(&s, "old")?, None);
+    ensure_eq!(
+        found(store, &s, &query("alpha"))?.len(),
+        1,
+        "pruned postings are gone"
+    );
+    Ok(())
+}
+
+fn scopes_are_isolated<S: BrowserStore>(store: &S) -> CaseResult {
+    let (a, b) = (scope("run-a"), scope("run-b"));
+    put(
+        store,
+        &a,
+        &trajectory("t", "alpha", "https://a.test", true, 1),
+    )?;
+    store.site_put(&a, &site("x.test"))?;
+    store.hints_put(&a, "h", "t")?;
+    ensure_eq!(store.trajectory_get(&b, "t")?, None);
+    ensure!(
+        found(store, &b, &query("alpha"))?.is_empty(),
+        "candidates leak across scopes"
+    );
+    ensure!(store.site_list(&b)?.is_empty(), "sites leak across scopes");
+    ensure_eq!(store.hints_get(&b)?, None);
+    Ok(())
+}
+
+fn site(name: &str) -> SiteMemory {
+    SiteMemory {
+        site: name.to_owned(),
+        label: format!("https://{name}/start"),
+        facts: vec![
+            Fact {
+                kind: FactKind::Timing,
+                key: "page-load".into(),
+                value: "3s".into(),
+                confidence: 0.6799999999999999,
+                sources: 2,
+                last_seen: "t1".into(),
+            },
+            Fact {
+                kind: FactKind::Timing,
+                key: "page-load".into(),
+                value: "5s".into(),
+                confidence: 0.6,
+                sources: 1,
+                last_seen: "t2".into(),
+            },
+            Fact {
+                kind: FactKind::Quirk,
+                key: "dom".into(),
+                value: "shadow".into(),
+                confidence: 0.05,
+                sources: 1,
+                last_seen: "t0".into(),
+            },
+        ],
+        sessions: vec![SessionEntry {
+            id: "s".into(),
+            goal: "g".into(),
+            outcome: "o".into(),
+            success: false,
+            final_url: String::new(),
+            timestamp: "2026-03-15T10:00:00.000Z".into(),
+            turns_used: 3,
+            duration_ms: 9500,
+        }],
+        knowledge_updated_at: "k".into(),
+        selectors: vec![
+            SelectorEntry {
+                element: "button \"Z\"".into(),
+                last_ref: Some("@z".into()),
+                stable_selector: None,
+                success_count: 1,
+                last_used: "u".into(),
+            },
+            SelectorEntry {
+                element: "button \"A\"".into(),
+                last_ref: None,
+                stable_selector: Some("#a".into()),
+                success_count: 3,
+                last_used: "u".into(),
+            },
+        ],
+        selectors_updated_at: "s".into(),
+    }
+}
+
+fn site_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let memory = site("shop.test_8443");
+    store.site_put(&s, &memory)?;
+    ensure_eq!(
+        store.site_get(&s, "shop.test_8443")?,
+        Some(memory.clone()),
+        "order and values kept"
+    );
+    let smaller = SiteMemory {
+        facts: Vec::new(),
+        ..memory
+    };
+    store.site_put(&s, &smaller)?;
+    ensure_eq!(
+        store.site_get(&s, "shop.test_8443")?,
+        Some(smaller),
+        "put replaces"
+    );
+    ensure_eq!(store.site_get(&s, "absent")?, None);
+    ensure_eq!(store.site_list(&s)?, vec!["shop.test_8443".to_owned()]);
+    Ok(())
+}
+
+fn observation(site: &str, hour: u32) -> SiteObservation {
+    SiteObservation {
+        site: site.to_owned(),
+        label: "label".to_owned(),
+        session: Some(SessionEntry {
+            id: format!("s{hour}"),
+            goal: "g".into(),
+            outcome: "o".into(),
+            success: true,
+            final_url: "f".into(),
+            timestamp: format!("2026-03-15T{hour:02}:00:00.000Z"),
+            turns_used: 1,
+            duration_ms: 1,
+        }),
+        facts: vec![
+            FactObservation {
+                kind: FactKind::Timing,
+                key: "page-load".into(),
+                value: "5s".into(),
+            },
+            FactObservation {
+                kind: FactKind::Pattern,
+                key: "p".into(),
+                value: format!("v{}", hour % 2),
+            },
+        ],
+        selectors: vec![("button \"A\"".to_owned(), "@a".to_owned())],
+        observed_at: format!("o{hour}"),
+    }
+}
+
+fn site_observations_apply_rules<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    store.site_put(&s, &site("x.test"))?;
+    let mut expected = site("x.test");
+    for hour in 0..7 {
+        let obs = observation("x.test", hour);
+        store.site_observe(&s, &obs)?;
+        expected.apply(&obs);
+    }
+    ensure_eq!(
+        store.site_get(&s, "x.test")?,
+        Some(expected),
+        "same result as SiteMemory::apply"
+    );
+    let fresh = observation("new.test", 1);
+    store.site_observe(&s, &fresh)?;
+    let mut created = SiteMemory {
+        site: "new.test".into(),
+        ..SiteMemory::default()
+    };
+    created.apply(&fresh);
+    ensure_eq!(
+        store.site_get(&s, "new.test")?,
+        Some(created),
+        "a new site is created"
+    );
+    Ok(())
+}
+
+fn manifest(id: &str, updated: &str, domain: &str, status: RunStatus) -> RunManifest {
+    RunManifest {
+        run_id: id.to_owned(),
+        session_id: Some(format!("sess-{domain}")),
+        parent_run_id: None,
+        status,
+        goal: "g".into(),
+        domain: domain.to_owned(),
+        start_url: Some("https://a.test/".into()),
+        current_url: None,
+        final_url: None,
+        started_at: "s".into(),
+        updated_at: updated.to_owned(),
+        completed_at: None,
+        success: None,
+        summary: Some("sum".into()),
+        artifact_paths: vec!["a.png".into(), "b.png".into()],
+        turn_count: 4,
+        result: None,
+        reason: None,
+    }
+}
+
+fn runs_list_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    store.run_put(
+        &s,
+        &manifest("r1", "2026-01-01T00:00:01.000Z", "a", RunStatus::Completed),
+    )?;
+    store.run_put(
+        &s,
+        &manifest("r2", "2026-01-01T00:00:03.000Z", "b", RunStatus::Failed),
+    )?;
+    store.run_put(
+        &s,
+        &manifest("r3", "2026-01-01T00:00:02.000Z", "a", RunStatus::Running),
+    )?;
+    let ids = |filter: RunFilter| -> Result<Vec<String>, crate::Error> {
+        Ok(store
+            .run_list(&s, &filter)?
+            .into_iter()
+            .map(|m| m.run_id)
+            .collect())
+    };
+    ensure_eq!(
+        ids(RunFilter::default())?,
+        vec!["r2".to_owned(), "r3".to_owned(), "r1".to_owned()]
+    );
+    ensure_eq!(
+        ids(RunFilter {
+            domain: Some("a".into()),
+            ..RunFilter::default()
+        })?,
+        vec!["r3".to_owned(), "r1".to_owned()]
+    );
+    ensure_eq!(
+        ids(RunFilter {
+            status: Some(RunStatus::Failed),
+            ..RunFilter::default()
+        })?,
+        vec!["r2".to_owned()]
+    );
+    ensure_eq!(
+        ids(RunFilter {
+            session_id: Some("sess-a".into()),
+            limit: Some(1),
+            ..RunFilter::default()
+        })?,
+        vec!["r3".to_owned()]
+    );
+    let replaced = RunManifest {
+        goal: "changed".into(),
+        ..manifest("r1", "x", "a", RunStatus::Running)
+    };
+    store.run_put(&s, &replaced)?;
+    ensure_eq!(store.run_get(&s, "r1")?, Some(replaced));
+    ensure_eq!(store.run_get(&s, "absent")?, None);
+    Ok(())
+}
+
+fn hints_and_suites<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    ensure_eq!(store.hints_get(&s)?, None);
+    store.hints_put(&s, "FEEDBACK\n- x", "t1")?;
+    store.hints_put(&s, "FEEDBACK\n- y", "t2")?;
+    ensure_eq!(
+        store.hints_get(&s)?,
+        Some(("FEEDBACK\n- y".to_owned(), "t2".to_owned()))
+    );
+    for id in ["run_2", "run_1"] {
+        store.suite_summary_put(
+            &s,
+            &SuiteSummary {
+                id: id.to_owned(),
+                json: format!("{{\"id\": \"{id}\"}}"),
+            },
+        )?;
+    }
+    let ids: Vec<String> = store
+        .suite_summaries(&s)?
+        .into_iter()
+        .map(|x| x.id)
+        .collect();
+    ensure_eq!(ids, vec!["run_1".to_owned(), "run_2".to_owned()]);
+    Ok(())
+}
+
+fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let run = FinishedRun {
+        trajectory: trajectory("traj_r", "alpha beta", "https://a.test", true, 1),
+        tokens: tokens("alpha beta"),
+        site: observation("a.test", 3),
+        manifest: Some(manifest("run_r", "u", "a.test", RunStatus::Completed)),
+    };
+    store.record_run(&s, &run)?;
+    ensure_eq!(
+        store.trajectory_get(&s, "traj_r")?,
+        Some(run.trajectory.clone())
+    );
+    ensure_eq!(found(store, &s, &query("beta"))?.len(), 1);
+    let site = store.site_get(&s, "a.test")?;
+    ensure!(
+        site.as_ref()
+            .is_some_and(|m| m.sessions.len() == 1 && m.facts.len() == 2 && m.selectors.len() == 1),
+        "site observation missing: {site:?}"
+    );
+    ensure_eq!(store.run_get(&s, "run_r")?, run.manifest);
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! The `BrowserStore` contract, against the in-memory store and against broken stores that
+//! the suite must catch.
+
+use memory_core::store::browser::{
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
+    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStore,
+};
+use memory_core::testkit::{browser, run};
+use memory_core::{InMemoryStore, Result, Scope, Timestamp};
+
+#[test]
+fn in_memory_store_obeys_the_contract() {
+    if let Err(report) = run(browser::SUITE, &browser::cases(), InMemoryStore::new) {
+        panic!("{report}");
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Defect {
+    IgnoresOrigin,
+    ForgetsSessions,
+    ListsOldestFirst,
+    LeaksScopes,
+}
+
+/// The in-memory store with one seeded defect.
+struct Broken {
+    defect: Defect,
+    inner: InMemoryStore,
+}
+
+impl Broken {
+    fn scope(&self, scope: &Scope) -> Scope {
+        if self.defect == Defect::LeaksScopes {
+            Scope::shared()
+        } else {
+            scope.clone()
+        }
+    }
+}
+
+impl TrajectoryStore for Broken {
+    fn trajectory_put(&self, scope: &Scope, t: &Trajectory, tokens: &[String]) -> Result<()> {
+        self.inner.trajectory_put(&self.scope(scope), t, tokens)
+    }
+    fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
+        self.inner.trajectory_get(&self.scope(scope), id)
+    }
+    fn trajectory_candidates(
+        &self,
+        scope: &Scope,
+        query: &CandidateQuery,
+    ) -> Result<Vec<Candidate>> {
+        let mut query = query.clone();
+        if self.defect == Defect::IgnoresOrigin {
+            query.origin = None;
+        }
+        self.inner.trajectory_candidates(&self.scope(scope), &query)
+    }
+    fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>> {
+        self.inner.trajectory_list(&self.scope(scope))
+    }
+    fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
+        self.inner.trajectory_prune(&self.scope(scope), cutoff)
+    }
+}
+
+impl SiteMemoryStore for Broken {
+    fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>> {
+        self.inner.site_get(&self.scope(scope), site)
+    }
+    fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()> {
+        self.inner.site_put(&self.scope(scope), memory)
+    }
+    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()> {
+        let mut observation = observation.clone();
+        if self.defect == Defect::ForgetsSessions {
+            observation.session = None;
+        }
+        self.inner.site_observe(&self.scope(scope), &observation)
+    }
+    fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
+        self.inner.site_list(&self.scope(scope))
+    }
+}
+
+impl RunManifestStore for Broken {
+    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
+        self.inner.run_put(&self.scope(scope), manifest)
+    }
+    fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
+        self.inner.run_get(&self.scope(scope), run_id)
+    }
+    fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
+        let mut runs = self.inner.run_list(&self.scope(scope), filter)?;
+        if self.defect == Defect::ListsOldestFirst {
+            runs.reverse();
+        }
+        Ok(runs)
+    }
+}
+
+impl HintStore for Broken {
+    fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>> {
+        self.inner.hints_get(&self.scope(scope))
+    }
+    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
+        self.inner.hints_put(&self.scope(scope), hints, updated_at)
+    }
+    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
+        self.inner.suite_summary_put(&self.scope(scope), summary)
+    }
+    fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>> {
+        self.inner.suite_summaries(&self.scope(scope))
+    }
+}
+
+impl BrowserStore for Broken {
+    fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
+        self.inner.record_run(&self.scope(scope), run)
+    }
+}
+
+#[test]
+fn the_suite_catches_broken_stores() {
+    let table = [
+        (Defect::IgnoresOrigin, "candidates apply filters"),
+        (Defect::ForgetsSessions, "site observations apply the rules"),
+        (Defect::ListsOldestFirst, "run manifests list newest first"),
+        (Defect::LeaksScopes, "scopes are isolated"),
+    ];
+    for (defect, case) in table {
+        let report = run(browser::SUITE, &browser::cases(), || Broken {
+            defect,
+            inner: InMemoryStore::new(),
+        })
+        .expect_err("a broken store must fail the contract");
+        assert!(report.failed(case), "{case} should fail:\n{report}");
+    }
+}
