@@ -1,10 +1,11 @@
-//! `agent-memory demo`: a guided tour on the database, one chapter per crate. Each step
+//! `agent-memory demo`: a guided tour on the database, one chapter per feature crate. Each step
 //! prints what it did, so a reader learns the project by running it. The clock is fixed, so
 //! the tour prints the same text every time.
 
 use anyhow::{Context, Result};
+use browser_memory::{BrowserMemory, Budget, Layout, Policy, RunReport, Turn};
 use memory_core::store::tool_log::ToolLogStore;
-use memory_core::{Clock, ManualClock, Partition, SessionId, Timestamp};
+use memory_core::{Clock, ManualClock, Partition, Scope, SeededIds, SessionId, Timestamp};
 use recording::{
     GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
     generate_recording, plan_replay,
@@ -44,6 +45,7 @@ pub(crate) fn run(_args: &DemoArgs, global: &GlobalArgs) -> Result<()> {
     recordings(&store, &clock).context("chapter 1, recordings")?;
     procedures(&global.db, &clock).context("chapter 2, procedural memory")?;
     turns(&store, &clock).context("chapter 3, turn memory")?;
+    browser(&store, &clock).context("chapter 4, browser memory")?;
     println!(
         "The database now holds all of it: try `agent-memory --db {} stats`.",
         global.db.display()
@@ -325,6 +327,89 @@ fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
         "the session's {} events are in the database; a restart resumes it and renders the same view",
         events.len()
     ));
+    println!();
+    Ok(())
+}
+
+/// One browser turn of the tour: an action on a page, verified.
+fn browser_turn(url: &str, action: Value) -> Turn {
+    Turn {
+        url: url.to_owned(),
+        snapshot: format!("page at {url}"),
+        action: action.to_string(),
+        verified: true,
+        duration_ms: 1_500,
+        ..Turn::default()
+    }
+}
+
+/// Chapter 4: browser runs whose memory shapes the next run's context.
+fn browser(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
+    heading("4. Memory of a browser agent (crate `browser-memory`)");
+    let ids = SeededIds::new(2026);
+    let memory = BrowserMemory::new(store, Scope::shared(), clock, &ids);
+    let site = "https://shop.example.com/";
+    let search = "https://shop.example.com/search?q=smart+watch";
+    clock.advance(3_600_000);
+    memory.record_run(&RunReport {
+        goal: "Find reviews of the Acme smart watch".into(),
+        start_url: site.into(),
+        turns: vec![
+            browser_turn(
+                site,
+                json!({"action": "click", "selector": "@cookie-accept"}),
+            ),
+            browser_turn(
+                site,
+                json!({"action": "type", "selector": "@search", "text": "smart watch"}),
+            ),
+            browser_turn(search, json!({"action": "click", "selector": "@result-1"})),
+        ],
+        success: true,
+        model: "demo-model".into(),
+        outcome: "Found 124 reviews, average 4.3 stars".into(),
+        final_url: Some("https://shop.example.com/p/acme-watch#reviews".into()),
+        selectors: vec![
+            ("searchbox \"Search\"".into(), "@search".into()),
+            ("button \"Accept cookies\"".into(), "@cookie-accept".into()),
+        ],
+        ..RunReport::default()
+    })?;
+    step(
+        "run 1 succeeded: accept cookies, search, open the first result; saved as a trajectory, a session, learned facts and two selectors, in one transaction",
+    );
+    clock.advance(3_600_000);
+    memory.record_run(&RunReport {
+        goal: "Add the Acme smart watch to the cart".into(),
+        start_url: site.into(),
+        turns: vec![browser_turn(
+            site,
+            json!({"action": "click", "selector": "@add-to-cart"}),
+        )],
+        success: false,
+        model: "demo-model".into(),
+        outcome: "The add-to-cart button never appeared".into(),
+        ..RunReport::default()
+    })?;
+    step("run 2 failed; it is remembered in the session history, never offered as a reference");
+
+    clock.advance(3_600_000);
+    let goal = "find reviews for the acme smart watch";
+    if let Some(found) = memory.find_match(goal, Some(site))? {
+        step(&format!(
+            "a new goal, {goal:?}, matches run 1's goal with Jaccard similarity {:.2} (it needs more than 0.50)",
+            found.similarity
+        ));
+    }
+    let context = memory.context(
+        goal,
+        site,
+        Layout::Seed,
+        Budget::Chars(8_000),
+        Policy::SkipOverflow,
+    )?;
+    step("the context the next run gets, within an 8,000-character budget:");
+    indented(&context);
     println!();
     Ok(())
 }
