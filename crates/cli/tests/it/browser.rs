@@ -324,6 +324,12 @@ fn a_symlinked_folder_escaping_with_dot_dot() {
 }
 
 #[test]
+fn help_lists_the_browser_commands() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(sandbox.run(&["browser", "--help"], &[]));
+}
+
+#[test]
 fn an_invalid_scope() {
     let sandbox = Sandbox::new();
     let run = sandbox.run(&["browser", "--scope", "", "runs"], &[]);

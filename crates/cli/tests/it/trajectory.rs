@@ -43,6 +43,41 @@ fn record_flaky_fixes(sandbox: &Sandbox) {
     }
 }
 
+/// The rows of the episode table, as `stats` counts them.
+fn stored_episodes(sandbox: &Sandbox) -> u64 {
+    let stats = sandbox.run(&["--json", "stats"], &[]);
+    let json: serde_json::Value = serde_json::from_str(&stats.stdout).expect("json");
+    json["tables"]
+        .as_array()
+        .expect("tables")
+        .iter()
+        .find(|t| t["name"] == "trajectory_episode")
+        .and_then(|t| t["rows"].as_u64())
+        .expect("episode table")
+}
+
+#[test]
+fn help_documents_the_default_fields() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(sandbox.run(&["trajectory", "record", "--help"], &[]));
+}
+
+#[test]
+fn a_file_and_an_outcome_flag_conflict() {
+    let sandbox = Sandbox::new();
+    let run = record(&sandbox, &["--file", "episodes.jsonl", "--success"]);
+    assert_eq!(run.code, Some(2), "{run}");
+    assert!(run.stderr.contains("cannot be used with"), "{run}");
+}
+
+#[test]
+fn a_fingerprint_value_that_is_not_text() {
+    let sandbox = Sandbox::new();
+    let line = r#"{"fingerprint": {"problem_topology": 3, "affected_layer": "api"}, "trajectory": ["a"], "outcome": {"success": true}}"#;
+    std::fs::write(sandbox.path().join("episodes.jsonl"), format!("{line}\n")).expect("write");
+    insta::assert_snapshot!(record(&sandbox, &["--file", "episodes.jsonl"]));
+}
+
 #[test]
 fn record_prints_what_it_stored() {
     let sandbox = Sandbox::new();
@@ -249,6 +284,7 @@ fn record_from_a_jsonl_file() {
     );
     let value: serde_json::Value = serde_json::from_str(&crystallized.stdout).expect("json");
     assert_eq!(value[0]["evidence_count"], 3, "{crystallized}");
+    assert_eq!(stored_episodes(&sandbox), 3);
 }
 
 #[test]
@@ -272,8 +308,7 @@ fn a_malformed_jsonl_line_is_named_and_nothing_is_stored() {
         &[],
     );
     insta::assert_snapshot!(run);
-    let stats = sandbox.run(&["--json", "stats"], &[]);
-    assert!(!stats.stdout.contains("\"rows\": 2"), "{stats}");
+    assert_eq!(stored_episodes(&sandbox), 0);
 }
 
 #[test]
