@@ -84,7 +84,7 @@ struct RecordArgs {
     #[arg(long)]
     failure: bool,
     /// The episode's success as a number in [0, 1].
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", value_parser = parse_score)]
     score: Option<f64>,
     /// A JSONL file, one episode a line:
     /// `{"fingerprint": {"name": "value"}, "trajectory": ["a", "b"], "outcome": {"success": true}}`.
@@ -125,6 +125,14 @@ fn parse_pair(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
         _ => Err(format!("expected name=value, got {text:?}")),
+    }
+}
+
+/// A number in `[0, 1]`.
+fn parse_score(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number from 0 to 1, got {text:?}")),
     }
 }
 

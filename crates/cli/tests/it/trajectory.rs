@@ -434,6 +434,28 @@ fn malformed_weights() {
 }
 
 #[test]
+fn a_score_out_of_range() {
+    let sandbox = Sandbox::new();
+    for score in ["1.5", "nan", "-0.1", "high"] {
+        let run = record(
+            &sandbox,
+            &[
+                "--field",
+                "problem_topology=bug",
+                "--trajectory",
+                "a",
+                &format!("--score={score}"),
+            ],
+        );
+        assert_eq!(run.code, Some(2), "{run}");
+        assert!(
+            run.stderr.contains("expected a number from 0 to 1"),
+            "{run}"
+        );
+    }
+}
+
+#[test]
 fn an_episode_needs_an_outcome() {
     let sandbox = Sandbox::new();
     let run = record(
