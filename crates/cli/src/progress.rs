@@ -36,6 +36,11 @@ impl Progress {
         Progress { bar }
     }
 
+    /// Advances the bar by one.
+    pub(crate) fn inc(&self) {
+        self.bar.inc(1);
+    }
+
     /// Removes the indicator from the terminal.
     pub(crate) fn finish(self) {
         self.bar.finish_and_clear();

@@ -1,8 +1,10 @@
 //! The subcommands, one module each: a module holds its clap arguments and its `run`, and
 //! this file only names it in [`Command`] and dispatches to it.
 
+mod browser;
 mod demo;
 mod stats;
+mod trajectory;
 
 use anyhow::Result;
 
@@ -15,6 +17,10 @@ pub(crate) enum Command {
     Stats(stats::StatsArgs),
     /// A guided tour: recordings, procedural memory, turn memory and browser memory on this database.
     Demo(demo::DemoArgs),
+    /// Procedural memory: record episodes, crystallize patterns, recall what worked.
+    Trajectory(trajectory::TrajectoryArgs),
+    /// Browser-agent memory: context, runs, resume, fork, import, export, prune.
+    Browser(browser::BrowserArgs),
 }
 
 /// Runs `command` with the global options.
@@ -22,5 +28,7 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
     match command {
         Command::Stats(args) => stats::run(&args, global),
         Command::Demo(args) => demo::run(&args, global),
+        Command::Trajectory(args) => trajectory::run(&args, global),
+        Command::Browser(args) => browser::run(&args, global),
     }
 }

@@ -1,9 +1,11 @@
 //! Tests that run the `agent-memory` binary and snapshot what it prints: stdout, stderr and
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
 
+mod browser;
 mod demo;
 mod errors;
 mod stats;
+mod trajectory;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,0 +1,320 @@
+//! `agent-memory browser`: the memory of a browser agent (crate `browser-memory`): the context
+//! a run would get, the run registry (list, resume, fork), `.agent-memory/` import and
+//! export, and pruning of expired trajectories.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use browser_memory::{
+    BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, MemoryRoot, Policy,
+    Transfer, export_dir, import_dir, to_pretty,
+};
+use memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
+use memory_core::{Clock, ManualClock, RandomIds, Scope, SystemClock, Timestamp};
+use serde::Serialize;
+
+use crate::output::{Table, print_json};
+use crate::progress::Progress;
+use crate::{GlobalArgs, database};
+
+/// `browser` and its subcommands.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BrowserArgs {
+    #[command(subcommand)]
+    command: BrowserCommand,
+    /// The memory scope to use.
+    #[arg(long, global = true, default_value = "shared")]
+    scope: String,
+    /// Milliseconds since the epoch to use as "now" (for reproducible output).
+    #[arg(long, global = true, hide = true, value_name = "MS")]
+    now: Option<i64>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum BrowserCommand {
+    /// The memory context a run with this goal on this URL would get.
+    Context(ContextArgs),
+    /// Registered runs, newest first.
+    Runs(RunsArgs),
+    /// The scenario that continues a run (same session, from where it ended), as JSON.
+    Resume(ScenarioArgs),
+    /// The scenario that branches from a run in a new session, as JSON.
+    Fork(ScenarioArgs),
+    /// Reads a `.agent-memory/` directory into the scope.
+    Import(DirArgs),
+    /// Writes the scope as a `.agent-memory/` directory.
+    Export(DirArgs),
+    /// Removes trajectories older than the TTL; prints how many.
+    Prune(PruneArgs),
+}
+
+/// The context assembly the budget arranges.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LayoutArg {
+    /// Session history 50, reference trajectory 40, app knowledge 30, selectors 25.
+    Seed,
+    /// The reference code's assembly, byte for byte.
+    Compat,
+}
+
+#[derive(Debug, clap::Args)]
+struct ContextArgs {
+    /// The goal of the run.
+    #[arg(long)]
+    goal: String,
+    /// The URL the run starts on.
+    #[arg(long)]
+    url: String,
+    /// Rank matching trajectories by the trace score instead of goal similarity alone.
+    #[arg(long)]
+    trace_scoring: bool,
+    /// Trajectories older than this many days are not used.
+    #[arg(long, default_value_t = DEFAULT_TTL_DAYS, value_name = "N")]
+    ttl_days: f64,
+    /// The context budget, in characters.
+    #[arg(long, default_value_t = DEFAULT_BUDGET_CHARS, value_name = "N")]
+    budget: usize,
+    /// How the memory parts are assembled.
+    #[arg(long, value_enum, default_value = "seed")]
+    layout: LayoutArg,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunsArgs {
+    /// Only runs of this session.
+    #[arg(long)]
+    session_id: Option<String>,
+    /// Only runs filed under this domain.
+    #[arg(long)]
+    domain: Option<String>,
+    /// Only runs in this state.
+    #[arg(long, value_parser = ["running", "completed", "failed"])]
+    status: Option<String>,
+    /// At most this many runs.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+}
+
+#[derive(Debug, clap::Args)]
+struct ScenarioArgs {
+    /// The run to continue or branch from.
+    run_id: String,
+    /// The new goal (default: the run's goal).
+    #[arg(long)]
+    goal: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct DirArgs {
+    /// The `.agent-memory/` directory.
+    dir: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct PruneArgs {
+    /// Trajectories older than this many days are removed.
+    #[arg(long, default_value_t = DEFAULT_TTL_DAYS, value_name = "N")]
+    ttl_days: f64,
+}
+
+pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
+    let scope =
+        Scope::new(args.scope.clone()).with_context(|| format!("scope {:?}", args.scope))?;
+    let clock: Box<dyn Clock> = match args.now {
+        Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
+        None => Box::new(SystemClock),
+    };
+    let ids = RandomIds::new();
+    let store = database::open(&global.db)?;
+    let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), &ids);
+    match &args.command {
+        BrowserCommand::Context(context) => {
+            memory.options.scoring = context.trace_scoring;
+            memory.options.ttl_days = ttl(context.ttl_days)?;
+            let layout = match context.layout {
+                LayoutArg::Seed => Layout::Seed,
+                LayoutArg::Compat => Layout::Compatibility,
+            };
+            let text = memory.context(
+                &context.goal,
+                &context.url,
+                layout,
+                Budget::Chars(context.budget),
+                Policy::StopAtOverflow,
+            )?;
+            if global.json {
+                return print_json(&serde_json::json!({ "context": text }));
+            }
+            if text.is_empty() {
+                println!("no memory for this goal and site");
+            } else {
+                println!("{text}");
+            }
+            Ok(())
+        }
+        BrowserCommand::Runs(runs) => {
+            let filter = RunFilter {
+                domain: runs.domain.clone(),
+                session_id: runs.session_id.clone(),
+                status: runs.status.as_deref().and_then(RunStatus::parse),
+                limit: runs.limit,
+            };
+            let manifests = memory.runs().list(&filter)?;
+            print_runs(&manifests, global)
+        }
+        BrowserCommand::Resume(scenario) => {
+            let found = memory
+                .runs()
+                .resume(&scenario.run_id, scenario.goal.as_deref())?;
+            println!("{}", to_pretty(&found).context("rendering JSON")?);
+            Ok(())
+        }
+        BrowserCommand::Fork(scenario) => {
+            let registry = memory.runs();
+            let goal = match &scenario.goal {
+                Some(goal) => goal.clone(),
+                None => registry
+                    .get(&scenario.run_id)?
+                    .map(|m| m.goal)
+                    .unwrap_or_default(),
+            };
+            let found = registry.fork(&scenario.run_id, &goal)?;
+            println!("{}", to_pretty(&found).context("rendering JSON")?);
+            Ok(())
+        }
+        BrowserCommand::Import(dir) => {
+            if !dir.dir.is_dir() {
+                bail!("cannot import {}: not a directory", dir.dir.display());
+            }
+            let progress = Progress::start(None, "importing");
+            let transfer = import_dir(&store, &scope, &MemoryRoot::new(&dir.dir), clock.now());
+            progress.finish();
+            let transfer =
+                transfer.with_context(|| format!("cannot import {}", dir.dir.display()))?;
+            print_transfer("imported", &transfer, global)
+        }
+        BrowserCommand::Export(dir) => {
+            let progress = Progress::start(None, "exporting");
+            let transfer = export_dir(&store, &scope, &MemoryRoot::new(&dir.dir));
+            progress.finish();
+            let transfer =
+                transfer.with_context(|| format!("cannot export to {}", dir.dir.display()))?;
+            print_transfer("exported", &transfer, global)
+        }
+        BrowserCommand::Prune(prune) => {
+            memory.options.ttl_days = ttl(prune.ttl_days)?;
+            let removed = memory.prune()?;
+            if global.json {
+                return print_json(&serde_json::json!({ "removed": removed }));
+            }
+            println!(
+                "removed {removed} expired trajector{}",
+                if removed == 1 { "y" } else { "ies" }
+            );
+            Ok(())
+        }
+    }
+}
+
+fn ttl(days: f64) -> Result<f64> {
+    if !days.is_finite() || days < 0.0 {
+        bail!("--ttl-days must be a number of days at least 0, got {days}");
+    }
+    Ok(days)
+}
+
+/// A manifest as printed with `--json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunView<'a> {
+    run_id: &'a str,
+    session_id: Option<&'a str>,
+    parent_run_id: Option<&'a str>,
+    status: &'a str,
+    goal: &'a str,
+    domain: &'a str,
+    start_url: Option<&'a str>,
+    final_url: Option<&'a str>,
+    started_at: &'a str,
+    updated_at: &'a str,
+    completed_at: Option<&'a str>,
+    success: Option<bool>,
+    summary: Option<&'a str>,
+    turn_count: u32,
+}
+
+impl<'a> RunView<'a> {
+    fn new(m: &'a RunManifest) -> Self {
+        RunView {
+            run_id: &m.run_id,
+            session_id: m.session_id.as_deref(),
+            parent_run_id: m.parent_run_id.as_deref(),
+            status: m.status.as_str(),
+            goal: &m.goal,
+            domain: &m.domain,
+            start_url: m.start_url.as_deref(),
+            final_url: m.final_url.as_deref(),
+            started_at: &m.started_at,
+            updated_at: &m.updated_at,
+            completed_at: m.completed_at.as_deref(),
+            success: m.success,
+            summary: m.summary.as_deref(),
+            turn_count: m.turn_count,
+        }
+    }
+}
+
+fn print_runs(manifests: &[RunManifest], global: &GlobalArgs) -> Result<()> {
+    if global.json {
+        let views: Vec<RunView<'_>> = manifests.iter().map(RunView::new).collect();
+        return print_json(&views);
+    }
+    if manifests.is_empty() {
+        println!("no runs");
+        return Ok(());
+    }
+    let mut table = Table::new(["run", "status", "turns", "updated", "session", "goal"]);
+    for m in manifests {
+        table.row([
+            m.run_id.clone(),
+            m.status.as_str().to_owned(),
+            m.turn_count.to_string(),
+            m.updated_at.clone(),
+            m.session_id.clone().unwrap_or_else(|| "-".to_owned()),
+            m.goal.clone(),
+        ]);
+    }
+    print!("{table}");
+    Ok(())
+}
+
+#[derive(Debug, Serialize)]
+struct TransferView {
+    trajectories: usize,
+    sites: usize,
+    runs: usize,
+    hints: bool,
+    suite_summaries: usize,
+}
+
+fn print_transfer(verb: &str, transfer: &Transfer, global: &GlobalArgs) -> Result<()> {
+    let view = TransferView {
+        trajectories: transfer.trajectories,
+        sites: transfer.sites,
+        runs: transfer.runs,
+        hints: transfer.hints,
+        suite_summaries: transfer.suite_summaries,
+    };
+    if global.json {
+        return print_json(&view);
+    }
+    println!(
+        "{verb} {} trajectories, {} sites, {} runs, {} suite summaries{}",
+        view.trajectories,
+        view.sites,
+        view.runs,
+        view.suite_summaries,
+        if view.hints { " and hints" } else { "" }
+    );
+    Ok(())
+}

@@ -1,0 +1,533 @@
+//! `agent-memory trajectory`: procedural memory (crate `trajectory`): record episodes,
+//! crystallize them into patterns, recall what worked, and compute popoto's fingerprint.
+//!
+//! The fingerprint fields of a partition are chosen once: the first `record` into a partition
+//! stores them (from `--fields`, else the default) in the database's meta store under
+//! `trajectory.fields.<partition>`, and every later command on that partition reads them
+//! from there, so only the first command needs `--fields`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use memory_core::{Clock, ManualClock, MetaKey, MetaStore, Partition, SystemClock, Timestamp};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use store_sqlite::SqliteStore;
+use trajectory::{Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights};
+
+use crate::output::{Table, print_json};
+use crate::progress::Progress;
+use crate::{GlobalArgs, database};
+
+/// The fingerprint fields of a partition when none are stored and `--fields` is not given.
+const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
+
+/// `trajectory` and its subcommands.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TrajectoryArgs {
+    #[command(subcommand)]
+    command: TrajectoryCommand,
+    /// Milliseconds since the epoch to use as "now" (for reproducible output).
+    #[arg(long, global = true, hide = true, value_name = "MS")]
+    now: Option<i64>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TrajectoryCommand {
+    /// Record one episode from flags, or many from a JSONL file in one transaction.
+    Record(RecordArgs),
+    /// Crystallize the partition's new episodes; prints the patterns created or reinforced.
+    Crystallize(CrystallizeArgs),
+    /// The patterns matching a full or partial fingerprint, best first.
+    Recall(RecallArgs),
+    /// popoto's 16-hex fingerprint of a JSON object of features.
+    Fingerprint(FingerprintArgs),
+}
+
+/// Which partition, and its fingerprint fields.
+#[derive(Debug, clap::Args)]
+struct PartitionArgs {
+    /// The tenant, agent or team the episodes belong to.
+    #[arg(long)]
+    partition: String,
+    /// The fingerprint fields of the partition, comma-separated. Stored with the first
+    /// record into a partition and read from the database afterwards; default
+    /// `problem_topology,affected_layer`.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    fields: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["file", "action", "trajectory"])))]
+#[command(group(clap::ArgGroup::new("outcome").args(["success", "failure", "score"])))]
+struct RecordArgs {
+    #[command(flatten)]
+    partition: PartitionArgs,
+    /// A fingerprint value `name=value` (repeat for each field).
+    #[arg(long = "field", value_parser = parse_pair, value_name = "NAME=VALUE")]
+    values: Vec<(String, String)>,
+    /// One action of the trajectory (repeat, in order).
+    #[arg(long, requires = "outcome")]
+    action: Vec<String>,
+    /// The whole trajectory, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        requires = "outcome",
+        value_name = "A,B,C"
+    )]
+    trajectory: Vec<String>,
+    /// The episode succeeded (`{"success": true}`).
+    #[arg(long)]
+    success: bool,
+    /// The episode failed (`{"success": false}`).
+    #[arg(long)]
+    failure: bool,
+    /// The episode's success as a number in [0, 1].
+    #[arg(long, value_name = "X", value_parser = parse_score)]
+    score: Option<f64>,
+    /// A JSONL file, one episode a line:
+    /// `{"fingerprint": {"name": "value"}, "trajectory": ["a", "b"], "outcome": {"success": true}}`.
+    #[arg(long, conflicts_with_all = ["outcome", "values"], value_name = "PATH")]
+    file: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct CrystallizeArgs {
+    #[command(flatten)]
+    partition: PartitionArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct RecallArgs {
+    #[command(flatten)]
+    partition: PartitionArgs,
+    /// A fingerprint value `name=value` to match (repeat; a subset of the fields).
+    #[arg(long = "field", value_parser = parse_pair, value_name = "NAME=VALUE", required = true)]
+    values: Vec<(String, String)>,
+    /// At most this many patterns (default 5).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Ranking weights, e.g. `confidence=0.6,recency=0.4`; a weight not named keeps its
+    /// default (0.6 and 0.4).
+    #[arg(long, value_parser = parse_weights, value_name = "confidence=X,recency=Y")]
+    weights: Option<Weights>,
+}
+
+#[derive(Debug, clap::Args)]
+struct FingerprintArgs {
+    /// A JSON object of features, e.g. `{"task": "deploy", "env": "staging"}`.
+    features: String,
+}
+
+/// `name=value`, both non-empty names.
+fn parse_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("expected name=value, got {text:?}")),
+    }
+}
+
+/// A number in `[0, 1]`.
+fn parse_score(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number from 0 to 1, got {text:?}")),
+    }
+}
+
+fn parse_weights(text: &str) -> Result<Weights, String> {
+    let mut weights = Weights::default();
+    for pair in text.split(',') {
+        let (name, value) = parse_pair(pair)?;
+        let value: f64 = value
+            .parse()
+            .map_err(|_| format!("weight {name} is not a number: {value:?}"))?;
+        match name.as_str() {
+            "confidence" => weights.confidence = value,
+            "recency" => weights.recency = value,
+            _ => {
+                return Err(format!(
+                    "unknown weight {name:?}; expected confidence or recency"
+                ));
+            }
+        }
+    }
+    Ok(weights)
+}
+
+pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
+    let clock: Box<dyn Clock> = match args.now {
+        Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
+        None => Box::new(SystemClock),
+    };
+    match &args.command {
+        TrajectoryCommand::Record(record) => run_record(record, global, clock),
+        TrajectoryCommand::Crystallize(crystallize) => run_crystallize(crystallize, global, clock),
+        TrajectoryCommand::Recall(recall) => run_recall(recall, global, clock),
+        TrajectoryCommand::Fingerprint(fingerprint) => run_fingerprint(fingerprint, global),
+    }
+}
+
+/// The partition's memory, with its stored fields (or those of `--fields`, or the default)
+/// and whether they are already stored.
+struct PartitionMemory {
+    memory: TrajectoryMemory<SqliteStore, Box<dyn Clock>>,
+    partition: Partition,
+    key: MetaKey,
+    stored: bool,
+}
+
+fn open_partition(
+    args: &PartitionArgs,
+    global: &GlobalArgs,
+    clock: Box<dyn Clock>,
+) -> Result<PartitionMemory> {
+    let partition = Partition::new(args.partition.clone())
+        .with_context(|| format!("partition {:?}", args.partition))?;
+    let key = MetaKey::new(format!("trajectory.fields.{}", partition.as_str()))?;
+    let store = database::open(&global.db)?;
+    let stored = store.meta_get(&key)?;
+    let fields: Vec<String> = match (&stored, args.fields.is_empty()) {
+        (Some(text), true) => text.split(',').map(str::to_owned).collect(),
+        (Some(text), false) if *text == args.fields.join(",") => args.fields.clone(),
+        (Some(text), false) => bail!(
+            "partition {} has fingerprint fields {text}, not --fields {}",
+            partition.as_str(),
+            args.fields.join(",")
+        ),
+        (None, true) => DEFAULT_FIELDS.map(str::to_owned).to_vec(),
+        (None, false) => args.fields.clone(),
+    };
+    if let Some(field) = fields.iter().find(|f| f.contains(',')) {
+        bail!("fingerprint field {field:?} contains a comma");
+    }
+    let memory = TrajectoryMemory::new(store, clock, Config::new(fields))?;
+    Ok(PartitionMemory {
+        memory,
+        partition,
+        key,
+        stored: stored.is_some(),
+    })
+}
+
+impl PartitionMemory {
+    /// Stores the fields on the first record; a concurrent first record with other fields
+    /// makes this fail instead of silently mixing fingerprints.
+    fn remember_fields(&self) -> Result<()> {
+        if self.stored {
+            return Ok(());
+        }
+        let fields = self.memory.config().fingerprint_fields.join(",");
+        self.memory
+            .store()
+            .meta_compare_and_set(&self.key, None, &fields)
+            .with_context(|| {
+                format!(
+                    "storing the fingerprint fields of partition {}",
+                    self.partition.as_str()
+                )
+            })
+    }
+}
+
+/// One episode read from flags or a JSONL line.
+struct OwnedEpisode {
+    /// The 1-based line of the JSONL file it came from.
+    line: Option<usize>,
+    fingerprint: Vec<(String, String)>,
+    trajectory: Vec<String>,
+    outcome: Value,
+}
+
+#[derive(Debug, Serialize)]
+struct Recorded {
+    partition: String,
+    fields: Vec<String>,
+    episodes: usize,
+}
+
+fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> Result<()> {
+    let episodes = match &args.file {
+        Some(path) => read_episodes(path)?,
+        None => {
+            let outcome = if args.success {
+                json!({"success": true})
+            } else if args.failure {
+                json!({"success": false})
+            } else {
+                json!({"success": args.score.unwrap_or(0.5)})
+            };
+            let trajectory = if args.action.is_empty() {
+                args.trajectory.clone()
+            } else {
+                args.action.clone()
+            };
+            vec![OwnedEpisode {
+                line: None,
+                fingerprint: args.values.clone(),
+                trajectory,
+                outcome,
+            }]
+        }
+    };
+    let target = open_partition(&args.partition, global, clock)?;
+    if let Some(path) = &args.file {
+        name_incomplete_line(path, &episodes, &target.memory.config().fingerprint_fields)?;
+    }
+    let fingerprints: Vec<Vec<(&str, &str)>> = episodes
+        .iter()
+        .map(|e| {
+            e.fingerprint
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect()
+        })
+        .collect();
+    let trajectories: Vec<Vec<&str>> = episodes
+        .iter()
+        .map(|e| e.trajectory.iter().map(String::as_str).collect())
+        .collect();
+    let records: Vec<EpisodeRecord<'_>> = episodes
+        .iter()
+        .enumerate()
+        .map(|(i, e)| EpisodeRecord {
+            fingerprint: &fingerprints[i],
+            trajectory: &trajectories[i],
+            outcome: &e.outcome,
+            partition: &target.partition,
+        })
+        .collect();
+    let what = match &args.file {
+        Some(path) => format!("recording the episodes of {}", path.display()),
+        None => "recording the episode".to_owned(),
+    };
+    let progress = Progress::start(None, "recording episodes");
+    let written = target.memory.record_episodes(&records);
+    progress.finish();
+    written.with_context(|| what.clone())?;
+    target.remember_fields()?;
+    let report = Recorded {
+        partition: target.partition.as_str().to_owned(),
+        fields: target.memory.config().fingerprint_fields.clone(),
+        episodes: records.len(),
+    };
+    if global.json {
+        return print_json(&report);
+    }
+    println!(
+        "recorded {} episode{} in partition {} (fingerprint fields: {})",
+        report.episodes,
+        if report.episodes == 1 { "" } else { "s" },
+        report.partition,
+        report.fields.join(", ")
+    );
+    Ok(())
+}
+
+/// Fails naming the first line of `path` whose fingerprint lacks one of `fields`.
+fn name_incomplete_line(path: &Path, episodes: &[OwnedEpisode], fields: &[String]) -> Result<()> {
+    for episode in episodes {
+        let missing: Vec<&str> = fields
+            .iter()
+            .filter(|f| !episode.fingerprint.iter().any(|(name, _)| name == *f))
+            .map(String::as_str)
+            .collect();
+        if let (false, Some(line)) = (missing.is_empty(), episode.line) {
+            bail!(
+                "{}: line {line}: fingerprint is missing field(s) {}",
+                path.display(),
+                missing.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EpisodeLine {
+    fingerprint: Map<String, Value>,
+    trajectory: Vec<String>,
+    outcome: Value,
+}
+
+/// The episodes of a JSONL file (blank lines skipped); an error names the file and line.
+fn read_episodes(path: &Path) -> Result<Vec<OwnedEpisode>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let progress = Progress::start(Some(lines.len() as u64), "reading episodes");
+    let mut episodes = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        progress.inc();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("{}: line {}", path.display(), i + 1);
+        let parsed: EpisodeLine = serde_json::from_str(line).with_context(at)?;
+        let mut fingerprint = Vec::with_capacity(parsed.fingerprint.len());
+        for (name, value) in parsed.fingerprint {
+            match value {
+                Value::String(value) => fingerprint.push((name, value)),
+                other => bail!(
+                    "{}: fingerprint field {name:?} must be a string, got {other}",
+                    at()
+                ),
+            }
+        }
+        episodes.push(OwnedEpisode {
+            line: Some(i + 1),
+            fingerprint,
+            trajectory: parsed.trajectory,
+            outcome: parsed.outcome,
+        });
+    }
+    progress.finish();
+    if episodes.is_empty() {
+        bail!("{} holds no episodes", path.display());
+    }
+    Ok(episodes)
+}
+
+/// A pattern as printed with `--json`.
+#[derive(Debug, Serialize)]
+struct PatternView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    fingerprint: Map<String, Value>,
+    canonical_sequence: Vec<String>,
+    confidence: f64,
+    evidence_count: u64,
+    corroborations: u64,
+    contradictions: u64,
+    last_reinforced_ms: i64,
+}
+
+impl PatternView {
+    fn new(pattern: &Pattern, score: Option<f64>) -> Self {
+        PatternView {
+            score,
+            fingerprint: pattern
+                .fingerprint
+                .pairs()
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+            canonical_sequence: pattern.canonical_sequence.clone(),
+            confidence: pattern.stats.confidence,
+            evidence_count: pattern.stats.evidence_count,
+            corroborations: pattern.stats.corroborations,
+            contradictions: pattern.stats.contradictions,
+            last_reinforced_ms: pattern.stats.last_reinforced.as_millis(),
+        }
+    }
+
+    fn fingerprint_text(&self) -> String {
+        self.fingerprint
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn print_patterns(views: &[PatternView], global: &GlobalArgs, empty: &str) -> Result<()> {
+    if global.json {
+        return print_json(&views);
+    }
+    if views.is_empty() {
+        println!("{empty}");
+        return Ok(());
+    }
+    let cells = |view: &PatternView| {
+        [
+            format!("{:.3}", view.confidence),
+            view.evidence_count.to_string(),
+            format!("{}/{}", view.corroborations, view.contradictions),
+            view.fingerprint_text(),
+            view.canonical_sequence.join(" → "),
+        ]
+    };
+    if views.iter().any(|v| v.score.is_some()) {
+        let mut table = Table::new([
+            "score",
+            "confidence",
+            "evidence",
+            "+/-",
+            "fingerprint",
+            "sequence",
+        ]);
+        for view in views {
+            let [c, e, pm, f, q] = cells(view);
+            let score = view.score.map_or_else(String::new, |s| format!("{s:.3}"));
+            table.row([score, c, e, pm, f, q]);
+        }
+        print!("{table}");
+    } else {
+        let mut table = Table::new(["confidence", "evidence", "+/-", "fingerprint", "sequence"]);
+        for view in views {
+            table.row(cells(view));
+        }
+        print!("{table}");
+    }
+    Ok(())
+}
+
+fn run_crystallize(
+    args: &CrystallizeArgs,
+    global: &GlobalArgs,
+    clock: Box<dyn Clock>,
+) -> Result<()> {
+    let target = open_partition(&args.partition, global, clock)?;
+    let patterns = target.memory.crystallize(&target.partition)?;
+    let views: Vec<PatternView> = patterns.iter().map(|p| PatternView::new(p, None)).collect();
+    print_patterns(
+        &views,
+        global,
+        &format!(
+            "no pattern created or reinforced in partition {}",
+            target.partition.as_str()
+        ),
+    )
+}
+
+fn run_recall(args: &RecallArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> Result<()> {
+    let target = open_partition(&args.partition, global, clock)?;
+    let filter: Vec<(&str, &str)> = args
+        .values
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let options = RecallOptions {
+        limit: args.limit,
+        weights: args.weights,
+    };
+    let scored = target
+        .memory
+        .recall_with(&filter, &target.partition, options)?;
+    let views: Vec<PatternView> = scored
+        .iter()
+        .map(|s| PatternView::new(&s.pattern, Some(s.score)))
+        .collect();
+    print_patterns(&views, global, "no pattern matches")
+}
+
+#[derive(Debug, Serialize)]
+struct FingerprintView {
+    fingerprint: String,
+}
+
+fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
+    let features: Value = serde_json::from_str(&args.features)
+        .with_context(|| format!("features {:?} are not JSON", args.features))?;
+    let Value::Object(features) = features else {
+        bail!("features {:?} are not a JSON object", args.features);
+    };
+    let fingerprint = trajectory::compute_fingerprint(&features);
+    if global.json {
+        return print_json(&FingerprintView { fingerprint });
+    }
+    println!("{fingerprint}");
+    Ok(())
+}

@@ -1,0 +1,339 @@
+//! `agent-memory browser` on the reference `.agent-memory/` sample of browser-agent-driver.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Run, Sandbox};
+
+/// "Now" of the reference sample, so the TTL keeps its trajectory.
+const NOW: &str = "1795321223974";
+
+fn reference() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../browser-memory/tests/it/fixtures/bad-examples")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
+
+/// A sandbox whose database holds the imported reference sample (copied to `sample/`).
+fn imported() -> Sandbox {
+    let sandbox = Sandbox::new();
+    copy_dir(
+        &reference().join("agent-memory"),
+        &sandbox.path().join("sample"),
+    );
+    let run = sandbox.run(&["browser", "--now", NOW, "import", "sample"], &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    sandbox
+}
+
+fn browser(sandbox: &Sandbox, args: &[&str]) -> Run {
+    let mut all = vec!["browser", "--now", NOW];
+    all.extend_from_slice(args);
+    sandbox.run(&all, &[])
+}
+
+#[test]
+fn import_reports_what_it_read_and_draws_nothing_when_piped() {
+    let sandbox = Sandbox::new();
+    copy_dir(
+        &reference().join("agent-memory"),
+        &sandbox.path().join("sample"),
+    );
+    let run = browser(&sandbox, &["import", "sample"]);
+    assert_eq!(run.stderr, "", "{run}");
+    insta::assert_snapshot!(run);
+    let json = sandbox.run(
+        &["--json", "browser", "--now", NOW, "import", "sample"],
+        &[],
+    );
+    insta::assert_snapshot!("import_json", json);
+}
+
+#[test]
+fn runs_newest_first_with_filters() {
+    let sandbox = imported();
+    insta::assert_snapshot!("runs", browser(&sandbox, &["runs"]));
+    insta::assert_snapshot!(
+        "runs_failed",
+        browser(&sandbox, &["runs", "--status", "failed"])
+    );
+    let json = sandbox.run(
+        &[
+            "--json",
+            "browser",
+            "runs",
+            "--session-id",
+            "proj_123",
+            "--limit",
+            "1",
+        ],
+        &[],
+    );
+    insta::assert_snapshot!("runs_json", json);
+    let none = browser(&sandbox, &["runs", "--domain", "elsewhere.test"]);
+    assert_eq!(none.stdout, "no runs\n", "{none}");
+    let other_scope = browser(&sandbox, &["--scope", "team-b", "runs"]);
+    assert_eq!(other_scope.stdout, "no runs\n", "{other_scope}");
+}
+
+#[test]
+fn resume_prints_the_reference_scenario() {
+    let sandbox = imported();
+    let run = browser(
+        &sandbox,
+        &[
+            "resume",
+            "run_1795321223969_owvog1",
+            "--goal",
+            "Retry adding Smart Watch X to the cart",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    let rendered: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference().join("rendered/resume-fork.json")).expect("read"),
+    )
+    .expect("json");
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(printed, rendered["resume"], "{run}");
+    insta::assert_snapshot!(run);
+}
+
+#[test]
+fn fork_branches_into_a_new_session() {
+    let sandbox = imported();
+    let run = browser(
+        &sandbox,
+        &[
+            "fork",
+            "run_1795321223969_owvog1",
+            "--goal",
+            "Buy a cheaper watch instead",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    let mut printed: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let session = printed["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
+    assert!(
+        session.starts_with(&format!("fork_{NOW}_"))
+            && session.len() == "fork__".len() + NOW.len() + 6,
+        "{run}"
+    );
+    printed["sessionId"] = "fork_[RANDOM]".into();
+    insta::assert_snapshot!(serde_json::to_string_pretty(&printed).expect("json"));
+    // Without --goal the fork keeps the run's goal.
+    let same = browser(&sandbox, &["fork", "run_1795321223969_owvog1"]);
+    let same: serde_json::Value = serde_json::from_str(&same.stdout).expect("json");
+    assert_eq!(same["goal"], "Add Smart Watch X to the cart");
+}
+
+#[test]
+fn an_unknown_run_id() {
+    let sandbox = imported();
+    insta::assert_snapshot!("resume_unknown", browser(&sandbox, &["resume", "run_nope"]));
+    insta::assert_snapshot!("fork_unknown", browser(&sandbox, &["fork", "run_nope"]));
+}
+
+#[test]
+fn context_in_the_compatibility_layout_is_the_reference_text() {
+    let sandbox = imported();
+    let goal = "Search for smart watch reviews and find the top rated one";
+    let run = browser(
+        &sandbox,
+        &[
+            "context",
+            "--goal",
+            goal,
+            "--url",
+            "https://shop.example.com:8443/",
+            "--layout",
+            "compat",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    let rendered =
+        std::fs::read_to_string(reference().join("rendered/extra-context.txt")).expect("read");
+    assert_eq!(run.stdout, format!("{rendered}\n"));
+}
+
+#[test]
+fn context_with_the_seed_layout_scoring_and_a_small_budget() {
+    let sandbox = imported();
+    let goal = "Search for smart watch reviews and find the top rated one";
+    let run = browser(
+        &sandbox,
+        &[
+            "context",
+            "--goal",
+            goal,
+            "--url",
+            "https://shop.example.com:8443/",
+            "--trace-scoring",
+            "--budget",
+            "600",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(run.stdout.contains("...[truncated]"), "{run}");
+    insta::assert_snapshot!(run);
+}
+
+#[test]
+fn context_after_the_ttl_has_no_reference_trajectory() {
+    let sandbox = imported();
+    let goal = "Search for smart watch reviews and find the top rated one";
+    let fresh = browser(
+        &sandbox,
+        &[
+            "context",
+            "--goal",
+            goal,
+            "--url",
+            "https://shop.example.com:8443/",
+        ],
+    );
+    assert!(fresh.stdout.contains("REFERENCE TRAJECTORY"), "{fresh}");
+    let later = (NOW.parse::<i64>().expect("ms") + 2 * 86_400_000).to_string();
+    let expired = sandbox.run(
+        &[
+            "browser",
+            "--now",
+            &later,
+            "context",
+            "--goal",
+            goal,
+            "--url",
+            "https://shop.example.com:8443/",
+            "--ttl-days",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(expired.code, Some(0), "{expired}");
+    assert!(
+        !expired.stdout.contains("REFERENCE TRAJECTORY"),
+        "{expired}"
+    );
+    let json = sandbox.run(
+        &[
+            "--json",
+            "browser",
+            "--now",
+            NOW,
+            "context",
+            "--goal",
+            "nothing alike",
+            "--url",
+            "https://other.test/",
+        ],
+        &[],
+    );
+    insta::assert_snapshot!("context_json_empty", json);
+}
+
+#[test]
+fn prune_removes_expired_trajectories() {
+    let sandbox = imported();
+    let kept = browser(&sandbox, &["prune"]);
+    assert_eq!(kept.stdout, "removed 0 expired trajectories\n", "{kept}");
+    let later = (NOW.parse::<i64>().expect("ms") + 31 * 86_400_000).to_string();
+    let run = sandbox.run(&["browser", "--now", &later, "prune"], &[]);
+    insta::assert_snapshot!(run);
+    let json = sandbox.run(&["--json", "browser", "--now", &later, "prune"], &[]);
+    assert_eq!(json.stdout, "{\n  \"removed\": 0\n}\n", "{json}");
+}
+
+#[test]
+fn export_writes_the_reference_files() {
+    let sandbox = imported();
+    let run = browser(&sandbox, &["export", "out"]);
+    insta::assert_snapshot!(run);
+    let source = reference().join("agent-memory");
+    for file in [
+        "hints.json",
+        "traj_1795321223952_eodewj.json",
+        "agent-runs/proj_123_1773572400000.json",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(sandbox.path().join("out").join(file)).expect("exported"),
+            std::fs::read_to_string(source.join(file)).expect("reference"),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_import_dir() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(browser(&sandbox, &["import", "no-such-dir"]));
+}
+
+#[test]
+fn a_malformed_memory_file_is_named() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path().join("bad")).expect("mkdir");
+    std::fs::write(sandbox.path().join("bad/hints.json"), "{\"hints\": 3").expect("write");
+    insta::assert_snapshot!(browser(&sandbox, &["import", "bad"]));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_memory_root() {
+    let sandbox = Sandbox::new();
+    copy_dir(
+        &reference().join("agent-memory"),
+        &sandbox.path().join("sample"),
+    );
+    std::fs::write(sandbox.path().join("secret.json"), "{}").expect("write");
+    std::os::unix::fs::symlink(
+        "../secret.json",
+        sandbox.path().join("sample/traj_1_evil.json"),
+    )
+    .expect("symlink");
+    let run = browser(&sandbox, &["import", "sample"]);
+    insta::assert_snapshot!(run);
+    let runs = browser(&sandbox, &["runs"]);
+    assert_eq!(runs.stdout, "no runs\n", "nothing is stored: {runs}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_folder_escaping_with_dot_dot() {
+    let sandbox = Sandbox::new();
+    copy_dir(
+        &reference().join("agent-memory"),
+        &sandbox.path().join("sample"),
+    );
+    std::fs::create_dir_all(sandbox.path().join("elsewhere")).expect("mkdir");
+    std::fs::remove_dir_all(sandbox.path().join("sample/agent-runs")).expect("rm");
+    std::os::unix::fs::symlink("../elsewhere", sandbox.path().join("sample/agent-runs"))
+        .expect("symlink");
+    insta::assert_snapshot!(browser(&sandbox, &["import", "sample"]));
+}
+
+#[test]
+fn help_lists_the_browser_commands() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(sandbox.run(&["browser", "--help"], &[]));
+}
+
+#[test]
+fn an_invalid_scope() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.run(&["browser", "--scope", "", "runs"], &[]);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    assert!(run.stderr.contains("scope \"\""), "{run}");
+}
