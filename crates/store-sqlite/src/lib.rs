@@ -82,6 +82,7 @@ impl Default for SqliteOptions {
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: PathBuf,
+    fingerprint_ids: trajectory::FingerprintIds,
 }
 
 const IN_MEMORY: &str = ":memory:";
@@ -193,6 +194,7 @@ impl SqliteStore {
         let store = SqliteStore {
             conn: Mutex::new(conn),
             path,
+            fingerprint_ids: trajectory::FingerprintIds::default(),
         };
         if !options.read_only {
             store.record_creator().map_err(|e| Error::Open {

@@ -6,6 +6,7 @@
 //! and each finds the watermark its predecessor left, so every episode is observed once.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, PoisonError};
 
 use memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
@@ -62,9 +63,44 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
         .collect()
 }
 
+/// The interned ids of fingerprints this store has seen committed, by partition and key, so
+/// recording one episode at a time does not look its fingerprint up every call.
+///
+/// Only committed ids enter, and an interned id never changes (fingerprint rows are never
+/// updated or deleted), so an entry stays true whatever other connections or processes write
+/// to the file. Bounded: when full it is emptied and refills from the table.
+#[derive(Debug, Default)]
+pub(crate) struct FingerprintIds(Mutex<HashMap<String, HashMap<String, i64>>>);
+
+impl FingerprintIds {
+    const CAPACITY: usize = 16_384;
+
+    fn get(&self, partition: &str, key: &str) -> Option<i64> {
+        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(partition)?.get(key).copied()
+    }
+
+    /// Remembers ids read or interned by a transaction, once it has committed.
+    fn remember(&self, committed: Vec<(&str, &str, i64)>) {
+        if committed.is_empty() {
+            return;
+        }
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let len: usize = map.values().map(HashMap::len).sum();
+        if len + committed.len() > Self::CAPACITY {
+            map.clear();
+        }
+        for (partition, key, id) in committed.into_iter().take(Self::CAPACITY) {
+            map.entry(partition.to_owned())
+                .or_default()
+                .insert(key.to_owned(), id);
+        }
+    }
+}
+
 /// The id of `(partition, fingerprint)`, interning it (with its field rows) when new.
 fn intern(conn: &Connection, partition: &str, fingerprint: &Fingerprint) -> rusqlite::Result<i64> {
-    let key = fingerprint.key();
+    let key = fingerprint.as_key();
     let found: Option<i64> = conn
         .prepare_cached(
             "SELECT id FROM trajectory_fingerprint WHERE partition = ?1 AND fingerprint = ?2",
@@ -96,7 +132,7 @@ fn lookup(
     conn.prepare_cached(
         "SELECT id FROM trajectory_fingerprint WHERE partition = ?1 AND fingerprint = ?2",
     )?
-    .query_row(params![partition, fingerprint.key()], |row| row.get(0))
+    .query_row(params![partition, fingerprint.as_key()], |row| row.get(0))
     .optional()
 }
 
@@ -139,6 +175,12 @@ fn group_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<GroupRow> {
 
 impl GroupRow {
     fn decode(self) -> Result<Group> {
+        let fingerprint = Fingerprint::from_key(&self.fingerprint)?;
+        self.decode_as(fingerprint)
+    }
+
+    /// Decodes the row with its fingerprint already known (equal to the row's key).
+    fn decode_as(self, fingerprint: Fingerprint) -> Result<Group> {
         let loc = "trajectory_group";
         let count = |v: i64| seq_from_sql(v, loc);
         let canonical = match (
@@ -172,13 +214,39 @@ impl GroupRow {
             _ => None,
         };
         Ok(Group {
-            fingerprint: Fingerprint::from_key(&self.fingerprint)?,
+            fingerprint,
             episode_count: count(self.episode_count)?,
             canonical,
             pending: decode_pending(&self.pending)?,
             pattern,
         })
     }
+}
+
+/// How many filter pairs recall narrows by in SQL; any further pairs are checked on the rows.
+const MAX_INDEXED_PAIRS: usize = 4;
+
+/// The recall query for a filter of `pairs` pairs: parameters are the partition, then each
+/// field and value.
+fn patterns_sql(pairs: usize) -> String {
+    let base = format!(
+        "SELECT {GROUP_COLUMNS} FROM trajectory_group g \
+         JOIN trajectory_fingerprint f ON f.id = g.fp_id WHERE g.confidence IS NOT NULL"
+    );
+    if pairs == 0 {
+        return format!("{base} AND f.partition = ?1");
+    }
+    let matching: Vec<String> = (0..pairs)
+        .map(|i| {
+            format!(
+                "SELECT fp_id FROM trajectory_fingerprint_field \
+                 WHERE partition = ?1 AND field = ?{} AND value = ?{}",
+                2 * i + 2,
+                2 * i + 3
+            )
+        })
+        .collect();
+    format!("{base} AND g.fp_id IN ({})", matching.join(" INTERSECT "))
 }
 
 fn write_group(conn: &Connection, fp_id: i64, group: &Group) -> rusqlite::Result<()> {
@@ -206,60 +274,68 @@ fn write_group(conn: &Connection, fp_id: i64, group: &Group) -> rusqlite::Result
     Ok(())
 }
 
-/// Raw episode columns: seq, fp_id, fingerprint key, trajectory, outcome, recorded_at.
-type EpisodeRow = (i64, i64, String, String, String, i64);
-
-fn episode_rows(
+/// The fingerprint of interned id `fp_id`, read once per call through `known`.
+fn fingerprint_of(
     conn: &Connection,
-    partition: &str,
-    after: Seq,
-    limit: usize,
-) -> rusqlite::Result<Vec<EpisodeRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT e.seq, e.fp_id, f.fingerprint, e.trajectory, e.outcome, e.recorded_at \
-         FROM trajectory_episode e JOIN trajectory_fingerprint f ON f.id = e.fp_id \
-         WHERE e.partition = ?1 AND e.seq > ?2 ORDER BY e.seq LIMIT ?3",
-    )?;
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = stmt.query_map(params![partition, seq_to_sql(after), limit], |row| {
-        Ok((
-            row.get(0)?,
-            row.get(1)?,
-            row.get(2)?,
-            row.get(3)?,
-            row.get(4)?,
-            row.get(5)?,
-        ))
-    })?;
-    rows.collect()
+    known: &mut HashMap<i64, Fingerprint>,
+    fp_id: i64,
+) -> Result<Fingerprint> {
+    if let Some(fp) = known.get(&fp_id) {
+        return Ok(fp.clone());
+    }
+    let key: String = conn
+        .prepare_cached("SELECT fingerprint FROM trajectory_fingerprint WHERE id = ?1")
+        .and_then(|mut stmt| stmt.query_row([fp_id], |row| row.get(0)))
+        .map_err(|e| to_core("read fingerprint", e))?;
+    let fp = Fingerprint::from_key(&key)?;
+    known.insert(fp_id, fp.clone());
+    Ok(fp)
 }
 
-/// Decodes episode rows, decoding each fingerprint once.
-fn decode_episodes(partition: &Partition, rows: Vec<EpisodeRow>) -> Result<Vec<(i64, Episode)>> {
-    let mut fingerprints: HashMap<i64, Fingerprint> = HashMap::new();
-    rows.into_iter()
-        .map(|(seq, fp_id, key, trajectory, outcome, at)| {
-            let fingerprint = match fingerprints.get(&fp_id) {
-                Some(fp) => fp.clone(),
-                None => {
-                    let fp = Fingerprint::from_key(&key)?;
-                    fingerprints.insert(fp_id, fp.clone());
-                    fp
-                }
-            };
-            let episode = Episode {
-                seq: seq_from_sql(seq, "trajectory_episode.seq")?,
-                episode: NewEpisode {
-                    partition: partition.clone(),
-                    fingerprint,
-                    trajectory: decode_trajectory(&trajectory)?,
-                    outcome,
-                    recorded_at: Timestamp::from_millis(at),
-                },
-            };
-            Ok((fp_id, episode))
-        })
-        .collect()
+/// Up to `limit` episodes of `partition` above `after`, each with its fingerprint's id.
+/// Each row is decoded from the borrowed column text; a fingerprint is read and decoded once
+/// per distinct id and shared by its episodes.
+fn read_episodes(
+    conn: &Connection,
+    partition: &Partition,
+    after: Seq,
+    limit: usize,
+) -> Result<Vec<(i64, Episode)>> {
+    let op = "read episodes";
+    let sql = |e| to_core(op, e);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, fp_id, trajectory, outcome, recorded_at FROM trajectory_episode \
+             WHERE partition = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )
+        .map_err(sql)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut rows = stmt
+        .query(params![partition.as_str(), seq_to_sql(after), limit])
+        .map_err(sql)?;
+    let mut known: HashMap<i64, Fingerprint> = HashMap::new();
+    let mut episodes = Vec::new();
+    while let Some(row) = rows.next().map_err(sql)? {
+        let text = |i: usize| -> Result<&str> {
+            row.get_ref(i)
+                .map_err(sql)?
+                .as_str()
+                .map_err(|e| Error::corrupt("trajectory_episode", format!("column {i}: {e}")))
+        };
+        let fp_id: i64 = row.get(1).map_err(sql)?;
+        let episode = Episode {
+            seq: seq_from_sql(row.get(0).map_err(sql)?, "trajectory_episode.seq")?,
+            episode: NewEpisode {
+                partition: partition.clone(),
+                fingerprint: fingerprint_of(conn, &mut known, fp_id)?,
+                trajectory: decode_trajectory(text(2)?)?,
+                outcome: text(3)?.to_owned(),
+                recorded_at: Timestamp::from_millis(row.get(4).map_err(sql)?),
+            },
+        };
+        episodes.push((fp_id, episode));
+    }
+    Ok(episodes)
 }
 
 fn watermark_of(conn: &Connection, partition: &str) -> rusqlite::Result<Seq> {
@@ -276,8 +352,9 @@ impl EpisodeStore for SqliteStore {
         if episodes.is_empty() {
             return Ok(Vec::new());
         }
-        self.write(op, |tx| {
-            let mut ids: HashMap<(&str, &Fingerprint), i64> = HashMap::new();
+        let (stored, committed) = self.write(op, |tx| {
+            let mut ids: HashMap<(&str, &str), i64> = HashMap::new();
+            let mut committed = Vec::new();
             let mut stored = Vec::with_capacity(episodes.len());
             let mut insert = tx
                 .prepare_cached(
@@ -287,12 +364,20 @@ impl EpisodeStore for SqliteStore {
                 .map_err(|e| to_core(op, e))?;
             for episode in episodes {
                 let partition = episode.partition.as_str();
-                let fp_id = match ids.get(&(partition, &episode.fingerprint)) {
+                let key = episode.fingerprint.as_key();
+                let fp_id = match ids.get(&(partition, key)) {
                     Some(&id) => id,
                     None => {
-                        let id = intern(tx, partition, &episode.fingerprint)
-                            .map_err(|e| to_core(op, e))?;
-                        ids.insert((partition, &episode.fingerprint), id);
+                        let id = match self.fingerprint_ids.get(partition, key) {
+                            Some(id) => id,
+                            None => {
+                                let id = intern(tx, partition, &episode.fingerprint)
+                                    .map_err(|e| to_core(op, e))?;
+                                committed.push((partition, key, id));
+                                id
+                            }
+                        };
+                        ids.insert((partition, key), id);
                         id
                     }
                 };
@@ -310,8 +395,10 @@ impl EpisodeStore for SqliteStore {
                     episode: episode.clone(),
                 });
             }
-            Ok(stored)
-        })
+            Ok((stored, committed))
+        })?;
+        self.fingerprint_ids.remember(committed);
+        Ok(stored)
     }
 
     fn episodes_after(
@@ -320,10 +407,8 @@ impl EpisodeStore for SqliteStore {
         after: Seq,
         limit: usize,
     ) -> Result<Vec<Episode>> {
-        let rows = self.read("read episodes", |conn| {
-            episode_rows(conn, partition.as_str(), after, limit)
-        })?;
-        Ok(decode_episodes(partition, rows)?
+        let conn = self.lock();
+        Ok(read_episodes(&conn, partition, after, limit)?
             .into_iter()
             .map(|(_, e)| e)
             .collect())
@@ -362,8 +447,7 @@ impl PatternStore for SqliteStore {
         let name = partition.as_str();
         self.write(op, |tx| {
             let watermark = watermark_of(tx, name).map_err(sql)?;
-            let rows = episode_rows(tx, name, watermark, usize::MAX).map_err(sql)?;
-            let episodes = decode_episodes(partition, rows)?;
+            let episodes = read_episodes(tx, partition, watermark, usize::MAX)?;
             let Some(last) = episodes.last().map(|(_, e)| e.seq) else {
                 return Ok(Vec::new());
             };
@@ -385,17 +469,17 @@ impl PatternStore for SqliteStore {
                     )
                     .map_err(sql)?;
                 for (fp_id, e) in &episodes {
-                    let key = e.episode.fingerprint.key();
-                    if !fp_ids.contains_key(&key) {
+                    let fingerprint = &e.episode.fingerprint;
+                    if !fp_ids.contains_key(fingerprint.as_key()) {
                         let row = group_stmt
                             .query_row([fp_id], group_row)
                             .optional()
                             .map_err(sql)?;
                         if let Some(row) = row {
-                            input.groups.push(row.decode()?);
+                            input.groups.push(row.decode_as(fingerprint.clone())?);
                             stored_groups.insert(*fp_id);
                         }
-                        fp_ids.insert(key.clone(), *fp_id);
+                        fp_ids.insert(fingerprint.key(), *fp_id);
                     }
                     // Tallies are written with their group, so a new group has none to read.
                     if stored_groups.contains(fp_id)
@@ -410,7 +494,7 @@ impl PatternStore for SqliteStore {
                             .map_err(sql)?;
                         if let Some((count, newest, first_seq)) = found {
                             input.tallies.push((
-                                key,
+                                fingerprint.key(),
                                 TrajectoryTally {
                                     trajectory: e.episode.trajectory.clone(),
                                     count: seq_from_sql(count, "trajectory_tally")?,
@@ -425,8 +509,8 @@ impl PatternStore for SqliteStore {
             input.episodes = episodes.into_iter().map(|(_, e)| e).collect();
             let output = step(&input)?;
             let id_of = |fp: &Fingerprint| {
-                let key = fp.key();
-                fp_ids.get(&key).copied().ok_or_else(|| {
+                let key = fp.as_key();
+                fp_ids.get(key).copied().ok_or_else(|| {
                     Error::invalid_input(
                         "crystallize output",
                         format!("fingerprint {key:?} has no new episode in this run"),
@@ -484,36 +568,29 @@ impl PatternStore for SqliteStore {
 
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
         let name = partition.as_str();
+        // Every pair of the filter (up to a bound) narrows in SQL, through the field index:
+        // an exact recall reads its one group, not every group sharing its first field.
+        let pairs = &filter.pairs()[..filter.pairs().len().min(MAX_INDEXED_PAIRS)];
         let rows = self.read("recall patterns", |conn| {
-            let rows = match filter.pairs().first() {
-                Some((field, value)) => {
-                    let mut stmt = conn.prepare_cached(&format!(
-                        "SELECT {GROUP_COLUMNS} FROM trajectory_fingerprint_field ff \
-                         JOIN trajectory_group g ON g.fp_id = ff.fp_id \
-                         JOIN trajectory_fingerprint f ON f.id = ff.fp_id \
-                         WHERE ff.partition = ?1 AND ff.field = ?2 AND ff.value = ?3 \
-                         AND g.confidence IS NOT NULL"
-                    ))?;
-                    stmt.query_map(params![name, field, value], group_row)?
-                        .collect::<rusqlite::Result<Vec<_>>>()?
-                }
-                None => {
-                    let mut stmt = conn.prepare_cached(&format!(
-                        "SELECT {GROUP_COLUMNS} FROM trajectory_fingerprint f \
-                         JOIN trajectory_group g ON g.fp_id = f.id \
-                         WHERE f.partition = ?1 AND g.confidence IS NOT NULL"
-                    ))?;
-                    stmt.query_map(params![name], group_row)?
-                        .collect::<rusqlite::Result<Vec<_>>>()?
-                }
-            };
-            Ok(rows)
+            let mut stmt = conn.prepare_cached(&patterns_sql(pairs.len()))?;
+            let values = std::iter::once(name)
+                .chain(pairs.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
+            stmt.query_map(rusqlite::params_from_iter(values), group_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
         })?;
         let mut patterns = Vec::with_capacity(rows.len());
         for row in rows {
             let group = row.decode()?;
-            if group.fingerprint.matches(filter) {
-                patterns.extend(Pattern::of_group(partition, &group));
+            if !group.fingerprint.matches(filter) {
+                continue;
+            }
+            if let Some(stats) = group.pattern {
+                patterns.push(Pattern {
+                    partition: partition.clone(),
+                    fingerprint: group.fingerprint,
+                    canonical_sequence: group.canonical.map(|t| t.trajectory).unwrap_or_default(),
+                    stats,
+                });
             }
         }
         Ok(patterns)

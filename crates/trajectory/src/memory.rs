@@ -161,10 +161,10 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
     /// state. Public so a test can run it over a whole history at once and compare.
     pub fn step(&self, input: &CrystallizeInput) -> memory_core::Result<CrystallizeOutput> {
         let cfg = &self.config;
-        let mut groups: HashMap<String, Group> = input
+        let mut groups: HashMap<&str, Group> = input
             .groups
             .iter()
-            .map(|g| (g.fingerprint.key(), g.clone()))
+            .map(|g| (g.fingerprint.as_key(), g.clone()))
             .collect();
         // Tallies by (group key, trajectory), each with whether this run changed it.
         let mut tallies: HashMap<(&str, &[String]), (TrajectoryTally, bool)> = HashMap::new();
@@ -174,18 +174,14 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 (tally.clone(), false),
             );
         }
-        let keys: Vec<String> = input
-            .episodes
-            .iter()
-            .map(|e| e.episode.fingerprint.key())
-            .collect();
         // Groups in first-touched order, so the output order is deterministic.
         let mut touched: Vec<&str> = Vec::new();
         let mut changed: HashMap<&str, Vec<&[String]>> = HashMap::new();
         let mut reinforced: HashSet<&str> = HashSet::new();
         let mut signals: HashMap<&str, f64> = HashMap::new();
-        for (e, key) in input.episodes.iter().zip(&keys) {
+        for e in &input.episodes {
             let ep = &e.episode;
+            let key = ep.fingerprint.as_key();
             let signal = match signals.get(ep.outcome.as_str()) {
                 Some(&s) => s,
                 None => {
@@ -201,7 +197,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 }
             };
             let (tally, was_changed) = tallies
-                .entry((key.as_str(), ep.trajectory.as_slice()))
+                .entry((key, ep.trajectory.as_slice()))
                 .or_insert_with(|| {
                     let tally = TrajectoryTally {
                         trajectory: ep.trajectory.clone(),
@@ -213,15 +209,15 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 });
             tally.count += 1;
             tally.newest = tally.newest.max(ep.recorded_at);
-            let group_changes = changed.entry(key.as_str()).or_insert_with(|| {
-                touched.push(key.as_str());
+            let group_changes = changed.entry(key).or_insert_with(|| {
+                touched.push(key);
                 Vec::new()
             });
             if !*was_changed {
                 *was_changed = true;
                 group_changes.push(ep.trajectory.as_slice());
             }
-            let group = groups.entry(key.clone()).or_insert_with(|| Group {
+            let group = groups.entry(key).or_insert_with(|| Group {
                 fingerprint: ep.fingerprint.clone(),
                 episode_count: 0,
                 canonical: None,
@@ -258,7 +254,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 }
             };
             if observed {
-                reinforced.insert(key.as_str());
+                reinforced.insert(key);
             }
         }
         let mut out = CrystallizeOutput::default();

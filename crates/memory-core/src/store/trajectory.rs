@@ -12,6 +12,11 @@
 //! Fingerprints, trajectories and group keys are plain text here; the `trajectory` crate owns
 //! the policy (signals, confidence, canonical choice) and the JSON outcome format.
 
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::names::Partition;
 use crate::time::Timestamp;
@@ -21,8 +26,17 @@ pub type Seq = u64;
 
 /// The fingerprint of an episode or pattern: `(field, value)` pairs, sorted by field name,
 /// fields unique.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Fingerprint(Vec<(String, String)>);
+///
+/// Shared and immutable: a clone is a reference-count increment, and the canonical key is
+/// computed once, when the fingerprint is made, so the hot paths (recording, crystallizing,
+/// recall) never rebuild it per episode.
+#[derive(Clone)]
+pub struct Fingerprint(Arc<FingerprintData>);
+
+struct FingerprintData {
+    pairs: Vec<(String, String)>,
+    key: String,
+}
 
 impl Fingerprint {
     /// A fingerprint from `(field, value)` pairs in any order; a field named twice is an error.
@@ -40,39 +54,46 @@ impl Fingerprint {
                 "field given more than once",
             ));
         }
-        Ok(Fingerprint(pairs))
+        let key = encode_texts(pairs.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
+        Ok(Fingerprint(Arc::new(FingerprintData { pairs, key })))
     }
 
     /// The `(field, value)` pairs, sorted by field.
     pub fn pairs(&self) -> &[(String, String)] {
-        &self.0
+        &self.0.pairs
     }
 
     /// The value of `field`, if present.
     pub fn get(&self, field: &str) -> Option<&str> {
-        self.0
+        let pairs = &self.0.pairs;
+        pairs
             .binary_search_by(|(k, _)| k.as_str().cmp(field))
             .ok()
-            .map(|i| self.0[i].1.as_str())
+            .map(|i| pairs[i].1.as_str())
     }
 
     /// Whether every pair of `filter` is in this fingerprint (an empty filter matches all).
     pub fn matches(&self, filter: &Fingerprint) -> bool {
         filter
-            .0
+            .pairs()
             .iter()
             .all(|(k, v)| self.get(k) == Some(v.as_str()))
     }
 
     /// Whether there are no pairs.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.pairs.is_empty()
     }
 
     /// The canonical text key of the fingerprint: equal fingerprints, equal keys; backends
     /// index it for exact recall.
     pub fn key(&self) -> String {
-        encode_texts(self.0.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]))
+        self.0.key.clone()
+    }
+
+    /// [`Fingerprint::key`] borrowed, without a copy.
+    pub fn as_key(&self) -> &str {
+        &self.0.key
     }
 
     /// The fingerprint back from [`Fingerprint::key`].
@@ -87,6 +108,49 @@ impl Fingerprint {
             pairs.push((k, v));
         }
         Fingerprint::new(pairs)
+    }
+}
+
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Fingerprint(Arc::new(FingerprintData {
+            pairs: Vec::new(),
+            key: String::new(),
+        }))
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Fingerprint").field(&self.0.pairs).finish()
+    }
+}
+
+// The key encodes the sorted pairs injectively, so comparing keys compares pairs.
+impl PartialEq for Fingerprint {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.key == other.0.key
+    }
+}
+
+impl Eq for Fingerprint {}
+
+impl Hash for Fingerprint {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.key.hash(state);
+    }
+}
+
+// Ordered by pairs (field, then value), not by key: recall breaks ties in this order.
+impl PartialOrd for Fingerprint {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Fingerprint {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.pairs.cmp(&other.0.pairs)
     }
 }
 
