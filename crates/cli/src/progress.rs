@@ -36,6 +36,11 @@ impl Progress {
         Progress { bar }
     }
 
+    /// Moves the bar `steps` further.
+    pub(crate) fn advance(&self, steps: u64) {
+        self.bar.inc(steps);
+    }
+
     /// Removes the indicator from the terminal.
     pub(crate) fn finish(self) {
         self.bar.finish_and_clear();

@@ -1,7 +1,9 @@
 //! The subcommands, one module each: a module holds its clap arguments and its `run`, and
 //! this file only names it in [`Command`] and dispatches to it.
 
+mod recording;
 mod stats;
+mod turns;
 
 use anyhow::Result;
 
@@ -12,11 +14,17 @@ use crate::GlobalArgs;
 pub(crate) enum Command {
     /// What the database holds: schema version, size and the rows of every table.
     Stats(stats::StatsArgs),
+    /// Recordings of tool calls: templatize logs into a trail, replay it, lint it, import logs.
+    Recording(recording::RecordingArgs),
+    /// A coding session's turns: show them as the user or the model sees them, compact them.
+    Turns(turns::TurnsArgs),
 }
 
 /// Runs `command` with the global options.
 pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
     match command {
         Command::Stats(args) => stats::run(&args, global),
+        Command::Recording(args) => recording::run(args, global),
+        Command::Turns(args) => turns::run(args, global),
     }
 }
