@@ -119,7 +119,9 @@ struct ImportArgs {
 fn parse_key_value(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err(format!("expected KEY=VALUE with a non-empty key, got {text:?}")),
+        _ => Err(format!(
+            "expected KEY=VALUE with a non-empty key, got {text:?}"
+        )),
     }
 }
 
@@ -226,16 +228,16 @@ struct TemplatizeReport {
 
 fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
     let (logs, name) = match (&args.source.logs, &args.source.session) {
-        (Some(path), _) => (parse_logs(path, &read_text(path)?, None)?, path.display().to_string()),
+        (Some(path), _) => (
+            parse_logs(path, &read_text(path)?, None)?,
+            path.display().to_string(),
+        ),
         (None, Some(id)) => {
             let session = session_id(id)?;
             let store = database::open(&global.db)?;
             let logs = store.list_tool_logs(&session)?;
             if logs.is_empty() {
-                bail!(
-                    "session {id:?} has no tool logs in {}",
-                    global.db.display()
-                );
+                bail!("session {id:?} has no tool logs in {}", global.db.display());
             }
             (logs, format!("session {id}"))
         }

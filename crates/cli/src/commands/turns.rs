@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use memory_core::{SessionId, SessionStore};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use turn_memory::{
-    ContextPolicy, EventLog, History, JsonlLog, ModelItem, SessionEvent, StoreLog, UiRole,
-    render,
+    ContextPolicy, EventLog, History, JsonlLog, ModelItem, SessionEvent, StoreLog, UiRole, render,
 };
 
 use crate::output::{Table, print_json};
@@ -115,7 +114,9 @@ fn load_events(source: &SessionSource, global: &GlobalArgs) -> Result<Vec<Sessio
         (_, Some(path)) => JsonlLog::at(path).load()?,
         (Some(id), None) => {
             let store = database::open(&global.db)?;
-            StoreLog::new(&store, SessionId::new(id.as_str())?).load()?
+            StoreLog::new(&store, SessionId::new(id.as_str())?)
+                .load()
+                .with_context(|| global.db.display().to_string())?
         }
         (None, None) => bail!("give a session or --log"),
     };
@@ -123,6 +124,15 @@ fn load_events(source: &SessionSource, global: &GlobalArgs) -> Result<Vec<Sessio
         eprintln!("warning: {warning}");
     }
     Ok(loaded.events)
+}
+
+/// The session's source, as errors name it.
+fn source_name(source: &SessionSource) -> String {
+    match (&source.session, &source.log) {
+        (_, Some(path)) => format!("session log {}", path.display()),
+        (Some(id), None) => format!("session {id:?}"),
+        (None, None) => "no session".to_owned(),
+    }
 }
 
 fn role_name(role: UiRole) -> &'static str {
@@ -154,7 +164,14 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
     let view = match (args.view, args.format) {
         (Some(View::Ui), Format::Openai | Format::Responses | Format::Genkit) => {
             use clap::CommandFactory;
-            crate::Cli::command()
+            let mut cli = crate::Cli::command();
+            cli.build();
+            let mut command = cli
+                .find_subcommand_mut("turns")
+                .and_then(|turns| turns.find_subcommand_mut("show"))
+                .cloned()
+                .unwrap_or(cli);
+            command
                 .error(
                     clap::error::ErrorKind::ArgumentConflict,
                     "--format openai, responses and genkit render the model view; drop --view ui",
@@ -166,7 +183,7 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
         (_, _) => View::Model,
     };
     let events = load_events(&args.source, global)?;
-    let history = History::replay(events)?;
+    let history = History::replay(events).with_context(|| source_name(&args.source))?;
     if view == View::Ui {
         return show_ui(&history, global);
     }
@@ -180,7 +197,7 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
         Format::Responses => print_json(&render::openai_responses(&model)),
         Format::Genkit => print_json(&render::genkit(&model)),
         Format::Text if global.json => {
-            let items: Vec<Value> = model.items.iter().map(model_item_json).collect();
+            let items: Vec<ModelRow<'_>> = model.items.iter().map(model_row).collect();
             print_json(&items)
         }
         Format::Text => {
@@ -223,16 +240,34 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-fn model_item_json(item: &ModelItem<'_>) -> Value {
+/// A model item with `--json`: its role first, then its fields.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum ModelRow<'a> {
+    User {
+        text: &'a str,
+    },
+    Assistant {
+        text: &'a str,
+    },
+    ToolCall {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult {
+        id: &'a str,
+        name: &'a str,
+        output: &'a str,
+    },
+}
+
+fn model_row<'a>(item: &'a ModelItem<'_>) -> ModelRow<'a> {
     match item {
-        ModelItem::User(text) => json!({"role": "user", "text": text}),
-        ModelItem::Assistant(text) => json!({"role": "assistant", "text": text}),
-        ModelItem::ToolCall { id, name, input } => {
-            json!({"role": "tool_call", "id": id, "name": name, "input": input})
-        }
-        ModelItem::ToolResult { id, name, output } => {
-            json!({"role": "tool_result", "id": id, "name": name, "output": output})
-        }
+        ModelItem::User(text) => ModelRow::User { text },
+        ModelItem::Assistant(text) => ModelRow::Assistant { text },
+        ModelItem::ToolCall { id, name, input } => ModelRow::ToolCall { id, name, input },
+        ModelItem::ToolResult { id, name, output } => ModelRow::ToolResult { id, name, output },
     }
 }
 
@@ -262,7 +297,8 @@ fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
         (_, Some(path)) => compact_log(JsonlLog::at(path), args)?,
         (Some(id), None) => {
             let store = database::open(&global.db)?;
-            compact_log(StoreLog::new(&store, SessionId::new(id.as_str())?), args)?
+            compact_log(StoreLog::new(&store, SessionId::new(id.as_str())?), args)
+                .with_context(|| global.db.display().to_string())?
         }
         (None, None) => bail!("give a session or --log"),
     };
@@ -278,20 +314,18 @@ fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
     table.row([
         "kept".to_owned(),
         format!(
-            "{} entries after it (the last {} turns)",
+            "{} entries after it (the last {} turn(s))",
             report.kept_entries, args.keep_last
         ),
     ]);
-    let memory = report.memory.as_ref().map_or_else(
-        || "nothing to retain".to_owned(),
-        |m| {
-            turn_memory::memory_block(m, turn_memory::DEFAULT_MAX_FILES_LISTED)
-                .trim()
-                .replace('\n', "; ")
-        },
-    );
-    table.row(["memory kept".to_owned(), memory]);
     print!("{table}");
+    match &report.memory {
+        Some(memory) => print!(
+            "\nkept with the summary:\n{}\n",
+            turn_memory::memory_block(memory, turn_memory::DEFAULT_MAX_FILES_LISTED)
+        ),
+        None => println!("\nthe compacted turns retained no memory"),
+    }
     Ok(())
 }
 
