@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 use memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use memory_core::{SessionId, Timestamp};
 use recording::{
-    GenerationPolicy, Memory, Objective, Provenance, RecordingError, StepAction, StepKind,
-    TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
+    GenerationPolicy, Memory, Objective, Origin, Provenance, RecordingError, Snapshot, StepAction,
+    StepKind, TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
 };
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +100,9 @@ struct LintArgs {
     trail: PathBuf,
     #[command(flatten)]
     values: MemoryValues,
+    /// Also check against the memory snapshots a stored session logged (past values).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
     /// The fewest characters a value needs to count.
     #[arg(long, default_value_t = TemplatePolicy::default().min_chars, value_name = "N")]
     min_chars: usize,
@@ -464,6 +467,7 @@ struct StaleRow {
     location: String,
     key: String,
     reason: String,
+    found_in: String,
 }
 
 fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
@@ -476,13 +480,38 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
         min_chars: args.min_chars,
         ..TemplatePolicy::default()
     };
-    let findings = lint_trail(&trail, &memory.snapshot(), &[], &policy)?;
+    // Each past snapshot with the index of the tool log that holds it.
+    let past: Vec<(usize, Snapshot)> = match &args.session {
+        Some(id) => {
+            let store = database::open(&global.db)?;
+            let logs = store.list_tool_logs(&session_id(id)?)?;
+            if logs.is_empty() {
+                bail!("session {id:?} has no tool logs in {}", global.db.display());
+            }
+            logs.iter()
+                .enumerate()
+                .filter_map(|(i, log)| {
+                    Some((i, Snapshot::from_stored(log.memory_snapshot.as_ref()?)))
+                })
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    let snapshots: Vec<Snapshot> = past.iter().map(|(_, s)| s.clone()).collect();
+    let findings = lint_trail(&trail, &memory.snapshot(), &snapshots, &policy)?;
     let rows: Vec<StaleRow> = findings
         .into_iter()
         .map(|f| StaleRow {
             location: f.location,
             key: f.key,
             reason: f.reason.to_string(),
+            found_in: match f.origin {
+                Origin::Current => "current memory".to_owned(),
+                Origin::Past(i) => match (past.get(i), &args.session) {
+                    (Some((tool, _)), Some(id)) => format!("session {id}, after tool {tool}"),
+                    _ => format!("past snapshot {i}"),
+                },
+            },
         })
         .collect();
     if global.json {
@@ -490,12 +519,13 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     } else if rows.is_empty() {
         println!("{}: no literal equals a memory value", args.trail.display());
     } else {
-        let mut table = Table::new(["location", "token", "reason"]);
+        let mut table = Table::new(["location", "token", "reason", "found in"]);
         for row in &rows {
             table.row([
                 row.location.clone(),
                 format!("${{{}}}", row.key),
                 row.reason.clone(),
+                row.found_in.clone(),
             ]);
         }
         print!("{table}");

@@ -472,3 +472,50 @@ fn lint_a_malformed_trail_fails_as_replay_does() {
         "{lint}"
     );
 }
+
+#[test]
+fn lint_against_the_values_a_stored_session_logged() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOGS).fixture("stale.trail.yaml");
+    sandbox.expect(0, &["--db", "memory.db", "recording", "import", LOGS]);
+    // No current value: the address is found in the session's past snapshots.
+    let run = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "recording",
+            "lint",
+            "stale.trail.yaml",
+            "--session",
+            "first-run",
+        ],
+    );
+    insta::assert_snapshot!(run);
+    insta::assert_snapshot!(
+        "lint_unknown_session",
+        sandbox.expect(
+            1,
+            &[
+                "--db",
+                "memory.db",
+                "recording",
+                "lint",
+                "stale.trail.yaml",
+                "--session",
+                "nobody",
+            ],
+        )
+    );
+}
+
+#[test]
+fn help_of_the_recording_commands() {
+    let sandbox = Sandbox::new();
+    let mut help = String::new();
+    for command in ["templatize", "replay", "lint", "import"] {
+        help.push_str(&sandbox.expect(0, &["recording", command, "--help"]).stdout);
+        help.push('\n');
+    }
+    insta::assert_snapshot!(help);
+}

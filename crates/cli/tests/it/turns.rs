@@ -307,3 +307,14 @@ fn a_torn_last_line_is_skipped_with_a_warning() {
     );
     insta::assert_snapshot!(run.stderr);
 }
+
+#[test]
+fn help_of_the_turns_commands() {
+    let sandbox = Sandbox::new();
+    let mut help = String::new();
+    for command in ["show", "compact", "import"] {
+        help.push_str(&sandbox.expect(0, &["turns", command, "--help"]).stdout);
+        help.push('\n');
+    }
+    insta::assert_snapshot!(help);
+}
