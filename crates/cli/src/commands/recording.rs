@@ -231,10 +231,19 @@ struct TemplatizeReport {
 
 fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
     let (logs, name) = match (&args.source.logs, &args.source.session) {
-        (Some(path), _) => (
-            parse_logs(path, &read_text(path)?, None)?,
-            path.display().to_string(),
-        ),
+        (Some(path), _) => {
+            let logs = parse_logs(path, &read_text(path)?, None)?;
+            let sessions: BTreeSet<&str> = logs.iter().map(|l| l.session.as_str()).collect();
+            if sessions.len() > 1 {
+                bail!(
+                    "{} holds the tool logs of {} sessions ({}); import it and templatize one with --session",
+                    path.display(),
+                    sessions.len(),
+                    sessions.into_iter().collect::<Vec<_>>().join(", ")
+                );
+            }
+            (logs, path.display().to_string())
+        }
         (None, Some(id)) => {
             let session = session_id(id)?;
             let store = database::open(&global.db)?;

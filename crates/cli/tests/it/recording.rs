@@ -519,3 +519,32 @@ fn help_of_the_recording_commands() {
     }
     insta::assert_snapshot!(help);
 }
+
+#[test]
+fn templatize_refuses_a_file_of_several_sessions() {
+    let sandbox = Sandbox::new();
+    let line = |session: &str| {
+        format!(
+            r#"{{"session":"{session}","toolName":"tapOn","parameters":{{"text":"OK"}},"successful":true,"durationMs":3,"timestamp":10}}"#
+        )
+    };
+    let text = [line("a"), line("b"), line("a")].join("\n");
+    std::fs::write(sandbox.path().join("mixed.jsonl"), text).expect("write");
+    insta::assert_snapshot!(sandbox.expect(1, &["recording", "templatize", "mixed.jsonl"]));
+    sandbox.expect(
+        0,
+        &["--db", "memory.db", "recording", "import", "mixed.jsonl"],
+    );
+    let run = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "recording",
+            "templatize",
+            "--session",
+            "a",
+        ],
+    );
+    assert_eq!(run.stdout.matches("tapOn").count(), 2, "{run}");
+}
