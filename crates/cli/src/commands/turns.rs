@@ -111,7 +111,7 @@ pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
 /// Every event of the session, from the database or the file, warnings printed.
 fn load_events(source: &SessionSource, global: &GlobalArgs) -> Result<Vec<SessionEvent>> {
     let loaded = match (&source.session, &source.log) {
-        (_, Some(path)) => JsonlLog::at(path).load()?,
+        (_, Some(path)) => JsonlLog::read(path)?,
         (Some(id), None) => {
             let store = database::open(&global.db)?;
             StoreLog::new(&store, SessionId::new(id.as_str())?)
@@ -359,7 +359,7 @@ struct ImportReport {
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let progress = Progress::start(None, "reading the session log");
-    let loaded = JsonlLog::at(&args.log).load()?;
+    let loaded = JsonlLog::read(&args.log)?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }

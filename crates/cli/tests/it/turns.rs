@@ -298,7 +298,7 @@ fn a_torn_last_line_is_skipped_with_a_warning() {
     let path = sandbox.path().join(LOG);
     let mut text = std::fs::read_to_string(&path).expect("read");
     text.push_str(r#"{"type":"user_message","te"#);
-    std::fs::write(&path, text).expect("write");
+    std::fs::write(&path, &text).expect("write");
     let run = sandbox.expect(0, &["turns", "show", "--log", LOG]);
     assert!(
         run.stdout
@@ -306,6 +306,8 @@ fn a_torn_last_line_is_skipped_with_a_warning() {
         "{run}"
     );
     insta::assert_snapshot!(run.stderr);
+    let after = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(after, text, "showing a log leaves it as it was");
 }
 
 #[test]
