@@ -57,19 +57,46 @@ fn main() -> ExitCode {
     match commands::run(cli.command, &cli.global) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            // `{:#}` joins the error's causes on one line: "what failed: why".
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", one_line(&error));
             ExitCode::FAILURE
         }
     }
 }
 
+/// The error and its causes on one line, "what failed: why", each cause once: an error that
+/// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
+    use super::one_line;
     use clap::CommandFactory;
 
     #[test]
     fn the_command_line_is_well_formed() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn causes_join_on_one_line_each_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let repeated = anyhow::Error::new(io).context("trail file t.yaml: no such file");
+        assert_eq!(one_line(&repeated), "trail file t.yaml: no such file");
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let distinct = anyhow::Error::new(io).context("cannot read t.yaml");
+        assert_eq!(one_line(&distinct), "cannot read t.yaml: no such file");
     }
 }

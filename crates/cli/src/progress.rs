@@ -36,9 +36,9 @@ impl Progress {
         Progress { bar }
     }
 
-    /// Advances the bar by one.
-    pub(crate) fn inc(&self) {
-        self.bar.inc(1);
+    /// Moves the bar `steps` further.
+    pub(crate) fn advance(&self, steps: u64) {
+        self.bar.inc(steps);
     }
 
     /// Removes the indicator from the terminal.

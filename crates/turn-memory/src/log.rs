@@ -159,6 +159,21 @@ impl EventLog for JsonlLog {
     }
 
     fn load(&mut self) -> Result<Loaded> {
+        self.scan(true)
+    }
+}
+
+impl JsonlLog {
+    /// Every event of the log file at `path`, read without changing the file: a torn last
+    /// line is skipped with its warning but left in place (for viewers and importers;
+    /// [`EventLog::load`], which a resume uses, removes it).
+    pub fn read(path: impl Into<PathBuf>) -> Result<Loaded> {
+        JsonlLog::at(path).scan(false)
+    }
+
+    /// Reads the file; with `repair`, removes a torn last line and restores a lost final
+    /// newline, so the next append starts on a fresh line.
+    fn scan(&mut self, repair: bool) -> Result<Loaded> {
         let mut bytes = Vec::new();
         match File::open(&self.path) {
             Ok(mut file) => {
@@ -186,14 +201,16 @@ impl EventLog for JsonlLog {
             match SessionEvent::from_json(&bytes[start..end]) {
                 Ok(event) => {
                     events.push(event);
-                    if !complete {
+                    if repair && !complete {
                         // A whole event that lost only its newline: restore it, so the next
                         // append does not run on from it.
                         self.file()?.write_all(b"\n").map_err(self.io("repair"))?;
                     }
                 }
                 Err(_) if !complete => {
-                    self.truncate(start)?;
+                    if repair {
+                        self.truncate(start)?;
+                    }
                     warnings.push(Warning::TornLastLine {
                         path: self.path.clone(),
                         line: line_number,

@@ -3,8 +3,10 @@
 
 mod browser;
 mod demo;
+mod recording;
 mod stats;
 mod trajectory;
+mod turns;
 
 use anyhow::Result;
 
@@ -21,6 +23,10 @@ pub(crate) enum Command {
     Trajectory(trajectory::TrajectoryArgs),
     /// Browser-agent memory: context, runs, resume, fork, import, export, prune.
     Browser(browser::BrowserArgs),
+    /// Recordings of tool calls: templatize logs into a trail, replay it, lint it, import logs.
+    Recording(recording::RecordingArgs),
+    /// A coding session's turns: show them as the user or the model sees them, compact them.
+    Turns(turns::TurnsArgs),
 }
 
 /// Runs `command` with the global options.
@@ -30,5 +36,7 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::Demo(args) => demo::run(&args, global),
         Command::Trajectory(args) => trajectory::run(&args, global),
         Command::Browser(args) => browser::run(&args, global),
+        Command::Recording(args) => recording::run(args, global),
+        Command::Turns(args) => turns::run(args, global),
     }
 }

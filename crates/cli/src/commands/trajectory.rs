@@ -360,7 +360,7 @@ fn read_episodes(path: &Path) -> Result<Vec<OwnedEpisode>> {
     let progress = Progress::start(Some(lines.len() as u64), "reading episodes");
     let mut episodes = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
-        progress.inc();
+        progress.advance(1);
         if line.trim().is_empty() {
             continue;
         }

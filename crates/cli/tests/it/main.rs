@@ -4,8 +4,10 @@
 mod browser;
 mod demo;
 mod errors;
+mod recording;
 mod stats;
 mod trajectory;
+mod turns;
 
 use std::path::Path;
 use std::process::Command;
@@ -24,6 +26,28 @@ impl Sandbox {
 
     pub(crate) fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Copies `tests/data/<name>` into the sandbox, under the same name.
+    pub(crate) fn fixture(&self, name: &str) -> &Sandbox {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name);
+        std::fs::copy(&from, self.path().join(name))
+            .unwrap_or_else(|e| panic!("copy fixture {}: {e}", from.display()));
+        self
+    }
+
+    /// Runs `agent-memory args...` and checks it exited with `code`.
+    pub(crate) fn expect(&self, code: i32, args: &[&str]) -> Run {
+        let run = self.run(args, &[]);
+        assert_eq!(
+            run.code,
+            Some(code),
+            "agent-memory {}\n{run}",
+            args.join(" ")
+        );
+        run
     }
 
     /// Runs `agent-memory args...` in the sandbox, with `env` set and no

@@ -94,6 +94,34 @@ fn a_torn_last_line_is_skipped_with_a_warning_and_removed() {
 }
 
 #[test]
+fn reading_a_torn_log_leaves_the_file_as_it_was() {
+    let dir = dir();
+    let path = started(dir.path());
+    append_raw(&path, br#"{"type":"user_message","text":"cut sho"#);
+    let before = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    let read = JsonlLog::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        read.warnings,
+        vec![Warning::TornLastLine {
+            path: path.clone(),
+            line: 4,
+            bytes: 38
+        }]
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{e}")),
+        before
+    );
+    // The same events as a load, which does repair the file.
+    let loaded = JsonlLog::at(&path).load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read.events, loaded.events);
+    assert_ne!(
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{e}")),
+        before
+    );
+}
+
+#[test]
 fn a_whole_last_event_without_its_newline_is_kept() {
     let dir = dir();
     let path = started(dir.path());

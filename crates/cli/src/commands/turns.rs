@@ -1,0 +1,405 @@
+//! `agent-memory turns ...`: a coding session's history as the user sees it or as a model is
+//! sent it (`show`), compaction that keeps the turns' memories (`compact`), and JSONL session
+//! logs copied into the database (`import`).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use memory_core::{SessionId, SessionStore};
+use serde::Serialize;
+use serde_json::Value;
+use turn_memory::{
+    ContextPolicy, EventLog, History, JsonlLog, ModelItem, SessionEvent, StoreLog, UiRole, render,
+};
+
+use crate::output::{Table, print_json};
+use crate::{GlobalArgs, database, progress::Progress};
+
+/// `turns` and its subcommands.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TurnsArgs {
+    #[command(subcommand)]
+    command: TurnsCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TurnsCommand {
+    /// Show a session as the user sees it, or as the model is sent it.
+    Show(ShowArgs),
+    /// Replace all but the last turns by a summary, keeping their memories.
+    Compact(CompactArgs),
+    /// Copy a JSONL session log into the database.
+    Import(ImportArgs),
+}
+
+/// Where the session's events are: the database or a JSONL file.
+#[derive(Debug, clap::Args)]
+#[group(required = true, multiple = false)]
+struct SessionSource {
+    /// A session in the database.
+    #[arg(value_name = "SESSION")]
+    session: Option<String>,
+    /// A JSONL session log instead of the database.
+    #[arg(long, value_name = "FILE.jsonl")]
+    log: Option<PathBuf>,
+}
+
+/// Which view of the history to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum View {
+    /// What the user sees: the text, never a turn memory.
+    Ui,
+    /// What the model is sent: recent turn memories and kept tool calls included.
+    Model,
+}
+
+/// How to print the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// Readable text.
+    Text,
+    /// OpenAI Chat Completions `messages` (model view).
+    Openai,
+    /// OpenAI Responses `input` items (model view).
+    Responses,
+    /// Genkit `messages` (model view).
+    Genkit,
+}
+
+#[derive(Debug, clap::Args)]
+struct ShowArgs {
+    #[command(flatten)]
+    source: SessionSource,
+    /// The view; provider formats always show the model view.
+    #[arg(long, value_enum)]
+    view: Option<View>,
+    /// The output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Send the memories of the last this many turns.
+    #[arg(long, default_value_t = ContextPolicy::default().recent_memories, value_name = "N")]
+    recent_memories: usize,
+}
+
+#[derive(Debug, clap::Args)]
+struct CompactArgs {
+    #[command(flatten)]
+    source: SessionSource,
+    /// The summary that replaces the compacted entries.
+    #[arg(long)]
+    summary: String,
+    /// How many recent turns to keep as they are.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    keep_last: usize,
+}
+
+#[derive(Debug, clap::Args)]
+struct ImportArgs {
+    /// The JSONL session log; the session's id is the one it starts with.
+    #[arg(value_name = "FILE.jsonl")]
+    log: PathBuf,
+}
+
+pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
+    match args.command {
+        TurnsCommand::Show(args) => show(&args, global),
+        TurnsCommand::Compact(args) => compact(&args, global),
+        TurnsCommand::Import(args) => import(&args, global),
+    }
+}
+
+/// Every event of the session, from the database or the file, warnings printed.
+fn load_events(source: &SessionSource, global: &GlobalArgs) -> Result<Vec<SessionEvent>> {
+    let loaded = match (&source.session, &source.log) {
+        (_, Some(path)) => JsonlLog::read(path)?,
+        (Some(id), None) => {
+            let store = database::open(&global.db)?;
+            StoreLog::new(&store, SessionId::new(id.as_str())?)
+                .load()
+                .with_context(|| global.db.display().to_string())?
+        }
+        (None, None) => bail!("give a session or --log"),
+    };
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(loaded.events)
+}
+
+/// The session's source, as errors name it.
+fn source_name(source: &SessionSource) -> String {
+    match (&source.session, &source.log) {
+        (_, Some(path)) => format!("session log {}", path.display()),
+        (Some(id), None) => format!("session {id:?}"),
+        (None, None) => "no session".to_owned(),
+    }
+}
+
+fn role_name(role: UiRole) -> &'static str {
+    match role {
+        UiRole::User => "user",
+        UiRole::Assistant => "assistant",
+        UiRole::Summary => "summary",
+    }
+}
+
+/// `label: text`, continuation lines indented under the text.
+fn labelled(label: &str, text: &str) -> String {
+    let indent = " ".repeat(label.len() + 2);
+    let mut out = format!("{label}: ");
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if !line.is_empty() {
+                out.push_str(&indent);
+            }
+        }
+        out.push_str(line);
+    }
+    out.push('\n');
+    out
+}
+
+fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
+    let view = match (args.view, args.format) {
+        (Some(View::Ui), Format::Openai | Format::Responses | Format::Genkit) => {
+            use clap::CommandFactory;
+            let mut cli = crate::Cli::command();
+            cli.build();
+            let mut command = cli
+                .find_subcommand_mut("turns")
+                .and_then(|turns| turns.find_subcommand_mut("show"))
+                .cloned()
+                .unwrap_or(cli);
+            command
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--format openai, responses and genkit render the model view; drop --view ui",
+                )
+                .exit()
+        }
+        (Some(view), Format::Text) => view,
+        (None, Format::Text) => View::Ui,
+        (_, _) => View::Model,
+    };
+    let events = load_events(&args.source, global)?;
+    let history = History::replay(events).with_context(|| source_name(&args.source))?;
+    if view == View::Ui {
+        return show_ui(&history, global);
+    }
+    let policy = ContextPolicy {
+        recent_memories: args.recent_memories,
+        ..ContextPolicy::default()
+    };
+    let model = history.model_view(&policy);
+    match args.format {
+        Format::Openai => print_json(&render::openai_chat(&model)),
+        Format::Responses => print_json(&render::openai_responses(&model)),
+        Format::Genkit => print_json(&render::genkit(&model)),
+        Format::Text if global.json => {
+            let items: Vec<ModelRow<'_>> = model.items.iter().map(model_row).collect();
+            print_json(&items)
+        }
+        Format::Text => {
+            for item in &model.items {
+                print!("{}", model_item_text(item));
+            }
+            Ok(())
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct UiRow<'a> {
+    role: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+}
+
+fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
+    if global.json {
+        let rows: Vec<UiRow<'_>> = history
+            .ui_view()
+            .map(|m| UiRow {
+                role: role_name(m.role),
+                text: m.text,
+                interrupted: m.interrupted,
+            })
+            .collect();
+        return print_json(&rows);
+    }
+    for message in history.ui_view() {
+        let label = if message.interrupted {
+            format!("{} (interrupted)", role_name(message.role))
+        } else {
+            role_name(message.role).to_owned()
+        };
+        print!("{}", labelled(&label, message.text));
+    }
+    Ok(())
+}
+
+/// A model item with `--json`: its role first, then its fields.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum ModelRow<'a> {
+    User {
+        text: &'a str,
+    },
+    Assistant {
+        text: &'a str,
+    },
+    ToolCall {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult {
+        id: &'a str,
+        name: &'a str,
+        output: &'a str,
+    },
+}
+
+fn model_row<'a>(item: &'a ModelItem<'_>) -> ModelRow<'a> {
+    match item {
+        ModelItem::User(text) => ModelRow::User { text },
+        ModelItem::Assistant(text) => ModelRow::Assistant { text },
+        ModelItem::ToolCall { id, name, input } => ModelRow::ToolCall { id, name, input },
+        ModelItem::ToolResult { id, name, output } => ModelRow::ToolResult { id, name, output },
+    }
+}
+
+fn model_item_text(item: &ModelItem<'_>) -> String {
+    match item {
+        ModelItem::User(text) => labelled("user", text),
+        ModelItem::Assistant(text) => labelled("assistant", text),
+        ModelItem::ToolCall { id, name, input } => {
+            labelled(&format!("tool call {id}"), &format!("{name} {input}"))
+        }
+        ModelItem::ToolResult { id, name, output } => {
+            labelled(&format!("tool result {id} ({name})"), output)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct CompactReport {
+    session: String,
+    compacted_entries: usize,
+    kept_entries: usize,
+    memory: Option<turn_memory::TurnMemory>,
+}
+
+fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
+    let report = match (&args.source.session, &args.source.log) {
+        (_, Some(path)) => compact_log(JsonlLog::at(path), args)?,
+        (Some(id), None) => {
+            let store = database::open(&global.db)?;
+            compact_log(StoreLog::new(&store, SessionId::new(id.as_str())?), args)
+                .with_context(|| global.db.display().to_string())?
+        }
+        (None, None) => bail!("give a session or --log"),
+    };
+    if global.json {
+        return print_json(&report);
+    }
+    let mut table = Table::new(["", ""]).without_header();
+    table.row(["session".to_owned(), report.session.clone()]);
+    table.row([
+        "compacted".to_owned(),
+        format!("{} entries into the summary", report.compacted_entries),
+    ]);
+    table.row([
+        "kept".to_owned(),
+        format!(
+            "{} entries after it (the last {} turn(s))",
+            report.kept_entries, args.keep_last
+        ),
+    ]);
+    print!("{table}");
+    match &report.memory {
+        Some(memory) => print!(
+            "\nkept with the summary:\n{}\n",
+            turn_memory::memory_block(memory, turn_memory::DEFAULT_MAX_FILES_LISTED)
+        ),
+        None => println!("\nthe compacted turns retained no memory"),
+    }
+    Ok(())
+}
+
+fn compact_log<L: EventLog>(log: L, args: &CompactArgs) -> Result<CompactReport> {
+    let (mut session, warnings) = turn_memory::Session::resume(log)?;
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    session.compact(args.summary.as_str(), args.keep_last)?;
+    let history = session.history();
+    let (compacted_entries, memory) = match history.entries().first() {
+        Some(turn_memory::Entry::Compaction { compaction, .. }) => {
+            (compaction.compacted_entries, compaction.memory.clone())
+        }
+        _ => bail!("the compaction of {} was not applied", history.session()),
+    };
+    Ok(CompactReport {
+        session: history.session().as_str().to_owned(),
+        compacted_entries,
+        kept_entries: history.entries().len() - 1,
+        memory,
+    })
+}
+
+#[derive(Serialize)]
+struct ImportReport {
+    session: String,
+    events: usize,
+    turns: u64,
+}
+
+fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
+    let progress = Progress::start(None, "reading the session log");
+    let loaded = JsonlLog::read(&args.log)?;
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    // Replaying checks the log forms a session before anything is written.
+    let history = History::replay(loaded.events.iter().cloned())
+        .with_context(|| format!("session log {}", args.log.display()))?;
+    let session = history.session().clone();
+    let stored = loaded
+        .events
+        .iter()
+        .map(SessionEvent::to_stored)
+        .collect::<turn_memory::Result<Vec<_>>>()?;
+    let store = database::open(&global.db)?;
+    match store.session_load(&session) {
+        Ok(held) => bail!(
+            "session {:?} already holds {} event(s) in {}",
+            session.as_str(),
+            held.len(),
+            global.db.display()
+        ),
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(e.into()),
+    }
+    // One append: all the events or none.
+    store.session_append(&session, &stored)?;
+    progress.finish();
+    let report = ImportReport {
+        session: session.as_str().to_owned(),
+        events: stored.len(),
+        turns: history.turns(),
+    };
+    if global.json {
+        return print_json(&report);
+    }
+    println!(
+        "imported session {} ({} events, {} turns) from {}",
+        report.session,
+        report.events,
+        report.turns,
+        args.log.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,322 @@
+//! `agent-memory turns show | compact | import`, on the session logs of `tests/data/`.
+
+use memory_core::{SessionId, SessionStore};
+use store_sqlite::SqliteStore;
+
+use crate::Sandbox;
+
+const LOG: &str = "verbose-flag.session.jsonl";
+
+fn stored_events(sandbox: &Sandbox, session: &str) -> usize {
+    let store = SqliteStore::open(sandbox.path().join("memory.db")).expect("open");
+    store
+        .session_load(&SessionId::new(session).expect("id"))
+        .map_or(0, |events| events.len())
+}
+
+/// A sandbox whose `memory.db` holds the `verbose-flag` session.
+fn imported() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    sandbox.expect(0, &["--db", "memory.db", "turns", "import", LOG]);
+    sandbox
+}
+
+#[test]
+fn show_a_log_file_in_each_view_and_format() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    for (name, extra) in [
+        ("ui_text", &[][..]),
+        ("model_text", &["--view", "model"][..]),
+        ("openai", &["--format", "openai"][..]),
+        (
+            "responses",
+            &["--format", "responses", "--view", "model"][..],
+        ),
+        ("genkit", &["--format", "genkit"][..]),
+        ("ui_json", &["--json"][..]),
+        ("model_json", &["--json", "--view", "model"][..]),
+    ] {
+        let mut args = vec!["turns", "show", "--log", LOG];
+        args.extend(extra);
+        insta::assert_snapshot!(name, sandbox.expect(0, &args));
+    }
+    assert!(
+        !sandbox.path().join(".agent-memory").exists(),
+        "a log file needs no database"
+    );
+}
+
+#[test]
+fn the_ui_view_never_shows_memory() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    let ui = sandbox.expect(0, &["turns", "show", "--log", LOG]);
+    let model = sandbox.expect(0, &["turns", "show", "--log", LOG, "--view", "model"]);
+    assert!(!ui.stdout.contains("Tool memory"), "{ui}");
+    assert!(model.stdout.contains("Tool memory"), "{model}");
+}
+
+#[test]
+fn fewer_recent_memories_leave_older_ones_out_of_the_model_view() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    let run = sandbox.expect(
+        0,
+        &[
+            "turns",
+            "show",
+            "--log",
+            LOG,
+            "--view",
+            "model",
+            "--recent-memories",
+            "1",
+        ],
+    );
+    assert_eq!(run.stdout.matches("Tool memory").count(), 1, "{run}");
+    assert!(run.stdout.contains("README.md"), "{run}");
+}
+
+#[test]
+fn import_then_show_from_the_database() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    insta::assert_snapshot!(
+        "import_text",
+        sandbox.expect(0, &["--db", "memory.db", "turns", "import", LOG])
+    );
+    assert_eq!(stored_events(&sandbox, "verbose-flag"), 9);
+    let from_db = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "turns",
+            "show",
+            "verbose-flag",
+            "--format",
+            "openai",
+        ],
+    );
+    let from_file = sandbox.expect(0, &["turns", "show", "--log", LOG, "--format", "openai"]);
+    assert_eq!(from_db.stdout, from_file.stdout);
+}
+
+#[test]
+fn import_as_json_and_twice() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    let run = sandbox.expect(0, &["--json", "--db", "memory.db", "turns", "import", LOG]);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(
+        json,
+        serde_json::json!({"session": "verbose-flag", "events": 9, "turns": 4}),
+        "{run}"
+    );
+    insta::assert_snapshot!(sandbox.expect(1, &["--db", "memory.db", "turns", "import", LOG]));
+    assert_eq!(stored_events(&sandbox, "verbose-flag"), 9);
+}
+
+#[test]
+fn compact_a_stored_session_keeps_the_memories() {
+    let sandbox = imported();
+    let run = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "turns",
+            "compact",
+            "verbose-flag",
+            "--summary",
+            "Added --verbose and -v; the tests pass.",
+            "--keep-last",
+            "1",
+        ],
+    );
+    insta::assert_snapshot!("compact_text", run);
+    assert_eq!(stored_events(&sandbox, "verbose-flag"), 10);
+    insta::assert_snapshot!(
+        "model_view_after",
+        sandbox.expect(
+            0,
+            &[
+                "--db",
+                "memory.db",
+                "turns",
+                "show",
+                "verbose-flag",
+                "--view",
+                "model"
+            ]
+        )
+    );
+}
+
+#[test]
+fn compact_a_log_file_as_json() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    let run = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "turns",
+            "compact",
+            "--log",
+            LOG,
+            "--summary",
+            "Done.",
+        ],
+    );
+    insta::assert_snapshot!(run);
+    let log = std::fs::read_to_string(sandbox.path().join(LOG)).expect("read");
+    assert!(
+        log.lines()
+            .last()
+            .is_some_and(|l| l.starts_with(r#"{"type":"compaction_applied""#)),
+        "{log}"
+    );
+}
+
+#[test]
+fn compact_with_too_few_turns() {
+    let sandbox = imported();
+    insta::assert_snapshot!(sandbox.expect(
+        1,
+        &[
+            "--db",
+            "memory.db",
+            "turns",
+            "compact",
+            "verbose-flag",
+            "--summary",
+            "x",
+            "--keep-last",
+            "4"
+        ]
+    ));
+    assert_eq!(
+        stored_events(&sandbox, "verbose-flag"),
+        9,
+        "nothing written"
+    );
+}
+
+#[test]
+fn compact_needs_a_summary() {
+    let sandbox = imported();
+    let run = sandbox.expect(
+        2,
+        &["--db", "memory.db", "turns", "compact", "verbose-flag"],
+    );
+    assert!(run.stderr.contains("--summary <SUMMARY>"), "{run}");
+}
+
+#[test]
+fn an_unknown_session() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(
+        "unknown_session_show",
+        sandbox.expect(1, &["--db", "memory.db", "turns", "show", "nobody"])
+    );
+    insta::assert_snapshot!(
+        "unknown_session_compact",
+        sandbox.expect(
+            1,
+            &[
+                "--db",
+                "memory.db",
+                "turns",
+                "compact",
+                "nobody",
+                "--summary",
+                "x"
+            ]
+        )
+    );
+}
+
+#[test]
+fn errors_name_the_log_and_the_line() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .fixture("corrupt.session.jsonl")
+        .fixture("headless.session.jsonl");
+    let mut errors = String::new();
+    for file in [
+        "corrupt.session.jsonl",
+        "headless.session.jsonl",
+        "absent.session.jsonl",
+    ] {
+        errors.push_str(&sandbox.expect(1, &["turns", "show", "--log", file]).stderr);
+        errors.push_str(
+            &sandbox
+                .expect(1, &["--db", "memory.db", "turns", "import", file])
+                .stderr,
+        );
+    }
+    insta::assert_snapshot!(errors);
+    let store = SqliteStore::open(sandbox.path().join("memory.db")).expect("open");
+    assert_eq!(store.session_list().expect("list"), Vec::new());
+}
+
+#[test]
+fn a_provider_format_with_the_ui_view_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    insta::assert_snapshot!(sandbox.expect(
+        2,
+        &[
+            "turns", "show", "--log", LOG, "--view", "ui", "--format", "genkit"
+        ]
+    ));
+}
+
+#[test]
+fn show_needs_a_session_or_a_log_not_both() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!("show_neither", sandbox.expect(2, &["turns", "show"]));
+    insta::assert_snapshot!(
+        "show_both",
+        sandbox.expect(2, &["turns", "show", "s1", "--log", LOG])
+    );
+    let run = sandbox.expect(2, &["turns", "show", "--log", LOG, "--format", "xml"]);
+    assert!(
+        run.stderr
+            .contains("[possible values: text, openai, responses, genkit]"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_with_a_warning() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    let path = sandbox.path().join(LOG);
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    text.push_str(r#"{"type":"user_message","te"#);
+    std::fs::write(&path, &text).expect("write");
+    let run = sandbox.expect(0, &["turns", "show", "--log", LOG]);
+    assert!(
+        run.stdout
+            .ends_with("(interrupted): I started on the README\n"),
+        "{run}"
+    );
+    insta::assert_snapshot!(run.stderr);
+    let after = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(after, text, "showing a log leaves it as it was");
+}
+
+#[test]
+fn help_of_the_turns_commands() {
+    let sandbox = Sandbox::new();
+    let mut help = String::new();
+    for command in ["show", "compact", "import"] {
+        help.push_str(&sandbox.expect(0, &["turns", command, "--help"]).stdout);
+        help.push('\n');
+    }
+    insta::assert_snapshot!(help);
+}
