@@ -10,7 +10,7 @@ use memory_core::store::browser::{
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore,
 };
 use memory_core::{Error, Result, Scope, Timestamp};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, params, params_from_iter};
 
 use crate::{SqliteStore, to_core};
 
@@ -31,6 +31,25 @@ fn index_keys(tokens: &[String]) -> Vec<&str> {
         keys.push("");
     }
     keys
+}
+
+/// Rows per multi-row `INSERT`: a run's steps and postings take one or two statements.
+const ROWS_PER_INSERT: usize = 16;
+
+/// Inserts `rows` with multi-row `INSERT` statements (`head` ends with `VALUES `), at most
+/// [`ROWS_PER_INSERT`] rows each; each row count is its own cached statement.
+fn insert_rows<const N: usize>(
+    conn: &Connection,
+    head: &str,
+    rows: &[[&dyn ToSql; N]],
+) -> rusqlite::Result<()> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let row = format!("({})", vec!["?"; N].join(", "));
+        let sql = format!("{head}{}", vec![row; chunk.len()].join(", "));
+        conn.prepare_cached(&sql)?
+            .execute(params_from_iter(chunk.iter().flatten()))?;
+    }
+    Ok(())
 }
 
 fn put_trajectory(
@@ -80,36 +99,51 @@ fn put_trajectory(
             conn.last_insert_rowid()
         }
     };
-    let mut step = conn.prepare_cached(
-        "INSERT INTO browser_trajectory_steps (traj, seq, url, action, snapshot_hash, verified, expected_effect)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    let origin = t.origin.as_deref().unwrap_or_default();
+    let recorded_at = t.recorded_at.map(Timestamp::as_millis);
+    let token_count = token_count as i64;
+    let scope_str = scope.as_str();
+    let seqs: Vec<i64> = (0..t.steps.len()).map(|seq| seq as i64).collect();
+    let steps: Vec<[&dyn ToSql; 7]> = t
+        .steps
+        .iter()
+        .zip(&seqs)
+        .map(|(s, seq)| {
+            [
+                &id as &dyn ToSql,
+                seq,
+                &s.url,
+                &s.action,
+                &s.snapshot_hash,
+                &s.verified,
+                &s.expected_effect,
+            ]
+        })
+        .collect();
+    insert_rows(
+        conn,
+        "INSERT INTO browser_trajectory_steps (traj, seq, url, action, snapshot_hash, verified, expected_effect) VALUES ",
+        &steps,
     )?;
-    for (seq, s) in t.steps.iter().enumerate() {
-        step.execute(params![
-            id,
-            seq as i64,
-            s.url,
-            s.action,
-            s.snapshot_hash,
-            s.verified,
-            s.expected_effect
-        ])?;
-    }
-    let mut posting = conn.prepare_cached(
-        "INSERT INTO browser_trajectory_tokens (scope, token, origin, traj, success, recorded_at, token_count)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    let postings: Vec<[&dyn ToSql; 7]> = keys
+        .iter()
+        .map(|key| {
+            [
+                &scope_str as &dyn ToSql,
+                key,
+                &origin,
+                &id,
+                &t.success,
+                &recorded_at,
+                &token_count,
+            ]
+        })
+        .collect();
+    insert_rows(
+        conn,
+        "INSERT INTO browser_trajectory_tokens (scope, token, origin, traj, success, recorded_at, token_count) VALUES ",
+        &postings,
     )?;
-    for key in keys {
-        posting.execute(params![
-            scope.as_str(),
-            key,
-            t.origin.as_deref().unwrap_or_default(),
-            id,
-            t.success,
-            t.recorded_at.map(Timestamp::as_millis),
-            token_count as i64
-        ])?;
-    }
     Ok(())
 }
 

@@ -102,6 +102,10 @@ impl ScopeMemory {
         });
     }
 
+    /// Prefix filtering: a goal sharing at least `min` of the query's `q` distinct tokens
+    /// holds at least one of any `q - min + 1` of them, so only the postings of the rarest
+    /// `q - min + 1` tokens are read; each goal found there is then counted exactly against
+    /// its own sorted tokens.
     fn candidates(&self, query: &CandidateQuery) -> Vec<Candidate> {
         let origin = match &query.origin {
             Some(origin) => match self.origins.get(origin) {
@@ -110,39 +114,51 @@ impl ScopeMemory {
             },
             None => None,
         };
-        let mut counts: HashMap<usize, usize> = HashMap::new();
+        let postings = |token: &String| -> &[usize] {
+            match origin {
+                Some(o) => self.by_origin.get(&(o, token.clone())),
+                None => self.postings.get(token),
+            }
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        };
         let mut tokens: Vec<&String> = index_keys(&query.tokens).collect();
         tokens.sort();
         tokens.dedup();
         let tokenless = query.tokens.is_empty();
-        for token in tokens {
-            for &slot in self
-                .postings
-                .get(token)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-            {
-                let Some(Some(stored)) = self.slots.get(slot) else {
-                    continue;
-                };
+        let min = query.min_shared.max(1);
+        if min > tokens.len() {
+            return Vec::new();
+        }
+        let mut lists: Vec<&[usize]> = tokens.iter().map(|t| postings(t)).collect();
+        lists.sort_by_key(|l| l.len());
+        let mut seen: Vec<usize> = lists[..tokens.len() - min + 1]
+            .iter()
+            .flat_map(|l| l.iter().copied())
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        let mut found: Vec<Candidate> = seen
+            .into_iter()
+            .filter_map(|slot| {
+                let stored = self.slots.get(slot)?.as_ref()?;
                 if origin.is_some_and(|o| o != stored.origin)
                     || (query.success_only && !stored.trajectory.success)
                     || expired(stored.trajectory.recorded_at, query.not_before)
                 {
-                    continue;
+                    return None;
                 }
-                *counts.entry(slot).or_insert(0) += 1;
-            }
-        }
-        let min = query.min_shared.max(1);
-        let mut found: Vec<Candidate> = counts
-            .into_iter()
-            .filter(|&(_, shared)| shared >= min)
-            .filter_map(|(slot, shared)| {
-                let stored = self.slots.get(slot)?.as_ref()?;
-                Some(Candidate {
+                let shared = if tokenless {
+                    0
+                } else {
+                    tokens
+                        .iter()
+                        .filter(|t| stored.tokens.binary_search(**t).is_ok())
+                        .count()
+                };
+                (tokenless || shared >= min).then(|| Candidate {
                     id: stored.trajectory.id.clone(),
-                    shared: if tokenless { 0 } else { shared },
+                    shared,
                     token_count: stored.tokens.len(),
                 })
             })
