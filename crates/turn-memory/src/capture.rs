@@ -158,9 +158,10 @@ impl CaptureRules {
     }
 
     fn role(&self, tool: &str) -> Option<ToolRole> {
+        // Lengths first: a tool name of another length costs one comparison, not a call.
         self.tools
             .iter()
-            .find(|(name, _)| name == tool)
+            .find(|(name, _)| name.len() == tool.len() && name.as_bytes() == tool.as_bytes())
             .map(|(_, role)| *role)
     }
 
@@ -204,10 +205,21 @@ impl CaptureRules {
 
 /// Whether a relative path has no empty, `.` or `..` segment.
 fn is_clean(path: &str) -> bool {
-    !path.is_empty()
-        && path
-            .split('/')
-            .all(|s| !s.is_empty() && s != "." && s != "..")
+    // One pass over the bytes: cheaper than splitting and comparing segment strings.
+    let bytes = path.as_bytes();
+    if bytes.is_empty() {
+        return false;
+    }
+    let mut start = 0;
+    for end in 0..=bytes.len() {
+        if end == bytes.len() || bytes[end] == b'/' {
+            if matches!(&bytes[start..end], b"" | b"." | b"..") {
+                return false;
+            }
+            start = end + 1;
+        }
+    }
+    true
 }
 
 /// Lexically normalizes a relative path: drops empty and `.` segments, resolves `..` against
@@ -268,7 +280,12 @@ impl TurnCapture<'_> {
         };
         // Turns touch few files: a linear scan is faster than hashing and allocates only for
         // a path not seen yet.
-        if !self.memory.files_changed.iter().any(|f| *f == path) {
+        if !self
+            .memory
+            .files_changed
+            .iter()
+            .any(|f| f.as_str() == path.as_ref())
+        {
             self.memory.files_changed.push(path.into_owned());
         }
     }

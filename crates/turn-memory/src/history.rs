@@ -116,6 +116,8 @@ impl History {
                 });
             }
         };
+        // Most events add one entry: reserving once spares the copies of a growing vector.
+        history.entries.reserve(events.size_hint().0);
         for (i, event) in events.enumerate() {
             history.check(&event, i + 1)?;
             history.apply_checked(event);
