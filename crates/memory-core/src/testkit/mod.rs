@@ -12,6 +12,7 @@
 //! run(meta::SUITE, &meta::cases(), InMemoryStore::new).expect("in-memory store obeys the contract");
 //! ```
 
+pub mod crash;
 pub mod meta;
 pub mod session;
 pub mod tool_log;
