@@ -86,21 +86,28 @@ fn verify(path: &Path, round: u64, lines: &[String]) -> Result<(u64, u64), Strin
     let mut last = None;
     for (index, event) in loaded.events.iter().enumerate().skip(1) {
         let SessionEvent::UserMessage { text } = event else {
-            return Err(format!("round {round}: event {index} is a {}", event.kind()));
+            return Err(format!(
+                "round {round}: event {index} is a {}",
+                event.kind()
+            ));
         };
         let mut fields = text.splitn(3, '/');
         let (Some(r), Some(s)) = (fields.next(), fields.next()) else {
             return Err(format!("round {round}: event {index} has no header"));
         };
         let id: (u64, u64) = (
-            r.parse().map_err(|_| format!("round {round}: event {index}: bad round"))?,
-            s.parse().map_err(|_| format!("round {round}: event {index}: bad seq"))?,
+            r.parse()
+                .map_err(|_| format!("round {round}: event {index}: bad round"))?,
+            s.parse()
+                .map_err(|_| format!("round {round}: event {index}: bad seq"))?,
         );
         if *text != message(id.0, id.1) {
             return Err(format!("round {round}: event {id:?} is not whole"));
         }
         if !seen.insert(id) || last.is_some_and(|l| l > id) {
-            return Err(format!("round {round}: event {id:?} is out of order or repeated"));
+            return Err(format!(
+                "round {round}: event {id:?} is out of order or repeated"
+            ));
         }
         last = Some(id);
     }
