@@ -25,7 +25,7 @@ fn billion_laughs() -> String {
         String::from("config:\n  a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
     for level in 1..10 {
         let previous = format!("*a{}", level - 1);
-        let items = vec![previous.as_str(); 9].join(", ");
+        let items = [previous.as_str(); 9].join(", ");
         text.push_str(&format!("  a{level}: &a{level} [{items}]\n"));
     }
     text.push_str("trail:\n  - step: laugh\n");
