@@ -166,7 +166,9 @@ fn pass<'t, L: Lookup + ?Sized>(
         };
         let key_end = key_start + key_len;
         if !text[key_end..].starts_with(close) {
-            at = key_start;
+            // Every opener before this `}` meets the same lone `}` first: none of them is a
+            // token, so the scan resumes after it (rescanning them would be quadratic).
+            at = key_end + 1;
             continue;
         }
         let token_end = key_end + close.len();

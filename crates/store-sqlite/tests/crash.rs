@@ -7,49 +7,23 @@
 //! from a fixed seed, so a failure reproduces. `AGENT_MEMORY_CRASH_KILLS` sets how many kills
 //! (default 50).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::process::ExitCode;
 
+use memory_core::testkit::crash::{CrashTest, KillLoop};
 use memory_core::{MetaKey, MetaStore, SplitMix64};
 use store_sqlite::SqliteStore;
 
-const CHILD_ENV: &str = "AGENT_MEMORY_CRASH_CHILD";
-const ROUND_ENV: &str = "AGENT_MEMORY_CRASH_ROUND";
-
 fn main() -> ExitCode {
-    if let Ok(path) = std::env::var(CHILD_ENV) {
-        let round = std::env::var(ROUND_ENV)
-            .ok()
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(0);
-        return match child(Path::new(&path), round) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("crash child: {e}");
-                ExitCode::FAILURE
-            }
-        };
+    CrashTest {
+        name: "sigkill_loses_no_committed_write",
+        child,
     }
-    // `cargo test -- --list` and filters from the libtest harness are not ours to honour;
-    // answer the list request so tools that enumerate tests see this one.
-    if std::env::args().any(|a| a == "--list") {
-        println!("sigkill_loses_no_committed_write: test");
-        return ExitCode::SUCCESS;
-    }
-    match parent() {
-        Ok(summary) => {
-            println!("{summary}");
-            println!("1 passed, 0 failed");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("sigkill_loses_no_committed_write FAILED: {e}");
-            println!("0 passed, 1 failed");
-            ExitCode::FAILURE
-        }
-    }
+    .main(|| {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        KillLoop::from_env(0x5eed).run(&dir.path().join("memory.db"), verify)
+    })
 }
 
 /// One logical write of the child: `rows` entries that must appear all together or not at all.
@@ -79,43 +53,6 @@ fn child(path: &Path, round: u64) -> Result<(), String> {
         out.flush().map_err(|e| e.to_string())?;
     }
     Ok(())
-}
-
-fn parent() -> Result<String, String> {
-    let kills: u64 = std::env::var("AGENT_MEMORY_CRASH_KILLS")
-        .ok()
-        .and_then(|k| k.parse().ok())
-        .unwrap_or(50);
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let path = dir.path().join("memory.db");
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut rng = SplitMix64::new(0x5eed);
-    let mut committed_total = 0u64;
-    for round in 0..kills {
-        let mut child = Command::new(&exe)
-            .env(CHILD_ENV, &path)
-            .env(ROUND_ENV, round.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("spawn child: {e}"))?;
-        let stdout = child.stdout.take().ok_or("child has no stdout")?;
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .collect::<Vec<String>>()
-        });
-        // Let the child open the file and write for a random while, then kill it mid-flight.
-        std::thread::sleep(Duration::from_millis(20 + rng.below(120)));
-        child.kill().map_err(|e| format!("kill child: {e}"))?;
-        child.wait().map_err(|e| format!("reap child: {e}"))?;
-        let lines = reader.join().map_err(|_| "reader thread panicked")?;
-        committed_total += verify(&path, round, &lines)?;
-    }
-    Ok(format!(
-        "{kills} kills, {committed_total} committed batches verified"
-    ))
 }
 
 /// Checks the file after a kill; returns how many committed batches were verified.

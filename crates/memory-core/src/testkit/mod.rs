@@ -13,6 +13,7 @@
 //! ```
 
 pub mod browser;
+pub mod crash;
 pub mod meta;
 pub mod session;
 pub mod tool_log;

@@ -2,6 +2,7 @@
 //! the end-to-end story on SQLite, and the laws as property tests.
 
 mod end_to_end;
+mod hostile;
 mod laws;
 mod templating;
 mod trails;
