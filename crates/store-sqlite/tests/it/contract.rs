@@ -3,12 +3,12 @@
 use memory_core::testkit::{meta, run, session, trajectory};
 use store_sqlite::SqliteStore;
 
-fn in_memory() -> SqliteStore {
+pub(crate) fn in_memory() -> SqliteStore {
     SqliteStore::open_in_memory().unwrap_or_else(|e| panic!("open in memory: {e}"))
 }
 
 /// A store on a fresh file; the directory lives as long as the test process.
-fn on_file() -> SqliteStore {
+pub(crate) fn on_file() -> SqliteStore {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let store =
         SqliteStore::open(dir.path().join("memory.db")).unwrap_or_else(|e| panic!("open: {e}"));
@@ -16,42 +16,37 @@ fn on_file() -> SqliteStore {
     store
 }
 
-#[test]
-fn meta_store_contract() {
+/// Runs a contract suite against SQLite in memory and on a file, failing with its report.
+pub(crate) fn check_on_sqlite(
+    suite: &'static str,
+    cases: &[memory_core::testkit::Case<SqliteStore>],
+) {
     for make in [in_memory as fn() -> SqliteStore, on_file] {
-        if let Err(report) = run(meta::SUITE, &meta::cases(), make) {
+        if let Err(report) = run(suite, cases, make) {
             panic!("{report}");
         }
     }
+}
+
+#[test]
+fn meta_store_contract() {
+    check_on_sqlite(meta::SUITE, &meta::cases());
 }
 
 #[test]
 fn session_store_contract() {
-    for make in [in_memory as fn() -> SqliteStore, on_file] {
-        if let Err(report) = run(session::SUITE, &session::cases(), make) {
-            panic!("{report}");
-        }
-    }
+    check_on_sqlite(session::SUITE, &session::cases());
 }
 
 #[test]
 fn trajectory_store_contract() {
-    for make in [in_memory as fn() -> SqliteStore, on_file] {
-        if let Err(report) = run(trajectory::SUITE, &trajectory::cases(), make) {
-            panic!("{report}");
-        }
-    }
+    check_on_sqlite(trajectory::SUITE, &trajectory::cases());
 }
 
 #[test]
 fn browser_store_contract() {
-    for make in [in_memory as fn() -> SqliteStore, on_file] {
-        if let Err(report) = run(
-            memory_core::testkit::browser::SUITE,
-            &memory_core::testkit::browser::cases(),
-            make,
-        ) {
-            panic!("{report}");
-        }
-    }
+    check_on_sqlite(
+        memory_core::testkit::browser::SUITE,
+        &memory_core::testkit::browser::cases(),
+    );
 }

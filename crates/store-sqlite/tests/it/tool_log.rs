@@ -2,29 +2,12 @@
 //! entry leaves no value in the database file.
 
 use memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLogStore};
-use memory_core::testkit::{run, tool_log};
+use memory_core::testkit::tool_log;
 use store_sqlite::SqliteStore;
-
-fn in_memory() -> SqliteStore {
-    SqliteStore::open_in_memory().unwrap_or_else(|e| panic!("open in memory: {e}"))
-}
-
-/// A store on a fresh file; the directory lives as long as the test process.
-fn on_file() -> SqliteStore {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let store =
-        SqliteStore::open(dir.path().join("memory.db")).unwrap_or_else(|e| panic!("open: {e}"));
-    std::mem::forget(dir);
-    store
-}
 
 #[test]
 fn tool_log_store_contract() {
-    for make in [in_memory as fn() -> SqliteStore, on_file] {
-        if let Err(report) = run(tool_log::SUITE, &tool_log::cases(), make) {
-            panic!("{report}");
-        }
-    }
+    crate::contract::check_on_sqlite(tool_log::SUITE, &tool_log::cases());
 }
 
 /// Every byte of the database file and its write-ahead log.
