@@ -10,7 +10,7 @@ pub const MIN_TRUNCATED_PART: usize = 200;
 /// Appended to a part that was cut.
 pub const TRUNCATION_MARK: &str = "...[truncated]";
 
-/// Priorities of the memory parts, as the seed documents them.
+/// Priorities of the memory parts: a higher one is kept first when the budget is short.
 pub mod priority {
     /// Session history.
     pub const SESSION_HISTORY: i32 = 50;

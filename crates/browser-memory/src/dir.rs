@@ -149,7 +149,10 @@ impl MemoryRoot {
     }
 
     /// Writes `text` to the file at `parts` atomically: a temporary file in the same
-    /// directory, flushed, then renamed over the target.
+    /// directory, flushed, then renamed over the target, and the directory flushed so the
+    /// rename itself survives a power failure. A crash leaves the old file or the new one,
+    /// never a torn one; at worst a hidden `.<name>.tmp-*` file stays behind, which imports
+    /// ignore.
     pub fn write_atomic(&self, parts: &[&str], text: &str) -> Result<PathBuf> {
         static SEQUENCE: AtomicU64 = AtomicU64::new(0);
         let path = self.child(parts)?;
@@ -177,7 +180,8 @@ impl MemoryRoot {
             let mut file = fs::File::create(&temp)?;
             file.write_all(text.as_bytes())?;
             file.sync_all()?;
-            fs::rename(&temp, &path)
+            fs::rename(&temp, &path)?;
+            sync_dir(&dir)
         })();
         if let Err(source) = written {
             let _ = fs::remove_file(&temp);
@@ -185,6 +189,16 @@ impl MemoryRoot {
         }
         Ok(path)
     }
+}
+
+/// Flushes a directory's entries (a rename into it) to disk. Only Unix can open a directory
+/// for this; elsewhere the rename is as durable as the platform makes it.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    fs::File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// What an import or export moved.

@@ -31,7 +31,7 @@
 //! })?;
 //! let found = memory.find_match("search smart watch reviews", Some("https://shop.test/x"))?;
 //! assert!(found.is_some());
-//! let context = memory.context("search smart watch reviews", "https://shop.test/", Layout::Seed, Budget::Chars(8000), Policy::SkipOverflow)?;
+//! let context = memory.context("search smart watch reviews", "https://shop.test/", Layout::Layered, Budget::Chars(8000), Policy::SkipOverflow)?;
 //! assert!(context.contains("REFERENCE TRAJECTORY"));
 //! assert!(context.contains("SESSION HISTORY (1 previous run on this site):"));
 //! # Ok::<(), browser_memory::Error>(())

@@ -50,10 +50,10 @@ pub struct RunReport {
 /// Which assembly of the memory parts [`BrowserMemory::context`] builds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
-    /// The seed's priorities: session history 50, reference trajectory 40, app knowledge
-    /// 30, selectors 25, each its own part.
+    /// Each memory part on its own, by priority: session history 50, reference trajectory
+    /// 40, app knowledge 30, selectors 25.
     #[default]
-    Seed,
+    Layered,
     /// The reference code's actual assembly, byte for byte: reference trajectory 40,
     /// session history and app knowledge in one part at 30, selectors 25.
     Compatibility,
@@ -267,7 +267,7 @@ pub fn assemble(
         }
     };
     let mut context = ContextBudget::new();
-    if layout == Layout::Seed {
+    if layout == Layout::Layered {
         context.add(
             "session-history",
             wrap(session_history(&site.sessions)),
@@ -282,7 +282,7 @@ pub fn assemble(
         );
     }
     let knowledge = match layout {
-        Layout::Seed => app_knowledge(&site.facts),
+        Layout::Layered => app_knowledge(&site.facts),
         Layout::Compatibility => knowledge_block(&site.sessions, &site.facts),
     };
     context.add("knowledge", wrap(knowledge), priority::APP_KNOWLEDGE);
