@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// The splitmix64 generator every benchmark workload is defined with (`workloads.md`).
+/// The splitmix64 generator every benchmark workload (W-rec, W-traj, W-turn, W-bad) is defined with.
 ///
 /// ```
 /// use memory_core::SplitMix64;

@@ -1,4 +1,4 @@
-//! Benchmarks on workload W-turn (`spec/workloads.md`): capture throughput, the model view of
+//! Benchmarks on workload W-turn: capture throughput, the model view of
 //! a long session rendered as OpenAI messages, append to and resume from the event log, and
 //! compaction of the whole session.
 //!

@@ -52,7 +52,7 @@ enum BrowserCommand {
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum LayoutArg {
     /// Session history 50, reference trajectory 40, app knowledge 30, selectors 25.
-    Seed,
+    Layered,
     /// The reference code's assembly, byte for byte.
     Compat,
 }
@@ -75,7 +75,7 @@ struct ContextArgs {
     #[arg(long, default_value_t = DEFAULT_BUDGET_CHARS, value_name = "N")]
     budget: usize,
     /// How the memory parts are assembled.
-    #[arg(long, value_enum, default_value = "seed")]
+    #[arg(long, value_enum, default_value = "layered")]
     layout: LayoutArg,
 }
 
@@ -132,7 +132,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             memory.options.scoring = context.trace_scoring;
             memory.options.ttl_days = ttl(context.ttl_days)?;
             let layout = match context.layout {
-                LayoutArg::Seed => Layout::Seed,
+                LayoutArg::Layered => Layout::Layered,
                 LayoutArg::Compat => Layout::Compatibility,
             };
             let text = memory.context(

@@ -404,7 +404,7 @@ fn browser(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     let context = memory.context(
         goal,
         site,
-        Layout::Seed,
+        Layout::Layered,
         Budget::Chars(8_000),
         Policy::SkipOverflow,
     )?;

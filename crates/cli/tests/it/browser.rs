@@ -169,7 +169,7 @@ fn context_in_the_compatibility_layout_is_the_reference_text() {
 }
 
 #[test]
-fn context_with_the_seed_layout_scoring_and_a_small_budget() {
+fn context_with_the_layered_layout_scoring_and_a_small_budget() {
     let sandbox = imported();
     let goal = "Search for smart watch reviews and find the top rated one";
     let run = browser(

@@ -51,7 +51,7 @@ fn texts<'a>(items: &'a [ModelItem<'_>]) -> Vec<&'a str> {
         .collect()
 }
 
-/// The seed's bug: a tag in the model's prose was taken as memory and stripped from the UI.
+/// The original bug: a tag in the model's prose was taken as memory and stripped from the UI.
 #[test]
 fn tags_in_model_prose_are_shown_verbatim_and_never_taken_as_memory() {
     let prose = [
