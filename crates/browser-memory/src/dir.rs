@@ -25,6 +25,10 @@ use crate::files::{
     has_selectors, knowledge_file, parse, selectors_file, site_from_files, suite_summary_id,
 };
 use crate::json::to_pretty;
+
+/// The largest memory file an import reads (64 MiB): every file of the format is a few
+/// kilobytes, so a larger one is refused, naming it, before it is read into memory.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 use crate::origin::safe_file_stem;
 use crate::tokens::tokenize;
 
@@ -90,10 +94,19 @@ impl MemoryRoot {
 
     fn read(&self, path: &Path) -> Result<String> {
         self.check_inside(path)?;
-        fs::read_to_string(path).map_err(|source| Error::Read {
+        let fail = |source| Error::Read {
             path: path.to_path_buf(),
             source,
-        })
+        };
+        let bytes = fs::metadata(path).map_err(fail)?.len();
+        if bytes > MAX_FILE_BYTES {
+            return Err(Error::TooLarge {
+                path: path.to_path_buf(),
+                bytes,
+                limit: MAX_FILE_BYTES,
+            });
+        }
+        fs::read_to_string(path).map_err(fail)
     }
 
     fn read_opt(&self, path: &Path) -> Result<Option<String>> {

@@ -59,6 +59,16 @@ pub enum Error {
         /// The memory root.
         root: PathBuf,
     },
+    /// A memory file is larger than any file of the format can reasonably be.
+    #[error("{path} is {bytes} bytes, over the {limit}-byte limit of a memory file")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES).
+        limit: u64,
+    },
     /// A run the caller named does not exist.
     #[error("run {0:?} not found")]
     RunNotFound(String),

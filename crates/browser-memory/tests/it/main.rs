@@ -3,6 +3,7 @@
 //! SQLite.
 
 mod divergences;
+mod hostile;
 mod laws;
 mod reference;
 mod rules;

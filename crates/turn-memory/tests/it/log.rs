@@ -220,3 +220,35 @@ fn starting_a_session_that_has_events_is_refused() {
         "{again}"
     );
 }
+
+#[test]
+fn invalid_utf8_in_a_middle_line_names_file_and_line_and_leaves_the_file() {
+    let dir = dir();
+    let path = started(dir.path());
+    append_raw(&path, b"{\"type\":\"user_message\",\"text\":\"caf\xe9\"}\n");
+    append_raw(&path, b"{\"type\":\"user_message\",\"text\":\"later\"}\n");
+    let before = fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    let err = Session::resume(JsonlLog::at(&path))
+        .map(|_| ())
+        .unwrap_err();
+    let Error::CorruptLine { path: p, line, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!((p, *line), (&path, 4), "{err}");
+    assert_eq!(fs::read(&path).unwrap_or_else(|e| panic!("{e}")), before);
+}
+
+#[test]
+fn invalid_utf8_in_a_torn_last_line_is_skipped_like_any_torn_line() {
+    let dir = dir();
+    let path = started(dir.path());
+    // A kill in the middle of a multi-byte character leaves half of it.
+    append_raw(&path, b"{\"type\":\"user_message\",\"text\":\"\xe2\x82");
+    let (session, warnings) =
+        Session::resume(JsonlLog::at(&path)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(warnings[..], [Warning::TornLastLine { line: 4, .. }]),
+        "{warnings:?}"
+    );
+    assert_eq!(user_texts(&session), vec!["first", "second"]);
+}
