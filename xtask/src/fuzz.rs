@@ -49,12 +49,22 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let corpus = root.join("fuzz").join("corpus").join(&target);
     std::fs::create_dir_all(&corpus).with_context(|| format!("creating {}", corpus.display()))?;
     let time = format!("-max_total_time={seconds}");
-    let corpus_arg = corpus.to_string_lossy().into_owned();
-    cargo(
-        &root.join("fuzz"),
-        &["fuzz", "run", "-O", &target, &corpus_arg, "--", &time],
-        &[("RUSTC_BOOTSTRAP", "1")],
-    )
+    let mut command = vec![
+        "fuzz".to_owned(),
+        "run".to_owned(),
+        "-O".to_owned(),
+        target.clone(),
+        corpus.to_string_lossy().into_owned(),
+    ];
+    // Committed seed inputs (real files of each format) start the search from valid
+    // documents; libFuzzer only reads them, new inputs go to the corpus.
+    let seeds = root.join("fuzz").join("seeds").join(&target);
+    if seeds.is_dir() {
+        command.push(seeds.to_string_lossy().into_owned());
+    }
+    command.extend(["--".to_owned(), time]);
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    cargo(&root.join("fuzz"), &command, &[("RUSTC_BOOTSTRAP", "1")])
 }
 
 /// Builds every fuzz target as a plain binary: checks they compile against the current API
