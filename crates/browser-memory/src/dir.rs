@@ -355,7 +355,15 @@ pub fn export_dir<S: BrowserStore + ?Sized>(
         source,
     })?;
     for trajectory in store.trajectory_list(scope)? {
-        let name = format!("{}.json", safe_file_stem(&trajectory.id));
+        // Imports read only `traj_*.json` at the root: an id without that prefix gets it in
+        // its file name (the id itself is read from the file), so nothing exported is lost
+        // on the way back.
+        let stem = safe_file_stem(&trajectory.id);
+        let name = if stem.starts_with("traj_") {
+            format!("{stem}.json")
+        } else {
+            format!("traj_{stem}.json")
+        };
         let text = pretty(&name, &TrajectoryFile::from_record(&trajectory)?)?;
         root.write_atomic(&[&name], &text)?;
         transfer.trajectories += 1;

@@ -198,7 +198,7 @@ fn d5_nothing_leaves_the_memory_root() {
         .expect("put");
     export_dir(&store, &scope, &root).expect("export");
     assert!(root.path().join("domains/__/knowledge.json").is_file());
-    assert!(root.path().join(".._.._escape.json").is_file());
+    assert!(root.path().join("traj_.._.._escape.json").is_file());
     let outside: Vec<_> = fs::read_dir(parent.path()).expect("read").collect();
     assert_eq!(outside.len(), 1, "only the memory root is in its parent");
 }

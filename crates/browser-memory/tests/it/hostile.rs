@@ -153,3 +153,28 @@ fn a_missing_root_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+/// Found by the `agent_memory_import` fuzz target: a root trajectory file whose id lacks the
+/// `traj_` prefix imported, but its export was named after the id and the next import, which
+/// reads only `traj_*.json` at the root, silently dropped it.
+#[test]
+fn a_trajectory_id_without_the_traj_prefix_survives_export_and_import() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/it/fixtures/fuzz/trajectory-id-without-prefix.json"),
+        dir.path().join("traj_1795321223952_eodewj.json"),
+    )
+    .expect("copy fixture");
+    let scope = Scope::shared();
+    let first = InMemoryStore::new();
+    import_dir(&first, &scope, &MemoryRoot::new(dir.path()), NOW).expect("import");
+    let imported = first.trajectory_list(&scope).expect("list");
+    assert_eq!(imported.len(), 1);
+    assert_eq!(imported[0].id, "tra_9j715321223952_eodewj");
+    let out = tempfile::tempdir().expect("temp dir");
+    browser_memory::export_dir(&first, &scope, &MemoryRoot::new(out.path())).expect("export");
+    let second = InMemoryStore::new();
+    import_dir(&second, &scope, &MemoryRoot::new(out.path()), NOW).expect("re-import");
+    assert_eq!(second.trajectory_list(&scope).expect("list"), imported);
+}
