@@ -1,5 +1,6 @@
 //! The browser memory traits on SQLite: trajectories with their steps and a token posting
-//! table indexed by `(scope, token, origin)`, per-site facts, sessions and selectors, run
+//! table indexed by `(scope, token, origin)` behind a small pending list that new postings
+//! are appended to and merged from in batches, per-site facts, sessions and selectors, run
 //! manifests, hints and suite summaries. Recording a finished run is one transaction.
 
 use std::collections::HashMap;
@@ -35,6 +36,24 @@ fn index_keys(tokens: &[String]) -> Vec<&str> {
 
 /// Rows per multi-row `INSERT`: a run's steps and postings take one or two statements.
 const ROWS_PER_INSERT: usize = 16;
+
+/// Postings the pending list holds before they are merged into the token index: large
+/// enough that a merge writes each hot token's page once for many runs, small enough that
+/// matching scans it in microseconds.
+pub(crate) const PENDING_POSTINGS: i64 = 512;
+
+/// Moves every pending posting into the token index, in index order.
+fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO browser_trajectory_tokens (scope, token, origin, traj, success, recorded_at, token_count)
+         SELECT scope, token, origin, traj, success, recorded_at, token_count
+         FROM browser_trajectory_tokens_pending ORDER BY scope, token, origin, traj",
+    )?
+    .execute([])?;
+    conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending")?
+        .execute([])?;
+    Ok(())
+}
 
 /// Inserts `rows` with multi-row `INSERT` statements (`head` ends with `VALUES `), at most
 /// [`ROWS_PER_INSERT`] rows each; each row count is its own cached statement.
@@ -81,6 +100,8 @@ fn put_trajectory(
             conn.prepare_cached("DELETE FROM browser_trajectory_steps WHERE traj = ?1")?
                 .execute([id])?;
             conn.prepare_cached("DELETE FROM browser_trajectory_tokens WHERE traj = ?1")?
+                .execute([id])?;
+            conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending WHERE traj = ?1")?
                 .execute([id])?;
             conn.prepare_cached(
                 "UPDATE browser_trajectories SET goal = ?3, origin = ?4, success = ?5, duration_ms = ?6,
@@ -141,9 +162,17 @@ fn put_trajectory(
         .collect();
     insert_rows(
         conn,
-        "INSERT INTO browser_trajectory_tokens (scope, token, origin, traj, success, recorded_at, token_count) VALUES ",
+        "INSERT INTO browser_trajectory_tokens_pending (scope, token, origin, traj, success, recorded_at, token_count) VALUES ",
         &postings,
     )?;
+    let pending: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
+        )?
+        .query_row([PENDING_POSTINGS], |r| r.get(0))?;
+    if pending >= PENDING_POSTINGS {
+        merge_pending(conn)?;
+    }
     Ok(())
 }
 
@@ -240,7 +269,7 @@ fn candidates(
     };
     let mut stmt = conn.prepare_cached(sql)?;
     let mut counts: HashMap<i64, (usize, i64)> = HashMap::new();
-    for key in keys {
+    for key in &keys {
         let mut rows = stmt.query(params![
             scope.as_str(),
             key,
@@ -250,6 +279,25 @@ fn candidates(
         ])?;
         while let Some(row) = rows.next()? {
             let entry = counts.entry(row.get(0)?).or_insert((0, row.get(1)?));
+            entry.0 += 1;
+        }
+    }
+    // The pending list is small: one pass over it, keeping the query's tokens.
+    let mut pending = conn.prepare_cached(
+        "SELECT traj, token, token_count FROM browser_trajectory_tokens_pending
+         WHERE scope = ?1 AND (?2 IS NULL OR origin = ?2)
+           AND (?3 = 0 OR success = 1) AND (?4 IS NULL OR recorded_at IS NULL OR recorded_at >= ?4)",
+    )?;
+    let mut rows = pending.query(params![
+        scope.as_str(),
+        query.origin,
+        query.success_only,
+        not_before
+    ])?;
+    while let Some(row) = rows.next()? {
+        let token = row.get_ref(1)?.as_str()?;
+        if keys.binary_search(&token).is_ok() {
+            let entry = counts.entry(row.get(0)?).or_insert((0, row.get(2)?));
             entry.0 += 1;
         }
     }

@@ -40,6 +40,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser",
         sql: include_str!("sql/0005_browser.sql"),
     },
+    Migration {
+        version: 6,
+        name: "browser_token_pending",
+        sql: include_str!("sql/0006_browser_token_pending.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -19,16 +19,16 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use memory_core::store::browser::{
-    BrowserStore, FactKind, FactObservation, FinishedRun, RunFilter, RunManifest,
-    RunManifestStore, RunStatus, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
+    BrowserStore, FactKind, FactObservation, FinishedRun, RunFilter, RunManifest, RunManifestStore,
+    RunStatus, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
 };
+use memory_core::store::tool_log::ToolLog;
 use memory_core::store::trajectory::{Fingerprint, NewEpisode};
 use memory_core::testkit::crash::{CrashTest, KillLoop};
 use memory_core::{
     EpisodeStore, MetaKey, MetaStore, Partition, Scope, SessionEvent, SessionId, SessionStore,
     SplitMix64, Timestamp, ToolLogStore,
 };
-use memory_core::store::tool_log::ToolLog;
 use store_sqlite::SqliteStore;
 
 fn main() -> ExitCode {
@@ -167,9 +167,13 @@ fn child(path: &Path, round: u64) -> Result<(), String> {
                 let events: Vec<SessionEvent> = (0..rows)
                     .map(|i| SessionEvent::new("turn", format!("{seq}/{i}/{rows}")))
                     .collect();
-                store.session_append(&session(round), &events).map_err(err)?;
+                store
+                    .session_append(&session(round), &events)
+                    .map_err(err)?;
             }
-            _ => store.record_run(&Scope::shared(), &finished_run(round, seq)).map_err(err)?,
+            _ => store
+                .record_run(&Scope::shared(), &finished_run(round, seq))
+                .map_err(err)?,
         }
         writeln!(out, "{}", write.line()).map_err(err)?;
         out.flush().map_err(err)?;
@@ -286,15 +290,25 @@ fn stored(store: &SqliteStore, round: u64) -> Result<[Found; 5], String> {
     // A run is whole when its trajectory and its manifest are both there.
     let scope = Scope::shared();
     let ids = |id: &str, prefix: &str| -> Result<(u64, u64), String> {
-        let rest = id.strip_prefix(prefix).ok_or(format!("unexpected id {id:?}"))?;
-        let (r, s) = rest.split_once('-').ok_or(format!("unexpected id {id:?}"))?;
+        let rest = id
+            .strip_prefix(prefix)
+            .ok_or(format!("unexpected id {id:?}"))?;
+        let (r, s) = rest
+            .split_once('-')
+            .ok_or(format!("unexpected id {id:?}"))?;
         Ok((num(r)?, num(s)?))
     };
     for trajectory in store.trajectory_list(&scope).map_err(err)? {
-        found[4].entry(ids(&trajectory.id, "traj-")?).or_insert((0, 2)).0 += 1;
+        found[4]
+            .entry(ids(&trajectory.id, "traj-")?)
+            .or_insert((0, 2))
+            .0 += 1;
     }
     for manifest in store.run_list(&scope, &RunFilter::default()).map_err(err)? {
-        found[4].entry(ids(&manifest.run_id, "run-")?).or_insert((0, 2)).0 += 1;
+        found[4]
+            .entry(ids(&manifest.run_id, "run-")?)
+            .or_insert((0, 2))
+            .0 += 1;
     }
     Ok(found)
 }
@@ -308,7 +322,11 @@ fn verify(path: &Path, round: u64, history: &[Committed]) -> Result<(), String> 
     }
     let found = stored(&store, round)?;
     for write in history {
-        let want = if KINDS[write.kind] == "run" { 2 } else { write.rows };
+        let want = if KINDS[write.kind] == "run" {
+            2
+        } else {
+            write.rows
+        };
         match found[write.kind].get(&(write.round, write.seq)) {
             Some((rows, _)) if *rows == want => {}
             Some((rows, _)) => {

@@ -4,4 +4,5 @@
 mod contract;
 mod open;
 mod stats;
+mod token_index;
 mod tool_log;
