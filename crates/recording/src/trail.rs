@@ -330,10 +330,38 @@ fn parse_error(file: &str, error: &serde_yaml::Error) -> RecordingError {
     }
 }
 
+/// The first local tag (`!name`) anywhere in `value`, as written.
+fn first_tag(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::Tagged(tagged) => Some(tagged.tag.to_string()),
+        Yaml::Sequence(items) => items.iter().find_map(first_tag),
+        Yaml::Mapping(map) => map
+            .iter()
+            .find_map(|(k, v)| first_tag(k).or_else(|| first_tag(v))),
+        _ => None,
+    }
+}
+
 impl Trail {
     /// Parses trail YAML; `file` names the text in errors.
     pub fn from_yaml_str(text: &str, file: &str) -> Result<Self> {
         let document: Yaml = serde_yaml::from_str(text).map_err(|e| parse_error(file, &e))?;
+        if let Some(tag) = first_tag(&document) {
+            // A local tag (`!name`) has no meaning in a trail and not every one can be
+            // written back, so a trail that carries one is refused rather than mangled.
+            let (line, column) = text.find(&tag).map_or((1, 1), |at| {
+                let before = &text[..at];
+                let line = before.matches('\n').count() + 1;
+                let column = before.len() - before.rfind('\n').map_or(0, |nl| nl + 1) + 1;
+                (line, column)
+            });
+            return Err(RecordingError::Parse {
+                file: file.to_owned(),
+                line,
+                column,
+                message: format!("YAML tag {tag} is not part of the trail format"),
+            });
+        }
         match document {
             Yaml::Sequence(_) => serde_yaml::from_str(text)
                 .map(Trail::Legacy)

@@ -245,3 +245,18 @@ fn a_100_mb_parameter_is_refused_by_the_store_and_changes_nothing() {
     );
     assert_eq!(store.list_tool_logs(&session).expect("list"), vec![small]);
 }
+
+/// Found by the `trail_yaml` fuzz target: a local YAML tag parsed, but the trail could not be
+/// written back (the emitter refuses the tag), so a read trail failed on its next write.
+#[test]
+fn a_local_yaml_tag_is_refused_with_its_position() {
+    let text = "- config:\n   !-c$$$$$$$$$$$$$$$$$$$$$$$ title: \n";
+    let err = Trail::from_yaml_str(text, "tagged.trail.yaml").expect_err("tag refused");
+    assert_eq!(
+        err.to_string(),
+        "tagged.trail.yaml:2:4: YAML tag !-c$$$$$$$$$$$$$$$$$$$$$$$ is not part of the trail format"
+    );
+    let plain = "- config:\n    title: fine\n";
+    let trail = Trail::from_yaml_str(plain, "plain.trail.yaml").expect("no tag");
+    trail.to_yaml_string().expect("writes back");
+}
