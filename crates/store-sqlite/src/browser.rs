@@ -3,8 +3,6 @@
 //! are appended to and merged from in batches, per-site facts, sessions and selectors, run
 //! manifests, hints and suite summaries. Recording a finished run is one transaction.
 
-use std::collections::HashMap;
-
 use memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, HintStore, RunFilter,
     RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
@@ -13,7 +11,7 @@ use memory_core::store::browser::{
 use memory_core::{Error, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, ToSql, params, params_from_iter};
 
-use crate::{SqliteStore, to_core};
+use crate::{SqliteStore, to_core, token_index};
 
 fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -36,24 +34,6 @@ fn index_keys(tokens: &[String]) -> Vec<&str> {
 
 /// Rows per multi-row `INSERT`: a run's steps and postings take one or two statements.
 const ROWS_PER_INSERT: usize = 16;
-
-/// Postings the pending list holds before they are merged into the token index: large
-/// enough that a merge writes each hot token's page once for many runs, small enough that
-/// matching scans it in microseconds.
-pub(crate) const PENDING_POSTINGS: i64 = 512;
-
-/// Moves every pending posting into the token index, in index order.
-fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO browser_trajectory_tokens (scope, token, origin, traj, success, recorded_at, token_count)
-         SELECT scope, token, origin, traj, success, recorded_at, token_count
-         FROM browser_trajectory_tokens_pending ORDER BY scope, token, origin, traj",
-    )?
-    .execute([])?;
-    conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending")?
-        .execute([])?;
-    Ok(())
-}
 
 /// Inserts `rows` with multi-row `INSERT` statements (`head` ends with `VALUES `), at most
 /// [`ROWS_PER_INSERT`] rows each; each row count is its own cached statement.
@@ -79,10 +59,15 @@ fn put_trajectory(
 ) -> rusqlite::Result<()> {
     let keys = index_keys(tokens);
     let token_count = if tokens.is_empty() { 0 } else { keys.len() };
-    let existing: Option<i64> = conn
-        .prepare_cached("SELECT id FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2")?
-        .query_row(params![scope.as_str(), t.id], |row| row.get(0))
+    let existing: Option<(i64, Option<String>, String)> = conn
+        .prepare_cached(
+            "SELECT id, origin, index_keys FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2",
+        )?
+        .query_row(params![scope.as_str(), t.id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
         .optional()?;
+    let encoded_keys = token_index::encode_keys(&keys);
     let row = params![
         scope.as_str(),
         t.id,
@@ -93,19 +78,21 @@ fn put_trajectory(
         t.model,
         t.timestamp,
         t.recorded_at.map(Timestamp::as_millis),
-        token_count as i64
+        token_count as i64,
+        encoded_keys
     ];
     let id = match existing {
-        Some(id) => {
+        Some((id, old_origin, old_keys)) => {
             conn.prepare_cached("DELETE FROM browser_trajectory_steps WHERE traj = ?1")?
                 .execute([id])?;
-            conn.prepare_cached("DELETE FROM browser_trajectory_tokens WHERE traj = ?1")?
-                .execute([id])?;
-            conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending WHERE traj = ?1")?
-                .execute([id])?;
+            token_index::remove(
+                conn,
+                scope.as_str(),
+                &[(id, old_origin.unwrap_or_default(), old_keys)],
+            )?;
             conn.prepare_cached(
                 "UPDATE browser_trajectories SET goal = ?3, origin = ?4, success = ?5, duration_ms = ?6,
-                 model = ?7, timestamp = ?8, recorded_at = ?9, token_count = ?10
+                 model = ?7, timestamp = ?8, recorded_at = ?9, token_count = ?10, index_keys = ?11
                  WHERE scope = ?1 AND traj_id = ?2",
             )?
             .execute(row)?;
@@ -114,7 +101,8 @@ fn put_trajectory(
         None => {
             conn.prepare_cached(
                 "INSERT INTO browser_trajectories (scope, traj_id, goal, origin, success, duration_ms,
-                 model, timestamp, recorded_at, token_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 model, timestamp, recorded_at, token_count, index_keys)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?
             .execute(row)?;
             conn.last_insert_rowid()
@@ -146,33 +134,18 @@ fn put_trajectory(
         "INSERT INTO browser_trajectory_steps (traj, seq, url, action, snapshot_hash, verified, expected_effect) VALUES ",
         &steps,
     )?;
-    let postings: Vec<[&dyn ToSql; 7]> = keys
-        .iter()
-        .map(|key| {
-            [
-                &scope_str as &dyn ToSql,
-                key,
-                &origin,
-                &id,
-                &t.success,
-                &recorded_at,
-                &token_count,
-            ]
-        })
-        .collect();
-    insert_rows(
+    token_index::add(
         conn,
-        "INSERT INTO browser_trajectory_tokens_pending (scope, token, origin, traj, success, recorded_at, token_count) VALUES ",
-        &postings,
+        scope_str,
+        &keys,
+        origin,
+        token_index::Posting {
+            traj: id,
+            recorded_at,
+            token_count,
+            success: t.success,
+        },
     )?;
-    let pending: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
-        )?
-        .query_row([PENDING_POSTINGS], |r| r.get(0))?;
-    if pending >= PENDING_POSTINGS {
-        merge_pending(conn)?;
-    }
     Ok(())
 }
 
@@ -255,52 +228,16 @@ fn candidates(
 ) -> rusqlite::Result<Vec<Candidate>> {
     let tokenless = query.tokens.is_empty();
     let keys = index_keys(&query.tokens);
-    let not_before = query.not_before.map(Timestamp::as_millis);
-    // Two statements rather than `(?3 IS NULL OR origin = ?3)`, so the origin is part of the
-    // index range when the query has one.
-    let sql = if query.origin.is_some() {
-        "SELECT traj, token_count FROM browser_trajectory_tokens
-         WHERE scope = ?1 AND token = ?2 AND origin = ?3
-           AND (?4 = 0 OR success = 1) AND (?5 IS NULL OR recorded_at IS NULL OR recorded_at >= ?5)"
-    } else {
-        "SELECT traj, token_count FROM browser_trajectory_tokens
-         WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL
-           AND (?4 = 0 OR success = 1) AND (?5 IS NULL OR recorded_at IS NULL OR recorded_at >= ?5)"
-    };
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut counts: HashMap<i64, (usize, i64)> = HashMap::new();
-    for key in &keys {
-        let mut rows = stmt.query(params![
-            scope.as_str(),
-            key,
-            query.origin,
-            query.success_only,
-            not_before
-        ])?;
-        while let Some(row) = rows.next()? {
-            let entry = counts.entry(row.get(0)?).or_insert((0, row.get(1)?));
-            entry.0 += 1;
-        }
-    }
-    // The pending list is small: one pass over it, keeping the query's tokens.
-    let mut pending = conn.prepare_cached(
-        "SELECT traj, token, token_count FROM browser_trajectory_tokens_pending
-         WHERE scope = ?1 AND (?2 IS NULL OR origin = ?2)
-           AND (?3 = 0 OR success = 1) AND (?4 IS NULL OR recorded_at IS NULL OR recorded_at >= ?4)",
-    )?;
-    let mut rows = pending.query(params![
+    let counts = token_index::count(
+        conn,
         scope.as_str(),
-        query.origin,
-        query.success_only,
-        not_before
-    ])?;
-    while let Some(row) = rows.next()? {
-        let token = row.get_ref(1)?.as_str()?;
-        if keys.binary_search(&token).is_ok() {
-            let entry = counts.entry(row.get(0)?).or_insert((0, row.get(2)?));
-            entry.0 += 1;
-        }
-    }
+        &keys,
+        &token_index::Filter {
+            origin: query.origin.as_deref(),
+            success_only: query.success_only,
+            not_before: query.not_before.map(Timestamp::as_millis),
+        },
+    )?;
     let min = query.min_shared.max(1);
     let mut name = conn.prepare_cached("SELECT traj_id FROM browser_trajectories WHERE id = ?1")?;
     let mut found = Vec::new();
@@ -316,6 +253,22 @@ fn candidates(
     }
     found.sort();
     Ok(found)
+}
+
+/// Removes the trajectories of `scope` recorded before `cutoff`, index first.
+fn prune(conn: &Connection, scope: &Scope, cutoff: Timestamp) -> rusqlite::Result<usize> {
+    let doomed: Vec<(i64, String, String)> = conn
+        .prepare_cached(
+            "SELECT id, coalesce(origin, ''), index_keys FROM browser_trajectories
+             WHERE scope = ?1 AND recorded_at < ?2",
+        )?
+        .query_map(params![scope.as_str(), cutoff.as_millis()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    token_index::remove(conn, scope.as_str(), &doomed)?;
+    conn.prepare_cached("DELETE FROM browser_trajectories WHERE scope = ?1 AND recorded_at < ?2")?
+        .execute(params![scope.as_str(), cutoff.as_millis()])
 }
 
 impl TrajectoryStore for SqliteStore {
@@ -366,11 +319,7 @@ impl TrajectoryStore for SqliteStore {
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
         let op = "prune trajectories";
         self.write(op, |tx| {
-            tx.prepare_cached(
-                "DELETE FROM browser_trajectories WHERE scope = ?1 AND recorded_at < ?2",
-            )
-            .and_then(|mut stmt| stmt.execute(params![scope.as_str(), cutoff.as_millis()]))
-            .map_err(|e| to_core(op, e))
+            prune(tx, scope, cutoff).map_err(|e| to_core(op, e))
         })
     }
 }

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Opening sets WAL journaling, `synchronous = NORMAL` (or `FULL`), a checkpoint every
-//! [`SqliteOptions::checkpoint_pages`] pages of WAL, temporary tables in memory, foreign keys, a
+//! [`SqliteOptions::checkpoint_pages`] pages of WAL, a 32 MiB page cache, temporary tables in
+//! memory, foreign keys, a
 //! busy timeout and a prepared-statement cache, then migrates the schema forward. Every trait
 //! method that writes runs in one immediate transaction, so a failed call leaves nothing
 //! half-written and concurrent processes queue for the write lock instead of failing.
@@ -28,6 +29,7 @@ mod meta;
 mod schema;
 mod session;
 mod stats;
+mod token_index;
 mod tool_log;
 mod trajectory;
 
@@ -61,6 +63,9 @@ pub struct SqliteOptions {
     pub synchronous: Synchronous,
     /// How long a call waits for another connection's write lock before failing.
     pub busy_timeout: Duration,
+    /// The page cache of the connection, in KiB. Default 32 MiB (SQLite's own default is
+    /// 2 MiB), so the token index and recent pages stay in memory between calls.
+    pub cache_kib: u32,
     /// How many prepared statements each connection keeps.
     pub statement_cache: usize,
     /// Open without write access; no migration is attempted.
@@ -77,6 +82,7 @@ impl Default for SqliteOptions {
         SqliteOptions {
             synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(30),
+            cache_kib: 32 * 1024,
             statement_cache: 64,
             read_only: false,
             checkpoint_pages: 10_000,
@@ -200,6 +206,8 @@ impl SqliteStore {
         }
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(fail)?;
+        conn.pragma_update(None, "cache_size", -i64::from(options.cache_kib))
+            .map_err(fail)?;
         // Sorts and statement journals stay in memory instead of temporary files.
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(fail)?;
@@ -210,6 +218,20 @@ impl SqliteStore {
         };
         if !options.read_only {
             store.record_creator().map_err(|e| Error::Open {
+                path: store.path.clone(),
+                source: e,
+            })?;
+            // Postings carried over by a migration wait in the pending list: merge them now
+            // rather than have every query scan them.
+            let mut conn = store.lock();
+            let merged = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .and_then(|tx| {
+                    token_index::merge_if_full(&tx)?;
+                    tx.commit()
+                });
+            drop(conn);
+            merged.map_err(|e| Error::Open {
                 path: store.path.clone(),
                 source: e,
             })?;
@@ -243,15 +265,23 @@ impl SqliteStore {
         operation: &str,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> memory_core::Result<T> {
-        f(&self.lock()).map_err(|e| to_core(operation, e))
+        self.read_with(|conn| f(conn).map_err(|e| to_core(operation, e)))
     }
 
-    /// Runs `f` on the connection for a read that reports domain errors itself.
+    /// Runs `f` on the connection for a read that reports domain errors itself. The read is
+    /// one deferred transaction: every statement sees the same snapshot, and the file lock
+    /// is taken once rather than per statement.
     pub(crate) fn read_with<T>(
         &self,
         f: impl FnOnce(&Connection) -> memory_core::Result<T>,
     ) -> memory_core::Result<T> {
-        f(&self.lock())
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(|e| to_core("begin read", e))?;
+        let value = f(&tx)?;
+        tx.commit().map_err(|e| to_core("end read", e))?;
+        Ok(value)
     }
 
     /// Runs `f` in one immediate transaction and commits when it returns `Ok`; on `Err` the

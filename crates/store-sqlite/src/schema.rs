@@ -42,8 +42,8 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 6,
-        name: "browser_token_pending",
-        sql: include_str!("sql/0006_browser_token_pending.sql"),
+        name: "browser_token_blocks",
+        sql: include_str!("sql/0006_browser_token_blocks.sql"),
     },
 ];
 

@@ -102,10 +102,9 @@ impl ScopeMemory {
         });
     }
 
-    /// Prefix filtering: a goal sharing at least `min` of the query's `q` distinct tokens
-    /// holds at least one of any `q - min + 1` of them, so only the postings of the rarest
-    /// `q - min + 1` tokens are read; each goal found there is then counted exactly against
-    /// its own sorted tokens.
+    /// Counting over the postings of every query token (ScanCount): one counter per slot,
+    /// so each posting costs one increment in a small array instead of a lookup of the goal
+    /// it points to; only goals reaching `min` are read, to apply the filters.
     fn candidates(&self, query: &CandidateQuery) -> Vec<Candidate> {
         let origin = match &query.origin {
             Some(origin) => match self.origins.get(origin) {
@@ -130,16 +129,23 @@ impl ScopeMemory {
         if min > tokens.len() {
             return Vec::new();
         }
-        let mut lists: Vec<&[usize]> = tokens.iter().map(|t| postings(t)).collect();
-        lists.sort_by_key(|l| l.len());
-        let mut seen: Vec<usize> = lists[..tokens.len() - min + 1]
-            .iter()
-            .flat_map(|l| l.iter().copied())
-            .collect();
-        seen.sort_unstable();
-        seen.dedup();
-        let mut found: Vec<Candidate> = seen
+        // A byte per slot: a count that saturates at 255 (a query of more distinct tokens
+        // than that) is recounted exactly against the goal's own tokens below.
+        let mut counts = vec![0u8; self.slots.len()];
+        let mut touched: Vec<usize> = Vec::new();
+        for token in &tokens {
+            for &slot in postings(token) {
+                let count = &mut counts[slot];
+                if *count == 0 {
+                    touched.push(slot);
+                }
+                *count = count.saturating_add(1);
+            }
+        }
+        let min_count = u8::try_from(min).unwrap_or(u8::MAX);
+        let mut found: Vec<Candidate> = touched
             .into_iter()
+            .filter(|&slot| counts[slot] >= min_count)
             .filter_map(|slot| {
                 let stored = self.slots.get(slot)?.as_ref()?;
                 if origin.is_some_and(|o| o != stored.origin)
@@ -148,17 +154,16 @@ impl ScopeMemory {
                 {
                     return None;
                 }
-                let shared = if tokenless {
-                    0
-                } else {
-                    tokens
+                let shared = match counts[slot] {
+                    u8::MAX => tokens
                         .iter()
                         .filter(|t| stored.tokens.binary_search(**t).is_ok())
-                        .count()
+                        .count(),
+                    count => usize::from(count),
                 };
                 (tokenless || shared >= min).then(|| Candidate {
                     id: stored.trajectory.id.clone(),
-                    shared,
+                    shared: if tokenless { 0 } else { shared },
                     token_count: stored.tokens.len(),
                 })
             })

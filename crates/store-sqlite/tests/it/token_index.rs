@@ -130,3 +130,49 @@ fn merged_and_pending_postings_match_like_the_in_memory_index() {
     }
     same_candidates(&sqlite, &memory, &mut rng, "after prune");
 }
+
+#[test]
+fn a_query_of_more_than_255_tokens_counts_exactly() {
+    let sqlite = SqliteStore::open_in_memory().expect("open");
+    let memory = InMemoryStore::new();
+    let scope = Scope::shared();
+    let words: Vec<String> = (0..300).map(|i| format!("w{i:03}")).collect();
+    let mut rng = SplitMix64::new(3);
+    for (i, count) in [(0u64, 300usize), (1, 280), (2, 256), (3, 10)] {
+        let (mut t, _) = trajectory(i, &mut rng);
+        t.origin = None;
+        t.success = true;
+        t.recorded_at = None;
+        let tokens = words[..count].to_vec();
+        sqlite
+            .trajectory_put(&scope, &t, &tokens)
+            .expect("sqlite put");
+        memory
+            .trajectory_put(&scope, &t, &tokens)
+            .expect("memory put");
+    }
+    for min_shared in [1, 255, 256, 281, 300] {
+        let query = CandidateQuery {
+            tokens: words.clone(),
+            origin: None,
+            success_only: false,
+            not_before: None,
+            min_shared,
+        };
+        let ours = memory
+            .trajectory_candidates(&scope, &query)
+            .expect("memory");
+        assert_eq!(
+            ours,
+            sqlite
+                .trajectory_candidates(&scope, &query)
+                .expect("sqlite")
+        );
+        let shared: Vec<usize> = ours.iter().map(|c| c.shared).collect();
+        let expected: Vec<usize> = [300, 280, 256, 10]
+            .into_iter()
+            .filter(|&s| s >= min_shared)
+            .collect();
+        assert_eq!(shared, expected, "min_shared {min_shared}");
+    }
+}

@@ -1,0 +1,418 @@
+//! The browser token index: posting blocks behind a pending list (schema version 6).
+//!
+//! A stored trajectory's postings (one per distinct goal token, carrying what the candidate
+//! filters read) are appended to `browser_trajectory_tokens_pending`, clustered by trajectory.
+//! Once that list holds [`PENDING_POSTINGS`] postings they are merged into
+//! `browser_token_blocks`: one row per `(scope, token, origin)` and block number, each block
+//! holding up to [`BLOCK_POSTINGS`] packed postings in trajectory order. A query reads the
+//! blocks of its tokens (a few rows each) and the small pending list.
+//!
+//! Removing a trajectory (replaced or pruned) drops its pending postings, or rewrites the
+//! blocks named by its stored index keys without it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use memory_core::store::trajectory::{decode_texts, encode_texts};
+use rusqlite::{Connection, params};
+
+/// Postings the pending list holds before they are merged into blocks: a merge then writes
+/// each touched block once for many runs, and matching still scans the list in microseconds.
+pub(crate) const PENDING_POSTINGS: i64 = 512;
+
+/// Postings per block: a full block (about 2.4 KiB) still fits one page.
+pub(crate) const BLOCK_POSTINGS: usize = 128;
+
+/// Bytes of one packed posting.
+const ENTRY: usize = 19;
+
+/// One posting: what the candidate filters and the similarity need about a trajectory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Posting {
+    pub(crate) traj: i64,
+    pub(crate) recorded_at: Option<i64>,
+    pub(crate) token_count: i64,
+    pub(crate) success: bool,
+}
+
+impl Posting {
+    fn pack(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.traj.to_le_bytes());
+        out.extend_from_slice(&self.recorded_at.unwrap_or(i64::MIN).to_le_bytes());
+        let count = u16::try_from(self.token_count).unwrap_or(u16::MAX);
+        out.extend_from_slice(&count.to_le_bytes());
+        out.push(u8::from(self.success));
+    }
+
+    fn unpack(entry: &[u8]) -> Posting {
+        let i64_at = |at: usize| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&entry[at..at + 8]);
+            i64::from_le_bytes(bytes)
+        };
+        let recorded_at = i64_at(8);
+        Posting {
+            traj: i64_at(0),
+            recorded_at: (recorded_at != i64::MIN).then_some(recorded_at),
+            token_count: i64::from(u16::from_le_bytes([entry[16], entry[17]])),
+            success: entry[18] != 0,
+        }
+    }
+}
+
+/// The postings of a block, or an error naming the block when its length is not a whole
+/// number of entries.
+fn unpack_all(blob: &[u8]) -> rusqlite::Result<impl Iterator<Item = Posting> + '_> {
+    if blob.len() % ENTRY != 0 {
+        return Err(rusqlite::Error::FromSqlConversionFailure(
+            blob.len(),
+            rusqlite::types::Type::Blob,
+            format!(
+                "a token block of {} bytes is not whole postings",
+                blob.len()
+            )
+            .into(),
+        ));
+    }
+    Ok(blob.chunks_exact(ENTRY).map(Posting::unpack))
+}
+
+/// The stored form of a trajectory's index keys.
+pub(crate) fn encode_keys(keys: &[&str]) -> String {
+    encode_texts(keys.iter().copied())
+}
+
+/// Indexes trajectory `traj` of `scope` under `keys` (its distinct tokens, or `""`).
+pub(crate) fn add(
+    conn: &Connection,
+    scope: &str,
+    keys: &[&str],
+    origin: &str,
+    posting: Posting,
+) -> rusqlite::Result<()> {
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO browser_trajectory_tokens_pending (traj, token, scope, origin, success, recorded_at, token_count)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for key in keys {
+        insert.execute(params![
+            posting.traj,
+            key,
+            scope,
+            origin,
+            posting.success,
+            posting.recorded_at,
+            posting.token_count
+        ])?;
+    }
+    merge_if_full(conn)
+}
+
+/// Merges the pending list once it holds [`PENDING_POSTINGS`] postings.
+pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
+    let pending: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
+        )?
+        .query_row([PENDING_POSTINGS], |r| r.get(0))?;
+    if pending >= PENDING_POSTINGS {
+        merge_pending(conn)?;
+    }
+    Ok(())
+}
+
+/// Moves every pending posting into its blocks, appending to the last block of each key.
+pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
+    let mut groups: BTreeMap<(String, String, String), Vec<Posting>> = BTreeMap::new();
+    {
+        let mut stmt = conn.prepare_cached(
+            "SELECT scope, token, origin, traj, success, recorded_at, token_count
+             FROM browser_trajectory_tokens_pending",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            groups
+                .entry((row.get(0)?, row.get(1)?, row.get(2)?))
+                .or_default()
+                .push(Posting {
+                    traj: row.get(3)?,
+                    success: row.get(4)?,
+                    recorded_at: row.get(5)?,
+                    token_count: row.get(6)?,
+                });
+        }
+    }
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let mut last = conn.prepare_cached(
+        "SELECT block, postings FROM browser_token_blocks
+         WHERE scope = ?1 AND token = ?2 AND origin = ?3 ORDER BY block DESC LIMIT 1",
+    )?;
+    let mut put = conn.prepare_cached(
+        "INSERT OR REPLACE INTO browser_token_blocks (scope, token, origin, block, postings)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for ((scope, token, origin), mut postings) in groups {
+        postings.sort_by_key(|p| p.traj);
+        let (mut block, mut blob): (i64, Vec<u8>) = last
+            .query_row(params![scope, token, origin], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok((0, Vec::new())),
+                e => Err(e),
+            })?;
+        for posting in postings {
+            if blob.len() / ENTRY >= BLOCK_POSTINGS {
+                put.execute(params![scope, token, origin, block, blob])?;
+                block += 1;
+                blob.clear();
+            }
+            posting.pack(&mut blob);
+        }
+        put.execute(params![scope, token, origin, block, blob])?;
+    }
+    conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending")?
+        .execute([])?;
+    Ok(())
+}
+
+/// Removes trajectories from the index: `doomed` maps each trajectory id to its origin and
+/// stored index keys. Call before deleting their rows.
+pub(crate) fn remove(
+    conn: &Connection,
+    scope: &str,
+    doomed: &[(i64, String, String)],
+) -> rusqlite::Result<()> {
+    let mut merged: HashSet<i64> = HashSet::new();
+    let mut keys: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut unpend =
+        conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending WHERE traj = ?1")?;
+    for (traj, origin, index_keys) in doomed {
+        // A merge moves every pending posting at once: a trajectory is wholly pending or
+        // wholly in blocks.
+        if unpend.execute([traj])? > 0 {
+            continue;
+        }
+        merged.insert(*traj);
+        let decoded = decode_texts(index_keys).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                index_keys.len(),
+                rusqlite::types::Type::Text,
+                format!("index keys of trajectory row {traj} are not an encoded list").into(),
+            )
+        })?;
+        for key in decoded {
+            keys.insert((key, origin.clone()));
+        }
+    }
+    if merged.is_empty() {
+        return Ok(());
+    }
+    let mut blocks = conn.prepare_cached(
+        "SELECT block, postings FROM browser_token_blocks
+         WHERE scope = ?1 AND token = ?2 AND origin = ?3",
+    )?;
+    let mut put = conn.prepare_cached(
+        "UPDATE browser_token_blocks SET postings = ?5
+         WHERE scope = ?1 AND token = ?2 AND origin = ?3 AND block = ?4",
+    )?;
+    let mut drop = conn.prepare_cached(
+        "DELETE FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND origin = ?3 AND block = ?4",
+    )?;
+    for (token, origin) in keys {
+        let found: Vec<(i64, Vec<u8>)> = blocks
+            .query_map(params![scope, token, origin], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        for (block, blob) in found {
+            let kept: Vec<Posting> = unpack_all(&blob)?
+                .filter(|p| !merged.contains(&p.traj))
+                .collect();
+            if kept.len() * ENTRY == blob.len() {
+                continue;
+            }
+            if kept.is_empty() {
+                drop.execute(params![scope, token, origin, block])?;
+            } else {
+                let mut out = Vec::with_capacity(kept.len() * ENTRY);
+                kept.iter().for_each(|p| p.pack(&mut out));
+                put.execute(params![scope, token, origin, block, out])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a candidate query filters on.
+pub(crate) struct Filter<'a> {
+    pub(crate) origin: Option<&'a str>,
+    pub(crate) success_only: bool,
+    pub(crate) not_before: Option<i64>,
+}
+
+impl Filter<'_> {
+    fn keeps(&self, p: &Posting) -> bool {
+        (!self.success_only || p.success)
+            && match (self.not_before, p.recorded_at) {
+                (Some(cutoff), Some(at)) => at >= cutoff,
+                _ => true,
+            }
+    }
+}
+
+/// For each trajectory of `scope` that passes `filter` and holds at least one of `keys`
+/// (sorted, distinct): how many of them it holds, and its token count.
+pub(crate) fn count(
+    conn: &Connection,
+    scope: &str,
+    keys: &[&str],
+    filter: &Filter<'_>,
+) -> rusqlite::Result<HashMap<i64, (usize, i64)>> {
+    let mut counts: HashMap<i64, (usize, i64)> = HashMap::new();
+    let mut tally = |p: Posting| {
+        if filter.keeps(&p) {
+            counts.entry(p.traj).or_insert((0, p.token_count)).0 += 1;
+        }
+    };
+    // Two statements rather than `(?3 IS NULL OR origin = ?3)`, so the origin is part of
+    // the key range when the query has one.
+    let sql = if filter.origin.is_some() {
+        "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND origin = ?3"
+    } else {
+        "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL"
+    };
+    let mut blocks = conn.prepare_cached(sql)?;
+    for key in keys {
+        let mut rows = blocks.query(params![scope, key, filter.origin])?;
+        while let Some(row) = rows.next()? {
+            let blob = row.get_ref(0)?.as_blob()?;
+            unpack_all(blob)?.for_each(&mut tally);
+        }
+    }
+    // The pending list is small: one pass over it, keeping the query's tokens.
+    let mut pending = conn.prepare_cached(
+        "SELECT traj, token, token_count, success, recorded_at FROM browser_trajectory_tokens_pending
+         WHERE scope = ?1 AND (?2 IS NULL OR origin = ?2)",
+    )?;
+    let mut rows = pending.query(params![scope, filter.origin])?;
+    while let Some(row) = rows.next()? {
+        let token = row.get_ref(1)?.as_str()?;
+        if keys.binary_search(&token).is_ok() {
+            tally(Posting {
+                traj: row.get(0)?,
+                token_count: row.get(2)?,
+                success: row.get(3)?,
+                recorded_at: row.get(4)?,
+            });
+        }
+    }
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memory_core::Scope;
+    use memory_core::store::browser::{CandidateQuery, TrajectoryStore};
+
+    /// A version 5 database with `n` trajectories of 6 tokens each in the old posting table,
+    /// upgraded by opening it: every trajectory is still found, replaced and pruned.
+    #[test]
+    fn postings_of_a_version_5_database_survive_the_upgrade() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("v5.db");
+        let n = 100; // 600 postings: more than the pending bound, so opening merges them
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            crate::schema::migrate_to(&mut conn, 5)
+                .map_err(|(m, e)| format!("{}: {e}", m.name))
+                .expect("migrate to 5");
+            for i in 0..n {
+                conn.execute(
+                    "INSERT INTO browser_trajectories (id, scope, traj_id, goal, origin, success,
+                     duration_ms, model, timestamp, recorded_at, token_count)
+                     VALUES (?1, 'shared', ?2, 'g', 'https://a.test', 1, 1, 'm', 't', ?3, 6)",
+                    params![i + 1, format!("traj_{i}"), i * 1000],
+                )
+                .expect("trajectory");
+                for token in ["alpha", "beta", "gamma", "delta", "ε", &format!("t{i}")] {
+                    conn.execute(
+                        "INSERT INTO browser_trajectory_tokens (scope, token, origin, traj, success, recorded_at, token_count)
+                         VALUES ('shared', ?1, 'https://a.test', ?2, 1, ?3, 6)",
+                        params![token, i + 1, i * 1000],
+                    )
+                    .expect("posting");
+                }
+            }
+        }
+        let store = crate::SqliteStore::open(&path).expect("upgrade");
+        let pending: i64 = store
+            .read("count pending", |c| {
+                c.query_row(
+                    "SELECT count(*) FROM browser_trajectory_tokens_pending",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .expect("count");
+        assert_eq!(pending, 0, "opening merged the carried-over postings");
+        let scope = Scope::shared();
+        let query = |tokens: &[&str]| CandidateQuery {
+            tokens: tokens.iter().map(|t| (*t).to_owned()).collect(),
+            origin: Some("https://a.test".to_owned()),
+            success_only: true,
+            not_before: None,
+            min_shared: 1,
+        };
+        let found = store
+            .trajectory_candidates(&scope, &query(&["ε", "t7"]))
+            .expect("match");
+        assert_eq!(found.len(), n as usize);
+        assert!(
+            found
+                .iter()
+                .any(|c| c.id == "traj_7" && c.shared == 2 && c.token_count == 6)
+        );
+        // Pruning the older half removes them from the blocks, by their migrated keys.
+        let pruned = store
+            .trajectory_prune(&scope, memory_core::Timestamp::from_millis(50_000))
+            .expect("prune");
+        assert_eq!(pruned, 50);
+        let found = store
+            .trajectory_candidates(&scope, &query(&["alpha"]))
+            .expect("match");
+        assert_eq!(found.len(), 50);
+        assert!(
+            store
+                .trajectory_candidates(&scope, &query(&["t7"]))
+                .expect("match")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn postings_pack_and_unpack() {
+        for posting in [
+            Posting {
+                traj: 7,
+                recorded_at: Some(1_767_225_600_000),
+                token_count: 12,
+                success: true,
+            },
+            Posting {
+                traj: i64::MAX,
+                recorded_at: None,
+                token_count: 0,
+                success: false,
+            },
+        ] {
+            let mut blob = Vec::new();
+            posting.pack(&mut blob);
+            assert_eq!(blob.len(), ENTRY);
+            assert_eq!(Posting::unpack(&blob), posting);
+        }
+        assert!(unpack_all(&[0u8; ENTRY + 1]).is_err());
+    }
+}
