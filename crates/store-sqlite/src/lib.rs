@@ -66,7 +66,8 @@ pub struct SqliteOptions {
     /// The page cache of the connection, in KiB. Default 32 MiB (SQLite's own default is
     /// 2 MiB), so the token index and recent pages stay in memory between calls.
     pub cache_kib: u32,
-    /// How many prepared statements each connection keeps.
+    /// How many prepared statements each connection keeps. Default 256: recording a browser
+    /// run alone uses dozens, and a statement evicted from the cache is parsed again.
     pub statement_cache: usize,
     /// Open without write access; no migration is attempted.
     pub read_only: bool,
@@ -83,7 +84,7 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(30),
             cache_kib: 32 * 1024,
-            statement_cache: 64,
+            statement_cache: 256,
             read_only: false,
             checkpoint_pages: 10_000,
         }
