@@ -188,3 +188,70 @@ fn a_huge_value_is_refused_and_changes_nothing() {
     );
     assert_eq!(store.meta_get(&key).expect("get").as_deref(), Some("small"));
 }
+
+/// Makes `path` unwritable for this process: permissions first, and when they do not bind
+/// (running as root) the immutable attribute. `false` when neither can be set here.
+#[cfg(unix)]
+fn make_unwritable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o444)).expect("chmod");
+    let writable = || fs::OpenOptions::new().append(true).open(path).is_ok();
+    if !writable() {
+        return true;
+    }
+    let immutable = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success());
+    immutable && !writable()
+}
+
+#[cfg(unix)]
+fn make_writable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::process::Command::new("chattr")
+        .arg("-i")
+        .arg(path)
+        .status();
+    let _ = fs::set_permissions(path, fs::Permissions::from_mode(0o644));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_file_is_an_error_naming_it_and_stays_as_it_was() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let key = MetaKey::new("k").expect("key");
+    {
+        let store = SqliteStore::open(&path).expect("open");
+        store.meta_set(&key, "v").expect("set");
+    } // the last connection checkpoints the WAL into the file and removes it
+    if !make_unwritable(&path) {
+        eprintln!("skipped: this file system cannot make a file read-only for this user");
+        return;
+    }
+    let before = fs::read(&path).expect("read");
+    let message = match SqliteStore::open(&path) {
+        Err(e) => e.to_string(),
+        Ok(store) => match store.meta_set(&key, "w") {
+            Err(e) => e.to_string(),
+            Ok(_) => {
+                make_writable(&path);
+                panic!("writing to a read-only file succeeded")
+            }
+        },
+    };
+    // The store can still be read through a read-only open.
+    let read = SqliteStore::open_read_only(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|s| s.meta_get(&key).map_err(|e| e.to_string()));
+    make_writable(&path);
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(
+        message.contains("readonly") || message.contains("read-only"),
+        "{message}"
+    );
+    assert_eq!(fs::read(&path).expect("read"), before, "the file changed");
+    assert_eq!(read.expect("read-only open").as_deref(), Some("v"));
+}
