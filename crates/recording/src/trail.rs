@@ -330,36 +330,63 @@ fn parse_error(file: &str, error: &serde_yaml::Error) -> RecordingError {
     }
 }
 
-/// The first local tag (`!name`) anywhere in `value`, as written.
-fn first_tag(value: &Yaml) -> Option<String> {
+/// What a trail document may not hold: its YAML never carries these, and not every one of
+/// them can be written back.
+enum Unsupported {
+    /// A local tag (`!name`), as written.
+    Tag(String),
+    /// A mapping key that is itself a list or a map (`? [a, b]: c`).
+    ComplexKey,
+}
+
+/// The first unsupported construct anywhere in `value`.
+fn first_unsupported(value: &Yaml) -> Option<Unsupported> {
     match value {
-        Yaml::Tagged(tagged) => Some(tagged.tag.to_string()),
-        Yaml::Sequence(items) => items.iter().find_map(first_tag),
-        Yaml::Mapping(map) => map
-            .iter()
-            .find_map(|(k, v)| first_tag(k).or_else(|| first_tag(v))),
+        Yaml::Tagged(tagged) => Some(Unsupported::Tag(tagged.tag.to_string())),
+        Yaml::Sequence(items) => items.iter().find_map(first_unsupported),
+        Yaml::Mapping(map) => map.iter().find_map(|(k, v)| {
+            if matches!(k, Yaml::Sequence(_) | Yaml::Mapping(_)) {
+                return Some(Unsupported::ComplexKey);
+            }
+            first_unsupported(k).or_else(|| first_unsupported(v))
+        }),
         _ => None,
     }
+}
+
+/// The 1-based line and column of the first `needle` in `text` (1:1 when absent).
+fn position_of(text: &str, needle: &str) -> (usize, usize) {
+    text.find(needle).map_or((1, 1), |at| {
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |nl| nl + 1) + 1;
+        (line, column)
+    })
 }
 
 impl Trail {
     /// Parses trail YAML; `file` names the text in errors.
     pub fn from_yaml_str(text: &str, file: &str) -> Result<Self> {
         let document: Yaml = serde_yaml::from_str(text).map_err(|e| parse_error(file, &e))?;
-        if let Some(tag) = first_tag(&document) {
-            // A local tag (`!name`) has no meaning in a trail and not every one can be
-            // written back, so a trail that carries one is refused rather than mangled.
-            let (line, column) = text.find(&tag).map_or((1, 1), |at| {
-                let before = &text[..at];
-                let line = before.matches('\n').count() + 1;
-                let column = before.len() - before.rfind('\n').map_or(0, |nl| nl + 1) + 1;
-                (line, column)
-            });
+        if let Some(unsupported) = first_unsupported(&document) {
+            // Refused rather than mangled: a trail that reads must write back.
+            let (needle, message) = match unsupported {
+                Unsupported::Tag(tag) => (
+                    tag.clone(),
+                    format!("YAML tag {tag} is not part of the trail format"),
+                ),
+                Unsupported::ComplexKey => (
+                    "? ".to_owned(),
+                    "a mapping key that is a list or a map is not part of the trail format"
+                        .to_owned(),
+                ),
+            };
+            let (line, column) = position_of(text, &needle);
             return Err(RecordingError::Parse {
                 file: file.to_owned(),
                 line,
                 column,
-                message: format!("YAML tag {tag} is not part of the trail format"),
+                message,
             });
         }
         match document {

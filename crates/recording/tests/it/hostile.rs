@@ -260,3 +260,15 @@ fn a_local_yaml_tag_is_refused_with_its_position() {
     let trail = Trail::from_yaml_str(plain, "plain.trail.yaml").expect("no tag");
     trail.to_yaml_string().expect("writes back");
 }
+
+/// Found by the `trail_yaml` fuzz target: a mapping key that is itself a map parsed into an
+/// unknown config field, and the trail could not be written back.
+#[test]
+fn a_complex_mapping_key_is_refused() {
+    let text = "config:\n  id: sample\n  extra:\n    ? {a: 1}\n    : value\n";
+    let err = Trail::from_yaml_str(text, "complex.trail.yaml").expect_err("complex key refused");
+    assert_eq!(
+        err.to_string(),
+        "complex.trail.yaml:4:5: a mapping key that is a list or a map is not part of the trail format"
+    );
+}
