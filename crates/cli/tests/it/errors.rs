@@ -69,3 +69,45 @@ fn an_unknown_option() {
     let sandbox = Sandbox::new();
     insta::assert_snapshot!(sandbox.run(&["stats", "--verbose"], &[]));
 }
+
+#[test]
+fn a_negative_ttl() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.run(&["browser", "prune", "--ttl-days=-1"], &[]);
+    assert_eq!(run.code, Some(1), "{run}");
+    insta::assert_snapshot!(run);
+}
+
+#[test]
+fn an_episode_file_without_episodes() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("empty.jsonl"), "\n\n").expect("write");
+    let run = sandbox.run(
+        &[
+            "trajectory",
+            "record",
+            "--partition",
+            "p",
+            "--file",
+            "empty.jsonl",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(1), "{run}");
+    insta::assert_snapshot!(run);
+}
+
+#[test]
+fn exporting_over_a_file() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("taken"), "a file, not a folder").expect("write");
+    let run = sandbox.run(&["browser", "export", "taken"], &[]);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run}");
+    assert!(run.stderr.contains("taken"), "{run}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.path().join("taken")).expect("read"),
+        "a file, not a folder",
+        "the file is left as it was"
+    );
+}
