@@ -25,12 +25,12 @@ use crate::files::{
     has_selectors, knowledge_file, parse, selectors_file, site_from_files, suite_summary_id,
 };
 use crate::json::to_pretty;
+use crate::origin::safe_file_stem;
+use crate::tokens::tokenize;
 
 /// The largest memory file an import reads (64 MiB): every file of the format is a few
 /// kilobytes, so a larger one is refused, naming it, before it is read into memory.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-use crate::origin::safe_file_stem;
-use crate::tokens::tokenize;
 
 /// A memory directory: the only way this crate touches the file system.
 #[derive(Clone, Debug)]

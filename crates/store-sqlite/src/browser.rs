@@ -1,6 +1,5 @@
-//! The browser memory traits on SQLite: trajectories with their steps and a token posting
-//! table indexed by `(scope, token, origin)` behind a small pending list that new postings
-//! are appended to and merged from in batches, per-site facts, sessions and selectors, run
+//! The browser memory traits on SQLite: trajectories with their steps and a token index of
+//! packed posting blocks (`token_index.rs`), per-site facts, sessions and selectors, run
 //! manifests, hints and suite summaries. Recording a finished run is one transaction.
 
 use memory_core::store::browser::{
@@ -32,7 +31,7 @@ fn index_keys(tokens: &[String]) -> Vec<&str> {
     keys
 }
 
-/// Rows per multi-row `INSERT`: a run's steps and postings take one or two statements.
+/// Rows per multi-row `INSERT`: a run's steps take one or two statements.
 const ROWS_PER_INSERT: usize = 16;
 
 /// Inserts `rows` with multi-row `INSERT` statements (`head` ends with `VALUES `), at most

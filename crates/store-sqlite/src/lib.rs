@@ -16,8 +16,8 @@
 //!
 //! Opening sets WAL journaling, `synchronous = NORMAL` (or `FULL`), a checkpoint every
 //! [`SqliteOptions::checkpoint_pages`] pages of WAL, a 32 MiB page cache, temporary tables in
-//! memory, foreign keys, a
-//! busy timeout and a prepared-statement cache, then migrates the schema forward. Every trait
+//! memory, foreign keys, a busy timeout and a prepared-statement cache, then migrates the
+//! schema forward. Reads run in one deferred transaction per call. Every trait
 //! method that writes runs in one immediate transaction, so a failed call leaves nothing
 //! half-written and concurrent processes queue for the write lock instead of failing.
 
