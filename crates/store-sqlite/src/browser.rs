@@ -5,12 +5,12 @@
 use memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, HintStore, RunFilter,
     RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use memory_core::{Error, Result, Scope, Timestamp};
-use rusqlite::{Connection, OptionalExtension, ToSql, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{SqliteStore, to_core, token_index};
+use crate::{SqliteStore, codec, to_core, token_index};
 
 fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -31,25 +31,6 @@ fn index_keys(tokens: &[String]) -> Vec<&str> {
     keys
 }
 
-/// Rows per multi-row `INSERT`: a run's steps take one or two statements.
-const ROWS_PER_INSERT: usize = 16;
-
-/// Inserts `rows` with multi-row `INSERT` statements (`head` ends with `VALUES `), at most
-/// [`ROWS_PER_INSERT`] rows each; each row count is its own cached statement.
-fn insert_rows<const N: usize>(
-    conn: &Connection,
-    head: &str,
-    rows: &[[&dyn ToSql; N]],
-) -> rusqlite::Result<()> {
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let row = format!("({})", vec!["?"; N].join(", "));
-        let sql = format!("{head}{}", vec![row; chunk.len()].join(", "));
-        conn.prepare_cached(&sql)?
-            .execute(params_from_iter(chunk.iter().flatten()))?;
-    }
-    Ok(())
-}
-
 fn put_trajectory(
     conn: &Connection,
     scope: &Scope,
@@ -67,6 +48,7 @@ fn put_trajectory(
         })
         .optional()?;
     let encoded_keys = token_index::encode_keys(&keys);
+    let steps = codec::encode_steps(&t.steps);
     let row = params![
         scope.as_str(),
         t.id,
@@ -78,12 +60,11 @@ fn put_trajectory(
         t.timestamp,
         t.recorded_at.map(Timestamp::as_millis),
         token_count as i64,
-        encoded_keys
+        encoded_keys,
+        steps
     ];
     let id = match existing {
         Some((id, old_origin, old_keys)) => {
-            conn.prepare_cached("DELETE FROM browser_trajectory_steps WHERE traj = ?1")?
-                .execute([id])?;
             token_index::remove(
                 conn,
                 scope.as_str(),
@@ -91,8 +72,8 @@ fn put_trajectory(
             )?;
             conn.prepare_cached(
                 "UPDATE browser_trajectories SET goal = ?3, origin = ?4, success = ?5, duration_ms = ?6,
-                 model = ?7, timestamp = ?8, recorded_at = ?9, token_count = ?10, index_keys = ?11
-                 WHERE scope = ?1 AND traj_id = ?2",
+                 model = ?7, timestamp = ?8, recorded_at = ?9, token_count = ?10, index_keys = ?11,
+                 steps = ?12 WHERE scope = ?1 AND traj_id = ?2",
             )?
             .execute(row)?;
             id
@@ -100,8 +81,8 @@ fn put_trajectory(
         None => {
             conn.prepare_cached(
                 "INSERT INTO browser_trajectories (scope, traj_id, goal, origin, success, duration_ms,
-                 model, timestamp, recorded_at, token_count, index_keys)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 model, timestamp, recorded_at, token_count, index_keys, steps)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?
             .execute(row)?;
             conn.last_insert_rowid()
@@ -110,32 +91,9 @@ fn put_trajectory(
     let origin = t.origin.as_deref().unwrap_or_default();
     let recorded_at = t.recorded_at.map(Timestamp::as_millis);
     let token_count = token_count as i64;
-    let scope_str = scope.as_str();
-    let seqs: Vec<i64> = (0..t.steps.len()).map(|seq| seq as i64).collect();
-    let steps: Vec<[&dyn ToSql; 7]> = t
-        .steps
-        .iter()
-        .zip(&seqs)
-        .map(|(s, seq)| {
-            [
-                &id as &dyn ToSql,
-                seq,
-                &s.url,
-                &s.action,
-                &s.snapshot_hash,
-                &s.verified,
-                &s.expected_effect,
-            ]
-        })
-        .collect();
-    insert_rows(
-        conn,
-        "INSERT INTO browser_trajectory_steps (traj, seq, url, action, snapshot_hash, verified, expected_effect) VALUES ",
-        &steps,
-    )?;
     token_index::add(
         conn,
-        scope_str,
+        scope.as_str(),
         &keys,
         origin,
         token_index::Posting {
@@ -148,76 +106,49 @@ fn put_trajectory(
     Ok(())
 }
 
-type TrajectoryRow = (
-    i64,
-    String,
-    String,
-    Option<String>,
-    bool,
-    i64,
-    String,
-    String,
-    Option<i64>,
-);
+/// The columns of a stored trajectory, in [`TRAJECTORY_COLUMNS`] order.
+const TRAJECTORY_COLUMNS: &str =
+    "id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at, steps";
 
-fn get_trajectory(conn: &Connection, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
-    let op = "read trajectory";
-    let row: Option<TrajectoryRow> = conn
-        .prepare_cached(
-            "SELECT id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at
-             FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_row(params![scope.as_str(), id], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                ))
-            })
-            .optional()
-        })
-        .map_err(|e| to_core(op, e))?;
-    row.map(|row| trajectory_from(conn, row)).transpose()
+fn trajectory_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Trajectory>> {
+    let rowid: i64 = r.get(0)?;
+    let duration_ms: i64 = r.get(5)?;
+    let steps = r.get_ref(9)?.as_str()?;
+    let location = || format!("browser_trajectories row {rowid}");
+    let Some(steps) = codec::decode_steps(steps) else {
+        return Ok(Err(Error::corrupt(
+            location(),
+            "the steps column is not an encoded step list",
+        )));
+    };
+    let duration_ms = match uint(duration_ms, &location()) {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(Trajectory {
+        id: r.get(1)?,
+        goal: r.get(2)?,
+        origin: r.get(3)?,
+        steps,
+        success: r.get(4)?,
+        duration_ms,
+        model: r.get(6)?,
+        timestamp: r.get(7)?,
+        recorded_at: r.get::<_, Option<i64>>(8)?.map(Timestamp::from_millis),
+    }))
 }
 
-fn trajectory_from(conn: &Connection, row: TrajectoryRow) -> Result<Trajectory> {
-    let (rowid, id, goal, origin, success, duration_ms, model, timestamp, recorded_at) = row;
-    let steps = conn
-        .prepare_cached(
-            "SELECT url, action, snapshot_hash, verified, expected_effect
-             FROM browser_trajectory_steps WHERE traj = ?1 ORDER BY seq",
-        )
+fn get_trajectory(conn: &Connection, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
+    let sql = format!(
+        "SELECT {TRAJECTORY_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
+    );
+    conn.prepare_cached(&sql)
         .and_then(|mut stmt| {
-            stmt.query_map([rowid], |r| {
-                Ok(TrajectoryStep {
-                    url: r.get(0)?,
-                    action: r.get(1)?,
-                    snapshot_hash: r.get(2)?,
-                    verified: r.get(3)?,
-                    expected_effect: r.get(4)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
+            stmt.query_row(params![scope.as_str(), id], trajectory_from)
+                .optional()
         })
-        .map_err(|e| to_core("read trajectory steps", e))?;
-    Ok(Trajectory {
-        duration_ms: uint(duration_ms, &format!("browser_trajectories row {rowid}"))?,
-        recorded_at: recorded_at.map(Timestamp::from_millis),
-        id,
-        goal,
-        origin,
-        steps,
-        success,
-        model,
-        timestamp,
-    })
+        .map_err(|e| to_core("read trajectory", e))?
+        .transpose()
 }
 
 fn candidates(
@@ -298,20 +229,18 @@ impl TrajectoryStore for SqliteStore {
     }
 
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>> {
+        let sql = format!(
+            "SELECT {TRAJECTORY_COLUMNS} FROM browser_trajectories WHERE scope = ?1 ORDER BY id"
+        );
         self.read_with(|conn| {
-            let rows: Vec<TrajectoryRow> = conn
-                .prepare_cached(
-                    "SELECT id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at
-                     FROM browser_trajectories WHERE scope = ?1 ORDER BY id",
-                )
+            conn.prepare_cached(&sql)
                 .and_then(|mut stmt| {
-                    stmt.query_map([scope.as_str()], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
-                    })?
-                    .collect()
+                    stmt.query_map([scope.as_str()], trajectory_from)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
                 })
-                .map_err(|e| to_core("list trajectories", e))?;
-            rows.into_iter().map(|row| trajectory_from(conn, row)).collect()
+                .map_err(|e| to_core("list trajectories", e))?
+                .into_iter()
+                .collect()
         })
     }
 
@@ -323,23 +252,37 @@ impl TrajectoryStore for SqliteStore {
     }
 }
 
-/// `id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms`.
-type SessionRow = (String, String, String, bool, String, String, i64, i64);
 /// `element, last_ref, stable_selector, success_count, last_used`.
 type SelectorRow = (String, Option<String>, Option<String>, i64, String);
+
+fn decode_sessions(site: &str, text: &str) -> Result<Vec<SessionEntry>> {
+    codec::decode_sessions(text).ok_or_else(|| {
+        Error::corrupt(
+            format!("browser_sites row of site {site:?}"),
+            "the sessions column is not an encoded session list",
+        )
+    })
+}
 
 fn get_site(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteMemory>> {
     let op = "read site memory";
     let fail = |e| to_core(op, e);
-    let head: Option<(String, String, String)> = conn
+    let head: Option<(String, String, String, String)> = conn
         .prepare_cached(
-            "SELECT label, knowledge_updated_at, selectors_updated_at FROM browser_sites WHERE scope = ?1 AND site = ?2",
+            "SELECT label, knowledge_updated_at, selectors_updated_at, sessions FROM browser_sites
+             WHERE scope = ?1 AND site = ?2",
         )
-        .and_then(|mut s| s.query_row(params![scope.as_str(), site], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional())
+        .and_then(|mut s| {
+            s.query_row(params![scope.as_str(), site], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
+        })
         .map_err(fail)?;
-    let Some((label, knowledge_updated_at, selectors_updated_at)) = head else {
+    let Some((label, knowledge_updated_at, selectors_updated_at, sessions)) = head else {
         return Ok(None);
     };
+    let sessions = decode_sessions(site, &sessions)?;
     let location = format!("browser_facts of site {site:?}");
     let facts: Vec<(String, String, String, f64, i64, String)> = conn
         .prepare_cached(
@@ -374,35 +317,6 @@ fn get_site(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteM
                 last_seen,
             })
         })
-        .collect::<Result<Vec<_>>>()?;
-    let sessions: Vec<SessionRow> = conn
-        .prepare_cached(
-            "SELECT id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms FROM browser_sessions
-             WHERE scope = ?1 AND site = ?2 ORDER BY seq",
-        )
-        .and_then(|mut s| {
-            s.query_map(params![scope.as_str(), site], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
-            })?
-            .collect()
-        })
-        .map_err(fail)?;
-    let sessions = sessions
-        .into_iter()
-        .map(
-            |(id, goal, outcome, success, final_url, timestamp, turns, duration)| {
-                Ok(SessionEntry {
-                    id,
-                    goal,
-                    outcome,
-                    success,
-                    final_url,
-                    timestamp,
-                    turns_used: uint(turns, "browser_sessions")?,
-                    duration_ms: uint(duration, "browser_sessions")?,
-                })
-            },
-        )
         .collect::<Result<Vec<_>>>()?;
     let selectors: Vec<SelectorRow> = conn
         .prepare_cached(
@@ -439,66 +353,53 @@ fn get_site(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteM
 
 fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Result<()> {
     let key = params![scope.as_str(), m.site];
-    for table in ["browser_facts", "browser_sessions", "browser_selectors"] {
-        let sql = match table {
-            "browser_facts" => "DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2",
-            "browser_sessions" => "DELETE FROM browser_sessions WHERE scope = ?1 AND site = ?2",
-            _ => "DELETE FROM browser_selectors WHERE scope = ?1 AND site = ?2",
-        };
-        conn.prepare_cached(sql)?.execute(key)?;
-    }
+    conn.prepare_cached("DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2")?
+        .execute(key)?;
+    conn.prepare_cached("DELETE FROM browser_selectors WHERE scope = ?1 AND site = ?2")?
+        .execute(key)?;
+    let next_seq = m.facts.len().max(m.selectors.len()) as i64;
     conn.prepare_cached(
-        "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (scope, site) DO UPDATE SET label = excluded.label,
-         knowledge_updated_at = excluded.knowledge_updated_at, selectors_updated_at = excluded.selectors_updated_at",
+        "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at, sessions, next_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (scope, site) DO UPDATE SET label = excluded.label,
+         knowledge_updated_at = excluded.knowledge_updated_at, selectors_updated_at = excluded.selectors_updated_at,
+         sessions = excluded.sessions, next_seq = excluded.next_seq",
     )?
-    .execute(params![scope.as_str(), m.site, m.label, m.knowledge_updated_at, m.selectors_updated_at])?;
+    .execute(params![
+        scope.as_str(),
+        m.site,
+        m.label,
+        m.knowledge_updated_at,
+        m.selectors_updated_at,
+        codec::encode_sessions(&m.sessions),
+        next_seq
+    ])?;
     let mut fact = conn.prepare_cached(
-        "INSERT INTO browser_facts (scope, site, seq, kind, key, value, confidence, sources, last_seen)
+        "INSERT INTO browser_facts (scope, site, kind, key, seq, value, confidence, sources, last_seen)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for (seq, f) in m.facts.iter().enumerate() {
         fact.execute(params![
             scope.as_str(),
             m.site,
-            seq as i64,
             f.kind.as_str(),
             f.key,
+            seq as i64,
             f.value,
             f.confidence,
             f.sources,
             f.last_seen
         ])?;
     }
-    let mut session = conn.prepare_cached(
-        "INSERT INTO browser_sessions (scope, site, seq, id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    for (seq, s) in m.sessions.iter().enumerate() {
-        session.execute(params![
-            scope.as_str(),
-            m.site,
-            seq as i64,
-            s.id,
-            s.goal,
-            s.outcome,
-            s.success,
-            s.final_url,
-            s.timestamp,
-            s.turns_used,
-            int(s.duration_ms)
-        ])?;
-    }
     let mut selector = conn.prepare_cached(
-        "INSERT INTO browser_selectors (scope, site, seq, element, last_ref, stable_selector, success_count, last_used)
+        "INSERT INTO browser_selectors (scope, site, element, seq, last_ref, stable_selector, success_count, last_used)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for (seq, e) in m.selectors.iter().enumerate() {
         selector.execute(params![
             scope.as_str(),
             m.site,
-            seq as i64,
             e.element,
+            seq as i64,
             e.last_ref,
             e.stable_selector,
             e.success_count,
@@ -508,29 +409,53 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
     Ok(())
 }
 
-/// Applies an observation row by row, touching only the rows it changes: the site row, the
-/// session log (at most six rows), the facts sharing a kind and key with an observed fact, and
-/// the selectors observed. The rules are the shared ones of `memory_core::store::browser`.
+/// Applies an observation row by row, touching only the rows it changes: the site row (which
+/// holds the session log and the next sequence number), the facts sharing a kind and key with
+/// an observed fact, and the selectors observed. The rules are the shared ones of
+/// `memory_core::store::browser`.
 fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation) -> Result<()> {
-    observe_rows(conn, scope, o).map_err(|e| to_core("observe site", e))
+    let op = "observe site";
+    let head: Option<(String, i64)> = conn
+        .prepare_cached(
+            "SELECT sessions, next_seq FROM browser_sites WHERE scope = ?1 AND site = ?2",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![scope.as_str(), o.site], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+        })
+        .map_err(|e| to_core(op, e))?;
+    let (sessions, next_seq) = head.unwrap_or_default();
+    let sessions = match &o.session {
+        Some(session) => {
+            let mut log = decode_sessions(&o.site, &sessions)?;
+            memory_core::store::browser::append_session(&mut log, session.clone());
+            codec::encode_sessions(&log)
+        }
+        None => sessions,
+    };
+    observe_rows(conn, scope, o, &sessions, next_seq).map_err(|e| to_core(op, e))
 }
 
-fn next_seq(conn: &Connection, sql: &str, scope: &Scope, site: &str) -> rusqlite::Result<i64> {
-    conn.prepare_cached(sql)?
-        .query_row(params![scope.as_str(), site], |r| r.get(0))
-}
-
-fn observe_rows(conn: &Connection, scope: &Scope, o: &SiteObservation) -> rusqlite::Result<()> {
+fn observe_rows(
+    conn: &Connection,
+    scope: &Scope,
+    o: &SiteObservation,
+    sessions: &str,
+    next_seq: i64,
+) -> rusqlite::Result<()> {
     let now = &o.observed_at;
     let knowledge_changed = o.session.is_some() || !o.facts.is_empty();
     let selectors_changed = !o.selectors.is_empty();
     conn.prepare_cached(
-        "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at)
-         VALUES (?1, ?2, ?3, CASE WHEN ?4 THEN ?6 ELSE '' END, CASE WHEN ?5 THEN ?6 ELSE '' END)
+        "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at, sessions)
+         VALUES (?1, ?2, ?3, CASE WHEN ?4 THEN ?6 ELSE '' END, CASE WHEN ?5 THEN ?6 ELSE '' END, ?7)
          ON CONFLICT (scope, site) DO UPDATE SET
            label = CASE WHEN label = '' THEN excluded.label ELSE label END,
            knowledge_updated_at = CASE WHEN ?4 THEN ?6 ELSE knowledge_updated_at END,
-           selectors_updated_at = CASE WHEN ?5 THEN ?6 ELSE selectors_updated_at END",
+           selectors_updated_at = CASE WHEN ?5 THEN ?6 ELSE selectors_updated_at END,
+           sessions = excluded.sessions",
     )?
     .execute(params![
         scope.as_str(),
@@ -538,13 +463,12 @@ fn observe_rows(conn: &Connection, scope: &Scope, o: &SiteObservation) -> rusqli
         o.label,
         knowledge_changed,
         selectors_changed,
-        now
+        now,
+        sessions
     ])?;
-    if let Some(session) = &o.session {
-        observe_session(conn, scope, &o.site, session)?;
-    }
+    let mut seq = next_seq;
     for fact in &o.facts {
-        observe_one_fact(conn, scope, &o.site, fact, now)?;
+        observe_one_fact(conn, scope, &o.site, fact, now, &mut seq)?;
     }
     if !o.facts.is_empty() {
         conn.prepare_cached(
@@ -557,56 +481,13 @@ fn observe_rows(conn: &Connection, scope: &Scope, o: &SiteObservation) -> rusqli
         ])?;
     }
     for (element, selector) in &o.selectors {
-        observe_selector(conn, scope, &o.site, element, selector, now)?;
+        observe_selector(conn, scope, &o.site, element, selector, now, &mut seq)?;
     }
-    Ok(())
-}
-
-fn observe_session(
-    conn: &Connection,
-    scope: &Scope,
-    site: &str,
-    session: &SessionEntry,
-) -> rusqlite::Result<()> {
-    let mut sessions: Vec<SessionEntry> = conn
-        .prepare_cached(
-            "SELECT id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms FROM browser_sessions
-             WHERE scope = ?1 AND site = ?2 ORDER BY seq",
+    if seq != next_seq {
+        conn.prepare_cached(
+            "UPDATE browser_sites SET next_seq = ?3 WHERE scope = ?1 AND site = ?2",
         )?
-        .query_map(params![scope.as_str(), site], |r| {
-            Ok(SessionEntry {
-                id: r.get(0)?,
-                goal: r.get(1)?,
-                outcome: r.get(2)?,
-                success: r.get(3)?,
-                final_url: r.get(4)?,
-                timestamp: r.get(5)?,
-                turns_used: r.get(6)?,
-                duration_ms: r.get::<_, i64>(7).map(|d| u64::try_from(d).unwrap_or(0))?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    memory_core::store::browser::append_session(&mut sessions, session.clone());
-    conn.prepare_cached("DELETE FROM browser_sessions WHERE scope = ?1 AND site = ?2")?
-        .execute(params![scope.as_str(), site])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO browser_sessions (scope, site, seq, id, goal, outcome, success, final_url, timestamp, turns_used, duration_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    for (seq, s) in sessions.iter().enumerate() {
-        insert.execute(params![
-            scope.as_str(),
-            site,
-            seq as i64,
-            s.id,
-            s.goal,
-            s.outcome,
-            s.success,
-            s.final_url,
-            s.timestamp,
-            s.turns_used,
-            int(s.duration_ms)
-        ])?;
+        .execute(params![scope.as_str(), o.site, seq])?;
     }
     Ok(())
 }
@@ -617,19 +498,20 @@ fn observe_one_fact(
     site: &str,
     fact: &memory_core::store::browser::FactObservation,
     now: &str,
+    next_seq: &mut i64,
 ) -> rusqlite::Result<()> {
+    let key = params![scope.as_str(), site, fact.kind.as_str(), fact.key];
     let rows: Vec<(i64, String, f64, i64, String)> = conn
         .prepare_cached(
             "SELECT seq, value, confidence, sources, last_seen FROM browser_facts
              WHERE scope = ?1 AND site = ?2 AND kind = ?3 AND key = ?4 ORDER BY seq",
         )?
-        .query_map(
-            params![scope.as_str(), site, fact.kind.as_str(), fact.key],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )?
+        .query_map(key, |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
         .collect::<rusqlite::Result<_>>()?;
-    let mut seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
-    let mut group: Vec<Fact> = rows
+    let seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let before: Vec<Fact> = rows
         .into_iter()
         .map(|(_, value, confidence, sources, last_seen)| Fact {
             kind: fact.kind,
@@ -640,37 +522,64 @@ fn observe_one_fact(
             last_seen,
         })
         .collect();
-    let before = group.len();
+    let mut group = before.clone();
     memory_core::store::browser::observe_fact(&mut group, fact.kind, &fact.key, &fact.value, now);
-    if group.len() > before {
-        seqs.push(next_seq(
-            conn,
-            "SELECT coalesce(max(seq), -1) + 1 FROM browser_facts WHERE scope = ?1 AND site = ?2",
-            scope,
-            site,
-        )?);
-    }
-    // The rule keeps the group's order; pruned facts (below 0.1) are removed after all
-    // observations, so every remaining fact keeps its sequence number.
-    conn.prepare_cached(
-        "DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2 AND kind = ?3 AND key = ?4",
-    )?
-    .execute(params![scope.as_str(), site, fact.kind.as_str(), fact.key])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO browser_facts (scope, site, seq, kind, key, value, confidence, sources, last_seen)
+    // The rule changes facts in place, drops those that fall below the pruning threshold and
+    // appends at most one new fact, keeping the order: walk both lists to pair each remaining
+    // fact with its row, so every fact keeps its sequence number and only changed rows are
+    // written.
+    let mut put = conn.prepare_cached(
+        "INSERT OR REPLACE INTO browser_facts (scope, site, kind, key, seq, value, confidence, sources, last_seen)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    for (f, seq) in group.iter().zip(seqs) {
-        insert.execute(params![
+    let mut drop = conn.prepare_cached(
+        "DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2 AND kind = ?3 AND key = ?4 AND seq = ?5",
+    )?;
+    let mut old = before.iter().zip(&seqs);
+    for f in &group {
+        // Skip (and delete) the old facts the rule pruned before this one.
+        let mut seq = None;
+        for (o, s) in old.by_ref() {
+            if o.value == f.value {
+                seq = Some((o, *s));
+                break;
+            }
+            drop.execute(params![
+                scope.as_str(),
+                site,
+                fact.kind.as_str(),
+                fact.key,
+                s
+            ])?;
+        }
+        let seq = match seq {
+            Some((o, _)) if o == f => continue,
+            Some((_, s)) => s,
+            None => {
+                let s = *next_seq;
+                *next_seq += 1;
+                s
+            }
+        };
+        put.execute(params![
             scope.as_str(),
             site,
-            seq,
             f.kind.as_str(),
             f.key,
+            seq,
             f.value,
             f.confidence,
             f.sources,
             f.last_seen
+        ])?;
+    }
+    for (_, s) in old {
+        drop.execute(params![
+            scope.as_str(),
+            site,
+            fact.kind.as_str(),
+            fact.key,
+            s
         ])?;
     }
     Ok(())
@@ -683,6 +592,7 @@ fn observe_selector(
     element: &str,
     selector: &str,
     now: &str,
+    next_seq: &mut i64,
 ) -> rusqlite::Result<()> {
     let is_ref = selector.starts_with('@');
     let updated = conn
@@ -701,20 +611,15 @@ fn observe_selector(
             selector
         ])?;
     if updated == 0 {
-        let seq = next_seq(
-            conn,
-            "SELECT coalesce(max(seq), -1) + 1 FROM browser_selectors WHERE scope = ?1 AND site = ?2",
-            scope,
-            site,
-        )?;
         conn.prepare_cached(
-            "INSERT INTO browser_selectors (scope, site, seq, element, last_ref, stable_selector, success_count, last_used)
+            "INSERT INTO browser_selectors (scope, site, element, seq, last_ref, stable_selector, success_count, last_used)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)",
         )?
         .execute(params![
-            scope.as_str(), site, seq, element,
+            scope.as_str(), site, element, *next_seq,
             is_ref.then_some(selector), (!is_ref).then_some(selector), now
         ])?;
+        *next_seq += 1;
     }
     Ok(())
 }
@@ -745,43 +650,36 @@ impl SiteMemoryStore for SqliteStore {
 }
 
 fn put_run(conn: &Connection, scope: &Scope, m: &RunManifest) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM browser_runs WHERE scope = ?1 AND run_id = ?2")?
-        .execute(params![scope.as_str(), m.run_id])?;
     conn.prepare_cached(
         "INSERT INTO browser_runs (scope, run_id, session_id, parent_run_id, status, goal, domain, start_url,
-         current_url, final_url, started_at, updated_at, completed_at, success, summary, turn_count, result, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+         current_url, final_url, started_at, updated_at, completed_at, success, summary, turn_count, result, reason,
+         artifact_paths)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+         ON CONFLICT (scope, run_id) DO UPDATE SET session_id = excluded.session_id,
+         parent_run_id = excluded.parent_run_id, status = excluded.status, goal = excluded.goal,
+         domain = excluded.domain, start_url = excluded.start_url, current_url = excluded.current_url,
+         final_url = excluded.final_url, started_at = excluded.started_at, updated_at = excluded.updated_at,
+         completed_at = excluded.completed_at, success = excluded.success, summary = excluded.summary,
+         turn_count = excluded.turn_count, result = excluded.result, reason = excluded.reason,
+         artifact_paths = excluded.artifact_paths",
     )?
     .execute(params![
         scope.as_str(), m.run_id, m.session_id, m.parent_run_id, m.status.as_str(), m.goal, m.domain, m.start_url,
         m.current_url, m.final_url, m.started_at, m.updated_at, m.completed_at, m.success, m.summary, m.turn_count,
-        m.result, m.reason
+        m.result, m.reason, codec::encode_texts(m.artifact_paths.iter().map(String::as_str))
     ])?;
-    let mut artifact = conn.prepare_cached(
-        "INSERT INTO browser_run_artifacts (scope, run_id, seq, path) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for (seq, path) in m.artifact_paths.iter().enumerate() {
-        artifact.execute(params![scope.as_str(), m.run_id, seq as i64, path])?;
-    }
     Ok(())
 }
 
 const RUN_COLUMNS: &str =
     "run_id, session_id, parent_run_id, status, goal, domain, start_url, current_url, final_url,
-     started_at, updated_at, completed_at, success, summary, turn_count, result, reason";
+     started_at, updated_at, completed_at, success, summary, turn_count, result, reason, artifact_paths";
 
-fn run_from(
-    conn: &Connection,
-    scope: &Scope,
-    r: &rusqlite::Row<'_>,
-) -> rusqlite::Result<(RunManifest, String)> {
+/// A manifest with its stored status text, or the problem with the row.
+fn run_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(RunManifest, String, bool)> {
     let run_id: String = r.get(0)?;
-    let artifact_paths = conn
-        .prepare_cached(
-            "SELECT path FROM browser_run_artifacts WHERE scope = ?1 AND run_id = ?2 ORDER BY seq",
-        )?
-        .query_map(params![scope.as_str(), run_id], |a| a.get(0))?
-        .collect::<rusqlite::Result<Vec<String>>>()?;
+    let artifacts = codec::decode_texts(r.get_ref(17)?.as_str()?);
+    let artifacts_ok = artifacts.is_some();
     let status: String = r.get(3)?;
     let turn_count: i64 = r.get(14)?;
     Ok((
@@ -800,21 +698,29 @@ fn run_from(
             completed_at: r.get(11)?,
             success: r.get(12)?,
             summary: r.get(13)?,
-            artifact_paths,
+            artifact_paths: artifacts.unwrap_or_default(),
             turn_count: u32::try_from(turn_count).unwrap_or(u32::MAX),
             result: r.get(15)?,
             reason: r.get(16)?,
         },
         status,
+        artifacts_ok,
     ))
 }
 
-fn checked(found: (RunManifest, String)) -> Result<RunManifest> {
-    let (manifest, status) = found;
+fn checked(found: (RunManifest, String, bool)) -> Result<RunManifest> {
+    let (manifest, status, artifacts_ok) = found;
+    let location = || format!("browser_runs row {:?}", manifest.run_id);
     if RunStatus::parse(&status).is_none() {
         return Err(Error::corrupt(
-            format!("browser_runs row {:?}", manifest.run_id),
+            location(),
             format!("unknown status {status:?}"),
+        ));
+    }
+    if !artifacts_ok {
+        return Err(Error::corrupt(
+            location(),
+            "the artifact_paths column is not an encoded list",
         ));
     }
     Ok(manifest)
@@ -833,9 +739,7 @@ impl RunManifestStore for SqliteStore {
             format!("SELECT {RUN_COLUMNS} FROM browser_runs WHERE scope = ?1 AND run_id = ?2");
         let found = self.read("read run manifest", |conn| {
             conn.prepare_cached(&sql)?
-                .query_row(params![scope.as_str(), run_id], |r| {
-                    run_from(conn, scope, r)
-                })
+                .query_row(params![scope.as_str(), run_id], run_from)
                 .optional()
         })?;
         found.map(checked).transpose()
@@ -861,7 +765,7 @@ impl RunManifestStore for SqliteStore {
                         filter.status.map(RunStatus::as_str),
                         limit
                     ],
-                    |r| run_from(conn, scope, r),
+                    run_from,
                 )?
                 .collect::<rusqlite::Result<Vec<_>>>()
         })?;
@@ -931,5 +835,177 @@ impl BrowserStore for SqliteStore {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memory_core::Scope;
+    use memory_core::store::browser::{
+        FactKind, RunManifestStore, SiteMemoryStore, TrajectoryStep, TrajectoryStore,
+    };
+    use rusqlite::{Connection, params};
+
+    /// A version 6 database holding steps, sessions, facts, selectors and artifacts in their
+    /// own tables reads back the same after the upgrade to version 7 folds them into rows.
+    #[test]
+    fn a_version_6_database_keeps_its_browser_memory_through_the_upgrade() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("v6.db");
+        {
+            let mut conn = Connection::open(&path).expect("open");
+            crate::schema::migrate_to(&mut conn, 6)
+                .map_err(|(m, e)| format!("{}: {e}", m.name))
+                .expect("migrate to 6");
+            conn.execute_batch(
+                "INSERT INTO browser_trajectories (id, scope, traj_id, goal, origin, success, duration_ms,
+                   model, timestamp, recorded_at, token_count, index_keys)
+                 VALUES (1, 'shared', 'traj_1', 'buy a watch', 'https://a.test', 1, 5, 'm', 't', 10, 3,
+                   '3:buy1:a5:watch'),
+                        (2, 'shared', 'traj_2', 'no steps', NULL, 0, 0, 'm', 't', NULL, 2, '2:no5:steps');
+                 INSERT INTO browser_trajectory_steps VALUES
+                   (1, 1, 'https://a.test/cart', 'click: ü', 'h2', 0, ''),
+                   (1, 0, 'https://a.test/', 'goto', 'h1', 1, NULL),
+                   (1, 2, 'https://a.test/done', 'done', 'h3', 1, 'cart shows 1');
+                 INSERT INTO browser_sites VALUES ('shared', 'a.test', 'https://a.test', 'k', 's');
+                 INSERT INTO browser_sessions VALUES
+                   ('shared', 'a.test', 1, 's2', 'g2', 'o2', 0, 'https://a.test/2', 't2', 4, 40),
+                   ('shared', 'a.test', 0, 's1', 'g:1', '', 1, '', 't1', 3, 30);
+                 INSERT INTO browser_facts VALUES
+                   ('shared', 'a.test', 0, 'quirk', 'k', 'v', 0.5, 1, 't'),
+                   ('shared', 'a.test', 4, 'pattern', 'p', 'w', 0.7, 2, 't');
+                 INSERT INTO browser_selectors VALUES
+                   ('shared', 'a.test', 7, 'add to cart', '@e3', NULL, 3, 't'),
+                   ('shared', 'a.test', 2, 'search', NULL, '#q', 1, 't');
+                 INSERT INTO browser_runs (scope, run_id, status, goal, domain, started_at, updated_at, turn_count)
+                   VALUES ('shared', 'run_1', 'completed', 'g', 'a.test', 't', 't', 2);
+                 INSERT INTO browser_run_artifacts VALUES
+                   ('shared', 'run_1', 1, 'b.png'), ('shared', 'run_1', 0, 'a.png');",
+            )
+            .expect("version 6 rows");
+        }
+        let store = crate::SqliteStore::open(&path).expect("upgrade");
+        let scope = Scope::shared();
+        let t = store
+            .trajectory_get(&scope, "traj_1")
+            .expect("read")
+            .expect("kept");
+        let step =
+            |url: &str, action: &str, hash: &str, verified, effect: Option<&str>| TrajectoryStep {
+                url: url.to_owned(),
+                action: action.to_owned(),
+                snapshot_hash: hash.to_owned(),
+                verified,
+                expected_effect: effect.map(str::to_owned),
+            };
+        assert_eq!(
+            t.steps,
+            vec![
+                step("https://a.test/", "goto", "h1", true, None),
+                step("https://a.test/cart", "click: ü", "h2", false, Some("")),
+                step(
+                    "https://a.test/done",
+                    "done",
+                    "h3",
+                    true,
+                    Some("cart shows 1")
+                ),
+            ]
+        );
+        let empty = store
+            .trajectory_get(&scope, "traj_2")
+            .expect("read")
+            .expect("kept");
+        assert!(empty.steps.is_empty());
+        let site = store
+            .site_get(&scope, "a.test")
+            .expect("read")
+            .expect("kept");
+        let sessions: Vec<_> = site
+            .sessions
+            .iter()
+            .map(|s| {
+                (
+                    s.id.as_str(),
+                    s.goal.as_str(),
+                    s.success,
+                    s.turns_used,
+                    s.duration_ms,
+                )
+            })
+            .collect();
+        assert_eq!(
+            sessions,
+            vec![("s1", "g:1", true, 3, 30), ("s2", "g2", false, 4, 40)]
+        );
+        let facts: Vec<_> = site
+            .facts
+            .iter()
+            .map(|f| (f.kind, f.key.as_str(), f.value.as_str(), f.sources))
+            .collect();
+        assert_eq!(
+            facts,
+            vec![
+                (FactKind::Quirk, "k", "v", 1),
+                (FactKind::Pattern, "p", "w", 2)
+            ]
+        );
+        let selectors: Vec<_> = site
+            .selectors
+            .iter()
+            .map(|s| (s.element.as_str(), s.success_count))
+            .collect();
+        assert_eq!(selectors, vec![("search", 1), ("add to cart", 3)]);
+        let run = store.run_get(&scope, "run_1").expect("read").expect("kept");
+        assert_eq!(run.artifact_paths, vec!["a.png", "b.png"]);
+        // New facts and selectors are numbered after the carried-over ones.
+        let next: i64 = store
+            .read("read next_seq", |c| {
+                c.query_row(
+                    "SELECT next_seq FROM browser_sites WHERE site = ?1",
+                    params!["a.test"],
+                    |r| r.get(0),
+                )
+            })
+            .expect("next_seq");
+        assert_eq!(next, 8);
+    }
+
+    /// A list column that is not an encoded list is reported with its row, not a panic.
+    #[test]
+    fn a_corrupt_list_column_is_an_error_naming_the_row() {
+        let store = crate::SqliteStore::open_in_memory().expect("open");
+        let scope = Scope::shared();
+        store
+            .write("seed", |tx| {
+                tx.execute_batch(
+                    "INSERT INTO browser_trajectories (id, scope, traj_id, goal, origin, success, duration_ms,
+                       model, timestamp, recorded_at, token_count, steps)
+                     VALUES (1, 'shared', 'traj_1', 'g', NULL, 1, 0, 'm', 't', NULL, 1, '9:short');
+                     INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at, sessions)
+                     VALUES ('shared', 'a.test', 'a', '', '', '1:x');
+                     INSERT INTO browser_runs (scope, run_id, status, goal, domain, started_at, updated_at,
+                       turn_count, artifact_paths)
+                     VALUES ('shared', 'run_1', 'completed', 'g', 'a.test', 't', 't', 0, 'nolength');",
+                )
+                .map_err(|e| crate::to_core("seed", e))
+            })
+            .expect("seed");
+        let message = |e: memory_core::Error| e.to_string();
+        let trajectory = message(store.trajectory_get(&scope, "traj_1").expect_err("corrupt"));
+        assert!(
+            trajectory.contains("browser_trajectories row 1") && trajectory.contains("steps"),
+            "{trajectory}"
+        );
+        let site = message(store.site_get(&scope, "a.test").expect_err("corrupt"));
+        assert!(
+            site.contains("a.test") && site.contains("sessions"),
+            "{site}"
+        );
+        let run = message(store.run_get(&scope, "run_1").expect_err("corrupt"));
+        assert!(
+            run.contains("run_1") && run.contains("artifact_paths"),
+            "{run}"
+        );
     }
 }

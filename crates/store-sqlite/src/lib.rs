@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod browser;
+mod codec;
 mod error;
 mod meta;
 mod schema;

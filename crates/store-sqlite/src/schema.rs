@@ -45,6 +45,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_token_blocks",
         sql: include_str!("sql/0006_browser_token_blocks.sql"),
     },
+    Migration {
+        version: 7,
+        name: "browser_compact_rows",
+        sql: include_str!("sql/0007_browser_compact_rows.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -53,6 +53,10 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             run: site_observations_apply_rules,
         },
         Case {
+            name: "facts and selectors keep their order through pruning",
+            run: facts_keep_their_order_through_pruning,
+        },
+        Case {
             name: "run manifests list newest first",
             run: runs_list_newest_first,
         },
@@ -452,6 +456,47 @@ fn site_observations_apply_rules<S: BrowserStore>(store: &S) -> CaseResult {
         Some(created),
         "a new site is created"
     );
+    Ok(())
+}
+
+/// Contradictions decay and prune facts in the middle of a group while other groups and
+/// selectors keep growing: after every observation the stored site reads back exactly as
+/// `SiteMemory::apply` orders it.
+fn facts_keep_their_order_through_pruning<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let mut expected = SiteMemory {
+        site: "order.test".into(),
+        ..SiteMemory::default()
+    };
+    for round in 0..12u32 {
+        let fact = |kind, key: String, value: String| FactObservation { kind, key, value };
+        let obs = SiteObservation {
+            site: "order.test".into(),
+            label: "l".into(),
+            session: None,
+            facts: vec![
+                // Always a new value: every older value of `a` decays, the oldest are pruned.
+                fact(FactKind::Quirk, "a".into(), format!("a{round}")),
+                // New for three rounds, then confirmed.
+                fact(FactKind::Timing, format!("b{}", round % 3), "x".into()),
+                // The value before last again: a confirmation while it survives.
+                fact(
+                    FactKind::Quirk,
+                    "a".into(),
+                    format!("a{}", round.saturating_sub(2)),
+                ),
+            ],
+            selectors: vec![(format!("e{}", round % 4), format!("#s{round}"))],
+            observed_at: format!("o{round}"),
+        };
+        store.site_observe(&s, &obs)?;
+        expected.apply(&obs);
+        ensure_eq!(
+            store.site_get(&s, "order.test")?,
+            Some(expected.clone()),
+            "after round {round}"
+        );
+    }
     Ok(())
 }
 
