@@ -50,6 +50,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_compact_rows",
         sql: include_str!("sql/0007_browser_compact_rows.sql"),
     },
+    Migration {
+        version: 8,
+        name: "browser_token_tails",
+        sql: include_str!("sql/0008_browser_token_tails.sql"),
+    },
 ];
 
 /// The schema version this build writes.

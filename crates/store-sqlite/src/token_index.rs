@@ -1,26 +1,31 @@
-//! The browser token index: posting blocks behind a pending list (schema version 6).
+//! The browser token index: posting blocks and tails behind a pending list (schema versions
+//! 6 and 8).
 //!
 //! A stored trajectory's postings (one per distinct goal token, carrying what the candidate
 //! filters read) are appended to `browser_trajectory_tokens_pending`, clustered by trajectory.
-//! Once that list holds [`PENDING_POSTINGS`] postings they are merged into
-//! `browser_token_blocks`: one row per `(scope, token, origin)` and block number, each block
-//! holding up to [`BLOCK_POSTINGS`] packed postings in trajectory order. A query reads the
-//! blocks of its tokens (a few rows each) and the small pending list.
+//! Once that list holds [`PENDING_POSTINGS`] postings they are merged: each
+//! `(scope, token, origin)` key keeps its newest postings in a small tail row
+//! (`browser_token_tails`), and a tail that reaches [`TAIL_POSTINGS`] is written out as a new
+//! row of `browser_token_blocks`, which is never appended to again. Small tails pack a dozen
+//! keys to a page, so a merge touching hundreds of keys writes far fewer pages than appending
+//! to each key's last block did. A query reads the blocks and the tail of each of its tokens
+//! and the small pending list.
 //!
 //! Removing a trajectory (replaced or pruned) drops its pending postings, or rewrites the
-//! blocks named by its stored index keys without it.
+//! blocks and tails named by its stored index keys without it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use memory_core::store::trajectory::{decode_texts, encode_texts};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 /// Postings the pending list holds before they are merged into blocks: a merge then writes
 /// each touched block once for many runs, and matching still scans the list in microseconds.
 pub(crate) const PENDING_POSTINGS: i64 = 512;
 
-/// Postings per block: a full block (about 2.4 KiB) still fits one page.
-pub(crate) const BLOCK_POSTINGS: usize = 128;
+/// Postings a tail holds before it is written out as a block (a block of 32 is 608 bytes).
+/// Blocks written by version 6 hold up to 128.
+pub(crate) const TAIL_POSTINGS: usize = 32;
 
 /// Bytes of one packed posting.
 const ENTRY: usize = 19;
@@ -120,7 +125,8 @@ pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Moves every pending posting into its blocks, appending to the last block of each key.
+/// Moves every pending posting into the tail of its key, writing out each tail that reaches
+/// [`TAIL_POSTINGS`] as new blocks.
 pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
     let mut groups: BTreeMap<(String, String, String), Vec<Posting>> = BTreeMap::new();
     {
@@ -144,33 +150,46 @@ pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
     if groups.is_empty() {
         return Ok(());
     }
-    let mut last = conn.prepare_cached(
-        "SELECT block, postings FROM browser_token_blocks
-         WHERE scope = ?1 AND token = ?2 AND origin = ?3 ORDER BY block DESC LIMIT 1",
+    let mut tail = conn.prepare_cached(
+        "SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3",
     )?;
-    let mut put = conn.prepare_cached(
-        "INSERT OR REPLACE INTO browser_token_blocks (scope, token, origin, block, postings)
+    let mut put_tail = conn.prepare_cached(
+        "INSERT OR REPLACE INTO browser_token_tails (scope, token, origin, postings)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut drop_tail = conn.prepare_cached(
+        "DELETE FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3",
+    )?;
+    let mut next_block = conn.prepare_cached(
+        "SELECT coalesce(max(block), -1) + 1 FROM browser_token_blocks
+         WHERE scope = ?1 AND token = ?2 AND origin = ?3",
+    )?;
+    let mut put_block = conn.prepare_cached(
+        "INSERT INTO browser_token_blocks (scope, token, origin, block, postings)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for ((scope, token, origin), mut postings) in groups {
         postings.sort_by_key(|p| p.traj);
-        let (mut block, mut blob): (i64, Vec<u8>) = last
-            .query_row(params![scope, token, origin], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok((0, Vec::new())),
-                e => Err(e),
-            })?;
-        for posting in postings {
-            if blob.len() / ENTRY >= BLOCK_POSTINGS {
-                put.execute(params![scope, token, origin, block, blob])?;
-                block += 1;
-                blob.clear();
+        let key = params![scope, token, origin];
+        let mut blob: Vec<u8> = tail
+            .query_row(key, |r| r.get(0))
+            .optional()?
+            .unwrap_or_default();
+        let had_tail = !blob.is_empty();
+        postings.iter().for_each(|p| p.pack(&mut blob));
+        let full = blob.len() / ENTRY / TAIL_POSTINGS * TAIL_POSTINGS * ENTRY;
+        if full > 0 {
+            let first: i64 = next_block.query_row(key, |r| r.get(0))?;
+            for (block, chunk) in (first..).zip(blob[..full].chunks(TAIL_POSTINGS * ENTRY)) {
+                put_block.execute(params![scope, token, origin, block, chunk])?;
             }
-            posting.pack(&mut blob);
+            blob.drain(..full);
         }
-        put.execute(params![scope, token, origin, block, blob])?;
+        if !blob.is_empty() {
+            put_tail.execute(params![scope, token, origin, blob])?;
+        } else if had_tail {
+            drop_tail.execute(key)?;
+        }
     }
     conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending")?
         .execute([])?;
@@ -220,7 +239,31 @@ pub(crate) fn remove(
     let mut drop = conn.prepare_cached(
         "DELETE FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND origin = ?3 AND block = ?4",
     )?;
+    let mut tail = conn.prepare_cached(
+        "SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3",
+    )?;
+    let mut put_tail = conn.prepare_cached(
+        "UPDATE browser_token_tails SET postings = ?4 WHERE scope = ?1 AND token = ?2 AND origin = ?3",
+    )?;
+    let mut drop_tail = conn.prepare_cached(
+        "DELETE FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3",
+    )?;
     for (token, origin) in keys {
+        if let Some(blob) = tail
+            .query_row(params![scope, token, origin], |r| r.get::<_, Vec<u8>>(0))
+            .optional()?
+        {
+            let kept: Vec<Posting> = unpack_all(&blob)?
+                .filter(|p| !merged.contains(&p.traj))
+                .collect();
+            if kept.is_empty() {
+                drop_tail.execute(params![scope, token, origin])?;
+            } else if kept.len() * ENTRY != blob.len() {
+                let mut out = Vec::with_capacity(kept.len() * ENTRY);
+                kept.iter().for_each(|p| p.pack(&mut out));
+                put_tail.execute(params![scope, token, origin, out])?;
+            }
+        }
         let found: Vec<(i64, Vec<u8>)> = blocks
             .query_map(params![scope, token, origin], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -283,12 +326,19 @@ pub(crate) fn count(
     } else {
         "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL"
     };
-    let mut blocks = conn.prepare_cached(sql)?;
-    for key in keys {
-        let mut rows = blocks.query(params![scope, key, filter.origin])?;
-        while let Some(row) = rows.next()? {
-            let blob = row.get_ref(0)?.as_blob()?;
-            unpack_all(blob)?.for_each(&mut tally);
+    let tails_sql = if filter.origin.is_some() {
+        "SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3"
+    } else {
+        "SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL"
+    };
+    for sql in [sql, tails_sql] {
+        let mut lists = conn.prepare_cached(sql)?;
+        for key in keys {
+            let mut rows = lists.query(params![scope, key, filter.origin])?;
+            while let Some(row) = rows.next()? {
+                let blob = row.get_ref(0)?.as_blob()?;
+                unpack_all(blob)?.for_each(&mut tally);
+            }
         }
     }
     // The pending list is small: one pass over it, keeping the query's tokens.
@@ -389,6 +439,82 @@ mod tests {
                 .trajectory_candidates(&scope, &query(&["t7"]))
                 .expect("match")
                 .is_empty()
+        );
+    }
+
+    /// Many trajectories under one key: merges fill the key's tail, write it out as blocks of
+    /// [`TAIL_POSTINGS`], and a removal rewrites whichever block or tail holds the trajectory.
+    #[test]
+    fn tails_become_blocks_and_removals_reach_both() {
+        use memory_core::Timestamp;
+        use memory_core::store::browser::Trajectory;
+        let store = crate::SqliteStore::open_in_memory().expect("open");
+        let scope = Scope::shared();
+        let n = 1000; // 2,000 postings: several merges, 31 blocks of "alpha" and a tail
+        for i in 0..n {
+            let t = Trajectory {
+                id: format!("traj_{i}"),
+                goal: format!("alpha t{i}"),
+                origin: Some("https://a.test".to_owned()),
+                steps: Vec::new(),
+                success: true,
+                duration_ms: 1,
+                model: "m".to_owned(),
+                timestamp: "t".to_owned(),
+                recorded_at: Some(Timestamp::from_millis(i * 1000)),
+            };
+            store
+                .trajectory_put(&scope, &t, &["alpha".to_owned(), format!("t{i}")])
+                .expect("put");
+        }
+        let rows = |sql: &str| -> i64 {
+            store
+                .read("count", |c| c.query_row(sql, [], |r| r.get(0)))
+                .expect("count")
+        };
+        let alpha_blocks = rows("SELECT count(*) FROM browser_token_blocks WHERE token = 'alpha'");
+        let alpha_tail = rows(
+            "SELECT coalesce(sum(length(postings)), 0) / 19 FROM browser_token_tails WHERE token = 'alpha'",
+        );
+        let pending =
+            rows("SELECT count(*) FROM browser_trajectory_tokens_pending WHERE token = 'alpha'");
+        assert!(alpha_blocks >= 2, "{alpha_blocks} blocks");
+        assert_eq!(
+            rows("SELECT count(*) FROM browser_token_blocks WHERE length(postings) != 32 * 19"),
+            0,
+            "every block written out is a full tail"
+        );
+        assert!(alpha_tail < TAIL_POSTINGS as i64);
+        assert_eq!(
+            alpha_blocks * TAIL_POSTINGS as i64 + alpha_tail + pending,
+            n
+        );
+        let query = |tokens: &[&str]| CandidateQuery {
+            tokens: tokens.iter().map(|t| (*t).to_owned()).collect(),
+            origin: Some("https://a.test".to_owned()),
+            success_only: false,
+            not_before: None,
+            min_shared: 1,
+        };
+        let found = store
+            .trajectory_candidates(&scope, &query(&["alpha"]))
+            .expect("match");
+        assert_eq!(found.len(), n as usize);
+        // Prune the oldest 900: they sit in blocks, in the tail and in single-token tails.
+        let pruned = store
+            .trajectory_prune(&scope, Timestamp::from_millis(900_000))
+            .expect("prune");
+        assert_eq!(pruned, 900);
+        let found = store
+            .trajectory_candidates(&scope, &query(&["alpha", "t5", "t950"]))
+            .expect("match");
+        assert_eq!(found.len(), 100);
+        assert!(found.iter().any(|c| c.id == "traj_950" && c.shared == 2));
+        assert!(found.iter().all(|c| c.id != "traj_5"));
+        assert_eq!(
+            rows("SELECT count(*) FROM browser_token_tails WHERE token = 't5'"),
+            0,
+            "an emptied tail is deleted"
         );
     }
 
