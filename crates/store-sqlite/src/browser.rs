@@ -535,6 +535,15 @@ fn observe_one_fact(
     let mut drop = conn.prepare_cached(
         "DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2 AND kind = ?3 AND key = ?4 AND seq = ?5",
     )?;
+    let mut forget = |seq: &i64| {
+        drop.execute(params![
+            scope.as_str(),
+            site,
+            fact.kind.as_str(),
+            fact.key,
+            seq
+        ])
+    };
     let mut old = before.iter().zip(&seqs);
     for f in &group {
         // Skip (and delete) the old facts the rule pruned before this one.
@@ -544,13 +553,7 @@ fn observe_one_fact(
                 seq = Some((o, *s));
                 break;
             }
-            drop.execute(params![
-                scope.as_str(),
-                site,
-                fact.kind.as_str(),
-                fact.key,
-                s
-            ])?;
+            forget(s)?;
         }
         let seq = match seq {
             Some((o, _)) if o == f => continue,
@@ -574,13 +577,7 @@ fn observe_one_fact(
         ])?;
     }
     for (_, s) in old {
-        drop.execute(params![
-            scope.as_str(),
-            site,
-            fact.kind.as_str(),
-            fact.key,
-            s
-        ])?;
+        forget(s)?;
     }
     Ok(())
 }

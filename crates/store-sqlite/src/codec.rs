@@ -45,6 +45,19 @@ pub(crate) fn items(mut text: &str) -> Option<Vec<&str>> {
     Some(items)
 }
 
+/// Decodes a list of entries of `width` items each.
+fn decode_entries<T>(
+    text: &str,
+    width: usize,
+    entry: impl Fn(&[&str]) -> Option<T>,
+) -> Option<Vec<T>> {
+    let items = items(text)?;
+    if items.len() % width != 0 {
+        return None;
+    }
+    items.chunks_exact(width).map(entry).collect()
+}
+
 /// Encodes plain texts (artifact paths).
 pub(crate) fn encode_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
     let mut out = String::new();
@@ -78,25 +91,18 @@ pub(crate) fn encode_steps(steps: &[TrajectoryStep]) -> String {
 
 /// Decodes [`encode_steps`].
 pub(crate) fn decode_steps(text: &str) -> Option<Vec<TrajectoryStep>> {
-    let items = items(text)?;
-    if items.len() % STEP_ITEMS != 0 {
-        return None;
-    }
-    items
-        .chunks_exact(STEP_ITEMS)
-        .map(|s| {
-            Some(TrajectoryStep {
-                url: s[0].to_owned(),
-                action: s[1].to_owned(),
-                snapshot_hash: s[2].to_owned(),
-                verified: parse_flag(s[3])?,
-                expected_effect: match s[4] {
-                    "" => None,
-                    effect => Some(effect.strip_prefix('=')?.to_owned()),
-                },
-            })
+    decode_entries(text, STEP_ITEMS, |s| {
+        Some(TrajectoryStep {
+            url: s[0].to_owned(),
+            action: s[1].to_owned(),
+            snapshot_hash: s[2].to_owned(),
+            verified: parse_flag(s[3])?,
+            expected_effect: match s[4] {
+                "" => None,
+                effect => Some(effect.strip_prefix('=')?.to_owned()),
+            },
         })
-        .collect()
+    })
 }
 
 /// Encodes a site's session log.
@@ -117,25 +123,18 @@ pub(crate) fn encode_sessions(sessions: &[SessionEntry]) -> String {
 
 /// Decodes [`encode_sessions`].
 pub(crate) fn decode_sessions(text: &str) -> Option<Vec<SessionEntry>> {
-    let items = items(text)?;
-    if items.len() % SESSION_ITEMS != 0 {
-        return None;
-    }
-    items
-        .chunks_exact(SESSION_ITEMS)
-        .map(|s| {
-            Some(SessionEntry {
-                id: s[0].to_owned(),
-                goal: s[1].to_owned(),
-                outcome: s[2].to_owned(),
-                success: parse_flag(s[3])?,
-                final_url: s[4].to_owned(),
-                timestamp: s[5].to_owned(),
-                turns_used: s[6].parse().ok()?,
-                duration_ms: s[7].parse().ok()?,
-            })
+    decode_entries(text, SESSION_ITEMS, |s| {
+        Some(SessionEntry {
+            id: s[0].to_owned(),
+            goal: s[1].to_owned(),
+            outcome: s[2].to_owned(),
+            success: parse_flag(s[3])?,
+            final_url: s[4].to_owned(),
+            timestamp: s[5].to_owned(),
+            turns_used: s[6].parse().ok()?,
+            duration_ms: s[7].parse().ok()?,
         })
-        .collect()
+    })
 }
 
 #[cfg(test)]

@@ -253,15 +253,14 @@ pub(crate) fn remove(
             .query_row(params![scope, token, origin], |r| r.get::<_, Vec<u8>>(0))
             .optional()?
         {
-            let kept: Vec<Posting> = unpack_all(&blob)?
-                .filter(|p| !merged.contains(&p.traj))
-                .collect();
-            if kept.is_empty() {
-                drop_tail.execute(params![scope, token, origin])?;
-            } else if kept.len() * ENTRY != blob.len() {
-                let mut out = Vec::with_capacity(kept.len() * ENTRY);
-                kept.iter().for_each(|p| p.pack(&mut out));
-                put_tail.execute(params![scope, token, origin, out])?;
+            match without(&blob, &merged)? {
+                Some(kept) if kept.is_empty() => {
+                    drop_tail.execute(params![scope, token, origin])?;
+                }
+                Some(kept) => {
+                    put_tail.execute(params![scope, token, origin, kept])?;
+                }
+                None => {}
             }
         }
         let found: Vec<(i64, Vec<u8>)> = blocks
@@ -270,22 +269,27 @@ pub(crate) fn remove(
             })?
             .collect::<rusqlite::Result<_>>()?;
         for (block, blob) in found {
-            let kept: Vec<Posting> = unpack_all(&blob)?
-                .filter(|p| !merged.contains(&p.traj))
-                .collect();
-            if kept.len() * ENTRY == blob.len() {
-                continue;
-            }
-            if kept.is_empty() {
-                drop.execute(params![scope, token, origin, block])?;
-            } else {
-                let mut out = Vec::with_capacity(kept.len() * ENTRY);
-                kept.iter().for_each(|p| p.pack(&mut out));
-                put.execute(params![scope, token, origin, block, out])?;
+            match without(&blob, &merged)? {
+                Some(kept) if kept.is_empty() => {
+                    drop.execute(params![scope, token, origin, block])?;
+                }
+                Some(kept) => {
+                    put.execute(params![scope, token, origin, block, kept])?;
+                }
+                None => {}
             }
         }
     }
     Ok(())
+}
+
+/// `blob` without the postings of the trajectories in `doomed`; `None` when it holds none.
+fn without(blob: &[u8], doomed: &HashSet<i64>) -> rusqlite::Result<Option<Vec<u8>>> {
+    let mut kept = Vec::with_capacity(blob.len());
+    unpack_all(blob)?
+        .filter(|p| !doomed.contains(&p.traj))
+        .for_each(|p| p.pack(&mut kept));
+    Ok((kept.len() != blob.len()).then_some(kept))
 }
 
 /// What a candidate query filters on.
