@@ -41,6 +41,13 @@ pub enum RecordingError {
         /// What is wrong.
         message: String,
     },
+    /// A trail could not be written as YAML. The parser refuses what the writer cannot
+    /// express, so a trail that was read always writes back; this reports the rest.
+    #[error("cannot write the trail as YAML: {message}")]
+    Encode {
+        /// What the YAML writer reported.
+        message: String,
+    },
     /// A trail could not be read from or written to its file.
     #[error("trail file {file}: {source}")]
     Io {

@@ -422,10 +422,7 @@ impl Trail {
             Trail::Legacy(items) => serde_yaml::to_string(items),
             Trail::Unified(trail) => serde_yaml::to_string(trail),
         };
-        text.map_err(|e| RecordingError::Parse {
-            file: "<output>".to_owned(),
-            line: 0,
-            column: 0,
+        text.map_err(|e| RecordingError::Encode {
             message: e.to_string(),
         })
     }
