@@ -1,6 +1,7 @@
-//! The browser memory traits on SQLite: trajectories with their steps and a token index of
-//! packed posting blocks (`token_index.rs`), per-site facts, sessions and selectors, run
-//! manifests, hints and suite summaries. Recording a finished run is one transaction.
+//! The browser memory traits on SQLite: trajectories (their steps in the row) with a token
+//! index of packed postings (`token_index.rs`), sites (their session log in the row) with
+//! facts and selectors, run manifests (their artifact paths in the row), hints and suite
+//! summaries. Recording a finished run is one transaction.
 
 use memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, HintStore, RunFilter,
