@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use browser_memory::{
-    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
-    linear_scan_match, tokenize,
+    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunOutcome, RunReport, RunStart,
+    Turn, find_best_match, linear_scan_match, tokenize,
 };
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_main};
-use memory_core::store::browser::{RunManifest, RunStatus, TrajectoryStore};
+use memory_core::store::browser::{RunFilter, RunManifest, RunStatus, TrajectoryStore};
 use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
 use store_sqlite::SqliteStore;
 
@@ -346,6 +346,142 @@ fn bench_record(c: &mut Criterion) {
     group.finish();
 }
 
+/// Sections (b) to (d) of the workload on SQLite, one transaction per call as the reference
+/// saves after each call: 10,000 facts and 10,000 selector successes on one site, 1,000 runs
+/// started and completed, then the runs of each domain listed.
+fn bench_site_and_runs(c: &mut Criterion) {
+    let w = generate(1);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::open(dir.path().join("memory.db")).expect("open");
+    let clock = ManualClock::new(NOW);
+    let ids = SeededIds::new(1);
+    let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+    let site = workload::origin(0);
+    let per_second = |count: usize, start: Instant| count as f64 / start.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    for (kind, key, value) in &w.facts {
+        clock.advance(1);
+        memory.record_fact(&site, *kind, key, value).expect("fact");
+    }
+    let facts = per_second(w.facts.len(), start);
+    let start = Instant::now();
+    for (element, selector) in &w.selectors {
+        clock.advance(1);
+        memory
+            .record_selector(&site, element, selector)
+            .expect("selector");
+    }
+    let selectors = per_second(w.selectors.len(), start);
+    let runs = memory.runs();
+    let start = Instant::now();
+    for run in &w.runs {
+        clock.advance(1);
+        let id = runs.start(run_start(run)).expect("start");
+        runs.complete(&id, run_outcome(run)).expect("complete");
+    }
+    let pairs = per_second(w.runs.len(), start);
+    let domains: Vec<RunFilter> = (0..10)
+        .map(|d| RunFilter {
+            domain: Some(format!("site{d}.example.com")),
+            ..RunFilter::default()
+        })
+        .collect();
+    let start = Instant::now();
+    let listed: usize = domains
+        .iter()
+        .map(|f| runs.list(f).expect("list").len())
+        .sum();
+    let list_ms = start.elapsed().as_secs_f64() * 1e3 / domains.len() as f64;
+    assert_eq!(listed, w.runs.len(), "every run is listed under its domain");
+    for (name, value, unit, lower) in [
+        (
+            "record a fact on sqlite (one transaction each)",
+            facts,
+            "facts/s",
+            false,
+        ),
+        (
+            "record a selector success on sqlite (one transaction each)",
+            selectors,
+            "calls/s",
+            false,
+        ),
+        ("start + complete a run on sqlite", pairs, "pairs/s", false),
+        (
+            "list the runs of one domain among 1,000",
+            list_ms,
+            "ms",
+            true,
+        ),
+    ] {
+        figure(name, w.runs.len(), value, unit, None, lower);
+    }
+
+    let mut group = c.benchmark_group("W-bad/site and runs");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(1))
+        .warm_up_time(Duration::from_millis(300));
+    let mut i = 0usize;
+    group.bench_function(BenchmarkId::new("record fact", "sqlite"), |b| {
+        b.iter(|| {
+            let (kind, key, value) = &w.facts[i % w.facts.len()];
+            i += 1;
+            memory.record_fact(&site, *kind, key, value).expect("fact");
+        });
+    });
+    let mut i = 0usize;
+    group.bench_function(BenchmarkId::new("record selector", "sqlite"), |b| {
+        b.iter(|| {
+            let (element, selector) = &w.selectors[i % w.selectors.len()];
+            i += 1;
+            memory
+                .record_selector(&site, element, selector)
+                .expect("selector");
+        });
+    });
+    // Before the next bench adds runs: the list is over the workload's 1,000.
+    let mut i = 0usize;
+    group.bench_function(BenchmarkId::new("list runs of a domain", "sqlite"), |b| {
+        b.iter(|| {
+            i += 1;
+            runs.list(&domains[i % domains.len()]).expect("list").len()
+        });
+    });
+    let mut i = 0usize;
+    group.bench_function(BenchmarkId::new("start + complete run", "sqlite"), |b| {
+        b.iter(|| {
+            let run = &w.runs[i % w.runs.len()];
+            i += 1;
+            let mut start = run_start(run);
+            start.run_id = format!("{}_{i}", run.run_id);
+            let id = runs.start(start).expect("start");
+            runs.complete(&id, run_outcome(run)).expect("complete")
+        });
+    });
+    group.finish();
+}
+
+fn run_start(run: &workload::Run) -> RunStart {
+    RunStart {
+        run_id: run.run_id.clone(),
+        goal: run.goal.clone(),
+        domain: run.domain.clone(),
+        start_url: Some(run.start_url.clone()),
+        ..RunStart::default()
+    }
+}
+
+fn run_outcome(run: &workload::Run) -> RunOutcome {
+    RunOutcome {
+        success: run.success,
+        final_url: Some(run.final_url.clone()),
+        turn_count: run.turn_count,
+        ..RunOutcome::default()
+    }
+}
+
 fn bench_context(c: &mut Criterion) {
     let w = generate(1);
     let mut context = ContextBudget::new();
@@ -368,8 +504,14 @@ fn bench_context(c: &mut Criterion) {
 
 mod group {
     #![allow(missing_docs)] // `criterion_group!` defines an undocumented public function.
-    use super::{bench_context, bench_match, bench_record};
-    criterion::criterion_group!(benches, bench_context, bench_record, bench_match);
+    use super::{bench_context, bench_match, bench_record, bench_site_and_runs};
+    criterion::criterion_group!(
+        benches,
+        bench_context,
+        bench_site_and_runs,
+        bench_record,
+        bench_match
+    );
 }
 use group::benches;
 criterion_main!(benches);

@@ -3,9 +3,12 @@
 
 use std::collections::HashMap;
 
-use browser_memory::{MatchOptions, find_best_match, tokenize};
-use memory_core::store::browser::TrajectoryStore;
-use memory_core::{InMemoryStore, Scope};
+use browser_memory::{
+    BrowserMemory, MatchOptions, RunOutcome, RunStart, find_best_match, tokenize,
+};
+use memory_core::store::browser::{BrowserStore, RunFilter, RunStatus, TrajectoryStore};
+use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
+use store_sqlite::SqliteStore;
 
 #[path = "../../benches/workload.rs"]
 mod workload;
@@ -112,4 +115,99 @@ fn matches_reproduce_the_reference_checksums() {
         }
         assert_eq!((matched, sum), (317, 165_272), "scoring {scoring}");
     }
+}
+
+/// Sections (b) to (d) of the workload through the memory: 10,000 facts and 10,000 selector
+/// successes on one site, 1,000 runs started and completed. The selector and run checksums are
+/// the reference's; its fact count (2,456) comes from its contradiction bug, fixed here, so the
+/// facts are checked against what the generator drew and by agreement between the in-memory
+/// store and SQLite.
+#[test]
+fn knowledge_selectors_and_runs_reproduce_the_reference_checksums() {
+    let w = generate(1);
+    let in_memory = InMemoryStore::new();
+    let sqlite = SqliteStore::open_in_memory().expect("open");
+    let site = workload::origin(0);
+    let mut sites = Vec::new();
+    for store in [&in_memory as &dyn BrowserStore, &sqlite] {
+        let clock = ManualClock::new(NOW);
+        let ids = SeededIds::new(7);
+        let memory = BrowserMemory::new(store, Scope::shared(), &clock, &ids);
+        for (kind, key, value) in &w.facts {
+            clock.advance(1);
+            memory.record_fact(&site, *kind, key, value).expect("fact");
+        }
+        for (element, selector) in &w.selectors {
+            clock.advance(1);
+            memory
+                .record_selector(&site, element, selector)
+                .expect("selector");
+        }
+        let runs = memory.runs();
+        for run in &w.runs {
+            clock.advance(1);
+            let id = runs
+                .start(RunStart {
+                    run_id: run.run_id.clone(),
+                    goal: run.goal.clone(),
+                    domain: run.domain.clone(),
+                    start_url: Some(run.start_url.clone()),
+                    ..RunStart::default()
+                })
+                .expect("start");
+            runs.complete(
+                &id,
+                RunOutcome {
+                    success: run.success,
+                    final_url: Some(run.final_url.clone()),
+                    turn_count: run.turn_count,
+                    ..RunOutcome::default()
+                },
+            )
+            .expect("complete");
+        }
+        let by_domain: usize = (0..10)
+            .map(|d| {
+                let filter = RunFilter {
+                    domain: Some(format!("site{d}.example.com")),
+                    ..RunFilter::default()
+                };
+                runs.list(&filter).expect("list").len()
+            })
+            .sum();
+        assert_eq!(by_domain, 1000);
+        let completed = RunFilter {
+            status: Some(RunStatus::Completed),
+            ..RunFilter::default()
+        };
+        assert_eq!(runs.list(&completed).expect("list").len(), 795);
+        let memory = memory.site(&site).expect("read").expect("site");
+        assert_eq!(memory.selectors.len(), 300);
+        let top = memory
+            .selectors
+            .iter()
+            .max_by_key(|s| s.success_count)
+            .expect("selectors");
+        assert_eq!(
+            (top.element.as_str(), top.success_count),
+            ("button \"w282\"", 47)
+        );
+        let mut values: HashMap<&str, usize> = HashMap::new();
+        for f in &memory.facts {
+            *values.entry(f.key.as_str()).or_default() += 1;
+        }
+        assert!(values.values().all(|&n| n <= 2), "{values:?}");
+        // Each (key, value) drawn is one fact: a value seen again confirms its fact, and a
+        // second value only halves the first once, so nothing falls below the pruning
+        // threshold and every observation is counted as a source.
+        let drawn: std::collections::HashSet<(&str, &str)> = w
+            .facts
+            .iter()
+            .map(|(_, k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(memory.facts.len(), drawn.len());
+        assert_eq!(memory.facts.iter().map(|f| f.sources).sum::<u32>(), 10_000);
+        sites.push(memory);
+    }
+    assert_eq!(sites[0], sites[1], "the in-memory store and SQLite agree");
 }
