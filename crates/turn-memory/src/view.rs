@@ -322,7 +322,8 @@ pub fn truncate(output: &str, cut: Truncation) -> Cow<'_, str> {
     ))
 }
 
-/// Appends the `Tool memory:` block (no leading blank line) to `out`.
+/// Appends the `Tool memory:` block (no leading blank line) to `out`. Paths and commands are
+/// written on one line each, control characters escaped.
 pub fn write_memory_block(out: &mut String, memory: &TurnMemory, max_files: usize) {
     out.push_str("Tool memory:");
     if !memory.files_changed.is_empty() {
@@ -332,7 +333,7 @@ pub fn write_memory_block(out: &mut String, memory: &TurnMemory, max_files: usiz
             if i > 0 {
                 out.push_str(", ");
             }
-            out.push_str(file);
+            push_one_line(out, file);
         }
         let more = memory.files_changed.len() - shown;
         if more > 0 {
@@ -341,21 +342,33 @@ pub fn write_memory_block(out: &mut String, memory: &TurnMemory, max_files: usiz
         }
     }
     for failed in &memory.failed_commands {
-        let _ = write!(
-            out,
-            "\n- Failed bash: {} (exit {})",
-            failed.command, failed.exit_code
-        );
+        out.push_str("\n- Failed bash: ");
+        push_one_line(out, &failed.command);
+        let _ = write!(out, " (exit {})", failed.exit_code);
     }
     for dangerous in &memory.dangerous_commands {
-        let _ = match dangerous.exit_code {
-            Some(code) => write!(
-                out,
-                "\n- Dangerous bash: {} (exit {code})",
-                dangerous.command
-            ),
-            None => write!(out, "\n- Dangerous bash: {}", dangerous.command),
-        };
+        out.push_str("\n- Dangerous bash: ");
+        push_one_line(out, &dangerous.command);
+        if let Some(code) = dangerous.exit_code {
+            let _ = write!(out, " (exit {code})");
+        }
+    }
+}
+
+/// Appends `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{..}`), so a
+/// multi-line command (a heredoc, say) or an odd file name stays on its own line of the block
+/// and cannot start a line that reads as another entry.
+fn push_one_line(out: &mut String, text: &str) {
+    if !text.contains(char::is_control) {
+        out.push_str(text);
+        return;
+    }
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
     }
 }
 

@@ -55,7 +55,8 @@ pub fn turn(
 }
 
 /// Files written twice, a failing `cargo test`, a read-only turn, an interrupted turn, a
-/// compaction, and a last turn that keeps its tool calls.
+/// compaction (of the first turn: the read-only turn, without a memory block, stays in the
+/// rendered payloads), and a last turn that keeps its tool calls.
 pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     let clock = ManualClock::new(Timestamp::from_millis(STARTED_AT));
     let mut s = Session::start(log, session_id("realistic"), &clock)
@@ -144,7 +145,7 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     record(&mut |s| {
         s.compact(
             "The user asked for a --verbose flag. It was added in src/cli.rs; a failing test was fixed.",
-            2,
+            3,
         )
     });
     record(&mut |s| s.user_message("Continue the rename."));

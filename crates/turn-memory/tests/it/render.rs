@@ -30,6 +30,10 @@ fn realistic_session_payloads() {
         render::to_pretty_json(&render::openai_chat(&view))
     );
     insta::assert_snapshot!(
+        "openai_responses_native",
+        render::to_pretty_json(&render::openai_responses(&view))
+    );
+    insta::assert_snapshot!(
         "genkit_native",
         render::to_pretty_json(&render::genkit(&view))
     );
