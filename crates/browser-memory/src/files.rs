@@ -336,6 +336,9 @@ pub(crate) fn site_from_files(
                 last_seen: f.last_seen,
             });
         }
+        // A file may hold more sessions than a site keeps (old facts migrated next to them,
+        // or a hand-edited file): the same bound as every recorded run.
+        memory_core::store::browser::keep_newest_sessions(&mut memory.sessions);
     }
     if let Some((path, file)) = selectors {
         memory.selectors_updated_at = file.updated_at;

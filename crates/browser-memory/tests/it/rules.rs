@@ -401,3 +401,61 @@ fn fact_reads_default_to_030_and_selectors_accumulate() {
     assert_eq!(site.selectors[0].success_count, 2);
     memory.save_hints("FEEDBACK").expect("hints");
 }
+
+/// An imported `knowledge.json` may hold more sessions than a site keeps (here six, plus an
+/// old `type: "session"` fact migrated next to them): the import keeps the newest five by
+/// timestamp, newest first, as recording a run does.
+#[test]
+fn an_import_keeps_the_five_newest_sessions_of_a_site() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let site = dir.path().join("domains").join("site.test");
+    std::fs::create_dir_all(&site).expect("site dir");
+    let sessions: Vec<serde_json::Value> = (1..=6)
+        .map(|hour| {
+            serde_json::json!({
+                "id": format!("s{hour}"), "goal": format!("goal {hour}"), "outcome": "done",
+                "success": true, "finalUrl": "https://site.test/", "turnsUsed": 1,
+                "timestamp": format!("2026-03-15T0{hour}:00:00.000Z"), "durationMs": 1000,
+            })
+        })
+        .collect();
+    let knowledge = serde_json::json!({
+        "domain": "https://site.test/",
+        "facts": [{
+            "type": "session", "key": "latest", "value": "an old run", "confidence": 0.6,
+            "sources": 1, "lastSeen": "2026-03-15T09:00:00.000Z",
+        }],
+        "sessions": sessions,
+        "updatedAt": "2026-03-15T09:00:00.000Z",
+    });
+    std::fs::write(site.join("knowledge.json"), knowledge.to_string()).expect("write");
+    let store = InMemoryStore::new();
+    let scope = Scope::shared();
+    browser_memory::import_dir(
+        &store,
+        &scope,
+        &browser_memory::MemoryRoot::new(dir.path()),
+        NOW,
+    )
+    .expect("import");
+    let memory =
+        memory_core::store::browser::SiteMemoryStore::site_get(&store, &scope, "site.test")
+            .expect("read")
+            .expect("site");
+    let kept: Vec<&str> = memory
+        .sessions
+        .iter()
+        .map(|s| s.timestamp.as_str())
+        .collect();
+    assert_eq!(
+        kept,
+        vec![
+            "2026-03-15T09:00:00.000Z",
+            "2026-03-15T06:00:00.000Z",
+            "2026-03-15T05:00:00.000Z",
+            "2026-03-15T04:00:00.000Z",
+            "2026-03-15T03:00:00.000Z",
+        ]
+    );
+    assert_eq!(memory.sessions[0].outcome, "an old run");
+}

@@ -231,6 +231,13 @@ pub struct SessionEntry {
 /// [`MAX_SESSIONS_PER_SITE`], keeps only the newest by timestamp, newest first.
 pub fn append_session(sessions: &mut Vec<SessionEntry>, session: SessionEntry) {
     sessions.push(session);
+    keep_newest_sessions(sessions);
+}
+
+/// Keeps a site's session log within [`MAX_SESSIONS_PER_SITE`]: a longer log (an imported
+/// file may hold any number) keeps only the newest by timestamp, newest first; a log within
+/// the bound is left as it is.
+pub fn keep_newest_sessions(sessions: &mut Vec<SessionEntry>) {
     if sessions.len() > MAX_SESSIONS_PER_SITE {
         sessions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
         sessions.truncate(MAX_SESSIONS_PER_SITE);
