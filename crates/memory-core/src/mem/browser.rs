@@ -32,6 +32,9 @@ struct ScopeMemory {
     runs: HashMap<String, RunManifest>,
     hints: Option<(String, String)>,
     suites: BTreeMap<String, SuiteSummary>,
+    /// The match counters, one byte per slot, kept zeroed between queries so a query pays
+    /// only for the slots its tokens touch, not for every slot the scope ever held.
+    counts: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -105,7 +108,16 @@ impl ScopeMemory {
     /// Counting over the postings of every query token (ScanCount): one counter per slot,
     /// so each posting costs one increment in a small array instead of a lookup of the goal
     /// it points to; only goals reaching `min` are read, to apply the filters.
-    fn candidates(&self, query: &CandidateQuery) -> Vec<Candidate> {
+    fn candidates(&mut self, query: &CandidateQuery) -> Vec<Candidate> {
+        let mut counts = std::mem::take(&mut self.counts);
+        counts.resize(self.slots.len(), 0);
+        let found = self.count_candidates(query, &mut counts);
+        self.counts = counts;
+        found
+    }
+
+    /// [`candidates`](Self::candidates) with `counts` all zero on entry, and again on return.
+    fn count_candidates(&self, query: &CandidateQuery, counts: &mut [u8]) -> Vec<Candidate> {
         let origin = match &query.origin {
             Some(origin) => match self.origins.get(origin) {
                 Some(&id) => Some(id),
@@ -131,7 +143,6 @@ impl ScopeMemory {
         }
         // A byte per slot: a count that saturates at 255 (a query of more distinct tokens
         // than that) is recounted exactly against the goal's own tokens below.
-        let mut counts = vec![0u8; self.slots.len()];
         let mut touched: Vec<usize> = Vec::new();
         for token in &tokens {
             for &slot in postings(token) {
@@ -144,7 +155,8 @@ impl ScopeMemory {
         }
         let min_count = u8::try_from(min).unwrap_or(u8::MAX);
         let mut found: Vec<Candidate> = touched
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&slot| counts[slot] >= min_count)
             .filter_map(|slot| {
                 let stored = self.slots.get(slot)?.as_ref()?;
@@ -168,6 +180,9 @@ impl ScopeMemory {
                 })
             })
             .collect();
+        for slot in touched {
+            counts[slot] = 0;
+        }
         found.sort();
         found
     }
