@@ -2,6 +2,7 @@
 //! and rendered context, the divergences from it, the rules, and the store contract on
 //! SQLite.
 
+mod coverage;
 mod divergences;
 mod hostile;
 mod laws;
