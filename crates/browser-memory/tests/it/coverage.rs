@@ -11,13 +11,15 @@ use std::path::Path;
 use browser_memory::{
     BrowserMemory, Error, EvaluatedRun, MatchOptions, MemoryRoot, RunOutcome, RunRegistry,
     RunReport, RunStart, RunUpdate, Turn, extract_facts, find_best_match, find_replayable,
-    generate_hints, import_dir, iso, session_history, tokenize,
+    generate_hints, import_dir, iso, session_history,
 };
 use memory_core::store::browser::{
     Fact, FactKind, RunManifest, RunStatus, SessionEntry, SiteMemory, SiteMemoryStore, Trajectory,
     TrajectoryStep, TrajectoryStore,
 };
 use memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Scope, SeededIds, Timestamp};
+
+use crate::support::store_of;
 
 /// 2026-01-01T00:00:00.000Z.
 const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);
@@ -58,16 +60,6 @@ fn trajectory(
         timestamp: recorded_at.map_or_else(|| "not a date".to_owned(), iso),
         recorded_at,
     }
-}
-
-fn store_of(trajectories: &[Trajectory]) -> InMemoryStore {
-    let store = InMemoryStore::new();
-    for t in trajectories {
-        store
-            .trajectory_put(&Scope::shared(), t, &tokenize(&t.goal))
-            .expect("put");
-    }
-    store
 }
 
 fn scoring() -> MatchOptions {

@@ -12,6 +12,8 @@ use memory_core::store::browser::{
 };
 use memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Scope, SeededIds, Timestamp};
 
+use crate::support::store_of;
+
 const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);
 
 fn trajectory(id: &str, goal: &str, age_days: i64, duration_ms: u64, verified: bool) -> Trajectory {
@@ -33,16 +35,6 @@ fn trajectory(id: &str, goal: &str, age_days: i64, duration_ms: u64, verified: b
         timestamp: browser_memory::iso(at),
         recorded_at: Some(at),
     }
-}
-
-fn store_of(trajectories: &[Trajectory]) -> InMemoryStore {
-    let store = InMemoryStore::new();
-    for t in trajectories {
-        store
-            .trajectory_put(&Scope::shared(), t, &tokenize(&t.goal))
-            .expect("put");
-    }
-    store
 }
 
 fn best(store: &InMemoryStore, goal: &str, options: &MatchOptions) -> Option<String> {

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use memory_core::{IdSource, Timestamp};
+use browser_memory::tokenize;
+use memory_core::store::browser::{Trajectory, TrajectoryStore};
+use memory_core::{IdSource, InMemoryStore, Scope, Timestamp};
 
 /// The reference implementation's sample memory directory and rendered output (a copy of
 /// the files its real code wrote, kept next to the tests).
@@ -37,4 +39,15 @@ impl IdSource for ScriptedIds {
     fn next_u64(&self) -> u64 {
         self.0.lock().map(|mut v| v.pop().unwrap_or(0)).unwrap_or(0)
     }
+}
+
+/// An in-memory store holding `trajectories` in the shared scope, indexed by their goals.
+pub fn store_of(trajectories: &[Trajectory]) -> InMemoryStore {
+    let store = InMemoryStore::new();
+    for t in trajectories {
+        store
+            .trajectory_put(&Scope::shared(), t, &tokenize(&t.goal))
+            .expect("put");
+    }
+    store
 }
