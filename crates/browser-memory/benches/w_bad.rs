@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use browser_memory::{
-    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunOutcome, RunReport, RunStart,
-    Turn, find_best_match, linear_scan_match, tokenize,
+    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
+    linear_scan_match, tokenize,
 };
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_main};
 use memory_core::store::browser::{RunFilter, RunManifest, RunStatus, TrajectoryStore};
@@ -377,8 +377,8 @@ fn bench_site_and_runs(c: &mut Criterion) {
     let start = Instant::now();
     for run in &w.runs {
         clock.advance(1);
-        let id = runs.start(run_start(run)).expect("start");
-        runs.complete(&id, run_outcome(run)).expect("complete");
+        let id = runs.start(run.start()).expect("start");
+        runs.complete(&id, run.outcome()).expect("complete");
     }
     let pairs = per_second(w.runs.len(), start);
     let domains: Vec<RunFilter> = (0..10)
@@ -454,32 +454,13 @@ fn bench_site_and_runs(c: &mut Criterion) {
         b.iter(|| {
             let run = &w.runs[i % w.runs.len()];
             i += 1;
-            let mut start = run_start(run);
+            let mut start = run.start();
             start.run_id = format!("{}_{i}", run.run_id);
             let id = runs.start(start).expect("start");
-            runs.complete(&id, run_outcome(run)).expect("complete")
+            runs.complete(&id, run.outcome()).expect("complete")
         });
     });
     group.finish();
-}
-
-fn run_start(run: &workload::Run) -> RunStart {
-    RunStart {
-        run_id: run.run_id.clone(),
-        goal: run.goal.clone(),
-        domain: run.domain.clone(),
-        start_url: Some(run.start_url.clone()),
-        ..RunStart::default()
-    }
-}
-
-fn run_outcome(run: &workload::Run) -> RunOutcome {
-    RunOutcome {
-        success: run.success,
-        final_url: Some(run.final_url.clone()),
-        turn_count: run.turn_count,
-        ..RunOutcome::default()
-    }
 }
 
 fn bench_context(c: &mut Criterion) {

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use browser_memory::{iso, snapshot_hash};
+use browser_memory::{RunOutcome, RunStart, iso, snapshot_hash};
 use memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
 use memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
 
@@ -33,6 +33,29 @@ pub(crate) struct Run {
     pub(crate) turn_count: u32,
     pub(crate) final_url: String,
     pub(crate) start_url: String,
+}
+
+impl Run {
+    /// How the run is started in the registry.
+    pub(crate) fn start(&self) -> RunStart {
+        RunStart {
+            run_id: self.run_id.clone(),
+            goal: self.goal.clone(),
+            domain: self.domain.clone(),
+            start_url: Some(self.start_url.clone()),
+            ..RunStart::default()
+        }
+    }
+
+    /// How the run completes.
+    pub(crate) fn outcome(&self) -> RunOutcome {
+        RunOutcome {
+            success: self.success,
+            final_url: Some(self.final_url.clone()),
+            turn_count: self.turn_count,
+            ..RunOutcome::default()
+        }
+    }
 }
 
 pub(crate) struct Query {

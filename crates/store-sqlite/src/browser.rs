@@ -8,6 +8,7 @@ use memory_core::store::browser::{
     RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
+use memory_core::store::trajectory::{decode_texts, encode_texts};
 use memory_core::{Error, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -664,7 +665,7 @@ fn put_run(conn: &Connection, scope: &Scope, m: &RunManifest) -> rusqlite::Resul
     .execute(params![
         scope.as_str(), m.run_id, m.session_id, m.parent_run_id, m.status.as_str(), m.goal, m.domain, m.start_url,
         m.current_url, m.final_url, m.started_at, m.updated_at, m.completed_at, m.success, m.summary, m.turn_count,
-        m.result, m.reason, codec::encode_texts(m.artifact_paths.iter().map(String::as_str))
+        m.result, m.reason, encode_texts(m.artifact_paths.iter().map(String::as_str))
     ])?;
     Ok(())
 }
@@ -676,7 +677,7 @@ const RUN_COLUMNS: &str =
 /// A manifest with its stored status text, or the problem with the row.
 fn run_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(RunManifest, String, bool)> {
     let run_id: String = r.get(0)?;
-    let artifacts = codec::decode_texts(r.get_ref(17)?.as_str()?);
+    let artifacts = decode_texts(r.get_ref(17)?.as_str()?);
     let artifacts_ok = artifacts.is_some();
     let status: String = r.get(3)?;
     let turn_count: i64 = r.get(14)?;

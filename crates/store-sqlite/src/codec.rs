@@ -1,24 +1,16 @@
-//! Lists kept in one column: a trajectory's steps, a site's session log, a run's artifact
-//! paths. Each is a sequence of `<byte length>:<text>` items, the format of
-//! [`memory_core::store::trajectory::encode_texts`], with a fixed number of items per entry.
-//! Decoding borrows from the column and fails (`None`) on anything that is not such a list.
-
-use std::fmt::Write as _;
+//! Lists kept in one column: a trajectory's steps and a site's session log. Each is a list
+//! in the format of [`encode_texts`] (`<byte length>:<text>` items), a fixed number of items
+//! per entry; decoding fails (`None`) on anything that is not such a list. A run's artifact
+//! paths are a plain [`encode_texts`] list.
 
 use memory_core::store::browser::{SessionEntry, TrajectoryStep};
+use memory_core::store::trajectory::{decode_texts, encode_texts};
 
 /// Items per encoded step: url, action, snapshot hash, verified, expected effect.
 const STEP_ITEMS: usize = 5;
 /// Items per encoded session: id, goal, outcome, success, final url, timestamp, turns used,
 /// duration.
 const SESSION_ITEMS: usize = 8;
-
-/// Appends one item.
-fn push(out: &mut String, item: &str) {
-    // Writing to a `String` cannot fail.
-    let _ = write!(out, "{}:", item.len());
-    out.push_str(item);
-}
 
 fn flag(value: bool) -> &'static str {
     if value { "1" } else { "0" }
@@ -32,73 +24,54 @@ fn parse_flag(item: &str) -> Option<bool> {
     }
 }
 
-/// The items of an encoded list, borrowed; `None` when the text is not such a list.
-pub(crate) fn items(mut text: &str) -> Option<Vec<&str>> {
-    let mut items = Vec::new();
-    while !text.is_empty() {
-        let colon = text.find(':')?;
-        let len: usize = text[..colon].parse().ok()?;
-        let rest = &text[colon + 1..];
-        items.push(rest.get(..len)?);
-        text = &rest[len..];
-    }
-    Some(items)
-}
-
-/// Decodes a list of entries of `width` items each.
+/// Decodes a list of entries of `width` items each; `entry` takes its items from the iterator
+/// in order.
 fn decode_entries<T>(
     text: &str,
     width: usize,
-    entry: impl Fn(&[&str]) -> Option<T>,
+    mut entry: impl FnMut(&mut std::vec::IntoIter<String>) -> Option<T>,
 ) -> Option<Vec<T>> {
-    let items = items(text)?;
+    let items = decode_texts(text)?;
     if items.len() % width != 0 {
         return None;
     }
-    items.chunks_exact(width).map(entry).collect()
+    let count = items.len() / width;
+    let mut items = items.into_iter();
+    (0..count).map(|_| entry(&mut items)).collect()
 }
 
-/// Encodes plain texts (artifact paths).
-pub(crate) fn encode_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
-    let mut out = String::new();
-    texts.into_iter().for_each(|t| push(&mut out, t));
-    out
-}
-
-/// Decodes [`encode_texts`].
-pub(crate) fn decode_texts(text: &str) -> Option<Vec<String>> {
-    Some(items(text)?.into_iter().map(str::to_owned).collect())
-}
-
-/// Encodes a trajectory's steps.
+/// Encodes a trajectory's steps. An expected effect is its text behind a `=`, so an empty
+/// effect stays apart from none (the empty item).
 pub(crate) fn encode_steps(steps: &[TrajectoryStep]) -> String {
-    let mut out = String::with_capacity(steps.len() * 128);
-    for s in steps {
-        push(&mut out, &s.url);
-        push(&mut out, &s.action);
-        push(&mut out, &s.snapshot_hash);
-        push(&mut out, flag(s.verified));
-        match &s.expected_effect {
-            None => out.push_str("0:"),
-            Some(effect) => {
-                let _ = write!(out, "{}:=", effect.len() + 1);
-                out.push_str(effect);
-            }
-        }
-    }
-    out
+    let effects: Vec<String> = steps
+        .iter()
+        .map(|s| {
+            s.expected_effect
+                .as_ref()
+                .map_or_else(String::new, |e| format!("={e}"))
+        })
+        .collect();
+    encode_texts(steps.iter().zip(&effects).flat_map(|(s, effect)| {
+        [
+            s.url.as_str(),
+            &s.action,
+            &s.snapshot_hash,
+            flag(s.verified),
+            effect,
+        ]
+    }))
 }
 
 /// Decodes [`encode_steps`].
 pub(crate) fn decode_steps(text: &str) -> Option<Vec<TrajectoryStep>> {
     decode_entries(text, STEP_ITEMS, |s| {
         Some(TrajectoryStep {
-            url: s[0].to_owned(),
-            action: s[1].to_owned(),
-            snapshot_hash: s[2].to_owned(),
-            verified: parse_flag(s[3])?,
-            expected_effect: match s[4] {
-                "" => None,
+            url: s.next()?,
+            action: s.next()?,
+            snapshot_hash: s.next()?,
+            verified: parse_flag(&s.next()?)?,
+            expected_effect: match s.next()? {
+                effect if effect.is_empty() => None,
                 effect => Some(effect.strip_prefix('=')?.to_owned()),
             },
         })
@@ -107,32 +80,41 @@ pub(crate) fn decode_steps(text: &str) -> Option<Vec<TrajectoryStep>> {
 
 /// Encodes a site's session log.
 pub(crate) fn encode_sessions(sessions: &[SessionEntry]) -> String {
-    let mut out = String::with_capacity(sessions.len() * 160);
-    for s in sessions {
-        push(&mut out, &s.id);
-        push(&mut out, &s.goal);
-        push(&mut out, &s.outcome);
-        push(&mut out, flag(s.success));
-        push(&mut out, &s.final_url);
-        push(&mut out, &s.timestamp);
-        push(&mut out, &s.turns_used.to_string());
-        push(&mut out, &s.duration_ms.to_string());
-    }
-    out
+    let numbers: Vec<[String; 2]> = sessions
+        .iter()
+        .map(|s| [s.turns_used.to_string(), s.duration_ms.to_string()])
+        .collect();
+    encode_texts(
+        sessions
+            .iter()
+            .zip(&numbers)
+            .flat_map(|(s, [turns, duration])| {
+                [
+                    s.id.as_str(),
+                    &s.goal,
+                    &s.outcome,
+                    flag(s.success),
+                    &s.final_url,
+                    &s.timestamp,
+                    turns,
+                    duration,
+                ]
+            }),
+    )
 }
 
 /// Decodes [`encode_sessions`].
 pub(crate) fn decode_sessions(text: &str) -> Option<Vec<SessionEntry>> {
     decode_entries(text, SESSION_ITEMS, |s| {
         Some(SessionEntry {
-            id: s[0].to_owned(),
-            goal: s[1].to_owned(),
-            outcome: s[2].to_owned(),
-            success: parse_flag(s[3])?,
-            final_url: s[4].to_owned(),
-            timestamp: s[5].to_owned(),
-            turns_used: s[6].parse().ok()?,
-            duration_ms: s[7].parse().ok()?,
+            id: s.next()?,
+            goal: s.next()?,
+            outcome: s.next()?,
+            success: parse_flag(&s.next()?)?,
+            final_url: s.next()?,
+            timestamp: s.next()?,
+            turns_used: s.next()?.parse().ok()?,
+            duration_ms: s.next()?.parse().ok()?,
         })
     })
 }
@@ -191,10 +173,5 @@ mod tests {
             assert_eq!(decode_steps(bad), None, "{bad:?}");
         }
         assert_eq!(decode_sessions("1:a1:b1:c1:11:d1:e1:x1:0"), None);
-        assert_eq!(decode_texts("5:a"), None);
-        assert_eq!(
-            decode_texts(&encode_texts(["a", "", "ü"])),
-            Some(vec!["a".to_owned(), String::new(), "ü".to_owned()])
-        );
     }
 }

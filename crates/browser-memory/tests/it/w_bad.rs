@@ -3,9 +3,7 @@
 
 use std::collections::HashMap;
 
-use browser_memory::{
-    BrowserMemory, MatchOptions, RunOutcome, RunStart, find_best_match, tokenize,
-};
+use browser_memory::{BrowserMemory, MatchOptions, find_best_match, tokenize};
 use memory_core::store::browser::{BrowserStore, RunFilter, RunStatus, TrajectoryStore};
 use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
 use store_sqlite::SqliteStore;
@@ -146,25 +144,8 @@ fn knowledge_selectors_and_runs_reproduce_the_reference_checksums() {
         let runs = memory.runs();
         for run in &w.runs {
             clock.advance(1);
-            let id = runs
-                .start(RunStart {
-                    run_id: run.run_id.clone(),
-                    goal: run.goal.clone(),
-                    domain: run.domain.clone(),
-                    start_url: Some(run.start_url.clone()),
-                    ..RunStart::default()
-                })
-                .expect("start");
-            runs.complete(
-                &id,
-                RunOutcome {
-                    success: run.success,
-                    final_url: Some(run.final_url.clone()),
-                    turn_count: run.turn_count,
-                    ..RunOutcome::default()
-                },
-            )
-            .expect("complete");
+            let id = runs.start(run.start()).expect("start");
+            runs.complete(&id, run.outcome()).expect("complete");
         }
         let by_domain: usize = (0..10)
             .map(|d| {

@@ -157,10 +157,11 @@ impl Ord for Fingerprint {
 /// Encodes a list of texts as one text: each item as `<byte length>:<item>`. Unambiguous for
 /// any content, cheap to decode, and it needs no JSON in `memory-core`.
 pub fn encode_texts<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    use std::fmt::Write as _;
     let mut out = String::new();
     for item in items {
-        out.push_str(&item.len().to_string());
-        out.push(':');
+        // Writing to a `String` cannot fail.
+        let _ = write!(out, "{}:", item.len());
         out.push_str(item);
     }
     out
