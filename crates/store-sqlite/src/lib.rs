@@ -184,8 +184,7 @@ impl SqliteStore {
             conn.pragma_update(None, "query_only", true).map_err(fail)?;
         } else {
             // WAL lets readers proceed while one writer commits, across processes.
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
-                .map_err(fail)?;
+            enable_wal(&conn, options.busy_timeout).map_err(fail)?;
             let sync = match options.synchronous {
                 Synchronous::Normal => "NORMAL",
                 Synchronous::Full => "FULL",
@@ -314,6 +313,34 @@ impl SqliteStore {
             [concat!("store-sqlite ", env!("CARGO_PKG_VERSION"))],
         )?;
         Ok(())
+    }
+}
+
+/// Switches the file to WAL unless it already is (the mode is stored in the file).
+///
+/// The switch needs the file to itself, and SQLite reports a conflict at once instead of calling
+/// the busy handler (it would deadlock if that connection were waiting for this one). When several
+/// processes open a new file together, one of them switches it and the others see `BUSY` here;
+/// they wait, up to the busy timeout, and then find the file in WAL mode.
+/// The pauses grow from 1 ms to 50 ms.
+fn enable_wal(conn: &Connection, timeout: Duration) -> rusqlite::Result<()> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mode: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(())) {
+            // An in-memory database keeps its `memory` mode: nothing to wait for.
+            Ok(_) => return Ok(()),
+            // Past the timeout, SQLite's own "database is locked" is the error.
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < timeout => {}
+            Err(e) => return Err(e),
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
 

@@ -30,6 +30,35 @@ fn a_fresh_file_is_migrated_and_in_wal_mode() {
     assert_eq!((header[18], header[19]), (2, 2));
 }
 
+/// A file still in rollback mode (a new file, or one another tool left so) with a writer in it:
+/// switching to WAL needs the file to itself, and SQLite refuses at once rather than call the busy
+/// handler (waiting could deadlock). Opening waits for the writer instead of failing with
+/// "database is locked", which is what several processes opening one new file together ran into.
+#[test]
+fn opening_waits_for_a_writer_before_switching_to_wal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let writer = rusqlite::Connection::open(&path).expect("plain connection");
+    writer
+        .execute_batch("CREATE TABLE other (x); INSERT INTO other VALUES (1);")
+        .expect("create");
+    // Hold the write lock, as another process opening the file and switching it does.
+    writer
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO other VALUES (2);")
+        .expect("write");
+    let (opened, released) = std::thread::scope(|scope| {
+        let opening = scope.spawn(|| SqliteStore::open(&path).map(|store| store.schema_version()));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let released = !opening.is_finished();
+        writer.execute_batch("COMMIT").expect("end the write");
+        (opening.join().expect("opening thread"), released)
+    });
+    assert!(released, "open returned while the writer held its lock");
+    assert_eq!(opened.expect("open").expect("version"), SCHEMA_VERSION);
+    let header = fs::read(&path).expect("read");
+    assert_eq!((header[18], header[19]), (2, 2), "the file is in WAL mode");
+}
+
 #[test]
 fn data_survives_reopening_with_full_sync() {
     let dir = tempfile::tempdir().expect("temp dir");
