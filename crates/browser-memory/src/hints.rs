@@ -1,9 +1,17 @@
 //! Cross-domain optimization hints from analysing finished runs: turn efficiency, accuracy
 //! against ground truth, high-failure actions, stale refs, stuck loops, slow goals and common
 //! failures, rendered as the reference's `FEEDBACK FROM PREVIOUS RUNS:` block.
+//!
+//! The runs come either from a test suite's evaluation ([`EvaluatedRun`] built by the caller)
+//! or from the stored trajectories ([`EvaluatedRun::from_trajectory`]).
+
+use memory_core::store::browser::Trajectory;
 
 use crate::extract::{Turn, action_name};
 use crate::json::{Json, js_number};
+
+/// The reason given to a stored step whose expected effect was not observed.
+pub const UNVERIFIED_EFFECT: &str = "expected effect not observed";
 
 /// One evaluated run of a test suite.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -28,6 +36,47 @@ pub struct EvaluatedRun {
     pub turns_used: u32,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
+}
+
+impl EvaluatedRun {
+    /// What a stored trajectory tells about its run, for [`generate_hints`].
+    ///
+    /// A trajectory keeps less than a suite's evaluation: its success stands for both what the
+    /// agent said and what was confirmed (so no accuracy warning comes from trajectories); a
+    /// step that named an expected effect and was not verified counts as a failed turn; errors,
+    /// verdicts and failed criteria are not stored, so stale refs and common failures never
+    /// show. Efficiency, high-failure actions, stuck loops and slow goals come out as for
+    /// evaluated runs.
+    pub fn from_trajectory(trajectory: &Trajectory) -> EvaluatedRun {
+        let turns: Vec<Turn> = trajectory
+            .steps
+            .iter()
+            .map(|step| Turn {
+                url: step.url.clone(),
+                snapshot: String::new(),
+                action: step.action.clone(),
+                verified: step.verified,
+                expected_effect: step.expected_effect.clone(),
+                duration_ms: 0,
+                reasoning: None,
+                error: None,
+                verification_failure: (step.expected_effect.is_some() && !step.verified)
+                    .then(|| UNVERIFIED_EFFECT.to_owned()),
+            })
+            .collect();
+        EvaluatedRun {
+            name: trajectory.id.clone(),
+            goal: trajectory.goal.clone(),
+            turns_used: u32::try_from(turns.len()).unwrap_or(u32::MAX),
+            turns,
+            agent_success: trajectory.success,
+            verified: trajectory.success,
+            skipped: false,
+            verdict: None,
+            failed_criteria: None,
+            duration_ms: trajectory.duration_ms,
+        }
+    }
 }
 
 fn percent(rate: f64) -> String {

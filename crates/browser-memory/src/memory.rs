@@ -10,6 +10,7 @@ use memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
 use crate::budget::{Budget, ContextBudget, Policy, priority};
 use crate::error::Result;
 use crate::extract::{Turn, action_name, extract_facts, snapshot_hash};
+use crate::hints::{EvaluatedRun, generate_hints};
 use crate::matching::{Match, MatchOptions, find_best_match, find_replayable};
 use crate::origin::{origin_of, site_key};
 use crate::render::{
@@ -243,6 +244,22 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
         Ok(self
             .store
             .hints_put(&self.scope, hints, &iso(self.clock.now()))?)
+    }
+
+    /// Analyses every trajectory stored in the scope (see
+    /// [`EvaluatedRun::from_trajectory`](crate::EvaluatedRun::from_trajectory)), stores the
+    /// hints and returns them; the text is empty when nothing stands out. Expired trajectories
+    /// are analysed too until [`prune`](Self::prune) removes them.
+    pub fn analyse_trajectories(&self) -> Result<String> {
+        let runs: Vec<EvaluatedRun> = self
+            .store
+            .trajectory_list(&self.scope)?
+            .iter()
+            .map(EvaluatedRun::from_trajectory)
+            .collect();
+        let hints = generate_hints(&runs);
+        self.save_hints(&hints)?;
+        Ok(hints)
     }
 
     /// Removes trajectories older than the TTL; returns how many.

@@ -4,6 +4,7 @@
 
 mod coverage;
 mod divergences;
+mod hints;
 mod hostile;
 mod laws;
 mod reference;

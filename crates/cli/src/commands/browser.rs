@@ -1,6 +1,6 @@
 //! `agent-memory browser`: the memory of a browser agent (crate `browser-memory`): the context
 //! a run would get, the run registry (list, resume, fork), `.agent-memory/` import and
-//! export, and pruning of expired trajectories.
+//! export, pruning of expired trajectories, and hints from analysing them.
 
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ use browser_memory::{
     BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, MemoryRoot, Policy,
     Transfer, export_dir, import_dir, to_pretty,
 };
-use memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
+use memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use memory_core::{Clock, ManualClock, RandomIds, Scope, SystemClock, Timestamp};
 use serde::Serialize;
 
@@ -46,6 +46,8 @@ enum BrowserCommand {
     Export(DirArgs),
     /// Removes trajectories older than the TTL; prints how many.
     Prune(PruneArgs),
+    /// The stored cross-domain hints; `--refresh` first analyses the stored trajectories.
+    Hints(HintsArgs),
 }
 
 /// The context assembly the budget arranges.
@@ -115,6 +117,14 @@ struct PruneArgs {
     /// Trajectories older than this many days are removed.
     #[arg(long, default_value_t = DEFAULT_TTL_DAYS, value_name = "N")]
     ttl_days: f64,
+}
+
+#[derive(Debug, clap::Args)]
+struct HintsArgs {
+    /// Analyse every stored trajectory of the scope and store the hints it gives (replacing
+    /// the stored ones, imported or earlier) before printing them.
+    #[arg(long)]
+    refresh: bool,
 }
 
 pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
@@ -213,7 +223,29 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             );
             Ok(())
         }
+        BrowserCommand::Hints(hints) => {
+            if hints.refresh {
+                memory.analyse_trajectories()?;
+            }
+            print_hints(&store, &scope, global)
+        }
     }
+}
+
+fn print_hints(store: &dyn HintStore, scope: &Scope, global: &GlobalArgs) -> Result<()> {
+    let stored = store.hints_get(scope)?;
+    if global.json {
+        let (hints, updated_at) = stored.unwrap_or_default();
+        return print_json(&serde_json::json!({ "hints": hints, "updatedAt": updated_at }));
+    }
+    match stored {
+        Some((hints, _)) if !hints.is_empty() => println!("{hints}"),
+        Some(_) => println!("no hints: nothing stood out in the runs analysed"),
+        None => {
+            println!("no hints stored (run `browser hints --refresh` to analyse the trajectories)")
+        }
+    }
+    Ok(())
 }
 
 fn ttl(days: f64) -> Result<f64> {

@@ -337,3 +337,62 @@ fn an_invalid_scope() {
     assert_eq!(run.stderr.lines().count(), 1, "{run}");
     assert!(run.stderr.contains("scope \"\""), "{run}");
 }
+
+#[test]
+fn hints_show_the_stored_ones_until_refreshed_from_the_trajectories() {
+    let sandbox = imported();
+    let reference_hints: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference().join("agent-memory/hints.json")).expect("read"),
+    )
+    .expect("json");
+    let stored = browser(&sandbox, &["hints"]);
+    assert_eq!(
+        stored.stdout,
+        format!("{}\n", reference_hints["hints"].as_str().expect("text")),
+        "{stored}"
+    );
+    // The sample's one trajectory saw every effect it expected: nothing stands out.
+    let refreshed = browser(&sandbox, &["hints", "--refresh"]);
+    assert_eq!(
+        refreshed.stdout, "no hints: nothing stood out in the runs analysed\n",
+        "{refreshed}"
+    );
+    let json = sandbox.run(&["--json", "browser", "--now", NOW, "hints"], &[]);
+    assert_eq!(
+        json.stdout, "{\n  \"hints\": \"\",\n  \"updatedAt\": \"2026-11-22T04:20:23.974Z\"\n}\n",
+        "{json}"
+    );
+    let none = browser(&sandbox, &["--scope", "team-b", "hints"]);
+    assert_eq!(
+        none.stdout,
+        "no hints stored (run `browser hints --refresh` to analyse the trajectories)\n",
+        "{none}"
+    );
+}
+
+#[test]
+fn refreshed_hints_name_what_went_wrong_in_the_stored_runs() {
+    let sandbox = Sandbox::new();
+    let click = r#"{"url":"https://shop.test/","action":{"action":"click","selector":"@x1"},"snapshotHash":"1","verified":false,"expectedEffect":"dialog opens"}"#;
+    let trajectory = format!(
+        r#"{{"id":"traj_1795321223000_aaaaaa","goal":"open the dialog","origin":"https://shop.test","steps":[{click},{click},{click}],"success":false,"durationMs":900,"model":"m","timestamp":"2026-11-22T04:20:23.000Z"}}"#
+    );
+    std::fs::create_dir_all(sandbox.path().join("sample")).expect("mkdir");
+    std::fs::write(
+        sandbox.path().join("sample/traj_1795321223000_aaaaaa.json"),
+        trajectory,
+    )
+    .expect("write");
+    let import = browser(&sandbox, &["import", "sample"]);
+    assert_eq!(import.code, Some(0), "{import}");
+    let run = browser(&sandbox, &["hints", "--refresh"]);
+    assert_eq!(
+        run.stdout,
+        "FEEDBACK FROM PREVIOUS RUNS:
+- EFFICIENCY WARNING: Only 0% of turns are productive. 3 turns were wasted on errors, retries, or repeated actions.
+- HIGH-FAILURE ACTIONS: \"click\" on \"@x1\" fails 100% of the time (3/3). Try alternative approaches.
+- STUCK LOOPS DETECTED: The agent repeated the same action sequence 1 time(s). When an action doesn't produce the expected effect after 2 attempts, try a completely different strategy.
+",
+        "{run}"
+    );
+}
