@@ -1,6 +1,7 @@
 //! Benchmarks of workload W-bad: matching a goal (ours on the in-memory store and on SQLite,
 //! the reference's linear scan as the baseline in the same run), recording a finished run on
-//! SQLite, cold open plus first match, and building the context.
+//! SQLite, cold open plus first match, analysing the stored trajectories into hints, and
+//! building the context.
 //!
 //! Sizes come from `AGENT_MEMORY_BENCH_SIZES` (default: the smallest, 1,000). Latency
 //! percentiles, throughput and cold start are appended as JSON lines to
@@ -213,6 +214,23 @@ fn bench_match(c: &mut Criterion) {
             "cold open + first match on sqlite",
             n,
             cold_ms,
+            "ms",
+            None,
+            true,
+        );
+
+        // Hints from every stored trajectory: one read of the whole scope, then the analysis.
+        let clock = ManualClock::new(NOW);
+        let ids = SeededIds::new(1);
+        let start = Instant::now();
+        let hints = BrowserMemory::new(&cold, scope.clone(), &clock, &ids)
+            .analyse_trajectories()
+            .expect("analyse");
+        std::hint::black_box(hints);
+        figure(
+            "analyse every stored trajectory into hints on sqlite",
+            n,
+            start.elapsed().as_secs_f64() * 1e3,
             "ms",
             None,
             true,

@@ -5,6 +5,8 @@
 //! The runs come either from a test suite's evaluation ([`EvaluatedRun`] built by the caller)
 //! or from the stored trajectories ([`EvaluatedRun::from_trajectory`]).
 
+use std::collections::HashMap;
+
 use memory_core::store::browser::Trajectory;
 
 use crate::extract::{Turn, action_name};
@@ -47,26 +49,26 @@ impl EvaluatedRun {
     /// verdicts and failed criteria are not stored, so stale refs and common failures never
     /// show. Efficiency, high-failure actions, stuck loops and slow goals come out as for
     /// evaluated runs.
-    pub fn from_trajectory(trajectory: &Trajectory) -> EvaluatedRun {
+    pub fn from_trajectory(trajectory: Trajectory) -> EvaluatedRun {
         let turns: Vec<Turn> = trajectory
             .steps
-            .iter()
+            .into_iter()
             .map(|step| Turn {
-                url: step.url.clone(),
+                verification_failure: (step.expected_effect.is_some() && !step.verified)
+                    .then(|| UNVERIFIED_EFFECT.to_owned()),
+                url: step.url,
                 snapshot: String::new(),
-                action: step.action.clone(),
+                action: step.action,
                 verified: step.verified,
-                expected_effect: step.expected_effect.clone(),
+                expected_effect: step.expected_effect,
                 duration_ms: 0,
                 reasoning: None,
                 error: None,
-                verification_failure: (step.expected_effect.is_some() && !step.verified)
-                    .then(|| UNVERIFIED_EFFECT.to_owned()),
             })
             .collect();
         EvaluatedRun {
-            name: trajectory.id.clone(),
-            goal: trajectory.goal.clone(),
+            name: trajectory.id,
+            goal: trajectory.goal,
             turns_used: u32::try_from(turns.len()).unwrap_or(u32::MAX),
             turns,
             agent_success: trajectory.success,
@@ -100,19 +102,48 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
     let runs: Vec<&EvaluatedRun> = runs.iter().filter(|r| !r.skipped).collect();
     let mut hints = Vec::new();
 
-    let total: usize = runs.iter().map(|r| r.turns.len()).sum();
-    let wasted_turn = |t: &Turn| {
-        let action = t.parsed_action();
-        t.error.is_some()
-            || t.verification_failure.is_some()
-            || (action_name(&action) == "wait"
-                && matches!(action.get("ms"), Some(Json::Number(ms)) if *ms == 0.0))
-    };
-    let wasted = runs
-        .iter()
-        .flat_map(|r| &r.turns)
-        .filter(|t| wasted_turn(t))
-        .count();
+    // One pass over the turns, each action parsed once: wasted turns, (action, selector)
+    // patterns with their occurrences and failures in first-seen order, and stuck loops
+    // (three equal actions in a row within a run).
+    let mut total = 0usize;
+    let mut wasted = 0usize;
+    let mut patterns: Vec<(String, Option<String>, usize, usize)> = Vec::new();
+    let mut pattern_at: HashMap<(String, Option<String>), usize> = HashMap::new();
+    let mut loops = 0usize;
+    for r in &runs {
+        let mut keys = Vec::with_capacity(r.turns.len());
+        for turn in &r.turns {
+            let action = turn.parsed_action();
+            let name = action_name(&action);
+            let failed = turn.error.is_some() || turn.verification_failure.is_some();
+            total += 1;
+            wasted += usize::from(
+                failed
+                    || (name == "wait"
+                        && matches!(action.get("ms"), Some(Json::Number(ms)) if *ms == 0.0)),
+            );
+            let key = (
+                name.to_owned(),
+                action.get("selector").map(|s| Json::template_text(Some(s))),
+            );
+            let at = match pattern_at.get(&key) {
+                Some(&at) => at,
+                None => {
+                    patterns.push((key.0.clone(), key.1.clone(), 0, 0));
+                    pattern_at.insert(key, patterns.len() - 1);
+                    patterns.len() - 1
+                }
+            };
+            patterns[at].2 += 1;
+            patterns[at].3 += usize::from(failed);
+            keys.push(action_key(&action));
+        }
+        loops += keys
+            .windows(3)
+            .filter(|w| w[0] == w[1] && w[1] == w[2])
+            .count();
+    }
+
     let efficiency = if total > 0 {
         (total - wasted) as f64 / total as f64
     } else {
@@ -142,21 +173,6 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
         ));
     }
 
-    // (action, selector, occurrences, failures) in first-seen order.
-    let mut patterns: Vec<(String, Option<String>, usize, usize)> = Vec::new();
-    for turn in runs.iter().flat_map(|r| &r.turns) {
-        let action = turn.parsed_action();
-        let name = action_name(&action).to_owned();
-        let selector = action.get("selector").map(|s| Json::template_text(Some(s)));
-        let failed = turn.error.is_some() || turn.verification_failure.is_some();
-        match patterns.iter_mut().find(|p| p.0 == name && p.1 == selector) {
-            Some(p) => {
-                p.2 += 1;
-                p.3 += usize::from(failed);
-            }
-            None => patterns.push((name, selector, 1, usize::from(failed))),
-        }
-    }
     patterns.sort_by_key(|p| std::cmp::Reverse(p.2));
     let mut failing: Vec<_> = patterns
         .iter()
@@ -195,19 +211,6 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
         ));
     }
 
-    let loops: usize = runs
-        .iter()
-        .map(|r| {
-            let keys: Vec<String> = r
-                .turns
-                .iter()
-                .map(|t| action_key(&t.parsed_action()))
-                .collect();
-            keys.windows(3)
-                .filter(|w| w[0] == w[1] && w[1] == w[2])
-                .count()
-        })
-        .sum();
     if loops > 0 {
         hints.push(format!(
             "STUCK LOOPS DETECTED: The agent repeated the same action sequence {loops} time(s). When an action doesn't produce the expected effect after 2 attempts, try a completely different strategy."
@@ -216,6 +219,7 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
 
     // (goal prefix, attempts, total turns) in first-seen order.
     let mut goals: Vec<(String, usize, u64)> = Vec::new();
+    let mut goal_at: HashMap<String, usize> = HashMap::new();
     for r in &runs {
         let prefix: String = r
             .goal
@@ -225,13 +229,12 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
             .chars()
             .take(80)
             .collect();
-        match goals.iter_mut().find(|g| g.0 == prefix) {
-            Some(g) => {
-                g.1 += 1;
-                g.2 += u64::from(r.turns_used);
-            }
-            None => goals.push((prefix, 1, u64::from(r.turns_used))),
-        }
+        let at = *goal_at.entry(prefix.clone()).or_insert_with(|| {
+            goals.push((prefix, 0, 0));
+            goals.len() - 1
+        });
+        goals[at].1 += 1;
+        goals[at].2 += u64::from(r.turns_used);
     }
     let mut slow: Vec<(String, f64)> = goals
         .into_iter()
@@ -253,17 +256,19 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
     }
 
     let mut reasons: Vec<(String, usize)> = Vec::new();
+    let mut reason_at: HashMap<String, usize> = HashMap::new();
     for r in runs.iter().filter(|r| !r.verified) {
-        let found: Vec<String> = match (&r.failed_criteria, &r.verdict) {
-            (Some(details), _) => details.clone(),
-            (None, Some(verdict)) => vec![verdict.clone()],
-            (None, None) => Vec::new(),
+        let found: &[String] = match (&r.failed_criteria, &r.verdict) {
+            (Some(details), _) => details,
+            (None, Some(verdict)) => std::slice::from_ref(verdict),
+            (None, None) => &[],
         };
         for reason in found {
-            match reasons.iter_mut().find(|(known, _)| *known == reason) {
-                Some(entry) => entry.1 += 1,
-                None => reasons.push((reason, 1)),
-            }
+            let at = *reason_at.entry(reason.clone()).or_insert_with(|| {
+                reasons.push((reason.clone(), 0));
+                reasons.len() - 1
+            });
+            reasons[at].1 += 1;
         }
     }
     reasons.sort_by_key(|r| std::cmp::Reverse(r.1));

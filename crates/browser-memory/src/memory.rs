@@ -254,7 +254,7 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
         let runs: Vec<EvaluatedRun> = self
             .store
             .trajectory_list(&self.scope)?
-            .iter()
+            .into_iter()
             .map(EvaluatedRun::from_trajectory)
             .collect();
         let hints = generate_hints(&runs);

@@ -103,7 +103,7 @@ fn a_step_is_a_failed_turn_only_when_its_expected_effect_was_not_seen() {
             step(SCROLL, None, false),
         ],
     );
-    let run = EvaluatedRun::from_trajectory(&t);
+    let run = EvaluatedRun::from_trajectory(t);
     let failures: Vec<Option<&str>> = run
         .turns
         .iter()
