@@ -382,16 +382,27 @@ fn browser(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     memory.record_run(&RunReport {
         goal: "Add the Acme smart watch to the cart".into(),
         start_url: site.into(),
-        turns: vec![browser_turn(
-            site,
-            json!({"action": "click", "selector": "@add-to-cart"}),
-        )],
+        turns: (0..3)
+            .map(|_| Turn {
+                verified: false,
+                expected_effect: Some("the cart count goes up".into()),
+                ..browser_turn(
+                    site,
+                    json!({"action": "click", "selector": "@add-to-cart"}),
+                )
+            })
+            .collect(),
         success: false,
         model: "demo-model".into(),
-        outcome: "The add-to-cart button never appeared".into(),
+        outcome: "The cart count never went up".into(),
         ..RunReport::default()
     })?;
-    step("run 2 failed; it is remembered in the session history, never offered as a reference");
+    step(
+        "run 2 failed: three clicks on add-to-cart, the cart never changed; it is remembered in the session history, never offered as a reference",
+    );
+    let hints = memory.analyse_trajectories()?;
+    step("the stored trajectories, analysed, give hints for every later run:");
+    indented(&hints);
 
     clock.advance(3_600_000);
     let goal = "find reviews for the acme smart watch";
