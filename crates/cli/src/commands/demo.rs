@@ -386,10 +386,7 @@ fn browser(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
             .map(|_| Turn {
                 verified: false,
                 expected_effect: Some("the cart count goes up".into()),
-                ..browser_turn(
-                    site,
-                    json!({"action": "click", "selector": "@add-to-cart"}),
-                )
+                ..browser_turn(site, json!({"action": "click", "selector": "@add-to-cart"}))
             })
             .collect(),
         success: false,
