@@ -15,7 +15,8 @@ use crate::json::{Json, js_number};
 /// The reason given to a stored step whose expected effect was not observed.
 pub const UNVERIFIED_EFFECT: &str = "expected effect not observed";
 
-/// One evaluated run of a test suite.
+/// One evaluated run of a test suite, or a stored trajectory read as one
+/// ([`EvaluatedRun::from_trajectory`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EvaluatedRun {
     /// The test case's name.
