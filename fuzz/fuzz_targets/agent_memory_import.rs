@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use browser_memory::{MemoryRoot, export_dir, import_dir};
+use agent_memory_browser::{MemoryRoot, export_dir, import_dir};
 use libfuzzer_sys::fuzz_target;
-use memory_core::{InMemoryStore, Scope, Timestamp};
+use agent_memory_core::{InMemoryStore, Scope, Timestamp};
 
 /// Where the picked file goes, relative to the memory root.
 const FILES: [&str; 7] = [
@@ -53,7 +53,7 @@ fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn import(dir: &Path) -> browser_memory::Result<InMemoryStore> {
+fn import(dir: &Path) -> agent_memory_browser::Result<InMemoryStore> {
     let store = InMemoryStore::new();
     import_dir(&store, &Scope::shared(), &MemoryRoot::new(dir), Timestamp::from_millis(NOW))?;
     Ok(store)

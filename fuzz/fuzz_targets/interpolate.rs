@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use recording::{MissingKeys, interpolate, interpolate_str};
+use agent_memory_recording::{MissingKeys, interpolate, interpolate_str};
 use serde_json::Value;
 
 /// A memory of a few keys; keys and values are arbitrary text, tokens included.

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use turn_memory::{EventLog, History, JsonlLog};
+use agent_memory_turns::{EventLog, History, JsonlLog};
 
 fuzz_target!(|bytes: &[u8]| {
     let Ok(dir) = std::env::temp_dir().canonicalize() else { return };

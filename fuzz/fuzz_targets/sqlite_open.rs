@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memory_core::MetaStore;
-use store_sqlite::SqliteStore;
+use agent_memory_core::MetaStore;
+use agent_memory_sqlite::SqliteStore;
 
 fuzz_target!(|bytes: &[u8]| {
     let Ok(dir) = std::env::temp_dir().canonicalize() else { return };

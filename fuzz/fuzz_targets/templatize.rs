@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use memory_core::Timestamp;
-use recording::{
+use agent_memory_core::Timestamp;
+use agent_memory_recording::{
     MissingKeys, Snapshot, SnapshotItem, TemplatePolicy, interpolate, naive, templatize,
 };
 use serde_json::Value;

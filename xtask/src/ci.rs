@@ -50,12 +50,37 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         ),
         ("snapshots", Box::new(|| snapshots::check(&root, &refs))),
         (
+            // What docs.rs and a user's `cargo doc` build (default features), then everything.
             "doc",
             Box::new(|| {
                 cargo(
                     &root,
+                    &["doc", "--workspace", "--no-deps"],
+                    &[("RUSTDOCFLAGS", "-D warnings")],
+                )?;
+                cargo(
+                    &root,
                     &["doc", "--workspace", "--no-deps", "--all-features"],
                     &[("RUSTDOCFLAGS", "-D warnings")],
+                )
+            }),
+        ),
+        (
+            // Every library crate and the command line must be publishable as they stand:
+            // packaged and built from the packaged sources alone.
+            "package",
+            Box::new(|| {
+                cargo(
+                    &root,
+                    &[
+                        "package",
+                        "--workspace",
+                        "--exclude",
+                        "xtask",
+                        "--allow-dirty",
+                        "--quiet",
+                    ],
+                    &[],
                 )
             }),
         ),

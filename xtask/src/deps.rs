@@ -1,8 +1,8 @@
 //! The dependency rules of `ARCHITECTURE.md`, checked from `cargo metadata`:
 //!
-//! - `memory-core` has no normal dependencies;
-//! - feature crates depend neither on each other nor on `store-sqlite`;
-//! - only `store-sqlite` names `rusqlite`;
+//! - `agent-memory-core` (folder `memory-core`) has no normal dependencies;
+//! - feature crates depend neither on each other nor on `agent-memory-sqlite`;
+//! - only `agent-memory-sqlite` names `rusqlite`;
 //! - only `cli` (package `agent-memory-cli`) and `xtask` use `anyhow`.
 
 use std::process::Command;
@@ -11,7 +11,12 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 /// The feature crates, which stand side by side and never lean on each other.
-const FEATURE_CRATES: &[&str] = &["recording", "trajectory", "turn-memory", "browser-memory"];
+const FEATURE_CRATES: &[&str] = &[
+    "agent-memory-recording",
+    "agent-memory-trajectory",
+    "agent-memory-turns",
+    "agent-memory-browser",
+];
 
 /// One workspace package and its direct dependencies as `(name, kind)`; kind is `None` for
 /// normal dependencies, `Some("dev")` or `Some("build")` otherwise.
@@ -89,20 +94,20 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
         let name = package.name.as_str();
         for (dep, kind) in &package.deps {
             let normal = kind.is_none();
-            if name == "memory-core" && normal {
+            if name == "agent-memory-core" && normal {
                 problems.push(format!(
-                    "memory-core must have no dependencies, but depends on {dep}"
+                    "agent-memory-core must have no dependencies, but depends on {dep}"
                 ));
             }
             if FEATURE_CRATES.contains(&name)
                 && normal
-                && (FEATURE_CRATES.contains(&dep.as_str()) || dep == "store-sqlite")
+                && (FEATURE_CRATES.contains(&dep.as_str()) || dep == "agent-memory-sqlite")
             {
                 problems.push(format!("feature crate {name} must not depend on {dep}"));
             }
-            if dep == "rusqlite" && name != "store-sqlite" {
+            if dep == "rusqlite" && name != "agent-memory-sqlite" {
                 problems.push(format!(
-                    "only store-sqlite may use rusqlite, but {name} does"
+                    "only agent-memory-sqlite may use rusqlite, but {name} does"
                 ));
             }
             if dep == "anyhow" && name != "agent-memory-cli" && name != "xtask" {
@@ -132,7 +137,7 @@ mod tests {
     #[test]
     fn this_workspace_obeys_the_rules() {
         let packages = workspace_packages().expect("cargo metadata");
-        assert!(packages.iter().any(|p| p.name == "memory-core"));
+        assert!(packages.iter().any(|p| p.name == "agent-memory-core"));
         assert_eq!(violations(&packages), Vec::<String>::new());
     }
 
@@ -140,24 +145,27 @@ mod tests {
     fn each_rule_catches_its_violation() {
         let table = [
             (
-                pkg("memory-core", &[("serde", None)]),
-                "memory-core must have no dependencies, but depends on serde",
+                pkg("agent-memory-core", &[("serde", None)]),
+                "agent-memory-core must have no dependencies, but depends on serde",
             ),
             (
-                pkg("trajectory", &[("recording", None)]),
-                "feature crate trajectory must not depend on recording",
+                pkg(
+                    "agent-memory-trajectory",
+                    &[("agent-memory-recording", None)],
+                ),
+                "feature crate agent-memory-trajectory must not depend on agent-memory-recording",
             ),
             (
-                pkg("recording", &[("store-sqlite", None)]),
-                "feature crate recording must not depend on store-sqlite",
+                pkg("agent-memory-recording", &[("agent-memory-sqlite", None)]),
+                "feature crate agent-memory-recording must not depend on agent-memory-sqlite",
             ),
             (
-                pkg("turn-memory", &[("rusqlite", Some("dev"))]),
-                "only store-sqlite may use rusqlite, but turn-memory does",
+                pkg("agent-memory-turns", &[("rusqlite", Some("dev"))]),
+                "only agent-memory-sqlite may use rusqlite, but agent-memory-turns does",
             ),
             (
-                pkg("store-sqlite", &[("anyhow", None)]),
-                "only the cli and xtask may use anyhow, but store-sqlite does",
+                pkg("agent-memory-sqlite", &[("anyhow", None)]),
+                "only the cli and xtask may use anyhow, but agent-memory-sqlite does",
             ),
         ];
         for (package, expected) in table {
@@ -168,13 +176,22 @@ mod tests {
     #[test]
     fn allowed_edges_pass() {
         let ok = [
-            pkg("memory-core", &[("proptest", Some("dev"))]),
+            pkg("agent-memory-core", &[("proptest", Some("dev"))]),
             pkg(
-                "recording",
-                &[("memory-core", None), ("store-sqlite", Some("dev"))],
+                "agent-memory-recording",
+                &[
+                    ("agent-memory-core", None),
+                    ("agent-memory-sqlite", Some("dev")),
+                ],
             ),
-            pkg("store-sqlite", &[("rusqlite", None), ("memory-core", None)]),
-            pkg("agent-memory-cli", &[("anyhow", None), ("recording", None)]),
+            pkg(
+                "agent-memory-sqlite",
+                &[("rusqlite", None), ("agent-memory-core", None)],
+            ),
+            pkg(
+                "agent-memory-cli",
+                &[("anyhow", None), ("agent-memory-recording", None)],
+            ),
         ];
         assert_eq!(violations(&ok), Vec::<String>::new());
     }

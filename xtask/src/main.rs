@@ -61,7 +61,7 @@ fn print_usage() {
     eprintln!(
         "usage: cargo xtask <task>\n\n\
          tasks:\n  \
-         ci         format, lint, test, snapshot, doc, bench smoke and dependency checks\n  \
+         ci         format, lint, test, snapshot, doc, package, bench smoke and dependency checks\n  \
          deps       check the dependency rules between crates\n  \
          bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \

@@ -11,14 +11,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use browser_memory::{
+use agent_memory_browser::{
     BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
     linear_scan_match, tokenize,
 };
+use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus, TrajectoryStore};
+use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
+use agent_memory_sqlite::SqliteStore;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_main};
-use memory_core::store::browser::{RunFilter, RunManifest, RunStatus, TrajectoryStore};
-use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
-use store_sqlite::SqliteStore;
 
 mod workload;
 

@@ -4,9 +4,9 @@
 
 #![allow(dead_code)]
 
-use browser_memory::{RunOutcome, RunStart, iso, snapshot_hash};
-use memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
-use memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
+use agent_memory_browser::{RunOutcome, RunStart, iso, snapshot_hash};
+use agent_memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
+use agent_memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
 
 /// The workload's frozen "now": 2026-01-01T00:00:00.000Z.
 pub(crate) const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);

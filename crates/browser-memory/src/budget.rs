@@ -119,7 +119,7 @@ pub struct ContextPart {
 /// Prompt parts assembled highest priority first, joined by newlines, within a budget.
 ///
 /// ```
-/// use browser_memory::{Budget, ContextBudget, Policy};
+/// use agent_memory_browser::{Budget, ContextBudget, Policy};
 ///
 /// let mut context = ContextBudget::new();
 /// context.add("low", "selectors", 25);

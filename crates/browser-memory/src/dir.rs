@@ -16,8 +16,8 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use memory_core::store::browser::{BrowserStore, SiteMemory, SuiteSummary, Trajectory};
-use memory_core::{Scope, Timestamp};
+use agent_memory_core::store::browser::{BrowserStore, SiteMemory, SuiteSummary, Trajectory};
+use agent_memory_core::{Scope, Timestamp};
 
 use crate::error::{Error, Result};
 use crate::files::{
@@ -234,7 +234,7 @@ pub struct Transfer {
 struct Image {
     trajectories: Vec<Trajectory>,
     sites: Vec<SiteMemory>,
-    runs: Vec<memory_core::store::browser::RunManifest>,
+    runs: Vec<agent_memory_core::store::browser::RunManifest>,
     hints: Option<HintsFile>,
     suites: Vec<SuiteSummary>,
 }

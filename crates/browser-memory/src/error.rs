@@ -11,7 +11,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// The store failed or refused the call.
     #[error(transparent)]
-    Store(#[from] memory_core::Error),
+    Store(#[from] agent_memory_core::Error),
     /// A file or directory could not be read.
     #[error("cannot read {path}: {source}")]
     Read {

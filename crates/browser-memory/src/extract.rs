@@ -2,7 +2,7 @@
 //! before the first meaningful action, the shape of a search url, typical turns, and the
 //! form fields filled.
 
-use memory_core::store::browser::{FactKind, FactObservation};
+use agent_memory_core::store::browser::{FactKind, FactObservation};
 
 use crate::json::Json;
 

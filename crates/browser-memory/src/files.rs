@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use memory_core::Timestamp;
-use memory_core::store::browser::{
+use agent_memory_core::Timestamp;
+use agent_memory_core::store::browser::{
     Fact, FactKind, RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, Trajectory,
     TrajectoryStep,
 };
@@ -338,7 +338,7 @@ pub(crate) fn site_from_files(
         }
         // A file may hold more sessions than a site keeps (old facts migrated next to them,
         // or a hand-edited file): the same bound as every recorded run.
-        memory_core::store::browser::keep_newest_sessions(&mut memory.sessions);
+        agent_memory_core::store::browser::keep_newest_sessions(&mut memory.sessions);
     }
     if let Some((path, file)) = selectors {
         memory.selectors_updated_at = file.updated_at;

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use memory_core::store::browser::Trajectory;
+use agent_memory_core::store::browser::Trajectory;
 
 use crate::extract::{Turn, action_name};
 use crate::json::{Json, js_number};

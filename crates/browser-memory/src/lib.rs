@@ -2,13 +2,13 @@
 //! store, session history, app knowledge, selector cache), its context budget, its run
 //! registry and hints, and import/export of its `.agent-memory/` directories.
 //!
-//! Everything is scoped by a [`Scope`](memory_core::Scope) and generic over the store traits
-//! of [`memory_core::store::browser`]; time and ids come from an injected
-//! [`Clock`](memory_core::Clock) and [`IdSource`](memory_core::IdSource).
+//! Everything is scoped by a [`Scope`](agent_memory_core::Scope) and generic over the store traits
+//! of [`agent_memory_core::store::browser`]; time and ids come from an injected
+//! [`Clock`](agent_memory_core::Clock) and [`IdSource`](agent_memory_core::IdSource).
 //!
 //! ```
-//! use browser_memory::{Budget, BrowserMemory, Layout, Policy, RunReport, Turn};
-//! use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
+//! use agent_memory_browser::{Budget, BrowserMemory, Layout, Policy, RunReport, Turn};
+//! use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
 //!
 //! let store = InMemoryStore::new();
 //! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
@@ -34,7 +34,7 @@
 //! let context = memory.context("search smart watch reviews", "https://shop.test/", Layout::Layered, Budget::Chars(8000), Policy::SkipOverflow)?;
 //! assert!(context.contains("REFERENCE TRAJECTORY"));
 //! assert!(context.contains("SESSION HISTORY (1 previous run on this site):"));
-//! # Ok::<(), browser_memory::Error>(())
+//! # Ok::<(), agent_memory_browser::Error>(())
 //! ```
 
 #![deny(missing_docs)]

@@ -2,8 +2,8 @@
 //! store's token index, Jaccard similarity, the origin, TTL and success filters, the strict
 //! threshold, optional trace scoring, and the strict replay match.
 
-use memory_core::store::browser::{Candidate, CandidateQuery, Trajectory, TrajectoryStore};
-use memory_core::{MILLIS_PER_DAY, Scope, Timestamp};
+use agent_memory_core::store::browser::{Candidate, CandidateQuery, Trajectory, TrajectoryStore};
+use agent_memory_core::{MILLIS_PER_DAY, Scope, Timestamp};
 
 use crate::error::Result;
 use crate::origin::origin_of;

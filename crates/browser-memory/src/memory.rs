@@ -1,11 +1,11 @@
 //! [`BrowserMemory`]: the four memory layers of one scope over a store, with the clock and id
 //! source injected: record finished runs, match goals, build the prompt context, prune.
 
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     BrowserStore, Fact, FactKind, FactObservation, FinishedRun, RunManifest, SessionEntry,
     SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
-use memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
+use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
 
 use crate::budget::{Budget, ContextBudget, Policy, priority};
 use crate::error::Result;

@@ -5,7 +5,7 @@
 /// lowercase scheme and host, default port dropped. Other or unparsable urls have none.
 ///
 /// ```
-/// use browser_memory::origin_of;
+/// use agent_memory_browser::origin_of;
 ///
 /// assert_eq!(origin_of("https://Shop.Example.com:8443/cart?x=1").as_deref(), Some("https://shop.example.com:8443"));
 /// assert_eq!(origin_of("https://example.com:443/").as_deref(), Some("https://example.com"));

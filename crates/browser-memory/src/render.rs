@@ -1,7 +1,7 @@
 //! The text blocks the agent's prompt receives, byte for byte as the reference renders them:
 //! the reference trajectory, session history, app knowledge and known selectors.
 
-use memory_core::store::browser::{Fact, SelectorEntry, SessionEntry, Trajectory};
+use agent_memory_core::store::browser::{Fact, SelectorEntry, SessionEntry, Trajectory};
 
 use crate::json::{Json, js_number, to_compact};
 use crate::time::minute;

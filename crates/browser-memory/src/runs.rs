@@ -1,8 +1,8 @@
 //! The run registry: manifests of each run for orchestrators, with start, update, complete,
 //! get, list, resume and fork, run ids and lineage through `parent_run_id`.
 
-use memory_core::store::browser::{RunFilter, RunManifest, RunManifestStore, RunStatus};
-use memory_core::{Clock, IdSource, Scope, Timestamp};
+use agent_memory_core::store::browser::{RunFilter, RunManifest, RunManifestStore, RunStatus};
+use agent_memory_core::{Clock, IdSource, Scope, Timestamp};
 use serde::Serialize;
 
 use crate::error::{Error, Result};

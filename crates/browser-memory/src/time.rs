@@ -1,8 +1,8 @@
 //! ISO-8601 timestamps as the memory files write them (`2026-03-15T10:00:00.000Z`, UTC) and
 //! the `YYYY-MM-DD HH:MM` form of the session history.
 
+use agent_memory_core::Timestamp;
 use chrono::{DateTime, SecondsFormat, Utc};
-use memory_core::Timestamp;
 
 /// `timestamp` as JavaScript's `Date.prototype.toISOString()` writes it.
 pub fn iso(timestamp: Timestamp) -> String {

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 /// The distinct tokens of `text`, in first-appearance order.
 ///
 /// ```
-/// use browser_memory::tokenize;
+/// use agent_memory_browser::tokenize;
 ///
 /// assert_eq!(tokenize("Find the café's menu, a 2nd time!"), ["find", "the", "cafés", "menu", "2nd", "time"]);
 /// ```

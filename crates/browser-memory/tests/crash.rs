@@ -12,13 +12,13 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use browser_memory::{MemoryRoot, export_dir, import_dir};
-use memory_core::store::browser::{
+use agent_memory_browser::{MemoryRoot, export_dir, import_dir};
+use agent_memory_core::store::browser::{
     RunFilter, RunManifest, RunManifestStore, RunStatus, Trajectory, TrajectoryStep,
     TrajectoryStore,
 };
-use memory_core::testkit::crash::{CrashTest, KillLoop};
-use memory_core::{InMemoryStore, Scope, Timestamp};
+use agent_memory_core::testkit::crash::{CrashTest, KillLoop};
+use agent_memory_core::{InMemoryStore, Scope, Timestamp};
 
 /// Trajectory files per export.
 const TRAJECTORIES: u64 = 12;
@@ -79,7 +79,7 @@ fn memory(version: u64) -> Result<InMemoryStore, String> {
             timestamp: "2026-01-01T00:00:00.000Z".to_owned(),
             recorded_at: Some(Timestamp::from_millis(1_767_225_600_000)),
         };
-        let tokens = browser_memory::tokenize(&goal);
+        let tokens = agent_memory_browser::tokenize(&goal);
         store
             .trajectory_put(&scope, &trajectory, &tokens)
             .map_err(|e| e.to_string())?;

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
-use store_sqlite::SqliteStore;
 
 /// Opens (creating if needed) the database at `path`, and its folder first.
 pub(crate) fn open(path: &Path) -> Result<SqliteStore> {

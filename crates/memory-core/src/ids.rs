@@ -9,7 +9,7 @@ const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 /// The splitmix64 generator every benchmark workload (W-rec, W-traj, W-turn, W-bad) is defined with.
 ///
 /// ```
-/// use memory_core::SplitMix64;
+/// use agent_memory_core::SplitMix64;
 ///
 /// let mut rng = SplitMix64::new(0);
 /// assert_eq!(rng.next_u64(), 0xe220a8397b1dcdaf);

@@ -5,14 +5,14 @@
 //! (`store-sqlite`, and [`InMemoryStore`] here) implement them.
 //!
 //! ```
-//! use memory_core::{Clock, ManualClock, Partition, Timestamp};
+//! use agent_memory_core::{Clock, ManualClock, Partition, Timestamp};
 //!
 //! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
 //! let partition = Partition::new("bench")?;
 //! assert_eq!(partition.as_str(), "bench");
 //! assert_eq!(clock.now().as_millis(), 1_767_225_600_000);
 //! assert!(Partition::new("").is_err());
-//! # Ok::<(), memory_core::Error>(())
+//! # Ok::<(), agent_memory_core::Error>(())
 //! ```
 
 #![deny(missing_docs)]

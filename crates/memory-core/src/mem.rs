@@ -19,13 +19,13 @@ mod tool_log;
 /// A store that keeps everything in memory and forgets it when dropped.
 ///
 /// ```
-/// use memory_core::{InMemoryStore, MetaKey, MetaStore};
+/// use agent_memory_core::{InMemoryStore, MetaKey, MetaStore};
 ///
 /// let store = InMemoryStore::new();
 /// let key = MetaKey::new("owner")?;
 /// store.meta_set(&key, "ci")?;
 /// assert_eq!(store.meta_get(&key)?.as_deref(), Some("ci"));
-/// # Ok::<(), memory_core::Error>(())
+/// # Ok::<(), agent_memory_core::Error>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct InMemoryStore {

@@ -92,7 +92,7 @@ impl Clock for SystemClock {
 /// A clock that only moves when told to: for tests and for replaying recorded data.
 ///
 /// ```
-/// use memory_core::{Clock, ManualClock, Timestamp};
+/// use agent_memory_core::{Clock, ManualClock, Timestamp};
 ///
 /// let clock = ManualClock::new(Timestamp::from_millis(1_000));
 /// clock.advance(500);

@@ -15,12 +15,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use memory_core::{SplitMix64, Timestamp};
-use recording::{
+use agent_memory_core::{SplitMix64, Timestamp};
+use agent_memory_recording::{
     MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind, TemplatePolicy, ToolCall,
     Tools, Trail, UnifiedTrail, interpolate, naive,
 };
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 const SEED: u64 = 42;

@@ -86,7 +86,7 @@ pub enum RecordingError {
     },
     /// A store failed.
     #[error(transparent)]
-    Store(#[from] memory_core::Error),
+    Store(#[from] agent_memory_core::Error),
 }
 
 /// This crate's result.

@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 
-use memory_core::store::tool_log::ToolLog;
-use memory_core::{SessionId, Timestamp};
+use agent_memory_core::store::tool_log::ToolLog;
+use agent_memory_core::{SessionId, Timestamp};
 use serde_json::Value;
 
 use crate::error::{RecordingError, Result};
@@ -127,8 +127,8 @@ pub struct GeneratedRecording {
 /// recorded as they are.
 ///
 /// ```
-/// use memory_core::{SessionId, Timestamp};
-/// use recording::{capture, generate_recording, GenerationPolicy, Memory, Objective, Provenance, StepKind, ToolOutcome};
+/// use agent_memory_core::{SessionId, Timestamp};
+/// use agent_memory_recording::{capture, generate_recording, GenerationPolicy, Memory, Objective, Provenance, StepKind, ToolOutcome};
 /// use serde_json::json;
 ///
 /// let at = Timestamp::from_millis(10);

@@ -33,7 +33,7 @@ pub enum MissingKeys {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use recording::{interpolate, MissingKeys};
+/// use agent_memory_recording::{interpolate, MissingKeys};
 /// use serde_json::json;
 ///
 /// let memory = BTreeMap::from([("merchant_email".to_owned(), "a@example.com".to_owned())]);
@@ -43,7 +43,7 @@ pub enum MissingKeys {
 ///
 /// let missing = interpolate(&json!({"x": ["${nope}"]}), &memory, MissingKeys::Fail).unwrap_err();
 /// assert_eq!(missing.to_string(), r#"unresolved memory keys: "nope" at $.x[0]"#);
-/// # Ok::<(), recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::RecordingError>(())
 /// ```
 pub fn interpolate<'v, L: Lookup + ?Sized>(
     value: &'v Value,

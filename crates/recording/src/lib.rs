@@ -8,8 +8,8 @@
 //! sensitive value becomes its token in every log, recording and store row.
 //!
 //! ```
-//! use memory_core::Timestamp;
-//! use recording::{Memory, Provenance, Snapshot, TemplatePolicy, interpolate, templatize, MissingKeys};
+//! use agent_memory_core::Timestamp;
+//! use agent_memory_recording::{Memory, Provenance, Snapshot, TemplatePolicy, interpolate, templatize, MissingKeys};
 //! use serde_json::json;
 //!
 //! let at = Timestamp::from_millis(1);
@@ -22,7 +22,7 @@
 //! let templated = templatize(&call, &snapshot, &TemplatePolicy::default())?;
 //! assert_eq!(*templated.parameters, json!({"email": "${merchant_email}", "password": "${password}", "country": "US"}));
 //! assert_eq!(*interpolate(&templated.parameters, &snapshot, MissingKeys::Fail)?, call);
-//! # Ok::<(), recording::RecordingError>(())
+//! # Ok::<(), agent_memory_recording::RecordingError>(())
 //! ```
 
 #![deny(missing_docs)]

@@ -2,8 +2,8 @@
 //! written before memory snapshots existed has no `memorySnapshot` field and still loads
 //! (as a log without a snapshot).
 
-use memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog};
-use memory_core::{SessionId, Timestamp};
+use agent_memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog};
+use agent_memory_core::{SessionId, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -58,10 +58,10 @@ fn invalid(message: impl Into<String>) -> RecordingError {
 ///
 /// ```
 /// let old = r#"{"session":"s1","toolName":"tapOn","parameters":{"text":"OK"},"successful":true,"durationMs":3,"timestamp":10}"#;
-/// let log = recording::tool_log_from_json(old)?;
+/// let log = agent_memory_recording::tool_log_from_json(old)?;
 /// assert!(log.memory_snapshot.is_none());
-/// assert_eq!(recording::tool_log_from_json(&recording::tool_log_to_json(&log)?)?, log);
-/// # Ok::<(), recording::RecordingError>(())
+/// assert_eq!(agent_memory_recording::tool_log_from_json(&agent_memory_recording::tool_log_to_json(&log)?)?, log);
+/// # Ok::<(), agent_memory_recording::RecordingError>(())
 /// ```
 pub fn tool_log_from_json(text: &str) -> Result<ToolLog> {
     let doc: LogDocument =

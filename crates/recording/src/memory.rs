@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use memory_core::Timestamp;
-use memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue};
+use agent_memory_core::Timestamp;
+use agent_memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue};
 
 /// Where a memory value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,8 +44,8 @@ pub struct MemoryEntry {
 /// The agent's memory: string keys to string values, each with provenance.
 ///
 /// ```
-/// use memory_core::Timestamp;
-/// use recording::{Lookup, Memory, Provenance};
+/// use agent_memory_core::Timestamp;
+/// use agent_memory_recording::{Lookup, Memory, Provenance};
 ///
 /// let mut memory = Memory::new();
 /// let at = Timestamp::from_millis(1);

@@ -59,8 +59,8 @@ pub fn closest_recording<'r>(
 /// cannot resolve, before returning any call.
 ///
 /// ```
-/// use memory_core::Timestamp;
-/// use recording::{plan_replay, Memory, Provenance, StepAction, Trail};
+/// use agent_memory_core::Timestamp;
+/// use agent_memory_recording::{plan_replay, Memory, Provenance, StepAction, Trail};
 ///
 /// let trail = Trail::from_yaml_str(
 ///     "trail:\n- step: Sign in\n  recording:\n    android:\n    - signIn:\n        email: ${merchant_email}\n",
@@ -71,7 +71,7 @@ pub fn closest_recording<'r>(
 /// let plan = plan_replay(&trail, "android-phone", &memory)?;
 /// let StepAction::Replay(calls) = &plan[0].action else { panic!("expected a replay") };
 /// assert_eq!(calls[0].parameters["email"], "new@example.com");
-/// # Ok::<(), recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::RecordingError>(())
 /// ```
 pub fn plan_replay<L: Lookup + ?Sized>(
     trail: &Trail,

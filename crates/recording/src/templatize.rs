@@ -190,7 +190,7 @@ fn eligibility<'s>(
         key,
         reason,
         known_writer,
-        written_at: item.written_at.map(memory_core::Timestamp::as_millis),
+        written_at: item.written_at.map(agent_memory_core::Timestamp::as_millis),
     };
     Some((value, choice))
 }
@@ -298,8 +298,8 @@ impl<'s> SecretSet<'s> {
 /// A snapshot prepared for templating: built once, used for any number of calls.
 ///
 /// ```
-/// use memory_core::Timestamp;
-/// use recording::{Memory, Provenance, Reason, SnapshotIndex, TemplatePolicy};
+/// use agent_memory_core::Timestamp;
+/// use agent_memory_recording::{Memory, Provenance, Reason, SnapshotIndex, TemplatePolicy};
 /// use serde_json::json;
 ///
 /// let mut memory = Memory::new();
@@ -315,7 +315,7 @@ impl<'s> SecretSet<'s> {
 /// let templated = index.templatize(&call, 0, &mut report)?;
 /// assert_eq!(*templated, json!({"email": "${merchant_email}", "country": "US"}));
 /// assert_eq!(report[0].reason, Reason::KnownWriter);
-/// # Ok::<(), recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::RecordingError>(())
 /// ```
 #[derive(Debug)]
 pub struct SnapshotIndex<'s> {

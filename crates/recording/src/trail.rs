@@ -293,7 +293,7 @@ pub struct UnifiedTrail {
 /// A trail file in either form.
 ///
 /// ```
-/// use recording::Trail;
+/// use agent_memory_recording::Trail;
 ///
 /// let text = "- prompts:\n  - step: Sign in\n    recording:\n      tools:\n      - signIn:\n          email: ${merchant_email}\n";
 /// let trail = Trail::from_yaml_str(text, "sign-in.trail.yaml")?;
@@ -302,7 +302,7 @@ pub struct UnifiedTrail {
 ///
 /// let err = Trail::from_yaml_str("- prompts:\n  - step: a\n    bogus: 1\n", "bad.trail.yaml").unwrap_err();
 /// assert!(err.to_string().starts_with("bad.trail.yaml:3:5: "), "{err}");
-/// # Ok::<(), recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::RecordingError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Trail {

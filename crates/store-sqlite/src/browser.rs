@@ -3,13 +3,13 @@
 //! facts and selectors, run manifests (their artifact paths in the row), hints and suite
 //! summaries. Recording a finished run is one transaction.
 
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, HintStore, RunFilter,
     RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
-use memory_core::store::trajectory::{decode_texts, encode_texts};
-use memory_core::{Error, Result, Scope, Timestamp};
+use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
+use agent_memory_core::{Error, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, codec, to_core, token_index};
@@ -414,7 +414,7 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
 /// Applies an observation row by row, touching only the rows it changes: the site row (which
 /// holds the session log and the next sequence number), the facts sharing a kind and key with
 /// an observed fact, and the selectors observed. The rules are the shared ones of
-/// `memory_core::store::browser`.
+/// `agent_memory_core::store::browser`.
 fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation) -> Result<()> {
     let op = "observe site";
     let head: Option<(String, i64)> = conn
@@ -432,7 +432,7 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation) -> Result<()> 
     let sessions = match &o.session {
         Some(session) => {
             let mut log = decode_sessions(&o.site, &sessions)?;
-            memory_core::store::browser::append_session(&mut log, session.clone());
+            agent_memory_core::store::browser::append_session(&mut log, session.clone());
             codec::encode_sessions(&log)
         }
         None => sessions,
@@ -479,7 +479,7 @@ fn observe_rows(
         .execute(params![
             scope.as_str(),
             o.site,
-            memory_core::store::browser::PRUNE_BELOW
+            agent_memory_core::store::browser::PRUNE_BELOW
         ])?;
     }
     for (element, selector) in &o.selectors {
@@ -498,7 +498,7 @@ fn observe_one_fact(
     conn: &Connection,
     scope: &Scope,
     site: &str,
-    fact: &memory_core::store::browser::FactObservation,
+    fact: &agent_memory_core::store::browser::FactObservation,
     now: &str,
     next_seq: &mut i64,
 ) -> rusqlite::Result<()> {
@@ -525,7 +525,13 @@ fn observe_one_fact(
         })
         .collect();
     let mut group = before.clone();
-    memory_core::store::browser::observe_fact(&mut group, fact.kind, &fact.key, &fact.value, now);
+    agent_memory_core::store::browser::observe_fact(
+        &mut group,
+        fact.kind,
+        &fact.key,
+        &fact.value,
+        now,
+    );
     // The rule changes facts in place, drops those that fall below the pruning threshold and
     // appends at most one new fact, keeping the order: walk both lists to pair each remaining
     // fact with its row, so every fact keeps its sequence number and only changed rows are
@@ -839,8 +845,8 @@ impl BrowserStore for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use memory_core::Scope;
-    use memory_core::store::browser::{
+    use agent_memory_core::Scope;
+    use agent_memory_core::store::browser::{
         FactKind, RunManifestStore, SiteMemoryStore, TrajectoryStep, TrajectoryStore,
     };
     use rusqlite::{Connection, params};
@@ -990,7 +996,7 @@ mod tests {
                 .map_err(|e| crate::to_core("seed", e))
             })
             .expect("seed");
-        let message = |e: memory_core::Error| e.to_string();
+        let message = |e: agent_memory_core::Error| e.to_string();
         let trajectory = message(store.trajectory_get(&scope, "traj_1").expect_err("corrupt"));
         assert!(
             trajectory.contains("browser_trajectories row 1") && trajectory.contains("steps"),

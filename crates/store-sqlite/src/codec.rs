@@ -3,8 +3,8 @@
 //! per entry; decoding fails (`None`) on anything that is not such a list. A run's artifact
 //! paths are a plain [`encode_texts`] list.
 
-use memory_core::store::browser::{SessionEntry, TrajectoryStep};
-use memory_core::store::trajectory::{decode_texts, encode_texts};
+use agent_memory_core::store::browser::{SessionEntry, TrajectoryStep};
+use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 
 /// Items per encoded step: url, action, snapshot hash, verified, expected effect.
 const STEP_ITEMS: usize = 5;

@@ -1,5 +1,5 @@
 //! The error of opening and migrating a SQLite store. Calls through the store traits report
-//! [`memory_core::Error`]; this type converts into it.
+//! [`agent_memory_core::Error`]; this type converts into it.
 
 use std::path::PathBuf;
 
@@ -74,18 +74,18 @@ pub enum Error {
     },
 }
 
-impl From<Error> for memory_core::Error {
+impl From<Error> for agent_memory_core::Error {
     fn from(error: Error) -> Self {
-        memory_core::Error::backend("sqlite", "open the database", error)
+        agent_memory_core::Error::backend("sqlite", "open the database", error)
     }
 }
 
 /// Maps a SQLite failure during `operation` into the trait error, keeping corruption
-/// recognisable as [`memory_core::Error::Corrupt`].
-pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> memory_core::Error {
+/// recognisable as [`agent_memory_core::Error::Corrupt`].
+pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> agent_memory_core::Error {
     use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase, TooBig};
     match error.sqlite_error_code() {
-        Some(TooBig) => memory_core::Error::invalid_input(
+        Some(TooBig) => agent_memory_core::Error::invalid_input(
             operation,
             format!(
                 "a value is larger than the store's limit of {} bytes",
@@ -93,8 +93,8 @@ pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> memory_core::E
             ),
         ),
         Some(DatabaseCorrupt | NotADatabase) => {
-            memory_core::Error::corrupt("sqlite database", format!("{operation}: {error}"))
+            agent_memory_core::Error::corrupt("sqlite database", format!("{operation}: {error}"))
         }
-        _ => memory_core::Error::backend("sqlite", operation.to_owned(), error),
+        _ => agent_memory_core::Error::backend("sqlite", operation.to_owned(), error),
     }
 }

@@ -1,8 +1,8 @@
 //! The embedded default store: every `memory-core` store trait on one SQLite file.
 //!
 //! ```
-//! use memory_core::{MetaKey, MetaStore};
-//! use store_sqlite::SqliteStore;
+//! use agent_memory_core::{MetaKey, MetaStore};
+//! use agent_memory_sqlite::SqliteStore;
 //!
 //! let dir = std::env::temp_dir().join(format!("store-sqlite-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
@@ -103,7 +103,7 @@ pub struct SqliteStore {
 const IN_MEMORY: &str = ":memory:";
 
 /// The largest single value (a text or a blob) a row may hold: 32 MiB. A write of a larger one
-/// fails with [`memory_core::Error::InvalidInput`] and changes nothing.
+/// fails with [`agent_memory_core::Error::InvalidInput`] and changes nothing.
 pub const MAX_VALUE_BYTES: i32 = 32 * 1024 * 1024;
 
 impl SqliteStore {
@@ -246,12 +246,12 @@ impl SqliteStore {
     }
 
     /// The schema version of the open database.
-    pub fn schema_version(&self) -> memory_core::Result<u32> {
+    pub fn schema_version(&self) -> agent_memory_core::Result<u32> {
         self.read("read the schema version", schema::user_version)
     }
 
     /// Runs SQLite's `PRAGMA integrity_check`; an empty list means the file is sound.
-    pub fn integrity_check(&self) -> memory_core::Result<Vec<String>> {
+    pub fn integrity_check(&self) -> agent_memory_core::Result<Vec<String>> {
         self.read("check integrity", |conn| {
             let mut stmt = conn.prepare("PRAGMA integrity_check")?;
             let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
@@ -265,7 +265,7 @@ impl SqliteStore {
         &self,
         operation: &str,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> memory_core::Result<T> {
+    ) -> agent_memory_core::Result<T> {
         self.read_with(|conn| f(conn).map_err(|e| to_core(operation, e)))
     }
 
@@ -274,8 +274,8 @@ impl SqliteStore {
     /// is taken once rather than per statement.
     pub(crate) fn read_with<T>(
         &self,
-        f: impl FnOnce(&Connection) -> memory_core::Result<T>,
-    ) -> memory_core::Result<T> {
+        f: impl FnOnce(&Connection) -> agent_memory_core::Result<T>,
+    ) -> agent_memory_core::Result<T> {
         let mut conn = self.lock();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
@@ -290,8 +290,8 @@ impl SqliteStore {
     pub(crate) fn write<T>(
         &self,
         operation: &str,
-        f: impl FnOnce(&Transaction<'_>) -> memory_core::Result<T>,
-    ) -> memory_core::Result<T> {
+        f: impl FnOnce(&Transaction<'_>) -> agent_memory_core::Result<T>,
+    ) -> agent_memory_core::Result<T> {
         let mut conn = self.lock();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

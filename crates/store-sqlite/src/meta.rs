@@ -1,7 +1,7 @@
 //! [`MetaStore`] on the `meta` table.
 
-use memory_core::store::meta::compare_and_set_conflict;
-use memory_core::{MetaKey, MetaStore, Result};
+use agent_memory_core::store::meta::compare_and_set_conflict;
+use agent_memory_core::{MetaKey, MetaStore, Result};
 use rusqlite::{OptionalExtension, params};
 
 use crate::{SqliteStore, to_core};
@@ -82,7 +82,7 @@ impl MetaStore for SqliteStore {
         rows.into_iter()
             .map(|(key, value)| {
                 let key = MetaKey::new(key)
-                    .map_err(|e| memory_core::Error::corrupt("meta table", e.to_string()))?;
+                    .map_err(|e| agent_memory_core::Error::corrupt("meta table", e.to_string()))?;
                 Ok((key, value))
             })
             .collect()

@@ -1,8 +1,8 @@
 //! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
 //! its position in the log.
 
-use memory_core::store::session::session_not_found;
-use memory_core::{Result, SessionEvent, SessionId, SessionStore, SessionSummary};
+use agent_memory_core::store::session::session_not_found;
+use agent_memory_core::{Result, SessionEvent, SessionId, SessionStore, SessionSummary};
 use rusqlite::params;
 
 use crate::{SqliteStore, to_core};
@@ -62,7 +62,7 @@ impl SessionStore for SqliteStore {
         rows.into_iter()
             .map(|(id, events)| {
                 let id = SessionId::new(id).map_err(|e| {
-                    memory_core::Error::corrupt("session_events table", e.to_string())
+                    agent_memory_core::Error::corrupt("session_events table", e.to_string())
                 })?;
                 Ok(SessionSummary {
                     id,

@@ -8,12 +8,12 @@ impl SqliteStore {
     /// tables (`sqlite_*`) are left out.
     ///
     /// ```
-    /// let store = store_sqlite::SqliteStore::open_in_memory()?;
+    /// let store = agent_memory_sqlite::SqliteStore::open_in_memory()?;
     /// let counts = store.table_counts()?;
     /// assert!(counts.iter().any(|(table, _)| table == "meta"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn table_counts(&self) -> memory_core::Result<Vec<(String, u64)>> {
+    pub fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>> {
         self.read("count the rows of every table", |conn| {
             let tables: Vec<String> = conn
                 .prepare_cached(
@@ -39,7 +39,7 @@ impl SqliteStore {
     /// The size of the database in bytes: its page count times its page size. Pages still in
     /// the write-ahead log count, so the figure does not depend on when SQLite last
     /// checkpointed; an in-memory database reports the memory its pages take.
-    pub fn file_size(&self) -> memory_core::Result<u64> {
+    pub fn file_size(&self) -> agent_memory_core::Result<u64> {
         self.read("read the database size", |conn| {
             let pages: i64 = conn.pragma_query_value(None, "page_count", |row| row.get(0))?;
             let page_size: i64 = conn.pragma_query_value(None, "page_size", |row| row.get(0))?;

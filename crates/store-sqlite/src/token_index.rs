@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use memory_core::store::trajectory::{decode_texts, encode_texts};
+use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Postings the pending list holds before they are merged into blocks: a merge then writes
@@ -368,8 +368,8 @@ pub(crate) fn count(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memory_core::Scope;
-    use memory_core::store::browser::{CandidateQuery, TrajectoryStore};
+    use agent_memory_core::Scope;
+    use agent_memory_core::store::browser::{CandidateQuery, TrajectoryStore};
 
     /// A version 5 database with `n` trajectories of 6 tokens each in the old posting table,
     /// upgraded by opening it: every trajectory is still found, replaced and pruned.
@@ -431,7 +431,7 @@ mod tests {
         );
         // Pruning the older half removes them from the blocks, by their migrated keys.
         let pruned = store
-            .trajectory_prune(&scope, memory_core::Timestamp::from_millis(50_000))
+            .trajectory_prune(&scope, agent_memory_core::Timestamp::from_millis(50_000))
             .expect("prune");
         assert_eq!(pruned, 50);
         let found = store
@@ -450,8 +450,8 @@ mod tests {
     /// [`TAIL_POSTINGS`], and a removal rewrites whichever block or tail holds the trajectory.
     #[test]
     fn tails_become_blocks_and_removals_reach_both() {
-        use memory_core::Timestamp;
-        use memory_core::store::browser::Trajectory;
+        use agent_memory_core::Timestamp;
+        use agent_memory_core::store::browser::Trajectory;
         let store = crate::SqliteStore::open_in_memory().expect("open");
         let scope = Scope::shared();
         let n = 1000; // 2,000 postings: several merges, 31 blocks of "alpha" and a tail

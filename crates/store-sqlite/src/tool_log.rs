@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use memory_core::store::tool_log::{
+use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore,
 };
-use memory_core::{Error, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
 use crate::{SqliteStore, to_core};

@@ -8,12 +8,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
-use memory_core::store::trajectory::{
+use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
     Pattern, PatternStats, PatternStore, PendingObservation, Seq, TrajectoryTally, decode_texts,
     encode_texts,
 };
-use memory_core::{Error, Partition, Result, Timestamp};
+use agent_memory_core::{Error, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, to_core};

@@ -18,18 +18,18 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     BrowserStore, FactKind, FactObservation, FinishedRun, RunFilter, RunManifest, RunManifestStore,
     RunStatus, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
 };
-use memory_core::store::tool_log::ToolLog;
-use memory_core::store::trajectory::{Fingerprint, NewEpisode};
-use memory_core::testkit::crash::{CrashTest, KillLoop};
-use memory_core::{
+use agent_memory_core::store::tool_log::ToolLog;
+use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
+use agent_memory_core::testkit::crash::{CrashTest, KillLoop};
+use agent_memory_core::{
     EpisodeStore, MetaKey, MetaStore, Partition, Scope, SessionEvent, SessionId, SessionStore,
     SplitMix64, Timestamp, ToolLogStore,
 };
-use store_sqlite::SqliteStore;
+use agent_memory_sqlite::SqliteStore;
 
 fn main() -> ExitCode {
     CrashTest {

@@ -6,12 +6,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use agent_memory_core::{Partition, SystemClock};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::workload::{self, FIELDS, PARTITION, Workload};
+use agent_memory_trajectory::{Config, EpisodeRecord, TrajectoryMemory};
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
-use memory_core::{Partition, SystemClock};
 use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
-use trajectory::workload::{self, FIELDS, PARTITION, Workload};
-use trajectory::{Config, EpisodeRecord, TrajectoryMemory};
 
 type Memory = TrajectoryMemory<SqliteStore, SystemClock>;
 

@@ -35,7 +35,7 @@ pub enum Error {
     },
     /// The store failed or refused the call.
     #[error(transparent)]
-    Store(#[from] memory_core::Error),
+    Store(#[from] agent_memory_core::Error),
 }
 
 /// Result alias of this crate.

@@ -10,7 +10,7 @@ use crate::error::Error;
 /// text Python's `json.dumps(features, sort_keys=True)` writes.
 ///
 /// ```
-/// use trajectory::compute_fingerprint;
+/// use agent_memory_trajectory::compute_fingerprint;
 ///
 /// let features = serde_json::json!({"task": "deploy", "env": "staging"});
 /// assert_eq!(compute_fingerprint(features.as_object().unwrap()), "86e6b7501eb99c29");

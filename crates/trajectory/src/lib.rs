@@ -8,9 +8,9 @@
 //! retention) are fixed.
 //!
 //! ```
-//! use memory_core::{InMemoryStore, ManualClock, Partition, Timestamp};
+//! use agent_memory_core::{InMemoryStore, ManualClock, Partition, Timestamp};
 //! use serde_json::json;
-//! use trajectory::{Config, TrajectoryMemory};
+//! use agent_memory_trajectory::{Config, TrajectoryMemory};
 //!
 //! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
 //! let memory = TrajectoryMemory::new(
@@ -27,7 +27,7 @@
 //! assert_eq!(patterns[0].stats.confidence, 0.7999999999999999);
 //! let best = memory.recall(&[("affected_layer", "agent")], &team)?;
 //! assert_eq!(best[0].pattern.canonical_sequence, ["read_logs", "edit_file", "run_tests"]);
-//! # Ok::<(), trajectory::Error>(())
+//! # Ok::<(), agent_memory_trajectory::Error>(())
 //! ```
 
 #![deny(missing_docs)]
@@ -39,10 +39,10 @@ mod memory;
 pub mod policy;
 pub mod workload;
 
+pub use agent_memory_core::store::trajectory::{Episode, Fingerprint, Pattern, PatternStats};
 pub use config::{Config, Weights};
 pub use error::{Error, Result};
 pub use fingerprint::{
     compute_fingerprint, compute_fingerprint_of, python_float_repr, python_json,
 };
 pub use memory::{EpisodeRecord, RecallOptions, ScoredPattern, TrajectoryMemory};
-pub use memory_core::store::trajectory::{Episode, Fingerprint, Pattern, PatternStats};

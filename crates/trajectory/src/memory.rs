@@ -2,11 +2,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use memory_core::store::trajectory::{
+use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, Pattern,
     PatternStats, PatternStore, PendingObservation, TrajectoryTally,
 };
-use memory_core::{Clock, Partition};
+use agent_memory_core::{Clock, Partition};
 use serde_json::Value;
 
 use crate::config::{Config, Weights};
@@ -111,7 +111,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
             partition,
         }])?;
         stored.pop().ok_or_else(|| {
-            memory_core::Error::corrupt("append episodes", "no episode returned").into()
+            agent_memory_core::Error::corrupt("append episodes", "no episode returned").into()
         })
     }
 
@@ -159,7 +159,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
 
     /// The pure crystallize step: from the new episodes and the state they touch, the new
     /// state. Public so a test can run it over a whole history at once and compare.
-    pub fn step(&self, input: &CrystallizeInput) -> memory_core::Result<CrystallizeOutput> {
+    pub fn step(&self, input: &CrystallizeInput) -> agent_memory_core::Result<CrystallizeOutput> {
         let cfg = &self.config;
         let mut groups: HashMap<&str, Group> = input
             .groups
@@ -186,7 +186,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 Some(&s) => s,
                 None => {
                     let outcome: Value = serde_json::from_str(&ep.outcome).map_err(|err| {
-                        memory_core::Error::corrupt(
+                        agent_memory_core::Error::corrupt(
                             format!("episode {} outcome", e.seq),
                             err.to_string(),
                         )
@@ -373,7 +373,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
     pub fn score(
         &self,
         stats: &PatternStats,
-        now: memory_core::Timestamp,
+        now: agent_memory_core::Timestamp,
         weights: Weights,
     ) -> f64 {
         let mut score = 0.0;

@@ -4,8 +4,8 @@
 
 use std::cmp::Reverse;
 
-use memory_core::Timestamp;
-use memory_core::store::trajectory::{PatternStats, TrajectoryTally};
+use agent_memory_core::Timestamp;
+use agent_memory_core::store::trajectory::{PatternStats, TrajectoryTally};
 use serde_json::Value;
 
 /// Signals at or above this count as corroborations, below as contradictions.
@@ -16,7 +16,7 @@ pub const CORROBORATION_THRESHOLD: f64 = 0.5;
 /// in the same order as popoto, so results match its stored values bit for bit.
 ///
 /// ```
-/// use trajectory::policy::update_confidence;
+/// use agent_memory_trajectory::policy::update_confidence;
 ///
 /// let mut c = 0.5;
 /// for n in 0..3 {
@@ -122,7 +122,7 @@ impl CanonicalAggregator for ModalTrajectory {
 /// `eff = rate * 2^(strength * 2 * (c0 - c))`.
 ///
 /// ```
-/// use trajectory::policy::recency;
+/// use agent_memory_trajectory::policy::recency;
 ///
 /// assert_eq!(recency(0.0, 0.7, 0.1, 0.5, 0.5), 1.5848931924611136);
 /// ```

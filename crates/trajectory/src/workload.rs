@@ -1,7 +1,7 @@
 //! W-traj, the deterministic benchmark workload, ported from its Python definition
 //! (`w_traj.py`) so that [`digest`] matches `python3 w_traj.py digest N` byte for byte.
 
-use memory_core::SplitMix64;
+use agent_memory_core::SplitMix64;
 use sha2::{Digest, Sha256};
 
 /// The partition every W-traj episode is recorded in.

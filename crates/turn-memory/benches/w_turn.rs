@@ -13,14 +13,14 @@
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
-use memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
-use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
-use turn_memory::{
+use agent_memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_turns::{
     AssistantTurn, CaptureRules, ContextPolicy, History, JsonlLog, Session, SessionEvent, StoreLog,
     ToolEnd, render,
 };
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
+use serde_json::{Value, json};
 
 const ROOT: &str = "/work/app";
 
@@ -118,7 +118,7 @@ fn replay(events: &[SessionEvent]) -> History {
     History::replay(events.iter().cloned()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn write_log<L: turn_memory::EventLog>(log: L, events: &[SessionEvent]) -> Session<L> {
+fn write_log<L: agent_memory_turns::EventLog>(log: L, events: &[SessionEvent]) -> Session<L> {
     let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
     let mut session = Session::start(log, session_id(), &clock).unwrap_or_else(|e| panic!("{e}"));
     for event in &events[1..] {
@@ -217,7 +217,7 @@ fn bench(c: &mut Criterion) {
             .iter()
             .map(|e| e.to_stored().unwrap_or_else(|e| panic!("{e}")))
             .collect();
-        memory_core::SessionStore::session_append(&store, &session_id(), &stored)
+        agent_memory_core::SessionStore::session_append(&store, &session_id(), &stored)
             .unwrap_or_else(|e| panic!("{e}"));
         group.throughput(Throughput::Elements(events.len() as u64));
         group.bench_with_input(BenchmarkId::new("ours", n), &store, |b, store| {

@@ -79,7 +79,7 @@ pub enum Error {
     },
     /// The session store failed.
     #[error(transparent)]
-    Store(#[from] memory_core::Error),
+    Store(#[from] agent_memory_core::Error),
 }
 
 /// Result alias of this crate.

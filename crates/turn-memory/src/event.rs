@@ -78,8 +78,11 @@ impl SessionEvent {
     }
 
     /// The event as the session store keeps it: its kind and its JSON line.
-    pub fn to_stored(&self) -> Result<memory_core::SessionEvent> {
-        Ok(memory_core::SessionEvent::new(self.kind(), self.to_json()?))
+    pub fn to_stored(&self) -> Result<agent_memory_core::SessionEvent> {
+        Ok(agent_memory_core::SessionEvent::new(
+            self.kind(),
+            self.to_json()?,
+        ))
     }
 }
 

@@ -3,7 +3,7 @@
 //! The history changes only by applying events, so a history rebuilt from the log is the
 //! history that wrote it.
 
-use memory_core::{SessionId, Timestamp};
+use agent_memory_core::{SessionId, Timestamp};
 
 use crate::error::{Error, Result};
 use crate::event::{AssistantTurn, Compaction, SessionEvent};

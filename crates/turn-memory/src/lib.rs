@@ -7,15 +7,15 @@
 //!   never shows memory and a model view ([`History::model_view`]) that does;
 //! - [`render`]: OpenAI Chat Completions, OpenAI Responses and Genkit payloads;
 //! - [`log`]: the append-only event log as JSONL files or in any
-//!   [`SessionStore`](memory_core::SessionStore), and [`Session`], which keeps a history and
+//!   [`SessionStore`](agent_memory_core::SessionStore), and [`Session`], which keeps a history and
 //!   its log in step;
 //! - compaction ([`Session::compact`]) that keeps the compacted turns' memories, and the cheap
 //!   tiers ([`ContextPolicy`], [`History::fit_context`]) that come before it.
 //!
 //! ```
-//! use memory_core::{InMemoryStore, ManualClock, SessionId, Timestamp};
+//! use agent_memory_core::{InMemoryStore, ManualClock, SessionId, Timestamp};
 //! use serde_json::json;
-//! use turn_memory::{
+//! use agent_memory_turns::{
 //!     AssistantTurn, CaptureRules, ContextPolicy, Session, StoreLog, ToolEnd, render,
 //! };
 //!

@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use memory_core::{Clock, SessionId, SessionStore};
+use agent_memory_core::{Clock, SessionId, SessionStore};
 
 use crate::error::{Error, Result};
 use crate::event::{AssistantTurn, SessionEvent};
@@ -180,7 +180,7 @@ impl JsonlLog {
                 file.read_to_end(&mut bytes).map_err(self.io("read"))?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(memory_core::Error::not_found(
+                return Err(agent_memory_core::Error::not_found(
                     "session log",
                     self.path.display().to_string(),
                 )
@@ -316,7 +316,7 @@ impl<L: EventLog> Session<L> {
     pub fn start(mut log: L, session: SessionId, clock: &dyn Clock) -> Result<Self> {
         match log.load() {
             Ok(loaded) if !loaded.events.is_empty() => {
-                return Err(memory_core::Error::conflict(
+                return Err(agent_memory_core::Error::conflict(
                     "session",
                     session.as_str(),
                     format!(

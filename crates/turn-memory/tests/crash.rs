@@ -12,9 +12,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use memory_core::testkit::crash::{CrashTest, KillLoop};
-use memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
-use turn_memory::{EventLog, JsonlLog, Session, SessionEvent, Warning};
+use agent_memory_core::testkit::crash::{CrashTest, KillLoop};
+use agent_memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
+use agent_memory_turns::{EventLog, JsonlLog, Session, SessionEvent, Warning};
 
 fn main() -> ExitCode {
     CrashTest {

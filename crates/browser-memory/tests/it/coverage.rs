@@ -8,16 +8,16 @@
 use std::fs;
 use std::path::Path;
 
-use browser_memory::{
+use agent_memory_browser::{
     BrowserMemory, Error, EvaluatedRun, MatchOptions, MemoryRoot, RunOutcome, RunRegistry,
     RunReport, RunStart, RunUpdate, Turn, extract_facts, find_best_match, find_replayable,
     generate_hints, import_dir, iso, session_history,
 };
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     Fact, FactKind, RunManifest, RunStatus, SessionEntry, SiteMemory, SiteMemoryStore, Trajectory,
     TrajectoryStep, TrajectoryStore,
 };
-use memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Scope, SeededIds, Timestamp};
+use agent_memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Scope, SeededIds, Timestamp};
 
 use crate::support::store_of;
 
@@ -628,7 +628,7 @@ fn write(root: &Path, relative: &str, text: &str) {
     fs::write(path, text).expect("write");
 }
 
-fn import(root: &Path) -> (InMemoryStore, browser_memory::Transfer) {
+fn import(root: &Path) -> (InMemoryStore, agent_memory_browser::Transfer) {
     let store = InMemoryStore::new();
     let transfer =
         import_dir(&store, &Scope::shared(), &MemoryRoot::new(root), NOW).expect("import");

@@ -2,15 +2,15 @@
 
 use std::fs;
 
-use browser_memory::{
+use agent_memory_browser::{
     MatchOptions, MemoryRoot, RunOutcome, RunRegistry, RunStart, export_dir, find_best_match,
     import_dir, linear_scan_match, site_key, tokenize,
 };
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     CandidateQuery, FactKind, HintStore, SiteMemory, SiteMemoryStore, Trajectory, TrajectoryStep,
     TrajectoryStore, observe_fact,
 };
-use memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Scope, SeededIds, Timestamp};
+use agent_memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Scope, SeededIds, Timestamp};
 
 use crate::support::store_of;
 
@@ -32,7 +32,7 @@ fn trajectory(id: &str, goal: &str, age_days: i64, duration_ms: u64, verified: b
         success: true,
         duration_ms,
         model: "m".to_owned(),
-        timestamp: browser_memory::iso(at),
+        timestamp: agent_memory_browser::iso(at),
         recorded_at: Some(at),
     }
 }
@@ -272,7 +272,7 @@ fn d7_prune_removes_expired_trajectories() {
     ]);
     let clock = ManualClock::new(NOW);
     let ids = SeededIds::new(1);
-    let memory = browser_memory::BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+    let memory = agent_memory_browser::BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
     assert_eq!(memory.prune().expect("prune"), 1);
     let left: Vec<String> = store
         .trajectory_list(&Scope::shared())

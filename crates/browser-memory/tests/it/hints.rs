@@ -3,12 +3,12 @@
 //! The expected text is worked out by hand from the rules in `src/hints.rs`' documentation and
 //! the spec, for trajectories built so that each rule fires with a known count.
 
-use browser_memory::{BrowserMemory, EvaluatedRun, UNVERIFIED_EFFECT, iso};
-use memory_core::store::browser::{
+use agent_memory_browser::{BrowserMemory, EvaluatedRun, UNVERIFIED_EFFECT, iso};
+use agent_memory_core::store::browser::{
     BrowserStore, HintStore, Trajectory, TrajectoryStep, TrajectoryStore,
 };
-use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
-use store_sqlite::SqliteStore;
+use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
+use agent_memory_sqlite::SqliteStore;
 
 use crate::support::store_of;
 
@@ -126,7 +126,11 @@ fn sqlite_gives_the_same_hints() {
     let store = SqliteStore::open_in_memory().expect("open");
     for t in history() {
         store
-            .trajectory_put(&Scope::shared(), &t, &browser_memory::tokenize(&t.goal))
+            .trajectory_put(
+                &Scope::shared(),
+                &t,
+                &agent_memory_browser::tokenize(&t.goal),
+            )
             .expect("put");
     }
     assert_eq!(analyse(&store), EXPECTED);

@@ -5,9 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use browser_memory::{Error, MAX_FILE_BYTES, MemoryRoot, import_dir};
-use memory_core::store::browser::{HintStore, RunManifestStore, TrajectoryStore};
-use memory_core::{InMemoryStore, Scope, Timestamp};
+use agent_memory_browser::{Error, MAX_FILE_BYTES, MemoryRoot, import_dir};
+use agent_memory_core::store::browser::{HintStore, RunManifestStore, TrajectoryStore};
+use agent_memory_core::{InMemoryStore, Scope, Timestamp};
 
 const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);
 
@@ -173,7 +173,7 @@ fn a_trajectory_id_without_the_traj_prefix_survives_export_and_import() {
     assert_eq!(imported.len(), 1);
     assert_eq!(imported[0].id, "tra_9j715321223952_eodewj");
     let out = tempfile::tempdir().expect("temp dir");
-    browser_memory::export_dir(&first, &scope, &MemoryRoot::new(out.path())).expect("export");
+    agent_memory_browser::export_dir(&first, &scope, &MemoryRoot::new(out.path())).expect("export");
     let second = InMemoryStore::new();
     import_dir(&second, &scope, &MemoryRoot::new(out.path()), NOW).expect("re-import");
     assert_eq!(second.trajectory_list(&scope).expect("list"), imported);

@@ -2,7 +2,7 @@
 //! bounded, the context never exceeds its budget, JSON keeps order through a round trip, site
 //! keys are always one plain file name.
 
-use browser_memory::{
+use agent_memory_browser::{
     Budget, ContextBudget, Json, MemoryRoot, Policy, TRUNCATION_MARK, jaccard, reference_tokenize,
     site_key, to_compact, tokenize,
 };

@@ -5,14 +5,14 @@
 use std::fs;
 use std::path::Path;
 
-use browser_memory::{
+use agent_memory_browser::{
     Budget, Layout, MatchOptions, MemoryRoot, Policy, RunRegistry, assemble, export_dir,
     find_best_match, import_dir, reference_trajectory, site_key, to_pretty,
 };
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     HintStore, RunFilter, RunManifestStore, SiteMemoryStore, TrajectoryStore,
 };
-use memory_core::{InMemoryStore, ManualClock, Scope};
+use agent_memory_core::{InMemoryStore, ManualClock, Scope};
 
 use crate::support::{REFERENCE_NOW, ScriptedIds, reference_dir};
 
@@ -82,8 +82,8 @@ fn resume_and_fork_match_the_reference_byte_for_byte() {
         .expect("fork");
     #[derive(serde::Serialize)]
     struct Both {
-        resume: browser_memory::Scenario,
-        fork: browser_memory::Scenario,
+        resume: agent_memory_browser::Scenario,
+        fork: agent_memory_browser::Scenario,
     }
     let text = to_pretty(&Both { resume, fork }).expect("json");
     assert_eq!(text, rendered("resume-fork.json"));

@@ -1,15 +1,15 @@
 //! The rules of each layer, table-driven: session history, app knowledge, selectors, the run
 //! registry, fact extraction and the replay match.
 
-use browser_memory::{
+use agent_memory_browser::{
     BrowserMemory, MatchOptions, RunRegistry, RunReport, RunStart, Turn, extract_facts,
     find_replayable, generate_run_id, known_selectors, session_history, session_run_id, tokenize,
 };
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     FactKind, RunFilter, RunStatus, SelectorEntry, SessionEntry, Trajectory, TrajectoryStep,
     TrajectoryStore, append_session, observe_fact, record_selector,
 };
-use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
+use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds, Timestamp};
 
 const NOW: Timestamp = Timestamp::from_millis(1_767_225_600_000);
 
@@ -125,7 +125,7 @@ fn run_registry_lists_filters_and_limits() {
             registry
                 .complete(
                     &run_id,
-                    browser_memory::RunOutcome {
+                    agent_memory_browser::RunOutcome {
                         success: i == 0,
                         ..Default::default()
                     },
@@ -244,7 +244,7 @@ fn replay_needs_085_steps_and_the_exact_origin() {
         success: true,
         duration_ms: 1,
         model: "m".into(),
-        timestamp: browser_memory::iso(NOW),
+        timestamp: agent_memory_browser::iso(NOW),
         recorded_at: Some(NOW),
     };
     for t in [
@@ -321,7 +321,7 @@ fn recording_a_run_feeds_every_layer() {
 
 #[test]
 fn hints_reproduce_the_reference_sample() {
-    use browser_memory::{EvaluatedRun, generate_hints};
+    use agent_memory_browser::{EvaluatedRun, generate_hints};
     let click = |error: Option<&str>| Turn {
         action: r#"{"action":"click","selector":"@b3c4"}"#.into(),
         error: error.map(str::to_owned),
@@ -431,15 +431,15 @@ fn an_import_keeps_the_five_newest_sessions_of_a_site() {
     std::fs::write(site.join("knowledge.json"), knowledge.to_string()).expect("write");
     let store = InMemoryStore::new();
     let scope = Scope::shared();
-    browser_memory::import_dir(
+    agent_memory_browser::import_dir(
         &store,
         &scope,
-        &browser_memory::MemoryRoot::new(dir.path()),
+        &agent_memory_browser::MemoryRoot::new(dir.path()),
         NOW,
     )
     .expect("import");
     let memory =
-        memory_core::store::browser::SiteMemoryStore::site_get(&store, &scope, "site.test")
+        agent_memory_core::store::browser::SiteMemoryStore::site_get(&store, &scope, "site.test")
             .expect("read")
             .expect("site");
     let kept: Vec<&str> = memory

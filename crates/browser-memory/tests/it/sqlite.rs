@@ -2,13 +2,13 @@
 
 use std::fs;
 
-use browser_memory::{
+use agent_memory_browser::{
     BrowserMemory, Budget, Layout, MatchOptions, MemoryRoot, Policy, RunReport, Turn, assemble,
     export_dir, find_best_match, import_dir, site_key,
 };
-use memory_core::store::browser::{SiteMemoryStore, TrajectoryStore};
-use memory_core::{ManualClock, Scope, SeededIds};
-use store_sqlite::SqliteStore;
+use agent_memory_core::store::browser::{SiteMemoryStore, TrajectoryStore};
+use agent_memory_core::{ManualClock, Scope, SeededIds};
+use agent_memory_sqlite::SqliteStore;
 
 use crate::support::{REFERENCE_NOW, reference_dir};
 

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use browser_memory::tokenize;
-use memory_core::store::browser::{Trajectory, TrajectoryStore};
-use memory_core::{IdSource, InMemoryStore, Scope, Timestamp};
+use agent_memory_browser::tokenize;
+use agent_memory_core::store::browser::{Trajectory, TrajectoryStore};
+use agent_memory_core::{IdSource, InMemoryStore, Scope, Timestamp};
 
 /// The reference implementation's sample memory directory and rendered output (a copy of
 /// the files its real code wrote, kept next to the tests).

@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use browser_memory::{BrowserMemory, MatchOptions, find_best_match, tokenize};
-use memory_core::store::browser::{BrowserStore, RunFilter, RunStatus, TrajectoryStore};
-use memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
-use store_sqlite::SqliteStore;
+use agent_memory_browser::{BrowserMemory, MatchOptions, find_best_match, tokenize};
+use agent_memory_core::store::browser::{BrowserStore, RunFilter, RunStatus, TrajectoryStore};
+use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
+use agent_memory_sqlite::SqliteStore;
 
 #[path = "../../benches/workload.rs"]
 mod workload;

@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use browser_memory::{
+use agent_memory_browser::{
     BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, MemoryRoot, Policy,
     Transfer, export_dir, import_dir, to_pretty,
 };
-use memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
-use memory_core::{Clock, ManualClock, RandomIds, Scope, SystemClock, Timestamp};
+use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
+use agent_memory_core::{Clock, ManualClock, RandomIds, Scope, SystemClock, Timestamp};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::output::{Table, print_json};

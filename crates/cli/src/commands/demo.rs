@@ -2,18 +2,20 @@
 //! prints what it did, so a reader learns the project by running it. The clock is fixed, so
 //! the tour prints the same text every time.
 
-use anyhow::{Context, Result};
-use browser_memory::{BrowserMemory, Budget, Layout, Policy, RunReport, Turn};
-use memory_core::store::tool_log::ToolLogStore;
-use memory_core::{Clock, ManualClock, Partition, Scope, SeededIds, SessionId, Timestamp};
-use recording::{
+use agent_memory_browser::{BrowserMemory, Budget, Layout, Policy, RunReport, Turn};
+use agent_memory_core::store::tool_log::ToolLogStore;
+use agent_memory_core::{Clock, ManualClock, Partition, Scope, SeededIds, SessionId, Timestamp};
+use agent_memory_recording::{
     GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
     generate_recording, plan_replay,
 };
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::{Config, TrajectoryMemory};
+use agent_memory_turns::{
+    AssistantTurn, CaptureRules, ContextPolicy, Session, StoreLog, ToolEnd, render,
+};
+use anyhow::{Context, Result};
 use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
-use trajectory::{Config, TrajectoryMemory};
-use turn_memory::{AssistantTurn, CaptureRules, ContextPolicy, Session, StoreLog, ToolEnd, render};
 
 use crate::{GlobalArgs, database};
 
@@ -322,7 +324,8 @@ fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     {
         indented(content);
     }
-    let events = memory_core::SessionStore::session_load(store, &SessionId::new("demo-coding")?)?;
+    let events =
+        agent_memory_core::SessionStore::session_load(store, &SessionId::new("demo-coding")?)?;
     step(&format!(
         "the session's {} events are in the database; a restart resumes it and renders the same view",
         events.len()

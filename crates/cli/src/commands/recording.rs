@@ -5,13 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use memory_core::store::tool_log::{ToolLog, ToolLogStore};
-use memory_core::{SessionId, Timestamp};
-use recording::{
+use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
+use agent_memory_core::{SessionId, Timestamp};
+use agent_memory_recording::{
     GenerationPolicy, Memory, Objective, Origin, Provenance, RecordingError, Snapshot, StepAction,
     StepKind, TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
 };
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::output::{Table, print_json};
@@ -266,7 +266,7 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
     let mut policy = GenerationPolicy::for_classifier(args.device.clone());
     policy.template.min_chars = args.min_chars;
     policy.template.dry_run = args.dry_run;
-    let generated = recording::generate_recording(&objectives, &logs, &policy)
+    let generated = agent_memory_recording::generate_recording(&objectives, &logs, &policy)
         .with_context(|| format!("templatizing {name}"))?;
     let rows: Vec<SubstitutionRow> = generated
         .substitutions

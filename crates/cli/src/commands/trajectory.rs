@@ -8,12 +8,16 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_memory_core::{
+    Clock, ManualClock, MetaKey, MetaStore, Partition, SystemClock, Timestamp,
+};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::{
+    Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights,
+};
 use anyhow::{Context, Result, bail};
-use memory_core::{Clock, ManualClock, MetaKey, MetaStore, Partition, SystemClock, Timestamp};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use store_sqlite::SqliteStore;
-use trajectory::{Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights};
 
 use crate::output::{Table, print_json};
 use crate::progress::Progress;
@@ -524,7 +528,7 @@ fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
     let Value::Object(features) = features else {
         bail!("features {:?} are not a JSON object", args.features);
     };
-    let fingerprint = trajectory::compute_fingerprint(&features);
+    let fingerprint = agent_memory_trajectory::compute_fingerprint(&features);
     if global.json {
         return print_json(&FingerprintView { fingerprint });
     }

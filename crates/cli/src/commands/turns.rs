@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use memory_core::{SessionId, SessionStore};
-use serde::Serialize;
-use serde_json::Value;
-use turn_memory::{
+use agent_memory_core::{SessionId, SessionStore};
+use agent_memory_turns::{
     ContextPolicy, EventLog, History, JsonlLog, ModelItem, SessionEvent, StoreLog, UiRole, render,
 };
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::output::{Table, print_json};
 use crate::{GlobalArgs, database, progress::Progress};
@@ -289,7 +289,7 @@ struct CompactReport {
     session: String,
     compacted_entries: usize,
     kept_entries: usize,
-    memory: Option<turn_memory::TurnMemory>,
+    memory: Option<agent_memory_turns::TurnMemory>,
 }
 
 fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
@@ -322,7 +322,7 @@ fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
     match &report.memory {
         Some(memory) => print!(
             "\nkept with the summary:\n{}\n",
-            turn_memory::memory_block(memory, turn_memory::DEFAULT_MAX_FILES_LISTED)
+            agent_memory_turns::memory_block(memory, agent_memory_turns::DEFAULT_MAX_FILES_LISTED)
         ),
         None => println!("\nthe compacted turns retained no memory"),
     }
@@ -330,14 +330,14 @@ fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
 }
 
 fn compact_log<L: EventLog>(log: L, args: &CompactArgs) -> Result<CompactReport> {
-    let (mut session, warnings) = turn_memory::Session::resume(log)?;
+    let (mut session, warnings) = agent_memory_turns::Session::resume(log)?;
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
     session.compact(args.summary.as_str(), args.keep_last)?;
     let history = session.history();
     let (compacted_entries, memory) = match history.entries().first() {
-        Some(turn_memory::Entry::Compaction { compaction, .. }) => {
+        Some(agent_memory_turns::Entry::Compaction { compaction, .. }) => {
             (compaction.compacted_entries, compaction.memory.clone())
         }
         _ => bail!("the compaction of {} was not applied", history.session()),
@@ -371,7 +371,7 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
         .events
         .iter()
         .map(SessionEvent::to_stored)
-        .collect::<turn_memory::Result<Vec<_>>>()?;
+        .collect::<agent_memory_turns::Result<Vec<_>>>()?;
     let store = database::open(&global.db)?;
     match store.session_load(&session) {
         Ok(held) => bail!(

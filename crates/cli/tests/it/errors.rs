@@ -39,7 +39,7 @@ fn a_database_inside_a_file() {
 fn a_database_from_a_newer_build() {
     let sandbox = Sandbox::new();
     let db = sandbox.path().join("memory.db");
-    drop(store_sqlite::SqliteStore::open(&db).expect("open"));
+    drop(agent_memory_sqlite::SqliteStore::open(&db).expect("open"));
     // `user_version` lives at offset 60 of the header, big-endian.
     let mut bytes = std::fs::read(&db).expect("read");
     bytes[60..64].copy_from_slice(&999_u32.to_be_bytes());

@@ -1,9 +1,9 @@
 //! `agent-memory recording templatize | replay | lint | import`, on the fixtures of
 //! `tests/data/`: a sign-in session whose account came from memory, trails and memory files.
 
-use memory_core::SessionId;
-use memory_core::store::tool_log::ToolLogStore;
-use store_sqlite::SqliteStore;
+use agent_memory_core::SessionId;
+use agent_memory_core::store::tool_log::ToolLogStore;
+use agent_memory_sqlite::SqliteStore;
 
 use crate::Sandbox;
 

@@ -1,7 +1,7 @@
 //! `agent-memory stats`, and the global options seen through it.
 
-use memory_core::{MetaKey, MetaStore};
-use store_sqlite::SqliteStore;
+use agent_memory_core::{MetaKey, MetaStore};
+use agent_memory_sqlite::SqliteStore;
 
 use crate::Sandbox;
 
@@ -19,7 +19,7 @@ fn stats_as_json() {
     let run = sandbox.run(&["stats", "--json", "--db", "memory.db"], &[]);
     assert_eq!(run.code, Some(0), "{run}");
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert_eq!(json["schema_version"], store_sqlite::SCHEMA_VERSION);
+    assert_eq!(json["schema_version"], agent_memory_sqlite::SCHEMA_VERSION);
     insta::assert_snapshot!(run);
 }
 

@@ -1,7 +1,7 @@
 //! `agent-memory turns show | compact | import`, on the session logs of `tests/data/`.
 
-use memory_core::{SessionId, SessionStore};
-use store_sqlite::SqliteStore;
+use agent_memory_core::{SessionId, SessionStore};
+use agent_memory_sqlite::SqliteStore;
 
 use crate::Sandbox;
 

@@ -7,8 +7,8 @@
 //!   [`Result`](crate::Result) and follow the conventions of [`Error`](crate::Error);
 //! - a method that writes several rows is atomic: when it fails, the store is as it was;
 //! - [`InMemoryStore`](crate::InMemoryStore) implements it, and so does every backend
-//!   (`store-sqlite`);
-//! - one contract test suite in [`testkit`](crate::testkit) (feature `testkit`) is written
+//!   (`agent-memory-sqlite`);
+//! - one contract test suite in `testkit` (behind the feature of that name) is written
 //!   once and run against every implementation.
 
 pub mod browser;

@@ -8,7 +8,7 @@
 //! ```no_run
 //! use std::path::Path;
 //! use std::process::ExitCode;
-//! use memory_core::testkit::crash::{CrashTest, KillLoop};
+//! use agent_memory_core::testkit::crash::{CrashTest, KillLoop};
 //!
 //! fn write_forever(path: &Path, round: u64) -> Result<(), String> { Ok(()) }
 //! fn check(path: &Path, round: u64, committed: &[String]) -> Result<u64, String> { Ok(committed.len() as u64) }

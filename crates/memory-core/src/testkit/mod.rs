@@ -6,8 +6,8 @@
 //! panicking, so a test can also show that a deliberately broken store fails the suite.
 //!
 //! ```
-//! use memory_core::InMemoryStore;
-//! use memory_core::testkit::{meta, run};
+//! use agent_memory_core::InMemoryStore;
+//! use agent_memory_core::testkit::{meta, run};
 //!
 //! run(meta::SUITE, &meta::cases(), InMemoryStore::new).expect("in-memory store obeys the contract");
 //! ```

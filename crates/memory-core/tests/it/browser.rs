@@ -1,13 +1,13 @@
 //! The `BrowserStore` contract, against the in-memory store and against broken stores that
 //! the suite must catch.
 
-use memory_core::store::browser::{
+use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
     RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
     TrajectoryStore,
 };
-use memory_core::testkit::{browser, run};
-use memory_core::{InMemoryStore, Result, Scope, Timestamp};
+use agent_memory_core::testkit::{browser, run};
+use agent_memory_core::{InMemoryStore, Result, Scope, Timestamp};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {

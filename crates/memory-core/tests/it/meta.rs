@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use memory_core::testkit::{meta, run};
-use memory_core::{Error, InMemoryStore, MetaKey, MetaStore, Result};
+use agent_memory_core::testkit::{meta, run};
+use agent_memory_core::{Error, InMemoryStore, MetaKey, MetaStore, Result};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {

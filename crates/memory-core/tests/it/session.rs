@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use memory_core::testkit::{run, session};
-use memory_core::{InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary};
+use agent_memory_core::testkit::{run, session};
+use agent_memory_core::{
+    InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary,
+};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {
@@ -68,7 +70,7 @@ impl SessionStore for Broken {
         self.logs()
             .get(session.as_str())
             .cloned()
-            .ok_or_else(|| memory_core::store::session::session_not_found(session))
+            .ok_or_else(|| agent_memory_core::store::session::session_not_found(session))
     }
 
     fn session_list(&self) -> Result<Vec<SessionSummary>> {

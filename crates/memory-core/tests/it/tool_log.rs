@@ -3,9 +3,9 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use memory_core::store::tool_log::{ToolLog, ToolLogStore};
-use memory_core::testkit::{run, tool_log};
-use memory_core::{InMemoryStore, Result, SessionId};
+use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
+use agent_memory_core::testkit::{run, tool_log};
+use agent_memory_core::{InMemoryStore, Result, SessionId};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {

@@ -1,12 +1,12 @@
 //! The trajectory store contract, against the in-memory store and against broken stores
 //! that the suite must catch.
 
-use memory_core::store::trajectory::{
+use agent_memory_core::store::trajectory::{
     CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
     Seq,
 };
-use memory_core::testkit::{run, trajectory};
-use memory_core::{InMemoryStore, Partition, Result, Timestamp};
+use agent_memory_core::testkit::{run, trajectory};
+use agent_memory_core::{InMemoryStore, Partition, Result, Timestamp};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {
@@ -71,7 +71,7 @@ impl PatternStore for Broken {
                 }
             }
         }
-        let input = memory_core::store::trajectory::CrystallizeInput {
+        let input = agent_memory_core::store::trajectory::CrystallizeInput {
             episodes: all,
             groups,
             tallies: Vec::new(),
@@ -80,7 +80,7 @@ impl PatternStore for Broken {
         // Write the replayed state through the inner store's own atomic step.
         let written = output.groups.clone();
         self.inner.crystallize_with(partition, &move |_| {
-            Ok(memory_core::store::trajectory::CrystallizeOutput {
+            Ok(agent_memory_core::store::trajectory::CrystallizeOutput {
                 groups: written.clone(),
                 tallies: Vec::new(),
                 reinforced: Vec::new(),

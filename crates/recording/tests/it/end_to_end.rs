@@ -3,14 +3,14 @@
 //! different account replays it with the new values. The password never reaches the log,
 //! the database file or the recording.
 
-use memory_core::store::tool_log::ToolLogStore;
-use memory_core::{SessionId, Timestamp};
-use recording::{
+use agent_memory_core::store::tool_log::ToolLogStore;
+use agent_memory_core::{SessionId, Timestamp};
+use agent_memory_recording::{
     GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
     generate_recording, plan_replay,
 };
+use agent_memory_sqlite::SqliteStore;
 use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
 
 const CANARY: &str = "9999zq";
 
@@ -257,7 +257,7 @@ fn recordings_survive_a_new_account_and_never_hold_the_password() {
 
 #[test]
 fn logs_without_a_snapshot_still_produce_recordings() {
-    let log = memory_core::testkit::tool_log::sample_log("old", "tapOn", 10);
+    let log = agent_memory_core::testkit::tool_log::sample_log("old", "tapOn", 10);
     let objectives = [Objective {
         kind: StepKind::Step,
         text: "tap".to_owned(),
@@ -283,7 +283,7 @@ fn logs_without_a_snapshot_still_produce_recordings() {
 
 #[test]
 fn lint_finds_literals_that_will_go_stale() {
-    let trail = recording::Trail::read(
+    let trail = agent_memory_recording::Trail::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/trailblaze-examples/unified-text-input.trail.yaml"),
     )
@@ -300,11 +300,11 @@ fn lint_finds_literals_that_will_go_stale() {
         "jane@example.com",
         Provenance::tool("testUser_create", at),
     );
-    let findings = recording::lint_trail(
+    let findings = agent_memory_recording::lint_trail(
         &trail,
         &memory.snapshot(),
         &[],
-        &recording::TemplatePolicy::default(),
+        &agent_memory_recording::TemplatePolicy::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let lines: Vec<String> = findings

@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use memory_core::{SessionId, Timestamp, ToolLogStore};
-use recording::{MissingKeys, Snapshot, ToolOutcome, Trail, capture, interpolate, interpolate_str};
+use agent_memory_core::{SessionId, Timestamp, ToolLogStore};
+use agent_memory_recording::{
+    MissingKeys, Snapshot, ToolOutcome, Trail, capture, interpolate, interpolate_str,
+};
+use agent_memory_sqlite::SqliteStore;
 use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
 
 /// Parses `text` as a trail named `file` and checks the error starts with `prefix` and
 /// mentions `needle`.
@@ -236,7 +238,7 @@ fn a_100_mb_parameter_is_refused_by_the_store_and_changes_nothing() {
         .expect("capture is in memory");
     let err = store.append_tool_log(&log).expect_err("100 MB parameters");
     assert!(
-        matches!(err, memory_core::Error::InvalidInput { .. }),
+        matches!(err, agent_memory_core::Error::InvalidInput { .. }),
         "{err}"
     );
     assert!(

@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use memory_core::Timestamp;
-use proptest::prelude::*;
-use recording::{
+use agent_memory_core::Timestamp;
+use agent_memory_recording::{
     MissingKeys, Snapshot, SnapshotItem, TemplatePolicy, interpolate, naive, templatize,
 };
+use proptest::prelude::*;
 use serde_json::Value;
 
 /// Values drawn from a small alphabet so that parameters often equal memory values; no

@@ -1,7 +1,7 @@
 //! Every rule of reverse templating, one table row each, through one `check` helper.
 
-use memory_core::Timestamp;
-use recording::{Reason, Snapshot, SnapshotItem, TemplatePolicy, naive, templatize};
+use agent_memory_core::Timestamp;
+use agent_memory_recording::{Reason, Snapshot, SnapshotItem, TemplatePolicy, naive, templatize};
 use serde_json::{Value, json};
 
 /// A snapshot entry: `(key, value, writer, written_at, sensitive, existed_before)`.
@@ -309,29 +309,30 @@ fn secrets_of_one_byte_and_of_multibyte_characters_are_scrubbed() {
 #[test]
 fn old_json_logs_without_a_snapshot_load_and_new_ones_round_trip() {
     let old = r#"{"session":"s","toolName":"tapOn","parameters":{"a":[1,"x"]},"successful":false,"exceptionMessage":"no such element","durationMs":7,"timestamp":5,"traceId":"t"}"#;
-    let log = recording::tool_log_from_json(old).unwrap_or_else(|e| panic!("{e}"));
+    let log = agent_memory_recording::tool_log_from_json(old).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(log.memory_snapshot, None);
     assert_eq!(log.error.as_deref(), Some("no such element"));
-    let mut memory = recording::Memory::new();
+    let mut memory = agent_memory_recording::Memory::new();
     memory.remember_secret(
         "pw",
         "9999zq",
-        recording::Provenance::unknown(Timestamp::from_millis(1)),
+        agent_memory_recording::Provenance::unknown(Timestamp::from_millis(1)),
     );
     memory.remember(
         "email",
         "someone@example.com",
-        recording::Provenance::unknown(Timestamp::from_millis(1)),
+        agent_memory_recording::Provenance::unknown(Timestamp::from_millis(1)),
     );
     let mut with = log.clone();
     with.memory_snapshot = Some(memory.snapshot().to_stored());
-    let text = recording::tool_log_to_json(&with).unwrap_or_else(|e| panic!("{e}"));
+    let text = agent_memory_recording::tool_log_to_json(&with).unwrap_or_else(|e| panic!("{e}"));
     assert!(!text.contains("9999zq"), "{text}");
     assert!(text.contains("someone@example.com"), "{text}");
     assert_eq!(
-        recording::tool_log_from_json(&text).unwrap_or_else(|e| panic!("{e}")),
+        agent_memory_recording::tool_log_from_json(&text).unwrap_or_else(|e| panic!("{e}")),
         with
     );
-    let bad = recording::tool_log_from_json(r#"{"session":"s"}"#).expect_err("fields missing");
+    let bad = agent_memory_recording::tool_log_from_json(r#"{"session":"s"}"#)
+        .expect_err("fields missing");
     assert!(bad.to_string().contains("missing field"), "{bad}");
 }

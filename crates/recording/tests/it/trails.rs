@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use recording::{LegacyItem, RecordingError, StepAction, Trail, plan_replay};
+use agent_memory_recording::{LegacyItem, RecordingError, StepAction, Trail, plan_replay};
 
 fn reference_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/trailblaze-examples")

@@ -1,7 +1,7 @@
 //! Every contract suite of `memory-core`, run against SQLite (in memory and on a file).
 
-use memory_core::testkit::{meta, run, session, trajectory};
-use store_sqlite::SqliteStore;
+use agent_memory_core::testkit::{meta, run, session, trajectory};
+use agent_memory_sqlite::SqliteStore;
 
 pub(crate) fn in_memory() -> SqliteStore {
     SqliteStore::open_in_memory().unwrap_or_else(|e| panic!("open in memory: {e}"))
@@ -19,7 +19,7 @@ pub(crate) fn on_file() -> SqliteStore {
 /// Runs a contract suite against SQLite in memory and on a file, failing with its report.
 pub(crate) fn check_on_sqlite(
     suite: &'static str,
-    cases: &[memory_core::testkit::Case<SqliteStore>],
+    cases: &[agent_memory_core::testkit::Case<SqliteStore>],
 ) {
     for make in [in_memory as fn() -> SqliteStore, on_file] {
         if let Err(report) = run(suite, cases, make) {
@@ -46,7 +46,7 @@ fn trajectory_store_contract() {
 #[test]
 fn browser_store_contract() {
     check_on_sqlite(
-        memory_core::testkit::browser::SUITE,
-        &memory_core::testkit::browser::cases(),
+        agent_memory_core::testkit::browser::SUITE,
+        &agent_memory_core::testkit::browser::cases(),
     );
 }

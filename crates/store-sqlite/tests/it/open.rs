@@ -2,8 +2,8 @@
 
 use std::fs;
 
-use memory_core::{MetaKey, MetaStore};
-use store_sqlite::{Error, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
+use agent_memory_core::{MetaKey, MetaStore};
+use agent_memory_sqlite::{Error, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
 
 fn open_err(path: &std::path::Path) -> Error {
     match SqliteStore::open(path) {

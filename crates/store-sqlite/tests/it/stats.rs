@@ -1,7 +1,7 @@
 //! Inspecting a store: row counts of every table and the size of the database.
 
-use memory_core::{MetaKey, MetaStore};
-use store_sqlite::SqliteStore;
+use agent_memory_core::{MetaKey, MetaStore};
+use agent_memory_sqlite::SqliteStore;
 
 #[test]
 fn table_counts_follow_the_rows_written() {

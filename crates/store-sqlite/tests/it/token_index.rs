@@ -2,9 +2,9 @@
 //! the pending list into the index several times, with some left pending, then replacements
 //! and a prune. At every step SQLite finds exactly the candidates the in-memory store finds.
 
-use memory_core::store::browser::{CandidateQuery, Trajectory, TrajectoryStore};
-use memory_core::{InMemoryStore, Scope, SplitMix64, Timestamp};
-use store_sqlite::SqliteStore;
+use agent_memory_core::store::browser::{CandidateQuery, Trajectory, TrajectoryStore};
+use agent_memory_core::{InMemoryStore, Scope, SplitMix64, Timestamp};
+use agent_memory_sqlite::SqliteStore;
 
 const WORDS: [&str; 24] = [
     "add",

@@ -1,9 +1,11 @@
 //! The `ToolLogStore` contract on SQLite, and the canary check that a sensitive snapshot
 //! entry leaves no value in the database file.
 
-use memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLogStore};
-use memory_core::testkit::tool_log;
-use store_sqlite::SqliteStore;
+use agent_memory_core::store::tool_log::{
+    MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLogStore,
+};
+use agent_memory_core::testkit::tool_log;
+use agent_memory_sqlite::SqliteStore;
 
 #[test]
 fn tool_log_store_contract() {

@@ -2,14 +2,14 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use memory_core::store::trajectory::{
+use agent_memory_core::store::trajectory::{
     CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
     Seq,
 };
-use memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Partition, Result, Timestamp};
+use agent_memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Partition, Result, Timestamp};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::{Config, RecallOptions, TrajectoryMemory};
 use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
-use trajectory::{Config, RecallOptions, TrajectoryMemory};
 
 use crate::reference_line;
 
@@ -43,7 +43,7 @@ fn ok(success: bool) -> Value {
     json!({ "success": success })
 }
 
-fn evidence<S: PatternStore, C: memory_core::Clock>(
+fn evidence<S: PatternStore, C: agent_memory_core::Clock>(
     m: &TrajectoryMemory<S, C>,
     part: &str,
     t: &str,
@@ -261,7 +261,7 @@ fn crystallize_reads_only_what_is_new() {
         &c,
     );
     let part = p("p");
-    let w = trajectory::workload::generate(2_000);
+    let w = agent_memory_trajectory::workload::generate(2_000);
     for e in &w.episodes {
         let traj: Vec<&str> = e.trajectory.iter().map(String::as_str).collect();
         m.record_episode(&fp(&e.topology, &e.layer), &traj, &ok(e.success), &part)

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use memory_core::store::trajectory::PatternStore;
-use memory_core::{InMemoryStore, ManualClock, Partition, Timestamp};
+use agent_memory_core::store::trajectory::PatternStore;
+use agent_memory_core::{InMemoryStore, ManualClock, Partition, Timestamp};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::policy::update_confidence;
+use agent_memory_trajectory::{Config, Pattern, TrajectoryMemory};
 use proptest::prelude::*;
 use serde_json::json;
-use store_sqlite::SqliteStore;
-use trajectory::policy::update_confidence;
-use trajectory::{Config, Pattern, TrajectoryMemory};
 
 #[derive(Clone, Debug)]
 struct Ep {
@@ -82,7 +82,7 @@ impl<S: PatternStore> RecordAt for TrajectoryMemory<S, Arc<ManualClock>> {
     }
 }
 
-fn all_patterns<S: PatternStore, C: memory_core::Clock>(
+fn all_patterns<S: PatternStore, C: agent_memory_core::Clock>(
     m: &TrajectoryMemory<S, C>,
     part: &str,
 ) -> Vec<Pattern> {
@@ -107,7 +107,7 @@ proptest! {
     ) {
         let run = |s: &[f64]| s.iter().enumerate().fold(0.5, |c, (n, &x)| update_confidence(c, n as u64, x, 20));
         let mut shuffled = signals.clone();
-        let mut rng = memory_core::SplitMix64::new(seed);
+        let mut rng = agent_memory_core::SplitMix64::new(seed);
         for i in (1..shuffled.len()).rev() {
             shuffled.swap(i, rng.below(i as u64 + 1) as usize);
         }

@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use memory_core::store::trajectory::{EpisodeStore, Fingerprint, PatternStore};
-use memory_core::{Partition, SystemClock};
+use agent_memory_core::store::trajectory::{EpisodeStore, Fingerprint, PatternStore};
+use agent_memory_core::{Partition, SystemClock};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::{Config, EpisodeRecord, TrajectoryMemory};
 use serde_json::{Value, json};
-use store_sqlite::SqliteStore;
-use trajectory::{Config, EpisodeRecord, TrajectoryMemory};
 
 const CHILD_DB: &str = "TRAJECTORY_TEST_CHILD_DB";
 /// For a writer child: the file it reports each committed episode to.

@@ -7,13 +7,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Partition, Timestamp};
-use serde_json::{Value, json};
-use trajectory::policy::{SignalMapping, SuccessSignal, update_confidence};
-use trajectory::{
+use agent_memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Partition, Timestamp};
+use agent_memory_trajectory::policy::{SignalMapping, SuccessSignal, update_confidence};
+use agent_memory_trajectory::{
     Config, Error, Pattern, RecallOptions, TrajectoryMemory, Weights, compute_fingerprint,
     python_json,
 };
+use serde_json::{Value, json};
 
 const T0: i64 = 1_767_225_600_000;
 
@@ -214,7 +214,7 @@ fn crystallize_and_recall_scenarios_match_popoto() {
         );
     }
     assert_eq!(
-        trajectory::policy::recency(0.0, 0.5, 0.1, 0.5, 0.5),
+        agent_memory_trajectory::policy::recency(0.0, 0.5, 0.1, 0.5, 0.5),
         r6["fresh_decay_value"].as_f64().expect("fresh")
     );
     assert_eq!(m.recall(&[], &p("p1")).expect("recall").len(), 0);

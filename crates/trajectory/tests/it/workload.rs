@@ -1,7 +1,7 @@
 //! The Rust port of the W-traj generator against `w_traj.py` (`digest 1000`, `vectors`).
 
-use memory_core::SplitMix64;
-use trajectory::workload::{canonical_trajectory, digest, generate};
+use agent_memory_core::SplitMix64;
+use agent_memory_trajectory::workload::{canonical_trajectory, digest, generate};
 
 #[test]
 fn digest_matches_the_python_generator() {

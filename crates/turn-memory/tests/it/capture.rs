@@ -1,10 +1,10 @@
 //! The capture rules, one table row each, and their laws.
 
-use proptest::prelude::*;
-use serde_json::{Value, json};
-use turn_memory::{
+use agent_memory_turns::{
     CaptureConfig, CaptureRules, DangerousCommand, Error, FailedCommand, ToolEnd, TurnMemory,
 };
+use proptest::prelude::*;
+use serde_json::{Value, json};
 
 use crate::fixture::ROOT;
 

@@ -1,9 +1,9 @@
 //! A realistic session, built the way an agent loop builds it: tool events go through
 //! capture, each turn is recorded with its memory.
 
-use memory_core::{ManualClock, SessionId, Timestamp};
+use agent_memory_core::{ManualClock, SessionId, Timestamp};
+use agent_memory_turns::{AssistantTurn, CaptureRules, EventLog, Session, ToolCallRecord};
 use serde_json::{Value, json};
-use turn_memory::{AssistantTurn, CaptureRules, EventLog, Session, ToolCallRecord};
 
 pub const ROOT: &str = "/work/app";
 pub const STARTED_AT: i64 = 1_767_225_600_000;
@@ -61,7 +61,7 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     let clock = ManualClock::new(Timestamp::from_millis(STARTED_AT));
     let mut s = Session::start(log, session_id("realistic"), &clock)
         .unwrap_or_else(|e| panic!("start: {e}"));
-    let mut record = |f: &mut dyn FnMut(&mut Session<L>) -> turn_memory::Result<()>| {
+    let mut record = |f: &mut dyn FnMut(&mut Session<L>) -> agent_memory_turns::Result<()>| {
         f(&mut s).unwrap_or_else(|e| panic!("record: {e}"));
     };
     record(&mut |s| s.user_message("Add a --verbose flag to the CLI and make the tests pass."));

@@ -1,12 +1,12 @@
 //! The history's two views, the memory window, compaction and the cheap tiers.
 
-use memory_core::{InMemoryStore, ManualClock, Timestamp};
-use serde_json::json;
-use turn_memory::{
+use agent_memory_core::{InMemoryStore, ManualClock, Timestamp};
+use agent_memory_turns::{
     AssistantTurn, CheapTiers, ContextFit, ContextPolicy, DangerousCommand, Entry, FailedCommand,
     HIDDEN_OUTPUT, History, ModelItem, Session, SessionEvent, SizeEstimator, StoreLog, Truncation,
     TurnMemory, UiRole, memory_block, truncate,
 };
+use serde_json::json;
 
 use crate::fixture::{STARTED_AT, call, realistic, session_id, turn};
 
@@ -263,7 +263,7 @@ fn dangerous_commands_render_replay_compact_and_persist() {
     ];
     let h = history(events.clone());
     let native = ContextPolicy {
-        memory_style: turn_memory::MemoryStyle::native(),
+        memory_style: agent_memory_turns::MemoryStyle::native(),
         ..ContextPolicy::default()
     };
     let view = h.model_view(&native);
@@ -430,7 +430,7 @@ fn inconsistent_logs_are_refused() {
         started_at: 0,
     };
     let compaction = |n| {
-        SessionEvent::CompactionApplied(turn_memory::Compaction {
+        SessionEvent::CompactionApplied(agent_memory_turns::Compaction {
             summary: "x".to_owned(),
             compacted_entries: n,
             memory: None,
@@ -563,6 +563,6 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
     );
     assert!(matches!(fit(hidden - 1), ContextFit::NeedsSummary { tokens } if tokens == hidden));
     // The default estimator: characters / 4, rounded up.
-    assert_eq!(turn_memory::CharsOverFour.tokens("12345"), 2);
-    assert_eq!(turn_memory::CharsOverFour.tokens("1234"), 1);
+    assert_eq!(agent_memory_turns::CharsOverFour.tokens("12345"), 2);
+    assert_eq!(agent_memory_turns::CharsOverFour.tokens("1234"), 1);
 }

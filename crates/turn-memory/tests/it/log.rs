@@ -3,8 +3,8 @@
 use std::fs;
 use std::io::Write;
 
-use memory_core::{ManualClock, Timestamp};
-use turn_memory::{ContextPolicy, Error, EventLog, JsonlLog, Session, Warning, render};
+use agent_memory_core::{ManualClock, Timestamp};
+use agent_memory_turns::{ContextPolicy, Error, EventLog, JsonlLog, Session, Warning, render};
 
 use crate::fixture::{STARTED_AT, realistic, session_id};
 
@@ -209,8 +209,8 @@ fn starting_a_session_that_has_events_is_refused() {
         "the log changed"
     );
 
-    let store = memory_core::InMemoryStore::new();
-    let log = || turn_memory::StoreLog::new(&store, session_id("s"));
+    let store = agent_memory_core::InMemoryStore::new();
+    let log = || agent_memory_turns::StoreLog::new(&store, session_id("s"));
     Session::start(log(), session_id("s"), &clock).unwrap_or_else(|e| panic!("{e}"));
     let again = Session::start(log(), session_id("s"), &clock)
         .map(|_| ())

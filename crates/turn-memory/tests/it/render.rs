@@ -1,14 +1,17 @@
 //! Snapshots of the payloads a realistic session renders to, for every provider.
 
-use memory_core::InMemoryStore;
-use turn_memory::{ContextPolicy, MemoryStyle, render};
+use agent_memory_core::InMemoryStore;
+use agent_memory_turns::{ContextPolicy, MemoryStyle, render};
 
 use crate::fixture::{realistic, session_id};
 
 #[test]
 fn realistic_session_payloads() {
     let store = InMemoryStore::new();
-    let session = realistic(turn_memory::StoreLog::new(&store, session_id("realistic")));
+    let session = realistic(agent_memory_turns::StoreLog::new(
+        &store,
+        session_id("realistic"),
+    ));
     let view = session.history().model_view(&ContextPolicy::default());
     insta::assert_snapshot!(
         "openai_chat",
@@ -42,7 +45,7 @@ fn realistic_session_payloads() {
 #[test]
 fn the_event_log_of_the_realistic_session() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let log = turn_memory::JsonlLog::new(dir.path(), &session_id("realistic"))
+    let log = agent_memory_turns::JsonlLog::new(dir.path(), &session_id("realistic"))
         .unwrap_or_else(|e| panic!("{e}"));
     let session = realistic(log);
     let lines = std::fs::read_to_string(session.log().path()).unwrap_or_else(|e| panic!("{e}"));

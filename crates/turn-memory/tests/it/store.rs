@@ -1,9 +1,9 @@
 //! The same session through the session store trait: SQLite and the in-memory store hold the
 //! same events as the JSONL log and resume to the same history.
 
-use memory_core::{InMemoryStore, SessionEvent as StoredEvent, SessionStore};
-use store_sqlite::SqliteStore;
-use turn_memory::{ContextPolicy, Error, JsonlLog, MemoryStyle, Session, StoreLog, render};
+use agent_memory_core::{InMemoryStore, SessionEvent as StoredEvent, SessionStore};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_turns::{ContextPolicy, Error, JsonlLog, MemoryStyle, Session, StoreLog, render};
 
 use crate::fixture::{realistic, session_id};
 
@@ -40,7 +40,7 @@ fn jsonl_and_sqlite_hold_the_same_events_and_resume_alike() {
             ..ContextPolicy::default()
         },
     ] {
-        let render = |s: &turn_memory::History| {
+        let render = |s: &agent_memory_turns::History| {
             let view = s.model_view(&policy);
             [
                 render::to_pretty_json(&render::openai_chat(&view)),
