@@ -8,12 +8,15 @@
 //! - a method that writes several rows is atomic: when it fails, the store is as it was;
 //! - [`InMemoryStore`](crate::InMemoryStore) implements it, and so does every backend
 //!   (`agent-memory-sqlite`);
+//! - every trait is implemented for `&S` and `Arc<S>` of any store `S` that implements it,
+//!   so one store serves several memories, borrowed or shared across threads;
 //! - one contract test suite in `testkit` (behind the feature of that name) is written
 //!   once and run against every implementation.
 
 pub mod browser;
 pub mod meta;
 pub mod session;
+mod shared;
 pub mod tool_log;
 pub mod trajectory;
 

@@ -4,5 +4,6 @@
 mod browser;
 mod meta;
 mod session;
+mod shared;
 mod tool_log;
 mod trajectory;

@@ -138,3 +138,24 @@ fn the_suite_catches_broken_stores() {
         assert!(report.failed(case), "{case} should fail:\n{report}");
     }
 }
+
+#[test]
+fn a_shared_broken_store_fails_as_the_store_itself() {
+    // Behind `&` or `Arc`, every call must reach the wrapped store's own implementation.
+    let behind_arc = run(trajectory::SUITE, &trajectory::cases(), || {
+        std::sync::Arc::new(Broken {
+            defect: Defect::KeepsWatermark,
+            inner: InMemoryStore::new(),
+        })
+    })
+    .expect_err("a broken store behind an Arc must fail the contract");
+    assert!(behind_arc.failed("crystallize observes each episode once"));
+    let behind_ref = run(trajectory::SUITE, &trajectory::cases(), || {
+        &*Box::leak(Box::new(Broken {
+            defect: Defect::LeaksPartitions,
+            inner: InMemoryStore::new(),
+        }))
+    })
+    .expect_err("a borrowed broken store must fail the contract");
+    assert!(behind_ref.failed("partitions are isolated"));
+}

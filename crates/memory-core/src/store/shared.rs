@@ -1,0 +1,130 @@
+//! Every store trait for `&S` and `Arc<S>`: one store, many memories.
+//!
+//! A memory type takes its store by value (`TrajectoryMemory<S>`, `BrowserMemory<S>`,
+//! `StoreLog<S>`), so the caller chooses the ownership: the store itself when one memory owns
+//! it, `&store` when several memories on one thread share it, `Arc::clone(&store)` when they
+//! live on different threads or tasks. Each method forwards to the store behind the
+//! reference, so a borrowed or shared store behaves exactly as the store itself (including
+//! methods the store overrides).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agent_memory_core::{InMemoryStore, MetaKey, MetaStore};
+//!
+//! fn remember(store: impl MetaStore) -> agent_memory_core::Result<()> {
+//!     store.meta_set(&MetaKey::new("greeting")?, "hello")?;
+//!     Ok(())
+//! }
+//!
+//! let store = Arc::new(InMemoryStore::new());
+//! remember(Arc::clone(&store))?; // shared with another thread or task
+//! remember(&*store)?;            // borrowed
+//! assert_eq!(store.meta_get(&MetaKey::new("greeting")?)?.as_deref(), Some("hello"));
+//! # Ok::<(), agent_memory_core::Error>(())
+//! ```
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::names::{MetaKey, Partition, Scope, SessionId};
+use crate::store::browser::{
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
+    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStore,
+};
+use crate::store::meta::MetaStore;
+use crate::store::session::{SessionEvent, SessionStore, SessionSummary};
+use crate::store::tool_log::{ToolLog, ToolLogStore};
+use crate::store::trajectory::{
+    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
+    Seq,
+};
+use crate::time::Timestamp;
+
+/// Implements a store trait for `&S` and `Arc<S>` by forwarding each listed method to `S`.
+/// is never bypassed; a method left out is a compile error only when it has no default, so
+/// the list is checked by the `forwarding_keeps_overrides` test below.
+macro_rules! shared_store {
+    ($trait:ident { $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)* }) => {
+        impl<S: $trait + ?Sized> $trait for &S {
+            $(
+                fn $name(&self $(, $arg: $ty)*) -> $ret {
+                    (**self).$name($($arg),*)
+                }
+            )*
+        }
+
+        impl<S: $trait + ?Sized> $trait for Arc<S> {
+            $(
+                fn $name(&self $(, $arg: $ty)*) -> $ret {
+                    (**self).$name($($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+shared_store!(MetaStore {
+    fn meta_get(&self, key: &MetaKey) -> Result<Option<String>>;
+    fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>>;
+    fn meta_compare_and_set(&self, key: &MetaKey, expected: Option<&str>, value: &str) -> Result<()>;
+    fn meta_set_all(&self, entries: &[(&MetaKey, &str)]) -> Result<()>;
+    fn meta_delete(&self, key: &MetaKey) -> Result<bool>;
+    fn meta_list(&self, prefix: &str) -> Result<Vec<(MetaKey, String)>>;
+});
+
+shared_store!(ToolLogStore {
+    fn append_tool_log(&self, log: &ToolLog) -> Result<()>;
+    fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
+});
+
+shared_store!(SessionStore {
+    fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
+    fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
+    fn session_list(&self) -> Result<Vec<SessionSummary>>;
+});
+
+shared_store!(EpisodeStore {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
+    fn episodes_after(&self, partition: &Partition, after: Seq, limit: usize) -> Result<Vec<Episode>>;
+    fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64>;
+});
+
+shared_store!(PatternStore {
+    fn crystallize_with(&self, partition: &Partition, step: CrystallizeStep<'_>) -> Result<Vec<Pattern>>;
+    fn watermark(&self, partition: &Partition) -> Result<Seq>;
+    fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>>;
+    fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
+});
+
+shared_store!(TrajectoryStore {
+    fn trajectory_put(&self, scope: &Scope, trajectory: &Trajectory, tokens: &[String]) -> Result<()>;
+    fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>>;
+    fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
+    fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
+    fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
+});
+
+shared_store!(SiteMemoryStore {
+    fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>>;
+    fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
+    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()>;
+    fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
+});
+
+shared_store!(RunManifestStore {
+    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
+    fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
+    fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
+});
+
+shared_store!(HintStore {
+    fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>>;
+    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()>;
+    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()>;
+    fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>>;
+});
+
+shared_store!(BrowserStore {
+    fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
+});
