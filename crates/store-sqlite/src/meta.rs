@@ -6,13 +6,13 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::{SqliteStore, to_core};
 
-fn get(conn: &rusqlite::Connection, key: &MetaKey) -> rusqlite::Result<Option<String>> {
+pub(crate) fn get(conn: &rusqlite::Connection, key: &MetaKey) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
         .query_row([key.as_str()], |row| row.get(0))
         .optional()
 }
 
-fn put(conn: &rusqlite::Connection, key: &MetaKey, value: &str) -> rusqlite::Result<()> {
+pub(crate) fn put(conn: &rusqlite::Connection, key: &MetaKey, value: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     )?

@@ -11,12 +11,12 @@ use std::sync::{Mutex, PoisonError};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
     Pattern, PatternStats, PatternStore, PendingObservation, Seq, TrajectoryTally, decode_texts,
-    encode_texts,
+    encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, Partition, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{SqliteStore, to_core};
+use crate::{SqliteStore, meta, to_core};
 
 /// Sequence numbers are SQLite rowids: positive `i64`.
 fn seq_to_sql(seq: Seq) -> i64 {
@@ -348,11 +348,34 @@ fn watermark_of(conn: &Connection, partition: &str) -> rusqlite::Result<Seq> {
 
 impl EpisodeStore for SqliteStore {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+        self.append_episodes_with_settings(episodes, &[])
+    }
+
+    fn append_episodes_with_settings(
+        &self,
+        episodes: &[NewEpisode],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>> {
         let op = "append episodes";
-        if episodes.is_empty() {
+        if episodes.is_empty() && settings.is_empty() {
             return Ok(Vec::new());
         }
         let (stored, committed) = self.write(op, |tx| {
+            // Every setting is checked before the first write, so a conflict leaves the
+            // transaction without changes.
+            let mut unset = Vec::new();
+            for (key, wanted) in settings {
+                match meta::get(tx, key).map_err(|e| to_core(op, e))? {
+                    Some(found) if found != *wanted => {
+                        return Err(settings_conflict(key, wanted, &found));
+                    }
+                    Some(_) => {}
+                    None => unset.push((*key, *wanted)),
+                }
+            }
+            for (key, value) in unset {
+                meta::put(tx, key, value).map_err(|e| to_core(op, e))?;
+            }
             let mut ids: HashMap<(&str, &str), i64> = HashMap::new();
             let mut committed = Vec::new();
             let mut stored = Vec::with_capacity(episodes.len());

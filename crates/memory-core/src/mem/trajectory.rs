@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
 use crate::mem::{InMemoryStore, lock};
-use crate::names::Partition;
+use crate::names::{MetaKey, Partition};
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    Pattern, PatternStore, Seq, TrajectoryTally,
+    Pattern, PatternStore, Seq, TrajectoryTally, settings_conflict,
 };
 use crate::time::Timestamp;
 
@@ -31,7 +31,27 @@ struct PartitionState {
 
 impl EpisodeStore for InMemoryStore {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+        self.append_episodes_with_settings(episodes, &[])
+    }
+
+    fn append_episodes_with_settings(
+        &self,
+        episodes: &[NewEpisode],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>> {
+        // Both locks are held until the episodes are in, so no reader sees the settings
+        // without the episodes, and every check happens before the first change.
+        let mut meta = lock(&self.meta);
+        for (key, wanted) in settings {
+            if let Some(found) = meta.get(*key).filter(|found| found != wanted) {
+                return Err(settings_conflict(key, wanted, found));
+            }
+        }
         let mut state = lock(&self.trajectory);
+        for (key, value) in settings {
+            meta.entry((*key).clone())
+                .or_insert_with(|| (*value).to_owned());
+        }
         let mut stored = Vec::with_capacity(episodes.len());
         for episode in episodes {
             state.last_seq += 1;

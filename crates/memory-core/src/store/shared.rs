@@ -86,6 +86,7 @@ shared_store!(SessionStore {
 
 shared_store!(EpisodeStore {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
+    fn append_episodes_with_settings(&self, episodes: &[NewEpisode], settings: &[(&MetaKey, &str)]) -> Result<Vec<Episode>>;
     fn episodes_after(&self, partition: &Partition, after: Seq, limit: usize) -> Result<Vec<Episode>>;
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64>;
 });

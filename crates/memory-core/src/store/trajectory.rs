@@ -18,7 +18,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::names::Partition;
+use crate::names::{MetaKey, Partition};
 use crate::time::Timestamp;
 
 /// A store-assigned sequence number: unique in the store, growing in recording order.
@@ -314,11 +314,35 @@ pub struct CrystallizeOutput {
 /// not have effects of its own.
 pub type CrystallizeStep<'a> = &'a dyn Fn(&CrystallizeInput) -> Result<CrystallizeOutput>;
 
+/// The conflict reported when a setting given to
+/// [`EpisodeStore::append_episodes_with_settings`] is already stored with another value.
+/// Shared by backends so every implementation words it the same way.
+pub fn settings_conflict(key: &MetaKey, wanted: &str, found: &str) -> Error {
+    Error::conflict(
+        "meta entry",
+        key.as_str(),
+        format!("already set to {found:?}, not {wanted:?}"),
+    )
+}
+
 /// Append-only storage of episodes.
 pub trait EpisodeStore: Send + Sync {
     /// Appends `episodes` in order, in one atomic write, and returns them with their
     /// sequence numbers (ascending).
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
+
+    /// [`append_episodes`](Self::append_episodes) that also settles `settings`, meta entries
+    /// (as [`MetaStore`](crate::MetaStore) reads them), in the same atomic write: an entry not
+    /// set yet is set; one already set to the same value stays; one set to another value
+    /// fails the call with [`Error::Conflict`] (see [`settings_conflict`]) and nothing at all
+    /// is written. A tool stores the configuration of a partition this way with its first
+    /// episodes, so two first writers with different configurations cannot both store
+    /// episodes.
+    fn append_episodes_with_settings(
+        &self,
+        episodes: &[NewEpisode],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>>;
 
     /// Up to `limit` episodes of `partition` with a sequence number above `after`, ascending.
     fn episodes_after(

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use crate::error::Result;
-use crate::names::Partition;
+use crate::names::{MetaKey, Partition};
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Fingerprint, Group, NewEpisode, PatternStats,
     PatternStore, TrajectoryTally, decode_texts, encode_texts,
@@ -57,6 +57,14 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
         Case {
             name: "concurrent crystallizers observe each episode once",
             run: concurrent_crystallizers,
+        },
+        Case {
+            name: "settings are stored with the episodes or not at all",
+            run: settings_with_episodes,
+        },
+        Case {
+            name: "racing first writers with other settings store one of them",
+            run: racing_first_writers,
         },
     ]
 }
@@ -405,5 +413,102 @@ fn concurrent_crystallizers<S: PatternStore>(store: &S) -> CaseResult {
         (writers * per_writer) as u64,
         "evidence equals episodes"
     );
+    Ok(())
+}
+
+fn meta_key(name: &str) -> MetaKey {
+    MetaKey::new(name).unwrap_or_else(|e| panic!("test meta key {name:?}: {e}"))
+}
+
+fn episodes_in<S: PatternStore>(store: &S, p: &str) -> Result<usize> {
+    Ok(store.episodes_after(&partition(p), 0, usize::MAX)?.len())
+}
+
+fn settings_with_episodes<S: PatternStore>(store: &S) -> CaseResult {
+    let (fields, cap, extra) = (
+        meta_key("t.fields.p"),
+        meta_key("t.cap.p"),
+        meta_key("t.x.p"),
+    );
+    let one = || [episode("p", &[("f", "1")], &["x"], 1)];
+    let first = store.append_episodes_with_settings(&one(), &[(&fields, "f"), (&cap, "20")])?;
+    ensure_eq!(first.len(), 1);
+    store.append_episodes_with_settings(&one(), &[(&fields, "f"), (&cap, "20")])?;
+    ensure_eq!(
+        episodes_in(store, "p")?,
+        2,
+        "equal settings let episodes in"
+    );
+    // A conflict on the second setting must not write the first one or any episode.
+    let refused = store.append_episodes_with_settings(&one(), &[(&extra, "new"), (&cap, "5")]);
+    ensure!(
+        matches!(&refused, Err(Error::Conflict { .. })),
+        "another value of a stored setting must be a conflict, got {refused:?}"
+    );
+    ensure_eq!(
+        episodes_in(store, "p")?,
+        2,
+        "a refused call stores no episode"
+    );
+    store.append_episodes_with_settings(&one(), &[(&extra, "other")])?;
+    let refused = store.append_episodes_with_settings(&one(), &[(&extra, "new")]);
+    ensure!(
+        refused.as_ref().is_err_and(Error::is_conflict),
+        "the setting a successful call stored must hold, got {refused:?}"
+    );
+    ensure_eq!(episodes_in(store, "p")?, 3);
+    ensure_eq!(
+        store
+            .append_episodes_with_settings(&[], &[(&fields, "f")])?
+            .len(),
+        0,
+        "settings alone"
+    );
+    Ok(())
+}
+
+fn racing_first_writers<S: PatternStore>(store: &S) -> CaseResult {
+    let writers = 8;
+    let key = meta_key("t.fields.race");
+    let results: Vec<Result<Vec<_>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                let key = &key;
+                scope.spawn(move || {
+                    let value = (w % 2).to_string();
+                    let batch: Vec<NewEpisode> = (0..5)
+                        .map(|i| episode("race", &[("f", &value)], &["x"], i))
+                        .collect();
+                    store.append_episodes_with_settings(&batch, &[(key, value.as_str())])
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let stored = store.episodes_after(&partition("race"), 0, usize::MAX)?;
+    let winners: Vec<&str> = stored
+        .iter()
+        .filter_map(|e| e.episode.fingerprint.get("f"))
+        .collect();
+    ensure!(
+        winners.windows(2).all(|w| w[0] == w[1]),
+        "episodes of both settings were stored: {winners:?}"
+    );
+    let accepted = results.iter().filter(|r| r.is_ok()).count();
+    ensure_eq!(
+        stored.len(),
+        5 * accepted,
+        "every accepted call stored its episodes"
+    );
+    ensure_eq!(accepted, writers / 2, "the writers of one setting succeed");
+    for refused in results.iter().filter_map(|r| r.as_ref().err()) {
+        ensure!(
+            refused.is_conflict(),
+            "a loser must get a conflict: {refused}"
+        );
+    }
     Ok(())
 }

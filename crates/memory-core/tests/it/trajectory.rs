@@ -6,7 +6,7 @@ use agent_memory_core::store::trajectory::{
     Seq,
 };
 use agent_memory_core::testkit::{run, trajectory};
-use agent_memory_core::{InMemoryStore, Partition, Result, Timestamp};
+use agent_memory_core::{InMemoryStore, MetaKey, Partition, Result, Timestamp};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {
@@ -29,11 +29,26 @@ enum Defect {
     LeaksPartitions,
     /// Recall ignores all but the first pair of the filter.
     PartialFilterOnly,
+    /// Appends the episodes before it checks the settings.
+    WritesBeforeSettling,
 }
 
 impl EpisodeStore for Broken {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
         self.inner.append_episodes(episodes)
+    }
+    fn append_episodes_with_settings(
+        &self,
+        episodes: &[NewEpisode],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>> {
+        if self.defect == Defect::WritesBeforeSettling && !settings.is_empty() {
+            // Stores the episodes, then checks the settings in a second step.
+            let stored = self.inner.append_episodes(episodes)?;
+            self.inner.append_episodes_with_settings(&[], settings)?;
+            return Ok(stored);
+        }
+        self.inner.append_episodes_with_settings(episodes, settings)
     }
     fn episodes_after(
         &self,
@@ -108,7 +123,9 @@ impl PatternStore for Broken {
                 let first = Fingerprint::new(filter.pairs().iter().take(1).cloned())?;
                 self.inner.patterns(partition, &first)
             }
-            Defect::KeepsWatermark => self.inner.patterns(partition, filter),
+            Defect::KeepsWatermark | Defect::WritesBeforeSettling => {
+                self.inner.patterns(partition, filter)
+            }
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
@@ -127,6 +144,14 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::PartialFilterOnly,
             "recall filters exact and partial",
+        ),
+        (
+            Defect::WritesBeforeSettling,
+            "settings are stored with the episodes or not at all",
+        ),
+        (
+            Defect::WritesBeforeSettling,
+            "racing first writers with other settings store one of them",
         ),
     ];
     for (defect, case) in table {

@@ -6,7 +6,9 @@ use agent_memory_core::store::trajectory::{
     CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
     Seq,
 };
-use agent_memory_core::{InMemoryStore, MILLIS_PER_DAY, ManualClock, Partition, Result, Timestamp};
+use agent_memory_core::{
+    InMemoryStore, MILLIS_PER_DAY, ManualClock, MetaKey, Partition, Result, Timestamp,
+};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{Config, RecallOptions, TrajectoryMemory};
 use serde_json::{Value, json};
@@ -209,6 +211,13 @@ struct Counting<S> {
 impl<S: EpisodeStore> EpisodeStore for Counting<S> {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
         self.inner.append_episodes(episodes)
+    }
+    fn append_episodes_with_settings(
+        &self,
+        episodes: &[NewEpisode],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>> {
+        self.inner.append_episodes_with_settings(episodes, settings)
     }
     fn episodes_after(
         &self,
