@@ -87,11 +87,13 @@ fn record(m: &Memory, w: &Workload, p: &Prepared, range: std::ops::Range<usize>,
         let records: Vec<EpisodeRecord<'_>> = chunk
             .iter()
             .enumerate()
-            .map(|(k, &i)| EpisodeRecord {
-                fingerprint: &fps[k],
-                trajectory: &trajs[k],
-                outcome: &p.outcomes[usize::from(w.episodes[i].success)],
-                partition: &part,
+            .map(|(k, &i)| {
+                EpisodeRecord::new(
+                    &fps[k],
+                    &trajs[k],
+                    &p.outcomes[usize::from(w.episodes[i].success)],
+                    &part,
+                )
             })
             .collect();
         m.record_episodes(&records).expect("record");

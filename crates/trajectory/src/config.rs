@@ -4,8 +4,18 @@
 use crate::error::{Error, Result};
 
 /// How recall weighs a pattern's confidence against its recency. A weight at or below zero
-/// drops its term.
+/// drops its term; with no positive weight, recall returns nothing (as popoto).
+///
+/// ```
+/// use agent_memory_trajectory::Weights;
+///
+/// assert_eq!(Weights::default(), Weights::new(0.6, 0.4));
+/// // Naming weights replaces the default set, as popoto's `score_weights` does.
+/// assert_eq!(Weights::from_named([("confidence", 1.0)])?, Weights::new(1.0, 0.0));
+/// # Ok::<(), agent_memory_trajectory::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Weights {
     /// Weight of the confidence (popoto: 0.6).
     pub confidence: f64,
@@ -23,6 +33,36 @@ impl Default for Weights {
 }
 
 impl Weights {
+    /// Weights of `confidence` and `recency`.
+    pub fn new(confidence: f64, recency: f64) -> Self {
+        Weights {
+            confidence,
+            recency,
+        }
+    }
+
+    /// Weights from `(name, value)` pairs, as popoto's `score_weights` takes them: a weight
+    /// not named is 0 (the defaults are replaced, not amended). Names are `confidence` and
+    /// `recency` (popoto's field name `last_reinforced` also works); another name is an
+    /// error, and so is a weight that is not finite.
+    pub fn from_named<'a>(pairs: impl IntoIterator<Item = (&'a str, f64)>) -> Result<Self> {
+        let mut weights = Weights::new(0.0, 0.0);
+        for (name, value) in pairs {
+            match name {
+                "confidence" => weights.confidence = value,
+                "recency" | "last_reinforced" => weights.recency = value,
+                other => return Err(Error::UnknownWeight(other.to_owned())),
+            }
+        }
+        weights.check()?;
+        Ok(weights)
+    }
+
+    /// Whether some weight is above zero (recall ranks by nothing otherwise).
+    pub fn any_positive(&self) -> bool {
+        self.confidence > 0.0 || self.recency > 0.0
+    }
+
     pub(crate) fn check(&self) -> Result<()> {
         for (name, value) in [("confidence", self.confidence), ("recency", self.recency)] {
             if !value.is_finite() {
@@ -33,8 +73,18 @@ impl Weights {
     }
 }
 
-/// The settings of procedural memory. `Config::new(fields)` has popoto's defaults.
+/// The settings of procedural memory. `Config::new(fields)` has popoto's defaults; the
+/// `with_*` methods change one setting each.
+///
+/// ```
+/// use agent_memory_trajectory::Config;
+///
+/// let config = Config::new(["task", "env"]).with_cluster_threshold(5).with_evidence_cap(10);
+/// assert_eq!((config.cluster_threshold, config.evidence_cap), (5, 10));
+/// assert!(config.validate().is_ok());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// The fingerprint fields, in the order they are reported.
     pub fingerprint_fields: Vec<String>,
@@ -70,6 +120,54 @@ impl Config {
             modulation_strength: 0.5,
             retention_millis: None,
         }
+    }
+
+    /// With `threshold` episodes needed before a group becomes a pattern.
+    pub fn with_cluster_threshold(mut self, threshold: u64) -> Self {
+        self.cluster_threshold = threshold;
+        self
+    }
+
+    /// With `cap` as the evidence cap of the confidence rule.
+    pub fn with_evidence_cap(mut self, cap: u64) -> Self {
+        self.evidence_cap = cap;
+        self
+    }
+
+    /// With `confidence` as a new pattern's confidence before its first observation.
+    pub fn with_initial_confidence(mut self, confidence: f64) -> Self {
+        self.initial_confidence = confidence;
+        self
+    }
+
+    /// With `weights` as the default recall weights.
+    pub fn with_weights(mut self, weights: Weights) -> Self {
+        self.weights = weights;
+        self
+    }
+
+    /// With `limit` as the default recall limit.
+    pub fn with_recall_limit(mut self, limit: usize) -> Self {
+        self.recall_limit = limit;
+        self
+    }
+
+    /// With `rate` as the recency decay rate.
+    pub fn with_decay_rate(mut self, rate: f64) -> Self {
+        self.decay_rate = rate;
+        self
+    }
+
+    /// With `strength` as the confidence modulation strength (0 turns it off).
+    pub fn with_modulation_strength(mut self, strength: f64) -> Self {
+        self.modulation_strength = strength;
+        self
+    }
+
+    /// Observed episodes older than `millis` may be pruned (`None`: keep all).
+    pub fn with_retention_millis(mut self, millis: Option<i64>) -> Self {
+        self.retention_millis = millis;
+        self
     }
 
     /// Checks every rule and lists every problem found.
@@ -146,13 +244,7 @@ mod tests {
         assert_eq!(config.cluster_threshold, 3);
         assert_eq!(config.evidence_cap, 20);
         assert_eq!(config.initial_confidence, 0.5);
-        assert_eq!(
-            config.weights,
-            Weights {
-                confidence: 0.6,
-                recency: 0.4
-            }
-        );
+        assert_eq!(config.weights, Weights::new(0.6, 0.4));
         assert_eq!(config.recall_limit, 5);
     }
 
@@ -162,10 +254,7 @@ mod tests {
         config.cluster_threshold = 0;
         config.evidence_cap = 0;
         config.initial_confidence = 1.5;
-        config.weights = Weights {
-            confidence: f64::NAN,
-            recency: -1.0,
-        };
+        config.weights = Weights::new(f64::NAN, -1.0);
         config.retention_millis = Some(-1);
         let found = problems(&config);
         let expected = [
@@ -184,6 +273,35 @@ mod tests {
             message.starts_with("invalid trajectory configuration:\n  - fingerprint_fields[1]"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn named_weights_replace_the_defaults() {
+        // The old reading amended the defaults: `confidence=1` kept recency at 0.4.
+        let check = |pairs: &[(&str, f64)], expected: Weights| {
+            let weights = Weights::from_named(pairs.iter().copied()).expect("valid weights");
+            assert_eq!(weights, expected, "{pairs:?}");
+        };
+        check(&[("confidence", 1.0)], Weights::new(1.0, 0.0));
+        check(&[("recency", 0.3)], Weights::new(0.0, 0.3));
+        check(&[("last_reinforced", 0.3)], Weights::new(0.0, 0.3));
+        check(&[], Weights::new(0.0, 0.0));
+        check(
+            &[("confidence", 1.0), ("confidence", 2.0)],
+            Weights::new(2.0, 0.0),
+        );
+        let unknown = Weights::from_named([("speed", 1.0)]).expect_err("unknown name");
+        assert_eq!(
+            unknown.to_string(),
+            "unknown weight \"speed\"; expected confidence or recency (also called last_reinforced)"
+        );
+        let infinite = Weights::from_named([("recency", f64::INFINITY)]).expect_err("infinite");
+        assert_eq!(
+            infinite.to_string(),
+            "recall weight recency must be a finite number, got inf"
+        );
+        assert!(!Weights::new(0.0, -1.0).any_positive());
+        assert!(Weights::new(0.0, 0.1).any_positive());
     }
 
     #[test]

@@ -8,13 +8,17 @@ pub enum Error {
     #[error("invalid trajectory configuration:\n  - {}", .0.join("\n  - "))]
     InvalidConfig(Vec<String>),
     /// `record_episode` was given a fingerprint without some configured fields.
-    #[error("record_episode fingerprint is missing required field(s): {}", py_list(.0))]
-    MissingFields(Vec<String>),
+    #[error(
+        "episode fingerprint is missing {}; expected every one of {}",
+        fields_named(.0),
+        .1.join(", ")
+    )]
+    MissingFields(Vec<String>, Vec<String>),
     /// `recall` was given fields that are not fingerprint fields.
     #[error(
-        "recall fingerprint has unknown field(s): {}; expected subset of {}",
-        py_list(unknown),
-        py_list(expected)
+        "unknown {}; expected a subset of {}",
+        fields_named(unknown),
+        expected.join(", ")
     )]
     UnknownFields {
         /// The fields that are not configured.
@@ -25,7 +29,10 @@ pub enum Error {
     /// `compute_fingerprint_of` was asked for a feature the map does not hold.
     #[error("feature {0:?} is not in the feature map")]
     MissingFeature(String),
-    /// A recall weight is not a finite number.
+    /// The features given as JSON text are not a JSON object of finite numbers.
+    #[error("invalid features: {0}")]
+    InvalidFeatures(String),
+    /// A recall weight is not a finite number, or its name is not a weight.
     #[error("recall weight {name} must be a finite number, got {value}")]
     InvalidWeight {
         /// Which weight (`confidence` or `recency`).
@@ -33,6 +40,9 @@ pub enum Error {
         /// The value given.
         value: f64,
     },
+    /// A weight was named that does not exist.
+    #[error("unknown weight {0:?}; expected confidence or recency (also called last_reinforced)")]
+    UnknownWeight(String),
     /// The store failed or refused the call.
     #[error(transparent)]
     Store(#[from] agent_memory_core::Error),
@@ -41,11 +51,10 @@ pub enum Error {
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A list of names as Python prints one (`['a', 'b']`), so messages read as popoto's do.
-fn py_list(names: &[String]) -> String {
-    let quoted: Vec<String> = names
-        .iter()
-        .map(|n| format!("'{}'", n.replace('\\', "\\\\").replace('\'', "\\'")))
-        .collect();
-    format!("[{}]", quoted.join(", "))
+/// `field x` or `fields x, y`.
+fn fields_named(names: &[String]) -> String {
+    match names {
+        [one] => format!("field {one}"),
+        _ => format!("fields {}", names.join(", ")),
+    }
 }

@@ -32,6 +32,7 @@
 
 #![deny(missing_docs)]
 
+pub mod compat;
 mod config;
 mod error;
 mod fingerprint;
@@ -42,7 +43,5 @@ pub mod workload;
 pub use agent_memory_core::store::trajectory::{Episode, Fingerprint, Pattern, PatternStats};
 pub use config::{Config, Weights};
 pub use error::{Error, Result};
-pub use fingerprint::{
-    compute_fingerprint, compute_fingerprint_of, python_float_repr, python_json,
-};
+pub use fingerprint::{compute_fingerprint, compute_fingerprint_json, compute_fingerprint_of};
 pub use memory::{EpisodeRecord, RecallOptions, ScoredPattern, TrajectoryMemory};

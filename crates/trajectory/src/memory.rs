@@ -6,7 +6,7 @@ use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, Pattern,
     PatternStats, PatternStore, PendingObservation, TrajectoryTally,
 };
-use agent_memory_core::{Clock, Partition};
+use agent_memory_core::{Clock, MetaKey, Partition};
 use serde_json::Value;
 
 use crate::config::{Config, Weights};
@@ -17,6 +17,7 @@ use crate::policy::{
 
 /// One episode for [`TrajectoryMemory::record_episodes`].
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct EpisodeRecord<'a> {
     /// Values of the fingerprint fields (extra fields are ignored).
     pub fingerprint: &'a [(&'a str, &'a str)],
@@ -28,8 +29,34 @@ pub struct EpisodeRecord<'a> {
     pub partition: &'a Partition,
 }
 
+impl<'a> EpisodeRecord<'a> {
+    /// An episode of `partition`: the values of the fingerprint fields, the actions taken in
+    /// order, and how it went.
+    pub fn new(
+        fingerprint: &'a [(&'a str, &'a str)],
+        trajectory: &'a [&'a str],
+        outcome: &'a Value,
+        partition: &'a Partition,
+    ) -> Self {
+        EpisodeRecord {
+            fingerprint,
+            trajectory,
+            outcome,
+            partition,
+        }
+    }
+}
+
 /// Per-call recall settings; `RecallOptions::default()` uses the configuration's.
+///
+/// ```
+/// use agent_memory_trajectory::{RecallOptions, Weights};
+///
+/// let options = RecallOptions::new().with_limit(1).with_weights(Weights::new(1.0, 0.0));
+/// assert_eq!(options.limit, Some(1));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct RecallOptions {
     /// At most this many patterns (`None`: the configured limit).
     pub limit: Option<usize>,
@@ -37,8 +64,28 @@ pub struct RecallOptions {
     pub weights: Option<Weights>,
 }
 
+impl RecallOptions {
+    /// The configuration's limit and weights.
+    pub fn new() -> Self {
+        RecallOptions::default()
+    }
+
+    /// At most `limit` patterns.
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Ranked by `weights`.
+    pub fn with_weights(mut self, weights: Weights) -> Self {
+        self.weights = Some(weights);
+        self
+    }
+}
+
 /// A recalled pattern and the composite score it was ranked by.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ScoredPattern {
     /// The pattern.
     pub pattern: Pattern,
@@ -117,6 +164,20 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
 
     /// Records many episodes in one atomic write; none is written if any is invalid.
     pub fn record_episodes(&self, records: &[EpisodeRecord<'_>]) -> Result<Vec<Episode>> {
+        self.record_episodes_with_settings(records, &[])
+    }
+
+    /// [`record_episodes`](Self::record_episodes) that also settles `settings` (meta entries
+    /// of the store) in the same atomic write: an entry not set yet is set, one set to the
+    /// same value stays, and one set to another value fails the call with a conflict
+    /// ([`Error::Store`]) with nothing written. A tool stores the configuration of a
+    /// partition this way with its first episodes (see
+    /// [`EpisodeStore::append_episodes_with_settings`](agent_memory_core::store::trajectory::EpisodeStore::append_episodes_with_settings)).
+    pub fn record_episodes_with_settings(
+        &self,
+        records: &[EpisodeRecord<'_>],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>> {
         let now = self.clock.now();
         let episodes = records
             .iter()
@@ -130,7 +191,9 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(self.store.append_episodes(&episodes)?)
+        Ok(self
+            .store
+            .append_episodes_with_settings(&episodes, settings)?)
     }
 
     fn episode_fingerprint(&self, given: &[(&str, &str)]) -> Result<Fingerprint> {
@@ -143,7 +206,10 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
             }
         }
         if !missing.is_empty() {
-            return Err(Error::MissingFields(missing));
+            return Err(Error::MissingFields(
+                missing,
+                self.config.fingerprint_fields.clone(),
+            ));
         }
         Ok(Fingerprint::new(pairs)?)
     }
@@ -311,14 +377,22 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
     }
 
     /// [`recall`](Self::recall) with per-call limit and weights. Filters by fingerprint
-    /// first, ranks within the partition, then cuts to the limit. An empty fingerprint
-    /// returns nothing by design.
+    /// first, ranks within the partition, then cuts to the limit.
+    ///
+    /// As popoto: a limit of 0 or an empty fingerprint returns nothing before any other
+    /// check; a field that is not a fingerprint field is an error; weights none of which is
+    /// positive return nothing. A weight that is not finite is an error (popoto drops a NaN
+    /// weight and scores an infinite one as infinity).
     pub fn recall_with(
         &self,
         fingerprint: &[(&str, &str)],
         partition: &Partition,
         options: RecallOptions,
     ) -> Result<Vec<ScoredPattern>> {
+        let limit = options.limit.unwrap_or(self.config.recall_limit);
+        if limit == 0 || fingerprint.is_empty() {
+            return Ok(Vec::new());
+        }
         let fields = &self.config.fingerprint_fields;
         let unknown: Vec<String> = fingerprint
             .iter()
@@ -333,8 +407,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         }
         let weights = options.weights.unwrap_or(self.config.weights);
         weights.check()?;
-        let limit = options.limit.unwrap_or(self.config.recall_limit);
-        if fingerprint.is_empty() || limit == 0 {
+        if !weights.any_positive() {
             return Ok(Vec::new());
         }
         let filter = Fingerprint::new(fingerprint.iter().copied())?;

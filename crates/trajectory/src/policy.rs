@@ -8,6 +8,8 @@ use agent_memory_core::Timestamp;
 use agent_memory_core::store::trajectory::{PatternStats, TrajectoryTally};
 use serde_json::Value;
 
+use crate::compat::python_float;
+
 /// Signals at or above this count as corroborations, below as contradictions.
 pub const CORROBORATION_THRESHOLD: f64 = 0.5;
 
@@ -50,8 +52,10 @@ pub trait SignalMapping: Send + Sync {
     fn signal(&self, outcome: &Value) -> f64;
 }
 
-/// popoto's mapping: `{"success": true}` -> 0.9, `false` -> 0.1; a number (or numeric text)
-/// under `success` is clamped to `[0, 1]`; a bare number is clamped; anything else is 0.5.
+/// popoto's mapping: `{"success": true}` -> 0.9, `false` -> 0.1; a number under `success`,
+/// or a string Python's `float()` reads as one (see
+/// [`python_float`](crate::compat::python_float)), is clamped to `[0, 1]`; a bare number is
+/// clamped; anything else is 0.5.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SuccessSignal;
 
@@ -74,20 +78,6 @@ impl SignalMapping for SuccessSignal {
 /// `max(0.0, min(1.0, x))` as Python evaluates it (NaN compares false, so it yields 1.0).
 fn python_clamp(x: f64) -> f64 {
     if x.is_nan() { 1.0 } else { x.clamp(0.0, 1.0) }
-}
-
-/// Python's `float(text)` for the forms an outcome plausibly holds.
-fn python_float(text: &str) -> Option<f64> {
-    let t = text.trim();
-    let lower = t.to_ascii_lowercase();
-    let unsigned = lower.trim_start_matches(['+', '-']);
-    if matches!(unsigned, "inf" | "infinity" | "nan") {
-        return lower.parse().ok();
-    }
-    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) {
-        return None;
-    }
-    t.parse().ok()
 }
 
 /// Chooses a group's canonical ("what worked") trajectory (popoto's `_canonical_sequence`).

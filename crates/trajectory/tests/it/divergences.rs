@@ -78,14 +78,7 @@ fn recall_filters_before_it_ranks_and_limits() {
     }
     m.crystallize(&p("p2")).expect("crystallize");
     let y = m
-        .recall_with(
-            &fp("y", "l"),
-            &p("p2"),
-            RecallOptions {
-                limit: Some(1),
-                weights: None,
-            },
-        )
+        .recall_with(&fp("y", "l"), &p("p2"), RecallOptions::new().with_limit(1))
         .expect("recall");
     assert_eq!(y.len(), 1);
     assert_eq!(y[0].pattern.canonical_sequence, ["bad"]);

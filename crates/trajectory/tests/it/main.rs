@@ -1,8 +1,10 @@
 //! Integration tests of `trajectory`: popoto's reference numbers, the fixed divergences,
-//! laws, crystallizers in several processes, and the W-traj generator.
+//! laws, edge parity with popoto, crystallizers in several processes, and the W-traj
+//! generator.
 
 mod divergences;
 mod laws;
+mod parity;
 mod processes;
 mod reference;
 mod workload;

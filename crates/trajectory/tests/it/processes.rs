@@ -179,12 +179,7 @@ fn writer_child_process() {
             .map(|i| json!({"success": (n + i) % 3 != 0, "writer": writer, "n": n + i}))
             .collect();
         let records: Vec<EpisodeRecord<'_>> = (0..size)
-            .map(|i| EpisodeRecord {
-                fingerprint: &fps[i],
-                trajectory: &["x", "y"],
-                outcome: &outcomes[i],
-                partition: &part,
-            })
+            .map(|i| EpisodeRecord::new(&fps[i], &["x", "y"], &outcomes[i], &part))
             .collect();
         let stored = if size == 1 {
             vec![
@@ -316,4 +311,149 @@ fn writers_and_crystallizers_share_one_file() {
         assert_eq!(stats.corroborations + stats.contradictions, *count);
     }
     assert_eq!(per_layer.len(), RACE_LAYERS);
+}
+
+/// For a first-record child: the partition it records into and the fields it configures.
+const CHILD_PARTITION: &str = "TRAJECTORY_TEST_CHILD_PARTITION";
+const CHILD_FIELDS: &str = "TRAJECTORY_TEST_CHILD_FIELDS";
+/// For a first-record child: the file whose appearance starts the race.
+const CHILD_GO: &str = "TRAJECTORY_TEST_CHILD_GO";
+const FIRST_RECORDERS: usize = 8;
+const FIRST_RECORD_ROUNDS: usize = 20;
+const FIRST_RECORD_EPISODES: usize = 3;
+
+fn fields_key(partition: &str) -> agent_memory_core::MetaKey {
+    agent_memory_core::MetaKey::new(format!("test.fields.{partition}")).expect("meta key")
+}
+
+/// A first-record child: waits for the start signal, then records a batch into a fresh
+/// partition with its own fingerprint fields, stored as the partition's setting in the same
+/// call, and reports `stored` or `conflict`. Any other error fails the child.
+#[test]
+fn first_record_child_process() {
+    let (Some(path), Some(report), Some(go)) = (
+        std::env::var_os(CHILD_DB),
+        std::env::var_os(CHILD_REPORT),
+        std::env::var_os(CHILD_GO),
+    ) else {
+        return;
+    };
+    let partition = std::env::var(CHILD_PARTITION).expect("partition");
+    let fields = std::env::var(CHILD_FIELDS).expect("fields");
+    let names: Vec<&str> = fields.split(',').collect();
+    let m = TrajectoryMemory::new(
+        SqliteStore::open(Path::new(&path)).expect("open"),
+        SystemClock,
+        Config::new(names.iter().copied()),
+    )
+    .expect("config");
+    let part = Partition::new(partition.clone()).expect("partition");
+    let fp: Vec<(&str, &str)> = names.iter().map(|n| (*n, "v")).collect();
+    let outcome = json!({"success": true});
+    let records: Vec<EpisodeRecord<'_>> = (0..FIRST_RECORD_EPISODES)
+        .map(|_| EpisodeRecord::new(&fp, &["x"], &outcome, &part))
+        .collect();
+    while !Path::new(&go).exists() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let key = fields_key(&partition);
+    let verdict = match m.record_episodes_with_settings(&records, &[(&key, fields.as_str())]) {
+        Ok(stored) => {
+            assert_eq!(stored.len(), FIRST_RECORD_EPISODES);
+            "stored"
+        }
+        Err(agent_memory_trajectory::Error::Store(e)) if e.is_conflict() => "conflict",
+        Err(e) => panic!("first record failed: {e}"),
+    };
+    std::fs::write(&report, verdict).expect("report");
+}
+
+/// Eight processes make the first record of a fresh partition at once, half with one set
+/// of fingerprint fields and half with another, twenty rounds over: in every round the
+/// stored fields are those of the processes that stored episodes, every stored episode has
+/// exactly those fields, and every other process got a conflict with nothing stored.
+#[test]
+fn first_records_with_other_fields_store_one_configuration() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let store = SqliteStore::open(&path).expect("create"); // migrate once, before the races
+    let choices = ["problem_topology,affected_layer", "task,env,layer"];
+    for round in 0..FIRST_RECORD_ROUNDS {
+        let partition = format!("round{round}");
+        let go = dir.path().join(format!("go{round}"));
+        let reports: Vec<_> = (0..FIRST_RECORDERS)
+            .map(|i| dir.path().join(format!("report{round}-{i}")))
+            .collect();
+        let mut children: Vec<_> = reports
+            .iter()
+            .enumerate()
+            .map(|(i, report)| {
+                let fields = std::ffi::OsString::from(choices[(i + round) % 2]);
+                let partition = std::ffi::OsString::from(&partition);
+                spawn_child(
+                    "processes::first_record_child_process",
+                    &[
+                        (CHILD_DB, path.as_os_str()),
+                        (CHILD_REPORT, report.as_os_str()),
+                        (CHILD_GO, go.as_os_str()),
+                        (CHILD_PARTITION, partition.as_os_str()),
+                        (CHILD_FIELDS, fields.as_os_str()),
+                    ],
+                )
+            })
+            .collect();
+        std::fs::write(&go, "").expect("start signal");
+        wait_all(&mut children, Duration::from_secs(120));
+        let stored_fields = agent_memory_core::MetaStore::meta_get(&store, &fields_key(&partition))
+            .expect("read setting")
+            .expect("the partition has its fields");
+        let mut winners = 0;
+        for (i, report) in reports.iter().enumerate() {
+            let verdict = std::fs::read_to_string(report).expect("child report");
+            let fields = choices[(i + round) % 2];
+            match verdict.as_str() {
+                "stored" => {
+                    assert_eq!(
+                        fields, stored_fields,
+                        "round {round}: child {i} stored other fields"
+                    );
+                    winners += 1;
+                }
+                "conflict" => {
+                    assert_ne!(
+                        fields, stored_fields,
+                        "round {round}: child {i} refused its own fields"
+                    )
+                }
+                other => panic!("round {round}: child {i} reported {other:?}"),
+            }
+        }
+        assert_eq!(winners, FIRST_RECORDERS / 2, "round {round}");
+        let part = Partition::new(partition).expect("partition");
+        let episodes = store
+            .episodes_after(&part, 0, usize::MAX)
+            .expect("episodes");
+        assert_eq!(
+            episodes.len(),
+            winners * FIRST_RECORD_EPISODES,
+            "round {round}"
+        );
+        let names: Vec<&str> = stored_fields.split(',').collect();
+        for e in &episodes {
+            let mut fields: Vec<&str> = e
+                .episode
+                .fingerprint
+                .pairs()
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect();
+            let mut expected = names.clone();
+            fields.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(
+                fields, expected,
+                "round {round}: an episode of the losing fields"
+            );
+        }
+    }
 }
