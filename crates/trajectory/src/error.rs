@@ -30,7 +30,7 @@ pub enum Error {
     #[error("feature {0:?} is not in the feature map")]
     MissingFeature(String),
     /// The features given as JSON text are not a JSON object of finite numbers.
-    #[error("invalid features: {0}")]
+    #[error("{0}")]
     InvalidFeatures(String),
     /// A recall weight is not a finite number, or its name is not a weight.
     #[error("recall weight {name} must be a finite number, got {value}")]

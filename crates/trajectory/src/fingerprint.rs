@@ -61,7 +61,8 @@ pub fn compute_fingerprint_of(features: &Map<String, Value>, include: &[&str]) -
 /// ```
 pub fn compute_fingerprint_json(features: &str) -> Result<String> {
     let invalid = |reason: String| Error::InvalidFeatures(reason);
-    let raw: &RawValue = serde_json::from_str(features).map_err(|e| invalid(e.to_string()))?;
+    let raw: &RawValue = serde_json::from_str(features)
+        .map_err(|e| invalid(format!("features are not JSON: {e}")))?;
     if !raw.get().starts_with('{') {
         return Err(invalid("features must be a JSON object".to_owned()));
     }

@@ -1,10 +1,13 @@
 //! `agent-memory trajectory`: procedural memory (crate `trajectory`): record episodes,
 //! crystallize them into patterns, recall what worked, and compute popoto's fingerprint.
 //!
-//! The fingerprint fields of a partition are chosen once: the first `record` into a partition
-//! stores them (from `--fields`, else the default) in the database's meta store under
-//! `trajectory.fields.<partition>`, and every later command on that partition reads them
-//! from there, so only the first command needs `--fields`.
+//! The configuration of a partition is chosen once: the first `record` into a partition
+//! stores its fingerprint fields (from `--fields`, else the default), cluster threshold,
+//! evidence cap and initial confidence (from their flags, else popoto's defaults) in the
+//! database's meta store under `trajectory.<setting>.<partition>`, in the same transaction as
+//! its episodes. Every later command on that partition reads them from there, so only the
+//! first command needs the flags; a later flag that disagrees is refused. A partition stored
+//! before the settings other than its fields were kept has popoto's defaults for them.
 
 use std::path::{Path, PathBuf};
 
@@ -48,7 +51,7 @@ enum TrajectoryCommand {
     Fingerprint(FingerprintArgs),
 }
 
-/// Which partition, and its fingerprint fields.
+/// Which partition, and its configuration.
 #[derive(Debug, clap::Args)]
 struct PartitionArgs {
     /// The tenant, agent or team the episodes belong to.
@@ -59,6 +62,18 @@ struct PartitionArgs {
     /// `problem_topology,affected_layer`.
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     fields: Vec<String>,
+    /// Episodes a fingerprint group needs before it becomes a pattern (popoto's
+    /// `cluster_threshold`). Stored with the first record into a partition; default 3.
+    #[arg(long, value_name = "N")]
+    threshold: Option<u64>,
+    /// The evidence cap of the confidence rule. Stored with the first record into a
+    /// partition; default 20.
+    #[arg(long, value_name = "N")]
+    evidence_cap: Option<u64>,
+    /// A new pattern's confidence before its first observation, in [0, 1]. Stored with the
+    /// first record into a partition; default 0.5.
+    #[arg(long, value_name = "X")]
+    initial_confidence: Option<f64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -112,8 +127,9 @@ struct RecallArgs {
     /// At most this many patterns (default 5).
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
-    /// Ranking weights, e.g. `confidence=0.6,recency=0.4`; a weight not named keeps its
-    /// default (0.6 and 0.4).
+    /// Ranking weights, e.g. `confidence=0.6,recency=0.4` (default); naming weights replaces
+    /// the default set, so a weight not named is 0, as popoto's `score_weights`. With no
+    /// positive weight nothing is recalled.
     #[arg(long, value_parser = parse_weights, value_name = "confidence=X,recency=Y")]
     weights: Option<Weights>,
 }
@@ -141,23 +157,16 @@ fn parse_score(text: &str) -> Result<f64, String> {
 }
 
 fn parse_weights(text: &str) -> Result<Weights, String> {
-    let mut weights = Weights::default();
+    let mut pairs = Vec::new();
     for pair in text.split(',') {
         let (name, value) = parse_pair(pair)?;
         let value: f64 = value
             .parse()
             .map_err(|_| format!("weight {name} is not a number: {value:?}"))?;
-        match name.as_str() {
-            "confidence" => weights.confidence = value,
-            "recency" => weights.recency = value,
-            _ => {
-                return Err(format!(
-                    "unknown weight {name:?}; expected confidence or recency"
-                ));
-            }
-        }
+        pairs.push((name, value));
     }
-    Ok(weights)
+    Weights::from_named(pairs.iter().map(|(name, value)| (name.as_str(), *value)))
+        .map_err(|e| e.to_string())
 }
 
 pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
@@ -173,13 +182,26 @@ pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
     }
 }
 
-/// The partition's memory, with its stored fields (or those of `--fields`, or the default)
-/// and whether they are already stored.
+/// The partition's memory, with its stored configuration (or that of the flags and the
+/// defaults), and the settings to store with its first episodes.
 struct PartitionMemory {
     memory: TrajectoryMemory<SqliteStore, Box<dyn Clock>>,
     partition: Partition,
-    key: MetaKey,
-    stored: bool,
+    settings: Vec<(MetaKey, String)>,
+}
+
+/// One stored setting of a partition's configuration.
+struct Setting<'a> {
+    /// The name in the meta key (`trajectory.<name>.<partition>`).
+    name: &'static str,
+    /// The flag that sets it.
+    flag: &'static str,
+    /// The value the flag gives, as stored.
+    given: Option<String>,
+    /// popoto's default, as stored.
+    default: String,
+    /// Parses a stored value.
+    parse: &'a dyn Fn(&str) -> bool,
 }
 
 fn open_partition(
@@ -189,49 +211,118 @@ fn open_partition(
 ) -> Result<PartitionMemory> {
     let partition = Partition::new(args.partition.clone())
         .with_context(|| format!("partition {:?}", args.partition))?;
-    let key = MetaKey::new(format!("trajectory.fields.{}", partition.as_str()))?;
-    let store = database::open(&global.db)?;
-    let stored = store.meta_get(&key)?;
-    let fields: Vec<String> = match (&stored, args.fields.is_empty()) {
-        (Some(text), true) => text.split(',').map(str::to_owned).collect(),
-        (Some(text), false) if *text == args.fields.join(",") => args.fields.clone(),
-        (Some(text), false) => bail!(
-            "partition {} has fingerprint fields {text}, not --fields {}",
-            partition.as_str(),
-            args.fields.join(",")
-        ),
-        (None, true) => DEFAULT_FIELDS.map(str::to_owned).to_vec(),
-        (None, false) => args.fields.clone(),
-    };
-    if let Some(field) = fields.iter().find(|f| f.contains(',')) {
+    if let Some(field) = args.fields.iter().find(|f| f.contains(',')) {
         bail!("fingerprint field {field:?} contains a comma");
     }
-    let memory = TrajectoryMemory::new(store, clock, Config::new(fields))?;
+    let defaults = Config::new(DEFAULT_FIELDS);
+    let is_u64 = |text: &str| text.parse::<u64>().is_ok();
+    let is_f64 = |text: &str| text.parse::<f64>().is_ok();
+    let is_fields = |text: &str| !text.is_empty();
+    let settings = [
+        Setting {
+            name: "fields",
+            flag: "--fields",
+            given: (!args.fields.is_empty()).then(|| args.fields.join(",")),
+            default: DEFAULT_FIELDS.join(","),
+            parse: &is_fields,
+        },
+        Setting {
+            name: "cluster_threshold",
+            flag: "--threshold",
+            given: args.threshold.map(|n| n.to_string()),
+            default: defaults.cluster_threshold.to_string(),
+            parse: &is_u64,
+        },
+        Setting {
+            name: "evidence_cap",
+            flag: "--evidence-cap",
+            given: args.evidence_cap.map(|n| n.to_string()),
+            default: defaults.evidence_cap.to_string(),
+            parse: &is_u64,
+        },
+        Setting {
+            name: "initial_confidence",
+            flag: "--initial-confidence",
+            given: args.initial_confidence.map(|x| x.to_string()),
+            default: defaults.initial_confidence.to_string(),
+            parse: &is_f64,
+        },
+    ];
+    let store = database::open(&global.db)?;
+    let key = |name: &str| MetaKey::new(format!("trajectory.{name}.{}", partition.as_str()));
+    // A partition is configured once its fields are stored; a setting it has no entry for
+    // was stored before such settings were kept, and has its default.
+    let configured = store.meta_get(&key("fields")?)?.is_some();
+    let mut chosen: Vec<(MetaKey, String)> = Vec::with_capacity(settings.len());
+    for setting in &settings {
+        let key = key(setting.name)?;
+        let stored = store.meta_get(&key)?;
+        if let Some(text) = &stored {
+            if !(setting.parse)(text) {
+                bail!(
+                    "partition {} has an unreadable {} setting {text:?} (meta entry {})",
+                    partition.as_str(),
+                    setting.name,
+                    key.as_str()
+                );
+            }
+        }
+        let stored = stored.or_else(|| configured.then(|| setting.default.clone()));
+        let value = match (stored, &setting.given) {
+            (Some(stored), Some(given)) if stored != *given => bail!(
+                "partition {} has {} {stored}, not {} {given}; a partition keeps the configuration of its first record",
+                partition.as_str(),
+                setting.name,
+                setting.flag
+            ),
+            (Some(stored), _) => stored,
+            (None, Some(given)) => given.clone(),
+            (None, None) => setting.default.clone(),
+        };
+        chosen.push((key, value));
+    }
+    let value_of = |name: &str| {
+        settings
+            .iter()
+            .zip(&chosen)
+            .find(|(s, _)| s.name == name)
+            .map(|(_, (_, value))| value.as_str())
+            .unwrap_or_default()
+    };
+    // Every value parses: it came from a flag or passed its setting's check above.
+    let config = Config::new(value_of("fields").split(','))
+        .with_cluster_threshold(value_of("cluster_threshold").parse().unwrap_or_default())
+        .with_evidence_cap(value_of("evidence_cap").parse().unwrap_or_default())
+        .with_initial_confidence(value_of("initial_confidence").parse().unwrap_or(f64::NAN));
+    let memory = TrajectoryMemory::new(store, clock, config)?;
     Ok(PartitionMemory {
         memory,
         partition,
-        key,
-        stored: stored.is_some(),
+        settings: chosen,
     })
 }
 
 impl PartitionMemory {
-    /// Stores the fields on the first record; a concurrent first record with other fields
-    /// makes this fail instead of silently mixing fingerprints.
-    fn remember_fields(&self) -> Result<()> {
-        if self.stored {
-            return Ok(());
+    /// Records `records` and, in the same transaction, stores the partition's configuration
+    /// if it is not stored yet. A concurrent first record with another configuration makes
+    /// this fail with nothing written, instead of mixing fingerprints.
+    fn record(&self, records: &[EpisodeRecord<'_>]) -> Result<()> {
+        let settings: Vec<(&MetaKey, &str)> = self
+            .settings
+            .iter()
+            .map(|(key, value)| (key, value.as_str()))
+            .collect();
+        match self
+            .memory
+            .record_episodes_with_settings(records, &settings)
+        {
+            Ok(_) => Ok(()),
+            Err(agent_memory_trajectory::Error::Store(e)) if e.is_conflict() => bail!(
+                "partition {} was configured by another command at the same time, with other settings ({e}); nothing was recorded",
+                self.partition.as_str()
+            ),
+            Err(e) => Err(e.into()),
         }
-        let fields = self.memory.config().fingerprint_fields.join(",");
-        self.memory
-            .store()
-            .meta_compare_and_set(&self.key, None, &fields)
-            .with_context(|| {
-                format!(
-                    "storing the fingerprint fields of partition {}",
-                    self.partition.as_str()
-                )
-            })
     }
 }
 
@@ -295,11 +386,13 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
     let records: Vec<EpisodeRecord<'_>> = episodes
         .iter()
         .enumerate()
-        .map(|(i, e)| EpisodeRecord {
-            fingerprint: &fingerprints[i],
-            trajectory: &trajectories[i],
-            outcome: &e.outcome,
-            partition: &target.partition,
+        .map(|(i, e)| {
+            EpisodeRecord::new(
+                &fingerprints[i],
+                &trajectories[i],
+                &e.outcome,
+                &target.partition,
+            )
         })
         .collect();
     let what = match &args.file {
@@ -307,10 +400,9 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
         None => "recording the episode".to_owned(),
     };
     let progress = Progress::start(None, "recording episodes");
-    let written = target.memory.record_episodes(&records);
+    let written = target.record(&records);
     progress.finish();
     written.with_context(|| what.clone())?;
-    target.remember_fields()?;
     let report = Recorded {
         partition: target.partition.as_str().to_owned(),
         fields: target.memory.config().fingerprint_fields.clone(),
@@ -503,10 +595,13 @@ fn run_recall(args: &RecallArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let options = RecallOptions {
-        limit: args.limit,
-        weights: args.weights,
-    };
+    let mut options = RecallOptions::new();
+    if let Some(limit) = args.limit {
+        options = options.with_limit(limit);
+    }
+    if let Some(weights) = args.weights {
+        options = options.with_weights(weights);
+    }
     let scored = target
         .memory
         .recall_with(&filter, &target.partition, options)?;
@@ -523,12 +618,8 @@ struct FingerprintView {
 }
 
 fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
-    let features: Value = serde_json::from_str(&args.features)
-        .with_context(|| format!("features {:?} are not JSON", args.features))?;
-    let Value::Object(features) = features else {
-        bail!("features {:?} are not a JSON object", args.features);
-    };
-    let fingerprint = agent_memory_trajectory::compute_fingerprint(&features);
+    // Read from the text, so an integer of any size hashes as Python prints it.
+    let fingerprint = agent_memory_trajectory::compute_fingerprint_json(&args.features)?;
     if global.json {
         return print_json(&FingerprintView { fingerprint });
     }

@@ -506,3 +506,292 @@ fn fingerprint_of_something_else_than_an_object() {
         sandbox.run(&["trajectory", "fingerprint", "{task"], &[])
     );
 }
+
+/// `record --partition <partition> --field ... --success` with `extra` flags, in `sandbox`.
+fn record_into(sandbox: &Sandbox, partition: &str, fields: &[&str], extra: &[&str]) -> crate::Run {
+    let mut args = vec![
+        "trajectory",
+        "--now",
+        NOW,
+        "record",
+        "--partition",
+        partition,
+    ];
+    for field in fields {
+        args.extend_from_slice(&["--field", field]);
+    }
+    args.extend_from_slice(&["--trajectory", "build,ship", "--success"]);
+    args.extend_from_slice(extra);
+    sandbox.run(&args, &[])
+}
+
+fn crystallized(sandbox: &Sandbox, partition: &str) -> serde_json::Value {
+    let run = sandbox.run(
+        &[
+            "--json",
+            "trajectory",
+            "--now",
+            NOW,
+            "crystallize",
+            "--partition",
+            partition,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    serde_json::from_str(&run.stdout).expect("json")
+}
+
+#[test]
+fn the_first_record_stores_threshold_cap_and_initial_confidence() {
+    // popoto users set cluster_threshold, the evidence cap and the initial confidence; the
+    // command line used to have no flag for them.
+    let sandbox = Sandbox::new();
+    let fields = ["problem_topology=bug", "affected_layer=api"];
+    let settings = [
+        "--threshold",
+        "2",
+        "--evidence-cap",
+        "1",
+        "--initial-confidence",
+        "0.2",
+    ];
+    let first = record_into(&sandbox, "ops", &fields, &settings);
+    assert_eq!(first.code, Some(0), "{first}");
+    // The next record needs no flag; the flags that agree are accepted.
+    assert_eq!(record_into(&sandbox, "ops", &fields, &[]).code, Some(0));
+    let patterns = crystallized(&sandbox, "ops");
+    assert_eq!(
+        patterns.as_array().map(Vec::len),
+        Some(1),
+        "a threshold of 2: {patterns}"
+    );
+    // From 0.2 with a cap of 1: 0.2 + (0.9 - 0.2) / 2, then + (0.9 - c) / 2 again.
+    let c1: f64 = 0.2 + (0.9 - 0.2) / 2.0;
+    let c2 = c1 + (0.9 - c1) / 2.0;
+    assert_eq!(patterns[0]["confidence"].as_f64(), Some(c2), "{patterns}");
+    let agreeing = record_into(&sandbox, "ops", &fields, &["--threshold", "2"]);
+    assert_eq!(agreeing.code, Some(0), "{agreeing}");
+    let before = stored_episodes(&sandbox);
+    for (flag, value) in [
+        ("--threshold", "3"),
+        ("--evidence-cap", "20"),
+        ("--initial-confidence", "0.5"),
+    ] {
+        let refused = record_into(&sandbox, "ops", &fields, &[flag, value]);
+        assert_eq!(refused.code, Some(1), "{refused}");
+        assert!(
+            refused
+                .stderr
+                .contains("a partition keeps the configuration of its first record"),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        stored_episodes(&sandbox),
+        before,
+        "a refused record stores nothing"
+    );
+    let recall = sandbox.run(
+        &[
+            "trajectory",
+            "recall",
+            "--partition",
+            "ops",
+            "--threshold",
+            "5",
+            "--field",
+            "affected_layer=api",
+        ],
+        &[],
+    );
+    insta::assert_snapshot!("threshold_differs", recall);
+}
+
+#[test]
+fn a_partition_stored_with_fields_only_has_the_default_settings() {
+    // Databases written before the settings were kept hold only the fields of a partition.
+    let sandbox = Sandbox::new();
+    std::fs::create_dir(sandbox.path().join(".agent-memory")).expect("dir");
+    let store =
+        agent_memory_sqlite::SqliteStore::open(sandbox.path().join(".agent-memory/memory.db"))
+            .expect("create");
+    let key = agent_memory_core::MetaKey::new("trajectory.fields.old").expect("key");
+    agent_memory_core::MetaStore::meta_set(&store, &key, "task").expect("fields");
+    drop(store);
+    let refused = record_into(&sandbox, "old", &["task=t"], &["--threshold", "2"]);
+    assert_eq!(refused.code, Some(1), "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("has cluster_threshold 3, not --threshold 2"),
+        "{refused}"
+    );
+    for _ in 0..2 {
+        assert_eq!(record_into(&sandbox, "old", &["task=t"], &[]).code, Some(0));
+    }
+    assert_eq!(
+        crystallized(&sandbox, "old"),
+        serde_json::json!([]),
+        "threshold 3"
+    );
+    assert_eq!(
+        record_into(&sandbox, "old", &["task=t"], &["--threshold", "3"]).code,
+        Some(0)
+    );
+    assert_eq!(
+        crystallized(&sandbox, "old").as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
+#[test]
+fn racing_first_records_with_other_fields_store_one_configuration() {
+    // Eight commands make the first record of a new partition at once, half with other
+    // --fields, twenty rounds over. The old command stored its episodes, then its fields:
+    // a loser failed after its episodes were in.
+    let sandbox = Sandbox::new();
+    let binary = env!("CARGO_BIN_EXE_agent-memory");
+    assert_eq!(
+        sandbox.run(&["stats"], &[]).code,
+        Some(0),
+        "create the database before the race"
+    );
+    let choices = [
+        ("task,env", ["task=deploy", "env=prod"]),
+        ("env,layer", ["env=prod", "layer=api"]),
+    ];
+    for round in 0..20 {
+        let partition = format!("round{round}");
+        let children: Vec<_> = (0..8)
+            .map(|i| {
+                let (fields, values) = choices[(i + round) % 2];
+                std::process::Command::new(binary)
+                    .args(["--json", "trajectory", "record", "--partition", &partition])
+                    .args([
+                        "--fields", fields, "--field", values[0], "--field", values[1],
+                    ])
+                    .args(["--trajectory", "a,b", "--success"])
+                    .env_remove("AGENT_MEMORY_DB")
+                    .current_dir(sandbox.path())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        let mut stored_fields = Vec::new();
+        for (i, child) in children.into_iter().enumerate() {
+            let output = child.wait_with_output().expect("wait");
+            let (fields, _) = choices[(i + round) % 2];
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            match output.status.code() {
+                Some(0) => stored_fields.push(fields),
+                Some(1) => assert!(
+                    stderr.contains("nothing was recorded")
+                        || stderr
+                            .contains("a partition keeps the configuration of its first record"),
+                    "round {round}: {stderr}"
+                ),
+                other => panic!("round {round}: exit {other:?}: {stderr}"),
+            }
+        }
+        assert_eq!(
+            stored_fields.len(),
+            4,
+            "round {round}: one configuration wins"
+        );
+        assert!(
+            stored_fields.windows(2).all(|w| w[0] == w[1]),
+            "round {round}: both configurations stored episodes: {stored_fields:?}"
+        );
+        let patterns = sandbox.run(
+            &[
+                "--json",
+                "trajectory",
+                "--now",
+                NOW,
+                "crystallize",
+                "--partition",
+                &partition,
+            ],
+            &[],
+        );
+        let patterns: serde_json::Value = serde_json::from_str(&patterns.stdout).expect("json");
+        assert_eq!(
+            patterns.as_array().map(Vec::len),
+            Some(1),
+            "round {round}: {patterns}"
+        );
+        assert_eq!(
+            patterns[0]["evidence_count"], 4,
+            "round {round}: {patterns}"
+        );
+    }
+}
+
+#[test]
+fn named_weights_replace_the_default_set() {
+    // `--weights confidence=1` used to keep the default recency weight 0.4.
+    let sandbox = Sandbox::new();
+    record_flaky_fixes(&sandbox);
+    let crystallize = sandbox.run(
+        &[
+            "trajectory",
+            "--now",
+            NOW,
+            "crystallize",
+            "--partition",
+            "team",
+        ],
+        &[],
+    );
+    assert_eq!(crystallize.code, Some(0), "{crystallize}");
+    let recall = |weights: &str| {
+        let run = sandbox.run(
+            &[
+                "--json",
+                "trajectory",
+                "--now",
+                NOW,
+                "recall",
+                "--partition",
+                "team",
+                "--field",
+                "affected_layer=ci",
+                "--weights",
+                weights,
+            ],
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "{run}");
+        serde_json::from_str::<serde_json::Value>(&run.stdout).expect("json")
+    };
+    let confidence_only = recall("confidence=1");
+    assert_eq!(
+        confidence_only[0]["score"],
+        confidence_only[0]["confidence"]
+    );
+    assert_eq!(recall("confidence=0,recency=0"), serde_json::json!([]));
+    assert_eq!(
+        recall("last_reinforced=0.5").as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
+#[test]
+fn fingerprints_hash_big_integers_as_python_prints_them() {
+    // 10**20 used to be read as a float and hashed as `1e+20`.
+    let sandbox = Sandbox::new();
+    for (features, expected) in [
+        (r#"{"n": 100000000000000000000}"#, "05a9e961d6bf1ead\n"),
+        (r#"{"n": 18446744073709551616}"#, "d4a19f6278aac7e5\n"),
+    ] {
+        let run = sandbox.expect(0, &["trajectory", "fingerprint", features]);
+        assert_eq!(run.stdout, expected, "{features}");
+    }
+    insta::assert_snapshot!(
+        "infinite_feature",
+        sandbox.run(&["trajectory", "fingerprint", r#"{"n": 1e400}"#], &[])
+    );
+}
