@@ -11,9 +11,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use agent_memory_browser::baseline::linear_scan_match;
 use agent_memory_browser::{
     BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
-    linear_scan_match, tokenize,
+    tokenize,
 };
 use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus, TrajectoryStore};
 use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
@@ -113,10 +114,7 @@ fn bench_match(c: &mut Criterion) {
         fill(&sqlite, &w);
         let scope = Scope::shared();
         for scoring in [false, true] {
-            let options = MatchOptions {
-                scoring,
-                ..MatchOptions::default()
-            };
+            let options = MatchOptions::new().with_scoring(scoring);
             let label = if scoring { "scoring on" } else { "scoring off" };
             // The linear scan re-tokenizes every stored goal per query; at large N a sample of
             // the queries keeps the run in minutes.
@@ -284,20 +282,17 @@ fn report(w: &Workload, i: usize) -> RunReport {
             ..Turn::default()
         })
         .collect();
-    RunReport {
-        goal: t.goal.clone(),
-        start_url: run.start_url.clone(),
-        turns,
-        success: t.success,
-        model: t.model.clone(),
-        outcome: format!("finished {}", run.goal),
-        session_id: None,
-        final_url: Some(run.final_url.clone()),
-        selectors: vec![
+    RunReport::new(t.goal.clone(), run.start_url.clone())
+        .with_turns(turns)
+        .with_success(t.success)
+        .with_model(t.model.clone())
+        .with_outcome(format!("finished {}", run.goal))
+        .with_selectors(vec![
             w.selectors[i % w.selectors.len()].clone(),
             w.selectors[(i + 1) % w.selectors.len()].clone(),
-        ],
-        manifest: Some(RunManifest {
+        ])
+        .with_final_url(run.final_url.clone())
+        .with_manifest(RunManifest {
             run_id: format!("{}_{i}", run.run_id),
             session_id: None,
             parent_run_id: None,
@@ -320,8 +315,7 @@ fn report(w: &Workload, i: usize) -> RunReport {
             turn_count: run.turn_count,
             result: None,
             reason: None,
-        }),
-    }
+        })
 }
 
 fn bench_record(c: &mut Criterion) {

@@ -4,7 +4,8 @@
 
 #![allow(dead_code)]
 
-use agent_memory_browser::{RunOutcome, RunStart, iso, snapshot_hash};
+use agent_memory_browser::compat::iso;
+use agent_memory_browser::{RunOutcome, RunStart, snapshot_hash};
 use agent_memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
 use agent_memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
 
@@ -38,23 +39,12 @@ pub(crate) struct Run {
 impl Run {
     /// How the run is started in the registry.
     pub(crate) fn start(&self) -> RunStart {
-        RunStart {
-            run_id: self.run_id.clone(),
-            goal: self.goal.clone(),
-            domain: self.domain.clone(),
-            start_url: Some(self.start_url.clone()),
-            ..RunStart::default()
-        }
+        RunStart::new(&self.run_id, &self.goal, &self.domain).with_start_url(&self.start_url)
     }
 
     /// How the run completes.
     pub(crate) fn outcome(&self) -> RunOutcome {
-        RunOutcome {
-            success: self.success,
-            final_url: Some(self.final_url.clone()),
-            turn_count: self.turn_count,
-            ..RunOutcome::default()
-        }
+        RunOutcome::new(self.success, self.turn_count).with_final_url(&self.final_url)
     }
 }
 

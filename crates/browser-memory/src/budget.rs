@@ -1,7 +1,10 @@
 //! [`ContextBudget`]: prompt parts with priorities, assembled highest first within a budget
 //! of characters or of tokens.
 
+use std::borrow::Cow;
 use std::fmt;
+
+use crate::utf16::{utf16_len, utf16_prefix};
 
 /// The default budget: 8,000 characters.
 pub const DEFAULT_BUDGET_CHARS: usize = 8000;
@@ -40,9 +43,15 @@ impl TokenEstimator for FourCharsPerToken {
 
 /// What the budget counts.
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub enum Budget<'a> {
-    /// Characters (Unicode scalar values).
+    /// Characters (Unicode scalar values). The compatibility layout of
+    /// [`BrowserMemory::context`](crate::BrowserMemory::context) counts these as
+    /// [`Budget::Utf16Units`], as the reference does.
     Chars(usize),
+    /// UTF-16 code units, as the reference's `ContextBudget` counts JavaScript string
+    /// lengths (an emoji counts 2) and cuts with `slice`.
+    Utf16Units(usize),
     /// Tokens, as the estimator counts them.
     Tokens(usize, &'a dyn TokenEstimator),
 }
@@ -51,6 +60,7 @@ impl fmt::Debug for Budget<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Budget::Chars(n) => write!(f, "Chars({n})"),
+            Budget::Utf16Units(n) => write!(f, "Utf16Units({n})"),
             Budget::Tokens(n, _) => write!(f, "Tokens({n})"),
         }
     }
@@ -59,19 +69,27 @@ impl fmt::Debug for Budget<'_> {
 impl Budget<'_> {
     fn limit(&self) -> usize {
         match self {
-            Budget::Chars(n) | Budget::Tokens(n, _) => *n,
+            Budget::Chars(n) | Budget::Utf16Units(n) | Budget::Tokens(n, _) => *n,
         }
     }
 
     fn cost(&self, text: &str) -> usize {
         match self {
             Budget::Chars(_) => text.chars().count(),
+            Budget::Utf16Units(_) => utf16_len(text),
             Budget::Tokens(_, estimator) => estimator.estimate(text),
         }
     }
 
     /// The longest prefix of `text` that costs at most `room`.
-    fn prefix<'t>(&self, text: &'t str, room: usize) -> &'t str {
+    fn prefix<'t>(&self, text: &'t str, room: usize) -> Cow<'t, str> {
+        if let Budget::Utf16Units(_) = self {
+            return utf16_prefix(text, room);
+        }
+        Cow::Borrowed(self.char_prefix(text, room))
+    }
+
+    fn char_prefix<'t>(&self, text: &'t str, room: usize) -> &'t str {
         let ends: Vec<usize> = text
             .char_indices()
             .map(|(i, _)| i)
@@ -107,6 +125,7 @@ pub enum Policy {
 
 /// One part of the context.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContextPart {
     /// What it is (for callers; not rendered).
     pub label: String,
@@ -158,32 +177,100 @@ impl ContextBudget {
     /// The parts, highest priority first (equal priorities keep insertion order), within
     /// `budget`, joined by `\n`. As in the reference, the joining newlines are not counted.
     pub fn build(&self, budget: Budget<'_>, policy: Policy) -> String {
+        self.build_report(budget, policy).text
+    }
+
+    /// [`build`](Self::build), with what became of each part.
+    pub fn build_report(&self, budget: Budget<'_>, policy: Policy) -> BuiltContext {
         let mut sorted: Vec<&ContextPart> = self.parts.iter().collect();
         sorted.sort_by_key(|part| std::cmp::Reverse(part.priority));
         let limit = budget.limit();
         let mut used = 0usize;
         let mut included: Vec<String> = Vec::new();
+        let mut parts = Vec::with_capacity(sorted.len());
+        let mut stopped = false;
         for part in sorted {
+            let report = |fate| BuiltPart {
+                label: part.label.clone(),
+                priority: part.priority,
+                fate,
+            };
+            if stopped {
+                parts.push(report(PartFate::Left));
+                continue;
+            }
             let cost = budget.cost(&part.content);
             if used + cost <= limit {
                 included.push(part.content.clone());
                 used += cost;
+                parts.push(report(PartFate::Whole));
                 continue;
             }
             match policy {
-                Policy::SkipOverflow => continue,
+                Policy::SkipOverflow => parts.push(report(PartFate::Left)),
                 Policy::StopAtOverflow => {
+                    stopped = true;
                     let remaining = limit.saturating_sub(used);
                     if remaining > MIN_TRUNCATED_PART {
                         let cut = budget.prefix(&part.content, remaining);
                         included.push(format!("{cut}{TRUNCATION_MARK}"));
+                        parts.push(report(PartFate::Cut));
+                    } else {
+                        parts.push(report(PartFate::Left));
                     }
-                    break;
                 }
             }
         }
-        included.join("\n")
+        BuiltContext {
+            text: included.join("\n"),
+            parts,
+        }
     }
+}
+
+/// What became of a part when the context was built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PartFate {
+    /// Included whole.
+    Whole,
+    /// Included, cut short with [`TRUNCATION_MARK`].
+    Cut,
+    /// Left out.
+    Left,
+}
+
+impl PartFate {
+    /// `whole`, `cut` or `left`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartFate::Whole => "whole",
+            PartFate::Cut => "cut",
+            PartFate::Left => "left",
+        }
+    }
+}
+
+/// One part of a built context: what it was and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BuiltPart {
+    /// The part's label.
+    pub label: String,
+    /// Its priority.
+    pub priority: i32,
+    /// Included whole, cut, or left out.
+    pub fate: PartFate,
+}
+
+/// A built context: the text and, highest priority first, what became of each part.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BuiltContext {
+    /// The assembled text.
+    pub text: String,
+    /// Every part, in the order the budget considered them.
+    pub parts: Vec<BuiltPart>,
 }
 
 #[cfg(test)]
@@ -211,6 +298,49 @@ mod tests {
         );
         let skip = context.build(Budget::Chars(250), Policy::SkipOverflow);
         assert_eq!(skip, format!("{}\nc", "a".repeat(100)));
+    }
+
+    #[test]
+    fn the_report_tells_each_parts_fate() {
+        let big = "b".repeat(300);
+        let context = budget_of(&[("a".repeat(100).as_str(), 3), (big.as_str(), 2), ("c", 1)]);
+        let fates = |budget, policy| -> Vec<(i32, PartFate)> {
+            let built = context.build_report(Budget::Chars(budget), policy);
+            assert_eq!(built.text, context.build(Budget::Chars(budget), policy));
+            built.parts.iter().map(|p| (p.priority, p.fate)).collect()
+        };
+        use PartFate::{Cut, Left, Whole};
+        assert_eq!(
+            fates(250, Policy::StopAtOverflow),
+            [(3, Whole), (2, Left), (1, Left)]
+        );
+        assert_eq!(
+            fates(350, Policy::StopAtOverflow),
+            [(3, Whole), (2, Cut), (1, Left)]
+        );
+        assert_eq!(
+            fates(250, Policy::SkipOverflow),
+            [(3, Whole), (2, Left), (1, Whole)]
+        );
+    }
+
+    #[test]
+    fn utf16_budget_counts_and_cuts_as_javascript() {
+        // 150 emoji are 300 UTF-16 units: over a budget of 250, as in the reference; the
+        // old count saw 150 characters and kept them whole.
+        let emoji = "😀".repeat(150);
+        let context = budget_of(&[(emoji.as_str(), 1)]);
+        assert_eq!(
+            context.build(Budget::Chars(250), Policy::StopAtOverflow),
+            emoji
+        );
+        let cut = context.build(Budget::Utf16Units(250), Policy::StopAtOverflow);
+        assert_eq!(cut, format!("{}{TRUNCATION_MARK}", "😀".repeat(125)));
+        let odd = context.build(Budget::Utf16Units(251), Policy::StopAtOverflow);
+        assert_eq!(
+            odd,
+            format!("{}\u{fffd}{TRUNCATION_MARK}", "😀".repeat(125))
+        );
     }
 
     #[test]

@@ -164,29 +164,20 @@ pub fn extract_facts(turns: &[Turn], domain: &str, success: bool) -> Vec<FactObs
 }
 
 /// `/path?a={value}&b={value}` for a navigate url on `domain` with a query longer than five
-/// characters (`?` included), cut to 100 characters after the path.
+/// characters (`?` included), the query cut to 100 characters: the reference's
+/// `url.pathname + url.search.replace(/=[^&]+/g, '={value}').slice(0, 100)` on a WHATWG
+/// url, whose path and query are percent-encoded ASCII.
 fn search_shape(url: &str, domain: &str) -> Option<String> {
-    let (_, rest) = url.split_once("://")?;
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let hostname = host
-        .rsplit_once(':')
-        .map_or(host, |(h, _)| h)
-        .to_lowercase();
-    if !hostname.contains(domain) {
+    let parsed = url::Url::parse(url).ok()?;
+    if !parsed.host_str().unwrap_or_default().contains(domain) {
         return None;
     }
-    let tail = tail.split('#').next().unwrap_or_default();
-    let (path, query) = match tail.split_once('?') {
-        Some((path, query)) => (path, format!("?{query}")),
-        None => (tail, String::new()),
-    };
-    let path = if path.is_empty() { "/" } else { path };
-    if query.chars().count() <= 5 {
+    let query = parsed.query().filter(|q| !q.is_empty())?;
+    // `url.search` includes the `?`: more than five characters means four of query.
+    if query.len() < 5 {
         return None;
     }
-    let mut generalized = String::new();
+    let mut generalized = String::from("?");
     let mut chars = query.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '=' && chars.peek().is_some_and(|&n| n != '&') {
@@ -199,7 +190,7 @@ fn search_shape(url: &str, domain: &str) -> Option<String> {
         }
     }
     let shape: String = generalized.chars().take(100).collect();
-    Some(format!("{path}{shape}"))
+    Some(format!("{}{shape}", parsed.path()))
 }
 
 #[cfg(test)]
@@ -235,6 +226,19 @@ mod tests {
         assert_eq!(
             search_shape("https://other.test/s?query=abc", "shop.example.com"),
             None
+        );
+        // As `new URL(...)`: the path and query percent-encoded, the host in punycode.
+        assert_eq!(
+            search_shape(
+                "https://bücher.example/s uche?q=ä b",
+                "xn--bcher-kva.example"
+            )
+            .as_deref(),
+            Some("/s%20uche?q={value}")
+        );
+        assert_eq!(
+            search_shape("https://shop.example.com/s?=&a==1", "shop.example.com").as_deref(),
+            Some("/s?=&a={value}")
         );
     }
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::json::{Json, to_compact};
 use crate::origin::origin_of;
-use crate::time::parse_iso;
+use crate::time::parse_date;
 
 fn field_error(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> Error {
     Error::Field {
@@ -111,7 +111,7 @@ impl TrajectoryFile {
             .collect::<Result<Vec<_>>>()?;
         Ok(Trajectory {
             duration_ms: count(path, "durationMs", self.duration_ms)?,
-            recorded_at: parse_iso(&self.timestamp),
+            recorded_at: parse_date(&self.timestamp),
             origin: self.origin.as_deref().and_then(origin_of),
             id: self.id,
             goal: self.goal,

@@ -11,6 +11,7 @@ use agent_memory_core::store::browser::Trajectory;
 
 use crate::extract::{Turn, action_name};
 use crate::json::{Json, js_number};
+use crate::utf16::utf16_prefix;
 
 /// The reason given to a stored step whose expected effect was not observed.
 pub const UNVERIFIED_EFFECT: &str = "expected effect not observed";
@@ -21,7 +22,7 @@ pub const UNVERIFIED_EFFECT: &str = "expected effect not observed";
 pub struct EvaluatedRun {
     /// The test case's name.
     pub name: String,
-    /// The goal (its first line, cut to 80 characters, groups runs).
+    /// The goal (its first line, cut to 80 UTF-16 code units, groups runs).
     pub goal: String,
     /// The turns.
     pub turns: Vec<Turn>,
@@ -222,14 +223,9 @@ pub fn generate_hints(runs: &[EvaluatedRun]) -> String {
     let mut goals: Vec<(String, usize, u64)> = Vec::new();
     let mut goal_at: HashMap<String, usize> = HashMap::new();
     for r in &runs {
-        let prefix: String = r
-            .goal
-            .split('\n')
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(80)
-            .collect();
+        // The reference's `split('\n')[0].slice(0, 80)`: 80 UTF-16 code units.
+        let first_line = r.goal.split('\n').next().unwrap_or_default();
+        let prefix = utf16_prefix(first_line, 80).into_owned();
         let at = *goal_at.entry(prefix.clone()).or_insert_with(|| {
             goals.push((prefix, 0, 0));
             goals.len() - 1

@@ -12,8 +12,7 @@
 //!
 //! let store = InMemoryStore::new();
 //! let clock = ManualClock::new(Timestamp::from_millis(1_767_225_600_000));
-//! let ids = SeededIds::new(7);
-//! let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+//! let memory = BrowserMemory::new(&store, Scope::shared(), clock, SeededIds::new(7));
 //! let click = Turn {
 //!     url: "https://shop.test/".into(),
 //!     action: r#"{"action":"click","selector":"@b1"}"#.into(),
@@ -21,14 +20,12 @@
 //!     duration_ms: 1200,
 //!     ..Turn::default()
 //! };
-//! memory.record_run(&RunReport {
-//!     goal: "Search for smart watch reviews".into(),
-//!     start_url: "https://shop.test/".into(),
-//!     turns: vec![click.clone(), click],
-//!     success: true,
-//!     outcome: "found them".into(),
-//!     ..RunReport::default()
-//! })?;
+//! memory.record_run(
+//!     &RunReport::new("Search for smart watch reviews", "https://shop.test/")
+//!         .with_turns(vec![click.clone(), click])
+//!         .with_success(true)
+//!         .with_outcome("found them"),
+//! )?;
 //! let found = memory.find_match("search smart watch reviews", Some("https://shop.test/x"))?;
 //! assert!(found.is_some());
 //! let context = memory.context("search smart watch reviews", "https://shop.test/", Layout::Layered, Budget::Chars(8000), Policy::SkipOverflow)?;
@@ -39,7 +36,9 @@
 
 #![deny(missing_docs)]
 
+pub mod baseline;
 mod budget;
+pub mod compat;
 mod dir;
 mod error;
 mod extract;
@@ -53,29 +52,31 @@ mod render;
 mod runs;
 mod time;
 mod tokens;
+mod utf16;
 
 pub use budget::{
-    Budget, ContextBudget, ContextPart, DEFAULT_BUDGET_CHARS, FourCharsPerToken,
-    MIN_TRUNCATED_PART, Policy, TRUNCATION_MARK, TokenEstimator, priority,
+    Budget, BuiltContext, BuiltPart, ContextBudget, ContextPart, DEFAULT_BUDGET_CHARS,
+    FourCharsPerToken, MIN_TRUNCATED_PART, PartFate, Policy, TRUNCATION_MARK, TokenEstimator,
+    priority,
 };
 pub use dir::{MAX_FILE_BYTES, MemoryRoot, Transfer, export_dir, import_dir, manifest_stem};
 pub use error::{Error, Result};
 pub use extract::{Turn, extract_facts, snapshot_hash};
 pub use hints::{EvaluatedRun, UNVERIFIED_EFFECT, generate_hints};
-pub use json::{Json, js_number, to_compact, to_pretty};
 pub use matching::{
     DEFAULT_THRESHOLD, DEFAULT_TTL_DAYS, Match, MatchOptions, REPLAY_THRESHOLD, find_best_match,
-    find_replayable, linear_scan_match, trace_score,
+    find_replayable, trace_score,
 };
-pub use memory::{BrowserMemory, DEFAULT_READ_CONFIDENCE, Layout, RunReport, assemble};
+pub use memory::{
+    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RunReport, assemble,
+};
 pub use origin::{origin_of, safe_file_stem, site_key};
 pub use render::{
-    app_knowledge, format_action, knowledge_block, known_selectors, percent, reference_block,
+    app_knowledge, format_action, knowledge_block, known_selectors, reference_block,
     reference_trajectory, session_history,
 };
 pub use runs::{
     RunOutcome, RunRegistry, RunStart, RunUpdate, Scenario, generate_fork_session_id,
     generate_run_id, session_run_id,
 };
-pub use time::{iso, minute, parse_iso};
-pub use tokens::{jaccard, jaccard_from_counts, min_shared, reference_tokenize, tokenize};
+pub use tokens::{jaccard, jaccard_from_counts, tokenize};

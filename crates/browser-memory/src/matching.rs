@@ -16,8 +16,16 @@ pub const DEFAULT_TTL_DAYS: f64 = 30.0;
 /// Similarity a replay match must reach.
 pub const REPLAY_THRESHOLD: f64 = 0.85;
 
-/// How matching works.
+/// How matching works: the reference's defaults, or `with_*` to change one.
+///
+/// ```
+/// use agent_memory_browser::MatchOptions;
+///
+/// let options = MatchOptions::new().with_scoring(true).with_ttl_days(7.0);
+/// assert_eq!((options.threshold, options.ttl_days, options.scoring), (0.5, 7.0, true));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct MatchOptions {
     /// A match needs similarity strictly greater than this.
     pub threshold: f64,
@@ -37,8 +45,34 @@ impl Default for MatchOptions {
     }
 }
 
+impl MatchOptions {
+    /// The reference's: threshold 0.5, TTL 30 days, no trace scoring.
+    pub fn new() -> Self {
+        MatchOptions::default()
+    }
+
+    /// A match needs similarity strictly greater than `threshold`.
+    pub fn with_threshold(mut self, threshold: f64) -> Self {
+        self.threshold = threshold;
+        self
+    }
+
+    /// Trajectories older than `days` are not candidates.
+    pub fn with_ttl_days(mut self, days: f64) -> Self {
+        self.ttl_days = days;
+        self
+    }
+
+    /// Rank by the trace score instead of similarity alone.
+    pub fn with_scoring(mut self, scoring: bool) -> Self {
+        self.scoring = scoring;
+        self
+    }
+}
+
 /// A trajectory that matched, with its similarity and score.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Match {
     /// The trajectory.
     pub trajectory: Trajectory,

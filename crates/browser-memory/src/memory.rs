@@ -7,14 +7,15 @@ use agent_memory_core::store::browser::{
 };
 use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
 
-use crate::budget::{Budget, ContextBudget, Policy, priority};
+use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
 use crate::error::Result;
 use crate::extract::{Turn, action_name, extract_facts, snapshot_hash};
 use crate::hints::{EvaluatedRun, generate_hints};
 use crate::matching::{Match, MatchOptions, find_best_match, find_replayable};
 use crate::origin::{origin_of, site_key};
 use crate::render::{
-    app_knowledge, knowledge_block, known_selectors, reference_block, session_history,
+    app_knowledge, knowledge_block, known_selectors, reference_block, reference_trajectory,
+    session_history,
 };
 use crate::runs::RunRegistry;
 use crate::time::iso;
@@ -23,8 +24,20 @@ use crate::tokens::tokenize;
 /// Facts below this confidence are not returned by default.
 pub const DEFAULT_READ_CONFIDENCE: f64 = 0.3;
 
-/// A finished run as the agent reports it.
+/// A finished run as the agent reports it: [`RunReport::new`] with the goal and start url,
+/// then a `with_*` method for each other field.
+///
+/// ```
+/// use agent_memory_browser::{RunReport, Turn};
+///
+/// let report = RunReport::new("Find the cart", "https://shop.test/")
+///     .with_turns(vec![Turn::default()])
+///     .with_success(true)
+///     .with_outcome("found it");
+/// assert!(report.success);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct RunReport {
     /// The goal.
     pub goal: String,
@@ -48,6 +61,76 @@ pub struct RunReport {
     pub manifest: Option<RunManifest>,
 }
 
+impl RunReport {
+    /// A run with `goal` that started on `start_url`; it failed, had no turns and no
+    /// outcome until the `with_*` methods say otherwise.
+    pub fn new(goal: impl Into<String>, start_url: impl Into<String>) -> Self {
+        RunReport {
+            goal: goal.into(),
+            start_url: start_url.into(),
+            ..RunReport::default()
+        }
+    }
+
+    /// With these turns, in order.
+    pub fn with_turns(mut self, turns: Vec<Turn>) -> Self {
+        self.turns = turns;
+        self
+    }
+
+    /// Whether the run succeeded.
+    pub fn with_success(mut self, success: bool) -> Self {
+        self.success = success;
+        self
+    }
+
+    /// The model that drove it.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The agent's own account of the result.
+    pub fn with_outcome(mut self, outcome: impl Into<String>) -> Self {
+        self.outcome = outcome.into();
+        self
+    }
+
+    /// The session the run was tagged with.
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Where the browser ended up.
+    pub fn with_final_url(mut self, final_url: impl Into<String>) -> Self {
+        self.final_url = Some(final_url.into());
+        self
+    }
+
+    /// `(element, selector)` pairs that worked during the run.
+    pub fn with_selectors(mut self, selectors: Vec<(String, String)>) -> Self {
+        self.selectors = selectors;
+        self
+    }
+
+    /// The run's final manifest.
+    pub fn with_manifest(mut self, manifest: RunManifest) -> Self {
+        self.manifest = Some(manifest);
+        self
+    }
+}
+
+/// What [`BrowserMemory::context_report`] found and built.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ContextReport {
+    /// The trajectory that matched the goal, if any, with its similarity and score.
+    pub matched: Option<Match>,
+    /// The text and what became of each part.
+    pub built: BuiltContext,
+}
+
 /// Which assembly of the memory parts [`BrowserMemory::context`] builds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
@@ -55,24 +138,40 @@ pub enum Layout {
     /// 40, app knowledge 30, selectors 25.
     #[default]
     Layered,
-    /// The reference code's actual assembly, byte for byte: reference trajectory 40,
-    /// session history and app knowledge in one part at 30, selectors 25.
+    /// The reference code's actual assembly, byte for byte: reference trajectory 40 (with
+    /// the stored hints appended, as the reference's test runner passes them), session
+    /// history and app knowledge in one part at 30, selectors 25. A budget in characters is
+    /// counted and cut in UTF-16 code units, as the reference counts JavaScript strings.
     Compatibility,
 }
 
-/// The browser memory of one scope.
-pub struct BrowserMemory<'a, S: ?Sized> {
-    store: &'a S,
+/// The browser memory of one scope: a store, a clock and an id source, each taken by value
+/// (a reference or an `Arc` of one works as well, so one store can serve several memories).
+///
+/// ```
+/// use std::sync::Arc;
+/// use agent_memory_browser::BrowserMemory;
+/// use agent_memory_core::{InMemoryStore, RandomIds, Scope, SystemClock};
+///
+/// let store = Arc::new(InMemoryStore::new());
+/// let borrowed = BrowserMemory::new(&*store, Scope::shared(), SystemClock, RandomIds::new());
+/// let shared = BrowserMemory::new(Arc::clone(&store), Scope::shared(), SystemClock, RandomIds::new());
+/// assert!(borrowed.find_match("anything", None)?.is_none());
+/// assert!(shared.find_match("anything", None)?.is_none());
+/// # Ok::<(), agent_memory_browser::Error>(())
+/// ```
+pub struct BrowserMemory<S, C, I> {
+    store: S,
     scope: Scope,
-    clock: &'a dyn Clock,
-    ids: &'a dyn IdSource,
+    clock: C,
+    ids: I,
     /// How goals are matched.
     pub options: MatchOptions,
 }
 
-impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
-    /// The memory of `scope` in `store`.
-    pub fn new(store: &'a S, scope: Scope, clock: &'a dyn Clock, ids: &'a dyn IdSource) -> Self {
+impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
+    /// The memory of `scope` in `store`, with time from `clock` and ids from `ids`.
+    pub fn new(store: S, scope: Scope, clock: C, ids: I) -> Self {
         BrowserMemory {
             store,
             scope,
@@ -82,9 +181,25 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
         }
     }
 
+    /// With `options` for matching goals.
+    pub fn with_options(mut self, options: MatchOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The scope.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
     /// The run registry of this scope.
-    pub fn runs(&self) -> RunRegistry<'a, S> {
-        RunRegistry::new(self.store, self.scope.clone(), self.clock, self.ids)
+    pub fn runs(&self) -> RunRegistry<&S, &C, &I> {
+        RunRegistry::new(&self.store, self.scope.clone(), &self.clock, &self.ids)
     }
 
     /// The store's memory of the site of `url`.
@@ -156,7 +271,7 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
     /// [`find_best_match`](crate::find_best_match)).
     pub fn find_match(&self, goal: &str, url: Option<&str>) -> Result<Option<Match>> {
         find_best_match(
-            self.store,
+            &self.store,
             &self.scope,
             goal,
             url,
@@ -169,7 +284,7 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
     /// [`find_replayable`](crate::find_replayable)).
     pub fn find_replayable(&self, goal: &str, url: &str) -> Result<Option<Match>> {
         find_replayable(
-            self.store,
+            &self.store,
             &self.scope,
             goal,
             url,
@@ -188,12 +303,39 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
         budget: Budget<'_>,
         policy: Policy,
     ) -> Result<String> {
-        let reference = self.find_match(goal, Some(url))?;
+        Ok(self
+            .context_report(goal, url, layout, budget, policy)?
+            .built
+            .text)
+    }
+
+    /// [`context`](Self::context), with the trajectory that matched and what became of each
+    /// part.
+    pub fn context_report(
+        &self,
+        goal: &str,
+        url: &str,
+        layout: Layout,
+        budget: Budget<'_>,
+        policy: Policy,
+    ) -> Result<ContextReport> {
+        let matched = self.find_match(goal, Some(url))?;
         let site = self.site(url)?.unwrap_or_default();
-        Ok(
-            assemble(reference.as_ref().map(|m| &m.trajectory), &site, layout)
-                .build(budget, policy),
-        )
+        let (hints, budget) = match layout {
+            Layout::Layered => (None, budget),
+            Layout::Compatibility => {
+                let hints = self.store.hints_get(&self.scope)?.map(|(hints, _)| hints);
+                let budget = match budget {
+                    Budget::Chars(n) => Budget::Utf16Units(n),
+                    other => other,
+                };
+                (hints, budget)
+            }
+        };
+        let trajectory = matched.as_ref().map(|m| &m.trajectory);
+        let built =
+            assemble(trajectory, &site, hints.as_deref(), layout).build_report(budget, policy);
+        Ok(ContextReport { matched, built })
     }
 
     /// The facts about the site of `url` with confidence at least `min_confidence`
@@ -270,10 +412,17 @@ impl<'a, S: BrowserStore + ?Sized> BrowserMemory<'a, S> {
     }
 }
 
-/// The context parts for a reference trajectory and a site's memory, in `layout`.
+/// The context parts for a reference trajectory, a site's memory and stored hints, in
+/// `layout`.
+///
+/// The compatibility layout appends non-empty `hints` to the reference trajectory as the
+/// reference's test runner does (`reference + "\n\n" + hints`, or the hints alone under the
+/// REFERENCE TRAJECTORY header when no trajectory matched); the layered layout leaves hints
+/// out.
 pub fn assemble(
     reference: Option<&Trajectory>,
     site: &SiteMemory,
+    hints: Option<&str>,
     layout: Layout,
 ) -> ContextBudget {
     let wrap = |block: String| {
@@ -291,10 +440,17 @@ pub fn assemble(
             priority::SESSION_HISTORY,
         );
     }
-    if let Some(trajectory) = reference {
+    let hints = hints.filter(|h| layout == Layout::Compatibility && !h.is_empty());
+    let reference_text = match (reference.map(reference_trajectory), hints) {
+        (Some(trajectory), Some(hints)) => Some(format!("{trajectory}\n\n{hints}")),
+        (Some(trajectory), None) => Some(trajectory),
+        (None, Some(hints)) => Some(hints.to_owned()),
+        (None, None) => None,
+    };
+    if let Some(text) = reference_text {
         context.add(
             "reference-trajectory",
-            reference_block(trajectory),
+            reference_block(&text),
             priority::REFERENCE_TRAJECTORY,
         );
     }

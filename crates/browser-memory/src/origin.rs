@@ -1,69 +1,62 @@
 //! Origins (`scheme://host[:port]`) and site keys (the host with unsafe characters replaced),
-//! and the one rule that keeps every file name inside the memory root.
+//! both from the WHATWG URL standard as browsers and the reference's `new URL(...)` parse
+//! urls (the `url` crate), and the one rule that keeps every file name inside the memory
+//! root.
 
-/// The origin of `url` as a browser computes it for `http`, `https`, `ws` and `wss` urls:
-/// lowercase scheme and host, default port dropped. Other or unparsable urls have none.
+use url::{Origin, Url};
+
+/// The origin of `url` as a browser computes it (`new URL(url).origin`): lowercase scheme
+/// and host, internationalized hosts in punycode, default port dropped. Urls whose origin is
+/// opaque (`file:`, `data:`, custom schemes; the reference's `"null"`) and unparsable urls
+/// have none.
 ///
 /// ```
 /// use agent_memory_browser::origin_of;
 ///
 /// assert_eq!(origin_of("https://Shop.Example.com:8443/cart?x=1").as_deref(), Some("https://shop.example.com:8443"));
 /// assert_eq!(origin_of("https://example.com:443/").as_deref(), Some("https://example.com"));
+/// assert_eq!(origin_of("https://bücher.example/").as_deref(), Some("https://xn--bcher-kva.example"));
 /// assert_eq!(origin_of("not a url"), None);
 /// ```
 pub fn origin_of(url: &str) -> Option<String> {
-    let (scheme, host, port) = parse_authority(url)?;
-    Some(match port {
-        Some(port) => format!("{scheme}://{host}:{port}"),
-        None => format!("{scheme}://{host}"),
-    })
+    match Url::parse(url).ok()?.origin() {
+        origin @ Origin::Tuple(..) => Some(origin.ascii_serialization()),
+        Origin::Opaque(_) => None,
+    }
 }
 
-/// `(scheme, host, port)` of a special url, the default port removed.
-fn parse_authority(url: &str) -> Option<(String, String, Option<u16>)> {
-    let url = url.trim();
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "http" | "ws" => 80,
-        "https" | "wss" => 443,
-        _ => return None,
-    };
-    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host, port) = match host_port.rsplit_once(':') {
-        Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => {
-            if port.is_empty() {
-                (host, None)
-            } else {
-                (host, Some(port.parse::<u16>().ok()?))
+/// The site key of a url, as the reference names its domain folders: the url's host (with a
+/// non-default port, `new URL(url).host`) with every character outside `a-zA-Z0-9.-`
+/// replaced by `_` (`https://localhost:5173/x` -> `localhost_5173`,
+/// `https://bücher.example` -> `xn--bcher-kva.example`).
+///
+/// An unparsable url is sanitized whole, each UTF-16 code unit of a character replaced, and
+/// cut to 50, as the reference does. Two fixes: an empty key (a url without a host, such as
+/// `file:///x`, which the reference files directly in `domains/`) is `unknown`, and a key
+/// made only of dots (`.`, `..`) has its dots replaced, so a key can never name the current
+/// or parent directory.
+pub fn site_key(url: &str) -> String {
+    let raw = match Url::parse(url) {
+        Ok(parsed) => {
+            let host = parsed.host_str().unwrap_or_default();
+            match parsed.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_owned(),
             }
         }
-        _ => (host_port, None),
-    };
-    let host = host.to_lowercase();
-    let valid = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']' | ':'));
-    if !valid {
-        return None;
-    }
-    Some((scheme, host, port.filter(|&p| p != default_port)))
-}
-
-/// The site key of a url: its host (with a non-default port) with every character outside
-/// `a-zA-Z0-9.-` replaced by `_` (`https://localhost:5173/x` -> `localhost_5173`), as the
-/// memory directory names its domain folders.
-///
-/// An unparsable url is sanitized whole (cut to 50 characters), like the reference, with one
-/// fix: a key made only of dots (`.`, `..`) has its dots replaced, so a key can never name
-/// the current or parent directory.
-pub fn site_key(url: &str) -> String {
-    let raw = match parse_authority(url) {
-        Some((_, host, Some(port))) => format!("{host}:{port}"),
-        Some((_, host, None)) => host,
-        None => url.chars().take(50).collect(),
+        Err(_) => {
+            // The reference's regex has no `u` flag: it replaces each UTF-16 code unit.
+            let units: String = url
+                .chars()
+                .flat_map(|c| {
+                    let keep = c.is_ascii_alphanumeric() || matches!(c, '.' | '-');
+                    let (c, n) = if keep { (c, 1) } else { ('_', c.len_utf16()) };
+                    std::iter::repeat_n(c, n)
+                })
+                .take(50)
+                .collect();
+            units
+        }
     };
     safe_file_stem(&raw)
 }
@@ -96,6 +89,8 @@ mod tests {
 
     #[test]
     fn origins_and_site_keys() {
+        // Expected values are `new URL(url).origin` and the reference's `sanitizeDomain` in
+        // Node 18, with our two fixes (`unknown`, no dot-only key).
         let table = [
             (
                 "https://shop.example.com:8443/search?q=x",
@@ -115,7 +110,32 @@ mod tests {
             ("..", None, "__"),
             ("/etc/passwd", None, "_etc_passwd"),
             ("", None, "unknown"),
-            ("file:///tmp/x", None, "file____tmp_x"),
+            ("file:///tmp/x", None, "unknown"),
+            // The hand-written parser refused these hosts or kept them in Unicode.
+            (
+                "https://bücher.example/x",
+                Some("https://xn--bcher-kva.example"),
+                "xn--bcher-kva.example",
+            ),
+            (
+                "https://ÉCOLE.example:443",
+                Some("https://xn--cole-9oa.example"),
+                "xn--cole-9oa.example",
+            ),
+            (
+                "http://[::1]:8080/",
+                Some("http://[::1]:8080"),
+                "___1__8080",
+            ),
+            ("https://x.test\\path", Some("https://x.test"), "x.test"),
+            (
+                "ftp://files.test:21/a",
+                Some("ftp://files.test"),
+                "files.test",
+            ),
+            (" https://a.test/ ", Some("https://a.test"), "a.test"),
+            ("http://a.test:99999/", None, "http___a.test_99999_"),
+            ("not a url 😀", None, "not_a_url___"),
         ];
         for (url, origin, site) in table {
             assert_eq!(origin_of(url).as_deref(), origin, "origin of {url:?}");

@@ -5,6 +5,7 @@ use agent_memory_core::store::browser::{Fact, SelectorEntry, SessionEntry, Traje
 
 use crate::json::{Json, js_number, to_compact};
 use crate::time::minute;
+use crate::utf16::{utf16_len, utf16_prefix};
 
 /// Facts below this confidence are left out of the rendered knowledge.
 pub const RENDER_MIN_CONFIDENCE: f64 = 0.5;
@@ -12,8 +13,9 @@ pub const RENDER_MIN_CONFIDENCE: f64 = 0.5;
 pub const RENDER_SELECTOR_LIMIT: usize = 20;
 /// Sessions shown with their final url.
 const DETAILED_SESSIONS: usize = 2;
-/// Older sessions' outcomes are cut to this many characters.
-const OUTCOME_CHARS: usize = 80;
+/// Older sessions' outcomes are cut to this many UTF-16 code units (the reference's
+/// `slice(0, 80)` on a JavaScript string).
+const OUTCOME_UNITS: usize = 80;
 
 /// One action as a line of text (`click @b3`, `type "x" into @t1`, `navigate to …`); an
 /// action of another kind, or one that is not JSON, is shown as its compact JSON.
@@ -51,11 +53,11 @@ pub fn reference_trajectory(trajectory: &Trajectory) -> String {
     lines.join("\n")
 }
 
-/// The reference trajectory wrapped as the prompt shows it.
-pub fn reference_block(trajectory: &Trajectory) -> String {
+/// A reference text (a [`reference_trajectory`], with hints appended in the compatibility
+/// layout) wrapped as the prompt shows it.
+pub fn reference_block(reference: &str) -> String {
     format!(
-        "\nREFERENCE TRAJECTORY — A similar task was completed before:\n{}\nUse this as a guide, but adapt to the current page state.\n",
-        reference_trajectory(trajectory)
+        "\nREFERENCE TRAJECTORY — A similar task was completed before:\n{reference}\nUse this as a guide, but adapt to the current page state.\n"
     )
 }
 
@@ -67,7 +69,9 @@ pub fn newest_first(sessions: &[SessionEntry]) -> Vec<&SessionEntry> {
 }
 
 /// `SESSION HISTORY (N previous run[s] on this site):` and one line per session, newest
-/// first; empty without sessions.
+/// first; empty without sessions. Each timestamp is shown from its own text (see
+/// [`minute`](crate::compat::minute)); the outcomes of sessions older than the two newest
+/// are cut at 80 UTF-16 code units, as the reference cuts a JavaScript string.
 pub fn session_history(sessions: &[SessionEntry]) -> String {
     let sessions = newest_first(sessions);
     if sessions.is_empty() {
@@ -89,8 +93,8 @@ pub fn session_history(sessions: &[SessionEntry]) -> String {
                 lines.push(format!("  Final URL: {}", s.final_url));
             }
         } else {
-            let cut: String = s.outcome.chars().take(OUTCOME_CHARS).collect();
-            let more = if s.outcome.chars().count() > OUTCOME_CHARS {
+            let cut = utf16_prefix(&s.outcome, OUTCOME_UNITS);
+            let more = if utf16_len(&s.outcome) > OUTCOME_UNITS {
                 "…"
             } else {
                 ""

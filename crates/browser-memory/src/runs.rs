@@ -5,6 +5,7 @@ use agent_memory_core::store::browser::{RunFilter, RunManifest, RunManifestStore
 use agent_memory_core::{Clock, IdSource, Scope, Timestamp};
 use serde::Serialize;
 
+use crate::dir::manifest_stem;
 use crate::error::{Error, Result};
 use crate::time::iso;
 
@@ -23,8 +24,9 @@ pub fn generate_fork_session_id(now: Timestamp, ids: &dyn IdSource) -> String {
     format!("fork_{}_{}", now.as_millis(), ids.base36(6))
 }
 
-/// What a new run starts with.
+/// What a new run starts with: [`RunStart::new`], then `with_*` for the optional fields.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunStart {
     /// The id (see [`generate_run_id`] and [`session_run_id`]).
     pub run_id: String,
@@ -40,8 +42,10 @@ pub struct RunStart {
     pub start_url: Option<String>,
 }
 
-/// Changes to a running manifest; `None` leaves a field as it is.
+/// Changes to a running manifest; `None` leaves a field as it is. [`RunUpdate::new`] changes
+/// nothing; each `with_*` sets one change.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunUpdate {
     /// New status.
     pub status: Option<RunStatus>,
@@ -53,8 +57,9 @@ pub struct RunUpdate {
     pub artifact_paths: Option<Vec<String>>,
 }
 
-/// How a run ended.
+/// How a run ended: [`RunOutcome::new`], then `with_*` for the optional fields.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunOutcome {
     /// Whether it succeeded.
     pub success: bool,
@@ -72,9 +77,116 @@ pub struct RunOutcome {
     pub artifact_paths: Option<Vec<String>>,
 }
 
+impl RunStart {
+    /// A run `run_id` with `goal`, filed under `domain`.
+    pub fn new(
+        run_id: impl Into<String>,
+        goal: impl Into<String>,
+        domain: impl Into<String>,
+    ) -> Self {
+        RunStart {
+            run_id: run_id.into(),
+            goal: goal.into(),
+            domain: domain.into(),
+            ..RunStart::default()
+        }
+    }
+
+    /// In session `session_id`.
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Continuing run `parent_run_id`.
+    pub fn with_parent_run_id(mut self, parent_run_id: impl Into<String>) -> Self {
+        self.parent_run_id = Some(parent_run_id.into());
+        self
+    }
+
+    /// Starting on `start_url`.
+    pub fn with_start_url(mut self, start_url: impl Into<String>) -> Self {
+        self.start_url = Some(start_url.into());
+        self
+    }
+}
+
+impl RunUpdate {
+    /// No change.
+    pub fn new() -> Self {
+        RunUpdate::default()
+    }
+
+    /// A new status.
+    pub fn with_status(mut self, status: RunStatus) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// The last url seen.
+    pub fn with_current_url(mut self, url: impl Into<String>) -> Self {
+        self.current_url = Some(url.into());
+        self
+    }
+
+    /// Turns so far.
+    pub fn with_turn_count(mut self, turns: u32) -> Self {
+        self.turn_count = Some(turns);
+        self
+    }
+
+    /// Files produced so far.
+    pub fn with_artifact_paths(mut self, paths: Vec<String>) -> Self {
+        self.artifact_paths = Some(paths);
+        self
+    }
+}
+
+impl RunOutcome {
+    /// A run that succeeded or not after `turn_count` turns.
+    pub fn new(success: bool, turn_count: u32) -> Self {
+        RunOutcome {
+            success,
+            turn_count,
+            ..RunOutcome::default()
+        }
+    }
+
+    /// Where it ended.
+    pub fn with_final_url(mut self, url: impl Into<String>) -> Self {
+        self.final_url = Some(url.into());
+        self
+    }
+
+    /// A summary.
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+
+    /// The result text.
+    pub fn with_result(mut self, result: impl Into<String>) -> Self {
+        self.result = Some(result.into());
+        self
+    }
+
+    /// The failure reason.
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// Files produced.
+    pub fn with_artifact_paths(mut self, paths: Vec<String>) -> Self {
+        self.artifact_paths = Some(paths);
+        self
+    }
+}
+
 /// A scenario that continues or branches from an earlier run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Scenario {
     /// The goal.
     pub goal: String,
@@ -87,17 +199,18 @@ pub struct Scenario {
     pub parent_run_id: String,
 }
 
-/// The run registry over a store, with its clock and id source.
-pub struct RunRegistry<'a, S: ?Sized> {
-    store: &'a S,
+/// The run registry over a store, with its clock and id source (each by value; references
+/// and `Arc`s work as well).
+pub struct RunRegistry<S, C, I> {
+    store: S,
     scope: Scope,
-    clock: &'a dyn Clock,
-    ids: &'a dyn IdSource,
+    clock: C,
+    ids: I,
 }
 
-impl<'a, S: RunManifestStore + ?Sized> RunRegistry<'a, S> {
+impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
     /// A registry of `scope` in `store`.
-    pub fn new(store: &'a S, scope: Scope, clock: &'a dyn Clock, ids: &'a dyn IdSource) -> Self {
+    pub fn new(store: S, scope: Scope, clock: C, ids: I) -> Self {
         RunRegistry {
             store,
             scope,
@@ -108,7 +221,7 @@ impl<'a, S: RunManifestStore + ?Sized> RunRegistry<'a, S> {
 
     /// A fresh `run_<ms>_<rand>` id.
     pub fn generate_run_id(&self) -> String {
-        generate_run_id(self.clock.now(), self.ids)
+        generate_run_id(self.clock.now(), &self.ids)
     }
 
     /// Writes the manifest of a starting run and returns its id.
@@ -192,7 +305,8 @@ impl<'a, S: RunManifestStore + ?Sized> RunRegistry<'a, S> {
         Ok(self.store.run_list(&self.scope, filter)?)
     }
 
-    /// Continue `run_id`: its session, starting where it ended; `goal` defaults to its goal.
+    /// Continue `run_id` (or a run whose id has its file-name form, as the reference's
+    /// `getRun` finds it): its session, starting where it ended; `goal` defaults to its goal.
     pub fn resume(&self, run_id: &str, goal: Option<&str>) -> Result<Scenario> {
         let manifest = self.require(run_id)?;
         Ok(Scenario {
@@ -205,13 +319,14 @@ impl<'a, S: RunManifestStore + ?Sized> RunRegistry<'a, S> {
         })
     }
 
-    /// Branch from `run_id` with a new `fork_…` session.
+    /// Branch from `run_id` (or a run whose id has its file-name form) with a new `fork_…`
+    /// session.
     pub fn fork(&self, run_id: &str, goal: &str) -> Result<Scenario> {
         let manifest = self.require(run_id)?;
         Ok(Scenario {
             goal: goal.to_owned(),
             start_url: continue_url(&manifest),
-            session_id: Some(generate_fork_session_id(self.clock.now(), self.ids)),
+            session_id: Some(generate_fork_session_id(self.clock.now(), &self.ids)),
             parent_run_id: manifest.run_id,
         })
     }
@@ -234,8 +349,34 @@ impl<'a, S: RunManifestStore + ?Sized> RunRegistry<'a, S> {
         Ok(chain)
     }
 
+    /// The manifest of `run_id`, or, as the reference's `getRun` reads the file named after
+    /// the id with `[^a-zA-Z0-9_-]` replaced by `_`, of a run whose id has the same
+    /// file-name form (the most recently updated one, if several do).
+    ///
+    /// ```
+    /// use agent_memory_browser::{RunRegistry, RunStart};
+    /// use agent_memory_core::{InMemoryStore, Scope, SeededIds, SystemClock};
+    ///
+    /// let store = InMemoryStore::new();
+    /// let runs = RunRegistry::new(&store, Scope::shared(), SystemClock, SeededIds::new(1));
+    /// runs.start(RunStart::new("proj 7_1773572400000", "Find the cart", "shop.test"))?;
+    /// assert!(runs.get("proj_7_1773572400000")?.is_none());
+    /// assert!(runs.find("proj_7_1773572400000")?.is_some());
+    /// # Ok::<(), agent_memory_browser::Error>(())
+    /// ```
+    pub fn find(&self, run_id: &str) -> Result<Option<RunManifest>> {
+        if let Some(found) = self.get(run_id)? {
+            return Ok(Some(found));
+        }
+        let stem = manifest_stem(run_id);
+        Ok(self
+            .list(&RunFilter::default())?
+            .into_iter()
+            .find(|m| manifest_stem(&m.run_id) == stem))
+    }
+
     fn require(&self, run_id: &str) -> Result<RunManifest> {
-        self.get(run_id)?
+        self.find(run_id)?
             .ok_or_else(|| Error::RunNotFound(run_id.to_owned()))
     }
 }

@@ -69,7 +69,7 @@ pub fn jaccard_from_counts(shared: usize, a: usize, b: usize) -> f64 {
 /// similarity to pass `threshold` (`strict`: greater than; otherwise at least). Similarity is
 /// at most `shared / query_tokens`, so fewer shared tokens can never pass. `None`: nothing can
 /// pass.
-pub fn min_shared(query_tokens: usize, threshold: f64, strict: bool) -> Option<usize> {
+pub(crate) fn min_shared(query_tokens: usize, threshold: f64, strict: bool) -> Option<usize> {
     (1..=query_tokens).find(|&m| {
         let bound = m as f64 / query_tokens as f64;
         if strict {

@@ -8,10 +8,11 @@
 use std::fs;
 use std::path::Path;
 
+use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
     BrowserMemory, Error, EvaluatedRun, MatchOptions, MemoryRoot, RunOutcome, RunRegistry,
     RunReport, RunStart, RunUpdate, Turn, extract_facts, find_best_match, find_replayable,
-    generate_hints, import_dir, iso, session_history,
+    generate_hints, import_dir, session_history,
 };
 use agent_memory_core::store::browser::{
     Fact, FactKind, RunManifest, RunStatus, SessionEntry, SiteMemory, SiteMemoryStore, Trajectory,
@@ -63,10 +64,7 @@ fn trajectory(
 }
 
 fn scoring() -> MatchOptions {
-    MatchOptions {
-        scoring: true,
-        ..MatchOptions::default()
-    }
+    MatchOptions::new().with_scoring(true)
 }
 
 /// The id of the trajectory `find_best_match` picks for `goal` on [`ORIGIN`] at [`NOW`].
@@ -255,7 +253,7 @@ fn registry<'a>(
     store: &'a InMemoryStore,
     clock: &'a ManualClock,
     ids: &'a SeededIds,
-) -> RunRegistry<'a, InMemoryStore> {
+) -> RunRegistry<&'a InMemoryStore, &'a ManualClock, &'a SeededIds> {
     RunRegistry::new(store, Scope::shared(), clock, ids)
 }
 
@@ -268,26 +266,22 @@ fn run_update_changes_given_fields_and_keeps_the_rest() {
     let clock = ManualClock::new(NOW);
     let ids = SeededIds::new(5);
     let runs = registry(&store, &clock, &ids);
-    runs.start(RunStart {
-        run_id: "run_1".into(),
-        session_id: Some("proj_1".into()),
-        goal: "Add the blue kettle to the cart".into(),
-        domain: "shop.test".into(),
-        start_url: Some("https://shop.test/".into()),
-        ..RunStart::default()
-    })
+    runs.start(
+        RunStart::new("run_1", "Add the blue kettle to the cart", "shop.test")
+            .with_session_id("proj_1")
+            .with_start_url("https://shop.test/"),
+    )
     .expect("start");
 
     clock.advance(5_000);
     let all = runs
         .update(
             "run_1",
-            RunUpdate {
-                status: Some(RunStatus::Failed),
-                current_url: Some("https://shop.test/kettle".into()),
-                turn_count: Some(4),
-                artifact_paths: Some(vec!["shots/turn-4.png".into()]),
-            },
+            RunUpdate::new()
+                .with_status(RunStatus::Failed)
+                .with_current_url("https://shop.test/kettle")
+                .with_turn_count(4)
+                .with_artifact_paths(vec!["shots/turn-4.png".into()]),
         )
         .expect("update all");
     let expected = RunManifest {
@@ -323,13 +317,7 @@ fn run_update_changes_given_fields_and_keeps_the_rest() {
 
     clock.advance(1_000);
     let turns = runs
-        .update(
-            "run_1",
-            RunUpdate {
-                turn_count: Some(6),
-                ..RunUpdate::default()
-            },
-        )
+        .update("run_1", RunUpdate::new().with_turn_count(6))
         .expect("turns");
     let expected = RunManifest {
         turn_count: 6,
@@ -342,11 +330,9 @@ fn run_update_changes_given_fields_and_keeps_the_rest() {
     let cleared = runs
         .update(
             "run_1",
-            RunUpdate {
-                artifact_paths: Some(Vec::new()),
-                status: Some(RunStatus::Running),
-                ..RunUpdate::default()
-            },
+            RunUpdate::new()
+                .with_status(RunStatus::Running)
+                .with_artifact_paths(Vec::new()),
         )
         .expect("clear");
     assert_eq!(
@@ -368,13 +354,7 @@ fn updating_an_unknown_run_is_an_error_naming_it() {
     let ids = SeededIds::new(5);
     let runs = registry(&store, &clock, &ids);
     let err = runs
-        .update(
-            "run_404_nowhere",
-            RunUpdate {
-                turn_count: Some(1),
-                ..RunUpdate::default()
-            },
-        )
+        .update("run_404_nowhere", RunUpdate::new().with_turn_count(1))
         .expect_err("unknown run");
     assert!(
         matches!(&err, Error::RunNotFound(id) if id == "run_404_nowhere"),
@@ -394,25 +374,17 @@ fn resume_starts_from_the_final_url_else_the_start_url_else_empty() {
     let ids = SeededIds::new(5);
     let runs = registry(&store, &clock, &ids);
     let start = |run_id: &str, start_url: Option<&str>| {
-        runs.start(RunStart {
-            run_id: run_id.into(),
-            session_id: Some("proj_7".into()),
-            goal: "Find the returns policy".into(),
-            domain: "shop.test".into(),
-            start_url: start_url.map(str::to_owned),
-            ..RunStart::default()
-        })
-        .expect("start")
+        let mut start =
+            RunStart::new(run_id, "Find the returns policy", "shop.test").with_session_id("proj_7");
+        start.start_url = start_url.map(str::to_owned);
+        runs.start(start).expect("start")
     };
     let start_url = |run_id: &str| runs.resume(run_id, None).expect("resume").start_url;
 
     start("with-start", Some("https://shop.test/help"));
     runs.update(
         "with-start",
-        RunUpdate {
-            current_url: Some("https://shop.test/help/shipping".into()),
-            ..RunUpdate::default()
-        },
+        RunUpdate::new().with_current_url("https://shop.test/help/shipping"),
     )
     .expect("update");
     assert_eq!(start_url("with-start"), "https://shop.test/help");
@@ -423,11 +395,7 @@ fn resume_starts_from_the_final_url_else_the_start_url_else_empty() {
 
     runs.complete(
         "with-start",
-        RunOutcome {
-            success: true,
-            final_url: Some("https://shop.test/help/returns".into()),
-            ..RunOutcome::default()
-        },
+        RunOutcome::new(true, 0).with_final_url("https://shop.test/help/returns"),
     )
     .expect("complete");
     assert_eq!(start_url("with-start"), "https://shop.test/help/returns");
@@ -435,11 +403,7 @@ fn resume_starts_from_the_final_url_else_the_start_url_else_empty() {
     start("empty-final", Some("https://shop.test/help"));
     runs.complete(
         "empty-final",
-        RunOutcome {
-            success: false,
-            final_url: Some(String::new()),
-            ..RunOutcome::default()
-        },
+        RunOutcome::new(false, 0).with_final_url(String::new()),
     )
     .expect("complete");
     assert_eq!(start_url("empty-final"), "https://shop.test/help");
@@ -553,15 +517,13 @@ fn a_failed_run_is_saved_but_never_matched_or_learned_from() {
         "these turns teach facts when the run succeeds"
     );
     let saved = memory
-        .record_run(&RunReport {
-            goal: goal.into(),
-            start_url: "https://shop.test/".into(),
-            turns,
-            success: false,
-            outcome: "Cart page returned 503".into(),
-            final_url: Some("https://shop.test/cart".into()),
-            ..RunReport::default()
-        })
+        .record_run(
+            &RunReport::new(goal, "https://shop.test/")
+                .with_turns(turns)
+                .with_success(false)
+                .with_outcome("Cart page returned 503")
+                .with_final_url("https://shop.test/cart"),
+        )
         .expect("record");
 
     let stored = store
@@ -824,13 +786,11 @@ fn knowledge_without_sessions_imports_with_an_empty_log() {
     let ids = SeededIds::new(4);
     let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
     memory
-        .record_run(&RunReport {
-            goal: "Open the order history page".into(),
-            start_url: "https://shop.test/account".into(),
-            success: false,
-            outcome: "login wall".into(),
-            ..RunReport::default()
-        })
+        .record_run(
+            &RunReport::new("Open the order history page", "https://shop.test/account")
+                .with_success(false)
+                .with_outcome("login wall"),
+        )
         .expect("record");
     let site = memory
         .site("https://shop.test/")

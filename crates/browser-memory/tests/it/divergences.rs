@@ -2,9 +2,10 @@
 
 use std::fs;
 
+use agent_memory_browser::baseline::linear_scan_match;
 use agent_memory_browser::{
     MatchOptions, MemoryRoot, RunOutcome, RunRegistry, RunStart, export_dir, find_best_match,
-    import_dir, linear_scan_match, site_key, tokenize,
+    import_dir, site_key, tokenize,
 };
 use agent_memory_core::store::browser::{
     CandidateQuery, FactKind, HintStore, SiteMemory, SiteMemoryStore, Trajectory, TrajectoryStep,
@@ -32,7 +33,7 @@ fn trajectory(id: &str, goal: &str, age_days: i64, duration_ms: u64, verified: b
         success: true,
         duration_ms,
         model: "m".to_owned(),
-        timestamp: agent_memory_browser::iso(at),
+        timestamp: agent_memory_browser::compat::iso(at),
         recorded_at: Some(at),
     }
 }
@@ -80,10 +81,7 @@ fn d2_scoring_returns_the_best_candidate_that_passes() {
         trajectory("older", "alpha beta gamma delta omega", 29, 600_000, false),
     ];
     let store = store_of(&stored);
-    let options = MatchOptions {
-        scoring: true,
-        ..MatchOptions::default()
-    };
+    let options = MatchOptions::new().with_scoring(true);
     let goal = "alpha beta gamma delta";
     assert!(linear_scan_match(&stored, goal, None, &options, NOW).is_none());
     assert_eq!(best(&store, goal, &options).as_deref(), Some("older"));
@@ -113,32 +111,16 @@ fn d4_completing_without_a_final_url_keeps_the_earlier_one() {
     let ids = SeededIds::new(1);
     let registry = RunRegistry::new(&store, Scope::shared(), &clock, &ids);
     let id = registry
-        .start(RunStart {
-            run_id: "run_1".into(),
-            goal: "g".into(),
-            domain: "d".into(),
-            ..RunStart::default()
-        })
+        .start(RunStart::new("run_1", "g", "d"))
         .expect("start");
     registry
         .complete(
             &id,
-            RunOutcome {
-                success: false,
-                final_url: Some("https://site.test/cart".into()),
-                ..RunOutcome::default()
-            },
+            RunOutcome::new(false, 0).with_final_url("https://site.test/cart"),
         )
         .expect("first completion");
     let again = registry
-        .complete(
-            &id,
-            RunOutcome {
-                success: true,
-                turn_count: 3,
-                ..RunOutcome::default()
-            },
-        )
+        .complete(&id, RunOutcome::new(true, 3))
         .expect("second completion");
     assert_eq!(again.final_url.as_deref(), Some("https://site.test/cart"));
     assert_eq!(

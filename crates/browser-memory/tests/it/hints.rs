@@ -3,7 +3,8 @@
 //! The expected text is worked out by hand from the rules in `src/hints.rs`' documentation and
 //! the spec, for trajectories built so that each rule fires with a known count.
 
-use agent_memory_browser::{BrowserMemory, EvaluatedRun, UNVERIFIED_EFFECT, iso};
+use agent_memory_browser::compat::iso;
+use agent_memory_browser::{BrowserMemory, EvaluatedRun, UNVERIFIED_EFFECT};
 use agent_memory_core::store::browser::{
     BrowserStore, HintStore, Trajectory, TrajectoryStep, TrajectoryStore,
 };

@@ -2,9 +2,10 @@
 //! bounded, the context never exceeds its budget, JSON keeps order through a round trip, site
 //! keys are always one plain file name.
 
+use agent_memory_browser::baseline::reference_tokenize;
+use agent_memory_browser::compat::{Json, to_compact};
 use agent_memory_browser::{
-    Budget, ContextBudget, Json, MemoryRoot, Policy, TRUNCATION_MARK, jaccard, reference_tokenize,
-    site_key, to_compact, tokenize,
+    Budget, ContextBudget, MemoryRoot, Policy, TRUNCATION_MARK, jaccard, site_key, tokenize,
 };
 use proptest::prelude::*;
 

@@ -1,5 +1,6 @@
 //! Integration tests of `browser-memory`: byte-for-byte reproduction of the reference's files
-//! and rendered context, the divergences from it, the rules, and the store contract on
+//! and rendered context, the divergences from it, edge parity with it, the rules, and the
+//! store contract on
 //! SQLite.
 
 mod coverage;
@@ -7,6 +8,7 @@ mod divergences;
 mod hints;
 mod hostile;
 mod laws;
+mod parity;
 mod reference;
 mod rules;
 mod sqlite;

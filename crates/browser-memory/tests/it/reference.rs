@@ -5,9 +5,10 @@
 use std::fs;
 use std::path::Path;
 
+use agent_memory_browser::compat::to_pretty;
 use agent_memory_browser::{
     Budget, Layout, MatchOptions, MemoryRoot, Policy, RunRegistry, assemble, export_dir,
-    find_best_match, import_dir, reference_trajectory, site_key, to_pretty,
+    find_best_match, import_dir, reference_trajectory, site_key,
 };
 use agent_memory_core::store::browser::{
     HintStore, RunFilter, RunManifestStore, SiteMemoryStore, TrajectoryStore,
@@ -58,7 +59,7 @@ fn extra_context_matches_the_reference_byte_for_byte() {
         .site_get(&scope, &site_key(START_URL))
         .expect("site")
         .expect("imported site");
-    let context = assemble(Some(&found.trajectory), &site, Layout::Compatibility)
+    let context = assemble(Some(&found.trajectory), &site, None, Layout::Compatibility)
         .build(Budget::Chars(8000), Policy::StopAtOverflow);
     assert_eq!(context, rendered("extra-context.txt"));
     assert_eq!(

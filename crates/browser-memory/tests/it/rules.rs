@@ -113,23 +113,14 @@ fn run_registry_lists_filters_and_limits() {
         clock.advance(1000);
         let run_id = format!("r{i}");
         registry
-            .start(RunStart {
-                run_id: run_id.clone(),
-                session_id: Some(format!("s{}", i % 2)),
-                goal: "g".into(),
-                domain: format!("d{}", i % 3),
-                ..RunStart::default()
-            })
+            .start(
+                RunStart::new(run_id.clone(), "g", format!("d{}", i % 3))
+                    .with_session_id(format!("s{}", i % 2)),
+            )
             .expect("start");
         if i % 2 == 0 {
             registry
-                .complete(
-                    &run_id,
-                    agent_memory_browser::RunOutcome {
-                        success: i == 0,
-                        ..Default::default()
-                    },
-                )
+                .complete(&run_id, agent_memory_browser::RunOutcome::new(i == 0, 0))
                 .expect("complete");
         }
     }
@@ -244,7 +235,7 @@ fn replay_needs_085_steps_and_the_exact_origin() {
         success: true,
         duration_ms: 1,
         model: "m".into(),
-        timestamp: agent_memory_browser::iso(NOW),
+        timestamp: agent_memory_browser::compat::iso(NOW),
         recorded_at: Some(NOW),
     };
     for t in [
@@ -297,15 +288,13 @@ fn recording_a_run_feeds_every_layer() {
         turn(r#"{"action":"complete","result":"done"}"#, ""),
     ];
     let saved = memory
-        .record_run(&RunReport {
-            goal: "find the x".into(),
-            start_url: "https://shop.test:8443/".into(),
-            turns,
-            success: true,
-            outcome: "done".into(),
-            selectors: vec![("button \"Go\"".into(), "@b1".into())],
-            ..RunReport::default()
-        })
+        .record_run(
+            &RunReport::new("find the x", "https://shop.test:8443/")
+                .with_turns(turns)
+                .with_success(true)
+                .with_outcome("done")
+                .with_selectors(vec![("button \"Go\"".into(), "@b1".into())]),
+        )
         .expect("record");
     assert_eq!(saved.steps.len(), 2, "complete is not a step");
     assert_eq!(saved.origin.as_deref(), Some("https://shop.test:8443"));

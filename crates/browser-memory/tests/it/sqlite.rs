@@ -40,7 +40,7 @@ fn reference_context_is_reproduced_from_sqlite() {
         .site_get(&scope, &site_key(url))
         .expect("site")
         .expect("imported");
-    let context = assemble(Some(&found.trajectory), &site, Layout::Compatibility)
+    let context = assemble(Some(&found.trajectory), &site, None, Layout::Compatibility)
         .build(Budget::Chars(8000), Policy::StopAtOverflow);
     let expected =
         fs::read_to_string(reference_dir().join("rendered/extra-context.txt")).expect("rendered");
@@ -72,13 +72,11 @@ fn recorded_runs_survive_reopening() {
             ..Turn::default()
         };
         memory
-            .record_run(&RunReport {
-                goal: "buy two watches".into(),
-                start_url: "https://shop.test/".into(),
-                turns: vec![turn.clone(), turn],
-                success: true,
-                ..RunReport::default()
-            })
+            .record_run(
+                &RunReport::new("buy two watches", "https://shop.test/")
+                    .with_turns(vec![turn.clone(), turn])
+                    .with_success(true),
+            )
             .expect("record");
     }
     let store = SqliteStore::open(&path).expect("reopen");

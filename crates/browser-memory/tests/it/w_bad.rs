@@ -90,10 +90,7 @@ fn matches_reproduce_the_reference_checksums() {
         .map(|(i, t)| (t.id.as_str(), i))
         .collect();
     for scoring in [false, true] {
-        let options = MatchOptions {
-            scoring,
-            ..MatchOptions::default()
-        };
+        let options = MatchOptions::new().with_scoring(scoring);
         let mut matched = 0;
         let mut sum = 0;
         for q in &w.queries {

@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
+use agent_memory_browser::compat::to_pretty;
 use agent_memory_browser::{
-    BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, MemoryRoot, Policy,
-    Transfer, export_dir, import_dir, to_pretty,
+    BrowserMemory, Budget, ContextReport, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout,
+    MemoryRoot, PartFate, Policy, Transfer, export_dir, import_dir,
 };
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, ManualClock, RandomIds, Scope, SystemClock, Timestamp};
@@ -73,7 +74,8 @@ struct ContextArgs {
     /// Trajectories older than this many days are not used.
     #[arg(long, default_value_t = DEFAULT_TTL_DAYS, value_name = "N")]
     ttl_days: f64,
-    /// The context budget, in characters.
+    /// The context budget, in characters (with `--layout compat`, UTF-16 code units, as the
+    /// reference counts JavaScript string lengths).
     #[arg(long, default_value_t = DEFAULT_BUDGET_CHARS, value_name = "N")]
     budget: usize,
     /// How the memory parts are assembled.
@@ -134,9 +136,8 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
         Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
         None => Box::new(SystemClock),
     };
-    let ids = RandomIds::new();
     let store = database::open(&global.db)?;
-    let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), &ids);
+    let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), RandomIds::new());
     match &args.command {
         BrowserCommand::Context(context) => {
             memory.options.scoring = context.trace_scoring;
@@ -145,7 +146,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                 LayoutArg::Layered => Layout::Layered,
                 LayoutArg::Compat => Layout::Compatibility,
             };
-            let text = memory.context(
+            let report = memory.context_report(
                 &context.goal,
                 &context.url,
                 layout,
@@ -153,8 +154,9 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                 Policy::StopAtOverflow,
             )?;
             if global.json {
-                return print_json(&serde_json::json!({ "context": text }));
+                return print_json(&ContextView::new(&report));
             }
+            let text = &report.built.text;
             if text.is_empty() {
                 println!("no memory for this goal and site");
             } else {
@@ -184,7 +186,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             let goal = match &scenario.goal {
                 Some(goal) => goal.clone(),
                 None => registry
-                    .get(&scenario.run_id)?
+                    .find(&scenario.run_id)?
                     .map(|m| m.goal)
                     .unwrap_or_default(),
             };
@@ -228,6 +230,61 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                 memory.analyse_trajectories()?;
             }
             print_hints(&store, &scope, global)
+        }
+    }
+}
+
+/// `browser context --json`: the text, the trajectory that matched, and each part with its
+/// priority and what became of it.
+#[derive(Debug, Serialize)]
+struct ContextView<'a> {
+    context: &'a str,
+    #[serde(rename = "match")]
+    matched: Option<MatchView<'a>>,
+    parts: Vec<PartView<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MatchView<'a> {
+    trajectory_id: &'a str,
+    goal: &'a str,
+    similarity: f64,
+    score: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct PartView<'a> {
+    label: &'a str,
+    priority: i32,
+    /// `whole`, `cut` or `left`.
+    fate: &'static str,
+    included: bool,
+    cut: bool,
+}
+
+impl<'a> ContextView<'a> {
+    fn new(report: &'a ContextReport) -> Self {
+        ContextView {
+            context: &report.built.text,
+            matched: report.matched.as_ref().map(|m| MatchView {
+                trajectory_id: &m.trajectory.id,
+                goal: &m.trajectory.goal,
+                similarity: m.similarity,
+                score: m.score,
+            }),
+            parts: report
+                .built
+                .parts
+                .iter()
+                .map(|p| PartView {
+                    label: &p.label,
+                    priority: p.priority,
+                    fate: p.fate.as_str(),
+                    included: p.fate != PartFate::Left,
+                    cut: p.fate == PartFate::Cut,
+                })
+                .collect(),
         }
     }
 }

@@ -354,49 +354,47 @@ fn browser(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     let site = "https://shop.example.com/";
     let search = "https://shop.example.com/search?q=smart+watch";
     clock.advance(3_600_000);
-    memory.record_run(&RunReport {
-        goal: "Find reviews of the Acme smart watch".into(),
-        start_url: site.into(),
-        turns: vec![
-            browser_turn(
-                site,
-                json!({"action": "click", "selector": "@cookie-accept"}),
-            ),
-            browser_turn(
-                site,
-                json!({"action": "type", "selector": "@search", "text": "smart watch"}),
-            ),
-            browser_turn(search, json!({"action": "click", "selector": "@result-1"})),
-        ],
-        success: true,
-        model: "demo-model".into(),
-        outcome: "Found 124 reviews, average 4.3 stars".into(),
-        final_url: Some("https://shop.example.com/p/acme-watch#reviews".into()),
-        selectors: vec![
-            ("searchbox \"Search\"".into(), "@search".into()),
-            ("button \"Accept cookies\"".into(), "@cookie-accept".into()),
-        ],
-        ..RunReport::default()
-    })?;
+    memory.record_run(
+        &RunReport::new("Find reviews of the Acme smart watch", site)
+            .with_turns(vec![
+                browser_turn(
+                    site,
+                    json!({"action": "click", "selector": "@cookie-accept"}),
+                ),
+                browser_turn(
+                    site,
+                    json!({"action": "type", "selector": "@search", "text": "smart watch"}),
+                ),
+                browser_turn(search, json!({"action": "click", "selector": "@result-1"})),
+            ])
+            .with_success(true)
+            .with_model("demo-model")
+            .with_outcome("Found 124 reviews, average 4.3 stars")
+            .with_selectors(vec![
+                ("searchbox \"Search\"".into(), "@search".into()),
+                ("button \"Accept cookies\"".into(), "@cookie-accept".into()),
+            ])
+            .with_final_url("https://shop.example.com/p/acme-watch#reviews"),
+    )?;
     step(
         "run 1 succeeded: accept cookies, search, open the first result; saved as a trajectory, a session, learned facts and two selectors, in one transaction",
     );
     clock.advance(3_600_000);
-    memory.record_run(&RunReport {
-        goal: "Add the Acme smart watch to the cart".into(),
-        start_url: site.into(),
-        turns: (0..3)
-            .map(|_| Turn {
-                verified: false,
-                expected_effect: Some("the cart count goes up".into()),
-                ..browser_turn(site, json!({"action": "click", "selector": "@add-to-cart"}))
-            })
-            .collect(),
-        success: false,
-        model: "demo-model".into(),
-        outcome: "The cart count never went up".into(),
-        ..RunReport::default()
-    })?;
+    memory.record_run(
+        &RunReport::new("Add the Acme smart watch to the cart", site)
+            .with_turns(
+                (0..3)
+                    .map(|_| Turn {
+                        verified: false,
+                        expected_effect: Some("the cart count goes up".into()),
+                        ..browser_turn(site, json!({"action": "click", "selector": "@add-to-cart"}))
+                    })
+                    .collect(),
+            )
+            .with_success(false)
+            .with_model("demo-model")
+            .with_outcome("The cart count never went up"),
+    )?;
     step(
         "run 2 failed: three clicks on add-to-cart, the cart never changed; it is remembered in the session history, never offered as a reference",
     );

@@ -140,32 +140,189 @@ fn fork_branches_into_a_new_session() {
 }
 
 #[test]
+fn resume_and_fork_accept_the_file_name_form_of_a_run_id() {
+    // The reference's `getRun` reads `<id with [^a-zA-Z0-9_-] replaced by _>.json`, so a
+    // run id works in that form too; the old lookup wanted the id exactly.
+    let sandbox = imported();
+    let manifest = serde_json::json!({
+        "runId": "proj 7/a_1773572400000",
+        "sessionId": "proj 7",
+        "status": "completed",
+        "goal": "Find the returns policy",
+        "domain": "shop.example.com",
+        "startUrl": "https://shop.example.com:8443/help",
+        "finalUrl": "https://shop.example.com:8443/help/returns",
+        "startedAt": "2026-03-15T10:00:00.000Z",
+        "updatedAt": "2026-03-15T10:05:00.000Z",
+        "completedAt": "2026-03-15T10:05:00.000Z",
+        "success": true,
+        "artifactPaths": [],
+        "turnCount": 4
+    });
+    let dir = sandbox.path().join("more/agent-runs");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("proj_7_a_1773572400000.json"),
+        manifest.to_string(),
+    )
+    .expect("write");
+    let run = sandbox.run(&["browser", "--now", NOW, "import", "more"], &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    for id in ["proj 7/a_1773572400000", "proj_7_a_1773572400000"] {
+        let resume = browser(&sandbox, &["resume", id]);
+        assert_eq!(resume.code, Some(0), "{resume}");
+        let scenario: serde_json::Value = serde_json::from_str(&resume.stdout).expect("json");
+        assert_eq!(
+            scenario["parentRunId"], "proj 7/a_1773572400000",
+            "{resume}"
+        );
+        assert_eq!(
+            scenario["startUrl"],
+            "https://shop.example.com:8443/help/returns"
+        );
+        let fork = browser(&sandbox, &["fork", id]);
+        assert_eq!(fork.code, Some(0), "{fork}");
+        let scenario: serde_json::Value = serde_json::from_str(&fork.stdout).expect("json");
+        assert_eq!(scenario["goal"], "Find the returns policy", "{fork}");
+        assert_eq!(scenario["parentRunId"], "proj 7/a_1773572400000");
+    }
+}
+
+#[test]
 fn an_unknown_run_id() {
     let sandbox = imported();
     insta::assert_snapshot!("resume_unknown", browser(&sandbox, &["resume", "run_nope"]));
     insta::assert_snapshot!("fork_unknown", browser(&sandbox, &["fork", "run_nope"]));
 }
 
+/// A sandbox whose database holds the reference sample without its `hints.json`.
+fn imported_without_hints() -> Sandbox {
+    let sandbox = Sandbox::new();
+    let sample = sandbox.path().join("sample");
+    copy_dir(&reference().join("agent-memory"), &sample);
+    std::fs::remove_file(sample.join("hints.json")).expect("remove hints");
+    let run = sandbox.run(&["browser", "--now", NOW, "import", "sample"], &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    sandbox
+}
+
+fn compat_context(sandbox: &Sandbox, extra: &[&str]) -> Run {
+    let goal = "Search for smart watch reviews and find the top rated one";
+    let mut args = vec![
+        "context",
+        "--goal",
+        goal,
+        "--url",
+        "https://shop.example.com:8443/",
+        "--layout",
+        "compat",
+    ];
+    args.extend_from_slice(extra);
+    browser(sandbox, &args)
+}
+
+fn rendered_context() -> String {
+    std::fs::read_to_string(reference().join("rendered/extra-context.txt")).expect("read")
+}
+
 #[test]
 fn context_in_the_compatibility_layout_is_the_reference_text() {
+    let run = compat_context(&imported_without_hints(), &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.stdout, format!("{}\n", rendered_context()));
+}
+
+#[test]
+fn the_compatibility_layout_appends_stored_hints_as_the_reference_runner_does() {
+    // The reference's test runner passes `formatAsReference(match) + "\n\n" + hints` as the
+    // reference trajectory; the old layout left the stored hints out.
     let sandbox = imported();
-    let goal = "Search for smart watch reviews and find the top rated one";
-    let run = browser(
+    let hints_json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference().join("agent-memory/hints.json")).expect("read"),
+    )
+    .expect("hints json");
+    let hints = hints_json["hints"].as_str().expect("hints");
+    let marker = "\nUse this as a guide, but adapt to the current page state.\n";
+    let expected = rendered_context().replacen(marker, &format!("\n\n{hints}{marker}"), 1);
+    assert_ne!(expected, rendered_context());
+    let run = compat_context(&sandbox, &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.stdout, format!("{expected}\n"));
+    // With no matching trajectory, the hints alone stand under the header.
+    let none = browser(
         &sandbox,
         &[
             "context",
             "--goal",
-            goal,
+            "nothing alike at all",
             "--url",
             "https://shop.example.com:8443/",
             "--layout",
             "compat",
         ],
     );
+    assert_eq!(none.code, Some(0), "{none}");
+    let header = "\nREFERENCE TRAJECTORY — A similar task was completed before:\n";
+    assert!(
+        none.stdout.starts_with(&format!("{header}{hints}{marker}")),
+        "{none}"
+    );
+    // The layered layout leaves hints out.
+    let layered = browser(
+        &sandbox,
+        &[
+            "context",
+            "--goal",
+            "nothing alike at all",
+            "--url",
+            "https://shop.example.com:8443/",
+        ],
+    );
+    assert!(
+        !layered.stdout.contains("FEEDBACK FROM PREVIOUS RUNS"),
+        "{layered}"
+    );
+}
+
+#[test]
+fn context_json_names_the_match_and_each_parts_fate() {
+    // `--json` used to print the text alone.
+    let sandbox = imported_without_hints();
+    let run = sandbox.run(
+        &[
+            "--json",
+            "browser",
+            "--now",
+            NOW,
+            "context",
+            "--goal",
+            "Search for smart watch reviews and find the top rated one",
+            "--url",
+            "https://shop.example.com:8443/",
+            "--layout",
+            "compat",
+            "--budget",
+            "1000",
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(0), "{run}");
-    let rendered =
-        std::fs::read_to_string(reference().join("rendered/extra-context.txt")).expect("read");
-    assert_eq!(run.stdout, format!("{rendered}\n"));
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(json["match"]["trajectoryId"], "traj_1795321223952_eodewj");
+    assert_eq!(json["match"]["similarity"], 1.0);
+    let fates: Vec<(i64, &str)> = json["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .map(|p| {
+            (
+                p["priority"].as_i64().expect("priority"),
+                p["fate"].as_str().expect("fate"),
+            )
+        })
+        .collect();
+    assert_eq!(fates, [(40, "whole"), (30, "cut"), (25, "left")], "{run}");
+    insta::assert_snapshot!(run);
 }
 
 #[test]
