@@ -4,8 +4,8 @@
 
 #![allow(dead_code)]
 
-use agent_memory_browser::compat::iso;
-use agent_memory_browser::{RunOutcome, RunStart, snapshot_hash};
+use agent_memory_browser::compat::{iso, snapshot_hash};
+use agent_memory_browser::{RunOutcome, RunStart};
 use agent_memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
 use agent_memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
 

@@ -5,6 +5,7 @@
 //! These are compatibility helpers, public so tests, tools and the command line can write
 //! and check the reference's formats; the memory API does not need them.
 
+pub use crate::extract::snapshot_hash;
 pub use crate::json::{Json, js_number, to_compact, to_pretty};
 pub use crate::render::percent;
 pub use crate::time::{iso, minute, parse_date};

@@ -61,7 +61,7 @@ pub use budget::{
 };
 pub use dir::{MAX_FILE_BYTES, MemoryRoot, Transfer, export_dir, import_dir, manifest_stem};
 pub use error::{Error, Result};
-pub use extract::{Turn, extract_facts, snapshot_hash};
+pub use extract::{Turn, extract_facts};
 pub use hints::{EvaluatedRun, UNVERIFIED_EFFECT, generate_hints};
 pub use matching::{
     DEFAULT_THRESHOLD, DEFAULT_TTL_DAYS, Match, MatchOptions, REPLAY_THRESHOLD, find_best_match,

@@ -10,10 +10,15 @@ pub enum Error {
     /// `record_episode` was given a fingerprint without some configured fields.
     #[error(
         "episode fingerprint is missing {}; expected every one of {}",
-        fields_named(.0),
-        .1.join(", ")
+        fields_named(missing),
+        expected.join(", ")
     )]
-    MissingFields(Vec<String>, Vec<String>),
+    MissingFields {
+        /// The configured fields the fingerprint lacks.
+        missing: Vec<String>,
+        /// The configured fingerprint fields.
+        expected: Vec<String>,
+    },
     /// `recall` was given fields that are not fingerprint fields.
     #[error(
         "unknown {}; expected a subset of {}",

@@ -206,10 +206,10 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
             }
         }
         if !missing.is_empty() {
-            return Err(Error::MissingFields(
+            return Err(Error::MissingFields {
                 missing,
-                self.config.fingerprint_fields.clone(),
-            ));
+                expected: self.config.fingerprint_fields.clone(),
+            });
         }
         Ok(Fingerprint::new(pairs)?)
     }
