@@ -54,7 +54,7 @@ pub trait SignalMapping: Send + Sync {
 
 /// popoto's mapping: `{"success": true}` -> 0.9, `false` -> 0.1; a number under `success`,
 /// or a string Python's `float()` reads as one (see
-/// [`python_float`](crate::compat::python_float)), is clamped to `[0, 1]`; a bare number is
+/// [`compat::python_float`](crate::compat::python_float)), is clamped to `[0, 1]`; a bare number is
 /// clamped; anything else is 0.5.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SuccessSignal;
