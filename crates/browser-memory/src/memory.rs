@@ -236,7 +236,17 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             recorded_at: Some(now),
         };
         let site = site_key(&report.start_url);
-        let host = site.split('_').next().unwrap_or_default().to_owned();
+        // The reference learns facts only when the start url has a hostname
+        // (`safeHostname(startUrl)`), and matches search urls against it.
+        let host = url::Url::parse(&report.start_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_lowercase))
+            .unwrap_or_default();
+        let facts = if host.is_empty() {
+            Vec::new()
+        } else {
+            extract_facts(&report.turns, &host, report.success)
+        };
         let session = SessionEntry {
             id: report
                 .session_id
@@ -256,7 +266,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
                 site,
                 label: report.start_url.clone(),
                 session: Some(session),
-                facts: extract_facts(&report.turns, &host, report.success),
+                facts,
                 selectors: report.selectors.clone(),
                 observed_at: stamp,
             },

@@ -295,3 +295,28 @@ fn the_compatibility_layout_appends_stored_hints_to_the_reference() {
         .build(Budget::Chars(8000), Policy::StopAtOverflow);
     assert!(!without.contains("REFERENCE TRAJECTORY"), "{without}");
 }
+
+#[test]
+fn facts_are_learned_only_from_a_start_url_with_a_hostname() {
+    // The reference extracts patterns only when `new URL(startUrl).hostname` is non-empty;
+    // the old code took the host from the site key, which an unparsable url also has.
+    let store = InMemoryStore::new();
+    let memory = BrowserMemory::new(
+        &store,
+        Scope::shared(),
+        ManualClock::new(NOW),
+        SeededIds::new(5),
+    );
+    for start in ["not a url", "https://shop.test/"] {
+        memory
+            .record_run(
+                &RunReport::new("Buy a kettle", start)
+                    .with_turns(vec![turn(start), turn(start)])
+                    .with_success(true),
+            )
+            .expect("record");
+    }
+    let facts = |url: &str| memory.facts(url, Some(0.0)).expect("facts");
+    assert!(facts("not a url").is_empty(), "{:?}", facts("not a url"));
+    assert!(!facts("https://shop.test/").is_empty());
+}
