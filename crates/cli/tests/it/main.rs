@@ -2,6 +2,7 @@
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
 
 mod browser;
+mod contract;
 mod demo;
 mod errors;
 mod recording;
@@ -87,4 +88,26 @@ impl std::fmt::Display for Run {
             self.stdout, self.stderr
         )
     }
+}
+
+/// Checks `document` against the committed schema `schemas/<name>.json`, failing with every
+/// violation; returns the document for further checks.
+pub(crate) fn conforms(name: &str, document: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schemas")
+        .join(format!("{name}.json"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("read schema {}: {e}", path.display())),
+    )
+    .expect("schema is JSON");
+    let value: serde_json::Value = serde_json::from_str(document)
+        .unwrap_or_else(|e| panic!("output is not JSON ({e}):\n{document}"));
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}\n{document}");
+    value
 }
