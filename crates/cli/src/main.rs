@@ -15,6 +15,7 @@
 
 mod commands;
 mod database;
+mod input;
 mod ops;
 mod output;
 mod progress;

@@ -16,6 +16,7 @@
 //!   schema says otherwise.
 
 pub(crate) mod memory;
+pub(crate) mod runs;
 
 use agent_memory_core::{Clock, IdSource, Timestamp};
 use agent_memory_sqlite::SqliteStore;
@@ -157,6 +158,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = vec![("error", schema_of::<ErrorDocument>())];
     all.extend(memory::schemas());
+    all.extend(runs::schemas());
     all
 }
 

@@ -101,3 +101,77 @@ fn forget_needs_exactly_one_target() {
         "{text}"
     );
 }
+
+#[test]
+fn a_run_goes_through_its_life_cycle_from_json_documents() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("start.json"),
+        r#"{"goal": "Buy a watch", "domain": "shop.test", "start_url": "https://shop.test/", "run_id": "run-1"}"#,
+    )
+    .expect("write");
+    let started = sandbox.expect(
+        0,
+        &[
+            "browser",
+            "run",
+            "start",
+            "--file",
+            "start.json",
+            "--json",
+            "--now",
+            "1767225600000",
+        ],
+    );
+    let manifest = conforms("browser_run.output", &started.stdout);
+    assert_eq!(manifest["status"], "running");
+    assert_eq!(manifest["started_at"], "2026-01-01T00:00:00.000Z");
+    // From stdin.
+    let updated = sandbox.run_with_stdin(
+        &["browser", "run", "update", "--file", "-", "--json"],
+        r#"{"run_id": "run-1", "turn_count": 3, "current_url": "https://shop.test/cart"}"#,
+    );
+    assert_eq!(updated.code, Some(0), "{updated}");
+    assert_eq!(
+        conforms("browser_run.output", &updated.stdout)["turn_count"],
+        3
+    );
+    std::fs::write(
+        sandbox.path().join("done.json"),
+        r#"{"run_id": "run-1", "success": true, "turn_count": 5, "summary": "bought"}"#,
+    )
+    .expect("write");
+    let done = sandbox.expect(
+        0,
+        &[
+            "browser",
+            "run",
+            "complete",
+            "--file",
+            "done.json",
+            "--json",
+        ],
+    );
+    let manifest = conforms("browser_run.output", &done.stdout);
+    assert_eq!(manifest["status"], "completed");
+    assert_eq!(manifest["success"], true);
+    let runs = sandbox.expect(0, &["browser", "runs"]);
+    assert!(runs.stdout.contains("run-1"), "{runs}");
+}
+
+#[test]
+fn a_bad_run_document_names_the_file_line_and_column() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("start.json"), "{\n  \"goal\": 3\n}").expect("write");
+    let run = sandbox.expect(
+        1,
+        &["browser", "run", "start", "--file", "start.json", "--json"],
+    );
+    let error = conforms("error", run.stderr.trim());
+    assert_eq!(error["error"]["kind"], "invalid_input");
+    assert_eq!(error["error"]["input"], "start.json");
+    let message = error["error"]["message"].as_str().expect("message");
+    assert!(message.starts_with("start.json:2:"), "{message}");
+    let unknown = sandbox.expect(1, &["browser", "run", "update", "--file", "start.json"]);
+    assert!(unknown.stderr.contains("start.json"), "{unknown}");
+}

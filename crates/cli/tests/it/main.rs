@@ -51,6 +51,34 @@ impl Sandbox {
         run
     }
 
+    /// Runs `agent-memory args...` in the sandbox with `stdin` as its standard input.
+    pub(crate) fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args(args)
+            .env_remove("AGENT_MEMORY_DB")
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run agent-memory");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        let output = child.wait_with_output().expect("wait");
+        let root = self.path().display().to_string();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
+        Run {
+            code: output.status.code(),
+            stdout: text(&output.stdout),
+            stderr: text(&output.stderr),
+        }
+    }
+
     /// Runs `agent-memory args...` in the sandbox, with `env` set and no
     /// `AGENT_MEMORY_DB` inherited from the caller.
     pub(crate) fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
