@@ -5,8 +5,10 @@
 //! agent-memory [--db PATH] [--json] <command>
 //! ```
 //!
-//! The database is `--db`, else `$AGENT_MEMORY_DB`, else `.agent-memory/memory.db`; its
-//! folder is created on first use. Every command prints a readable table, or JSON with
+//! The database is `--db`, else `$AGENT_MEMORY_DB`, else `agent-memory.db` in the working
+//! folder (not inside browser-agent-driver's own `.agent-memory/` folder). A command that
+//! writes creates it (and its folder) on first use; a command that only reads opens it
+//! read-only and never creates, migrates or changes it. Every command prints a readable table, or JSON with
 //! `--json`. A failure prints one line `error: ...` naming the input and exits with 1; a
 //! usage error exits with 2. With `--json`, a failure is one JSON object on stderr instead,
 //! `{"error": {"kind": ..., "message": ..., "input": ...}}`, with the same exit codes.
@@ -41,12 +43,12 @@ struct Cli {
 /// The options every command takes.
 #[derive(Debug, clap::Args)]
 pub(crate) struct GlobalArgs {
-    /// The SQLite file to use; its folder is created on first use.
+    /// The SQLite file to use; a command that writes creates it (and its folder) on first use.
     #[arg(
         long,
         global = true,
         env = "AGENT_MEMORY_DB",
-        default_value = ".agent-memory/memory.db",
+        default_value = "agent-memory.db",
         value_name = "PATH"
     )]
     pub(crate) db: std::path::PathBuf,

@@ -73,7 +73,7 @@ fn forget_a_partition_removes_it_and_its_text() {
         conforms("memory_list.output", &list.stdout)["partitions"],
         serde_json::json!([])
     );
-    let db = std::fs::read(sandbox.path().join(".agent-memory/memory.db")).expect("db");
+    let db = std::fs::read(sandbox.path().join("agent-memory.db")).expect("db");
     assert!(
         !db.windows(b"deploy".len()).any(|w| w == b"deploy"),
         "the forgotten fingerprint value is still in the file"

@@ -45,6 +45,10 @@ fn record_flaky_fixes(sandbox: &Sandbox) {
 
 /// The rows of the episode table, as `stats` counts them.
 fn stored_episodes(sandbox: &Sandbox) -> u64 {
+    // A command that failed before its first write leaves no database at all.
+    if !sandbox.path().join("agent-memory.db").exists() {
+        return 0;
+    }
     let stats = sandbox.run(&["--json", "stats"], &[]);
     let json: serde_json::Value = serde_json::from_str(&stats.stdout).expect("json");
     json["tables"]
