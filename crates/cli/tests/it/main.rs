@@ -7,6 +7,7 @@ mod demo;
 mod errors;
 mod recording;
 mod stats;
+mod tour;
 mod trajectory;
 mod turns;
 
