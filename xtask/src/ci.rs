@@ -66,6 +66,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             }),
         ),
         (
+            // The README's examples, unchanged, in a new crate depending on the umbrella crate.
+            "readme",
+            Box::new(|| crate::readme::run(&[])),
+        ),
+        (
             // Every library crate and the command line must be publishable as they stand:
             // packaged and built from the packaged sources alone.
             "package",

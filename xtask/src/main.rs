@@ -6,6 +6,7 @@
 //!   charts in `target/bench-report/`.
 //! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
 //!   snapshots without `cargo-insta`.
+//! - `cargo xtask readme`: the README's Rust examples in a new crate depending on `agent-memory-kit`.
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 
@@ -14,6 +15,7 @@ mod ci;
 mod demo;
 mod deps;
 mod fuzz;
+mod readme;
 mod snapshots;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +48,7 @@ fn run() -> Result<()> {
         "snapshots" => snapshots::run(rest),
         "demo" => demo::run(rest),
         "fuzz" => fuzz::run(rest),
+        "readme" => readme::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -64,6 +67,7 @@ fn print_usage() {
          ci         format, lint, test, snapshot, doc, package, bench smoke and dependency checks\n  \
          deps       check the dependency rules between crates\n  \
          bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
+         readme     build and run the README's Rust examples in a crate depending on agent-memory-kit\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)"

@@ -26,3 +26,31 @@ pub(crate) fn open(path: &Path) -> Result<SqliteStore> {
     // The store's own error names the file and what is wrong with it.
     Ok(SqliteStore::open(path)?)
 }
+
+/// Opens the existing database at `path` for reading only: a read never creates, migrates or
+/// writes the file. A missing file is an error naming it.
+pub(crate) fn open_existing(path: &Path) -> Result<SqliteStore> {
+    must_exist(path)?;
+    Ok(SqliteStore::open_read_only(path)?)
+}
+
+/// Opens the existing database at `path` for a change that only makes sense on a database
+/// that holds something (forgetting): a missing file is an error naming it, not a new file.
+pub(crate) fn open_existing_for_writing(path: &Path) -> Result<SqliteStore> {
+    must_exist(path)?;
+    Ok(SqliteStore::open(path)?)
+}
+
+fn must_exist(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Err(crate::ops::Failure::not_found(
+            path.display().to_string(),
+            format!(
+                "database {} does not exist (check --db or AGENT_MEMORY_DB)",
+                path.display()
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}

@@ -5,15 +5,20 @@
 //! agent-memory [--db PATH] [--json] <command>
 //! ```
 //!
-//! The database is `--db`, else `$AGENT_MEMORY_DB`, else `.agent-memory/memory.db`; its
-//! folder is created on first use. Every command prints a readable table, or JSON with
+//! The database is `--db`, else `$AGENT_MEMORY_DB`, else `agent-memory.db` in the working
+//! folder (not inside browser-agent-driver's own `.agent-memory/` folder). A command that
+//! writes creates it (and its folder) on first use; a command that only reads opens it
+//! read-only and never creates, migrates or changes it. Every command prints a readable table, or JSON with
 //! `--json`. A failure prints one line `error: ...` naming the input and exits with 1; a
-//! usage error exits with 2.
+//! usage error exits with 2. With `--json`, a failure is one JSON object on stderr instead,
+//! `{"error": {"kind": ..., "message": ..., "input": ...}}`, with the same exit codes.
 
 #![deny(missing_docs)]
 
 mod commands;
 mod database;
+mod input;
+mod ops;
 mod output;
 mod progress;
 
@@ -38,12 +43,12 @@ struct Cli {
 /// The options every command takes.
 #[derive(Debug, clap::Args)]
 pub(crate) struct GlobalArgs {
-    /// The SQLite file to use; its folder is created on first use.
+    /// The SQLite file to use; a command that writes creates it (and its folder) on first use.
     #[arg(
         long,
         global = true,
         env = "AGENT_MEMORY_DB",
-        default_value = ".agent-memory/memory.db",
+        default_value = "agent-memory.db",
         value_name = "PATH"
     )]
     pub(crate) db: std::path::PathBuf,
@@ -52,14 +57,68 @@ pub(crate) struct GlobalArgs {
     pub(crate) json: bool,
 }
 
+impl GlobalArgs {
+    /// The environment the contract's operations run in, on `store`.
+    pub(crate) fn env<'a>(&self, store: &'a agent_memory_sqlite::SqliteStore) -> ops::Env<'a> {
+        ops::Env {
+            store,
+            clock: Box::new(agent_memory_core::SystemClock),
+            ids: Box::new(agent_memory_core::RandomIds::new()),
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // With `--json` even a usage error is JSON, so look for the flag before parsing.
+    let json = std::env::args_os().any(|arg| arg == "--json");
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if json && error.use_stderr() => {
+            let message = error.kind().to_string();
+            let detail = error.to_string();
+            let first = detail
+                .lines()
+                .next()
+                .unwrap_or(&message)
+                .trim_start_matches("error: ");
+            print_json_error(ops::ErrorBody {
+                kind: "usage",
+                message: first.to_owned(),
+                input: None,
+            });
+            return ExitCode::from(2);
+        }
+        Err(error) => error.exit(),
+    };
+    // A closed stdout (`agent-memory ... | head`) ends a command quietly, as it does any Unix
+    // tool; the MCP server keeps Rust's default of ignoring SIGPIPE, since it writes to sockets.
+    if !cli.command.serves() {
+        sigpipe::reset();
+    }
     match commands::run(cli.command, &cli.global) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if cli.global.json => {
+            let mut body = ops::ErrorBody::of(&error, one_line(&error));
+            if body.kind == "database" && body.input.is_none() {
+                body.input = Some(cli.global.db.display().to_string());
+            }
+            print_json_error(body);
+            ExitCode::FAILURE
+        }
         Err(error) => {
             eprintln!("error: {}", one_line(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Prints `body` as the contract's error document, one line on stderr.
+fn print_json_error(body: ops::ErrorBody) {
+    let document = ops::ErrorDocument { error: body };
+    match serde_json::to_string(&document) {
+        Ok(line) => eprintln!("{line}"),
+        // Serializing plain strings cannot fail; keep a readable line if it ever does.
+        Err(_) => eprintln!("error: {}", document.error.message),
     }
 }
 

@@ -4,8 +4,8 @@
 //! summaries. Recording a finished run is one transaction.
 
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, HintStore, RunFilter,
-    RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
+    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
+    RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
@@ -203,6 +203,65 @@ fn prune(conn: &Connection, scope: &Scope, cutoff: Timestamp) -> rusqlite::Resul
         .execute(params![scope.as_str(), cutoff.as_millis()])
 }
 
+/// Removes the trajectories of `scope` that `select` picks (its first column the row id, then
+/// the origin and index keys, values bound from `params`), index first; returns how many.
+fn remove_selected(
+    conn: &Connection,
+    scope: &Scope,
+    select: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<usize> {
+    let doomed: Vec<(i64, String, String)> = conn
+        .prepare_cached(select)?
+        .query_map(params, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    token_index::remove(conn, scope.as_str(), &doomed)?;
+    let mut delete = conn.prepare_cached("DELETE FROM browser_trajectories WHERE id = ?1")?;
+    for (id, _, _) in &doomed {
+        delete.execute([id])?;
+    }
+    Ok(doomed.len())
+}
+
+/// The columns [`remove_selected`] reads.
+const DOOMED_COLUMNS: &str = "id, coalesce(origin, ''), index_keys";
+
+/// Deletes the browser memory of `scope`, or of one site of it with its origins.
+fn forget(
+    conn: &Connection,
+    scope: &Scope,
+    site: Option<(&str, &[String])>,
+) -> rusqlite::Result<Forgotten> {
+    let name = scope.as_str();
+    let Some((site, origins)) = site else {
+        let select = format!("SELECT {DOOMED_COLUMNS} FROM browser_trajectories WHERE scope = ?1");
+        let trajectories = remove_selected(conn, scope, &select, &[&name])?;
+        let run = |sql: &str| conn.prepare_cached(sql)?.execute([name]);
+        return Ok(Forgotten {
+            trajectories: trajectories as u64,
+            sites: run("DELETE FROM browser_sites WHERE scope = ?1")? as u64,
+            runs: run("DELETE FROM browser_runs WHERE scope = ?1")? as u64,
+            hints: (run("DELETE FROM browser_hints WHERE scope = ?1")?
+                + run("DELETE FROM browser_suite_summaries WHERE scope = ?1")?)
+                as u64,
+        });
+    };
+    let select = format!(
+        "SELECT {DOOMED_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND origin = ?2"
+    );
+    let mut trajectories = 0;
+    for origin in origins {
+        trajectories += remove_selected(conn, scope, &select, &[&name, origin])?;
+    }
+    let run = |sql: &str| conn.prepare_cached(sql)?.execute(params![name, site]);
+    Ok(Forgotten {
+        trajectories: trajectories as u64,
+        sites: run("DELETE FROM browser_sites WHERE scope = ?1 AND site = ?2")? as u64,
+        runs: run("DELETE FROM browser_runs WHERE scope = ?1 AND domain = ?2")? as u64,
+        hints: 0,
+    })
+}
+
 impl TrajectoryStore for SqliteStore {
     fn trajectory_put(
         &self,
@@ -251,6 +310,20 @@ impl TrajectoryStore for SqliteStore {
         self.write(op, |tx| {
             prune(tx, scope, cutoff).map_err(|e| to_core(op, e))
         })
+    }
+
+    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
+        let op = "forget trajectory";
+        let select = format!(
+            "SELECT {DOOMED_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
+        );
+        let removed = self.write(op, |tx| {
+            remove_selected(tx, scope, &select, &[&scope.as_str(), &id]).map_err(|e| to_core(op, e))
+        })?;
+        if removed > 0 {
+            self.erase_freed_pages()?;
+        }
+        Ok(removed > 0)
     }
 }
 
@@ -739,6 +812,19 @@ impl RunManifestStore for SqliteStore {
         })
     }
 
+    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
+        let op = "forget run manifest";
+        let removed = self.write(op, |tx| {
+            tx.prepare_cached("DELETE FROM browser_runs WHERE scope = ?1 AND run_id = ?2")
+                .and_then(|mut s| s.execute(params![scope.as_str(), run_id]))
+                .map_err(|e| to_core(op, e))
+        })?;
+        if removed > 0 {
+            self.erase_freed_pages()?;
+        }
+        Ok(removed > 0)
+    }
+
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
         let sql =
             format!("SELECT {RUN_COLUMNS} FROM browser_runs WHERE scope = ?1 AND run_id = ?2");
@@ -840,6 +926,33 @@ impl BrowserStore for SqliteStore {
             }
             Ok(())
         })
+    }
+
+    fn browser_scopes(&self) -> Result<Vec<Scope>> {
+        let names: Vec<String> = self.read("list browser scopes", |conn| {
+            conn.prepare_cached(
+                "SELECT scope FROM browser_trajectories UNION SELECT scope FROM browser_sites
+                 UNION SELECT scope FROM browser_runs UNION SELECT scope FROM browser_hints
+                 UNION SELECT scope FROM browser_suite_summaries ORDER BY 1",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect()
+        })?;
+        names
+            .into_iter()
+            .map(|name| {
+                Scope::new(name).map_err(|e| Error::corrupt("browser scope", e.to_string()))
+            })
+            .collect()
+    }
+
+    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+        let op = "forget browser memory";
+        let forgotten = self.write(op, |tx| forget(tx, scope, site).map_err(|e| to_core(op, e)))?;
+        if forgotten != Forgotten::default() {
+            self.erase_freed_pages()?;
+        }
+        Ok(forgotten)
     }
 }
 

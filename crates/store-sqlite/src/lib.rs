@@ -301,6 +301,19 @@ impl SqliteStore {
         Ok(value)
     }
 
+    /// Leaves no copy of deleted rows in the file: after a forget, SQLite would keep their
+    /// bytes in free pages and in the write-ahead log. `VACUUM` rebuilds the file from the
+    /// live rows only, then a truncating checkpoint empties the log. Forgetting is rare and
+    /// asked for explicitly, so it pays for the rewrite; no other write does.
+    pub(crate) fn erase_freed_pages(&self) -> agent_memory_core::Result<()> {
+        let conn = self.lock();
+        conn.execute_batch("VACUUM")
+            .map_err(|e| to_core("erase forgotten rows (vacuum)", e))?;
+        // On a database without a log (in memory) this is a no-op that still answers a row.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|e| to_core("erase forgotten rows (checkpoint)", e))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction drops it, which rolls back: the connection is usable.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)

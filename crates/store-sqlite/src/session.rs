@@ -71,4 +71,15 @@ impl SessionStore for SqliteStore {
             })
             .collect()
     }
+
+    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+        let op = "forget session";
+        let deleted = self.write(op, |tx| {
+            tx.prepare_cached("DELETE FROM session_events WHERE session = ?1")
+                .and_then(|mut s| s.execute([session.as_str()]))
+                .map_err(|e| to_core(op, e))
+        })?;
+        self.erase_freed_pages()?;
+        Ok(deleted as u64)
+    }
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use agent_memory_core::store::tool_log::{
-    MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore,
+    MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
 };
 use agent_memory_core::{Error, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
@@ -11,6 +11,38 @@ use rusqlite::{Connection, params};
 use crate::{SqliteStore, to_core};
 
 impl ToolLogStore for SqliteStore {
+    fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
+        let rows: Vec<(String, i64)> = self.read("list tool log sessions", |conn| {
+            conn.prepare_cached(
+                "SELECT session, count(*) FROM tool_logs GROUP BY session ORDER BY session",
+            )?
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect()
+        })?;
+        rows.into_iter()
+            .map(|(session, logs)| {
+                let session = SessionId::new(session)
+                    .map_err(|e| Error::corrupt("tool_logs table", e.to_string()))?;
+                Ok(ToolLogSessionSummary {
+                    session,
+                    logs: u64::try_from(logs).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
+        let op = "forget tool logs";
+        // The memory snapshot rows go with their logs (ON DELETE CASCADE).
+        let deleted = self.write(op, |tx| {
+            tx.prepare_cached("DELETE FROM tool_logs WHERE session = ?1")
+                .and_then(|mut s| s.execute([session.as_str()]))
+                .map_err(|e| to_core(op, e))
+        })?;
+        self.erase_freed_pages()?;
+        Ok(deleted as u64)
+    }
+
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
         log.validate()?;
         let op = "append tool log";

@@ -10,8 +10,8 @@ use std::sync::{Mutex, PoisonError};
 
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    Pattern, PatternStats, PatternStore, PendingObservation, Seq, TrajectoryTally, decode_texts,
-    encode_texts, settings_conflict,
+    PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, Seq,
+    TrajectoryTally, decode_texts, encode_texts, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -66,26 +66,60 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
 /// The interned ids of fingerprints this store has seen committed, by partition and key, so
 /// recording one episode at a time does not look its fingerprint up every call.
 ///
-/// Only committed ids enter, and an interned id never changes (fingerprint rows are never
-/// updated or deleted), so an entry stays true whatever other connections or processes write
+/// Only committed ids enter, and an interned id never changes; fingerprint rows are deleted
+/// only when a partition is forgotten, which bumps a generation counter in `meta` in the same
+/// transaction. Every append reads that counter inside its own transaction and empties the
+/// cache when it moved, so an entry stays true whatever other connections or processes write
 /// to the file. Bounded: when full it is emptied and refills from the table.
 #[derive(Debug, Default)]
-pub(crate) struct FingerprintIds(Mutex<HashMap<String, HashMap<String, i64>>>);
+pub(crate) struct FingerprintIds(Mutex<FingerprintCache>);
+
+#[derive(Debug, Default)]
+struct FingerprintCache {
+    /// The forget generation the ids were read under.
+    generation: i64,
+    ids: HashMap<String, HashMap<String, i64>>,
+}
+
+/// The `meta` key counting forgotten partitions.
+const FORGET_GENERATION: &str = "store.trajectory.forget_generation";
+
+fn forget_generation(conn: &Connection) -> rusqlite::Result<i64> {
+    let value: Option<String> = conn
+        .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([FORGET_GENERATION], |row| row.get(0))
+        .optional()?;
+    Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
 
 impl FingerprintIds {
     const CAPACITY: usize = 16_384;
 
-    fn get(&self, partition: &str, key: &str) -> Option<i64> {
-        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.get(partition)?.get(key).copied()
+    /// Empties the cache when the file's forget generation is no longer the cache's.
+    fn sync(&self, generation: i64) {
+        let mut cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.generation != generation {
+            cache.ids.clear();
+            cache.generation = generation;
+        }
     }
 
-    /// Remembers ids read or interned by a transaction, once it has committed.
-    fn remember(&self, committed: Vec<(&str, &str, i64)>) {
+    fn get(&self, partition: &str, key: &str) -> Option<i64> {
+        let cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.ids.get(partition)?.get(key).copied()
+    }
+
+    /// Remembers ids read or interned by a transaction of `generation`, once it has
+    /// committed.
+    fn remember(&self, generation: i64, committed: Vec<(&str, &str, i64)>) {
         if committed.is_empty() {
             return;
         }
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.generation != generation {
+            return;
+        }
+        let map = &mut cache.ids;
         let len: usize = map.values().map(HashMap::len).sum();
         if len + committed.len() > Self::CAPACITY {
             map.clear();
@@ -360,7 +394,9 @@ impl EpisodeStore for SqliteStore {
         if episodes.is_empty() && settings.is_empty() {
             return Ok(Vec::new());
         }
-        let (stored, committed) = self.write(op, |tx| {
+        let (stored, committed, generation) = self.write(op, |tx| {
+            let generation = forget_generation(tx).map_err(|e| to_core(op, e))?;
+            self.fingerprint_ids.sync(generation);
             // Every setting is checked before the first write, so a conflict leaves the
             // transaction without changes.
             let mut unset = Vec::new();
@@ -418,9 +454,9 @@ impl EpisodeStore for SqliteStore {
                     episode: episode.clone(),
                 });
             }
-            Ok((stored, committed))
+            Ok((stored, committed, generation))
         })?;
-        self.fingerprint_ids.remember(committed);
+        self.fingerprint_ids.remember(generation, committed);
         Ok(stored)
     }
 
@@ -632,5 +668,72 @@ impl PatternStore for SqliteStore {
             .optional()
         })?;
         row.map(GroupRow::decode).transpose()
+    }
+
+    fn partitions(&self) -> Result<Vec<PartitionSummary>> {
+        let op = "list partitions";
+        let rows: Vec<(String, i64, i64, i64, i64)> = self.read(op, |conn| {
+            conn.prepare_cached(
+                "WITH names AS (
+                     SELECT DISTINCT partition FROM trajectory_episode
+                     UNION SELECT DISTINCT f.partition FROM trajectory_group g
+                         JOIN trajectory_fingerprint f ON f.id = g.fp_id
+                 )
+                 SELECT n.partition,
+                        (SELECT count(*) FROM trajectory_episode e WHERE e.partition = n.partition),
+                        (SELECT count(*) FROM trajectory_group g JOIN trajectory_fingerprint f
+                             ON f.id = g.fp_id WHERE f.partition = n.partition AND g.confidence IS NOT NULL),
+                        (SELECT count(*) FROM trajectory_group g JOIN trajectory_fingerprint f
+                             ON f.id = g.fp_id WHERE f.partition = n.partition AND g.confidence IS NULL),
+                        coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = n.partition), 0)
+                 FROM names n ORDER BY n.partition",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .collect()
+        })?;
+        rows.into_iter()
+            .map(|(name, episodes, patterns, pending, watermark)| {
+                let location = "trajectory partition counts";
+                Ok(PartitionSummary {
+                    partition: Partition::new(name)?,
+                    episodes: seq_from_sql(episodes, location)?,
+                    patterns: seq_from_sql(patterns, location)?,
+                    pending_groups: seq_from_sql(pending, location)?,
+                    watermark: seq_from_sql(watermark, location)?,
+                })
+            })
+            .collect()
+    }
+
+    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+        let op = "forget partition";
+        let name = partition.as_str();
+        let episodes = self.write(op, |tx| {
+            let run = |sql: &str| -> rusqlite::Result<usize> {
+                tx.prepare_cached(sql)?.execute([name])
+            };
+            let forget = || -> rusqlite::Result<usize> {
+                let ids = "SELECT id FROM trajectory_fingerprint WHERE partition = ?1";
+                run(&format!("DELETE FROM trajectory_tally WHERE fp_id IN ({ids})"))?;
+                run(&format!("DELETE FROM trajectory_group WHERE fp_id IN ({ids})"))?;
+                let episodes = run("DELETE FROM trajectory_episode WHERE partition = ?1")?;
+                run("DELETE FROM trajectory_fingerprint_field WHERE partition = ?1")?;
+                let fingerprints = run("DELETE FROM trajectory_fingerprint WHERE partition = ?1")?;
+                run("DELETE FROM trajectory_watermark WHERE partition = ?1")?;
+                if fingerprints > 0 {
+                    // Interned ids of this partition are gone: every process's cache must
+                    // refill (see `FingerprintIds`).
+                    tx.prepare_cached(
+                        "INSERT INTO meta (key, value) VALUES (?1, '1')
+                         ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                    )?
+                    .execute([FORGET_GENERATION])?;
+                }
+                Ok(episodes)
+            };
+            forget().map_err(|e| to_core(op, e))
+        })?;
+        self.erase_freed_pages()?;
+        Ok(episodes as u64)
     }
 }

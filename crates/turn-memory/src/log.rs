@@ -250,20 +250,21 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 /// A session's log in a [`SessionStore`] (the SQLite store, the in-memory store, …).
 /// Each event is stored as its kind and its JSON line, exactly the line a [`JsonlLog`] holds.
+/// The store is taken by value: pass `&store` to borrow it, or an `Arc` to share it.
 #[derive(Debug)]
-pub struct StoreLog<'s, S: ?Sized> {
-    store: &'s S,
+pub struct StoreLog<S> {
+    store: S,
     session: SessionId,
 }
 
-impl<'s, S: SessionStore + ?Sized> StoreLog<'s, S> {
+impl<S: SessionStore> StoreLog<S> {
     /// The log of `session` in `store`.
-    pub fn new(store: &'s S, session: SessionId) -> Self {
+    pub fn new(store: S, session: SessionId) -> Self {
         StoreLog { store, session }
     }
 }
 
-impl<S: SessionStore + ?Sized> EventLog for StoreLog<'_, S> {
+impl<S: SessionStore> EventLog for StoreLog<S> {
     fn append(&mut self, event: &SessionEvent) -> Result<()> {
         self.store
             .session_append(&self.session, &[event.to_stored()?])?;

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::output::{Table, print_json};
 use crate::progress::Progress;
-use crate::{GlobalArgs, database};
+use crate::{GlobalArgs, database, input, ops};
 
 /// `browser` and its subcommands.
 #[derive(Debug, clap::Args)]
@@ -49,6 +49,27 @@ enum BrowserCommand {
     Prune(PruneArgs),
     /// The stored cross-domain hints; `--refresh` first analyses the stored trajectories.
     Hints(HintsArgs),
+    /// The run registry's life cycle for an orchestrator: start, update, complete.
+    #[command(subcommand)]
+    Run(RunCommand),
+}
+
+/// `browser run`: one JSON document in (`--file PATH`, or `-` for stdin), the manifest out.
+#[derive(Debug, clap::Subcommand)]
+enum RunCommand {
+    /// Registers a run: `{"goal", "domain", "start_url"?, "session_id"?, "parent_run_id"?, "run_id"?}`.
+    Start(DocumentArgs),
+    /// Records progress: `{"run_id", "status"?, "current_url"?, "turn_count"?, "artifact_paths"?}`.
+    Update(DocumentArgs),
+    /// Finishes a run: `{"run_id", "success", "turn_count", "final_url"?, "summary"?, ...}`.
+    Complete(DocumentArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DocumentArgs {
+    /// The JSON document (schemas/browser_run_*.input.json): a file, or `-` for stdin.
+    #[arg(long, value_name = "PATH")]
+    file: PathBuf,
 }
 
 /// The context assembly the budget arranges.
@@ -139,6 +160,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open(&global.db)?;
     let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), RandomIds::new());
     match &args.command {
+        BrowserCommand::Run(command) => run_lifecycle(command, args, global, &store),
         BrowserCommand::Context(context) => {
             memory.options.scoring = context.trace_scoring;
             memory.options.ttl_days = ttl(context.ttl_days)?;
@@ -405,5 +427,49 @@ fn print_transfer(verb: &str, transfer: &Transfer, global: &GlobalArgs) -> Resul
         view.suite_summaries,
         if view.hints { " and hints" } else { "" }
     );
+    Ok(())
+}
+
+/// `browser run start | update | complete`: the `scope` of the document wins over `--scope`.
+fn run_lifecycle(
+    command: &RunCommand,
+    args: &BrowserArgs,
+    global: &GlobalArgs,
+    store: &agent_memory_sqlite::SqliteStore,
+) -> Result<()> {
+    let mut env = global.env(store);
+    if let Some(ms) = args.now {
+        env.clock = Box::new(ManualClock::new(Timestamp::from_millis(ms)));
+    }
+    let scope = Some(args.scope.clone());
+    let manifest = match command {
+        RunCommand::Start(doc) => {
+            let mut input: ops::runs::RunStartInput = input::document(&doc.file)?;
+            input.scope = input.scope.or(scope);
+            ops::runs::start(&env, input)?
+        }
+        RunCommand::Update(doc) => {
+            let mut input: ops::runs::RunUpdateInput = input::document(&doc.file)?;
+            input.scope = input.scope.or(scope);
+            ops::runs::update(&env, input)?
+        }
+        RunCommand::Complete(doc) => {
+            let mut input: ops::runs::RunCompleteInput = input::document(&doc.file)?;
+            input.scope = input.scope.or(scope);
+            ops::runs::complete(&env, input)?
+        }
+    };
+    if global.json {
+        return print_json(&manifest);
+    }
+    let mut table = Table::new(["", ""]).without_header();
+    table.row(["run".to_owned(), manifest.run_id.clone()]);
+    table.row([
+        "status".to_owned(),
+        format!("{:?}", manifest.status).to_lowercase(),
+    ]);
+    table.row(["goal".to_owned(), manifest.goal.clone()]);
+    table.row(["updated".to_owned(), manifest.updated_at.clone()]);
+    print!("{table}");
     Ok(())
 }

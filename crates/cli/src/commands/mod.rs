@@ -3,7 +3,10 @@
 
 mod browser;
 mod demo;
+mod forget;
+mod list;
 mod recording;
+mod schemas;
 mod stats;
 mod trajectory;
 mod turns;
@@ -27,6 +30,19 @@ pub(crate) enum Command {
     Recording(recording::RecordingArgs),
     /// A coding session's turns: show them as the user or the model sees them, compact them.
     Turns(turns::TurnsArgs),
+    /// Every partition, session and browser scope the database holds, with counts.
+    List(list::ListArgs),
+    /// Forget one partition, session, browser scope (or site), run or trajectory, for good.
+    Forget(forget::ForgetArgs),
+    /// The JSON Schema of every input and output of the JSON contract.
+    Schemas(schemas::SchemasArgs),
+}
+
+impl Command {
+    /// Whether the command is a long-running server (it keeps the default of ignoring SIGPIPE).
+    pub(crate) fn serves(&self) -> bool {
+        false
+    }
 }
 
 /// Runs `command` with the global options.
@@ -38,5 +54,8 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::Browser(args) => browser::run(&args, global),
         Command::Recording(args) => recording::run(args, global),
         Command::Turns(args) => turns::run(args, global),
+        Command::List(args) => list::run(&args, global),
+        Command::Forget(args) => forget::run(&args, global),
+        Command::Schemas(args) => schemas::run(&args, global),
     }
 }

@@ -1,4 +1,5 @@
-//! `agent-memory stats`: what the database holds (schema version, size, rows per table).
+//! `agent-memory stats`: what the database holds (schema version, size, rows per table). It
+//! only reads: the database must exist, and is opened read-only.
 
 use anyhow::Result;
 use serde::Serialize;
@@ -26,7 +27,7 @@ struct TableRows {
 }
 
 pub(crate) fn run(_args: &StatsArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open(&global.db)?;
+    let store = database::open_existing(&global.db)?;
     let progress = Progress::start(None, "counting rows");
     let counts = store.table_counts()?;
     progress.finish();

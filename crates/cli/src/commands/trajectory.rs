@@ -249,7 +249,7 @@ fn open_partition(
         },
     ];
     let store = database::open(&global.db)?;
-    let key = |name: &str| MetaKey::new(format!("trajectory.{name}.{}", partition.as_str()));
+    let key = |name: &str| crate::ops::memory::setting_key(&partition, name);
     // A partition is configured once its fields are stored; a setting it has no entry for
     // was stored before such settings were kept, and has its default.
     let configured = store.meta_get(&key("fields")?)?.is_some();

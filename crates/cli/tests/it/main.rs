@@ -2,10 +2,12 @@
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
 
 mod browser;
+mod contract;
 mod demo;
 mod errors;
 mod recording;
 mod stats;
+mod tour;
 mod trajectory;
 mod turns;
 
@@ -50,6 +52,34 @@ impl Sandbox {
         run
     }
 
+    /// Runs `agent-memory args...` in the sandbox with `stdin` as its standard input.
+    pub(crate) fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args(args)
+            .env_remove("AGENT_MEMORY_DB")
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run agent-memory");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        let output = child.wait_with_output().expect("wait");
+        let root = self.path().display().to_string();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
+        Run {
+            code: output.status.code(),
+            stdout: text(&output.stdout),
+            stderr: text(&output.stderr),
+        }
+    }
+
     /// Runs `agent-memory args...` in the sandbox, with `env` set and no
     /// `AGENT_MEMORY_DB` inherited from the caller.
     pub(crate) fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
@@ -87,4 +117,26 @@ impl std::fmt::Display for Run {
             self.stdout, self.stderr
         )
     }
+}
+
+/// Checks `document` against the committed schema `schemas/<name>.json`, failing with every
+/// violation; returns the document for further checks.
+pub(crate) fn conforms(name: &str, document: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schemas")
+        .join(format!("{name}.json"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("read schema {}: {e}", path.display())),
+    )
+    .expect("schema is JSON");
+    let value: serde_json::Value = serde_json::from_str(document)
+        .unwrap_or_else(|e| panic!("output is not JSON ({e}):\n{document}"));
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}\n{document}");
+    value
 }

@@ -45,6 +45,10 @@ fn record_flaky_fixes(sandbox: &Sandbox) {
 
 /// The rows of the episode table, as `stats` counts them.
 fn stored_episodes(sandbox: &Sandbox) -> u64 {
+    // A command that failed before its first write leaves no database at all.
+    if !sandbox.path().join("agent-memory.db").exists() {
+        return 0;
+    }
     let stats = sandbox.run(&["--json", "stats"], &[]);
     let json: serde_json::Value = serde_json::from_str(&stats.stdout).expect("json");
     json["tables"]
@@ -612,10 +616,8 @@ fn the_first_record_stores_threshold_cap_and_initial_confidence() {
 fn a_partition_stored_with_fields_only_has_the_default_settings() {
     // Databases written before the settings were kept hold only the fields of a partition.
     let sandbox = Sandbox::new();
-    std::fs::create_dir(sandbox.path().join(".agent-memory")).expect("dir");
-    let store =
-        agent_memory_sqlite::SqliteStore::open(sandbox.path().join(".agent-memory/memory.db"))
-            .expect("create");
+    let store = agent_memory_sqlite::SqliteStore::open(sandbox.path().join("agent-memory.db"))
+        .expect("create");
     let key = agent_memory_core::MetaKey::new("trajectory.fields.old").expect("key");
     agent_memory_core::MetaStore::meta_set(&store, &key, "task").expect("fields");
     drop(store);
@@ -652,10 +654,16 @@ fn racing_first_records_with_other_fields_store_one_configuration() {
     // a loser failed after its episodes were in.
     let sandbox = Sandbox::new();
     let binary = env!("CARGO_BIN_EXE_agent-memory");
+    let setup = record_into(
+        &sandbox,
+        "setup",
+        &["problem_topology=a", "affected_layer=b"],
+        &[],
+    );
     assert_eq!(
-        sandbox.run(&["stats"], &[]).code,
+        setup.code,
         Some(0),
-        "create the database before the race"
+        "create the database before the race: {setup}"
     );
     let choices = [
         ("task,env", ["task=deploy", "env=prod"]),
@@ -793,5 +801,30 @@ fn fingerprints_hash_big_integers_as_python_prints_them() {
     insta::assert_snapshot!(
         "infinite_feature",
         sandbox.run(&["trajectory", "fingerprint", r#"{"n": 1e400}"#], &[])
+    );
+}
+
+#[test]
+fn forgetting_a_partition_forgets_its_configuration() {
+    // Every setting is stored with the partition, so `forget` must remove them all: a new
+    // first record into the same name chooses again.
+    let sandbox = Sandbox::new();
+    let fields = ["problem_topology=bug", "affected_layer=api"];
+    let first = record_into(&sandbox, "ops", &fields, &["--threshold", "2"]);
+    assert_eq!(first.code, Some(0), "{first}");
+    sandbox.expect(0, &["forget", "--partition", "ops"]);
+    let again = record_into(
+        &sandbox,
+        "ops",
+        &["task=deploy"],
+        &["--fields", "task", "--threshold", "4"],
+    );
+    assert_eq!(again.code, Some(0), "{again}");
+    let refused = record_into(&sandbox, "ops", &["task=deploy"], &["--threshold", "2"]);
+    assert!(
+        refused
+            .stderr
+            .contains("has cluster_threshold 4, not --threshold 2"),
+        "{refused}"
     );
 }

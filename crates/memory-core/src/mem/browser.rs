@@ -7,9 +7,9 @@ use crate::error::Result;
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
-    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, RunFilter,
+    RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStore,
 };
 use crate::time::Timestamp;
 
@@ -72,6 +72,27 @@ impl ScopeMemory {
                 }
             }
         }
+    }
+
+    /// Drops the trajectory in `slot` and its postings; `false` when the slot was empty.
+    fn remove(&mut self, slot: usize) -> bool {
+        self.unindex(slot);
+        match self.slots.get_mut(slot).map(Option::take) {
+            Some(Some(stored)) => {
+                self.by_id.remove(&stored.trajectory.id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the scope holds nothing at all.
+    fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+            && self.sites.is_empty()
+            && self.runs.is_empty()
+            && self.hints.is_none()
+            && self.suites.is_empty()
     }
 
     fn put(&mut self, trajectory: &Trajectory, tokens: &[String]) {
@@ -253,12 +274,16 @@ impl TrajectoryStore for InMemoryStore {
                 })
                 .collect();
             for &slot in &doomed {
-                m.unindex(slot);
-                if let Some(Some(stored)) = m.slots.get_mut(slot).map(Option::take) {
-                    m.by_id.remove(&stored.trajectory.id);
-                }
+                m.remove(slot);
             }
             doomed.len()
+        }))
+    }
+
+    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
+        Ok(with_scope(self, scope, |m| match m.by_id.get(id) {
+            Some(&slot) => m.remove(slot),
+            None => false,
         }))
     }
 }
@@ -307,6 +332,10 @@ impl RunManifestStore for InMemoryStore {
 
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
         Ok(with_scope(self, scope, |m| m.runs.get(run_id).cloned()))
+    }
+
+    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
+        Ok(with_scope(self, scope, |m| m.runs.remove(run_id).is_some()))
     }
 
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
@@ -377,5 +406,54 @@ impl BrowserStore for InMemoryStore {
             }
         });
         Ok(())
+    }
+
+    fn browser_scopes(&self) -> Result<Vec<Scope>> {
+        let memory = lock(&self.browser);
+        let mut scopes: Vec<Scope> = memory
+            .scopes
+            .iter()
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(scope, _)| scope.clone())
+            .collect();
+        scopes.sort();
+        Ok(scopes)
+    }
+
+    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+        let mut memory = lock(&self.browser);
+        let Some(m) = memory.scopes.get_mut(scope) else {
+            return Ok(Forgotten::default());
+        };
+        let Some((site, origins)) = site else {
+            let forgotten = Forgotten {
+                trajectories: m.by_id.len() as u64,
+                sites: m.sites.len() as u64,
+                runs: m.runs.len() as u64,
+                hints: u64::from(m.hints.is_some()) + m.suites.len() as u64,
+            };
+            memory.scopes.remove(scope);
+            return Ok(forgotten);
+        };
+        let doomed: Vec<usize> = m
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let origin = s.as_ref()?.trajectory.origin.as_ref()?;
+                origins.contains(origin).then_some(i)
+            })
+            .collect();
+        let runs_before = m.runs.len();
+        m.runs.retain(|_, run| run.domain != site);
+        let mut forgotten = Forgotten {
+            sites: u64::from(m.sites.remove(site).is_some()),
+            runs: (runs_before - m.runs.len()) as u64,
+            ..Forgotten::default()
+        };
+        for slot in doomed {
+            forgotten.trajectories += u64::from(m.remove(slot));
+        }
+        Ok(forgotten)
     }
 }

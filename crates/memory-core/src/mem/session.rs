@@ -35,4 +35,10 @@ impl SessionStore for InMemoryStore {
             })
             .collect())
     }
+
+    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+        Ok(lock(&self.sessions)
+            .remove(session)
+            .map_or(0, |log| log.len() as u64))
+    }
 }

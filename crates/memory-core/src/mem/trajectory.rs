@@ -8,7 +8,7 @@ use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Partition};
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    Pattern, PatternStore, Seq, TrajectoryTally, settings_conflict,
+    PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, settings_conflict,
 };
 use crate::time::Timestamp;
 
@@ -184,5 +184,34 @@ impl PatternStore for InMemoryStore {
             .get(partition)
             .and_then(|p| p.groups.get(&fingerprint.key()))
             .cloned())
+    }
+
+    fn partitions(&self) -> Result<Vec<PartitionSummary>> {
+        let state = lock(&self.trajectory);
+        let mut found: Vec<PartitionSummary> = state
+            .partitions
+            .iter()
+            .filter(|(_, p)| !p.episodes.is_empty() || !p.groups.is_empty())
+            .map(|(partition, p)| {
+                let patterns = p.groups.values().filter(|g| g.pattern.is_some()).count() as u64;
+                PartitionSummary {
+                    partition: partition.clone(),
+                    episodes: p.episodes.len() as u64,
+                    patterns,
+                    pending_groups: p.groups.len() as u64 - patterns,
+                    watermark: p.watermark,
+                }
+            })
+            .collect();
+        found.sort_by(|a, b| a.partition.cmp(&b.partition));
+        Ok(found)
+    }
+
+    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+        let mut state = lock(&self.trajectory);
+        Ok(state
+            .partitions
+            .remove(partition)
+            .map_or(0, |p| p.episodes.len() as u64))
     }
 }

@@ -119,6 +119,10 @@ pub trait TrajectoryStore: Send + Sync {
 
     /// Removes trajectories recorded before `cutoff` (undated ones stay); returns how many.
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
+
+    /// Deletes the trajectory `id` of `scope` and its index entries; `false` when there was
+    /// none.
+    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
 }
 
 /// The four kinds of app knowledge.
@@ -468,6 +472,9 @@ pub trait RunManifestStore: Send + Sync {
 
     /// Manifests passing `filter`, newest `updated_at` first (ties: run id), cut to the limit.
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
+
+    /// Deletes the manifest of `run_id`; `false` when there was none.
+    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;
 }
 
 /// A suite result summary, kept as the JSON text it was written with.
@@ -512,4 +519,26 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// Records the trajectory, the site observation and the manifest of one run, all or
     /// nothing.
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
+
+    /// Every scope that holds browser memory of any kind, ordered by name.
+    fn browser_scopes(&self) -> Result<Vec<Scope>>;
+
+    /// Deletes, in one atomic call, the browser memory of `scope`: all of it when `site` is
+    /// `None`; otherwise the site memory of `site` (facts, sessions, selectors), the
+    /// trajectories whose origin is one of `origins` (the caller knows which origins make
+    /// up the site) and the runs filed under `site` as their domain.
+    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten>;
+}
+
+/// What a forget call deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    /// Trajectories deleted.
+    pub trajectories: u64,
+    /// Site memories deleted (each with its facts, sessions and selectors).
+    pub sites: u64,
+    /// Run manifests deleted.
+    pub runs: u64,
+    /// Hint texts and suite summaries deleted.
+    pub hints: u64,
 }

@@ -69,6 +69,10 @@ pub trait SessionStore: Send + Sync {
 
     /// Every session with at least one event, ordered by id (byte order).
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
+
+    /// Deletes `session`'s whole log in one atomic call; returns how many events it held
+    /// (0 when there was no such session).
+    fn session_forget(&self, session: &SessionId) -> Result<u64>;
 }
 
 /// The error every store returns when a session is missing, worded the same everywhere.

@@ -28,16 +28,16 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::names::{MetaKey, Partition, Scope, SessionId};
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
-    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, RunFilter,
+    RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStore,
 };
 use crate::store::meta::MetaStore;
 use crate::store::session::{SessionEvent, SessionStore, SessionSummary};
-use crate::store::tool_log::{ToolLog, ToolLogStore};
+use crate::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
 use crate::store::trajectory::{
-    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
-    Seq,
+    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
+    Pattern, PatternStore, Seq,
 };
 use crate::time::Timestamp;
 
@@ -76,12 +76,15 @@ shared_store!(MetaStore {
 shared_store!(ToolLogStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()>;
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
+    fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
+    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64>;
 });
 
 shared_store!(SessionStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
+    fn session_forget(&self, session: &SessionId) -> Result<u64>;
 });
 
 shared_store!(EpisodeStore {
@@ -96,6 +99,8 @@ shared_store!(PatternStore {
     fn watermark(&self, partition: &Partition) -> Result<Seq>;
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>>;
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
+    fn partitions(&self) -> Result<Vec<PartitionSummary>>;
+    fn forget_partition(&self, partition: &Partition) -> Result<u64>;
 });
 
 shared_store!(TrajectoryStore {
@@ -104,6 +109,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
+    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
 });
 
 shared_store!(SiteMemoryStore {
@@ -117,6 +123,7 @@ shared_store!(RunManifestStore {
     fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
+    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;
 });
 
 shared_store!(HintStore {
@@ -128,4 +135,6 @@ shared_store!(HintStore {
 
 shared_store!(BrowserStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
+    fn browser_scopes(&self) -> Result<Vec<Scope>>;
+    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten>;
 });

@@ -112,4 +112,19 @@ pub trait ToolLogStore: Send + Sync {
 
     /// Every log of `session`, in the order they were appended.
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
+
+    /// Every session that holds tool logs, by session id, with its number of logs.
+    fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
+
+    /// Deletes every log of `session` in one atomic call; returns how many there were.
+    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64>;
+}
+
+/// One session's tool logs, as [`ToolLogStore::tool_log_sessions`] lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolLogSessionSummary {
+    /// The session.
+    pub session: SessionId,
+    /// How many tool logs it holds.
+    pub logs: u64,
 }

@@ -379,4 +379,26 @@ pub trait PatternStore: EpisodeStore {
 
     /// The stored state of one group, patterns and pending groups alike.
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
+
+    /// Every partition that holds episodes or groups, ordered by name, with its counts.
+    fn partitions(&self) -> Result<Vec<PartitionSummary>>;
+
+    /// Deletes everything of `partition` (episodes, groups, patterns, watermark) in one
+    /// atomic call; returns how many episodes it held. Other partitions are untouched.
+    fn forget_partition(&self, partition: &Partition) -> Result<u64>;
+}
+
+/// What a partition holds, as [`PatternStore::partitions`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionSummary {
+    /// The partition.
+    pub partition: Partition,
+    /// Episodes stored (pruned ones are gone).
+    pub episodes: u64,
+    /// Groups that are patterns (at or above the threshold when last crystallized).
+    pub patterns: u64,
+    /// Groups still below the threshold.
+    pub pending_groups: u64,
+    /// The sequence number of the last episode crystallize observed.
+    pub watermark: Seq,
 }

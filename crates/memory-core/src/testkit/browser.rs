@@ -68,7 +68,155 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             name: "record run stores every part",
             run: record_run_stores_every_part,
         },
+        Case {
+            name: "forget one trajectory or one run",
+            run: forget_one_trajectory_or_run,
+        },
+        Case {
+            name: "scopes with memory are listed",
+            run: scopes_with_memory_are_listed,
+        },
+        Case {
+            name: "forget a whole scope",
+            run: forget_a_whole_scope,
+        },
+        Case {
+            name: "forget one site of a scope",
+            run: forget_one_site,
+        },
     ]
+}
+
+fn forget_one_trajectory_or_run<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("t1", "buy a watch", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("t2", "buy a phone", "https://a.test", true, 2),
+    )?;
+    ensure!(store.trajectory_forget(&s, "t1")?, "t1 was stored");
+    ensure!(!store.trajectory_forget(&s, "t1")?, "t1 is already gone");
+    ensure_eq!(store.trajectory_get(&s, "t1")?, None);
+    // The index forgets it too: only t2 still matches "buy".
+    let ids: Vec<String> = found(store, &s, &query("buy"))?
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    ensure_eq!(ids, vec!["t2".to_owned()]);
+    store.run_put(&s, &manifest("r1", "u1", "a.test", RunStatus::Completed))?;
+    ensure!(store.run_forget(&s, "r1")?, "r1 was stored");
+    ensure!(!store.run_forget(&s, "r1")?, "r1 is already gone");
+    ensure_eq!(store.run_get(&s, "r1")?, None);
+    Ok(())
+}
+
+fn scopes_with_memory_are_listed<S: BrowserStore>(store: &S) -> CaseResult {
+    ensure_eq!(store.browser_scopes()?, Vec::new());
+    put(
+        store,
+        &scope("b"),
+        &trajectory("t", "g", "https://a.test", true, 1),
+    )?;
+    store.hints_put(&scope("a"), "h", "t")?;
+    // Reading a scope does not create it.
+    ensure_eq!(store.trajectory_get(&scope("c"), "t")?, None);
+    ensure_eq!(store.browser_scopes()?, vec![scope("a"), scope("b")]);
+    Ok(())
+}
+
+fn forget_a_whole_scope<S: BrowserStore>(store: &S) -> CaseResult {
+    let (a, b) = (scope("a"), scope("b"));
+    for s in [&a, &b] {
+        put(
+            store,
+            s,
+            &trajectory("t", "alpha", "https://a.test", true, 1),
+        )?;
+        store.site_put(s, &site("a.test"))?;
+        store.run_put(s, &manifest("r1", "u1", "a.test", RunStatus::Completed))?;
+        store.hints_put(s, "h", "t")?;
+    }
+    let forgotten = store.forget_browser(&a, None)?;
+    ensure_eq!(
+        (
+            forgotten.trajectories,
+            forgotten.sites,
+            forgotten.runs,
+            forgotten.hints
+        ),
+        (1, 1, 1, 1)
+    );
+    ensure_eq!(store.trajectory_get(&a, "t")?, None);
+    ensure!(
+        found(store, &a, &query("alpha"))?.is_empty(),
+        "index keeps a forgotten goal"
+    );
+    ensure!(store.site_list(&a)?.is_empty(), "site kept");
+    ensure_eq!(store.run_get(&a, "r1")?, None);
+    ensure_eq!(store.hints_get(&a)?, None);
+    ensure_eq!(store.browser_scopes()?, vec![b.clone()]);
+    ensure!(
+        store.trajectory_get(&b, "t")?.is_some(),
+        "another scope lost its memory"
+    );
+    ensure_eq!(found(store, &b, &query("alpha"))?.len(), 1);
+    Ok(())
+}
+
+fn forget_one_site<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    put(
+        store,
+        &s,
+        &trajectory("a1", "alpha", "https://a.test", true, 1),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("a2", "alpha two", "https://a.test:8443", true, 2),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("b1", "alpha", "https://b.test", true, 3),
+    )?;
+    store.site_put(&s, &site("a.test"))?;
+    store.site_put(&s, &site("b.test"))?;
+    store.run_put(&s, &manifest("ra", "u1", "a.test", RunStatus::Completed))?;
+    store.run_put(&s, &manifest("rb", "u2", "b.test", RunStatus::Completed))?;
+    store.hints_put(&s, "h", "t")?;
+    let origins = [
+        "https://a.test".to_owned(),
+        "https://a.test:8443".to_owned(),
+    ];
+    let forgotten = store.forget_browser(&s, Some(("a.test", &origins)))?;
+    ensure_eq!(
+        (
+            forgotten.trajectories,
+            forgotten.sites,
+            forgotten.runs,
+            forgotten.hints
+        ),
+        (2, 1, 1, 0)
+    );
+    let ids: Vec<String> = found(store, &s, &query("alpha"))?
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    ensure_eq!(ids, vec!["b1".to_owned()]);
+    ensure_eq!(store.site_list(&s)?, vec!["b.test".to_owned()]);
+    ensure_eq!(store.run_get(&s, "ra")?, None);
+    ensure!(
+        store.run_get(&s, "rb")?.is_some(),
+        "another site's run was forgotten"
+    );
+    ensure_eq!(store.hints_get(&s)?.map(|h| h.0), Some("h".to_owned()));
+    Ok(())
 }
 
 fn scope(name: &str) -> Scope {

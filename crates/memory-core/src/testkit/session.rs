@@ -39,7 +39,38 @@ pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
             name: "payloads keep any text",
             run: payloads_keep_any_text,
         },
+        Case {
+            name: "forget deletes one session's log only",
+            run: forget_deletes_one_session_only,
+        },
     ]
+}
+
+fn forget_deletes_one_session_only<S: SessionStore>(store: &S) -> CaseResult {
+    store.session_append(&session("keep"), &[event("user_message", "{}")])?;
+    store.session_append(
+        &session("drop"),
+        &[event("user_message", "{}"), event("assistant_turn", "{}")],
+    )?;
+    ensure_eq!(store.session_forget(&session("drop"))?, 2);
+    ensure!(
+        matches!(store.session_load(&session("drop")), Err(e) if e.is_not_found()),
+        "a forgotten session must be not found"
+    );
+    ensure_eq!(store.session_load(&session("keep"))?.len(), 1);
+    ensure_eq!(store.session_forget(&session("drop"))?, 0);
+    let ids: Vec<String> = store
+        .session_list()?
+        .into_iter()
+        .map(|s| s.id.as_str().to_owned())
+        .collect();
+    ensure_eq!(ids, vec!["keep".to_owned()]);
+    // Appending after a forget starts a new log.
+    ensure_eq!(
+        store.session_append(&session("drop"), &[event("user_message", "{}")])?,
+        1
+    );
+    Ok(())
 }
 
 fn session(name: &str) -> SessionId {

@@ -36,7 +36,49 @@ pub fn cases<S: ToolLogStore>() -> Vec<Case<S>> {
             name: "invalid log is rejected and not stored",
             run: invalid_log_is_rejected,
         },
+        Case {
+            name: "sessions list by id with their counts",
+            run: sessions_list_with_counts,
+        },
+        Case {
+            name: "forget deletes one session's logs only",
+            run: forget_deletes_one_session_only,
+        },
     ]
+}
+
+fn sessions_list_with_counts<S: ToolLogStore>(store: &S) -> CaseResult {
+    ensure_eq!(store.tool_log_sessions()?, Vec::new());
+    for (name, at) in [("b", 1), ("a", 2), ("b", 3)] {
+        store.append_tool_log(&sample_log(name, "tap", at))?;
+    }
+    let listed: Vec<(String, u64)> = store
+        .tool_log_sessions()?
+        .into_iter()
+        .map(|s| (s.session.as_str().to_owned(), s.logs))
+        .collect();
+    ensure_eq!(listed, vec![("a".to_owned(), 1), ("b".to_owned(), 2)]);
+    Ok(())
+}
+
+fn forget_deletes_one_session_only<S: ToolLogStore>(store: &S) -> CaseResult {
+    for (name, at) in [("keep", 1), ("drop", 2), ("drop", 3)] {
+        store.append_tool_log(&sample_log(name, "tap", at))?;
+    }
+    ensure_eq!(store.forget_tool_logs(&session("drop"))?, 2);
+    ensure_eq!(store.list_tool_logs(&session("drop"))?, Vec::new());
+    ensure_eq!(store.list_tool_logs(&session("keep"))?.len(), 1);
+    ensure_eq!(store.forget_tool_logs(&session("drop"))?, 0);
+    let names: Vec<String> = store
+        .tool_log_sessions()?
+        .into_iter()
+        .map(|s| s.session.as_str().to_owned())
+        .collect();
+    ensure_eq!(names, vec!["keep".to_owned()]);
+    // A forgotten session can be written again from scratch.
+    store.append_tool_log(&sample_log("drop", "again", 4))?;
+    ensure_eq!(store.list_tool_logs(&session("drop"))?.len(), 1);
+    Ok(())
 }
 
 fn session(name: &str) -> SessionId {

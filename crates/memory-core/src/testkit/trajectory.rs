@@ -66,7 +66,90 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             name: "racing first writers with other settings store one of them",
             run: racing_first_writers,
         },
+        Case {
+            name: "partitions list with their counts",
+            run: partitions_list_with_counts,
+        },
+        Case {
+            name: "forget deletes one partition only",
+            run: forget_deletes_one_partition_only,
+        },
     ]
+}
+
+/// [`counting_step`], except that a group becomes a pattern only from two episodes on, so
+/// the cases can tell patterns from groups still below a threshold.
+fn step_with_threshold_two(input: &CrystallizeInput) -> Result<CrystallizeOutput> {
+    let mut output = counting_step(input)?;
+    for group in &mut output.groups {
+        if group.episode_count < 2 {
+            group.pattern = None;
+        }
+    }
+    output.reinforced.retain(|fp| {
+        output
+            .groups
+            .iter()
+            .any(|g| &g.fingerprint == fp && g.pattern.is_some())
+    });
+    Ok(output)
+}
+
+fn partitions_list_with_counts<S: PatternStore>(store: &S) -> CaseResult {
+    ensure_eq!(store.partitions()?, Vec::new());
+    store.append_episodes(&[
+        episode("p", &[("f", "1")], &["x"], 1),
+        episode("p", &[("f", "1")], &["x"], 2),
+        episode("p", &[("f", "2")], &["y"], 3),
+        episode("q", &[("f", "1")], &["x"], 4),
+    ])?;
+    store.crystallize_with(&partition("p"), &step_with_threshold_two)?;
+    let listed: Vec<(String, u64, u64, u64, bool)> = store
+        .partitions()?
+        .into_iter()
+        .map(|s| {
+            let at_end = s.watermark > 0;
+            (
+                s.partition.as_str().to_owned(),
+                s.episodes,
+                s.patterns,
+                s.pending_groups,
+                at_end,
+            )
+        })
+        .collect();
+    ensure_eq!(
+        listed,
+        vec![
+            ("p".to_owned(), 3, 1, 1, true),
+            ("q".to_owned(), 1, 0, 0, false)
+        ]
+    );
+    Ok(())
+}
+
+fn forget_deletes_one_partition_only<S: PatternStore>(store: &S) -> CaseResult {
+    for t in 0..3 {
+        store.append_episodes(&[
+            episode("keep", &[("f", "1")], &["x"], t),
+            episode("drop", &[("f", "1")], &["x"], t),
+        ])?;
+    }
+    store.crystallize_with(&partition("keep"), &counting_step)?;
+    store.crystallize_with(&partition("drop"), &counting_step)?;
+    ensure_eq!(store.forget_partition(&partition("drop"))?, 3);
+    let drop = partition("drop");
+    ensure_eq!(store.episodes_after(&drop, 0, 10)?, Vec::new());
+    ensure_eq!(store.watermark(&drop)?, 0);
+    ensure_eq!(store.patterns(&drop, &Fingerprint::default())?, Vec::new());
+    ensure_eq!(store.group(&drop, &fingerprint(&[("f", "1")]))?, None);
+    ensure_eq!(evidence(store, "keep", &[("f", "1")])?, 3);
+    ensure_eq!(store.forget_partition(&drop)?, 0);
+    // A forgotten partition starts again from nothing: new episodes count from zero.
+    store.append_episodes(&[episode("drop", &[("f", "1")], &["x"], 9)])?;
+    store.crystallize_with(&drop, &counting_step)?;
+    ensure_eq!(evidence(store, "drop", &[("f", "1")])?, 1);
+    Ok(())
 }
 
 fn partition(name: &str) -> Partition {

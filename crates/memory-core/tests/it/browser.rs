@@ -2,9 +2,9 @@
 //! the suite must catch.
 
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
-    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, RunFilter,
+    RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStore,
 };
 use agent_memory_core::testkit::{browser, run};
 use agent_memory_core::{InMemoryStore, Result, Scope, Timestamp};
@@ -22,6 +22,8 @@ enum Defect {
     ForgetsSessions,
     ListsOldestFirst,
     LeaksScopes,
+    /// Forgetting one site forgets the whole scope.
+    ForgetsTheWholeScope,
 }
 
 /// The in-memory store with one seeded defect.
@@ -64,6 +66,9 @@ impl TrajectoryStore for Broken {
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
         self.inner.trajectory_prune(&self.scope(scope), cutoff)
     }
+    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
+        self.inner.trajectory_forget(&self.scope(scope), id)
+    }
 }
 
 impl SiteMemoryStore for Broken {
@@ -99,6 +104,9 @@ impl RunManifestStore for Broken {
         }
         Ok(runs)
     }
+    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
+        self.inner.run_forget(&self.scope(scope), run_id)
+    }
 }
 
 impl HintStore for Broken {
@@ -120,6 +128,13 @@ impl BrowserStore for Broken {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         self.inner.record_run(&self.scope(scope), run)
     }
+    fn browser_scopes(&self) -> Result<Vec<Scope>> {
+        self.inner.browser_scopes()
+    }
+    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+        let site = site.filter(|_| self.defect != Defect::ForgetsTheWholeScope);
+        self.inner.forget_browser(&self.scope(scope), site)
+    }
 }
 
 #[test]
@@ -129,6 +144,7 @@ fn the_suite_catches_broken_stores() {
         (Defect::ForgetsSessions, "site observations apply the rules"),
         (Defect::ListsOldestFirst, "run manifests list newest first"),
         (Defect::LeaksScopes, "scopes are isolated"),
+        (Defect::ForgetsTheWholeScope, "forget one site of a scope"),
     ];
     for (defect, case) in table {
         let report = run(browser::SUITE, &browser::cases(), || Broken {

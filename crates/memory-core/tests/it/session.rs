@@ -30,6 +30,8 @@ enum Defect {
     HalfWritesBatches,
     /// Lists sessions in the order they were created.
     ListsInCreationOrder,
+    /// Forgets every session when asked to forget one.
+    ForgetsEverySession,
 }
 
 impl Broken {
@@ -90,6 +92,17 @@ impl SessionStore for Broken {
         }
         Ok(listed)
     }
+
+    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+        let mut logs = self.logs();
+        let count = logs.get(session.as_str()).map_or(0, |log| log.len() as u64);
+        if self.defect == Defect::ForgetsEverySession {
+            logs.clear();
+        } else {
+            logs.remove(session.as_str());
+        }
+        Ok(count)
+    }
 }
 
 #[test]
@@ -98,6 +111,10 @@ fn the_suite_catches_broken_stores() {
         (Defect::PrependsBatches, "events load in append order"),
         (Defect::HalfWritesBatches, "invalid event writes nothing"),
         (Defect::ListsInCreationOrder, "list in id order with counts"),
+        (
+            Defect::ForgetsEverySession,
+            "forget deletes one session's log only",
+        ),
     ];
     for (defect, case) in table {
         let report = run(session::SUITE, &session::cases(), || Broken::with(defect))

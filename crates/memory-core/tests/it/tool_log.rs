@@ -1,9 +1,10 @@
 //! The `ToolLogStore` contract, against the in-memory store and against broken stores that
 //! the suite must catch.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
+use agent_memory_core::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
 use agent_memory_core::testkit::{run, tool_log};
 use agent_memory_core::{InMemoryStore, Result, SessionId};
 
@@ -24,6 +25,8 @@ enum Defect {
     DropsSnapshots,
     /// Stores a log before checking it.
     StoresInvalidLogs,
+    /// Reports a forget but keeps the logs.
+    KeepsForgottenLogs,
 }
 
 struct Broken {
@@ -70,6 +73,24 @@ impl ToolLogStore for Broken {
         }
         Ok(listed)
     }
+    fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
+        let mut counts: BTreeMap<SessionId, u64> = BTreeMap::new();
+        for log in self.logs().iter() {
+            *counts.entry(log.session.clone()).or_default() += 1;
+        }
+        Ok(counts
+            .into_iter()
+            .map(|(session, logs)| ToolLogSessionSummary { session, logs })
+            .collect())
+    }
+    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
+        let mut logs = self.logs();
+        let count = logs.iter().filter(|log| &log.session == session).count() as u64;
+        if self.defect != Defect::KeepsForgottenLogs {
+            logs.retain(|log| &log.session != session);
+        }
+        Ok(count)
+    }
 }
 
 #[test]
@@ -81,6 +102,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::StoresInvalidLogs,
             "invalid log is rejected and not stored",
+        ),
+        (
+            Defect::KeepsForgottenLogs,
+            "forget deletes one session's logs only",
         ),
     ];
     for (defect, case) in table {

@@ -2,8 +2,8 @@
 //! that the suite must catch.
 
 use agent_memory_core::store::trajectory::{
-    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
-    Seq,
+    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
+    Pattern, PatternStore, Seq,
 };
 use agent_memory_core::testkit::{run, trajectory};
 use agent_memory_core::{InMemoryStore, MetaKey, Partition, Result, Timestamp};
@@ -31,6 +31,8 @@ enum Defect {
     PartialFilterOnly,
     /// Appends the episodes before it checks the settings.
     WritesBeforeSettling,
+    /// Forget reports the episodes but deletes nothing.
+    ForgetDeletesNothing,
 }
 
 impl EpisodeStore for Broken {
@@ -123,13 +125,22 @@ impl PatternStore for Broken {
                 let first = Fingerprint::new(filter.pairs().iter().take(1).cloned())?;
                 self.inner.patterns(partition, &first)
             }
-            Defect::KeepsWatermark | Defect::WritesBeforeSettling => {
-                self.inner.patterns(partition, filter)
-            }
+            Defect::KeepsWatermark
+            | Defect::WritesBeforeSettling
+            | Defect::ForgetDeletesNothing => self.inner.patterns(partition, filter),
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
         self.inner.group(partition, fingerprint)
+    }
+    fn partitions(&self) -> Result<Vec<PartitionSummary>> {
+        self.inner.partitions()
+    }
+    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+        if self.defect == Defect::ForgetDeletesNothing {
+            return Ok(self.inner.episodes_after(partition, 0, usize::MAX)?.len() as u64);
+        }
+        self.inner.forget_partition(partition)
     }
 }
 
@@ -152,6 +163,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::WritesBeforeSettling,
             "racing first writers with other settings store one of them",
+        ),
+        (
+            Defect::ForgetDeletesNothing,
+            "forget deletes one partition only",
         ),
     ];
     for (defect, case) in table {

@@ -2,6 +2,7 @@
 //! opening files that are not what they should be.
 
 mod contract;
+mod forget;
 mod open;
 mod stats;
 mod token_index;

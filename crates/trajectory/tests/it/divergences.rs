@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_memory_core::store::trajectory::{
-    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, Pattern, PatternStore,
-    Seq,
+    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
+    Pattern, PatternStore, Seq,
 };
 use agent_memory_core::{
     InMemoryStore, MILLIS_PER_DAY, ManualClock, MetaKey, Partition, Result, Timestamp,
@@ -247,6 +247,12 @@ impl<S: PatternStore> PatternStore for Counting<S> {
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
         self.inner.group(partition, fingerprint)
+    }
+    fn partitions(&self) -> Result<Vec<PartitionSummary>> {
+        self.inner.partitions()
+    }
+    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+        self.inner.forget_partition(partition)
     }
 }
 

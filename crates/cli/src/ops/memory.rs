@@ -1,0 +1,311 @@
+//! `memory_list` and `memory_forget`: what the database holds, and forgetting a part of it.
+
+use agent_memory_browser::site_key;
+use agent_memory_core::store::browser::{BrowserStore, SiteMemoryStore, TrajectoryStore};
+use agent_memory_core::{
+    MetaKey, MetaStore, Partition, PatternStore, Scope, SessionId, SessionStore, ToolLogStore,
+};
+use anyhow::{Context, Result};
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+
+use crate::ops::{Env, Failure, output, pair};
+
+/// Everything the database holds, by memory.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct MemoryList {
+    /// Procedural-memory partitions, by name.
+    pub(crate) partitions: Vec<PartitionEntry>,
+    /// Coding-agent sessions (turn memory), by id.
+    pub(crate) turn_sessions: Vec<TurnSessionEntry>,
+    /// Sessions of recorded tool calls, by id.
+    pub(crate) tool_log_sessions: Vec<ToolLogSessionEntry>,
+    /// Browser-memory scopes, by name.
+    pub(crate) browser_scopes: Vec<BrowserScopeEntry>,
+}
+
+/// One procedural-memory partition.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct PartitionEntry {
+    /// The partition's name.
+    pub(crate) partition: String,
+    /// Its fingerprint fields, fixed by its first record (empty when unknown).
+    pub(crate) fields: Vec<String>,
+    /// Episodes stored.
+    pub(crate) episodes: u64,
+    /// Patterns (groups at or above the threshold).
+    pub(crate) patterns: u64,
+    /// Groups still below the threshold.
+    pub(crate) pending_groups: u64,
+}
+
+/// One coding-agent session.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TurnSessionEntry {
+    /// The session id.
+    pub(crate) session: String,
+    /// Events in its log.
+    pub(crate) events: u64,
+}
+
+/// One session of recorded tool calls.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ToolLogSessionEntry {
+    /// The session id.
+    pub(crate) session: String,
+    /// Tool logs stored.
+    pub(crate) logs: u64,
+}
+
+/// One browser-memory scope.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct BrowserScopeEntry {
+    /// The scope's name.
+    pub(crate) scope: String,
+    /// The sites it holds memory of, by key.
+    pub(crate) sites: Vec<String>,
+    /// Trajectories stored.
+    pub(crate) trajectories: u64,
+}
+
+/// The settings of a partition's configuration, each stored under
+/// `trajectory.<setting>.<partition>` with its first episodes.
+pub(crate) const PARTITION_SETTINGS: [&str; 4] = [
+    "fields",
+    "cluster_threshold",
+    "evidence_cap",
+    "initial_confidence",
+];
+
+/// The `meta` key holding one setting of a partition's configuration.
+pub(crate) fn setting_key(partition: &Partition, setting: &str) -> Result<MetaKey> {
+    Ok(MetaKey::new(format!(
+        "trajectory.{setting}.{}",
+        partition.as_str()
+    ))?)
+}
+
+/// The `meta` key holding a partition's fingerprint fields.
+pub(crate) fn fields_key(partition: &Partition) -> Result<MetaKey> {
+    setting_key(partition, "fields")
+}
+
+/// Lists every partition, session and scope with its counts.
+pub(crate) fn list(env: &Env<'_>) -> Result<MemoryList> {
+    let store = env.store;
+    let mut partitions = Vec::new();
+    for summary in store.partitions()? {
+        let fields = store
+            .meta_get(&fields_key(&summary.partition)?)?
+            .map(|f| f.split(',').map(str::to_owned).collect())
+            .unwrap_or_default();
+        partitions.push(PartitionEntry {
+            partition: summary.partition.as_str().to_owned(),
+            fields,
+            episodes: summary.episodes,
+            patterns: summary.patterns,
+            pending_groups: summary.pending_groups,
+        });
+    }
+    let turn_sessions = store
+        .session_list()?
+        .into_iter()
+        .map(|s| TurnSessionEntry {
+            session: s.id.as_str().to_owned(),
+            events: s.events,
+        })
+        .collect();
+    let tool_log_sessions = store
+        .tool_log_sessions()?
+        .into_iter()
+        .map(|s| ToolLogSessionEntry {
+            session: s.session.as_str().to_owned(),
+            logs: s.logs,
+        })
+        .collect();
+    let mut browser_scopes = Vec::new();
+    for scope in store.browser_scopes()? {
+        browser_scopes.push(BrowserScopeEntry {
+            sites: store.site_list(&scope)?,
+            trajectories: store.trajectory_list(&scope)?.len() as u64,
+            scope: scope.as_str().to_owned(),
+        });
+    }
+    Ok(MemoryList {
+        partitions,
+        turn_sessions,
+        tool_log_sessions,
+        browser_scopes,
+    })
+}
+
+/// What to forget: exactly one of `partition`, `session`, `scope`, `run`, `trajectory`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ForgetInput {
+    /// A procedural-memory partition: its episodes, patterns and settings.
+    #[serde(default)]
+    pub(crate) partition: Option<String>,
+    /// A session: its turn-memory events and its recorded tool calls.
+    #[serde(default)]
+    pub(crate) session: Option<String>,
+    /// A browser-memory scope, whole, or only `site` of it.
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+    /// With `scope`: only this site (a site key such as `shop.example.com` or a URL on it).
+    #[serde(default)]
+    pub(crate) site: Option<String>,
+    /// A browser run's manifest (in `in_scope`, default `shared`).
+    #[serde(default)]
+    pub(crate) run: Option<String>,
+    /// A browser trajectory by id (in `in_scope`, default `shared`).
+    #[serde(default)]
+    pub(crate) trajectory: Option<String>,
+    /// The scope `run` and `trajectory` are looked up in; `shared` when absent.
+    #[serde(default)]
+    pub(crate) in_scope: Option<String>,
+}
+
+/// What a forget deleted.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub(crate) struct ForgetOutput {
+    /// What was named, as `kind:name` (`partition:team-a`, `scope:shared/site:shop.test`).
+    pub(crate) target: String,
+    /// Episodes deleted.
+    pub(crate) episodes: u64,
+    /// Turn-memory events deleted.
+    pub(crate) events: u64,
+    /// Tool logs deleted.
+    pub(crate) tool_logs: u64,
+    /// Browser trajectories deleted.
+    pub(crate) trajectories: u64,
+    /// Browser site memories deleted.
+    pub(crate) sites: u64,
+    /// Run manifests deleted.
+    pub(crate) runs: u64,
+    /// Hint texts and suite summaries deleted.
+    pub(crate) hints: u64,
+}
+
+/// Forgets what `input` names. Each part is one store transaction, and the deleted text is
+/// erased from the file (see `SqliteStore`'s forget calls).
+pub(crate) fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
+    let named = [
+        input.partition.is_some(),
+        input.session.is_some(),
+        input.scope.is_some(),
+        input.run.is_some(),
+        input.trajectory.is_some(),
+    ]
+    .into_iter()
+    .filter(|n| *n)
+    .count();
+    if named != 1 {
+        return Err(Failure::invalid(
+            "target",
+            format!("name exactly one of partition, session, scope, run or trajectory to forget (got {named})"),
+        )
+        .into());
+    }
+    if input.site.is_some() && input.scope.is_none() {
+        return Err(Failure::invalid(
+            "site",
+            "a site is forgotten within a scope: name the scope too",
+        )
+        .into());
+    }
+    if input.in_scope.is_some() && input.run.is_none() && input.trajectory.is_none() {
+        return Err(
+            Failure::invalid("in_scope", "in_scope applies to run and trajectory only").into(),
+        );
+    }
+    let store = env.store;
+    let in_scope = || -> Result<Scope> {
+        Ok(match &input.in_scope {
+            Some(name) => Scope::new(name.as_str())?,
+            None => Scope::shared(),
+        })
+    };
+    if let Some(name) = &input.partition {
+        let partition = Partition::new(name.as_str())?;
+        let episodes = store.forget_partition(&partition)?;
+        for setting in PARTITION_SETTINGS {
+            store.meta_delete(&setting_key(&partition, setting)?)?;
+        }
+        return Ok(ForgetOutput {
+            target: format!("partition:{name}"),
+            episodes,
+            ..ForgetOutput::default()
+        });
+    }
+    if let Some(name) = &input.session {
+        let session = SessionId::new(name.as_str())?;
+        return Ok(ForgetOutput {
+            target: format!("session:{name}"),
+            events: store.session_forget(&session)?,
+            tool_logs: store.forget_tool_logs(&session)?,
+            ..ForgetOutput::default()
+        });
+    }
+    if let Some(id) = &input.run {
+        let scope = in_scope()?;
+        let found =
+            agent_memory_core::store::browser::RunManifestStore::run_forget(store, &scope, id)?;
+        return Ok(ForgetOutput {
+            target: format!("run:{id}"),
+            runs: u64::from(found),
+            ..ForgetOutput::default()
+        });
+    }
+    if let Some(id) = &input.trajectory {
+        let scope = in_scope()?;
+        return Ok(ForgetOutput {
+            target: format!("trajectory:{id}"),
+            trajectories: u64::from(store.trajectory_forget(&scope, id)?),
+            ..ForgetOutput::default()
+        });
+    }
+    let name = input.scope.as_deref().context("a scope is named")?;
+    let scope = Scope::new(name)?;
+    let (target, forgotten) = match &input.site {
+        None => (format!("scope:{name}"), store.forget_browser(&scope, None)?),
+        Some(site) => {
+            // A URL names its site; a bare key is taken as it is.
+            let key = if site.contains("://") {
+                site_key(site)
+            } else {
+                site.clone()
+            };
+            let mut origins: Vec<String> = store
+                .trajectory_list(&scope)?
+                .into_iter()
+                .filter_map(|t| t.origin)
+                .filter(|origin| site_key(origin) == key)
+                .collect();
+            origins.sort();
+            origins.dedup();
+            (
+                format!("scope:{name}/site:{key}"),
+                store.forget_browser(&scope, Some((&key, &origins)))?,
+            )
+        }
+    };
+    Ok(ForgetOutput {
+        target,
+        trajectories: forgotten.trajectories,
+        sites: forgotten.sites,
+        runs: forgotten.runs,
+        hints: forgotten.hints,
+        ..ForgetOutput::default()
+    })
+}
+
+/// The schemas of this module's operations.
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = vec![output::<MemoryList>("memory_list.output")];
+    all.extend(pair::<ForgetInput, ForgetOutput>(
+        "memory_forget.input",
+        "memory_forget.output",
+    ));
+    all
+}

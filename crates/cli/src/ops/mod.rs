@@ -1,0 +1,226 @@
+//! The operations of the JSON contract, shared by the command line and the MCP server.
+//!
+//! Each operation is a function from a typed input to a typed output over an [`Env`]; the
+//! command line builds the input from its flags or a JSON document and prints the output
+//! with `--json`, and the MCP server takes the input as a tool's arguments and returns the
+//! output as its structured result. Every input and output derives its JSON Schema, and the
+//! schemas are committed under `schemas/` ([`schemas`] lists them; a test compares).
+//!
+//! The conventions of the contract, for every type here:
+//!
+//! - keys are `snake_case`;
+//! - times are RFC 3339 strings in UTC with milliseconds (`2026-01-01T00:00:00.000Z`), made
+//!   by [`time`];
+//! - an error is `{"error": {"kind": ..., "message": ..., "input": ...}}` ([`ErrorBody`]);
+//! - counts are unsigned integers, absent values are omitted rather than `null` unless the
+//!   schema says otherwise.
+
+pub(crate) mod memory;
+pub(crate) mod runs;
+
+use agent_memory_core::{Clock, IdSource, Timestamp};
+use agent_memory_sqlite::SqliteStore;
+use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
+use serde::Serialize;
+
+/// What every operation runs with: the store, the clock and the id source.
+// The clock and ids serve the write operations (browser runs, episodes) that build on this.
+#[allow(dead_code)]
+pub(crate) struct Env<'a> {
+    /// The database.
+    pub(crate) store: &'a SqliteStore,
+    /// "Now": the system clock, or a fixed time for reproducible output.
+    pub(crate) clock: Box<dyn Clock>,
+    /// Where new ids come from.
+    pub(crate) ids: Box<dyn IdSource>,
+}
+
+/// A time as the contract writes it: RFC 3339, UTC, milliseconds.
+// Every operation that reports a time uses it; the first of them land after this module.
+#[allow(dead_code)]
+pub(crate) fn time(at: Timestamp) -> String {
+    DateTime::<Utc>::from_timestamp_millis(at.as_millis())
+        .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
+        .unwrap_or_else(|| at.as_millis().to_string())
+}
+
+/// The one JSON object an error becomes, on stderr with `--json` and as an MCP tool error.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ErrorDocument {
+    /// The error.
+    pub(crate) error: ErrorBody,
+}
+
+/// What went wrong.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ErrorBody {
+    /// A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
+    /// `conflict`, `corrupt`, `io`, `database` or `error`.
+    pub(crate) kind: &'static str,
+    /// The message a person reads; the same text the command prints without `--json`.
+    pub(crate) message: String,
+    /// The input the error is about (a file, a field, a name), when one is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) input: Option<String>,
+}
+
+/// An error the command line or an operation raises itself, with its contract kind and the
+/// input it is about.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    /// The contract's `kind`.
+    pub(crate) kind: &'static str,
+    /// The input it is about.
+    pub(crate) input: Option<String>,
+    /// What a person reads.
+    pub(crate) message: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl Failure {
+    /// A `not_found` failure about `input`.
+    pub(crate) fn not_found(input: impl Into<String>, message: impl Into<String>) -> Self {
+        Failure {
+            kind: "not_found",
+            input: Some(input.into()),
+            message: message.into(),
+        }
+    }
+
+    /// An `invalid_input` failure about `input`.
+    pub(crate) fn invalid(input: impl Into<String>, message: impl Into<String>) -> Self {
+        Failure {
+            kind: "invalid_input",
+            input: Some(input.into()),
+            message: message.into(),
+        }
+    }
+}
+
+impl ErrorBody {
+    /// The body of `error`, classified by the first cause that says what kind it is.
+    pub(crate) fn of(error: &anyhow::Error, message: String) -> Self {
+        let mut body = ErrorBody {
+            kind: "error",
+            message,
+            input: None,
+        };
+        for cause in error.chain() {
+            if let Some(failure) = cause.downcast_ref::<Failure>() {
+                body.kind = failure.kind;
+                body.input = failure.input.clone();
+                return body;
+            }
+            if let Some(core) = cause.downcast_ref::<agent_memory_core::Error>() {
+                (body.kind, body.input) = classify_core(core);
+                return body;
+            }
+            if cause.downcast_ref::<agent_memory_sqlite::Error>().is_some() {
+                // The caller knows the database's path and names it as the input.
+                body.kind = "database";
+                return body;
+            }
+            if cause.downcast_ref::<std::io::Error>().is_some() {
+                body.kind = "io";
+                return body;
+            }
+        }
+        body
+    }
+}
+
+fn classify_core(error: &agent_memory_core::Error) -> (&'static str, Option<String>) {
+    use agent_memory_core::Error as E;
+    match error {
+        E::InvalidName { value, .. } => ("invalid_input", Some(value.clone())),
+        E::InvalidInput { field, .. } => ("invalid_input", Some(field.clone())),
+        E::NotFound { key, .. } => ("not_found", Some(key.clone())),
+        E::Conflict { key, .. } => ("conflict", Some(key.clone())),
+        E::Corrupt { location, .. } => ("corrupt", Some(location.clone())),
+        _ => ("database", None),
+    }
+}
+
+/// The schema of `T`, as committed under `schemas/`.
+fn schema_of<T: JsonSchema>() -> Schema {
+    SchemaGenerator::new(SchemaSettings::draft2020_12()).into_root_schema_for::<T>()
+}
+
+/// Every schema of the contract, by file stem (`<operation>.input`, `<operation>.output`).
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = vec![("error", schema_of::<ErrorDocument>())];
+    all.extend(memory::schemas());
+    all.extend(runs::schemas());
+    all
+}
+
+/// A schema as committed: pretty JSON with a final newline.
+pub(crate) fn schema_text(schema: &Schema) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(schema)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// The schemas of one operation's input and output.
+pub(crate) fn pair<I: JsonSchema, O: JsonSchema>(
+    input: &'static str,
+    output: &'static str,
+) -> [(&'static str, Schema); 2] {
+    [(input, schema_of::<I>()), (output, schema_of::<O>())]
+}
+
+/// The schema of an output only (operations without a JSON input).
+pub(crate) fn output<O: JsonSchema>(name: &'static str) -> (&'static str, Schema) {
+    (name, schema_of::<O>())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+
+    fn committed() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
+    }
+
+    /// The schemas under `schemas/` are exactly the generated ones: a changed type without a
+    /// regenerated schema fails here (`agent-memory schemas --out schemas` regenerates them).
+    #[test]
+    fn committed_schemas_match_the_generated_ones() {
+        let dir = committed();
+        let mut expected = BTreeSet::new();
+        for (name, schema) in super::schemas() {
+            let file = format!("{name}.json");
+            let generated = super::schema_text(&schema).expect("schema text");
+            let found = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
+            assert!(
+                found == generated,
+                "schemas/{file} differs from the generated schema; run \
+                 `cargo run -p agent-memory-cli -- schemas --out schemas`"
+            );
+            expected.insert(file);
+        }
+        let present: BTreeSet<String> = std::fs::read_dir(&dir)
+            .expect("schemas folder")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            present, expected,
+            "schemas/ holds files no operation generates"
+        );
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc_with_milliseconds() {
+        let at = agent_memory_core::Timestamp::from_millis(1_767_225_600_123);
+        assert_eq!(super::time(at), "2026-01-01T00:00:00.123Z");
+    }
+}

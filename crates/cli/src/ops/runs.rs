@@ -1,0 +1,266 @@
+//! `browser run start | update | complete`: the run registry's life cycle for an orchestrator
+//! (browser-agent-driver's `startRun`, `updateRun`, `completeRun`), each one store write.
+
+use agent_memory_browser::{RunOutcome, RunRegistry, RunStart, RunUpdate};
+use agent_memory_core::store::browser::{RunManifest, RunStatus};
+use agent_memory_core::{Clock, IdSource, Scope};
+use anyhow::Result;
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+
+use crate::ops::{Env, pair};
+
+/// A run to register.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunStartInput {
+    /// The goal.
+    pub(crate) goal: String,
+    /// The domain the run is filed under (runs are listed by it).
+    pub(crate) domain: String,
+    /// Where the run starts.
+    #[serde(default)]
+    pub(crate) start_url: Option<String>,
+    /// Groups related runs; with it the run id is `<session_id>_<ms>`.
+    #[serde(default)]
+    pub(crate) session_id: Option<String>,
+    /// The run this one continues.
+    #[serde(default)]
+    pub(crate) parent_run_id: Option<String>,
+    /// The id to use; generated (`run_<ms>_<6 base36>`) when absent.
+    #[serde(default)]
+    pub(crate) run_id: Option<String>,
+    /// The browser-memory scope; `shared` when absent.
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+}
+
+/// The state a run moved to.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RunState {
+    /// Started and not finished.
+    Running,
+    /// Finished successfully.
+    Completed,
+    /// Finished without success.
+    Failed,
+}
+
+impl From<RunStatus> for RunState {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Running => RunState::Running,
+            RunStatus::Completed => RunState::Completed,
+            RunStatus::Failed => RunState::Failed,
+        }
+    }
+}
+
+impl From<RunState> for RunStatus {
+    fn from(state: RunState) -> Self {
+        match state {
+            RunState::Running => RunStatus::Running,
+            RunState::Completed => RunStatus::Completed,
+            RunState::Failed => RunStatus::Failed,
+        }
+    }
+}
+
+/// Progress of a running run; absent fields stay as they are.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunUpdateInput {
+    /// The run.
+    pub(crate) run_id: String,
+    /// A new state.
+    #[serde(default)]
+    pub(crate) status: Option<RunState>,
+    /// The last URL seen.
+    #[serde(default)]
+    pub(crate) current_url: Option<String>,
+    /// Turns so far.
+    #[serde(default)]
+    pub(crate) turn_count: Option<u32>,
+    /// Files produced so far (replaces the list).
+    #[serde(default)]
+    pub(crate) artifact_paths: Option<Vec<String>>,
+    /// The browser-memory scope; `shared` when absent.
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+}
+
+/// How a run ended.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunCompleteInput {
+    /// The run.
+    pub(crate) run_id: String,
+    /// Whether it succeeded (the state becomes `completed` or `failed`).
+    pub(crate) success: bool,
+    /// Turns taken.
+    pub(crate) turn_count: u32,
+    /// Where it ended; absent keeps a final URL recorded earlier.
+    #[serde(default)]
+    pub(crate) final_url: Option<String>,
+    /// A summary.
+    #[serde(default)]
+    pub(crate) summary: Option<String>,
+    /// The result text.
+    #[serde(default)]
+    pub(crate) result: Option<String>,
+    /// The failure reason.
+    #[serde(default)]
+    pub(crate) reason: Option<String>,
+    /// Files produced; absent keeps those recorded earlier.
+    #[serde(default)]
+    pub(crate) artifact_paths: Option<Vec<String>>,
+    /// The browser-memory scope; `shared` when absent.
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+}
+
+/// A run's manifest, as the contract writes it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RunDocument {
+    /// The run's id.
+    pub(crate) run_id: String,
+    /// Its session, if it was tagged with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
+    /// The run it continues.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) parent_run_id: Option<String>,
+    /// Its state.
+    pub(crate) status: RunState,
+    /// The goal.
+    pub(crate) goal: String,
+    /// The domain it is filed under.
+    pub(crate) domain: String,
+    /// Where it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) start_url: Option<String>,
+    /// The last URL seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) current_url: Option<String>,
+    /// Where it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) final_url: Option<String>,
+    /// When it started (RFC 3339).
+    pub(crate) started_at: String,
+    /// When it last changed (RFC 3339).
+    pub(crate) updated_at: String,
+    /// When it finished (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) completed_at: Option<String>,
+    /// Whether it succeeded, once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) success: Option<bool>,
+    /// A summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) summary: Option<String>,
+    /// Files it produced.
+    pub(crate) artifact_paths: Vec<String>,
+    /// Turns taken.
+    pub(crate) turn_count: u32,
+    /// The result text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<String>,
+    /// The failure reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+}
+
+impl From<RunManifest> for RunDocument {
+    fn from(m: RunManifest) -> Self {
+        RunDocument {
+            run_id: m.run_id,
+            session_id: m.session_id,
+            parent_run_id: m.parent_run_id,
+            status: m.status.into(),
+            goal: m.goal,
+            domain: m.domain,
+            start_url: m.start_url,
+            current_url: m.current_url,
+            final_url: m.final_url,
+            started_at: m.started_at,
+            updated_at: m.updated_at,
+            completed_at: m.completed_at,
+            success: m.success,
+            summary: m.summary,
+            artifact_paths: m.artifact_paths,
+            turn_count: m.turn_count,
+            result: m.result,
+            reason: m.reason,
+        }
+    }
+}
+
+fn scope_of(name: Option<&str>) -> Result<Scope> {
+    Ok(match name {
+        Some(name) => Scope::new(name)?,
+        None => Scope::shared(),
+    })
+}
+
+fn registry<'e>(
+    env: &'e Env<'_>,
+    scope: Scope,
+) -> RunRegistry<&'e agent_memory_sqlite::SqliteStore, &'e dyn Clock, &'e dyn IdSource> {
+    RunRegistry::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
+}
+
+/// Registers a new run in the `running` state.
+pub(crate) fn start(env: &Env<'_>, input: RunStartInput) -> Result<RunDocument> {
+    let registry = registry(env, scope_of(input.scope.as_deref())?);
+    let run_id = match (input.run_id, &input.session_id) {
+        (Some(id), _) => id,
+        (None, Some(session)) => agent_memory_browser::session_run_id(session, env.clock.now()),
+        (None, None) => registry.generate_run_id(),
+    };
+    let mut start = RunStart::new(run_id, input.goal, input.domain);
+    start.session_id = input.session_id;
+    start.parent_run_id = input.parent_run_id;
+    start.start_url = input.start_url;
+    let run_id = registry.start(start)?;
+    let manifest = registry
+        .get(&run_id)?
+        .ok_or_else(|| anyhow::anyhow!("run {run_id:?} was not stored"))?;
+    Ok(manifest.into())
+}
+
+/// Records progress of a running run.
+pub(crate) fn update(env: &Env<'_>, input: RunUpdateInput) -> Result<RunDocument> {
+    let registry = registry(env, scope_of(input.scope.as_deref())?);
+    let mut update = RunUpdate::new();
+    update.status = input.status.map(RunStatus::from);
+    update.current_url = input.current_url;
+    update.turn_count = input.turn_count;
+    update.artifact_paths = input.artifact_paths;
+    let manifest = registry.update(&input.run_id, update)?;
+    Ok(manifest.into())
+}
+
+/// Finishes a run.
+pub(crate) fn complete(env: &Env<'_>, input: RunCompleteInput) -> Result<RunDocument> {
+    let registry = registry(env, scope_of(input.scope.as_deref())?);
+    let mut outcome = RunOutcome::new(input.success, input.turn_count);
+    outcome.final_url = input.final_url;
+    outcome.summary = input.summary;
+    outcome.result = input.result;
+    outcome.reason = input.reason;
+    outcome.artifact_paths = input.artifact_paths;
+    let manifest = registry.complete(&input.run_id, outcome)?;
+    Ok(manifest.into())
+}
+
+/// The schemas of this module's operations.
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let [start, run] =
+        pair::<RunStartInput, RunDocument>("browser_run_start.input", "browser_run.output");
+    let [update, _] =
+        pair::<RunUpdateInput, RunDocument>("browser_run_update.input", "browser_run.output");
+    let [complete, _] =
+        pair::<RunCompleteInput, RunDocument>("browser_run_complete.input", "browser_run.output");
+    vec![start, update, complete, run]
+}

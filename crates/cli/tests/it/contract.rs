@@ -1,0 +1,177 @@
+//! The JSON contract: listing, forgetting, and errors as JSON, each output checked against its
+//! committed schema.
+
+use crate::{Sandbox, conforms};
+
+/// A database holding a little of every memory, written through the command line.
+fn filled() -> Sandbox {
+    let sandbox = Sandbox::new();
+    for i in 0..3 {
+        sandbox.expect(
+            0,
+            &[
+                "trajectory",
+                "record",
+                "--partition",
+                "team",
+                "--fields",
+                "task",
+                "--field",
+                "task=deploy",
+                "--trajectory",
+                "build,ship",
+                "--success",
+                "--now",
+                &(1_767_225_600_000_i64 + i * 86_400_000).to_string(),
+            ],
+        );
+    }
+    sandbox
+}
+
+#[test]
+fn list_names_every_partition_with_its_counts() {
+    let sandbox = filled();
+    let run = sandbox.expect(0, &["list", "--json"]);
+    let list = conforms("memory_list.output", &run.stdout);
+    assert_eq!(list["partitions"][0]["partition"], "team");
+    assert_eq!(list["partitions"][0]["episodes"], 3);
+    assert_eq!(list["partitions"][0]["fields"], serde_json::json!(["task"]));
+    let text = sandbox.expect(0, &["list"]);
+    assert!(text.stdout.contains("team"), "{text}");
+}
+
+#[test]
+fn read_commands_never_create_a_database() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.expect(1, &["--db", "typo.db", "list"]);
+    assert!(run.stderr.contains("typo.db does not exist"), "{run}");
+    assert!(!sandbox.path().join("typo.db").exists());
+    let json = sandbox.expect(1, &["--db", "typo.db", "list", "--json"]);
+    let error = conforms("error", json.stderr.trim());
+    assert_eq!(error["error"]["kind"], "not_found");
+    assert_eq!(error["error"]["input"], "typo.db");
+    assert!(json.stdout.is_empty());
+}
+
+#[test]
+fn usage_errors_are_json_with_exit_code_2() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.expect(2, &["--json", "forget"]);
+    let error = conforms("error", run.stderr.trim());
+    assert_eq!(error["error"]["kind"], "usage");
+}
+
+#[test]
+fn forget_a_partition_removes_it_and_its_text() {
+    let sandbox = filled();
+    let run = sandbox.expect(0, &["forget", "--partition", "team", "--json"]);
+    let forgotten = conforms("memory_forget.output", &run.stdout);
+    assert_eq!(forgotten["episodes"], 3);
+    let list = sandbox.expect(0, &["list", "--json"]);
+    assert_eq!(
+        conforms("memory_list.output", &list.stdout)["partitions"],
+        serde_json::json!([])
+    );
+    let db = std::fs::read(sandbox.path().join("agent-memory.db")).expect("db");
+    assert!(
+        !db.windows(b"deploy".len()).any(|w| w == b"deploy"),
+        "the forgotten fingerprint value is still in the file"
+    );
+}
+
+#[test]
+fn forget_needs_exactly_one_target() {
+    let sandbox = filled();
+    let run = sandbox.expect(2, &["forget", "--partition", "team", "--session", "s"]);
+    assert!(run.stderr.contains("cannot be used with"), "{run}");
+    // Forgetting what is not there changes nothing and says so; it is not an error.
+    let missing = sandbox.expect(0, &["forget", "--session", "nobody", "--json"]);
+    let forgotten = conforms("memory_forget.output", &missing.stdout);
+    assert_eq!(
+        (
+            forgotten["events"].as_u64(),
+            forgotten["tool_logs"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+    let text = sandbox.expect(0, &["forget", "--session", "nobody"]);
+    assert!(
+        text.stdout.contains("nothing stored under session:nobody"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_run_goes_through_its_life_cycle_from_json_documents() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("start.json"),
+        r#"{"goal": "Buy a watch", "domain": "shop.test", "start_url": "https://shop.test/", "run_id": "run-1"}"#,
+    )
+    .expect("write");
+    let started = sandbox.expect(
+        0,
+        &[
+            "browser",
+            "run",
+            "start",
+            "--file",
+            "start.json",
+            "--json",
+            "--now",
+            "1767225600000",
+        ],
+    );
+    let manifest = conforms("browser_run.output", &started.stdout);
+    assert_eq!(manifest["status"], "running");
+    assert_eq!(manifest["started_at"], "2026-01-01T00:00:00.000Z");
+    // From stdin.
+    let updated = sandbox.run_with_stdin(
+        &["browser", "run", "update", "--file", "-", "--json"],
+        r#"{"run_id": "run-1", "turn_count": 3, "current_url": "https://shop.test/cart"}"#,
+    );
+    assert_eq!(updated.code, Some(0), "{updated}");
+    assert_eq!(
+        conforms("browser_run.output", &updated.stdout)["turn_count"],
+        3
+    );
+    std::fs::write(
+        sandbox.path().join("done.json"),
+        r#"{"run_id": "run-1", "success": true, "turn_count": 5, "summary": "bought"}"#,
+    )
+    .expect("write");
+    let done = sandbox.expect(
+        0,
+        &[
+            "browser",
+            "run",
+            "complete",
+            "--file",
+            "done.json",
+            "--json",
+        ],
+    );
+    let manifest = conforms("browser_run.output", &done.stdout);
+    assert_eq!(manifest["status"], "completed");
+    assert_eq!(manifest["success"], true);
+    let runs = sandbox.expect(0, &["browser", "runs"]);
+    assert!(runs.stdout.contains("run-1"), "{runs}");
+}
+
+#[test]
+fn a_bad_run_document_names_the_file_line_and_column() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("start.json"), "{\n  \"goal\": 3\n}").expect("write");
+    let run = sandbox.expect(
+        1,
+        &["browser", "run", "start", "--file", "start.json", "--json"],
+    );
+    let error = conforms("error", run.stderr.trim());
+    assert_eq!(error["error"]["kind"], "invalid_input");
+    assert_eq!(error["error"]["input"], "start.json");
+    let message = error["error"]["message"].as_str().expect("message");
+    assert!(message.starts_with("start.json:2:"), "{message}");
+    let unknown = sandbox.expect(1, &["browser", "run", "update", "--file", "start.json"]);
+    assert!(unknown.stderr.contains("start.json"), "{unknown}");
+}
