@@ -28,6 +28,20 @@ pub enum Error {
         /// What SQLite reported.
         detail: String,
     },
+    /// The file is another application's SQLite database; it was not changed.
+    #[error("{path} is not an agent-memory database: {reason}; it was left as it was")]
+    NotOurs {
+        /// The path given.
+        path: PathBuf,
+        /// How it was told apart.
+        reason: String,
+    },
+    /// A write to a store that was opened read-only or whose file cannot be written.
+    #[error("database {path} is read-only here")]
+    ReadOnly {
+        /// The path given.
+        path: PathBuf,
+    },
     /// The file was written by a newer build of this store.
     #[error(
         "database {path} has schema version {found}, newer than this build supports ({supported}); use a newer agent-memory"

@@ -2,7 +2,9 @@
 //! opening files that are not what they should be.
 
 mod contract;
+mod identity;
 mod open;
+mod readers;
 mod stats;
 mod token_index;
 mod tool_log;
