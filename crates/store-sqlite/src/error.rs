@@ -112,3 +112,19 @@ pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> agent_memory_c
         _ => agent_memory_core::Error::backend("sqlite", operation.to_owned(), error),
     }
 }
+
+/// Maps a SQLite failure while writing `item` (e.g. `tool log 3`) of a batch: a value over the
+/// store's limit becomes [`agent_memory_core::Error::InvalidInput`] naming the item, anything
+/// else is reported as [`to_core`] does for `operation`.
+pub(crate) fn item_error(
+    item: &str,
+    operation: &str,
+    error: rusqlite::Error,
+) -> agent_memory_core::Error {
+    match to_core(operation, error) {
+        agent_memory_core::Error::InvalidInput { reason, .. } => {
+            agent_memory_core::Error::invalid_input(item, reason)
+        }
+        other => other,
+    }
+}

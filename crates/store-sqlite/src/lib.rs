@@ -50,7 +50,7 @@ pub use schema::SCHEMA_VERSION;
 
 use identity::Ownership;
 
-pub(crate) use error::to_core;
+pub(crate) use error::{item_error, to_core};
 
 /// How durable a commit is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

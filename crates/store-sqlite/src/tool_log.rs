@@ -3,18 +3,46 @@
 use std::collections::HashMap;
 
 use agent_memory_core::store::tool_log::{
-    MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore,
+    MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore, tool_logs_already_held,
+    validate_all,
 };
 use agent_memory_core::{Error, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
-use crate::{SqliteStore, to_core};
+use crate::{SqliteStore, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
         log.validate()?;
         let op = "append tool log";
         self.write(op, |tx| insert(tx, log).map_err(|e| to_core(op, e)))
+    }
+
+    fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        validate_all(logs)?;
+        self.write("append tool logs", |tx| insert_all(tx, logs))
+    }
+
+    fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        validate_all(logs)?;
+        let op = "import tool logs";
+        self.write(op, |tx| {
+            let sessions: std::collections::BTreeSet<&SessionId> =
+                logs.iter().map(|log| &log.session).collect();
+            let mut count = tx
+                .prepare_cached("SELECT count(*) FROM tool_logs WHERE session = ?1")
+                .map_err(|e| to_core(op, e))?;
+            for session in sessions {
+                let held: i64 = count
+                    .query_row([session.as_str()], |row| row.get(0))
+                    .map_err(|e| to_core(op, e))?;
+                if held > 0 {
+                    let held = usize::try_from(held).unwrap_or(usize::MAX);
+                    return Err(tool_logs_already_held(session, held));
+                }
+            }
+            insert_all(tx, logs)
+        })
     }
 
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>> {
@@ -45,6 +73,15 @@ impl ToolLogStore for SqliteStore {
             })
             .collect()
     }
+}
+
+/// Inserts every log in order; an error names the log (counting from 1).
+fn insert_all(tx: &Connection, logs: &[ToolLog]) -> Result<()> {
+    for (i, log) in logs.iter().enumerate() {
+        insert(tx, log)
+            .map_err(|e| item_error(&format!("tool log {}", i + 1), "append tool logs", e))?;
+    }
+    Ok(())
 }
 
 fn insert(tx: &Connection, log: &ToolLog) -> rusqlite::Result<()> {

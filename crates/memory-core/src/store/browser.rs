@@ -507,9 +507,58 @@ pub struct FinishedRun {
     pub manifest: Option<RunManifest>,
 }
 
+/// A scope's browser memory as one value, to be stored at once: what an `.agent-memory/`
+/// directory holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryImage {
+    /// Trajectories, each with its distinct goal tokens for the index.
+    pub trajectories: Vec<(Trajectory, Vec<String>)>,
+    /// Everything known about each site.
+    pub sites: Vec<SiteMemory>,
+    /// Run manifests.
+    pub runs: Vec<RunManifest>,
+    /// The hints text and when it was written, if any.
+    pub hints: Option<(String, String)>,
+    /// Suite summaries.
+    pub suite_summaries: Vec<SuiteSummary>,
+}
+
+impl MemoryImage {
+    /// How many records the image holds (the hints count as one).
+    pub fn len(&self) -> usize {
+        self.trajectories.len()
+            + self.sites.len()
+            + self.runs.len()
+            + usize::from(self.hints.is_some())
+            + self.suite_summaries.len()
+    }
+
+    /// Whether the image holds no record at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What [`BrowserStore::store_image`] did with the records of an image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImageStored {
+    /// Records written: new, or different from the stored record with the same key.
+    pub written: usize,
+    /// Records equal to the stored ones, left as they were.
+    pub unchanged: usize,
+}
+
 /// All browser memory traits, plus recording a finished run atomically.
 pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + HintStore {
     /// Records the trajectory, the site observation and the manifest of one run, all or
     /// nothing.
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
+
+    /// Stores every record of `image` in `scope` in one atomic step, all or nothing: each
+    /// replaces the stored record with the same key (trajectory id, site, run id, suite
+    /// summary id; the hints), as the single puts do, except that a record equal to the
+    /// stored one is left as it is and counted as unchanged. Later records of the image win
+    /// over earlier ones with the same key. Because the comparison is part of the atomic step,
+    /// of several concurrent stores of one image exactly one reports it written.
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
 }

@@ -2,9 +2,9 @@
 //! the suite must catch.
 
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, RunFilter, RunManifest,
-    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, HintStore, ImageStored, MemoryImage,
+    RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation,
+    SuiteSummary, Trajectory, TrajectoryStore,
 };
 use agent_memory_core::testkit::{browser, run};
 use agent_memory_core::{InMemoryStore, Result, Scope, Timestamp};
@@ -22,6 +22,10 @@ enum Defect {
     ForgetsSessions,
     ListsOldestFirst,
     LeaksScopes,
+    /// Stores an image one put at a time and reports every record written.
+    RewritesImages,
+    /// Stores an image without its hints.
+    DropsImageHints,
 }
 
 /// The in-memory store with one seeded defect.
@@ -120,6 +124,42 @@ impl BrowserStore for Broken {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         self.inner.record_run(&self.scope(scope), run)
     }
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+        let scope = self.scope(scope);
+        match self.defect {
+            Defect::RewritesImages => {
+                for (t, tokens) in &image.trajectories {
+                    self.inner.trajectory_put(&scope, t, tokens)?;
+                }
+                for site in &image.sites {
+                    self.inner.site_put(&scope, site)?;
+                }
+                for run in &image.runs {
+                    self.inner.run_put(&scope, run)?;
+                }
+                if let Some((hints, at)) = &image.hints {
+                    self.inner.hints_put(&scope, hints, at)?;
+                }
+                for summary in &image.suite_summaries {
+                    self.inner.suite_summary_put(&scope, summary)?;
+                }
+                Ok(ImageStored {
+                    written: image.len(),
+                    unchanged: 0,
+                })
+            }
+            Defect::DropsImageHints => {
+                let image = MemoryImage {
+                    hints: None,
+                    ..image.clone()
+                };
+                let mut stored = self.inner.store_image(&scope, &image)?;
+                stored.written += 1;
+                Ok(stored)
+            }
+            _ => self.inner.store_image(&scope, image),
+        }
+    }
 }
 
 #[test]
@@ -129,6 +169,11 @@ fn the_suite_catches_broken_stores() {
         (Defect::ForgetsSessions, "site observations apply the rules"),
         (Defect::ListsOldestFirst, "run manifests list newest first"),
         (Defect::LeaksScopes, "scopes are isolated"),
+        (
+            Defect::RewritesImages,
+            "an image leaves equal records unchanged",
+        ),
+        (Defect::DropsImageHints, "an image is stored whole"),
     ];
     for (defect, case) in table {
         let report = run(browser::SUITE, &browser::cases(), || Broken {

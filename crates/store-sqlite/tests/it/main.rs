@@ -1,6 +1,7 @@
 //! Integration tests of `store-sqlite`: the contract suites of every store trait, and
 //! opening files that are not what they should be.
 
+mod batches;
 mod contract;
 mod identity;
 mod open;
