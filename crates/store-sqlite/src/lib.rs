@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod browser;
+mod check;
 mod codec;
 mod error;
 mod identity;
@@ -44,6 +45,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
+pub use check::{CHECKS, Check, Finding};
 pub use error::Error;
 pub use identity::APPLICATION_ID;
 pub use schema::SCHEMA_VERSION;

@@ -2,6 +2,7 @@
 //! opening files that are not what they should be.
 
 mod batches;
+mod check;
 mod contract;
 mod identity;
 mod open;
