@@ -235,8 +235,8 @@ pub fn append_session(sessions: &mut Vec<SessionEntry>, session: SessionEntry) {
 }
 
 /// Keeps a site's session log within [`MAX_SESSIONS_PER_SITE`]: a longer log (an imported
-/// file may hold any number) keeps only the newest by timestamp, newest first; a log within
-/// the bound is left as it is.
+/// file may hold any number, and keeps them until a run records a new session) keeps only the
+/// newest by timestamp, newest first; a log within the bound is left as it is.
 pub fn keep_newest_sessions(sessions: &mut Vec<SessionEntry>) {
     if sessions.len() > MAX_SESSIONS_PER_SITE {
         sessions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
