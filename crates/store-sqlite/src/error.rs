@@ -128,3 +128,27 @@ pub(crate) fn item_error(
         other => other,
     }
 }
+
+/// Checks, before any write, that no value of `item` is over [`MAX_VALUE_BYTES`]: `values` are
+/// `(field, value)` pairs. A row as a whole has the same limit, which the write itself
+/// enforces (see [`item_error`]).
+///
+/// [`MAX_VALUE_BYTES`]: crate::MAX_VALUE_BYTES
+pub(crate) fn check_sizes<'a>(
+    item: impl Fn() -> String,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> agent_memory_core::Result<()> {
+    let limit = crate::MAX_VALUE_BYTES as usize;
+    for (field, value) in values {
+        if value.len() > limit {
+            return Err(agent_memory_core::Error::invalid_input(
+                format!("{} {field}", item()),
+                format!(
+                    "{} bytes, over the store's limit of {limit} bytes (32 MiB)",
+                    value.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

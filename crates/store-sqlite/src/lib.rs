@@ -52,7 +52,7 @@ pub use schema::SCHEMA_VERSION;
 
 use identity::Ownership;
 
-pub(crate) use error::{item_error, to_core};
+pub(crate) use error::{check_sizes, item_error, to_core};
 
 /// How durable a commit is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

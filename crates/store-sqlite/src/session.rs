@@ -7,11 +7,23 @@ use agent_memory_core::store::session::{
 use agent_memory_core::{Result, SessionEvent, SessionId, SessionStore, SessionSummary};
 use rusqlite::params;
 
-use crate::{SqliteStore, item_error, to_core};
+use crate::{SqliteStore, check_sizes, item_error, to_core};
+
+/// Checks every payload against the store's size limit before anything is written.
+fn events_fit(events: &[SessionEvent]) -> Result<()> {
+    for (i, event) in events.iter().enumerate() {
+        check_sizes(
+            || format!("session event {}", i + 1),
+            [("payload", event.payload.as_str())],
+        )?;
+    }
+    Ok(())
+}
 
 impl SessionStore for SqliteStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
         events.iter().try_for_each(SessionEvent::validate)?;
+        events_fit(events)?;
         let op = "append session events";
         self.write(op, |tx| {
             let run = || -> rusqlite::Result<u64> {
@@ -36,6 +48,7 @@ impl SessionStore for SqliteStore {
 
     fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
         validate_new_session(session, events)?;
+        events_fit(events)?;
         let op = "create session";
         self.write(op, |tx| {
             let held: i64 = tx

@@ -9,7 +9,7 @@ use agent_memory_core::store::tool_log::{
 use agent_memory_core::{Error, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
-use crate::{SqliteStore, item_error, to_core};
+use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
@@ -20,11 +20,13 @@ impl ToolLogStore for SqliteStore {
 
     fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
         validate_all(logs)?;
+        logs_fit(logs)?;
         self.write("append tool logs", |tx| insert_all(tx, logs))
     }
 
     fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
         validate_all(logs)?;
+        logs_fit(logs)?;
         let op = "import tool logs";
         self.write(op, |tx| {
             let sessions: std::collections::BTreeSet<&SessionId> =
@@ -73,6 +75,33 @@ impl ToolLogStore for SqliteStore {
             })
             .collect()
     }
+}
+
+/// Checks every value of every log against the store's size limit before anything is written;
+/// an error names the log (counting from 1) and its field.
+fn logs_fit(logs: &[ToolLog]) -> Result<()> {
+    for (i, log) in logs.iter().enumerate() {
+        let snapshot = log.memory_snapshot.iter().flat_map(|s| &s.entries);
+        let values = [
+            ("tool_name", log.tool_name.as_str()),
+            ("parameters", log.parameters.as_str()),
+            ("error", log.error.as_deref().unwrap_or_default()),
+            ("trace_id", log.trace_id.as_deref().unwrap_or_default()),
+        ]
+        .into_iter()
+        .chain(snapshot.flat_map(|e| {
+            [
+                ("memory_snapshot key", e.key.as_str()),
+                ("memory_snapshot value", e.value.plain().unwrap_or_default()),
+                (
+                    "memory_snapshot written_by",
+                    e.written_by.as_deref().unwrap_or_default(),
+                ),
+            ]
+        }));
+        check_sizes(|| format!("tool log {}", i + 1), values)?;
+    }
+    Ok(())
 }
 
 /// Inserts every log in order; an error names the log (counting from 1).

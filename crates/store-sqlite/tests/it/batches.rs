@@ -37,7 +37,8 @@ fn a_tool_log_batch_with_a_value_over_the_limit_stores_nothing() {
         };
         let message = result.expect_err("a value over the limit").to_string();
         assert!(
-            message.starts_with("invalid tool log 3: a value is larger than the store's limit"),
+            message.starts_with("invalid tool log 3 parameters: ")
+                && message.ends_with(" bytes, over the store's limit of 33554432 bytes (32 MiB)"),
             "{message}"
         );
         let session = SessionId::new("s").expect("session");
@@ -61,9 +62,9 @@ fn a_new_session_with_an_event_over_the_limit_is_not_created() {
         .session_create(&session, &events)
         .expect_err("a value over the limit")
         .to_string();
-    assert!(
-        message.starts_with("invalid session event 2: a value"),
-        "{message}"
+    assert_eq!(
+        message,
+        "invalid session event 2 payload: 41943040 bytes, over the store's limit of 33554432 bytes (32 MiB)"
     );
     assert!(store.session_list().expect("list").is_empty());
 }
