@@ -2,8 +2,11 @@
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
 
 mod browser;
+mod check;
+mod database;
 mod demo;
 mod errors;
+mod imports;
 mod recording;
 mod stats;
 mod trajectory;
