@@ -4,6 +4,7 @@
 mod batches;
 mod check;
 mod contract;
+mod full;
 mod identity;
 mod open;
 mod readers;
