@@ -413,7 +413,9 @@ impl Trail {
             file: file.clone(),
             source,
         })?;
-        Trail::from_yaml_str(&text, &file)
+        // A byte-order mark some editors write is not part of the document.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        Trail::from_yaml_str(text, &file)
     }
 
     /// The trail as YAML text.

@@ -190,7 +190,12 @@ impl JsonlLog {
         }
         let mut events = Vec::new();
         let mut warnings = Vec::new();
-        let mut start = 0;
+        // A byte-order mark some editors put before the first line is not part of it.
+        let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        };
         let mut line_number = 0;
         while start < bytes.len() {
             line_number += 1;
@@ -207,7 +212,7 @@ impl JsonlLog {
                         self.file()?.write_all(b"\n").map_err(self.io("repair"))?;
                     }
                 }
-                Err(_) if !complete => {
+                Err(_) if !complete && cut_short(&bytes[start..end]) => {
                     if repair {
                         self.truncate(start)?;
                     }
@@ -242,6 +247,12 @@ impl JsonlLog {
         file.set_len(keep as u64).map_err(self.io("repair"))?;
         file.sync_data().map_err(self.io("repair"))
     }
+}
+
+/// Whether a last line without its newline failed to decode because it ends early (a write
+/// cut short), rather than because it is whole and wrong (too deeply nested, not an event).
+fn cut_short(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err_and(|e| e.is_eof())
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {

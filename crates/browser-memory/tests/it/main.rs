@@ -6,6 +6,7 @@ mod coverage;
 mod divergences;
 mod hints;
 mod hostile;
+mod import;
 mod laws;
 mod reference;
 mod rules;

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
-use agent_memory_core::{SessionId, Timestamp};
+use agent_memory_core::{Error as CoreError, SessionId, Timestamp};
 use agent_memory_recording::{
     GenerationPolicy, Memory, Objective, Origin, Provenance, RecordingError, Snapshot, StepAction,
     StepKind, TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
 };
+use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -138,8 +139,70 @@ pub(crate) fn run(args: RecordingArgs, global: &GlobalArgs) -> Result<()> {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read tool logs {}", path.display()))
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read tool logs {}", path.display()))?;
+    Ok(without_bom(text))
+}
+
+/// `text` without the byte-order mark some editors put at its start.
+fn without_bom(text: String) -> String {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
+}
+
+/// Stores every log of the file `path` (whose text is `text`) in one transaction, into
+/// sessions that hold no logs yet: all of them or, on any error, none. Returns the number of
+/// logs of each session. An error about one log names its line.
+fn store_logs<'a>(
+    store: &SqliteStore,
+    path: &Path,
+    text: &str,
+    logs: &'a [ToolLog],
+    db: &Path,
+) -> Result<BTreeMap<&'a str, usize>> {
+    if logs.is_empty() {
+        bail!("{} holds no tool logs; nothing to import", path.display());
+    }
+    let mut sessions: BTreeMap<&str, usize> = BTreeMap::new();
+    for log in logs {
+        *sessions.entry(log.session.as_str()).or_default() += 1;
+    }
+    match store.import_tool_logs(logs) {
+        Ok(()) => Ok(sessions),
+        Err(CoreError::Conflict { key, reason, .. }) => bail!(
+            "session {key:?} {reason} in {}; importing {} again would repeat them",
+            db.display(),
+            path.display()
+        ),
+        Err(CoreError::InvalidInput { field, reason }) => {
+            // The store names a log by its place in the batch: name its line instead.
+            let line = field.strip_prefix("tool log ").and_then(|rest| {
+                let (number, what) = rest.split_once(' ').unwrap_or((rest, ""));
+                let index = number.parse::<usize>().ok()?.checked_sub(1)?;
+                Some((log_lines(text).get(index).copied()?, what.to_owned()))
+            });
+            match line {
+                Some((line, what)) if what.is_empty() => {
+                    bail!("{}:{line}: {reason}", path.display())
+                }
+                Some((line, what)) => bail!("{}:{line}: {what}: {reason}", path.display()),
+                None => bail!("{}: invalid {field}: {reason}", path.display()),
+            }
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The 1-based numbers of the lines of `text` that hold a log (the lines
+/// [`parse_logs`] reads), in order.
+fn log_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(index, _)| index + 1)
+        .collect()
 }
 
 /// Reads every tool log of the JSONL `text` of `path`; an error names the file and the line.
@@ -173,6 +236,7 @@ struct ObjectiveDocument {
 
 fn read_objectives(path: &Path) -> Result<Vec<Objective>> {
     let text = std::fs::read_to_string(path)
+        .map(without_bom)
         .with_context(|| format!("cannot read objectives {}", path.display()))?;
     let documents: Vec<ObjectiveDocument> =
         serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
@@ -345,6 +409,7 @@ fn memory_values(values: &MemoryValues) -> Result<BTreeMap<String, String>> {
     let mut memory = BTreeMap::new();
     if let Some(path) = &values.memory {
         let text = std::fs::read_to_string(path)
+            .map(without_bom)
             .with_context(|| format!("cannot read memory values {}", path.display()))?;
         let object: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
@@ -562,24 +627,8 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let progress = Progress::start(Some(lines * 2), "importing tool logs");
     let logs = parse_logs(&args.logs, &text, Some(&progress))?;
     let store = database::open(&global.db)?;
-    let mut sessions: BTreeMap<&str, usize> = BTreeMap::new();
-    for log in &logs {
-        *sessions.entry(log.session.as_str()).or_default() += 1;
-    }
-    for session in sessions.keys() {
-        let held = store.list_tool_logs(&session_id(session)?)?.len();
-        if held > 0 {
-            bail!(
-                "session {session:?} already holds {held} tool log(s) in {}; importing {} again would repeat them",
-                global.db.display(),
-                args.logs.display()
-            );
-        }
-    }
-    for log in &logs {
-        store.append_tool_log(log)?;
-        progress.advance(1);
-    }
+    let sessions = store_logs(&store, &args.logs, &text, &logs, &global.db)?;
+    progress.advance(logs.len() as u64);
     progress.finish();
     let report: Vec<ImportedSession> = sessions
         .into_iter()

@@ -93,6 +93,25 @@ struct CompactArgs {
     keep_last: usize,
 }
 
+/// Stores a new session's events in one transaction: all of them, or none when the session
+/// already has events (another import got there first) or a value is over the store's limits.
+fn store_session(
+    store: &dyn SessionStore,
+    session: &SessionId,
+    events: &[agent_memory_core::SessionEvent],
+    db: &std::path::Path,
+) -> Result<()> {
+    match store.session_create(session, events) {
+        Ok(_) => Ok(()),
+        Err(agent_memory_core::Error::Conflict { reason, .. }) => bail!(
+            "session {:?} {reason} in {}",
+            session.as_str(),
+            db.display()
+        ),
+        Err(other) => Err(other.into()),
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct ImportArgs {
     /// The JSONL session log; the session's id is the one it starts with.
@@ -373,18 +392,7 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
         .map(SessionEvent::to_stored)
         .collect::<agent_memory_turns::Result<Vec<_>>>()?;
     let store = database::open(&global.db)?;
-    match store.session_load(&session) {
-        Ok(held) => bail!(
-            "session {:?} already holds {} event(s) in {}",
-            session.as_str(),
-            held.len(),
-            global.db.display()
-        ),
-        Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(e.into()),
-    }
-    // One append: all the events or none.
-    store.session_append(&session, &stored)?;
+    store_session(&store, &session, &stored, &global.db)?;
     progress.finish();
     let report = ImportReport {
         session: session.as_str().to_owned(),
