@@ -95,11 +95,9 @@ fn session_events(rules: &CaptureRules, turns: &[Vec<Event>]) -> Vec<SessionEven
         events.push(SessionEvent::UserMessage {
             text: format!("Please continue with step {i}."),
         });
-        events.push(SessionEvent::AssistantTurn(AssistantTurn {
-            text: format!("Step {i} is done."),
-            memory: capture.finish(),
-            ..AssistantTurn::default()
-        }));
+        events.push(SessionEvent::AssistantTurn(
+            AssistantTurn::new(format!("Step {i} is done.")).with_memory(capture.finish()),
+        ));
     }
     events
 }

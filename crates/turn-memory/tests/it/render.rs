@@ -23,10 +23,7 @@ fn realistic_session_payloads() {
     );
     insta::assert_snapshot!("genkit", render::to_pretty_json(&render::genkit(&view)));
 
-    let native = ContextPolicy {
-        memory_style: MemoryStyle::native(),
-        ..ContextPolicy::default()
-    };
+    let native = ContextPolicy::default().with_memory_style(MemoryStyle::native());
     let view = session.history().model_view(&native);
     insta::assert_snapshot!(
         "openai_chat_native",
