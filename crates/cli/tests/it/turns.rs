@@ -286,7 +286,7 @@ fn show_needs_a_session_or_a_log_not_both() {
     let run = sandbox.expect(2, &["turns", "show", "--log", LOG, "--format", "xml"]);
     assert!(
         run.stderr
-            .contains("[possible values: text, openai, responses, genkit]"),
+            .contains("[possible values: text, openai, responses, genkit, anthropic, gemini]"),
         "{run}"
     );
 }
