@@ -1,6 +1,7 @@
 //! Integration tests of `turn-memory`: capture rules, history views, the event log and
 //! resume, compaction, and the rendered provider payloads.
 
+mod activity;
 mod capture;
 mod fixture;
 mod history;
