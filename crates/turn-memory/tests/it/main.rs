@@ -6,5 +6,6 @@ mod capture;
 mod fixture;
 mod history;
 mod log;
+mod positional;
 mod render;
 mod store;
