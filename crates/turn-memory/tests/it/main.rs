@@ -8,4 +8,5 @@ mod history;
 mod log;
 mod positional;
 mod render;
+mod schema;
 mod store;
