@@ -5,6 +5,7 @@ mod activity;
 mod capture;
 mod fixture;
 mod history;
+mod keen;
 mod log;
 mod positional;
 mod render;

@@ -543,3 +543,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn imported_keen_sessions_render_valid_requests() {
+    for name in [
+        "keen-current.transcript_events.jsonl",
+        "keen-0.2.3.transcript_events.jsonl",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/keen")
+            .join(name);
+        let loaded = agent_memory_turns::keen::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        let history = History::replay(loaded.events).unwrap_or_else(|e| panic!("{e}"));
+        for policy in policies() {
+            let problems = problems(&history.model_view(&policy));
+            assert!(
+                problems.is_empty(),
+                "{name} {policy:?}:\n{}",
+                problems.join("\n")
+            );
+        }
+    }
+}
