@@ -534,3 +534,35 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
     assert_eq!(agent_memory_turns::CharsOverFour.tokens("12345"), 2);
     assert_eq!(agent_memory_turns::CharsOverFour.tokens("1234"), 1);
 }
+
+#[test]
+fn compaction_summaries_are_trimmed_and_a_blank_one_refused() {
+    let h = history(vec![
+        SessionEvent::UserMessage {
+            text: "u1".to_owned(),
+        },
+        assistant("a1", None),
+        SessionEvent::UserMessage {
+            text: "u2".to_owned(),
+        },
+        assistant("a2", None),
+    ]);
+    let event = h
+        .plan_compaction("\n  Added the flag.\t\n", 1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let SessionEvent::CompactionApplied(compaction) = event else {
+        panic!("not a compaction: {event:?}");
+    };
+    assert_eq!(compaction.summary, "Added the flag.");
+    for blank in ["", "   ", "\n\t \r\n"] {
+        let message = h
+            .plan_compaction(blank, 1)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            message,
+            Err("cannot compact session \"s\": the summary is blank".to_owned()),
+            "{blank:?}"
+        );
+    }
+}
