@@ -18,8 +18,8 @@ use std::hint::black_box;
 use agent_memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_turns::{
-    AssistantTurn, CaptureRules, ContextPolicy, History, JsonlLog, Session, SessionEvent, StoreLog,
-    ToolEnd, render,
+    AssistantTurn, CaptureConfig, CaptureRules, ContextPolicy, History, JsonlLog, Session,
+    SessionEvent, StoreLog, ToolEnd, render,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use serde_json::{Value, json};
@@ -383,6 +383,24 @@ fn cpu_figures() {
         });
         figure(
             "capture, on-CPU",
+            n,
+            capture.map(|ns| events as f64 / ns * 1e3),
+            "Mevents/s",
+            false,
+        );
+        let memory_only = CaptureRules::new(CaptureConfig::new(ROOT).with_record_activity(false))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let capture = median_cpu_ns(5, || {
+            for turn in &turns {
+                let mut capture = memory_only.start_turn();
+                for e in turn {
+                    capture.observe(&tool_end(e));
+                }
+                black_box(capture.finish());
+            }
+        });
+        figure(
+            "capture without tool activity, on-CPU",
             n,
             capture.map(|ns| events as f64 / ns * 1e3),
             "Mevents/s",
