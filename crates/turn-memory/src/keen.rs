@@ -281,6 +281,9 @@ impl Import {
         }
     }
 
+    /// Records `event`. The conversion only builds events the history accepts (a compaction
+    /// covers the entries there are); the check keeps a mistake from producing a log that
+    /// cannot be replayed.
     fn push(&mut self, event: SessionEvent) {
         if self.history.check(&event, self.events.len()).is_ok() {
             self.events.push(event.clone());
