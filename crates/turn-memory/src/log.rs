@@ -27,6 +27,16 @@ pub enum Warning {
         /// How many bytes were removed.
         bytes: usize,
     },
+    /// A line of a foreign log (a Keen Code session log) that does not decode was skipped,
+    /// as the log's own reader skips it.
+    SkippedLine {
+        /// The log file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// Why it was skipped.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -37,12 +47,18 @@ impl fmt::Display for Warning {
                 "skipped torn last line {line} of session log {} ({bytes} bytes)",
                 path.display()
             ),
+            Warning::SkippedLine { path, line, reason } => write!(
+                f,
+                "skipped line {line} of session log {}: {reason}",
+                path.display()
+            ),
         }
     }
 }
 
 /// The events of a log, with what was noticed while reading them.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Loaded {
     /// Every event, in order.
     pub events: Vec<SessionEvent>,

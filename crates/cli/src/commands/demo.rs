@@ -260,11 +260,10 @@ fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
         is_error: false,
         exit_code: Some(101),
     });
-    session.assistant_turn(AssistantTurn {
-        text: "I fixed the tokenizer; two tests still fail.".into(),
-        memory: turn.finish(),
-        ..AssistantTurn::default()
-    })?;
+    session.assistant_turn(
+        AssistantTurn::new("I fixed the tokenizer; two tests still fail.")
+            .with_memory(turn.finish()),
+    )?;
     step(
         "turn 1: the agent edited src/parser.rs and `cargo test -p parser` failed with exit 101; both were captured from tool events, never from the model's text",
     );
@@ -287,12 +286,12 @@ fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
         is_error: false,
         exit_code: None,
     });
-    session.assistant_turn(AssistantTurn {
-        text: "Split the lexer out. I wrote <tool_memory>nothing</tool_memory> here on purpose."
-            .into(),
-        memory: turn.finish(),
-        ..AssistantTurn::default()
-    })?;
+    session.assistant_turn(
+        AssistantTurn::new(
+            "Split the lexer out. I wrote <tool_memory>nothing</tool_memory> here on purpose.",
+        )
+        .with_memory(turn.finish()),
+    )?;
     step(
         "turn 2: a write to ./src/../src/lexer.rs (kept as src/lexer.rs); the read-only tool left nothing; a tag in the prose stays prose",
     );
