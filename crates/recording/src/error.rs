@@ -1,4 +1,4 @@
-//! [`RecordingError`]: everything that can go wrong in this crate, each naming its input.
+//! [`Error`]: everything that can go wrong in this crate, each naming its input.
 
 use std::fmt;
 
@@ -28,7 +28,7 @@ fn list(missing: &[MissingKey]) -> String {
 /// Why an operation of this crate failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum RecordingError {
+pub enum Error {
     /// A trail file is not valid YAML or not a valid trail.
     #[error("{file}:{line}:{column}: {message}")]
     Parse {
@@ -90,4 +90,4 @@ pub enum RecordingError {
 }
 
 /// This crate's result.
-pub type Result<T, E = RecordingError> = std::result::Result<T, E>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;

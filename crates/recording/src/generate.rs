@@ -8,7 +8,7 @@ use agent_memory_core::store::tool_log::ToolLog;
 use agent_memory_core::{SessionId, Timestamp};
 use serde_json::Value;
 
-use crate::error::{RecordingError, Result};
+use crate::error::{Error, Result};
 use crate::memory::Snapshot;
 use crate::templatize::{SnapshotIndex, Substitution, TemplatePolicy};
 use crate::trail::{DeviceRecordings, Step, StepKind, ToolCall, Tools, Trail, UnifiedTrail};
@@ -41,11 +41,10 @@ pub fn capture(
     let index = SnapshotIndex::new(snapshot, &TemplatePolicy::secrets_only());
     let mut report = Vec::new();
     let parameters = index.templatize(parameters, 0, &mut report)?;
-    let parameters =
-        serde_json::to_string(&parameters).map_err(|e| RecordingError::Parameters {
-            tool: tool_name.to_owned(),
-            message: e.to_string(),
-        })?;
+    let parameters = serde_json::to_string(&parameters).map_err(|e| Error::Parameters {
+        tool: tool_name.to_owned(),
+        message: e.to_string(),
+    })?;
     Ok(ToolLog {
         session: session.clone(),
         tool_name: index.scrub(tool_name).into_owned(),
@@ -159,7 +158,7 @@ pub fn generate_recording(
         })
         .collect();
     if steps.is_empty() && !logs.is_empty() {
-        return Err(RecordingError::NoObjective { logs: logs.len() });
+        return Err(Error::NoObjective { logs: logs.len() });
     }
     let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
     let mut substitutions = Vec::new();
@@ -173,7 +172,7 @@ pub fn generate_recording(
             }
         }
         let params: Value =
-            serde_json::from_str(&log.parameters).map_err(|e| RecordingError::Parameters {
+            serde_json::from_str(&log.parameters).map_err(|e| Error::Parameters {
                 tool: log.tool_name.clone(),
                 message: e.to_string(),
             })?;

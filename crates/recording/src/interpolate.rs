@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::error::{MissingKey, RecordingError, Result};
+use crate::error::{Error, MissingKey, Result};
 use crate::memory::Lookup;
 use crate::path::{JsonPath, MAX_DEPTH};
 
@@ -43,7 +43,7 @@ pub enum MissingKeys {
 ///
 /// let missing = interpolate(&json!({"x": ["${nope}"]}), &memory, MissingKeys::Fail).unwrap_err();
 /// assert_eq!(missing.to_string(), r#"unresolved memory keys: "nope" at $.x[0]"#);
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 pub fn interpolate<'v, L: Lookup + ?Sized>(
     value: &'v Value,
@@ -62,7 +62,7 @@ pub(crate) fn interpolate_at<'v, L: Lookup + ?Sized>(
     let mut missing = Vec::new();
     let changed = walk(value, memory, policy, &mut path, &mut missing)?;
     if policy == MissingKeys::Fail && !missing.is_empty() {
-        return Err(RecordingError::Unresolved { missing });
+        return Err(Error::Unresolved { missing });
     }
     Ok(changed.map_or(Cow::Borrowed(value), Cow::Owned))
 }
@@ -306,7 +306,7 @@ mod tests {
         assert!(
             matches!(
                 err,
-                RecordingError::TooDeep {
+                Error::TooDeep {
                     limit: MAX_DEPTH,
                     ..
                 }

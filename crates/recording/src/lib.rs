@@ -22,7 +22,7 @@
 //! let templated = templatize(&call, &snapshot, &TemplatePolicy::default())?;
 //! assert_eq!(*templated.parameters, json!({"email": "${merchant_email}", "password": "${password}", "country": "US"}));
 //! assert_eq!(*interpolate(&templated.parameters, &snapshot, MissingKeys::Fail)?, call);
-//! # Ok::<(), agent_memory_recording::RecordingError>(())
+//! # Ok::<(), agent_memory_recording::Error>(())
 //! ```
 
 #![deny(missing_docs)]
@@ -38,7 +38,7 @@ mod replay;
 mod templatize;
 mod trail;
 
-pub use error::{MissingKey, RecordingError, Result};
+pub use error::{Error, MissingKey, Result};
 pub use generate::{
     GeneratedRecording, GenerationPolicy, Objective, ToolOutcome, capture, generate_recording,
 };

@@ -7,7 +7,7 @@ use agent_memory_core::{SessionId, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{RecordingError, Result};
+use crate::error::{Error, Result};
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,8 +47,8 @@ fn yes() -> bool {
     true
 }
 
-fn invalid(message: impl Into<String>) -> RecordingError {
-    RecordingError::Parameters {
+fn invalid(message: impl Into<String>) -> Error {
+    Error::Parameters {
         tool: "<tool log>".to_owned(),
         message: message.into(),
     }
@@ -61,7 +61,7 @@ fn invalid(message: impl Into<String>) -> RecordingError {
 /// let log = agent_memory_recording::tool_log_from_json(old)?;
 /// assert!(log.memory_snapshot.is_none());
 /// assert_eq!(agent_memory_recording::tool_log_from_json(&agent_memory_recording::tool_log_to_json(&log)?)?, log);
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 pub fn tool_log_from_json(text: &str) -> Result<ToolLog> {
     let doc: LogDocument =

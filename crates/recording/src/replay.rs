@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::error::{RecordingError, Result};
+use crate::error::{Error, Result};
 use crate::interpolate::{MissingKeys, interpolate_at};
 use crate::memory::Lookup;
 use crate::path::JsonPath;
@@ -55,7 +55,7 @@ pub fn closest_recording<'r>(
 
 /// Resolves every call `trail` makes on `classifier` under `memory`.
 ///
-/// Fails with [`RecordingError::Unresolved`] listing every token of every step that memory
+/// Fails with [`Error::Unresolved`] listing every token of every step that memory
 /// cannot resolve, before returning any call.
 ///
 /// ```
@@ -71,7 +71,7 @@ pub fn closest_recording<'r>(
 /// let plan = plan_replay(&trail, "android-phone", &memory)?;
 /// let StepAction::Replay(calls) = &plan[0].action else { panic!("expected a replay") };
 /// assert_eq!(calls[0].parameters["email"], "new@example.com");
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 pub fn plan_replay<L: Lookup + ?Sized>(
     trail: &Trail,
@@ -90,7 +90,7 @@ pub fn plan_replay<L: Lookup + ?Sized>(
                     tool: call.name.clone(),
                     parameters: value.into_owned(),
                 }),
-                Err(RecordingError::Unresolved { missing: more }) => missing.extend(more),
+                Err(Error::Unresolved { missing: more }) => missing.extend(more),
                 Err(other) => return Err(other),
             }
         }
@@ -141,7 +141,7 @@ pub fn plan_replay<L: Lookup + ?Sized>(
         }
     }
     if !missing.is_empty() {
-        return Err(RecordingError::Unresolved { missing });
+        return Err(Error::Unresolved { missing });
     }
     Ok(plan)
 }

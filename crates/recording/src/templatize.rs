@@ -315,7 +315,7 @@ impl<'s> SecretSet<'s> {
 /// let templated = index.templatize(&call, 0, &mut report)?;
 /// assert_eq!(*templated, json!({"email": "${merchant_email}", "country": "US"}));
 /// assert_eq!(report[0].reason, Reason::KnownWriter);
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct SnapshotIndex<'s> {

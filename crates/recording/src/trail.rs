@@ -15,7 +15,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_yaml::{Mapping, Value as Yaml};
 
-use crate::error::{RecordingError, Result};
+use crate::error::{Error, Result};
 
 /// One tool call in a trail: `toolName: {parameters}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,7 +30,7 @@ impl ToolCall {
     /// A call of `name` with JSON parameters.
     pub fn from_json(name: impl Into<String>, params: &serde_json::Value) -> Result<Self> {
         let name = name.into();
-        let params = serde_yaml::to_value(params).map_err(|e| RecordingError::Parameters {
+        let params = serde_yaml::to_value(params).map_err(|e| Error::Parameters {
             tool: name.clone(),
             message: e.to_string(),
         })?;
@@ -39,7 +39,7 @@ impl ToolCall {
 
     /// The parameters as JSON (fails on YAML that JSON cannot hold, such as non-string keys).
     pub fn params_json(&self) -> Result<serde_json::Value> {
-        serde_json::to_value(&self.params).map_err(|e| RecordingError::Parameters {
+        serde_json::to_value(&self.params).map_err(|e| Error::Parameters {
             tool: self.name.clone(),
             message: e.to_string(),
         })
@@ -302,7 +302,7 @@ pub struct UnifiedTrail {
 ///
 /// let err = Trail::from_yaml_str("- prompts:\n  - step: a\n    bogus: 1\n", "bad.trail.yaml").unwrap_err();
 /// assert!(err.to_string().starts_with("bad.trail.yaml:3:5: "), "{err}");
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Trail {
@@ -312,7 +312,7 @@ pub enum Trail {
     Unified(UnifiedTrail),
 }
 
-fn parse_error(file: &str, error: &serde_yaml::Error) -> RecordingError {
+fn parse_error(file: &str, error: &serde_yaml::Error) -> Error {
     let (line, column) = error
         .location()
         .map_or((0, 0), |at| (at.line(), at.column()));
@@ -322,7 +322,7 @@ fn parse_error(file: &str, error: &serde_yaml::Error) -> RecordingError {
         Some(cut) => message[..cut].to_owned(),
         None => message,
     };
-    RecordingError::Parse {
+    Error::Parse {
         file: file.to_owned(),
         line,
         column,
@@ -382,7 +382,7 @@ impl Trail {
                 ),
             };
             let (line, column) = position_of(text, &needle);
-            return Err(RecordingError::Parse {
+            return Err(Error::Parse {
                 file: file.to_owned(),
                 line,
                 column,
@@ -396,7 +396,7 @@ impl Trail {
             Yaml::Mapping(_) => serde_yaml::from_str(text)
                 .map(Trail::Unified)
                 .map_err(|e| parse_error(file, &e)),
-            _ => Err(RecordingError::Parse {
+            _ => Err(Error::Parse {
                 file: file.to_owned(),
                 line: 1,
                 column: 1,
@@ -409,7 +409,7 @@ impl Trail {
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| RecordingError::Io {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             file: file.clone(),
             source,
         })?;
@@ -422,7 +422,7 @@ impl Trail {
             Trail::Legacy(items) => serde_yaml::to_string(items),
             Trail::Unified(trail) => serde_yaml::to_string(trail),
         };
-        text.map_err(|e| RecordingError::Encode {
+        text.map_err(|e| Error::Encode {
             message: e.to_string(),
         })
     }
@@ -430,7 +430,7 @@ impl Trail {
     /// Writes the trail to `path`.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_yaml_string()?).map_err(|source| RecordingError::Io {
+        std::fs::write(path, self.to_yaml_string()?).map_err(|source| Error::Io {
             file: path.display().to_string(),
             source,
         })

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
-    GenerationPolicy, Memory, Objective, Origin, Provenance, RecordingError, Snapshot, StepAction,
-    StepKind, TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
+    GenerationPolicy, Memory, Objective, Origin, Provenance, Snapshot, StepAction, StepKind,
+    TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
 };
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -400,7 +400,7 @@ fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
     let memory = memory_values(&args.values)?;
     let plan = match plan_replay(&trail, &args.device, &memory) {
         Ok(plan) => plan,
-        Err(RecordingError::Unresolved { missing }) => {
+        Err(agent_memory_recording::Error::Unresolved { missing }) => {
             if global.json {
                 let rows: Vec<UnresolvedRow<'_>> = missing
                     .iter()

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use agent_memory_recording::{LegacyItem, RecordingError, StepAction, Trail, plan_replay};
+use agent_memory_recording::{Error, LegacyItem, StepAction, Trail, plan_replay};
 
 fn reference_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/trailblaze-examples")
@@ -121,7 +121,7 @@ trail:
 /// prefix).
 fn check_error(text: &str, expected: &str) {
     match Trail::from_yaml_str(text, "bad.trail.yaml") {
-        Err(error @ RecordingError::Parse { .. }) => {
+        Err(error @ Error::Parse { .. }) => {
             let message = error.to_string();
             assert!(
                 message.starts_with(expected),
