@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use agent_memory_core::{SplitMix64, Timestamp};
 use agent_memory_recording::{
-    MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind, TemplatePolicy, ToolCall,
-    Tools, Trail, UnifiedTrail, interpolate, naive,
+    DeviceRecordings, MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind,
+    TemplatePolicy, ToolCall, Trail, UnifiedTrail, interpolate, naive,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -117,15 +117,10 @@ fn to_trail(w: &Workload, templated: &[Value]) -> Trail {
             },
         )
         .collect();
-    Trail::Unified(UnifiedTrail {
-        config: None,
-        trailhead: None,
-        trail: vec![Step {
-            kind: StepKind::Step,
-            text: "session".to_owned(),
-            recording: Some([("android".to_owned(), Tools::list(calls))].into()),
-        }],
-    })
+    let mut recordings = DeviceRecordings::new();
+    recordings.insert("android", calls);
+    let step = Step::new(StepKind::Step, "session").with_recording(recordings);
+    Trail::Unified(UnifiedTrail::new(vec![step]))
 }
 
 fn sizes() -> (Vec<u64>, u64) {

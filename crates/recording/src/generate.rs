@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::memory::Snapshot;
 use crate::templatize::{SnapshotIndex, Substitution, TemplatePolicy};
-use crate::trail::{DeviceRecordings, Step, StepKind, ToolCall, Tools, Trail, UnifiedTrail};
+use crate::trail::{DeviceRecordings, Step, StepKind, ToolCall, Trail, UnifiedTrail};
 
 /// How a tool call ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,11 +149,7 @@ pub fn generate_recording(
     let mut steps: Vec<(Step<DeviceRecordings>, Vec<ToolCall>)> = objectives
         .iter()
         .map(|o| {
-            let step = Step {
-                kind: o.kind,
-                text: o.text.clone(),
-                recording: None,
-            };
+            let step = Step::new(o.kind, o.text.clone());
             (step, Vec::new())
         })
         .collect();
@@ -200,20 +196,15 @@ pub fn generate_recording(
         .into_iter()
         .map(|(mut step, calls)| {
             if !calls.is_empty() {
-                step.recording = Some(DeviceRecordings::from([(
-                    policy.classifier.clone(),
-                    Tools::list(calls),
-                )]));
+                let mut recordings = DeviceRecordings::new();
+                recordings.insert(policy.classifier.clone(), calls);
+                step.recording = Some(recordings);
             }
             step
         })
         .collect();
     Ok(GeneratedRecording {
-        trail: Trail::Unified(UnifiedTrail {
-            config: None,
-            trailhead: None,
-            trail,
-        }),
+        trail: Trail::Unified(UnifiedTrail::new(trail)),
         substitutions,
     })
 }

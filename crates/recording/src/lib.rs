@@ -27,6 +27,8 @@
 
 #![deny(missing_docs)]
 
+mod args;
+mod config;
 mod error;
 mod generate;
 mod interpolate;
@@ -38,6 +40,8 @@ mod replay;
 mod templatize;
 mod trail;
 
+pub use args::Args;
+pub use config::{ArgDeclaration, ArgType, Config};
 pub use error::{Error, MissingKey, Result};
 pub use generate::{
     GeneratedRecording, GenerationPolicy, Objective, ToolOutcome, capture, generate_recording,
@@ -47,12 +51,15 @@ pub use lint::{Origin, StaleLiteral, lint_trail};
 pub use log_json::{tool_log_from_json, tool_log_to_json};
 pub use memory::{Lookup, Memory, MemoryEntry, Provenance, Snapshot, SnapshotItem};
 pub use path::MAX_DEPTH;
-pub use replay::{PlannedStep, ResolvedCall, StepAction, closest_recording, plan_replay};
+pub use replay::{
+    Action, Dispatch, MemoryWrites, PlannedStep, ReplayOptions, Replayer, ResolvedCall, Seeds,
+    StepAction,
+};
 pub use templatize::{
     DEFAULT_KNOWN_WRITERS, Reason, SnapshotIndex, Substitution, TemplatePolicy, Templated,
     is_token_safe_key, naive, templatize,
 };
 pub use trail::{
-    DeviceRecordings, LegacyItem, LegacyRecording, Step, StepKind, ToolCall, Tools, Trail,
-    UnifiedTrail,
+    DeviceRecordings, LegacyItem, LegacyRecording, LegacyTrailhead, Step, StepKind, ToolCall,
+    Trail, UnifiedTrail,
 };

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::memory::Snapshot;
 use crate::path::{JsonPath, MAX_DEPTH};
 use crate::templatize::{Reason, SnapshotIndex, TemplatePolicy};
-use crate::trail::{LegacyItem, ToolCall, Trail};
+use crate::trail::Trail;
 
 /// Which memory a stale literal was found in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,46 +51,10 @@ pub fn lint_trail(
         ));
     }
     let mut findings = Vec::new();
-    let mut check = |calls: &[ToolCall], prefix: String| -> Result<()> {
-        for (i, call) in calls.iter().enumerate() {
-            let params = call.params_json()?;
-            let mut path = JsonPath::with_prefix(format!("{prefix}[{i}].{}", call.name));
-            walk(&params, &mut path, &indexes, &mut findings)?;
-        }
-        Ok(())
-    };
-    match trail {
-        Trail::Legacy(items) => {
-            for (i, item) in items.iter().enumerate() {
-                match item {
-                    LegacyItem::Config(_) => {}
-                    LegacyItem::Tools(calls) => check(calls, format!("[{i}].tools"))?,
-                    LegacyItem::Prompts(steps) => {
-                        for (j, step) in steps.iter().enumerate() {
-                            if let Some(r) = &step.recording {
-                                check(&r.tools, format!("[{i}].prompts[{j}].recording.tools"))?;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Trail::Unified(unified) => {
-            let head = unified
-                .trailhead
-                .iter()
-                .map(|s| (s, "trailhead".to_owned()));
-            let rest = unified
-                .trail
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s, format!("trail[{i}]")));
-            for (step, at) in head.chain(rest) {
-                for (classifier, tools) in step.recording.iter().flatten() {
-                    check(&tools.calls, format!("{at}.recording.{classifier}"))?;
-                }
-            }
-        }
+    for (location, call) in trail.recorded_calls() {
+        let params = call.params_json();
+        let mut path = JsonPath::with_prefix(format!("{location}.{}", call.name));
+        walk(&params, &mut path, &indexes, &mut findings)?;
     }
     Ok(findings)
 }

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use agent_memory_core::Timestamp;
 use agent_memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue};
 
+use crate::args::Args;
+
 /// Where a memory value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Provenance {
@@ -43,6 +45,10 @@ pub struct MemoryEntry {
 
 /// The agent's memory: string keys to string values, each with provenance.
 ///
+/// A key once marked sensitive stays sensitive for the memory's life, as in Trailblaze: a
+/// later [`Memory::remember`] of it stores the new value as sensitive, and
+/// [`Memory::forget`] drops the value but keeps the mark. Only [`Memory::clear`] drops marks.
+///
 /// ```
 /// use agent_memory_core::Timestamp;
 /// use agent_memory_recording::{Lookup, Memory, Provenance};
@@ -57,6 +63,7 @@ pub struct MemoryEntry {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
     entries: BTreeMap<String, MemoryEntry>,
+    marked: BTreeSet<String>,
 }
 
 impl Memory {
@@ -65,7 +72,7 @@ impl Memory {
         Memory::default()
     }
 
-    /// Sets `key` to an ordinary `value`.
+    /// Sets `key` to `value`; sensitive when the key was ever marked sensitive.
     pub fn remember(
         &mut self,
         key: impl Into<String>,
@@ -85,7 +92,30 @@ impl Memory {
         self.insert(key.into(), value.into(), true, provenance);
     }
 
+    /// Marks `key` sensitive, whether or not it holds a value yet.
+    pub fn mark_sensitive(&mut self, key: &str) {
+        self.marked.insert(key.to_owned());
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.sensitive = true;
+        }
+    }
+
+    /// Whether `key` is marked sensitive.
+    pub fn is_sensitive(&self, key: &str) -> bool {
+        self.marked.contains(key)
+    }
+
+    /// Forgets every value and every sensitive mark.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.marked.clear();
+    }
+
     fn insert(&mut self, key: String, value: String, sensitive: bool, provenance: Provenance) {
+        let sensitive = sensitive || self.marked.contains(&key);
+        if sensitive {
+            self.marked.insert(key.clone());
+        }
         self.entries.insert(
             key,
             MemoryEntry {
@@ -96,7 +126,7 @@ impl Memory {
         );
     }
 
-    /// Removes `key`; returns its entry.
+    /// Removes the value of `key` (a sensitive mark stays); returns its entry.
     pub fn forget(&mut self, key: &str) -> Option<MemoryEntry> {
         self.entries.remove(key)
     }
@@ -215,6 +245,11 @@ impl Snapshot {
 pub trait Lookup {
     /// The value of `key`, if there is one.
     fn lookup(&self, key: &str) -> Option<&str>;
+
+    /// The trail arguments `args.` tokens read; none by default.
+    fn args(&self) -> Option<&Args> {
+        None
+    }
 }
 
 impl Lookup for Memory {
@@ -244,5 +279,9 @@ impl<S: std::hash::BuildHasher> Lookup for HashMap<String, String, S> {
 impl<L: Lookup + ?Sized> Lookup for &L {
     fn lookup(&self, key: &str) -> Option<&str> {
         (**self).lookup(key)
+    }
+
+    fn args(&self) -> Option<&Args> {
+        (**self).args()
     }
 }

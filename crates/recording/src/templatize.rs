@@ -71,10 +71,15 @@ impl TemplatePolicy {
     fn is_known_writer(&self, tool: &str) -> bool {
         self.known_writers
             .iter()
-            .any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => tool.starts_with(prefix),
-                None => tool == pattern,
-            })
+            .any(|pattern| matches_pattern(pattern, tool))
+    }
+}
+
+/// Whether `tool` matches `pattern`: the exact name, or a prefix ending in `*`.
+pub(crate) fn matches_pattern(pattern: &str, tool: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => tool.starts_with(prefix),
+        None => tool == pattern,
     }
 }
 
@@ -197,7 +202,7 @@ fn eligibility<'s>(
 
 /// The secrets of a snapshot, with the prefix tables that make scanning for them cheap.
 #[derive(Debug)]
-struct SecretSet<'s> {
+pub(crate) struct SecretSet<'s> {
     /// `(secret, replacement)`, sorted longest first.
     secrets: Vec<(&'s str, String)>,
     /// Indexes into `secrets` by first byte, longest first.
@@ -209,7 +214,9 @@ struct SecretSet<'s> {
 }
 
 impl<'s> SecretSet<'s> {
-    fn new(mut secrets: Vec<(&'s str, String)>) -> Self {
+    /// A set of `(secret, replacement)` pairs; empty secrets are ignored.
+    pub(crate) fn new(mut secrets: Vec<(&'s str, String)>) -> Self {
+        secrets.retain(|(secret, _)| !secret.is_empty());
         secrets.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(b.0)));
         secrets.dedup_by(|a, b| a.0 == b.0);
         let mut set = SecretSet {
@@ -238,6 +245,61 @@ impl<'s> SecretSet<'s> {
         set
     }
 
+    /// `value` with every secret replaced in every string and object key, at any depth
+    /// (values nested deeper than [`MAX_DEPTH`] are replaced whole by `[too deep]`, so no
+    /// secret survives in them); borrowed when none occurs.
+    pub(crate) fn scrub_json<'v>(&self, value: &'v Value) -> Cow<'v, Value> {
+        self.scrub_json_at(value, 0)
+    }
+
+    fn scrub_json_at<'v>(&self, value: &'v Value, depth: usize) -> Cow<'v, Value> {
+        if self.secrets.is_empty() {
+            return Cow::Borrowed(value);
+        }
+        if depth > MAX_DEPTH {
+            return Cow::Owned(Value::String("[too deep]".to_owned()));
+        }
+        match value {
+            Value::String(text) => match self.scrub(text, |_| {}) {
+                Cow::Borrowed(_) => Cow::Borrowed(value),
+                Cow::Owned(new) => Cow::Owned(Value::String(new)),
+            },
+            Value::Array(items) => {
+                let mut out: Option<Vec<Value>> = None;
+                for (i, item) in items.iter().enumerate() {
+                    if let Cow::Owned(new) = self.scrub_json_at(item, depth + 1) {
+                        out.get_or_insert_with(|| items.clone())[i] = new;
+                    }
+                }
+                out.map_or(Cow::Borrowed(value), |items| {
+                    Cow::Owned(Value::Array(items))
+                })
+            }
+            Value::Object(map) => {
+                let mut out: Option<serde_json::Map<String, Value>> = None;
+                for (i, (k, v)) in map.iter().enumerate() {
+                    let key = self.scrub(k, |_| {});
+                    let item = self.scrub_json_at(v, depth + 1);
+                    if out.is_none()
+                        && (matches!(key, Cow::Owned(_)) || matches!(item, Cow::Owned(_)))
+                    {
+                        out = Some(
+                            map.iter()
+                                .take(i)
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        );
+                    }
+                    if let Some(out) = out.as_mut() {
+                        out.insert(key.into_owned(), item.into_owned());
+                    }
+                }
+                out.map_or(Cow::Borrowed(value), |map| Cow::Owned(Value::Object(map)))
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => Cow::Borrowed(value),
+        }
+    }
+
     fn may_start_at(&self, bytes: &[u8], at: usize) -> bool {
         let b0 = bytes[at];
         if self.singles[usize::from(b0)] {
@@ -253,7 +315,11 @@ impl<'s> SecretSet<'s> {
     }
 
     /// `text` with every secret replaced, leftmost-longest; borrowed when none occurs.
-    fn scrub<'t>(&self, text: &'t str, mut on_scrub: impl FnMut(&'s str)) -> Cow<'t, str> {
+    pub(crate) fn scrub<'t>(
+        &self,
+        text: &'t str,
+        mut on_scrub: impl FnMut(&'s str),
+    ) -> Cow<'t, str> {
         if self.secrets.is_empty() {
             return Cow::Borrowed(text);
         }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
-    GenerationPolicy, Memory, Objective, Origin, Provenance, Snapshot, StepAction, StepKind,
-    TemplatePolicy, Trail, lint_trail, plan_replay, tool_log_from_json,
+    Action, GenerationPolicy, Memory, MemoryWrites, MissingKey, MissingKeys, Objective, Origin,
+    Provenance, ReplayOptions, Replayer, Seeds, Snapshot, StepAction, StepKind, TemplatePolicy,
+    Trail, lint_trail, tool_log_from_json,
 };
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,12 @@ struct MemoryValues {
     /// A memory value; repeat for more. Wins over `--memory`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     set: Vec<(String, String)>,
-    /// A JSON file holding one object of memory values: `{"merchant_email": "..."}`.
+    /// A sensitive memory value, masked as its `${KEY}` token in everything printed; repeat
+    /// for more. Wins over `--set` and `--memory`.
+    #[arg(long = "secret", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    secret: Vec<(String, String)>,
+    /// A JSON file holding one object of memory values: `{"merchant_email": "...",
+    /// "pin": {"value": "...", "sensitive": true}}`.
     #[arg(long, value_name = "FILE.json")]
     memory: Option<PathBuf>,
 }
@@ -88,9 +94,16 @@ struct ReplayArgs {
     trail: PathBuf,
     #[command(flatten)]
     values: MemoryValues,
+    /// A value for an argument the trail declares under `config.args`; repeat for more.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_key_value)]
+    args: Vec<(String, String)>,
     /// The device classifier; the closest recording wins (`android-phone`, then `android`).
     #[arg(long, value_name = "CLASSIFIER")]
     device: String,
+    /// Run a JSON-lines session: print one dispatch per line, read the memory it wrote
+    /// (`{"set": {...}, "secrets": {...}, "delete": [...]}`) from stdin, then print the next.
+    #[arg(long)]
+    step: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -340,37 +353,114 @@ fn substitution_table(rows: &[SubstitutionRow]) -> String {
     table.to_string()
 }
 
-/// The memory values of `--memory` then `--set`, by key.
-fn memory_values(values: &MemoryValues) -> Result<BTreeMap<String, String>> {
-    let mut memory = BTreeMap::new();
+/// One value of a memory file: a string, number or boolean, or `{"value": ..., "sensitive":
+/// true}`. Errors name the file and key, never the value.
+fn memory_file_value(path: &Path, key: &str, value: serde_json::Value) -> Result<(String, bool)> {
+    use serde_json::Value;
+    let scalar = |value: Value| match value {
+        Value::String(text) => Some(text),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let kind = |value: &Value| match value {
+        Value::Null => "null",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+        _ => "a scalar",
+    };
+    match value {
+        Value::Object(mut entry) => {
+            let sensitive = match entry.remove("sensitive") {
+                None => false,
+                Some(Value::Bool(flag)) => flag,
+                Some(_) => bail!(
+                    "{}: `sensitive` of memory value {key:?} must be true or false",
+                    path.display()
+                ),
+            };
+            if let Some(field) = entry.keys().find(|k| *k != "value") {
+                bail!(
+                    "{}: memory value {key:?} has an unknown field {field:?}; the fields are `value` and `sensitive`",
+                    path.display()
+                );
+            }
+            let Some(value) = entry.remove("value") else {
+                bail!("{}: memory value {key:?} has no `value`", path.display());
+            };
+            let shape = kind(&value);
+            let text = scalar(value).with_context(|| {
+                format!(
+                    "{}: `value` of memory value {key:?} is {shape}, not a string, number or boolean",
+                    path.display()
+                )
+            })?;
+            Ok((text, sensitive))
+        }
+        other => {
+            let shape = kind(&other);
+            let text = scalar(other).with_context(|| {
+                format!(
+                    "{}: memory value {key:?} is {shape}, not a string, number, boolean or {{\"value\": ..., \"sensitive\": true}}",
+                    path.display()
+                )
+            })?;
+            Ok((text, false))
+        }
+    }
+}
+
+/// The memory values of `--memory`, then `--set`, then `--secret`, as replay seeds: later
+/// sources win on a key, and a key marked sensitive anywhere stays sensitive.
+fn memory_values(values: &MemoryValues) -> Result<Seeds> {
+    let mut seeds = Seeds::new();
     if let Some(path) = &values.memory {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read memory values {}", path.display()))?;
         let object: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
         for (key, value) in object {
-            let value = match value {
-                serde_json::Value::String(text) => text,
-                serde_json::Value::Number(n) => n.to_string(),
-                serde_json::Value::Bool(b) => b.to_string(),
-                other => bail!(
-                    "{}: memory value of {key:?} is {other}, not a string, number or boolean",
-                    path.display()
-                ),
-            };
-            memory.insert(key, value);
+            let (text, sensitive) = memory_file_value(path, &key, value)?;
+            if sensitive {
+                seeds.secrets.insert(key, text);
+            } else {
+                seeds.memory.insert(key, text);
+            }
         }
     }
     for (key, value) in &values.set {
-        memory.insert(key.clone(), value.clone());
+        if seeds.secrets.contains_key(key) {
+            seeds.secrets.insert(key.clone(), value.clone());
+        } else {
+            seeds.memory.insert(key.clone(), value.clone());
+        }
     }
-    Ok(memory)
+    for (key, value) in &values.secret {
+        seeds.memory.remove(key);
+        seeds.secrets.insert(key.clone(), value.clone());
+    }
+    Ok(seeds)
+}
+
+/// The seeds as a memory with provenance, secrets marked sensitive (for lint).
+fn seeds_memory(seeds: &Seeds) -> Memory {
+    let mut memory = Memory::new();
+    let at = || Provenance::unknown(Timestamp::from_millis(0));
+    for (key, value) in &seeds.memory {
+        memory.remember(key.clone(), value.clone(), at());
+    }
+    for (key, value) in &seeds.secrets {
+        memory.remember_secret(key.clone(), value.clone(), at());
+    }
+    memory
 }
 
 #[derive(Serialize)]
 struct PlannedStepRow {
+    step: usize,
     kind: Option<&'static str>,
-    text: Option<String>,
+    objective: Option<String>,
+    trailhead: bool,
     classifier: Option<String>,
     action: &'static str,
     calls: Vec<CallRow>,
@@ -380,95 +470,220 @@ struct PlannedStepRow {
 struct CallRow {
     tool: String,
     parameters: serde_json::Value,
+    location: String,
 }
 
 #[derive(Serialize)]
 struct UnresolvedRow<'a> {
     key: &'a str,
+    step: Option<usize>,
+    tool: Option<&'a str>,
     path: &'a str,
 }
 
-fn kind_name(kind: StepKind) -> &'static str {
-    match kind {
-        StepKind::Step => "step",
-        StepKind::Verify => "verify",
+fn unresolved_rows(missing: &[MissingKey]) -> Vec<UnresolvedRow<'_>> {
+    missing
+        .iter()
+        .map(|m| UnresolvedRow {
+            key: &m.key,
+            step: m.step.map(|s| s + 1),
+            tool: m.tool.as_deref(),
+            path: &m.path,
+        })
+        .collect()
+}
+
+/// Prints `missing` (a table, or JSON lines in a step session) and fails naming the keys.
+fn report_unresolved(args: &ReplayArgs, global: &GlobalArgs, missing: &[MissingKey]) -> Result<()> {
+    let rows = unresolved_rows(missing);
+    if args.step {
+        println!(
+            "{}",
+            serde_json::json!({ "event": "unresolved", "unresolved": rows })
+        );
+    } else if global.json {
+        print_json(&serde_json::json!({ "unresolved": rows }))?;
+    } else {
+        let mut table = Table::new(["key", "step", "tool", "path"]);
+        for m in missing {
+            table.row([
+                m.key.clone(),
+                m.step.map_or_else(String::new, |s| (s + 1).to_string()),
+                m.tool.clone().unwrap_or_default(),
+                m.path.clone(),
+            ]);
+        }
+        print!("{table}");
     }
+    let keys: BTreeSet<&str> = missing.iter().map(|m| m.key.as_str()).collect();
+    bail!(
+        "{}: {} unresolved memory token(s) on {}; set {}",
+        args.trail.display(),
+        missing.len(),
+        args.device,
+        keys.into_iter().collect::<Vec<_>>().join(", ")
+    );
+}
+
+fn kind_name(kind: StepKind) -> &'static str {
+    kind.key()
 }
 
 fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
     let trail = Trail::read(&args.trail)?;
-    let memory = memory_values(&args.values)?;
-    let plan = match plan_replay(&trail, &args.device, &memory) {
-        Ok(plan) => plan,
-        Err(agent_memory_recording::Error::Unresolved { missing }) => {
-            if global.json {
-                let rows: Vec<UnresolvedRow<'_>> = missing
-                    .iter()
-                    .map(|m| UnresolvedRow {
-                        key: &m.key,
-                        path: &m.path,
-                    })
-                    .collect();
-                print_json(&serde_json::json!({ "unresolved": rows }))?;
-            } else {
-                let mut table = Table::new(["key", "path"]);
-                for m in &missing {
-                    table.row([m.key.clone(), m.path.clone()]);
-                }
-                print!("{table}");
-            }
-            let keys: BTreeSet<&str> = missing.iter().map(|m| m.key.as_str()).collect();
-            bail!(
-                "{}: {} unresolved memory token(s) on {}; set {}",
-                args.trail.display(),
-                missing.len(),
-                args.device,
-                keys.into_iter().collect::<Vec<_>>().join(", ")
-            );
-        }
-        Err(other) => return Err(other.into()),
+    let mut seeds = memory_values(&args.values)?;
+    for (name, value) in &args.args {
+        seeds
+            .args
+            .insert(name.clone(), serde_json::Value::String(value.clone()));
+    }
+    let options = if args.step {
+        ReplayOptions::default()
+    } else {
+        // The plan shows each call as memory stands before the run: a token a known writer
+        // produces later stays a token.
+        ReplayOptions::default().with_missing(MissingKeys::Leave)
     };
-    let rows: Vec<PlannedStepRow> = plan
-        .into_iter()
-        .map(|step| {
-            let (action, calls) = match step.action {
-                StepAction::Replay(calls) => ("replay", calls),
-                StepAction::Agent => ("agent", Vec::new()),
-            };
-            PlannedStepRow {
-                kind: step.objective.as_ref().map(|(k, _)| kind_name(*k)),
-                text: step.objective.map(|(_, text)| text),
-                classifier: step.classifier,
-                action,
-                calls: calls
-                    .into_iter()
-                    .map(|c| CallRow {
-                        tool: c.tool,
-                        parameters: c.parameters,
-                    })
-                    .collect(),
-            }
+    let mut replayer = Replayer::new(&trail, &args.device, &seeds, options)
+        .with_context(|| format!("replaying {}", args.trail.display()))?;
+    let missing = replayer.analysis()?;
+    if !missing.is_empty() {
+        return report_unresolved(args, global, &missing);
+    }
+    if args.step {
+        return step_session(args, global, &mut replayer);
+    }
+    let mut rows: Vec<PlannedStepRow> = replayer
+        .outline()
+        .iter()
+        .enumerate()
+        .map(|(i, step)| PlannedStepRow {
+            step: i + 1,
+            kind: step.objective.as_ref().map(|(k, _)| kind_name(*k)),
+            objective: step.objective.as_ref().map(|(_, text)| text.clone()),
+            trailhead: step.trailhead,
+            classifier: step.classifier.clone(),
+            action: match step.action {
+                StepAction::Replay(_) => "replay",
+                StepAction::Agent => "agent",
+            },
+            calls: Vec::new(),
         })
         .collect();
+    while let Some(dispatch) = replayer.next_dispatch()? {
+        if let (Action::Call(call), Some(row)) = (&dispatch.action, rows.get_mut(dispatch.step)) {
+            row.calls.push(CallRow {
+                tool: call.tool.clone(),
+                parameters: call.masked_parameters().clone(),
+                location: call.location.clone(),
+            });
+        }
+        replayer.complete(MemoryWrites::new())?;
+    }
     if global.json {
         return print_json(&rows);
     }
-    for (i, step) in rows.iter().enumerate() {
-        let title = match (step.kind, &step.text) {
+    for step in &rows {
+        let title = match (step.kind, &step.objective) {
+            (Some(kind), Some(text)) if step.trailhead => format!("trailhead {kind}: {text}"),
             (Some(kind), Some(text)) => format!("{kind}: {text}"),
             _ => "tools".to_owned(),
         };
-        let how = match (step.action, &step.classifier) {
-            ("agent", _) => format!("no recording for {}: the agent drives it", args.device),
-            (_, Some(classifier)) => format!("replayed from {classifier}"),
+        let how = match (step.action, &step.classifier, step.calls.len()) {
+            ("agent", _, _) => format!("no recording for {}: the agent drives it", args.device),
+            (_, _, 0) => "a deliberate no-op".to_owned(),
+            (_, Some(classifier), _) => format!("replayed from {classifier}"),
             _ => "replayed".to_owned(),
         };
-        println!("{}. {title} ({how})", i + 1);
+        println!("{}. {title} ({how})", step.step);
         for call in &step.calls {
             println!("   {} {}", call.tool, call.parameters);
         }
     }
     Ok(())
+}
+
+/// The `--step` session: one JSON line out per dispatch, one JSON line of memory writes in.
+/// A line that is not valid writes gets an `error` event and the same dispatch stays
+/// pending; stdin closing before the end is an error.
+fn step_session(args: &ReplayArgs, global: &GlobalArgs, replayer: &mut Replayer<'_>) -> Result<()> {
+    use std::io::BufRead;
+    let emit = |value: serde_json::Value| println!("{value}");
+    emit(serde_json::json!({
+        "event": "start",
+        "device": args.device,
+        "dispatches": replayer.len(),
+    }));
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let mut line_number = 0;
+    loop {
+        let dispatch = match replayer.next_dispatch() {
+            Ok(Some(dispatch)) => dispatch,
+            Ok(None) => break,
+            Err(agent_memory_recording::Error::Unresolved { missing }) => {
+                return report_unresolved(args, global, &missing);
+            }
+            Err(other) => return Err(other.into()),
+        };
+        emit(dispatch_event(&dispatch)?);
+        loop {
+            line_number += 1;
+            let Some(line) = lines.next() else {
+                bail!(
+                    "stdin closed after {} of {} dispatches; send the memory writes of each, `{{}}` for none",
+                    replayer.completed().len(),
+                    replayer.len()
+                );
+            };
+            let line = line.context("cannot read stdin")?;
+            let parsed = serde_json::from_str::<serde_json::Value>(&line)
+                .map_err(|e| anyhow::anyhow!("not JSON: {}", json_message(&e)))
+                .and_then(|value| Ok(MemoryWrites::from_json(&value)?));
+            match parsed {
+                Ok(writes) => {
+                    replayer.complete(writes)?;
+                    break;
+                }
+                Err(e) => emit(serde_json::json!({
+                    "event": "error",
+                    "line": line_number,
+                    "message": format!("{e:#}"),
+                })),
+            }
+        }
+    }
+    emit(serde_json::json!({
+        "event": "done",
+        "dispatches": replayer.completed().len(),
+    }));
+    Ok(())
+}
+
+/// A dispatch as a session event, numbered from 1 like every step and tool the command
+/// prints: `{"event": "dispatch", "dispatch": 1, "step": 1, ...}`.
+fn dispatch_event(dispatch: &agent_memory_recording::Dispatch) -> Result<serde_json::Value> {
+    let serde_json::Value::Object(fields) = serde_json::to_value(dispatch)? else {
+        bail!("a dispatch serializes as a JSON object");
+    };
+    let mut event = serde_json::Map::new();
+    event.insert("event".to_owned(), "dispatch".into());
+    event.insert("dispatch".to_owned(), (dispatch.index + 1).into());
+    event.insert("step".to_owned(), (dispatch.step + 1).into());
+    for (key, value) in fields {
+        if key != "index" && key != "step" {
+            event.insert(key, value);
+        }
+    }
+    Ok(serde_json::Value::Object(event))
+}
+
+/// A serde_json error's message without its position suffix.
+fn json_message(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    message
+        .find(" at line ")
+        .map_or(message.clone(), |cut| message[..cut].to_owned())
 }
 
 #[derive(Serialize)]
@@ -481,10 +696,7 @@ struct StaleRow {
 
 fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     let trail = Trail::read(&args.trail)?;
-    let mut memory = Memory::new();
-    for (key, value) in memory_values(&args.values)? {
-        memory.remember(key, value, Provenance::unknown(Timestamp::from_millis(0)));
-    }
+    let memory = seeds_memory(&memory_values(&args.values)?);
     let policy = TemplatePolicy {
         min_chars: args.min_chars,
         ..TemplatePolicy::default()

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use agent_memory_recording::{Error, LegacyItem, StepAction, Trail, plan_replay};
+use agent_memory_recording::{
+    Action, Error, LegacyItem, ReplayOptions, Replayer, Seeds, StepAction, Trail,
+};
 
 fn reference_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/trailblaze-examples")
@@ -79,16 +81,43 @@ trail:
         Trail::from_yaml_str(&written, "again").ok(),
         Some(trail.clone())
     );
-    let memory = std::collections::BTreeMap::<String, String>::new();
-    let plan = plan_replay(&trail, "android-tablet", &memory).unwrap_or_else(|e| panic!("{e}"));
-    let actions: Vec<String> = plan
+    let replay = Replayer::new(
+        &trail,
+        "android-tablet",
+        &Seeds::new(),
+        ReplayOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let actions: Vec<String> = replay
+        .outline()
         .iter()
         .map(|step| match &step.action {
             StepAction::Agent => "agent".to_owned(),
-            StepAction::Replay(calls) => format!("replay {}", calls.len()),
+            StepAction::Replay(calls) => format!("replay {calls}"),
         })
         .collect();
     assert_eq!(actions, ["agent", "replay 0", "replay 1"]);
+    // The agent drives the first step; the no-op hands out nothing; the check replays.
+    let dispatches: Vec<String> = run(&trail, "android-tablet");
+    assert_eq!(dispatches, ["0 agent", "2 assertVisible"]);
+}
+
+/// Replays `trail` on `classifier` with nothing written: each dispatch as `step tool`.
+fn run(trail: &Trail, classifier: &str) -> Vec<String> {
+    let mut replay = Replayer::new(trail, classifier, &Seeds::new(), ReplayOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = Vec::new();
+    while let Some(dispatch) = replay.next_dispatch().unwrap_or_else(|e| panic!("{e}")) {
+        let what = match &dispatch.action {
+            Action::Call(call) => call.tool.clone(),
+            Action::Agent => "agent".to_owned(),
+        };
+        out.push(format!("{} {what}", dispatch.step));
+        replay
+            .complete(agent_memory_recording::MemoryWrites::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    out
 }
 
 #[test]
@@ -103,18 +132,11 @@ trail:
     - phone: {}
 ";
     let trail = Trail::from_yaml_str(text, "c.yaml").unwrap_or_else(|e| panic!("{e}"));
-    let memory = std::collections::BTreeMap::<String, String>::new();
-    let tool_for = |classifier: &str| {
-        let plan = plan_replay(&trail, classifier, &memory).unwrap_or_else(|e| panic!("{e}"));
-        match &plan[0].action {
-            StepAction::Replay(calls) => calls[0].tool.clone(),
-            StepAction::Agent => "agent".to_owned(),
-        }
-    };
-    assert_eq!(tool_for("android-phone"), "phone");
-    assert_eq!(tool_for("android-phone-pixel"), "phone");
-    assert_eq!(tool_for("android-tablet"), "a");
-    assert_eq!(tool_for("ios-iphone"), "agent");
+    let tool_for = |classifier: &str| run(&trail, classifier)[0].clone();
+    assert_eq!(tool_for("android-phone"), "0 phone");
+    assert_eq!(tool_for("android-phone-pixel"), "0 phone");
+    assert_eq!(tool_for("android-tablet"), "0 a");
+    assert_eq!(tool_for("ios-iphone"), "0 agent");
 }
 
 /// Parses `text` and compares the error with `expected` (`file:line:column: message`
@@ -137,7 +159,7 @@ fn parse_errors_name_file_line_and_column() {
     check_error("trail:\n  - step: [unclosed\n", "bad.trail.yaml:3:1: ");
     check_error(
         "- prompts:\n  - step: a\n    verify: b\n",
-        "bad.trail.yaml:2:3: .[0].prompts: a step has `step:` or `verify:`, not both",
+        "bad.trail.yaml:2:5: .[0].prompts[0]: a step has both `step:` and `verify:`",
     );
     check_error(
         "trail:\n- step: a\n  recording:\n    android:\n    - one: {}\n      two: {}\n",
@@ -145,7 +167,7 @@ fn parse_errors_name_file_line_and_column() {
     );
     check_error(
         "config: {}\nsurprise: 1\n",
-        "bad.trail.yaml:2:1: unknown field `surprise`",
+        "bad.trail.yaml:2:1: unknown top-level key `surprise`",
     );
     check_error("just text", "bad.trail.yaml:1:1: a trail is a list");
 }
