@@ -222,11 +222,11 @@ pub(crate) fn scalar_text(value: &Json) -> Option<String> {
 fn shape(value: &Json) -> &'static str {
     match value {
         Json::Null => "null",
-        Json::Bool(_) => "boolean",
-        Json::Number(_) => "number",
-        Json::String(_) => "string",
-        Json::Array(_) => "array",
-        Json::Object(_) => "object",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
     }
 }
 
@@ -239,7 +239,7 @@ fn coerce(name: &str, kind: ArgType, value: &Json) -> Result<Json> {
         let got = match (&shown, value) {
             (Some(text), Json::String(_)) => format!("{text:?}"),
             (Some(text), _) => text.clone(),
-            (None, other) => format!("a {}", shape(other)),
+            (None, other) => shape(other).to_owned(),
         };
         args_error(format!("arg `{name}` expects {expected}, got {got}"))
     };

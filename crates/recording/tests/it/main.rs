@@ -4,6 +4,8 @@
 mod corpus;
 mod end_to_end;
 mod hostile;
+mod interpolation;
 mod laws;
+mod replay;
 mod templating;
 mod trails;

@@ -171,3 +171,99 @@ fn parse_errors_name_file_line_and_column() {
     );
     check_error("just text", "bad.trail.yaml:1:1: a trail is a list");
 }
+
+#[test]
+fn config_memory_and_args_are_checked_as_trailblaze_reads_them() {
+    let with = |config: &str| format!("config:\n{config}trail:\n- step: go\n");
+    check_error(
+        &with("  memory:\n    user: [a, b]\n"),
+        "bad.trail.yaml:3:11: config.memory.user: invalid type: sequence, expected a string, number or boolean",
+    );
+    check_error(
+        &with("  args:\n    user-id: string\n"),
+        "bad.trail.yaml:3:5: config.args: arg name \"user-id\" is not an identifier",
+    );
+    check_error(
+        &with("  args:\n    n: float\n"),
+        "bad.trail.yaml:3:8: config.args.n: arg `n` has type \"float\"",
+    );
+    check_error(
+        &with("  args:\n    n: {type: integer, required: true, default: 3}\n"),
+        "bad.trail.yaml:3:8: config.args.n: arg `n` declares `required: true` and a `default:`",
+    );
+    check_error(
+        &with("  args:\n    n: {type: integer, required: false}\n"),
+        "bad.trail.yaml:3:8: config.args.n: arg `n` declares `required: false` without a `default:`",
+    );
+    check_error(
+        &with("  args:\n    n: {default: null}\n"),
+        "bad.trail.yaml:3:18: config.args.n.default: arg `n` declares `default: null`",
+    );
+    check_error(
+        &with("  args:\n    n: {kind: string}\n"),
+        "bad.trail.yaml:3:8: config.args.n: arg `n` has an unknown field `kind`",
+    );
+    let trail = Trail::from_yaml_str(
+        &with("  memory:\n    tier: 5\n    on: true\n  args:\n    who: string\n    n: {type: integer, default: '7'}\n    code: {type: string, default: 007}\n"),
+        "ok.trail.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let config = trail.config().unwrap_or_else(|| panic!("a config"));
+    assert_eq!(
+        config.memory(),
+        [
+            ("tier".to_owned(), "5".to_owned()),
+            ("on".to_owned(), "true".to_owned())
+        ]
+    );
+    let bind = |given: serde_json::Value| {
+        let given: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(given).unwrap_or_else(|e| panic!("{e}"));
+        agent_memory_recording::Args::bind(config.args(), &given)
+    };
+    let args = bind(serde_json::json!({"who": 42})).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        args.get("who"),
+        Some(&serde_json::json!("42")),
+        "coerced to the declared string"
+    );
+    assert_eq!(
+        args.get("n"),
+        Some(&serde_json::json!(7)),
+        "a default coerced to its integer"
+    );
+    assert_eq!(
+        args.get("code"),
+        Some(&serde_json::json!("007")),
+        "a string default keeps its text"
+    );
+    for (given, message) in [
+        (
+            serde_json::json!({}),
+            "trail args: missing required arg(s) who",
+        ),
+        (
+            serde_json::json!({"who": "a", "x": 1}),
+            "trail args: unknown arg(s) x; declared: code, n, who",
+        ),
+        (
+            serde_json::json!({"who": null}),
+            "trail args: arg `who` was given null",
+        ),
+        (
+            serde_json::json!({"who": "a", "n": "seven"}),
+            "trail args: arg `n` expects an integer, got \"seven\"",
+        ),
+        (
+            serde_json::json!({"who": ["a"]}),
+            "trail args: arg `who` expects a string, got an array",
+        ),
+        (
+            serde_json::json!({"who": "{{args.n + 1}}"}),
+            "trail args: arg `who` holds the token {{args.n + 1}}, which is not a dotted path",
+        ),
+    ] {
+        let err = bind(given).expect_err(message);
+        assert!(err.to_string().starts_with(message), "{err}");
+    }
+}
