@@ -47,13 +47,14 @@ fn workload(keys: u64, calls: u64) -> Workload {
             let known = rng.below(10) == 0;
             let sensitive = rng.below(20) == 0;
             values.push(value.clone());
-            let item = SnapshotItem {
-                value: Some(value),
-                sensitive,
-                written_by: Some(if known { "rememberText" } else { "tapOn" }.to_owned()),
-                written_at: Some(Timestamp::from_millis(i as i64)),
-                existed_before: true,
+            let item = if sensitive {
+                SnapshotItem::secret(value)
+            } else {
+                SnapshotItem::new(value)
             };
+            let item = item
+                .with_writer(if known { "rememberText" } else { "tapOn" })
+                .with_written_at(Timestamp::from_millis(i as i64));
             (format!("k{i}"), item)
         })
         .collect();
@@ -78,7 +79,7 @@ fn workload(keys: u64, calls: u64) -> Workload {
         })
         .collect();
     Workload {
-        snapshot: Snapshot { entries },
+        snapshot: Snapshot::from_entries(entries),
         calls,
     }
 }

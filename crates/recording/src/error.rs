@@ -114,6 +114,16 @@ pub enum Error {
         /// What is wrong, naming the argument.
         message: String,
     },
+    /// A tool log document that cannot be read.
+    #[error("{file}:{line}: {message}")]
+    Log {
+        /// The file (or `tool log` for a single document).
+        file: String,
+        /// The 1-based line the document (or the JSON error) is on.
+        line: usize,
+        /// What is wrong, naming the field (never a value).
+        message: String,
+    },
     /// Memory writes reported to a replay that are not what a replay reads.
     #[error("memory writes: {message}")]
     Writes {

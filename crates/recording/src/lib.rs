@@ -47,8 +47,10 @@ pub use generate::{
     GeneratedRecording, GenerationPolicy, Objective, ToolOutcome, capture, generate_recording,
 };
 pub use interpolate::{MissingKeys, interpolate, interpolate_str};
-pub use lint::{Origin, StaleLiteral, lint_trail};
-pub use log_json::{tool_log_from_json, tool_log_to_json};
+pub use lint::{Found, Origin, StaleLiteral, lint_trail};
+pub use log_json::{
+    SkipReason, SkippedLog, ToolLogFile, read_tool_logs, tool_log_from_json, tool_log_to_json,
+};
 pub use memory::{Lookup, Memory, MemoryEntry, Provenance, Snapshot, SnapshotItem};
 pub use path::MAX_DEPTH;
 pub use replay::{

@@ -34,6 +34,7 @@ impl Provenance {
 
 /// One value of a [`Memory`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MemoryEntry {
     /// The value.
     pub value: String,
@@ -64,6 +65,9 @@ pub struct MemoryEntry {
 pub struct Memory {
     entries: BTreeMap<String, MemoryEntry>,
     marked: BTreeSet<String>,
+    /// Values sensitive keys held before being overwritten or forgotten, with their keys:
+    /// still secrets, so snapshots keep scrubbing them from later logs.
+    retired: BTreeMap<String, String>,
 }
 
 impl Memory {
@@ -109,6 +113,17 @@ impl Memory {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.marked.clear();
+        self.retired.clear();
+    }
+
+    fn retire(&mut self, key: &str) {
+        if let Some(old) = self
+            .entries
+            .get(key)
+            .filter(|e| e.sensitive && !e.value.is_empty())
+        {
+            self.retired.insert(old.value.clone(), key.to_owned());
+        }
     }
 
     fn insert(&mut self, key: String, value: String, sensitive: bool, provenance: Provenance) {
@@ -116,6 +131,7 @@ impl Memory {
         if sensitive {
             self.marked.insert(key.clone());
         }
+        self.retire(&key);
         self.entries.insert(
             key,
             MemoryEntry {
@@ -128,6 +144,7 @@ impl Memory {
 
     /// Removes the value of `key` (a sensitive mark stays); returns its entry.
     pub fn forget(&mut self, key: &str) -> Option<MemoryEntry> {
+        self.retire(key);
         self.entries.remove(key)
     }
 
@@ -158,7 +175,18 @@ impl Memory {
     }
 
     fn snapshot_with(&self, existed_before: impl Fn(&str) -> bool) -> Snapshot {
+        let retired = self
+            .retired
+            .iter()
+            .filter(|(value, key)| {
+                self.entries
+                    .get(key.as_str())
+                    .is_none_or(|now| now.value != **value)
+            })
+            .map(|(value, key)| (key.clone(), value.clone()))
+            .collect();
         Snapshot {
+            retired,
             entries: self
                 .entries
                 .iter()
@@ -179,6 +207,7 @@ impl Memory {
 
 /// One key of a [`Snapshot`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SnapshotItem {
     /// The value; `None` for a sensitive value read back from a stored log.
     pub value: Option<String>,
@@ -192,15 +221,74 @@ pub struct SnapshotItem {
     pub existed_before: bool,
 }
 
+impl SnapshotItem {
+    /// An ordinary `value`, written by no known tool, that existed before the call.
+    pub fn new(value: impl Into<String>) -> Self {
+        SnapshotItem {
+            value: Some(value.into()),
+            sensitive: false,
+            written_by: None,
+            written_at: None,
+            existed_before: true,
+        }
+    }
+
+    /// A sensitive `value`, otherwise as [`SnapshotItem::new`].
+    pub fn secret(value: impl Into<String>) -> Self {
+        SnapshotItem {
+            sensitive: true,
+            ..SnapshotItem::new(value)
+        }
+    }
+
+    /// Written by a call of `tool`.
+    #[must_use]
+    pub fn with_writer(mut self, tool: impl Into<String>) -> Self {
+        self.written_by = Some(tool.into());
+        self
+    }
+
+    /// Written at `at`.
+    #[must_use]
+    pub fn with_written_at(mut self, at: Timestamp) -> Self {
+        self.written_at = Some(at);
+        self
+    }
+
+    /// Existing before the call (`true`) or created by it.
+    #[must_use]
+    pub fn with_existed_before(mut self, existed_before: bool) -> Self {
+        self.existed_before = existed_before;
+        self
+    }
+}
+
 /// The memory right after one tool call, with provenance. Unlike the stored
 /// [`MemorySnapshot`], it may hold sensitive values: it lives only in process memory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The keys and their items.
     pub entries: BTreeMap<String, SnapshotItem>,
+    /// Earlier values of sensitive keys (key, value): scrubbed like current secrets, never
+    /// stored.
+    retired: Vec<(String, String)>,
 }
 
 impl Snapshot {
+    /// A snapshot of `entries`.
+    pub fn from_entries(entries: BTreeMap<String, SnapshotItem>) -> Self {
+        Snapshot {
+            entries,
+            retired: Vec::new(),
+        }
+    }
+
+    /// Earlier values of sensitive keys, as `(key, value)`: secrets still, to scrub.
+    pub(crate) fn retired_secrets(&self) -> &[(String, String)] {
+        &self.retired
+    }
+
     /// Reads a stored snapshot back; sensitive entries come without a value.
     pub fn from_stored(stored: &MemorySnapshot) -> Self {
         let entries = stored
@@ -217,7 +305,7 @@ impl Snapshot {
                 (entry.key.clone(), item)
             })
             .collect();
-        Snapshot { entries }
+        Snapshot::from_entries(entries)
     }
 
     /// The form a store keeps: sensitive values dropped, only their keys kept.

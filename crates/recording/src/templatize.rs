@@ -34,6 +34,7 @@ pub const DEFAULT_KNOWN_WRITERS: &[&str] = &[
 
 /// The rules of reverse templating.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TemplatePolicy {
     /// The fewest characters (Unicode scalar values) an ordinary value needs to be
     /// templated. Default 8.
@@ -43,6 +44,10 @@ pub struct TemplatePolicy {
     pub known_writers: Vec<String>,
     /// Report substitutions without changing the parameters.
     pub dry_run: bool,
+    /// Also template a known writer's value of at least `min_chars` characters where it
+    /// stands inside a longer string (`Welcome, ${merchant_name}`). Off by default: Decision
+    /// 024's rule is the exact full-field match.
+    pub inside: bool,
 }
 
 impl Default for TemplatePolicy {
@@ -54,6 +59,7 @@ impl Default for TemplatePolicy {
                 .map(|p| (*p).to_owned())
                 .collect(),
             dry_run: false,
+            inside: false,
         }
     }
 }
@@ -65,7 +71,36 @@ impl TemplatePolicy {
             min_chars: usize::MAX,
             known_writers: Vec::new(),
             dry_run: false,
+            inside: false,
         }
+    }
+
+    /// With `min_chars` as the fewest characters an ordinary value needs.
+    #[must_use]
+    pub fn with_min_chars(mut self, min_chars: usize) -> Self {
+        self.min_chars = min_chars;
+        self
+    }
+
+    /// With `patterns` as the known writers.
+    #[must_use]
+    pub fn with_known_writers(mut self, patterns: Vec<String>) -> Self {
+        self.known_writers = patterns;
+        self
+    }
+
+    /// Reporting only, or not.
+    #[must_use]
+    pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Templating known writers' values inside longer strings, or not.
+    #[must_use]
+    pub fn with_inside(mut self, inside: bool) -> Self {
+        self.inside = inside;
+        self
     }
 
     fn is_known_writer(&self, tool: &str) -> bool {
@@ -94,6 +129,8 @@ pub enum Reason {
     LongValue,
     /// A secret inside a longer string was replaced by its token.
     ScrubbedSecret,
+    /// A known writer's value inside a longer string was replaced by its token.
+    Inside,
 }
 
 impl fmt::Display for Reason {
@@ -103,14 +140,17 @@ impl fmt::Display for Reason {
             Reason::KnownWriter => "known writer",
             Reason::LongValue => "long value",
             Reason::ScrubbedSecret => "scrubbed secret",
+            Reason::Inside => "known writer, inside a string",
         })
     }
 }
 
 /// One substitution, for review.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Substitution {
-    /// The index of the tool call (in the caller's list).
+    /// The index of the tool call in the caller's list, from 0. Shown numbered from 1
+    /// (`tool 1` is the first call), as every command prints tools.
     pub tool_index: usize,
     /// The JSON path of the string.
     pub path: String,
@@ -125,7 +165,10 @@ impl fmt::Display for Substitution {
         write!(
             f,
             "tool {} {}: ${{{}}} ({})",
-            self.tool_index, self.path, self.key, self.reason
+            self.tool_index + 1,
+            self.path,
+            self.key,
+            self.reason
         )
     }
 }
@@ -387,20 +430,40 @@ impl<'s> SecretSet<'s> {
 pub struct SnapshotIndex<'s> {
     by_value: HashMap<&'s str, Choice<'s>>,
     secrets: SecretSet<'s>,
+    /// Values matched inside longer strings (templated with `inside`, reported by lint).
+    inside: SecretSet<'s>,
     dry_run: bool,
+    templates_inside: bool,
+}
+
+/// Which values are looked for inside longer strings.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inside {
+    /// None.
+    Nothing,
+    /// Known writers' values of at least the minimum length (templating with `inside`).
+    KnownWriters,
+    /// Every eligible value of at least the minimum length (the lint's `contains`).
+    Eligible,
 }
 
 impl<'s> SnapshotIndex<'s> {
     /// Indexes `snapshot` under `policy`. Keys that this very call created (not
     /// `existed_before`) are not eligible.
     pub fn new(snapshot: &'s Snapshot, policy: &TemplatePolicy) -> Self {
-        SnapshotIndex::build(snapshot, policy, true)
+        let inside = if policy.inside {
+            Inside::KnownWriters
+        } else {
+            Inside::Nothing
+        };
+        SnapshotIndex::build(snapshot, policy, true, inside)
     }
 
     pub(crate) fn build(
         snapshot: &'s Snapshot,
         policy: &TemplatePolicy,
         honor_self_reference: bool,
+        inside: Inside,
     ) -> Self {
         let mut by_value: HashMap<&'s str, Choice<'s>> = HashMap::new();
         let mut secrets = Vec::new();
@@ -427,11 +490,46 @@ impl<'s> SnapshotIndex<'s> {
                 })
                 .or_insert(choice);
         }
+        for (key, value) in snapshot.retired_secrets() {
+            let replacement = if is_token_safe_key(key) {
+                format!("${{{key}}}")
+            } else {
+                "[sensitive]".to_owned()
+            };
+            secrets.push((value.as_str(), replacement));
+        }
+        let long_enough = |value: &str| value.chars().count() >= policy.min_chars.max(1);
+        let inside_values = by_value
+            .iter()
+            .filter(|(value, choice)| match inside {
+                Inside::Nothing => false,
+                Inside::KnownWriters => choice.known_writer && long_enough(value),
+                Inside::Eligible => choice.reason != Reason::Sensitive && long_enough(value),
+            })
+            .map(|(value, choice)| (*value, format!("${{{}}}", choice.key)))
+            .collect();
         SnapshotIndex {
             by_value,
             secrets: SecretSet::new(secrets),
+            inside: SecretSet::new(inside_values),
             dry_run: policy.dry_run,
+            templates_inside: inside == Inside::KnownWriters,
         }
+    }
+
+    /// The keys of the values standing inside `text` (leftmost-longest, in order), for a
+    /// text that is not itself a value.
+    pub(crate) fn keys_inside(&self, text: &str) -> Vec<(&'s str, Reason)> {
+        if holds_token(text) || self.by_value.contains_key(text) {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        let _ = self.inside.scrub(text, |value| {
+            if let Some(choice) = self.by_value.get(value) {
+                found.push((choice.key, choice.reason));
+            }
+        });
+        found
     }
 
     /// The key a whole-field literal would be templated to, and why.
@@ -548,6 +646,26 @@ impl<'s> SnapshotIndex<'s> {
                 .map_or("[sensitive]", |choice| choice.key);
             report.push(self.scrubbed(tool_index, path, key));
         }
+        // Inside a longer string only when the string holds no token syntax (its own or a
+        // scrubbed secret's): then the template reads back exactly.
+        let out = match out {
+            Cow::Borrowed(text) if self.templates_inside && !holds_token(text) => {
+                let mut inserted = Vec::new();
+                let templated = self.inside.scrub(text, |value| inserted.push(value));
+                for value in inserted {
+                    if let Some(choice) = self.by_value.get(value) {
+                        report.push(Substitution {
+                            tool_index,
+                            path: path.render(),
+                            key: choice.key.to_owned(),
+                            reason: Reason::Inside,
+                        });
+                    }
+                }
+                templated
+            }
+            other => other,
+        };
         match out {
             Cow::Borrowed(_) => None,
             Cow::Owned(new) => Some(new),
@@ -566,6 +684,7 @@ impl<'s> SnapshotIndex<'s> {
 
 /// What [`templatize`] returns.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Templated<'v> {
     /// The parameters with tokens (the input, borrowed, when nothing changed).
     pub parameters: Cow<'v, Value>,

@@ -76,13 +76,7 @@ fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     let mut memory = Memory::new();
     let call = |tool: &str, params: Value, memory: &Memory, before, trace: &str| -> Result<()> {
         clock.advance(1_000);
-        let outcome = ToolOutcome {
-            success: true,
-            error: None,
-            duration_ms: 120,
-            timestamp: clock.now(),
-            trace_id: Some(trace.to_owned()),
-        };
+        let outcome = ToolOutcome::succeeded(120, clock.now()).with_trace(trace);
         let log = capture(
             &session,
             tool,
@@ -129,16 +123,16 @@ fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
 
     let logs = store.list_tool_logs(&session)?;
     let objectives = [
-        Objective {
-            kind: StepKind::Step,
-            text: "Load the coffee shop merchant".into(),
-            started_at: Timestamp::from_millis(START),
-        },
-        Objective {
-            kind: StepKind::Step,
-            text: "Launch the app signed in as the merchant".into(),
-            started_at: Timestamp::from_millis(START + 1_500),
-        },
+        Objective::new(
+            StepKind::Step,
+            "Load the coffee shop merchant",
+            Timestamp::from_millis(START),
+        ),
+        Objective::new(
+            StepKind::Step,
+            "Launch the app signed in as the merchant",
+            Timestamp::from_millis(START + 1_500),
+        ),
     ];
     let generated = generate_recording(
         &objectives,

@@ -1,6 +1,8 @@
 //! `agent-memory recording ...`: tool logs to trail YAML with memory tokens (`templatize`),
-//! a trail resolved under new memory values (`replay`), literals that should be tokens
-//! (`lint`), and tool logs copied into the database (`import`).
+//! a trail replayed under new memory values (`replay`, `replay --step`), literals that should
+//! be tokens (`lint`), trails rewritten in canonical form (`fmt`), and tool logs copied into
+//! the database (`import`). Tool logs are this crate's JSON documents or Trailblaze's
+//! `TrailblazeLog` documents. Steps and tools are numbered from 1 in everything printed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,7 +12,7 @@ use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
     Action, GenerationPolicy, Memory, MemoryWrites, MissingKey, MissingKeys, Objective, Origin,
     Provenance, ReplayOptions, Replayer, Seeds, Snapshot, StepAction, StepKind, TemplatePolicy,
-    Trail, lint_trail, tool_log_from_json,
+    ToolLogFile, Trail, lint_trail, read_tool_logs,
 };
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -31,8 +33,10 @@ enum RecordingCommand {
     Templatize(TemplatizeArgs),
     /// Resolve a trail's calls for a device under new memory values.
     Replay(ReplayArgs),
-    /// List literals in a trail that equal memory values (recordings that go stale).
+    /// List literals in a trail that equal or hold memory values (recordings that go stale).
     Lint(LintArgs),
+    /// Rewrite trails in canonical form, in place (like `cargo fmt` for trails).
+    Fmt(FmtArgs),
     /// Copy tool logs from a JSONL file into the database.
     Import(ImportArgs),
 }
@@ -41,7 +45,8 @@ enum RecordingCommand {
 #[derive(Debug, clap::Args)]
 #[group(required = true, multiple = false)]
 struct LogSource {
-    /// A JSONL file of tool logs, one JSON document per line.
+    /// A file of tool logs: one JSON document per line, or pretty-printed documents one after
+    /// another (this crate's or Trailblaze's).
     #[arg(value_name = "LOGS.jsonl")]
     logs: Option<PathBuf>,
     /// A session whose tool logs the database holds.
@@ -54,7 +59,8 @@ struct TemplatizeArgs {
     #[command(flatten)]
     source: LogSource,
     /// A JSON file listing the objectives: `[{"step": "Sign in", "started_at": 1500},
-    /// {"verify": "...", "started_at": 3500}]`. Without it, one step holds every call.
+    /// {"verify": "...", "started_at": 3500}]`. Without it, the objectives Trailblaze logged,
+    /// or else one step holds every call.
     #[arg(long, value_name = "FILE")]
     objectives: Option<PathBuf>,
     /// The device classifier the recordings are filed under.
@@ -69,6 +75,13 @@ struct TemplatizeArgs {
     /// Print only the substitution report; write no trail.
     #[arg(long)]
     dry_run: bool,
+    /// Also template a known writer's value standing inside a longer string
+    /// (`Welcome, ${merchant_name}`), when it has at least `--min-chars` characters.
+    #[arg(long)]
+    inside: bool,
+    /// The trail's title, in its `config:` block.
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
 }
 
 /// Memory values from the command line and a file.
@@ -125,6 +138,19 @@ struct LintArgs {
 }
 
 #[derive(Debug, clap::Args)]
+struct FmtArgs {
+    /// The trail files.
+    #[arg(value_name = "TRAIL.yaml", required = true)]
+    trails: Vec<PathBuf>,
+    /// Write nothing; exit with 1 when a file is not in canonical form.
+    #[arg(long, conflicts_with = "stdout")]
+    check: bool,
+    /// Print the canonical form instead of writing it.
+    #[arg(long)]
+    stdout: bool,
+}
+
+#[derive(Debug, clap::Args)]
 struct ImportArgs {
     /// A JSONL file of tool logs, one JSON document per line.
     #[arg(value_name = "LOGS.jsonl")]
@@ -146,6 +172,7 @@ pub(crate) fn run(args: RecordingArgs, global: &GlobalArgs) -> Result<()> {
         RecordingCommand::Templatize(args) => templatize(&args, global),
         RecordingCommand::Replay(args) => replay(&args, global),
         RecordingCommand::Lint(args) => lint(&args, global),
+        RecordingCommand::Fmt(args) => fmt(&args, global),
         RecordingCommand::Import(args) => import(&args, global),
     }
 }
@@ -155,21 +182,58 @@ fn read_text(path: &Path) -> Result<String> {
         .with_context(|| format!("cannot read tool logs {}", path.display()))
 }
 
-/// Reads every tool log of the JSONL `text` of `path`; an error names the file and the line.
-fn parse_logs(path: &Path, text: &str, progress: Option<&Progress>) -> Result<Vec<ToolLog>> {
-    let mut logs = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if let Some(progress) = progress {
-            progress.advance(1);
-        }
-        if line.trim().is_empty() {
-            continue;
-        }
-        let log = tool_log_from_json(line)
-            .with_context(|| format!("{}:{}", path.display(), index + 1))?;
-        logs.push(log);
+/// Reads the tool log documents of `text`, the contents of `path`; an error names the file,
+/// the line and the field. A file with no tool log to keep is an error.
+fn read_logs(path: &Path, text: &str) -> Result<ToolLogFile> {
+    let file = read_tool_logs(text, &path.display().to_string())?;
+    if file.logs.is_empty() {
+        let skipped = if file.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} document(s) skipped: {})",
+                file.skipped.len(),
+                skip_summary(&file)
+            )
+        };
+        bail!("{} holds no tool log{skipped}", path.display());
     }
-    Ok(logs)
+    Ok(file)
+}
+
+/// How many documents were skipped for each reason: `2 nested in another call, 1 not recordable`.
+fn skip_summary(file: &ToolLogFile) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for skipped in &file.skipped {
+        *counts.entry(skipped.reason.describe()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(reason, n)| format!("{n} {reason}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Tells stderr which documents were not kept as tool logs, when some were not.
+fn report_skipped(path: &Path, file: &ToolLogFile) {
+    if !file.skipped.is_empty() {
+        eprintln!(
+            "{}: skipped {} document(s) as Trailblaze's recording generator does: {}",
+            path.display(),
+            file.skipped.len(),
+            skip_summary(file)
+        );
+    }
+}
+
+/// Reads every tool log of `text`, the contents of `path`, for storing.
+fn parse_logs(path: &Path, text: &str, progress: Option<&Progress>) -> Result<Vec<ToolLog>> {
+    let file = read_logs(path, text)?;
+    if let Some(progress) = progress {
+        progress.advance(text.lines().count() as u64);
+    }
+    report_skipped(path, &file);
+    Ok(file.logs)
 }
 
 fn session_id(id: &str) -> Result<SessionId> {
@@ -201,11 +265,11 @@ fn read_objectives(path: &Path) -> Result<Vec<Objective>> {
                     path.display()
                 ),
             };
-            Ok(Objective {
+            Ok(Objective::new(
                 kind,
                 text,
-                started_at: Timestamp::from_millis(d.started_at),
-            })
+                Timestamp::from_millis(d.started_at),
+            ))
         })
         .collect()
 }
@@ -226,9 +290,16 @@ fn json_error(path: &Path, error: &serde_json::Error) -> anyhow::Error {
 
 #[derive(Serialize)]
 struct SubstitutionRow {
-    tool_index: usize,
+    tool: usize,
     path: String,
     key: String,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct SkippedRow {
+    line: usize,
+    tool: Option<String>,
     reason: String,
 }
 
@@ -240,13 +311,15 @@ struct TemplatizeReport {
     out: Option<String>,
     steps: usize,
     substitutions: Vec<SubstitutionRow>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped: Vec<SkippedRow>,
 }
 
 fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
-    let (logs, name) = match (&args.source.logs, &args.source.session) {
+    let (logs, logged_objectives, skipped, name) = match (&args.source.logs, &args.source.session) {
         (Some(path), _) => {
-            let logs = parse_logs(path, &read_text(path)?, None)?;
-            let sessions: BTreeSet<&str> = logs.iter().map(|l| l.session.as_str()).collect();
+            let file = read_logs(path, &read_text(path)?)?;
+            let sessions: BTreeSet<&str> = file.logs.iter().map(|l| l.session.as_str()).collect();
             if sessions.len() > 1 {
                 bail!(
                     "{} holds the tool logs of {} sessions ({}); import it and templatize one with --session",
@@ -255,7 +328,24 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
                     sessions.into_iter().collect::<Vec<_>>().join(", ")
                 );
             }
-            (logs, path.display().to_string())
+            if !global.json {
+                report_skipped(path, &file);
+            }
+            let objectives = file
+                .logs
+                .first()
+                .map(|log| file.objectives_of(&log.session))
+                .unwrap_or_default();
+            let skipped = file
+                .skipped
+                .iter()
+                .map(|s| SkippedRow {
+                    line: s.line,
+                    tool: s.tool.clone(),
+                    reason: s.reason.describe(),
+                })
+                .collect();
+            (file.logs, objectives, skipped, path.display().to_string())
         }
         (None, Some(id)) => {
             let session = session_id(id)?;
@@ -264,28 +354,41 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
             if logs.is_empty() {
                 bail!("session {id:?} has no tool logs in {}", global.db.display());
             }
-            (logs, format!("session {id}"))
+            (logs, Vec::new(), Vec::new(), format!("session {id}"))
         }
         (None, None) => bail!("give a file of tool logs or --session"),
     };
     let objectives = match &args.objectives {
         Some(path) => read_objectives(path)?,
-        None => vec![Objective {
-            kind: StepKind::Step,
-            text: format!("Replay {name}"),
-            started_at: Timestamp::from_millis(i64::MIN),
-        }],
+        None if !logged_objectives.is_empty() => logged_objectives,
+        None => {
+            let session = logs
+                .first()
+                .map(|l| l.session.to_string())
+                .unwrap_or_default();
+            vec![Objective::new(
+                StepKind::Step,
+                format!("Replay the tool calls of session {session}"),
+                Timestamp::from_millis(i64::MIN),
+            )]
+        }
     };
-    let mut policy = GenerationPolicy::for_classifier(args.device.clone());
-    policy.template.min_chars = args.min_chars;
-    policy.template.dry_run = args.dry_run;
+    let mut policy = GenerationPolicy::for_classifier(args.device.clone()).with_template(
+        TemplatePolicy::default()
+            .with_min_chars(args.min_chars)
+            .with_dry_run(args.dry_run)
+            .with_inside(args.inside),
+    );
+    if let Some(title) = &args.title {
+        policy = policy.with_config("title", title.as_str());
+    }
     let generated = agent_memory_recording::generate_recording(&objectives, &logs, &policy)
         .with_context(|| format!("templatizing {name}"))?;
     let rows: Vec<SubstitutionRow> = generated
         .substitutions
         .iter()
         .map(|s| SubstitutionRow {
-            tool_index: s.tool_index,
+            tool: s.tool_index + 1,
             path: s.path.clone(),
             key: s.key.clone(),
             reason: s.reason.to_string(),
@@ -299,6 +402,7 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
                 out: None,
                 steps,
                 substitutions: rows,
+                skipped,
             });
         }
         print!("{}", substitution_table(&rows));
@@ -315,6 +419,7 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
                     out: Some(out.display().to_string()),
                     steps,
                     substitutions: rows,
+                    skipped,
                 });
             }
             println!(
@@ -331,6 +436,7 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
             out: None,
             steps,
             substitutions: rows,
+            skipped,
         })?,
         None => print!("{yaml}"),
     }
@@ -344,7 +450,7 @@ fn substitution_table(rows: &[SubstitutionRow]) -> String {
     let mut table = Table::new(["tool", "path", "key", "reason"]);
     for row in rows {
         table.row([
-            row.tool_index.to_string(),
+            row.tool.to_string(),
             row.path.clone(),
             row.key.clone(),
             row.reason.clone(),
@@ -689,6 +795,7 @@ fn json_message(error: &serde_json::Error) -> String {
 #[derive(Serialize)]
 struct StaleRow {
     location: String,
+    kind: &'static str,
     key: String,
     reason: String,
     found_in: String,
@@ -697,10 +804,7 @@ struct StaleRow {
 fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     let trail = Trail::read(&args.trail)?;
     let memory = seeds_memory(&memory_values(&args.values)?);
-    let policy = TemplatePolicy {
-        min_chars: args.min_chars,
-        ..TemplatePolicy::default()
-    };
+    let policy = TemplatePolicy::default().with_min_chars(args.min_chars);
     // Each past snapshot with the index of the tool log that holds it.
     let past: Vec<(usize, Snapshot)> = match &args.session {
         Some(id) => {
@@ -724,12 +828,15 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
         .into_iter()
         .map(|f| StaleRow {
             location: f.location,
+            kind: f.found.name(),
             key: f.key,
             reason: f.reason.to_string(),
             found_in: match f.origin {
                 Origin::Current => "current memory".to_owned(),
                 Origin::Past(i) => match (past.get(i), &args.session) {
-                    (Some((tool, _)), Some(id)) => format!("session {id}, after tool {tool}"),
+                    (Some((tool, _)), Some(id)) => {
+                        format!("session {id}, after tool {}", tool + 1)
+                    }
                     _ => format!("past snapshot {i}"),
                 },
             },
@@ -738,12 +845,16 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         print_json(&rows)?;
     } else if rows.is_empty() {
-        println!("{}: no literal equals a memory value", args.trail.display());
+        println!(
+            "{}: no literal equals or holds a memory value",
+            args.trail.display()
+        );
     } else {
-        let mut table = Table::new(["location", "token", "reason", "found in"]);
+        let mut table = Table::new(["location", "kind", "token", "reason", "found in"]);
         for row in &rows {
             table.row([
                 row.location.clone(),
+                row.kind.to_owned(),
                 format!("${{{}}}", row.key),
                 row.reason.clone(),
                 row.found_in.clone(),
@@ -753,9 +864,65 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     }
     if args.deny && !rows.is_empty() {
         bail!(
-            "{}: {} literal(s) equal memory values",
+            "{}: {} literal(s) equal or hold memory values",
             args.trail.display(),
             rows.len()
+        );
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct FormattedTrail {
+    file: String,
+    canonical: bool,
+}
+
+/// `fmt`: every file parsed first (a trail Trailblaze would refuse is an error and nothing
+/// is written), then each rewritten in canonical form, printed, or checked.
+fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
+    let mut formatted = Vec::new();
+    for path in &args.trails {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read trail {}", path.display()))?;
+        let trail = Trail::from_yaml_str(&text, &path.display().to_string())?;
+        let canonical = trail.to_yaml_string()?;
+        formatted.push((path, text, canonical));
+    }
+    let mut report = Vec::new();
+    for (path, text, canonical) in &formatted {
+        let same = text == canonical;
+        if args.stdout {
+            print!("{canonical}");
+        } else if !args.check && !same {
+            std::fs::write(path, canonical)
+                .with_context(|| format!("cannot write trail {}", path.display()))?;
+        }
+        report.push(FormattedTrail {
+            file: path.display().to_string(),
+            canonical: same,
+        });
+    }
+    if args.stdout {
+        return Ok(());
+    }
+    if global.json {
+        print_json(&report)?;
+    } else {
+        for row in &report {
+            let state = match (row.canonical, args.check) {
+                (true, _) => "canonical",
+                (false, true) => "not canonical",
+                (false, false) => "rewritten",
+            };
+            println!("{}: {state}", row.file);
+        }
+    }
+    let off = report.iter().filter(|r| !r.canonical).count();
+    if args.check && off > 0 {
+        bail!(
+            "{off} of {} trail(s) not in canonical form; run `agent-memory recording fmt` on them",
+            report.len()
         );
     }
     Ok(())

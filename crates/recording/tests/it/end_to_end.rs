@@ -41,13 +41,7 @@ fn load_account(memory: &mut Memory, account: &Account, at: Timestamp) {
 }
 
 fn outcome(at: i64, trace: &str) -> ToolOutcome {
-    ToolOutcome {
-        success: true,
-        error: None,
-        duration_ms: 40,
-        timestamp: Timestamp::from_millis(at),
-        trace_id: Some(trace.to_owned()),
-    }
+    ToolOutcome::succeeded(40, Timestamp::from_millis(at)).with_trace(trace)
 }
 
 fn file_bytes(path: &std::path::Path) -> Vec<u8> {
@@ -170,26 +164,26 @@ fn recordings_survive_a_new_account_and_never_hold_the_password() {
     );
 
     let objectives = [
-        Objective {
-            kind: StepKind::Step,
-            text: "Load the coffee shop merchant".to_owned(),
-            started_at: Timestamp::from_millis(500),
-        },
-        Objective {
-            kind: StepKind::Step,
-            text: "Launch the app signed in as the merchant".to_owned(),
-            started_at: Timestamp::from_millis(1_500),
-        },
-        Objective {
-            kind: StepKind::Verify,
-            text: "The merchant's email is shown".to_owned(),
-            started_at: Timestamp::from_millis(3_500),
-        },
-        Objective {
-            kind: StepKind::Verify,
-            text: "Nothing else to check".to_owned(),
-            started_at: Timestamp::from_millis(9_000),
-        },
+        Objective::new(
+            StepKind::Step,
+            "Load the coffee shop merchant",
+            Timestamp::from_millis(500),
+        ),
+        Objective::new(
+            StepKind::Step,
+            "Launch the app signed in as the merchant",
+            Timestamp::from_millis(1_500),
+        ),
+        Objective::new(
+            StepKind::Verify,
+            "The merchant's email is shown",
+            Timestamp::from_millis(3_500),
+        ),
+        Objective::new(
+            StepKind::Verify,
+            "Nothing else to check",
+            Timestamp::from_millis(9_000),
+        ),
     ];
     let generated = generate_recording(
         &objectives,
@@ -300,11 +294,11 @@ fn decision_024_replay(trail: &Trail) {
 #[test]
 fn logs_without_a_snapshot_still_produce_recordings() {
     let log = agent_memory_core::testkit::tool_log::sample_log("old", "tapOn", 10);
-    let objectives = [Objective {
-        kind: StepKind::Step,
-        text: "tap".to_owned(),
-        started_at: Timestamp::from_millis(100),
-    }];
+    let objectives = [Objective::new(
+        StepKind::Step,
+        "tap",
+        Timestamp::from_millis(100),
+    )];
     // The log predates the only objective: an orphan, attached to the last step.
     let generated = generate_recording(
         &objectives,
@@ -318,7 +312,7 @@ fn logs_without_a_snapshot_still_produce_recordings() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         yaml,
-        "trail:\n- step: tap\n  recording:\n    android:\n    - tapOn:\n        at: 10\n"
+        "config:\n  id: old\ntrail:\n- step: tap\n  recording:\n    android:\n    - tapOn:\n        at: 10\n"
     );
     assert!(generated.substitutions.is_empty());
 }
@@ -353,8 +347,12 @@ fn lint_finds_literals_that_will_go_stale() {
         .iter()
         .map(|f| {
             format!(
-                "{} -> ${{{}}} ({}, {:?})",
-                f.location, f.key, f.reason, f.origin
+                "{} {} ${{{}}} ({}, {:?})",
+                f.location,
+                f.found.name(),
+                f.key,
+                f.reason,
+                f.origin
             )
         })
         .collect();

@@ -162,13 +162,7 @@ fn deeply_nested_parameters_are_an_error_not_a_stack_overflow() {
         "{err}"
     );
     let session = SessionId::new("s1").expect("session");
-    let outcome = ToolOutcome {
-        success: true,
-        error: None,
-        duration_ms: 1,
-        timestamp: Timestamp::from_millis(1),
-        trace_id: None,
-    };
+    let outcome = ToolOutcome::succeeded(1, Timestamp::from_millis(1));
     let err = capture(&session, "tap", &call, &outcome, &Snapshot::default())
         .expect_err("too deep to log");
     assert!(
@@ -218,13 +212,7 @@ fn tokens_that_never_close_stay_literal_even_when_missing_keys_fail() {
 fn a_100_mb_parameter_is_refused_by_the_store_and_changes_nothing() {
     let store = SqliteStore::open_in_memory().expect("open");
     let session = SessionId::new("s1").expect("session");
-    let outcome = ToolOutcome {
-        success: true,
-        error: None,
-        duration_ms: 1,
-        timestamp: Timestamp::from_millis(1),
-        trace_id: None,
-    };
+    let outcome = ToolOutcome::succeeded(1, Timestamp::from_millis(1));
     let small = capture(
         &session,
         "tap",

@@ -8,4 +8,5 @@ mod interpolation;
 mod laws;
 mod replay;
 mod templating;
+mod trailblaze_logs;
 mod trails;
