@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use agent_memory_core::{SplitMix64, Timestamp};
 use agent_memory_recording::{
     DeviceRecordings, MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind,
-    TemplatePolicy, ToolCall, Trail, UnifiedTrail, interpolate, naive,
+    TemplatePolicy, ToolCall, Trail, UnifiedTrail, baseline, interpolate,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -102,7 +102,7 @@ fn ours(w: &Workload, policy: &TemplatePolicy) -> Vec<Value> {
 fn baseline(w: &Workload, policy: &TemplatePolicy) -> Vec<Value> {
     w.calls
         .iter()
-        .map(|(_, params)| naive::templatize(params, &w.snapshot, policy))
+        .map(|(_, params)| baseline::templatize(params, &w.snapshot, policy))
         .collect()
 }
 

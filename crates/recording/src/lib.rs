@@ -59,7 +59,7 @@ pub use replay::{
 };
 pub use templatize::{
     DEFAULT_KNOWN_WRITERS, Reason, SnapshotIndex, Substitution, TemplatePolicy, Templated,
-    is_token_safe_key, naive, templatize,
+    baseline, templatize,
 };
 pub use trail::{
     DeviceRecordings, LegacyItem, LegacyRecording, LegacyTrailhead, Step, StepKind, ToolCall,

@@ -61,7 +61,7 @@ impl SkipReason {
             SkipReason::NotRecordable => "not recordable".to_owned(),
             SkipReason::Nested => "nested in another call".to_owned(),
             SkipReason::LayerDuplicate => "dispatch-layer copy of an executor log".to_owned(),
-            SkipReason::NotAToolLog(class) => format!("{class}, not a tool log"),
+            SkipReason::NotAToolLog(class) => format!("not a tool log ({class})"),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! A [`SnapshotIndex`] is built once per snapshot: a map from each eligible value to the one
 //! key chosen for it, and a set of secrets to scrub. Templating a call then costs one hash
 //! lookup per string parameter plus a scan of that string for secrets, whatever the size of
-//! the snapshot ([`naive`] holds the parameters × keys algorithm it replaces, for tests and
+//! the snapshot ([`baseline`] holds the parameters × keys algorithm it replaces, for tests and
 //! benchmarks).
 //!
 //! Secrets are scrubbed with a two-byte prefix filter: a 64 Ki-bit table says whether any
@@ -196,7 +196,7 @@ impl Choice<'_> {
 }
 
 /// Whether `${key}` would read back as the key under interpolation.
-pub fn is_token_safe_key(key: &str) -> bool {
+pub(crate) fn is_token_safe_key(key: &str) -> bool {
     !key.is_empty()
         && !key.contains('}')
         && !key.starts_with("memory.")
@@ -443,7 +443,8 @@ pub(crate) enum Inside {
     Nothing,
     /// Known writers' values of at least the minimum length (templating with `inside`).
     KnownWriters,
-    /// Every eligible value of at least the minimum length (the lint's `contains`).
+    /// Every secret, and every eligible value of at least the minimum length (the lint's
+    /// `contains`).
     Eligible,
 }
 
@@ -504,7 +505,7 @@ impl<'s> SnapshotIndex<'s> {
             .filter(|(value, choice)| match inside {
                 Inside::Nothing => false,
                 Inside::KnownWriters => choice.known_writer && long_enough(value),
-                Inside::Eligible => choice.reason != Reason::Sensitive && long_enough(value),
+                Inside::Eligible => choice.reason == Reason::Sensitive || long_enough(value),
             })
             .map(|(value, choice)| (*value, format!("${{{}}}", choice.key)))
             .collect();
@@ -708,10 +709,12 @@ pub fn templatize<'v>(
     })
 }
 
-pub mod naive {
-    //! The parameters × keys algorithm: for every string, compare it with every key of the
-    //! snapshot. Same rules, same answers as [`SnapshotIndex`](super::SnapshotIndex),
-    //! without secret scrubbing; kept as the benchmark baseline and a test oracle.
+pub mod baseline {
+    //! The benchmark baseline and test oracle of reverse templating: the parameters × keys
+    //! algorithm, comparing every string with every key of the snapshot. Same rules, same
+    //! answers as [`SnapshotIndex`](super::SnapshotIndex) for whole-field matches, without
+    //! secret scrubbing or templating inside strings. Not for production use: its cost grows
+    //! with parameters × keys.
 
     use serde_json::Value;
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use agent_memory_core::Timestamp;
 use agent_memory_recording::{
-    MissingKeys, Snapshot, SnapshotItem, TemplatePolicy, interpolate, naive, templatize,
+    MissingKeys, Snapshot, SnapshotItem, TemplatePolicy, baseline, interpolate, templatize,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -136,8 +136,8 @@ proptest! {
     }
 
     #[test]
-    fn the_index_agrees_with_the_naive_algorithm((snapshot, call) in case()) {
+    fn the_index_agrees_with_the_baseline_algorithm((snapshot, call) in case()) {
         let fast = templatize(&call, &snapshot, &policy()).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(fast.parameters.into_owned(), naive::templatize(&call, &snapshot, &policy()));
+        prop_assert_eq!(fast.parameters.into_owned(), baseline::templatize(&call, &snapshot, &policy()));
     }
 }

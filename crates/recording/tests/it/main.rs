@@ -7,6 +7,7 @@ mod hostile;
 mod interpolation;
 mod laws;
 mod replay;
+mod secrets;
 mod templating;
 mod trailblaze_logs;
 mod trails;

@@ -1,7 +1,9 @@
 //! Every rule of reverse templating, one table row each, through one `check` helper.
 
 use agent_memory_core::Timestamp;
-use agent_memory_recording::{Reason, Snapshot, SnapshotItem, TemplatePolicy, naive, templatize};
+use agent_memory_recording::{
+    Reason, Snapshot, SnapshotItem, TemplatePolicy, baseline, templatize,
+};
 use serde_json::{Value, json};
 
 /// A snapshot entry: `(key, value, writer, written_at, sensitive, existed_before)`.
@@ -33,7 +35,7 @@ fn plain<'a>(key: &'a str, value: &'a str) -> Row<'a> {
 }
 
 /// Templates `call` under `rows` and compares the result and the `(path, key, reason)`
-/// report; also checks that the naive algorithm agrees when no secret is involved.
+/// report; also checks that the baseline algorithm agrees when no secret is involved.
 fn check(rows: &[Row<'_>], call: Value, expected: Value, report: &[(&str, &str, Reason)]) {
     let snapshot = snapshot(rows);
     let policy = TemplatePolicy::default();
@@ -47,9 +49,9 @@ fn check(rows: &[Row<'_>], call: Value, expected: Value, report: &[(&str, &str, 
     assert_eq!(got_report, report, "report of {call}");
     if rows.iter().all(|row| !row.4) {
         assert_eq!(
-            naive::templatize(&call, &snapshot, &policy),
+            baseline::templatize(&call, &snapshot, &policy),
             expected,
-            "naive on {call}"
+            "baseline on {call}"
         );
     }
 }
