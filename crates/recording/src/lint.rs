@@ -21,6 +21,7 @@ pub enum Origin {
 
 /// How a literal holds a memory value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Found {
     /// The whole literal is the value: its token would replace it.
     Equals,

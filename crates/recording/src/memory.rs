@@ -10,6 +10,7 @@ use crate::args::Args;
 
 /// Where a memory value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Provenance {
     /// The tool whose call wrote the value, when a tool did.
     pub tool: Option<String>,

@@ -488,6 +488,27 @@ impl<'t> Replayer<'t> {
     /// The replay of [`Replayer::new`], after the dispatches whose writes are `done` (one
     /// entry per completed dispatch, in order). Fails when `done` holds more entries than the
     /// trail has dispatches.
+    ///
+    /// This is what a stateless server needs: each request carries the trail, the device,
+    /// the seeds and the writes so far, and the answer is the next dispatch, serialized with
+    /// its secrets masked.
+    ///
+    /// ```
+    /// use agent_memory_recording::{MemoryWrites, ReplayOptions, Replayer, Seeds, Trail};
+    ///
+    /// let trail = Trail::from_yaml_str(
+    ///     "trail:\n- step: a\n  recording:\n    android:\n    - load: {}\n    - signIn:\n        pin: ${pin}\n",
+    ///     "t.yaml",
+    /// )?;
+    /// // The client sent the writes of the first call, as JSON.
+    /// let done = [MemoryWrites::from_json(&serde_json::json!({"secrets": {"pin": "9999zq"}}))?];
+    /// let replay = Replayer::resume(&trail, "android", &Seeds::new(), ReplayOptions::default(), &done)?;
+    /// let next = replay.next_dispatch()?.expect("the sign-in");
+    /// let shown = serde_json::to_value(&next).expect("a dispatch serializes");
+    /// assert_eq!(shown["tool"], "signIn");
+    /// assert_eq!(shown["parameters"]["pin"], "${pin}");
+    /// # Ok::<(), agent_memory_recording::Error>(())
+    /// ```
     pub fn resume(
         trail: &'t Trail,
         classifier: &str,

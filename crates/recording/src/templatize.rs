@@ -120,6 +120,7 @@ pub(crate) fn matches_pattern(pattern: &str, tool: &str) -> bool {
 
 /// Why a literal became a token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// The value is sensitive: it is always templated.
     Sensitive,

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 
 /// One tool call in a trail: `toolName: {parameters}`.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The tool's name.
     pub name: String,
@@ -156,9 +157,17 @@ impl<R> Step<R> {
 /// A legacy step's recording: `recording: {tools: [...]}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LegacyRecording {
     /// The calls, in order (empty: a deliberate no-op).
     pub tools: Vec<ToolCall>,
+}
+
+impl LegacyRecording {
+    /// A recording of `tools`, in order.
+    pub fn new(tools: Vec<ToolCall>) -> Self {
+        LegacyRecording { tools }
+    }
 }
 
 /// Recordings of a unified step by device classifier (`android-phone`, `android`, ...), in the
@@ -844,6 +853,7 @@ impl<'de> Deserialize<'de> for LegacyTrailhead {
 
 /// One item of the legacy list form.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum LegacyItem {
     /// `- config: {...}`: at most one, first.
     Config(Config),
