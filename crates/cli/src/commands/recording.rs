@@ -92,8 +92,9 @@ struct MemoryValues {
     set: Vec<(String, String)>,
     /// A sensitive memory value, masked as its `${KEY}` token in everything printed; repeat
     /// for more. Wins over `--set` and `--memory`.
-    #[arg(long = "secret", value_name = "KEY=VALUE", value_parser = parse_key_value)]
-    secret: Vec<(String, String)>,
+    // Split here rather than by a clap value parser: clap's error would quote the value.
+    #[arg(long = "secret", value_name = "KEY=VALUE")]
+    secret: Vec<String>,
     /// A JSON file holding one object of memory values: `{"merchant_email": "...",
     /// "pin": {"value": "...", "sensitive": true}}`.
     #[arg(long, value_name = "FILE.json")]
@@ -541,9 +542,15 @@ fn memory_values(values: &MemoryValues) -> Result<Seeds> {
             seeds.memory.insert(key.clone(), value.clone());
         }
     }
-    for (key, value) in &values.secret {
+    for (i, text) in values.secret.iter().enumerate() {
+        let Some((key, value)) = text.split_once('=').filter(|(key, _)| !key.is_empty()) else {
+            bail!(
+                "--secret number {} is not KEY=VALUE with a non-empty key (its text is not shown: it may be the secret)",
+                i + 1
+            );
+        };
         seeds.memory.remove(key);
-        seeds.secrets.insert(key.clone(), value.clone());
+        seeds.secrets.insert(key.to_owned(), value.to_owned());
     }
     Ok(seeds)
 }

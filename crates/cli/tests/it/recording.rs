@@ -1004,6 +1004,23 @@ fn a_sensitive_value_reaches_no_database_output_or_trail() {
         "{session}"
     );
     runs.push(session);
+    // A malformed --secret is refused without being quoted.
+    runs.push(sandbox.expect(
+        1,
+        &[
+            "recording",
+            "replay",
+            "canary.trail.yaml",
+            "--device",
+            "android",
+            "--secret",
+            &format!("={CANARY}"),
+        ],
+    ));
+    assert!(
+        runs.last()
+            .is_some_and(|r| r.stderr.contains("--secret number 1 is not KEY=VALUE"))
+    );
     // A sensitive value of the wrong JSON type is refused without being quoted.
     std::fs::write(
         sandbox.path().join("typed.logs.jsonl"),

@@ -267,3 +267,31 @@ fn config_memory_and_args_are_checked_as_trailblaze_reads_them() {
         assert!(err.to_string().starts_with(message), "{err}");
     }
 }
+
+#[test]
+fn documents_without_steps_are_refused_except_a_config_only_one() {
+    for kept in ["config:\n  id: x\n", "config:\n  id: x\ntrail: []\n"] {
+        let trail = Trail::from_yaml_str(kept, "kept.trail.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let written = trail.to_yaml_string().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(written, kept, "written back as it was");
+    }
+    let message = "a unified trail needs a non-empty `trail:`";
+    check_error("{}\n", &format!("bad.trail.yaml:1:1: {message}"));
+    check_error("trail: []\n", &format!("bad.trail.yaml:1:1: {message}"));
+    check_error(
+        "config: {}\ntrailhead:\n  step: start\ntrail: []\n",
+        &format!("bad.trail.yaml:1:1: {message}"),
+    );
+    check_error(
+        "trail:\n- step: a\n  recording:\n    android: {tap: {}}\n",
+        "bad.trail.yaml:4:14: trail[0].recording.android: invalid type: map, expected recording `android:` as a list of tool calls",
+    );
+    check_error(
+        "- config: {}\n- prompts:\n  - step: a\n    recording: {}\n",
+        "bad.trail.yaml:4:16: .[1].prompts[0].recording: missing field `tools`",
+    );
+    check_error(
+        "- trailhead:\n    tools: []\n",
+        "bad.trail.yaml:2:5: .[0].trailhead: a trailhead needs a `step:`, at least one tool, or both",
+    );
+}
