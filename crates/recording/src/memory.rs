@@ -2,6 +2,7 @@
 //! taken after a tool call.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
 
 use agent_memory_core::Timestamp;
 use agent_memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue};
@@ -34,7 +35,7 @@ impl Provenance {
 }
 
 /// One value of a [`Memory`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryEntry {
     /// The value.
@@ -62,7 +63,7 @@ pub struct MemoryEntry {
 /// assert_eq!(memory.lookup("merchant_email"), Some("shop@example.com"));
 /// assert!(memory.snapshot().to_stored().entries.iter().all(|e| e.value.plain() != Some("9999zq-secret")));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Memory {
     entries: BTreeMap<String, MemoryEntry>,
     marked: BTreeSet<String>,
@@ -207,7 +208,7 @@ impl Memory {
 }
 
 /// One key of a [`Snapshot`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SnapshotItem {
     /// The value; `None` for a sensitive value read back from a stored log.
@@ -266,7 +267,7 @@ impl SnapshotItem {
 
 /// The memory right after one tool call, with provenance. Unlike the stored
 /// [`MemorySnapshot`], it may hold sensitive values: it lives only in process memory.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Snapshot {
     /// The keys and their items.
@@ -327,6 +328,55 @@ impl Snapshot {
                 })
                 .collect(),
         }
+    }
+}
+
+/// A value as debug output shows it: a secret as `[sensitive]`.
+fn shown(value: &str, sensitive: bool) -> &str {
+    if sensitive { "[sensitive]" } else { value }
+}
+
+impl fmt::Debug for MemoryEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryEntry")
+            .field("value", &shown(&self.value, self.sensitive))
+            .field("sensitive", &self.sensitive)
+            .field("provenance", &self.provenance)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memory")
+            .field("entries", &self.entries)
+            .field("marked", &self.marked)
+            .field("retired", &self.retired.len())
+            .finish()
+    }
+}
+
+impl fmt::Debug for SnapshotItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SnapshotItem")
+            .field(
+                "value",
+                &self.value.as_deref().map(|v| shown(v, self.sensitive)),
+            )
+            .field("sensitive", &self.sensitive)
+            .field("written_by", &self.written_by)
+            .field("written_at", &self.written_at)
+            .field("existed_before", &self.existed_before)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("entries", &self.entries)
+            .field("retired", &self.retired.len())
+            .finish()
     }
 }
 

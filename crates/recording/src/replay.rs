@@ -366,7 +366,7 @@ struct Item<'t> {
 }
 
 /// Memory and arguments, as interpolation reads them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 struct State {
     memory: Memory,
     args: Args,
@@ -449,7 +449,7 @@ impl State {
 /// assert!(replay.next_dispatch()?.is_none());
 /// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Replayer<'t> {
     classifier: String,
     options: ReplayOptions,
@@ -457,6 +457,19 @@ pub struct Replayer<'t> {
     items: Vec<Item<'t>>,
     state: State,
     done: Vec<MemoryWrites>,
+}
+
+impl fmt::Debug for Replayer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Replayer")
+            .field("classifier", &self.classifier)
+            .field("options", &self.options)
+            .field("outline", &self.outline)
+            .field("dispatches", &self.items.len())
+            .field("completed", &self.done.len())
+            .field("memory", &self.state.memory)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'t> Replayer<'t> {

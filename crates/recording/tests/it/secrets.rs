@@ -140,9 +140,12 @@ fn lint_and_replay_show_a_secret_only_as_its_token() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(findings.len(), 2, "{findings:?}");
     clean("lint findings", &format!("{findings:?}"));
+    clean("a memory", &format!("{memory:?}"));
+    clean("a snapshot", &format!("{:?}", memory.snapshot()));
     let seeds = Seeds::new().with_secret("pin", CANARY);
     let mut replay = Replayer::new(&trail, "android", &seeds, ReplayOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
+    clean("a replay", &format!("{replay:?}"));
     while let Some(dispatch) = replay.next_dispatch().unwrap_or_else(|e| panic!("{e}")) {
         clean("a dispatch", &format!("{dispatch:?}"));
         clean(
