@@ -50,6 +50,8 @@ pub enum SkipReason {
     Nested,
     /// The dispatch-layer (`llm-…` trace) copy of a call the executor (`tool-…`) also logged.
     LayerDuplicate,
+    /// A verification repeating an earlier one of the same step (its `reason` aside).
+    RepeatedVerification,
     /// Another Trailblaze log (its class's short name): no tool call.
     NotAToolLog(String),
 }
@@ -61,6 +63,7 @@ impl SkipReason {
             SkipReason::NotRecordable => "not recordable".to_owned(),
             SkipReason::Nested => "nested in another call".to_owned(),
             SkipReason::LayerDuplicate => "dispatch-layer copy of an executor log".to_owned(),
+            SkipReason::RepeatedVerification => "repeated verification".to_owned(),
             SkipReason::NotAToolLog(class) => format!("not a tool log ({class})"),
         }
     }
@@ -108,6 +111,7 @@ enum Document {
 struct TrailblazeFlags {
     recordable: bool,
     top_level: bool,
+    verification: bool,
 }
 
 /// Where a document is, for error messages.
@@ -397,6 +401,7 @@ fn trailblaze_tool_log(fields: &Fields<'_>) -> Result<Document> {
     let flags = TrailblazeFlags {
         recordable: fields.bool("isRecordable", Some(true))?,
         top_level: fields.bool("isTopLevelToolCall", Some(false))?,
+        verification: fields.bool("isVerification", Some(false))?,
     };
     Ok(Document::Tool {
         log,
@@ -669,8 +674,9 @@ struct Kept {
 
 /// Why each log is skipped, by Trailblaze's generator rules, applied to its calls within one
 /// session and objective window: not recordable; when some call of the window is marked top
-/// level, every other one; else a call whose span lies inside a strictly longer one; and the
-/// `llm-` copy of a call also logged with a `tool-` trace.
+/// level, every other one; else a call whose span lies inside a strictly longer one; the
+/// `llm-` copy of a call also logged with a `tool-` trace; and a verification repeating an
+/// earlier one (its `reason` aside).
 fn trailblaze_skips(kept: &[Kept]) -> Vec<Option<SkipReason>> {
     let mut reasons: Vec<Option<SkipReason>> = kept
         .iter()
@@ -729,8 +735,42 @@ fn trailblaze_skips(kept: &[Kept]) -> Vec<Option<SkipReason>> {
         for i in layer_duplicates(kept, &selected) {
             reasons[i] = Some(SkipReason::LayerDuplicate);
         }
+        let mut checked: Vec<(&str, Value)> = Vec::new();
+        for &i in &selected {
+            let log = &kept[i].log;
+            if reasons[i].is_some() || !kept[i].trailblaze.is_some_and(|f| f.verification) {
+                continue;
+            }
+            // The same check again, whatever the `reason` the agent gave: read-only and
+            // idempotent, so the repeat replays nothing new.
+            let mut fingerprint = serde_json::from_str(&log.parameters).unwrap_or(Value::Null);
+            drop_reasons(&mut fingerprint, 0);
+            if checked
+                .iter()
+                .any(|(tool, seen)| *tool == log.tool_name && *seen == fingerprint)
+            {
+                reasons[i] = Some(SkipReason::RepeatedVerification);
+            } else {
+                checked.push((log.tool_name.as_str(), fingerprint));
+            }
+        }
     }
     reasons
+}
+
+/// `value` without any `reason` field, at any depth (the limit of a JSON document read here).
+fn drop_reasons(value: &mut Value, depth: usize) {
+    if depth > crate::path::MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            map.remove("reason");
+            map.values_mut().for_each(|v| drop_reasons(v, depth + 1));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| drop_reasons(v, depth + 1)),
+        _ => {}
+    }
 }
 
 /// The `llm-` traced logs of calls (same tool, parameters and outcome) also logged with a
