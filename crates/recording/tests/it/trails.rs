@@ -295,3 +295,13 @@ fn documents_without_steps_are_refused_except_a_config_only_one() {
         "bad.trail.yaml:2:5: .[0].trailhead: a trailhead needs a `step:`, at least one tool, or both",
     );
 }
+
+#[test]
+fn a_byte_order_mark_before_a_trail_is_skipped() {
+    let text = "\u{feff}trail:\n- step: a\n";
+    let trail = Trail::from_yaml_str(text, "bom.trail.yaml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        trail.to_yaml_string().unwrap_or_else(|e| panic!("{e}")),
+        "trail:\n- step: a\n"
+    );
+}
