@@ -513,7 +513,7 @@ fn lint_against_the_values_a_stored_session_logged() {
 fn help_of_the_recording_commands() {
     let sandbox = Sandbox::new();
     let mut help = String::new();
-    for command in ["templatize", "replay", "lint", "import"] {
+    for command in ["templatize", "replay", "lint", "fmt", "import"] {
         help.push_str(&sandbox.expect(0, &["recording", command, "--help"]).stdout);
         help.push('\n');
     }
