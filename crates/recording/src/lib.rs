@@ -3,9 +3,11 @@
 //! An agent session resolves `${merchant_email}` from memory before a tool runs, so its log
 //! holds the literal address. This crate turns such literals back into tokens when it
 //! generates a recording (reverse templating, with a report of every substitution), reads
-//! and writes Trailblaze trail YAML in both its forms, and resolves a trail into concrete
-//! calls for a device under the current memory. Secrets never leave process memory: a
-//! sensitive value becomes its token in every log, recording and store row.
+//! and writes Trailblaze trail YAML in both its forms with Trailblaze's whole grammar, reads
+//! Trailblaze's own tool logs, and replays a trail on a device as Trailblaze runs it: one
+//! call at a time, each resolved against memory as the earlier tools left it ([`Replayer`]).
+//! Secrets never leave process memory: a sensitive value becomes its token in every log,
+//! recording, store row and replay output.
 //!
 //! ```
 //! use agent_memory_core::Timestamp;
