@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agent_memory_core::store::browser::{BrowserStore, SiteMemory, SuiteSummary, Trajectory};
+use agent_memory_core::store::browser::{BrowserStore, ImageStored, MemoryImage, SuiteSummary};
 use agent_memory_core::{Scope, Timestamp};
 
 use crate::error::{Error, Result};
@@ -116,40 +116,6 @@ impl MemoryRoot {
         self.read(path).map(Some)
     }
 
-    /// The `.json` files directly in `dir`, sorted by name (none when `dir` is absent).
-    fn json_files(&self, dir: &Path, prefix: &str) -> Result<Vec<PathBuf>> {
-        if fs::symlink_metadata(dir).is_err() {
-            return Ok(Vec::new());
-        }
-        self.check_inside(dir)?;
-        let mut files = Vec::new();
-        for entry in self.entries(dir)? {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".json") && name.starts_with(prefix) {
-                files.push(entry.path());
-            }
-        }
-        files.sort();
-        Ok(files)
-    }
-
-    fn subdirs(&self, dir: &Path) -> Result<Vec<String>> {
-        if fs::symlink_metadata(dir).is_err() {
-            return Ok(Vec::new());
-        }
-        self.check_inside(dir)?;
-        let mut names = Vec::new();
-        for entry in self.entries(dir)? {
-            let path = entry.path();
-            if path.is_dir() {
-                self.check_inside(&path)?;
-                names.push(entry.file_name().to_string_lossy().into_owned());
-            }
-        }
-        names.sort();
-        Ok(names)
-    }
-
     fn entries(&self, dir: &Path) -> Result<Vec<fs::DirEntry>> {
         let fail = |source| Error::Read {
             path: dir.to_path_buf(),
@@ -227,77 +193,225 @@ pub struct Transfer {
     pub hints: bool,
     /// Suite summaries.
     pub suite_summaries: usize,
+    /// Of the records an import read, how many the store already held exactly so (it left
+    /// them as they were). Always 0 for an export.
+    pub unchanged: usize,
+    /// Files and folders an import did not read, each with the reason. Always empty for an
+    /// export.
+    pub skipped: Vec<Skipped>,
+}
+
+impl Transfer {
+    /// How many records were moved or read (the hints count as one).
+    pub fn records(&self) -> usize {
+        self.trajectories + self.sites + self.runs + usize::from(self.hints) + self.suite_summaries
+    }
+}
+
+/// A file or folder in a memory directory that an import did not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its path.
+    pub path: PathBuf,
+    /// Why it was not read.
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "skipped {}: {}", self.path.display(), self.reason)
+    }
+}
+
+/// Why an entry of a memory directory is not read.
+mod skip {
+    pub(super) const NOT_UTF8: &str = "its name is not UTF-8, so it cannot name a site";
+    pub(super) const TEMPORARY: &str = "a temporary file left by an interrupted export";
+    pub(super) const NOT_JSON: &str = "not a .json file";
+    pub(super) const OUTSIDE_LAYOUT: &str = "not part of the .agent-memory layout";
+    pub(super) const ROOT_JSON: &str =
+        "a .json file at the root that is neither a trajectory (traj_*.json) nor hints.json";
+    pub(super) const HOSTLESS: &str = "the memory of a site without a host name, which \
+         browser-agent-driver files directly under domains/; sites here are always named by \
+         their host";
 }
 
 /// Everything read from a memory directory, validated, before anything is stored.
 #[derive(Debug, Default)]
 struct Image {
-    trajectories: Vec<Trajectory>,
-    sites: Vec<SiteMemory>,
-    runs: Vec<agent_memory_core::store::browser::RunManifest>,
-    hints: Option<HintsFile>,
-    suites: Vec<SuiteSummary>,
+    records: MemoryImage,
+    hints: bool,
+    skipped: Vec<Skipped>,
+}
+
+/// The entries of `dir` that are not a `.json` file go to `skipped`; the `.json` files
+/// (whatever the rest of their name, UTF-8 or not) are returned sorted by name.
+fn json_files(root: &MemoryRoot, dir: &Path, skipped: &mut Vec<Skipped>) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in root.listing(dir)? {
+        if entry.is_json() {
+            files.push(entry.path);
+        } else {
+            skipped.push(entry.skipped(skip::NOT_JSON));
+        }
+    }
+    Ok(files)
+}
+
+/// One entry of a directory listing.
+struct Entry {
+    path: PathBuf,
+    name: std::ffi::OsString,
+    is_dir: bool,
+}
+
+impl Entry {
+    /// The name, when it is UTF-8.
+    fn text(&self) -> Option<&str> {
+        self.name.to_str()
+    }
+
+    /// A file whose name ends in `.json`.
+    fn is_json(&self) -> bool {
+        !self.is_dir && self.name.as_encoded_bytes().ends_with(b".json")
+    }
+
+    fn skipped(self, reason: &'static str) -> Skipped {
+        let temporary = self
+            .text()
+            .is_some_and(|n| n.starts_with('.') && n.contains(".tmp-"));
+        Skipped {
+            path: self.path,
+            reason: if temporary { skip::TEMPORARY } else { reason },
+        }
+    }
+}
+
+impl MemoryRoot {
+    /// Every entry of `dir` (none when it is absent), sorted by path; a folder that is a
+    /// symlink out of the root is refused.
+    fn listing(&self, dir: &Path) -> Result<Vec<Entry>> {
+        if fs::symlink_metadata(dir).is_err() {
+            return Ok(Vec::new());
+        }
+        self.check_inside(dir)?;
+        let mut listed = Vec::new();
+        for entry in self.entries(dir)? {
+            let path = entry.path();
+            let is_dir = path.is_dir();
+            if is_dir {
+                self.check_inside(&path)?;
+            }
+            listed.push(Entry {
+                name: entry.file_name(),
+                path,
+                is_dir,
+            });
+        }
+        listed.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(listed)
+    }
 }
 
 fn read_image(root: &MemoryRoot, now: Timestamp) -> Result<Image> {
     let mut image = Image::default();
-    let mut trajectory_files = root.json_files(root.path(), "traj_")?;
+    let skipped = &mut image.skipped;
+    let mut trajectory_files = Vec::new();
+    let layout = |name: &str| matches!(name, "domains" | "agent-runs" | "runs" | "hints.json");
+    for entry in root.listing(root.path())? {
+        let trajectory = entry.is_json() && entry.name.as_encoded_bytes().starts_with(b"traj_");
+        match entry.text() {
+            _ if trajectory => trajectory_files.push(entry.path),
+            Some(name) if layout(name) => {}
+            _ if entry.is_json() => skipped.push(entry.skipped(skip::ROOT_JSON)),
+            _ => skipped.push(entry.skipped(skip::OUTSIDE_LAYOUT)),
+        }
+    }
     let domains = root.child(&["domains"])?;
-    for site in root.subdirs(&domains)? {
+    for entry in root.listing(&domains)? {
+        let site = match (entry.text(), entry.is_dir) {
+            (Some(site), true) => site.to_owned(),
+            (None, _) => {
+                skipped.push(entry.skipped(skip::NOT_UTF8));
+                continue;
+            }
+            (Some("knowledge.json" | "selectors.json"), false) => {
+                skipped.push(entry.skipped(skip::HOSTLESS));
+                continue;
+            }
+            (Some(_), false) => {
+                skipped.push(entry.skipped(skip::OUTSIDE_LAYOUT));
+                continue;
+            }
+        };
         let dir = root.child(&["domains", &site])?;
-        trajectory_files.extend(root.json_files(&dir.join("trajectories"), "")?);
         let knowledge_path = dir.join("knowledge.json");
         let selectors_path = dir.join("selectors.json");
-        let knowledge = match root.read_opt(&knowledge_path)? {
-            Some(text) => Some((
-                knowledge_path.as_path(),
-                parse::<KnowledgeFile>(&knowledge_path, &text)?,
-            )),
-            None => None,
-        };
-        let selectors = match root.read_opt(&selectors_path)? {
-            Some(text) => Some((
-                selectors_path.as_path(),
-                parse::<SelectorsFile>(&selectors_path, &text)?,
-            )),
-            None => None,
-        };
+        let mut knowledge = None;
+        let mut selectors = None;
+        for entry in root.listing(&dir)? {
+            match (entry.text(), entry.is_dir) {
+                (Some("trajectories"), true) => {
+                    trajectory_files.extend(json_files(root, &entry.path, skipped)?);
+                }
+                (Some("knowledge.json"), false) => {
+                    let text = root.read(&entry.path)?;
+                    knowledge = Some(parse::<KnowledgeFile>(&entry.path, &text)?);
+                }
+                (Some("selectors.json"), false) => {
+                    let text = root.read(&entry.path)?;
+                    selectors = Some(parse::<SelectorsFile>(&entry.path, &text)?);
+                }
+                _ => skipped.push(entry.skipped(skip::OUTSIDE_LAYOUT)),
+            }
+        }
         if knowledge.is_some() || selectors.is_some() {
-            image.sites.push(site_from_files(
+            image.records.sites.push(site_from_files(
                 &safe_file_stem(&site),
-                knowledge,
-                selectors,
+                knowledge.map(|file| (knowledge_path.as_path(), file)),
+                selectors.map(|file| (selectors_path.as_path(), file)),
                 now,
             )?);
         }
     }
     for path in trajectory_files {
         let text = root.read(&path)?;
-        image
-            .trajectories
-            .push(parse::<TrajectoryFile>(&path, &text)?.into_record(&path)?);
+        let trajectory = parse::<TrajectoryFile>(&path, &text)?.into_record(&path)?;
+        let tokens = tokenize(&trajectory.goal);
+        image.records.trajectories.push((trajectory, tokens));
     }
-    for path in root.json_files(&root.child(&["agent-runs"])?, "")? {
+    for path in json_files(root, &root.child(&["agent-runs"])?, skipped)? {
         let text = root.read(&path)?;
         image
+            .records
             .runs
             .push(parse::<ManifestFile>(&path, &text)?.into_record(&path)?);
     }
     let hints_path = root.child(&["hints.json"])?;
     if let Some(text) = root.read_opt(&hints_path)? {
-        image.hints = Some(parse::<HintsFile>(&hints_path, &text)?);
+        let hints = parse::<HintsFile>(&hints_path, &text)?;
+        image.records.hints = Some((hints.hints, hints.updated_at));
+        image.hints = true;
     }
-    for path in root.json_files(&root.child(&["runs"])?, "")? {
+    for path in json_files(root, &root.child(&["runs"])?, skipped)? {
         let text = root.read(&path)?;
         let id = suite_summary_id(&path, &text)?;
-        image.suites.push(SuiteSummary { id, json: text });
+        image
+            .records
+            .suite_summaries
+            .push(SuiteSummary { id, json: text });
     }
     Ok(image)
 }
 
-/// Reads the memory directory at `root` into `scope` of `store`. Every file is read and
-/// validated first; a bad file fails the import, naming the file, before anything is stored.
-/// `now` dates the migration of old session facts.
+/// Reads the memory directory at `root` into `scope` of `store`, whole or not at all. Every
+/// file is read and validated first, and a bad file fails the import, naming it, before
+/// anything is stored; then every record is stored in one atomic step
+/// ([`BrowserStore::store_image`]), so a failure of the store (a value over its limits) or a
+/// crash leaves nothing of the directory behind. Records the store already holds exactly so
+/// are left as they are and counted in [`Transfer::unchanged`]; files the import did not read
+/// are listed, with the reason, in [`Transfer::skipped`]. `now` dates the migration of old
+/// session facts.
 pub fn import_dir<S: BrowserStore + ?Sized>(
     store: &S,
     scope: &Scope,
@@ -311,27 +425,19 @@ pub fn import_dir<S: BrowserStore + ?Sized>(
         });
     }
     let image = read_image(root, now)?;
-    for trajectory in &image.trajectories {
-        store.trajectory_put(scope, trajectory, &tokenize(&trajectory.goal))?;
-    }
-    for site in &image.sites {
-        store.site_put(scope, site)?;
-    }
-    for run in &image.runs {
-        store.run_put(scope, run)?;
-    }
-    if let Some(hints) = &image.hints {
-        store.hints_put(scope, &hints.hints, &hints.updated_at)?;
-    }
-    for summary in &image.suites {
-        store.suite_summary_put(scope, summary)?;
-    }
+    let stored = if image.records.is_empty() {
+        ImageStored::default()
+    } else {
+        store.store_image(scope, &image.records)?
+    };
     Ok(Transfer {
-        trajectories: image.trajectories.len(),
-        sites: image.sites.len(),
-        runs: image.runs.len(),
-        hints: image.hints.is_some(),
-        suite_summaries: image.suites.len(),
+        trajectories: image.records.trajectories.len(),
+        sites: image.records.sites.len(),
+        runs: image.records.runs.len(),
+        hints: image.hints,
+        suite_summaries: image.records.suite_summaries.len(),
+        unchanged: stored.unchanged,
+        skipped: image.skipped,
     })
 }
 

@@ -336,9 +336,8 @@ pub(crate) fn site_from_files(
                 last_seen: f.last_seen,
             });
         }
-        // A file may hold more sessions than a site keeps (old facts migrated next to them,
-        // or a hand-edited file): the same bound as every recorded run.
-        agent_memory_core::store::browser::keep_newest_sessions(&mut memory.sessions);
+        // Every session the file holds is kept, as the reference keeps what it loads: the
+        // bound of five applies when a run records a new one, so an export reads back the same.
     }
     if let Some((path, file)) = selectors {
         memory.selectors_updated_at = file.updated_at;

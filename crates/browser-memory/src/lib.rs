@@ -59,7 +59,9 @@ pub use budget::{
     FourCharsPerToken, MIN_TRUNCATED_PART, PartFate, Policy, TRUNCATION_MARK, TokenEstimator,
     priority,
 };
-pub use dir::{MAX_FILE_BYTES, MemoryRoot, Transfer, export_dir, import_dir, manifest_stem};
+pub use dir::{
+    MAX_FILE_BYTES, MemoryRoot, Skipped, Transfer, export_dir, import_dir, manifest_stem,
+};
 pub use error::{Error, Result};
 pub use extract::{Turn, extract_facts};
 pub use hints::{EvaluatedRun, UNVERIFIED_EFFECT, generate_hints};

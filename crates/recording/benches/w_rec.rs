@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use agent_memory_core::{SplitMix64, Timestamp};
 use agent_memory_recording::{
-    MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind, TemplatePolicy, ToolCall,
-    Tools, Trail, UnifiedTrail, interpolate, naive,
+    DeviceRecordings, MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind,
+    TemplatePolicy, ToolCall, Trail, UnifiedTrail, baseline, interpolate,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -47,13 +47,14 @@ fn workload(keys: u64, calls: u64) -> Workload {
             let known = rng.below(10) == 0;
             let sensitive = rng.below(20) == 0;
             values.push(value.clone());
-            let item = SnapshotItem {
-                value: Some(value),
-                sensitive,
-                written_by: Some(if known { "rememberText" } else { "tapOn" }.to_owned()),
-                written_at: Some(Timestamp::from_millis(i as i64)),
-                existed_before: true,
+            let item = if sensitive {
+                SnapshotItem::secret(value)
+            } else {
+                SnapshotItem::new(value)
             };
+            let item = item
+                .with_writer(if known { "rememberText" } else { "tapOn" })
+                .with_written_at(Timestamp::from_millis(i as i64));
             (format!("k{i}"), item)
         })
         .collect();
@@ -78,7 +79,7 @@ fn workload(keys: u64, calls: u64) -> Workload {
         })
         .collect();
     Workload {
-        snapshot: Snapshot { entries },
+        snapshot: Snapshot::from_entries(entries),
         calls,
     }
 }
@@ -101,7 +102,7 @@ fn ours(w: &Workload, policy: &TemplatePolicy) -> Vec<Value> {
 fn baseline(w: &Workload, policy: &TemplatePolicy) -> Vec<Value> {
     w.calls
         .iter()
-        .map(|(_, params)| naive::templatize(params, &w.snapshot, policy))
+        .map(|(_, params)| baseline::templatize(params, &w.snapshot, policy))
         .collect()
 }
 
@@ -117,15 +118,10 @@ fn to_trail(w: &Workload, templated: &[Value]) -> Trail {
             },
         )
         .collect();
-    Trail::Unified(UnifiedTrail {
-        config: None,
-        trailhead: None,
-        trail: vec![Step {
-            kind: StepKind::Step,
-            text: "session".to_owned(),
-            recording: Some([("android".to_owned(), Tools::list(calls))].into()),
-        }],
-    })
+    let mut recordings = DeviceRecordings::new();
+    recordings.insert("android", calls);
+    let step = Step::new(StepKind::Step, "session").with_recording(recordings);
+    Trail::Unified(UnifiedTrail::new(vec![step]))
 }
 
 fn sizes() -> (Vec<u64>, u64) {

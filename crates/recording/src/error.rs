@@ -1,14 +1,33 @@
-//! [`RecordingError`]: everything that can go wrong in this crate, each naming its input.
+//! [`Error`]: everything that can go wrong in this crate, each naming its input.
 
 use std::fmt;
 
 /// A memory token that could not be resolved, and where it was.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MissingKey {
     /// The key inside the token (`merchant_email` for `${merchant_email}`).
     pub key: String,
-    /// The JSON path of the string holding the token, e.g. `$.credentials[0].email`.
+    /// The path of the string holding the token: its JSON path (`$.credentials[0].email`),
+    /// or in a trail the call's place, tool and JSON path
+    /// (`trail[1].recording.android-phone[0].signIn.email`).
     pub path: String,
+    /// In a replay, the step (its index in [`crate::Replayer::outline`]).
+    pub step: Option<usize>,
+    /// In a replay, the tool whose parameters hold the token.
+    pub tool: Option<String>,
+}
+
+impl MissingKey {
+    /// `key` missing at `path`.
+    pub fn new(key: impl Into<String>, path: impl Into<String>) -> Self {
+        MissingKey {
+            key: key.into(),
+            path: path.into(),
+            step: None,
+            tool: None,
+        }
+    }
 }
 
 impl fmt::Display for MissingKey {
@@ -28,7 +47,7 @@ fn list(missing: &[MissingKey]) -> String {
 /// Why an operation of this crate failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum RecordingError {
+pub enum Error {
     /// A trail file is not valid YAML or not a valid trail.
     #[error("{file}:{line}:{column}: {message}")]
     Parse {
@@ -78,6 +97,51 @@ pub enum RecordingError {
         /// What is wrong.
         message: String,
     },
+    /// A token that starts with `args.` but is not a dotted path (`args.name`,
+    /// `args.name.field`): tokens are never expressions.
+    #[error(
+        "malformed args token {{{{{token}}}}} at {path}: tokens are dotted paths only (`args.name` or `args.name.field`), never expressions"
+    )]
+    MalformedToken {
+        /// The token's body, between its delimiters.
+        token: String,
+        /// Where it is.
+        path: String,
+    },
+    /// Trail arguments that do not bind to the trail's declarations.
+    #[error("trail args: {message}")]
+    Args {
+        /// What is wrong, naming the argument.
+        message: String,
+    },
+    /// A tool log document that cannot be read.
+    #[error("{file}:{line}: {message}")]
+    Log {
+        /// The file (or `tool log` for a single document).
+        file: String,
+        /// The 1-based line the document (or the JSON error) is on.
+        line: usize,
+        /// What is wrong, naming the field (never a value).
+        message: String,
+    },
+    /// Memory writes reported to a replay that are not what a replay reads.
+    #[error("memory writes: {message}")]
+    Writes {
+        /// What is wrong, naming the field (never a value).
+        message: String,
+    },
+    /// A replay was asked for no device while the trail holds recordings: every one of them
+    /// would be dropped and the agent would drive every step.
+    #[error(
+        "no device classifier given, but the trail holds recordings; name the device (`android-phone`, `ios-iphone`, ...) so that its recordings replay"
+    )]
+    NoDevice,
+    /// A replay was told of more completed dispatches than the trail makes.
+    #[error("the replay is over: the trail makes {dispatches} dispatch(es) and all have completed")]
+    ReplayFinished {
+        /// How many dispatches the trail makes.
+        dispatches: usize,
+    },
     /// Recording generation was given logs but no step to put them in.
     #[error("{logs} tool log(s) but no objective to attach them to")]
     NoObjective {
@@ -90,4 +154,4 @@ pub enum RecordingError {
 }
 
 /// This crate's result.
-pub type Result<T, E = RecordingError> = std::result::Result<T, E>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;

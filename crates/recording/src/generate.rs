@@ -7,14 +7,18 @@ use std::collections::HashSet;
 use agent_memory_core::store::tool_log::ToolLog;
 use agent_memory_core::{SessionId, Timestamp};
 use serde_json::Value;
+use serde_yaml::{Mapping, Value as Yaml};
 
-use crate::error::{RecordingError, Result};
+use crate::config::Config;
+
+use crate::error::{Error, Result};
 use crate::memory::Snapshot;
-use crate::templatize::{SnapshotIndex, Substitution, TemplatePolicy};
-use crate::trail::{DeviceRecordings, Step, StepKind, ToolCall, Tools, Trail, UnifiedTrail};
+use crate::templatize::{SnapshotIndex, Substitution, TemplatePolicy, matches_pattern};
+use crate::trail::{DeviceRecordings, Step, StepKind, ToolCall, Trail, UnifiedTrail};
 
 /// How a tool call ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolOutcome {
     /// Whether it succeeded.
     pub success: bool,
@@ -26,6 +30,35 @@ pub struct ToolOutcome {
     pub timestamp: Timestamp,
     /// The trace it belongs to.
     pub trace_id: Option<String>,
+}
+
+impl ToolOutcome {
+    /// A call that succeeded after `duration_ms`, finishing at `timestamp`.
+    pub fn succeeded(duration_ms: u64, timestamp: Timestamp) -> Self {
+        ToolOutcome {
+            success: true,
+            error: None,
+            duration_ms,
+            timestamp,
+            trace_id: None,
+        }
+    }
+
+    /// A call that failed with `error` after `duration_ms`, finishing at `timestamp`.
+    pub fn failed(error: impl Into<String>, duration_ms: u64, timestamp: Timestamp) -> Self {
+        ToolOutcome {
+            success: false,
+            error: Some(error.into()),
+            ..ToolOutcome::succeeded(duration_ms, timestamp)
+        }
+    }
+
+    /// In the trace `trace_id`.
+    #[must_use]
+    pub fn with_trace(mut self, trace_id: impl Into<String>) -> Self {
+        self.trace_id = Some(trace_id.into());
+        self
+    }
 }
 
 /// The log of one call, with the snapshot taken after it. Sensitive values are replaced by
@@ -41,11 +74,10 @@ pub fn capture(
     let index = SnapshotIndex::new(snapshot, &TemplatePolicy::secrets_only());
     let mut report = Vec::new();
     let parameters = index.templatize(parameters, 0, &mut report)?;
-    let parameters =
-        serde_json::to_string(&parameters).map_err(|e| RecordingError::Parameters {
-            tool: tool_name.to_owned(),
-            message: e.to_string(),
-        })?;
+    let parameters = serde_json::to_string(&parameters).map_err(|e| Error::Parameters {
+        tool: tool_name.to_owned(),
+        message: e.to_string(),
+    })?;
     Ok(ToolLog {
         session: session.clone(),
         tool_name: index.scrub(tool_name).into_owned(),
@@ -68,6 +100,7 @@ pub fn capture(
 /// One objective of a session: a step of the trail to generate. Logs from `started_at` up
 /// to the next objective's start belong to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Objective {
     /// Action or check.
     pub kind: StepKind,
@@ -77,8 +110,20 @@ pub struct Objective {
     pub started_at: Timestamp,
 }
 
+impl Objective {
+    /// The objective `text` of `kind`, started at `started_at`.
+    pub fn new(kind: StepKind, text: impl Into<String>, started_at: Timestamp) -> Self {
+        Objective {
+            kind,
+            text: text.into(),
+            started_at,
+        }
+    }
+}
+
 /// The rules of recording generation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct GenerationPolicy {
     /// The rules of reverse templating.
     pub template: TemplatePolicy,
@@ -86,6 +131,9 @@ pub struct GenerationPolicy {
     pub not_recordable: Vec<String>,
     /// The device classifier the recordings are filed under.
     pub classifier: String,
+    /// Entries of the trail's `config:` block (`title`, `target`, ...). The block also
+    /// gets `id:`, the session's id, unless this sets one.
+    pub config: Mapping,
 }
 
 impl GenerationPolicy {
@@ -95,22 +143,39 @@ impl GenerationPolicy {
             template: TemplatePolicy::default(),
             not_recordable: vec!["objectiveStatus".to_owned(), "takeSnapshot".to_owned()],
             classifier: classifier.into(),
+            config: Mapping::new(),
         }
     }
 
+    /// With `template` as the rules of reverse templating.
+    #[must_use]
+    pub fn with_template(mut self, template: TemplatePolicy) -> Self {
+        self.template = template;
+        self
+    }
+
+    /// With `patterns` as the tools never recorded.
+    #[must_use]
+    pub fn with_not_recordable(mut self, patterns: Vec<String>) -> Self {
+        self.not_recordable = patterns;
+        self
+    }
+
+    /// With `key: value` in the trail's `config:` block.
+    #[must_use]
+    pub fn with_config(mut self, key: impl Into<String>, value: impl Into<Yaml>) -> Self {
+        self.config.insert(Yaml::String(key.into()), value.into());
+        self
+    }
+
     fn recordable(&self, tool: &str) -> bool {
-        !self
-            .not_recordable
-            .iter()
-            .any(|p| match p.strip_suffix('*') {
-                Some(prefix) => tool.starts_with(prefix),
-                None => tool == p,
-            })
+        !self.not_recordable.iter().any(|p| matches_pattern(p, tool))
     }
 }
 
 /// A generated trail and what was templated in it.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct GeneratedRecording {
     /// The unified trail, one step per objective.
     pub trail: Trail,
@@ -135,9 +200,9 @@ pub struct GeneratedRecording {
 /// let mut memory = Memory::new();
 /// memory.remember("merchant_email", "shop+abc123@example.com", Provenance::tool("merchantFactory_load", at));
 /// let session = SessionId::new("s1")?;
-/// let outcome = ToolOutcome { success: true, error: None, duration_ms: 5, timestamp: at, trace_id: None };
+/// let outcome = ToolOutcome::succeeded(5, at);
 /// let log = capture(&session, "signIn", &json!({"email": "shop+abc123@example.com"}), &outcome, &memory.snapshot())?;
-/// let objectives = [Objective { kind: StepKind::Step, text: "Sign in".into(), started_at: Timestamp::from_millis(0) }];
+/// let objectives = [Objective::new(StepKind::Step, "Sign in", Timestamp::from_millis(0))];
 /// let generated = generate_recording(&objectives, &[log], &GenerationPolicy::for_classifier("android-phone"))?;
 /// assert!(generated.trail.to_yaml_string()?.contains("email: ${merchant_email}"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -150,16 +215,12 @@ pub fn generate_recording(
     let mut steps: Vec<(Step<DeviceRecordings>, Vec<ToolCall>)> = objectives
         .iter()
         .map(|o| {
-            let step = Step {
-                kind: o.kind,
-                text: o.text.clone(),
-                recording: None,
-            };
+            let step = Step::new(o.kind, o.text.clone());
             (step, Vec::new())
         })
         .collect();
     if steps.is_empty() && !logs.is_empty() {
-        return Err(RecordingError::NoObjective { logs: logs.len() });
+        return Err(Error::NoObjective { logs: logs.len() });
     }
     let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
     let mut substitutions = Vec::new();
@@ -173,7 +234,7 @@ pub fn generate_recording(
             }
         }
         let params: Value =
-            serde_json::from_str(&log.parameters).map_err(|e| RecordingError::Parameters {
+            serde_json::from_str(&log.parameters).map_err(|e| Error::Parameters {
                 tool: log.tool_name.clone(),
                 message: e.to_string(),
             })?;
@@ -201,20 +262,34 @@ pub fn generate_recording(
         .into_iter()
         .map(|(mut step, calls)| {
             if !calls.is_empty() {
-                step.recording = Some(DeviceRecordings::from([(
-                    policy.classifier.clone(),
-                    Tools::list(calls),
-                )]));
+                let mut recordings = DeviceRecordings::new();
+                recordings.insert(policy.classifier.clone(), calls);
+                step.recording = Some(recordings);
             }
             step
         })
         .collect();
     Ok(GeneratedRecording {
         trail: Trail::Unified(UnifiedTrail {
-            config: None,
-            trailhead: None,
-            trail,
+            config: Some(config(policy, logs)?),
+            ..UnifiedTrail::new(trail)
         }),
         substitutions,
     })
+}
+
+/// The generated trail's `config:` block: the policy's entries, and `id:` the session of the
+/// logs unless the policy gives one.
+fn config(policy: &GenerationPolicy, logs: &[ToolLog]) -> Result<Config> {
+    let mut mapping = Mapping::new();
+    let id = Yaml::String("id".to_owned());
+    if !policy.config.contains_key(&id) {
+        if let Some(log) = logs.first() {
+            mapping.insert(id, Yaml::String(log.session.to_string()));
+        }
+    }
+    for (key, value) in &policy.config {
+        mapping.insert(key.clone(), value.clone());
+    }
+    Config::from_mapping(mapping)
 }

@@ -2,22 +2,31 @@
 //!
 //! The `${…}` pass runs first, then the `{{…}}` pass over its result, so text the first pass
 //! inserted is seen by the second. Within one pass an inserted value is never rescanned, so
-//! a value holding `${x}` is inserted literally. `memory.x` is an alias of `x`; a key named
-//! `memory.x` itself wins. Keys are not trimmed and cannot contain `}`. A token that never
-//! closes, or has an empty key, is left as it is.
+//! a value holding `${x}` is inserted literally. `memory.x` reads the key `x`, and a key
+//! literally named `memory.x` only when there is no `x` (Trailblaze's order). Keys are not
+//! trimmed and cannot contain `}`. A token that never closes, or has an empty key, is left as
+//! it is.
+//!
+//! `args.x` reads the trail argument `x` (and `args.x.field` a field of an object argument),
+//! never memory. A string that is exactly one `args.` token becomes the argument's own JSON
+//! value, so `"{{args.retries}}"` on an integer argument is the number `3`; inside a longer
+//! string the value is written as text. A token naming an array or object argument is left
+//! as written (Trailblaze defers their substitution), and an `args.` token that is not a
+//! dotted path is an error: tokens are never expressions.
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::error::{MissingKey, RecordingError, Result};
+use crate::args::{ARGS_PREFIX, is_dotted_path, malformed, scalar_text};
+use crate::error::{Error, MissingKey, Result};
 use crate::memory::Lookup;
 use crate::path::{JsonPath, MAX_DEPTH};
 
 /// What to do with a token whose key is not in memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MissingKeys {
-    /// Leave the token as it is (the default).
+    /// Leave the token as it is (the default, as Trailblaze does).
     #[default]
     Leave,
     /// Replace the token with the empty string.
@@ -43,7 +52,7 @@ pub enum MissingKeys {
 ///
 /// let missing = interpolate(&json!({"x": ["${nope}"]}), &memory, MissingKeys::Fail).unwrap_err();
 /// assert_eq!(missing.to_string(), r#"unresolved memory keys: "nope" at $.x[0]"#);
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 pub fn interpolate<'v, L: Lookup + ?Sized>(
     value: &'v Value,
@@ -62,7 +71,7 @@ pub(crate) fn interpolate_at<'v, L: Lookup + ?Sized>(
     let mut missing = Vec::new();
     let changed = walk(value, memory, policy, &mut path, &mut missing)?;
     if policy == MissingKeys::Fail && !missing.is_empty() {
-        return Err(RecordingError::Unresolved { missing });
+        return Err(Error::Unresolved { missing });
     }
     Ok(changed.map_or(Cow::Borrowed(value), Cow::Owned))
 }
@@ -80,13 +89,13 @@ fn walk<'v, L: Lookup + ?Sized>(
     }
     match value {
         Value::String(text) => {
-            let mut report = |key: &str| {
-                missing.push(MissingKey {
-                    key: key.to_owned(),
-                    path: path.render(),
-                })
-            };
-            Ok(match interpolate_str(text, memory, policy, &mut report) {
+            if let Some(native) = whole_arg(text, memory, path)? {
+                return Ok(Some(native));
+            }
+            let mut report = |key: &str| missing.push(MissingKey::new(key, path.render()));
+            let resolved =
+                interpolate_str(text, memory, policy, &mut report).map_err(|e| at_path(e, path))?;
+            Ok(match resolved {
                 Cow::Borrowed(_) => None,
                 Cow::Owned(new) => Some(Value::String(new)),
             })
@@ -120,30 +129,92 @@ fn walk<'v, L: Lookup + ?Sized>(
     }
 }
 
+/// A malformed-token error found in a string, placed at the string's JSON path.
+fn at_path(error: Error, path: &JsonPath<'_>) -> Error {
+    match error {
+        Error::MalformedToken { token, .. } => malformed(&token, path.render()),
+        other => other,
+    }
+}
+
+/// The body of `text` when it is exactly one `args.` token: `{{args.x}}` or `${args.x}`.
+pub(crate) fn whole_arg_body(text: &str) -> Option<&str> {
+    let body = text
+        .strip_prefix("{{")
+        .and_then(|t| t.strip_suffix("}}"))
+        .or_else(|| text.strip_prefix("${").and_then(|t| t.strip_suffix('}')))?;
+    (body.starts_with(ARGS_PREFIX) && !body.contains('}')).then_some(body)
+}
+
+/// The argument's own value when `text` is exactly one `args.` token naming a string,
+/// number or boolean.
+fn whole_arg<L: Lookup + ?Sized>(
+    text: &str,
+    memory: &L,
+    path: &JsonPath<'_>,
+) -> Result<Option<Value>> {
+    let Some(body) = whole_arg_body(text) else {
+        return Ok(None);
+    };
+    if !is_dotted_path(body) {
+        return Err(malformed(body, path.render()));
+    }
+    let found = memory
+        .args()
+        .and_then(|args| args.lookup(&body[ARGS_PREFIX.len()..]));
+    Ok(found.filter(|v| scalar_text(v).is_some()).cloned())
+}
+
 /// Resolves the tokens of one string: the `${…}` pass, then the `{{…}}` pass. `on_missing`
-/// hears each key that memory lacks (once per occurrence, in order).
+/// hears each key that memory lacks (once per occurrence, in order). Fails only on an
+/// `args.` token that is not a dotted path.
 pub fn interpolate_str<'t, L: Lookup + ?Sized>(
     text: &'t str,
     memory: &L,
     policy: MissingKeys,
     on_missing: &mut dyn FnMut(&str),
-) -> Cow<'t, str> {
-    let first = pass(text, "${", "}", memory, policy, on_missing);
-    match first {
-        Cow::Borrowed(text) => pass(text, "{{", "}}", memory, policy, on_missing),
-        Cow::Owned(text) => match pass(&text, "{{", "}}", memory, policy, on_missing) {
+) -> Result<Cow<'t, str>> {
+    let first = pass(text, "${", "}", memory, policy, on_missing)?;
+    Ok(match first {
+        Cow::Borrowed(text) => pass(text, "{{", "}}", memory, policy, on_missing)?,
+        Cow::Owned(text) => match pass(&text, "{{", "}}", memory, policy, on_missing)? {
             Cow::Borrowed(_) => Cow::Owned(text),
             Cow::Owned(again) => Cow::Owned(again),
         },
-    }
+    })
 }
 
-/// The value of `key`, with `memory.` as an alias when the full key is absent.
-pub(crate) fn resolve<'m, L: Lookup + ?Sized>(memory: &'m L, key: &str) -> Option<&'m str> {
-    memory.lookup(key).or_else(|| {
-        key.strip_prefix("memory.")
-            .and_then(|plain| memory.lookup(plain))
-    })
+/// What a token's key reads.
+pub(crate) enum Resolution<'m> {
+    /// This text.
+    Text(Cow<'m, str>),
+    /// An array or object argument: the token stays as written.
+    Deferred,
+    /// Nothing.
+    Missing,
+}
+
+/// What `key` reads: an `args.` path in the arguments, anything else in memory (`memory.x`
+/// reads `x` first, then a key literally named `memory.x`). Fails on a malformed `args.`
+/// token.
+pub(crate) fn resolve<'m, L: Lookup + ?Sized>(memory: &'m L, key: &str) -> Result<Resolution<'m>> {
+    if let Some(arg_path) = key.strip_prefix(ARGS_PREFIX) {
+        if !is_dotted_path(key) {
+            return Err(malformed(key, "$".to_owned()));
+        }
+        return Ok(match memory.args().and_then(|args| args.lookup(arg_path)) {
+            Some(value) => match scalar_text(value) {
+                Some(text) => Resolution::Text(Cow::Owned(text)),
+                None => Resolution::Deferred,
+            },
+            None => Resolution::Missing,
+        });
+    }
+    let found = match key.strip_prefix("memory.") {
+        Some(plain) => memory.lookup(plain).or_else(|| memory.lookup(key)),
+        None => memory.lookup(key),
+    };
+    Ok(found.map_or(Resolution::Missing, |v| Resolution::Text(Cow::Borrowed(v))))
 }
 
 fn pass<'t, L: Lookup + ?Sized>(
@@ -153,7 +224,7 @@ fn pass<'t, L: Lookup + ?Sized>(
     memory: &L,
     policy: MissingKeys,
     on_missing: &mut dyn FnMut(&str),
-) -> Cow<'t, str> {
+) -> Result<Cow<'t, str>> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut at = 0;
@@ -177,28 +248,29 @@ fn pass<'t, L: Lookup + ?Sized>(
         if key.is_empty() {
             continue;
         }
-        let replacement = match resolve(memory, key) {
-            Some(value) => value,
-            None => {
+        let replacement = match resolve(memory, key)? {
+            Resolution::Text(value) => value,
+            Resolution::Deferred => continue,
+            Resolution::Missing => {
                 on_missing(key);
                 match policy {
-                    MissingKeys::Empty => "",
+                    MissingKeys::Empty => Cow::Borrowed(""),
                     MissingKeys::Leave | MissingKeys::Fail => continue,
                 }
             }
         };
         let buffer = out.get_or_insert_with(|| String::with_capacity(text.len()));
         buffer.push_str(&text[copied..start]);
-        buffer.push_str(replacement);
+        buffer.push_str(&replacement);
         copied = token_end;
     }
-    match out {
+    Ok(match out {
         None => Cow::Borrowed(text),
         Some(mut buffer) => {
             buffer.push_str(&text[copied..]);
             Cow::Owned(buffer)
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -225,7 +297,8 @@ mod tests {
     ) {
         let memory = memory(pairs);
         let mut heard = Vec::new();
-        let got = interpolate_str(text, &memory, policy, &mut |k| heard.push(k.to_owned()));
+        let got = interpolate_str(text, &memory, policy, &mut |k| heard.push(k.to_owned()))
+            .expect("no args token");
         assert_eq!(got, expected, "interpolating {text:?}");
         assert_eq!(heard, missing, "missing keys of {text:?}");
     }
@@ -238,6 +311,7 @@ mod tests {
             ("b", "${a}"),
             ("c", "{{a}}"),
             ("memory.d", "plain-d"),
+            ("memory.e", "literal-e"),
             ("d", "D"),
             (" a ", "spaced"),
         ];
@@ -247,9 +321,10 @@ mod tests {
         check(&m, leave, "${b}", "${a}", &[]);
         // The `{{…}}` pass sees what the `${…}` pass inserted.
         check(&m, leave, "${c}", "AAA", &[]);
-        // Alias, and the plain key wins.
+        // `memory.x` reads `x` first, then a key literally named `memory.x`.
         check(&m, leave, "${memory.a}", "AAA", &[]);
-        check(&m, leave, "${memory.d}", "plain-d", &[]);
+        check(&m, leave, "${memory.d}", "D", &[]);
+        check(&m, leave, "${memory.e}", "literal-e", &[]);
         // Keys are not trimmed.
         check(&m, leave, "${ a }", "spaced", &[]);
         check(&m, leave, "${  a  }", "${  a  }", &["  a  "]);
@@ -306,7 +381,7 @@ mod tests {
         assert!(
             matches!(
                 err,
-                RecordingError::TooDeep {
+                Error::TooDeep {
                     limit: MAX_DEPTH,
                     ..
                 }

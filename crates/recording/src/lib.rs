@@ -3,9 +3,11 @@
 //! An agent session resolves `${merchant_email}` from memory before a tool runs, so its log
 //! holds the literal address. This crate turns such literals back into tokens when it
 //! generates a recording (reverse templating, with a report of every substitution), reads
-//! and writes Trailblaze trail YAML in both its forms, and resolves a trail into concrete
-//! calls for a device under the current memory. Secrets never leave process memory: a
-//! sensitive value becomes its token in every log, recording and store row.
+//! and writes Trailblaze trail YAML in both its forms with Trailblaze's whole grammar, reads
+//! Trailblaze's own tool logs, and replays a trail on a device as Trailblaze runs it: one
+//! call at a time, each resolved against memory as the earlier tools left it ([`Replayer`]).
+//! Secrets never leave process memory: a sensitive value becomes its token in every log,
+//! recording, store row and replay output.
 //!
 //! ```
 //! use agent_memory_core::Timestamp;
@@ -22,11 +24,13 @@
 //! let templated = templatize(&call, &snapshot, &TemplatePolicy::default())?;
 //! assert_eq!(*templated.parameters, json!({"email": "${merchant_email}", "password": "${password}", "country": "US"}));
 //! assert_eq!(*interpolate(&templated.parameters, &snapshot, MissingKeys::Fail)?, call);
-//! # Ok::<(), agent_memory_recording::RecordingError>(())
+//! # Ok::<(), agent_memory_recording::Error>(())
 //! ```
 
 #![deny(missing_docs)]
 
+mod args;
+mod config;
 mod error;
 mod generate;
 mod interpolate;
@@ -38,21 +42,28 @@ mod replay;
 mod templatize;
 mod trail;
 
-pub use error::{MissingKey, RecordingError, Result};
+pub use args::Args;
+pub use config::{ArgDeclaration, ArgType, Config};
+pub use error::{Error, MissingKey, Result};
 pub use generate::{
     GeneratedRecording, GenerationPolicy, Objective, ToolOutcome, capture, generate_recording,
 };
 pub use interpolate::{MissingKeys, interpolate, interpolate_str};
-pub use lint::{Origin, StaleLiteral, lint_trail};
-pub use log_json::{tool_log_from_json, tool_log_to_json};
+pub use lint::{Found, Origin, StaleLiteral, lint_trail};
+pub use log_json::{
+    SkipReason, SkippedLog, ToolLogFile, read_tool_logs, tool_log_from_json, tool_log_to_json,
+};
 pub use memory::{Lookup, Memory, MemoryEntry, Provenance, Snapshot, SnapshotItem};
 pub use path::MAX_DEPTH;
-pub use replay::{PlannedStep, ResolvedCall, StepAction, closest_recording, plan_replay};
+pub use replay::{
+    Action, Dispatch, MemoryWrites, PlannedStep, ReplayOptions, Replayer, ResolvedCall, Seeds,
+    StepAction,
+};
 pub use templatize::{
     DEFAULT_KNOWN_WRITERS, Reason, SnapshotIndex, Substitution, TemplatePolicy, Templated,
-    is_token_safe_key, naive, templatize,
+    baseline, templatize,
 };
 pub use trail::{
-    DeviceRecordings, LegacyItem, LegacyRecording, Step, StepKind, ToolCall, Tools, Trail,
-    UnifiedTrail,
+    DeviceRecordings, LegacyItem, LegacyRecording, LegacyTrailhead, Step, StepKind, ToolCall,
+    Trail, UnifiedTrail,
 };

@@ -1,13 +1,14 @@
-//! The lint: literals in a trail that equal a memory value, current or past. Each is a
-//! recording that goes stale when memory changes.
+//! The lint: literals in a trail that equal a memory value, current or past, or hold one
+//! inside a longer string (`Welcome, Lindenhof Bakery`). Each is a recording that goes stale
+//! when memory changes.
 
 use serde_json::Value;
 
 use crate::error::Result;
 use crate::memory::Snapshot;
 use crate::path::{JsonPath, MAX_DEPTH};
-use crate::templatize::{Reason, SnapshotIndex, TemplatePolicy};
-use crate::trail::{LegacyItem, ToolCall, Trail};
+use crate::templatize::{Inside, Reason, SnapshotIndex, TemplatePolicy};
+use crate::trail::Trail;
 
 /// Which memory a stale literal was found in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -18,8 +19,29 @@ pub enum Origin {
     Past(usize),
 }
 
-/// A literal that equals a memory value.
+/// How a literal holds a memory value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Found {
+    /// The whole literal is the value: its token would replace it.
+    Equals,
+    /// The value stands inside a longer literal (`contains`).
+    Contains,
+}
+
+impl Found {
+    /// `equals` or `contains`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Found::Equals => "equals",
+            Found::Contains => "contains",
+        }
+    }
+}
+
+/// A literal that equals a memory value, or holds one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct StaleLiteral {
     /// Where: the step, the tool and the JSON path (`trail[1].recording.android-phone[0].inputText.text`).
     pub location: String,
@@ -29,11 +51,15 @@ pub struct StaleLiteral {
     pub reason: Reason,
     /// Where the value was found.
     pub origin: Origin,
+    /// Whether the literal is the value or holds it.
+    pub found: Found,
 }
 
 /// Finds literals in `trail` equal to eligible values of `current` or of `past` snapshots
 /// (the same rules as reverse templating; a literal found in the current memory is not
-/// reported again for a past one). Self-reference does not apply to linting.
+/// reported again for a past one), and literals holding an eligible value of at least
+/// `policy.min_chars` characters inside them (kind [`Found::Contains`]). Self-reference does
+/// not apply to linting.
 pub fn lint_trail(
     trail: &Trail,
     current: &Snapshot,
@@ -42,55 +68,19 @@ pub fn lint_trail(
 ) -> Result<Vec<StaleLiteral>> {
     let mut indexes = vec![(
         Origin::Current,
-        SnapshotIndex::build(current, policy, false),
+        SnapshotIndex::build(current, policy, false, Inside::Eligible),
     )];
     for (i, snapshot) in past.iter().enumerate() {
         indexes.push((
             Origin::Past(i),
-            SnapshotIndex::build(snapshot, policy, false),
+            SnapshotIndex::build(snapshot, policy, false, Inside::Eligible),
         ));
     }
     let mut findings = Vec::new();
-    let mut check = |calls: &[ToolCall], prefix: String| -> Result<()> {
-        for (i, call) in calls.iter().enumerate() {
-            let params = call.params_json()?;
-            let mut path = JsonPath::with_prefix(format!("{prefix}[{i}].{}", call.name));
-            walk(&params, &mut path, &indexes, &mut findings)?;
-        }
-        Ok(())
-    };
-    match trail {
-        Trail::Legacy(items) => {
-            for (i, item) in items.iter().enumerate() {
-                match item {
-                    LegacyItem::Config(_) => {}
-                    LegacyItem::Tools(calls) => check(calls, format!("[{i}].tools"))?,
-                    LegacyItem::Prompts(steps) => {
-                        for (j, step) in steps.iter().enumerate() {
-                            if let Some(r) = &step.recording {
-                                check(&r.tools, format!("[{i}].prompts[{j}].recording.tools"))?;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Trail::Unified(unified) => {
-            let head = unified
-                .trailhead
-                .iter()
-                .map(|s| (s, "trailhead".to_owned()));
-            let rest = unified
-                .trail
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s, format!("trail[{i}]")));
-            for (step, at) in head.chain(rest) {
-                for (classifier, tools) in step.recording.iter().flatten() {
-                    check(&tools.calls, format!("{at}.recording.{classifier}"))?;
-                }
-            }
-        }
+    for (location, call) in trail.recorded_calls() {
+        let params = call.params_json();
+        let mut path = JsonPath::with_prefix(format!("{location}.{}", call.name));
+        walk(&params, &mut path, &indexes, &mut findings)?;
     }
     Ok(findings)
 }
@@ -115,7 +105,25 @@ fn walk<'v>(
                     key: key.to_owned(),
                     reason,
                     origin,
+                    found: Found::Equals,
                 });
+                return Ok(());
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for (origin, index) in indexes {
+                for (key, reason) in index.keys_inside(text) {
+                    if seen.contains(&key) {
+                        continue;
+                    }
+                    seen.push(key);
+                    findings.push(StaleLiteral {
+                        location: path.render(),
+                        key: key.to_owned(),
+                        reason,
+                        origin: *origin,
+                        found: Found::Contains,
+                    });
+                }
             }
         }
         Value::Array(items) => {

@@ -2,12 +2,16 @@
 //! taken after a tool call.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
 
 use agent_memory_core::Timestamp;
 use agent_memory_core::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue};
 
+use crate::args::Args;
+
 /// Where a memory value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Provenance {
     /// The tool whose call wrote the value, when a tool did.
     pub tool: Option<String>,
@@ -31,7 +35,8 @@ impl Provenance {
 }
 
 /// One value of a [`Memory`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MemoryEntry {
     /// The value.
     pub value: String,
@@ -42,6 +47,10 @@ pub struct MemoryEntry {
 }
 
 /// The agent's memory: string keys to string values, each with provenance.
+///
+/// A key once marked sensitive stays sensitive for the memory's life, as in Trailblaze: a
+/// later [`Memory::remember`] of it stores the new value as sensitive, and
+/// [`Memory::forget`] drops the value but keeps the mark. Only [`Memory::clear`] drops marks.
 ///
 /// ```
 /// use agent_memory_core::Timestamp;
@@ -54,9 +63,13 @@ pub struct MemoryEntry {
 /// assert_eq!(memory.lookup("merchant_email"), Some("shop@example.com"));
 /// assert!(memory.snapshot().to_stored().entries.iter().all(|e| e.value.plain() != Some("9999zq-secret")));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Memory {
     entries: BTreeMap<String, MemoryEntry>,
+    marked: BTreeSet<String>,
+    /// Values sensitive keys held before being overwritten or forgotten, with their keys:
+    /// still secrets, so snapshots keep scrubbing them from later logs.
+    retired: BTreeMap<String, String>,
 }
 
 impl Memory {
@@ -65,7 +78,7 @@ impl Memory {
         Memory::default()
     }
 
-    /// Sets `key` to an ordinary `value`.
+    /// Sets `key` to `value`; sensitive when the key was ever marked sensitive.
     pub fn remember(
         &mut self,
         key: impl Into<String>,
@@ -85,7 +98,42 @@ impl Memory {
         self.insert(key.into(), value.into(), true, provenance);
     }
 
+    /// Marks `key` sensitive, whether or not it holds a value yet.
+    pub fn mark_sensitive(&mut self, key: &str) {
+        self.marked.insert(key.to_owned());
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.sensitive = true;
+        }
+    }
+
+    /// Whether `key` is marked sensitive.
+    pub fn is_sensitive(&self, key: &str) -> bool {
+        self.marked.contains(key)
+    }
+
+    /// Forgets every value and every sensitive mark.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.marked.clear();
+        self.retired.clear();
+    }
+
+    fn retire(&mut self, key: &str) {
+        if let Some(old) = self
+            .entries
+            .get(key)
+            .filter(|e| e.sensitive && !e.value.is_empty())
+        {
+            self.retired.insert(old.value.clone(), key.to_owned());
+        }
+    }
+
     fn insert(&mut self, key: String, value: String, sensitive: bool, provenance: Provenance) {
+        let sensitive = sensitive || self.marked.contains(&key);
+        if sensitive {
+            self.marked.insert(key.clone());
+        }
+        self.retire(&key);
         self.entries.insert(
             key,
             MemoryEntry {
@@ -96,8 +144,9 @@ impl Memory {
         );
     }
 
-    /// Removes `key`; returns its entry.
+    /// Removes the value of `key` (a sensitive mark stays); returns its entry.
     pub fn forget(&mut self, key: &str) -> Option<MemoryEntry> {
+        self.retire(key);
         self.entries.remove(key)
     }
 
@@ -128,7 +177,18 @@ impl Memory {
     }
 
     fn snapshot_with(&self, existed_before: impl Fn(&str) -> bool) -> Snapshot {
+        let retired = self
+            .retired
+            .iter()
+            .filter(|(value, key)| {
+                self.entries
+                    .get(key.as_str())
+                    .is_none_or(|now| now.value != **value)
+            })
+            .map(|(value, key)| (key.clone(), value.clone()))
+            .collect();
         Snapshot {
+            retired,
             entries: self
                 .entries
                 .iter()
@@ -148,7 +208,8 @@ impl Memory {
 }
 
 /// One key of a [`Snapshot`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SnapshotItem {
     /// The value; `None` for a sensitive value read back from a stored log.
     pub value: Option<String>,
@@ -162,15 +223,74 @@ pub struct SnapshotItem {
     pub existed_before: bool,
 }
 
+impl SnapshotItem {
+    /// An ordinary `value`, written by no known tool, that existed before the call.
+    pub fn new(value: impl Into<String>) -> Self {
+        SnapshotItem {
+            value: Some(value.into()),
+            sensitive: false,
+            written_by: None,
+            written_at: None,
+            existed_before: true,
+        }
+    }
+
+    /// A sensitive `value`, otherwise as [`SnapshotItem::new`].
+    pub fn secret(value: impl Into<String>) -> Self {
+        SnapshotItem {
+            sensitive: true,
+            ..SnapshotItem::new(value)
+        }
+    }
+
+    /// Written by a call of `tool`.
+    #[must_use]
+    pub fn with_writer(mut self, tool: impl Into<String>) -> Self {
+        self.written_by = Some(tool.into());
+        self
+    }
+
+    /// Written at `at`.
+    #[must_use]
+    pub fn with_written_at(mut self, at: Timestamp) -> Self {
+        self.written_at = Some(at);
+        self
+    }
+
+    /// Existing before the call (`true`) or created by it.
+    #[must_use]
+    pub fn with_existed_before(mut self, existed_before: bool) -> Self {
+        self.existed_before = existed_before;
+        self
+    }
+}
+
 /// The memory right after one tool call, with provenance. Unlike the stored
 /// [`MemorySnapshot`], it may hold sensitive values: it lives only in process memory.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The keys and their items.
     pub entries: BTreeMap<String, SnapshotItem>,
+    /// Earlier values of sensitive keys (key, value): scrubbed like current secrets, never
+    /// stored.
+    retired: Vec<(String, String)>,
 }
 
 impl Snapshot {
+    /// A snapshot of `entries`.
+    pub fn from_entries(entries: BTreeMap<String, SnapshotItem>) -> Self {
+        Snapshot {
+            entries,
+            retired: Vec::new(),
+        }
+    }
+
+    /// Earlier values of sensitive keys, as `(key, value)`: secrets still, to scrub.
+    pub(crate) fn retired_secrets(&self) -> &[(String, String)] {
+        &self.retired
+    }
+
     /// Reads a stored snapshot back; sensitive entries come without a value.
     pub fn from_stored(stored: &MemorySnapshot) -> Self {
         let entries = stored
@@ -187,7 +307,7 @@ impl Snapshot {
                 (entry.key.clone(), item)
             })
             .collect();
-        Snapshot { entries }
+        Snapshot::from_entries(entries)
     }
 
     /// The form a store keeps: sensitive values dropped, only their keys kept.
@@ -211,10 +331,64 @@ impl Snapshot {
     }
 }
 
+/// A value as debug output shows it: a secret as `[sensitive]`.
+fn shown(value: &str, sensitive: bool) -> &str {
+    if sensitive { "[sensitive]" } else { value }
+}
+
+impl fmt::Debug for MemoryEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryEntry")
+            .field("value", &shown(&self.value, self.sensitive))
+            .field("sensitive", &self.sensitive)
+            .field("provenance", &self.provenance)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memory")
+            .field("entries", &self.entries)
+            .field("marked", &self.marked)
+            .field("retired", &self.retired.len())
+            .finish()
+    }
+}
+
+impl fmt::Debug for SnapshotItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SnapshotItem")
+            .field(
+                "value",
+                &self.value.as_deref().map(|v| shown(v, self.sensitive)),
+            )
+            .field("sensitive", &self.sensitive)
+            .field("written_by", &self.written_by)
+            .field("written_at", &self.written_at)
+            .field("existed_before", &self.existed_before)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("entries", &self.entries)
+            .field("retired", &self.retired.len())
+            .finish()
+    }
+}
+
 /// Something interpolation can read values from.
 pub trait Lookup {
     /// The value of `key`, if there is one.
     fn lookup(&self, key: &str) -> Option<&str>;
+
+    /// The trail arguments `args.` tokens read; none by default.
+    fn args(&self) -> Option<&Args> {
+        None
+    }
 }
 
 impl Lookup for Memory {
@@ -244,5 +418,9 @@ impl<S: std::hash::BuildHasher> Lookup for HashMap<String, String, S> {
 impl<L: Lookup + ?Sized> Lookup for &L {
     fn lookup(&self, key: &str) -> Option<&str> {
         (**self).lookup(key)
+    }
+
+    fn args(&self) -> Option<&Args> {
+        (**self).args()
     }
 }

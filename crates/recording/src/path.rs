@@ -62,8 +62,8 @@ impl<'a> JsonPath<'a> {
         out
     }
 
-    pub(crate) fn too_deep(&self) -> crate::RecordingError {
-        crate::RecordingError::TooDeep {
+    pub(crate) fn too_deep(&self) -> crate::Error {
+        crate::Error::TooDeep {
             path: self.render(),
             limit: MAX_DEPTH,
         }

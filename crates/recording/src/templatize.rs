@@ -3,7 +3,7 @@
 //! A [`SnapshotIndex`] is built once per snapshot: a map from each eligible value to the one
 //! key chosen for it, and a set of secrets to scrub. Templating a call then costs one hash
 //! lookup per string parameter plus a scan of that string for secrets, whatever the size of
-//! the snapshot ([`naive`] holds the parameters × keys algorithm it replaces, for tests and
+//! the snapshot ([`baseline`] holds the parameters × keys algorithm it replaces, for tests and
 //! benchmarks).
 //!
 //! Secrets are scrubbed with a two-byte prefix filter: a 64 Ki-bit table says whether any
@@ -34,6 +34,7 @@ pub const DEFAULT_KNOWN_WRITERS: &[&str] = &[
 
 /// The rules of reverse templating.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TemplatePolicy {
     /// The fewest characters (Unicode scalar values) an ordinary value needs to be
     /// templated. Default 8.
@@ -43,6 +44,10 @@ pub struct TemplatePolicy {
     pub known_writers: Vec<String>,
     /// Report substitutions without changing the parameters.
     pub dry_run: bool,
+    /// Also template a known writer's value of at least `min_chars` characters where it
+    /// stands inside a longer string (`Welcome, ${merchant_name}`). Off by default: Decision
+    /// 024's rule is the exact full-field match.
+    pub inside: bool,
 }
 
 impl Default for TemplatePolicy {
@@ -54,6 +59,7 @@ impl Default for TemplatePolicy {
                 .map(|p| (*p).to_owned())
                 .collect(),
             dry_run: false,
+            inside: false,
         }
     }
 }
@@ -65,21 +71,56 @@ impl TemplatePolicy {
             min_chars: usize::MAX,
             known_writers: Vec::new(),
             dry_run: false,
+            inside: false,
         }
+    }
+
+    /// With `min_chars` as the fewest characters an ordinary value needs.
+    #[must_use]
+    pub fn with_min_chars(mut self, min_chars: usize) -> Self {
+        self.min_chars = min_chars;
+        self
+    }
+
+    /// With `patterns` as the known writers.
+    #[must_use]
+    pub fn with_known_writers(mut self, patterns: Vec<String>) -> Self {
+        self.known_writers = patterns;
+        self
+    }
+
+    /// Reporting only, or not.
+    #[must_use]
+    pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Templating known writers' values inside longer strings, or not.
+    #[must_use]
+    pub fn with_inside(mut self, inside: bool) -> Self {
+        self.inside = inside;
+        self
     }
 
     fn is_known_writer(&self, tool: &str) -> bool {
         self.known_writers
             .iter()
-            .any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => tool.starts_with(prefix),
-                None => tool == pattern,
-            })
+            .any(|pattern| matches_pattern(pattern, tool))
+    }
+}
+
+/// Whether `tool` matches `pattern`: the exact name, or a prefix ending in `*`.
+pub(crate) fn matches_pattern(pattern: &str, tool: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => tool.starts_with(prefix),
+        None => tool == pattern,
     }
 }
 
 /// Why a literal became a token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// The value is sensitive: it is always templated.
     Sensitive,
@@ -89,6 +130,8 @@ pub enum Reason {
     LongValue,
     /// A secret inside a longer string was replaced by its token.
     ScrubbedSecret,
+    /// A known writer's value inside a longer string was replaced by its token.
+    Inside,
 }
 
 impl fmt::Display for Reason {
@@ -98,14 +141,17 @@ impl fmt::Display for Reason {
             Reason::KnownWriter => "known writer",
             Reason::LongValue => "long value",
             Reason::ScrubbedSecret => "scrubbed secret",
+            Reason::Inside => "known writer, inside a string",
         })
     }
 }
 
 /// One substitution, for review.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Substitution {
-    /// The index of the tool call (in the caller's list).
+    /// The index of the tool call in the caller's list, from 0. Shown numbered from 1
+    /// (`tool 1` is the first call), as every command prints tools.
     pub tool_index: usize,
     /// The JSON path of the string.
     pub path: String,
@@ -120,7 +166,10 @@ impl fmt::Display for Substitution {
         write!(
             f,
             "tool {} {}: ${{{}}} ({})",
-            self.tool_index, self.path, self.key, self.reason
+            self.tool_index + 1,
+            self.path,
+            self.key,
+            self.reason
         )
     }
 }
@@ -148,7 +197,7 @@ impl Choice<'_> {
 }
 
 /// Whether `${key}` would read back as the key under interpolation.
-pub fn is_token_safe_key(key: &str) -> bool {
+pub(crate) fn is_token_safe_key(key: &str) -> bool {
     !key.is_empty()
         && !key.contains('}')
         && !key.starts_with("memory.")
@@ -197,7 +246,7 @@ fn eligibility<'s>(
 
 /// The secrets of a snapshot, with the prefix tables that make scanning for them cheap.
 #[derive(Debug)]
-struct SecretSet<'s> {
+pub(crate) struct SecretSet<'s> {
     /// `(secret, replacement)`, sorted longest first.
     secrets: Vec<(&'s str, String)>,
     /// Indexes into `secrets` by first byte, longest first.
@@ -209,7 +258,9 @@ struct SecretSet<'s> {
 }
 
 impl<'s> SecretSet<'s> {
-    fn new(mut secrets: Vec<(&'s str, String)>) -> Self {
+    /// A set of `(secret, replacement)` pairs; empty secrets are ignored.
+    pub(crate) fn new(mut secrets: Vec<(&'s str, String)>) -> Self {
+        secrets.retain(|(secret, _)| !secret.is_empty());
         secrets.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(b.0)));
         secrets.dedup_by(|a, b| a.0 == b.0);
         let mut set = SecretSet {
@@ -238,6 +289,61 @@ impl<'s> SecretSet<'s> {
         set
     }
 
+    /// `value` with every secret replaced in every string and object key, at any depth
+    /// (values nested deeper than [`MAX_DEPTH`] are replaced whole by `[too deep]`, so no
+    /// secret survives in them); borrowed when none occurs.
+    pub(crate) fn scrub_json<'v>(&self, value: &'v Value) -> Cow<'v, Value> {
+        self.scrub_json_at(value, 0)
+    }
+
+    fn scrub_json_at<'v>(&self, value: &'v Value, depth: usize) -> Cow<'v, Value> {
+        if self.secrets.is_empty() {
+            return Cow::Borrowed(value);
+        }
+        if depth > MAX_DEPTH {
+            return Cow::Owned(Value::String("[too deep]".to_owned()));
+        }
+        match value {
+            Value::String(text) => match self.scrub(text, |_| {}) {
+                Cow::Borrowed(_) => Cow::Borrowed(value),
+                Cow::Owned(new) => Cow::Owned(Value::String(new)),
+            },
+            Value::Array(items) => {
+                let mut out: Option<Vec<Value>> = None;
+                for (i, item) in items.iter().enumerate() {
+                    if let Cow::Owned(new) = self.scrub_json_at(item, depth + 1) {
+                        out.get_or_insert_with(|| items.clone())[i] = new;
+                    }
+                }
+                out.map_or(Cow::Borrowed(value), |items| {
+                    Cow::Owned(Value::Array(items))
+                })
+            }
+            Value::Object(map) => {
+                let mut out: Option<serde_json::Map<String, Value>> = None;
+                for (i, (k, v)) in map.iter().enumerate() {
+                    let key = self.scrub(k, |_| {});
+                    let item = self.scrub_json_at(v, depth + 1);
+                    if out.is_none()
+                        && (matches!(key, Cow::Owned(_)) || matches!(item, Cow::Owned(_)))
+                    {
+                        out = Some(
+                            map.iter()
+                                .take(i)
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        );
+                    }
+                    if let Some(out) = out.as_mut() {
+                        out.insert(key.into_owned(), item.into_owned());
+                    }
+                }
+                out.map_or(Cow::Borrowed(value), |map| Cow::Owned(Value::Object(map)))
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => Cow::Borrowed(value),
+        }
+    }
+
     fn may_start_at(&self, bytes: &[u8], at: usize) -> bool {
         let b0 = bytes[at];
         if self.singles[usize::from(b0)] {
@@ -253,7 +359,11 @@ impl<'s> SecretSet<'s> {
     }
 
     /// `text` with every secret replaced, leftmost-longest; borrowed when none occurs.
-    fn scrub<'t>(&self, text: &'t str, mut on_scrub: impl FnMut(&'s str)) -> Cow<'t, str> {
+    pub(crate) fn scrub<'t>(
+        &self,
+        text: &'t str,
+        mut on_scrub: impl FnMut(&'s str),
+    ) -> Cow<'t, str> {
         if self.secrets.is_empty() {
             return Cow::Borrowed(text);
         }
@@ -315,26 +425,47 @@ impl<'s> SecretSet<'s> {
 /// let templated = index.templatize(&call, 0, &mut report)?;
 /// assert_eq!(*templated, json!({"email": "${merchant_email}", "country": "US"}));
 /// assert_eq!(report[0].reason, Reason::KnownWriter);
-/// # Ok::<(), agent_memory_recording::RecordingError>(())
+/// # Ok::<(), agent_memory_recording::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct SnapshotIndex<'s> {
     by_value: HashMap<&'s str, Choice<'s>>,
     secrets: SecretSet<'s>,
+    /// Values matched inside longer strings (templated with `inside`, reported by lint).
+    inside: SecretSet<'s>,
     dry_run: bool,
+    templates_inside: bool,
+}
+
+/// Which values are looked for inside longer strings.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inside {
+    /// None.
+    Nothing,
+    /// Known writers' values of at least the minimum length (templating with `inside`).
+    KnownWriters,
+    /// Every secret, and every eligible value of at least the minimum length (the lint's
+    /// `contains`).
+    Eligible,
 }
 
 impl<'s> SnapshotIndex<'s> {
     /// Indexes `snapshot` under `policy`. Keys that this very call created (not
     /// `existed_before`) are not eligible.
     pub fn new(snapshot: &'s Snapshot, policy: &TemplatePolicy) -> Self {
-        SnapshotIndex::build(snapshot, policy, true)
+        let inside = if policy.inside {
+            Inside::KnownWriters
+        } else {
+            Inside::Nothing
+        };
+        SnapshotIndex::build(snapshot, policy, true, inside)
     }
 
     pub(crate) fn build(
         snapshot: &'s Snapshot,
         policy: &TemplatePolicy,
         honor_self_reference: bool,
+        inside: Inside,
     ) -> Self {
         let mut by_value: HashMap<&'s str, Choice<'s>> = HashMap::new();
         let mut secrets = Vec::new();
@@ -361,11 +492,46 @@ impl<'s> SnapshotIndex<'s> {
                 })
                 .or_insert(choice);
         }
+        for (key, value) in snapshot.retired_secrets() {
+            let replacement = if is_token_safe_key(key) {
+                format!("${{{key}}}")
+            } else {
+                "[sensitive]".to_owned()
+            };
+            secrets.push((value.as_str(), replacement));
+        }
+        let long_enough = |value: &str| value.chars().count() >= policy.min_chars.max(1);
+        let inside_values = by_value
+            .iter()
+            .filter(|(value, choice)| match inside {
+                Inside::Nothing => false,
+                Inside::KnownWriters => choice.known_writer && long_enough(value),
+                Inside::Eligible => choice.reason == Reason::Sensitive || long_enough(value),
+            })
+            .map(|(value, choice)| (*value, format!("${{{}}}", choice.key)))
+            .collect();
         SnapshotIndex {
             by_value,
             secrets: SecretSet::new(secrets),
+            inside: SecretSet::new(inside_values),
             dry_run: policy.dry_run,
+            templates_inside: inside == Inside::KnownWriters,
         }
+    }
+
+    /// The keys of the values standing inside `text` (leftmost-longest, in order), for a
+    /// text that is not itself a value.
+    pub(crate) fn keys_inside(&self, text: &str) -> Vec<(&'s str, Reason)> {
+        if holds_token(text) || self.by_value.contains_key(text) {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        let _ = self.inside.scrub(text, |value| {
+            if let Some(choice) = self.by_value.get(value) {
+                found.push((choice.key, choice.reason));
+            }
+        });
+        found
     }
 
     /// The key a whole-field literal would be templated to, and why.
@@ -482,6 +648,26 @@ impl<'s> SnapshotIndex<'s> {
                 .map_or("[sensitive]", |choice| choice.key);
             report.push(self.scrubbed(tool_index, path, key));
         }
+        // Inside a longer string only when the string holds no token syntax (its own or a
+        // scrubbed secret's): then the template reads back exactly.
+        let out = match out {
+            Cow::Borrowed(text) if self.templates_inside && !holds_token(text) => {
+                let mut inserted = Vec::new();
+                let templated = self.inside.scrub(text, |value| inserted.push(value));
+                for value in inserted {
+                    if let Some(choice) = self.by_value.get(value) {
+                        report.push(Substitution {
+                            tool_index,
+                            path: path.render(),
+                            key: choice.key.to_owned(),
+                            reason: Reason::Inside,
+                        });
+                    }
+                }
+                templated
+            }
+            other => other,
+        };
         match out {
             Cow::Borrowed(_) => None,
             Cow::Owned(new) => Some(new),
@@ -500,6 +686,7 @@ impl<'s> SnapshotIndex<'s> {
 
 /// What [`templatize`] returns.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Templated<'v> {
     /// The parameters with tokens (the input, borrowed, when nothing changed).
     pub parameters: Cow<'v, Value>,
@@ -523,10 +710,12 @@ pub fn templatize<'v>(
     })
 }
 
-pub mod naive {
-    //! The parameters × keys algorithm: for every string, compare it with every key of the
-    //! snapshot. Same rules, same answers as [`SnapshotIndex`](super::SnapshotIndex),
-    //! without secret scrubbing; kept as the benchmark baseline and a test oracle.
+pub mod baseline {
+    //! The benchmark baseline and test oracle of reverse templating: the parameters × keys
+    //! algorithm, comparing every string with every key of the snapshot. Same rules, same
+    //! answers as [`SnapshotIndex`](super::SnapshotIndex) for whole-field matches, without
+    //! secret scrubbing or templating inside strings. Not for production use: its cost grows
+    //! with parameters × keys.
 
     use serde_json::Value;
 

@@ -5,14 +5,15 @@
 
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
-    RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
+    SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStore,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{SqliteStore, codec, to_core, token_index};
+use crate::{SqliteStore, codec, item_error, to_core, token_index};
 
 fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -826,14 +827,7 @@ impl RunManifestStore for SqliteStore {
     }
 
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
-        let sql =
-            format!("SELECT {RUN_COLUMNS} FROM browser_runs WHERE scope = ?1 AND run_id = ?2");
-        let found = self.read("read run manifest", |conn| {
-            conn.prepare_cached(&sql)?
-                .query_row(params![scope.as_str(), run_id], run_from)
-                .optional()
-        })?;
-        found.map(checked).transpose()
+        self.read_with(|conn| get_run(conn, scope, run_id))
     }
 
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
@@ -864,38 +858,67 @@ impl RunManifestStore for SqliteStore {
     }
 }
 
-impl HintStore for SqliteStore {
-    fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>> {
-        self.read("read hints", |conn| {
-            conn.prepare_cached("SELECT hints, updated_at FROM browser_hints WHERE scope = ?1")?
-                .query_row([scope.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+fn get_hints(conn: &Connection, scope: &Scope) -> rusqlite::Result<Option<(String, String)>> {
+    conn.prepare_cached("SELECT hints, updated_at FROM browser_hints WHERE scope = ?1")?
+        .query_row([scope.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
+}
+
+fn put_hints(
+    conn: &Connection,
+    scope: &Scope,
+    hints: &str,
+    updated_at: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO browser_hints (scope, hints, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (scope) DO UPDATE SET hints = excluded.hints, updated_at = excluded.updated_at",
+    )?
+    .execute(params![scope.as_str(), hints, updated_at])?;
+    Ok(())
+}
+
+fn put_suite_summary(
+    conn: &Connection,
+    scope: &Scope,
+    summary: &SuiteSummary,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO browser_suite_summaries (scope, id, json) VALUES (?1, ?2, ?3)
+         ON CONFLICT (scope, id) DO UPDATE SET json = excluded.json",
+    )?
+    .execute(params![scope.as_str(), summary.id, summary.json])?;
+    Ok(())
+}
+
+fn get_run(conn: &Connection, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM browser_runs WHERE scope = ?1 AND run_id = ?2");
+    let found = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_row(params![scope.as_str(), run_id], run_from)
                 .optional()
         })
+        .map_err(|e| to_core("read run manifest", e))?;
+    found.map(checked).transpose()
+}
+
+impl HintStore for SqliteStore {
+    fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>> {
+        self.read("read hints", |conn| get_hints(conn, scope))
     }
 
     fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
         let op = "store hints";
         self.write(op, |tx| {
-            tx.prepare_cached(
-                "INSERT INTO browser_hints (scope, hints, updated_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (scope) DO UPDATE SET hints = excluded.hints, updated_at = excluded.updated_at",
-            )
-            .and_then(|mut s| s.execute(params![scope.as_str(), hints, updated_at]))
-            .map(|_| ())
-            .map_err(|e| to_core(op, e))
+            put_hints(tx, scope, hints, updated_at).map_err(|e| to_core(op, e))
         })
     }
 
     fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
         let op = "store suite summary";
         self.write(op, |tx| {
-            tx.prepare_cached(
-                "INSERT INTO browser_suite_summaries (scope, id, json) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (scope, id) DO UPDATE SET json = excluded.json",
-            )
-            .and_then(|mut s| s.execute(params![scope.as_str(), summary.id, summary.json]))
-            .map(|_| ())
-            .map_err(|e| to_core(op, e))
+            put_suite_summary(tx, scope, summary).map_err(|e| to_core(op, e))
         })
     }
 
@@ -954,6 +977,73 @@ impl BrowserStore for SqliteStore {
         }
         Ok(forgotten)
     }
+
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+        self.write("store a memory image", |tx| store_image(tx, scope, image))
+    }
+}
+
+/// Stores every record of `image` that differs from the stored one, in the caller's
+/// transaction. An error names the record.
+fn store_image(conn: &Connection, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+    let op = "store a memory image";
+    let mut stored = ImageStored::default();
+    let mut count = |changed: bool| {
+        if changed {
+            stored.written += 1;
+        } else {
+            stored.unchanged += 1;
+        }
+    };
+    for (t, tokens) in &image.trajectories {
+        let changed = get_trajectory(conn, scope, &t.id)?.as_ref() != Some(t);
+        if changed {
+            put_trajectory(conn, scope, t, tokens)
+                .map_err(|e| item_error(&format!("trajectory {:?}", t.id), op, e))?;
+        }
+        count(changed);
+    }
+    for site in &image.sites {
+        let changed = get_site(conn, scope, &site.site)?.as_ref() != Some(site);
+        if changed {
+            put_site(conn, scope, site)
+                .map_err(|e| item_error(&format!("site {:?}", site.site), op, e))?;
+        }
+        count(changed);
+    }
+    for run in &image.runs {
+        let changed = get_run(conn, scope, &run.run_id)?.as_ref() != Some(run);
+        if changed {
+            put_run(conn, scope, run)
+                .map_err(|e| item_error(&format!("run manifest {:?}", run.run_id), op, e))?;
+        }
+        count(changed);
+    }
+    if let Some((hints, updated_at)) = &image.hints {
+        let found = get_hints(conn, scope).map_err(|e| to_core(op, e))?;
+        let changed = found.as_ref().map(|(h, u)| (h.as_str(), u.as_str()))
+            != Some((hints.as_str(), updated_at.as_str()));
+        if changed {
+            put_hints(conn, scope, hints, updated_at).map_err(|e| item_error("hints", op, e))?;
+        }
+        count(changed);
+    }
+    for summary in &image.suite_summaries {
+        let found: Option<String> = conn
+            .prepare_cached("SELECT json FROM browser_suite_summaries WHERE scope = ?1 AND id = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![scope.as_str(), summary.id], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| to_core(op, e))?;
+        let changed = found.as_deref() != Some(summary.json.as_str());
+        if changed {
+            put_suite_summary(conn, scope, summary)
+                .map_err(|e| item_error(&format!("suite summary {:?}", summary.id), op, e))?;
+        }
+        count(changed);
+    }
+    Ok(stored)
 }
 
 #[cfg(test)]

@@ -28,6 +28,20 @@ pub enum Error {
         /// What SQLite reported.
         detail: String,
     },
+    /// The file is another application's SQLite database; it was not changed.
+    #[error("{path} is not an agent-memory database: {reason}; it was left as it was")]
+    NotOurs {
+        /// The path given.
+        path: PathBuf,
+        /// How it was told apart.
+        reason: String,
+    },
+    /// A write to a store that was opened read-only or whose file cannot be written.
+    #[error("database {path} is read-only here")]
+    ReadOnly {
+        /// The path given.
+        path: PathBuf,
+    },
     /// The file was written by a newer build of this store.
     #[error(
         "database {path} has schema version {found}, newer than this build supports ({supported}); use a newer agent-memory"
@@ -97,4 +111,44 @@ pub(crate) fn to_core(operation: &str, error: rusqlite::Error) -> agent_memory_c
         }
         _ => agent_memory_core::Error::backend("sqlite", operation.to_owned(), error),
     }
+}
+
+/// Maps a SQLite failure while writing `item` (e.g. `tool log 3`) of a batch: a value over the
+/// store's limit becomes [`agent_memory_core::Error::InvalidInput`] naming the item, anything
+/// else is reported as [`to_core`] does for `operation`.
+pub(crate) fn item_error(
+    item: &str,
+    operation: &str,
+    error: rusqlite::Error,
+) -> agent_memory_core::Error {
+    match to_core(operation, error) {
+        agent_memory_core::Error::InvalidInput { reason, .. } => {
+            agent_memory_core::Error::invalid_input(item, reason)
+        }
+        other => other,
+    }
+}
+
+/// Checks, before any write, that no value of `item` is over [`MAX_VALUE_BYTES`]: `values` are
+/// `(field, value)` pairs. A row as a whole has the same limit, which the write itself
+/// enforces (see [`item_error`]).
+///
+/// [`MAX_VALUE_BYTES`]: crate::MAX_VALUE_BYTES
+pub(crate) fn check_sizes<'a>(
+    item: impl Fn() -> String,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> agent_memory_core::Result<()> {
+    let limit = crate::MAX_VALUE_BYTES as usize;
+    for (field, value) in values {
+        if value.len() > limit {
+            return Err(agent_memory_core::Error::invalid_input(
+                format!("{} {field}", item()),
+                format!(
+                    "{} bytes, over the store's limit of {limit} bytes (32 MiB)",
+                    value.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

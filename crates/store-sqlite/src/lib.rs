@@ -14,18 +14,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Opening sets WAL journaling, `synchronous = NORMAL` (or `FULL`), a checkpoint every
-//! [`SqliteOptions::checkpoint_pages`] pages of WAL, a 32 MiB page cache, temporary tables in
-//! memory, foreign keys, a busy timeout and a prepared-statement cache, then migrates the
-//! schema forward. Reads run in one deferred transaction per call. Every trait
+//! Opening reads the file's state in a read transaction (so it never waits for another
+//! process's writer), refuses another application's database ([`APPLICATION_ID`] marks ours)
+//! without touching it, sets WAL journaling, `synchronous = NORMAL` (or `FULL`), a checkpoint
+//! every [`SqliteOptions::checkpoint_pages`] pages of WAL, a 32 MiB page cache, temporary
+//! tables in memory, foreign keys, a busy timeout and a prepared-statement cache, and takes
+//! the write lock only to migrate the schema forward when it is behind. A file on read-only
+//! media opens for reading. Reads run in one deferred transaction per call. Every trait
 //! method that writes runs in one immediate transaction, so a failed call leaves nothing
 //! half-written and concurrent processes queue for the write lock instead of failing.
 
 #![deny(missing_docs)]
 
 mod browser;
+mod check;
 mod codec;
 mod error;
+mod identity;
 mod meta;
 mod schema;
 mod session;
@@ -40,10 +45,14 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
+pub use check::{CHECKS, Check, Finding};
 pub use error::Error;
+pub use identity::APPLICATION_ID;
 pub use schema::SCHEMA_VERSION;
 
-pub(crate) use error::to_core;
+use identity::Ownership;
+
+pub(crate) use error::{check_sizes, item_error, to_core};
 
 /// How durable a commit is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,6 +86,10 @@ pub struct SqliteOptions {
     /// changed since the last, at the cost of a larger `-wal` file. Default 10,000 (about
     /// 40 MiB); SQLite's own default is 1,000.
     pub checkpoint_pages: u32,
+    /// The most pages (4 KiB each) the database may grow to; a write that would need more
+    /// fails as a full disk does and changes nothing. `None` (the default): no limit beyond
+    /// the disk.
+    pub max_pages: Option<u32>,
 }
 
 impl Default for SqliteOptions {
@@ -88,6 +101,7 @@ impl Default for SqliteOptions {
             statement_cache: 256,
             read_only: false,
             checkpoint_pages: 10_000,
+            max_pages: None,
         }
     }
 }
@@ -97,6 +111,8 @@ impl Default for SqliteOptions {
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: PathBuf,
+    /// False for a read-only open and for a file SQLite could only open for reading.
+    writable: bool,
     fingerprint_ids: trajectory::FingerprintIds,
 }
 
@@ -132,6 +148,13 @@ impl SqliteStore {
     }
 
     /// Opens the database at `path` with `options`.
+    ///
+    /// Opening reads the file's state in one read transaction and takes the write lock only
+    /// when something must be written (a migration, the application id of a file from an
+    /// earlier version, the creator entry), so it does not wait for another process's writer.
+    /// A non-empty database that is not ours is refused ([`Error::NotOurs`]) before anything
+    /// touches it. A file that cannot be written (read-only media, an immutable file) opens
+    /// for reading, and a write then fails naming the file.
     pub fn open_with(path: impl AsRef<Path>, options: &SqliteOptions) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         if path.is_dir() {
@@ -146,7 +169,30 @@ impl SqliteStore {
         };
         let conn =
             Connection::open_with_flags(&path, flags).map_err(|source| classify(&path, source))?;
-        SqliteStore::prepare(conn, path, options)
+        match SqliteStore::prepare(conn, path.clone(), options) {
+            Err(Error::Open { source, .. }) if read_only_media(&path, &source) => {
+                SqliteStore::open_immutable(path, options)
+            }
+            opened => opened,
+        }
+    }
+
+    /// Opens a file on read-only media: SQLite cannot create the shared-memory file a WAL
+    /// database needs, so the file is opened `immutable` (no locks, no shared memory). Only
+    /// when no `-wal` or `-shm` file lies beside it: then no process has it open for writing
+    /// and no committed write waits in a log.
+    fn open_immutable(path: PathBuf, options: &SqliteOptions) -> Result<Self, Error> {
+        let uri = format!("file:{}?immutable=1", uri_path(&path));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(&uri, flags).map_err(|source| classify(&path, source))?;
+        let options = SqliteOptions {
+            read_only: true,
+            ..options.clone()
+        };
+        SqliteStore::prepare(conn, path, &options)
     }
 
     fn prepare(
@@ -164,8 +210,19 @@ impl SqliteStore {
             MAX_VALUE_BYTES,
         )
         .map_err(fail)?;
-        // The first statement that reads the file: a text file or a damaged header fails here.
-        let found = schema::user_version(&conn).map_err(fail)?;
+        if let Some(pages) = options.max_pages {
+            conn.pragma_update(None, "max_page_count", pages)
+                .map_err(fail)?;
+        }
+        // SQLite opens a file it may not write read-only even when asked for read-write.
+        let writable = !options.read_only && !conn.is_readonly(rusqlite::MAIN_DB).map_err(fail)?;
+        // The first statements that read the file: a text file or a damaged header fails
+        // here. Nothing is written before the file is known to be ours.
+        let state = identity::read_state(&mut conn).map_err(fail)?;
+        if let Ownership::Foreign(reason) = state.ownership {
+            return Err(Error::NotOurs { path, reason });
+        }
+        let found = state.user_version;
         if found > SCHEMA_VERSION {
             return Err(Error::TooNew {
                 path,
@@ -173,16 +230,7 @@ impl SqliteStore {
                 supported: SCHEMA_VERSION,
             });
         }
-        if options.read_only {
-            if found < SCHEMA_VERSION {
-                return Err(Error::NeedsMigration {
-                    path,
-                    found,
-                    supported: SCHEMA_VERSION,
-                });
-            }
-            conn.pragma_update(None, "query_only", true).map_err(fail)?;
-        } else {
+        if writable {
             // WAL lets readers proceed while one writer commits, across processes.
             enable_wal(&conn, options.busy_timeout).map_err(fail)?;
             let sync = match options.synchronous {
@@ -193,17 +241,18 @@ impl SqliteStore {
                 .map_err(fail)?;
             conn.pragma_update(None, "wal_autocheckpoint", options.checkpoint_pages)
                 .map_err(fail)?;
-            schema::migrate_to(&mut conn, SCHEMA_VERSION).map_err(|(migration, source)| {
-                match classify(&path, source) {
-                    Error::Open { source, .. } => Error::Migration {
-                        path: path.clone(),
-                        version: migration.version,
-                        name: migration.name,
-                        source,
-                    },
-                    other => other,
-                }
-            })?;
+            if state.needs_write() {
+                SqliteStore::upgrade(&mut conn, &path)?;
+            }
+        } else {
+            if found < SCHEMA_VERSION {
+                return Err(Error::NeedsMigration {
+                    path,
+                    found,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            conn.pragma_update(None, "query_only", true).map_err(fail)?;
         }
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(fail)?;
@@ -212,32 +261,29 @@ impl SqliteStore {
         // Sorts and statement journals stay in memory instead of temporary files.
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(fail)?;
-        let store = SqliteStore {
+        Ok(SqliteStore {
             conn: Mutex::new(conn),
             path,
+            writable,
             fingerprint_ids: trajectory::FingerprintIds::default(),
-        };
-        if !options.read_only {
-            store.record_creator().map_err(|e| Error::Open {
-                path: store.path.clone(),
-                source: e,
-            })?;
-            // Postings carried over by a migration wait in the pending list: merge them now
-            // rather than have every query scan them.
-            let mut conn = store.lock();
-            let merged = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .and_then(|tx| {
-                    token_index::merge_if_full(&tx)?;
-                    tx.commit()
-                });
-            drop(conn);
-            merged.map_err(|e| Error::Open {
-                path: store.path.clone(),
-                source: e,
-            })?;
-        }
-        Ok(store)
+        })
+    }
+
+    /// The writes an open may need, each in its own immediate transaction: the migrations
+    /// (each also marks the file ours), then the bookkeeping of [`identity::settle`].
+    fn upgrade(conn: &mut Connection, path: &Path) -> Result<(), Error> {
+        schema::migrate_to(conn, SCHEMA_VERSION).map_err(|(migration, source)| {
+            match classify(path, source) {
+                Error::Open { source, .. } => Error::Migration {
+                    path: path.to_path_buf(),
+                    version: migration.version,
+                    name: migration.name,
+                    source,
+                },
+                other => other,
+            }
+        })?;
+        identity::settle(conn).map_err(|source| classify(path, source))
     }
 
     /// The file this store is on (`:memory:` for an in-memory database).
@@ -292,6 +338,15 @@ impl SqliteStore {
         operation: &str,
         f: impl FnOnce(&Transaction<'_>) -> agent_memory_core::Result<T>,
     ) -> agent_memory_core::Result<T> {
+        if !self.writable {
+            return Err(agent_memory_core::Error::backend(
+                "sqlite",
+                operation.to_owned(),
+                Error::ReadOnly {
+                    path: self.path.clone(),
+                },
+            ));
+        }
         let mut conn = self.lock();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -317,15 +372,6 @@ impl SqliteStore {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction drops it, which rolls back: the connection is usable.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn record_creator(&self) -> rusqlite::Result<()> {
-        let conn = self.lock();
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('store.created_by', ?1) ON CONFLICT (key) DO NOTHING",
-            [concat!("store-sqlite ", env!("CARGO_PKG_VERSION"))],
-        )?;
-        Ok(())
     }
 }
 
@@ -355,6 +401,35 @@ fn enable_wal(conn: &Connection, timeout: Duration) -> rusqlite::Result<()> {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
     }
+}
+
+/// Whether `error`, on reading the file at `path`, means the file lies where SQLite cannot
+/// create the shared-memory file of a WAL database (read-only media) and nothing else has it
+/// open: no `-wal` and no `-shm` beside it.
+fn read_only_media(path: &Path, error: &rusqlite::Error) -> bool {
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    error.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
+        && path.is_file()
+        && !beside("-wal").exists()
+        && !beside("-shm").exists()
+}
+
+/// `path` as the path part of a SQLite `file:` URI: `%`, `?` and `#` (and anything that is not
+/// printable ASCII) percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{byte:02X}")),
+            0x21..=0x7e => out.push(char::from(*byte)),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
 }
 
 /// Turns a SQLite error on opening into an error that says what is wrong with the file.

@@ -87,7 +87,31 @@ fn apply(conn: &mut Connection, migration: &Migration) -> rusqlite::Result<()> {
     }
     tx.execute_batch(migration.sql)?;
     tx.pragma_update(None, "user_version", migration.version)?;
+    mark_ours(&tx)?;
     tx.commit()
+}
+
+/// Sets the file's `application_id` to ours, in the caller's transaction.
+pub(crate) fn mark_ours(conn: &Connection) -> rusqlite::Result<()> {
+    // The header field is a signed 32-bit integer; ours is below 2^31.
+    conn.pragma_update(
+        None,
+        "application_id",
+        i64::from(crate::identity::APPLICATION_ID),
+    )
+}
+
+/// The tables a database of ours holds at `version`: those the first `version` migrations
+/// leave, found by applying them to an empty database in memory.
+pub(crate) fn tables_at(version: u32) -> rusqlite::Result<std::collections::BTreeSet<String>> {
+    let mut conn = Connection::open_in_memory()?;
+    migrate_to(&mut conn, version).map_err(|(_, e)| e)?;
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' \
+         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+    )?;
+    let names = stmt.query_map([], |r| r.get(0))?;
+    names.collect()
 }
 
 #[cfg(test)]

@@ -1,15 +1,29 @@
 //! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
 //! its position in the log.
 
-use agent_memory_core::store::session::session_not_found;
+use agent_memory_core::store::session::{
+    session_already_exists, session_not_found, validate_new_session,
+};
 use agent_memory_core::{Result, SessionEvent, SessionId, SessionStore, SessionSummary};
 use rusqlite::params;
 
-use crate::{SqliteStore, to_core};
+use crate::{SqliteStore, check_sizes, item_error, to_core};
+
+/// Checks every payload against the store's size limit before anything is written.
+fn events_fit(events: &[SessionEvent]) -> Result<()> {
+    for (i, event) in events.iter().enumerate() {
+        check_sizes(
+            || format!("session event {}", i + 1),
+            [("payload", event.payload.as_str())],
+        )?;
+    }
+    Ok(())
+}
 
 impl SessionStore for SqliteStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
         events.iter().try_for_each(SessionEvent::validate)?;
+        events_fit(events)?;
         let op = "append session events";
         self.write(op, |tx| {
             let run = || -> rusqlite::Result<u64> {
@@ -29,6 +43,35 @@ impl SessionStore for SqliteStore {
                 Ok(u64::try_from(seq).unwrap_or(0))
             };
             run().map_err(|e| to_core(op, e))
+        })
+    }
+
+    fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        validate_new_session(session, events)?;
+        events_fit(events)?;
+        let op = "create session";
+        self.write(op, |tx| {
+            let held: i64 = tx
+                .prepare_cached("SELECT count(*) FROM session_events WHERE session = ?1")
+                .and_then(|mut s| s.query_row([session.as_str()], |row| row.get(0)))
+                .map_err(|e| to_core(op, e))?;
+            if held > 0 {
+                return Err(session_already_exists(
+                    session,
+                    u64::try_from(held).unwrap_or(0),
+                ));
+            }
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO session_events (session, seq, kind, payload) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(|e| to_core(op, e))?;
+            for (seq, event) in events.iter().enumerate() {
+                insert
+                    .execute(params![session.as_str(), seq as i64, event.kind, event.payload])
+                    .map_err(|e| item_error(&format!("session event {}", seq + 1), op, e))?;
+            }
+            Ok(events.len() as u64)
         })
     }
 

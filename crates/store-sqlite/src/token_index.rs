@@ -292,6 +292,82 @@ fn without(blob: &[u8], doomed: &HashSet<i64>) -> rusqlite::Result<Option<Vec<u8
     Ok((kept.len() != blob.len()).then_some(kept))
 }
 
+/// One posting list of the index, as `check` reads it.
+pub(crate) struct PostingList {
+    pub(crate) scope: String,
+    pub(crate) token: String,
+    pub(crate) origin: String,
+    /// The postings, or why the stored list does not decode.
+    pub(crate) postings: Result<Vec<Posting>, String>,
+}
+
+/// Every posting list: blocks, tails and the pending list (one list per pending row), each
+/// with where it is stored.
+pub(crate) fn all_postings(conn: &Connection) -> rusqlite::Result<Vec<(String, PostingList)>> {
+    let mut lists = Vec::new();
+    for (table, sql) in [
+        (
+            "browser_token_blocks",
+            "SELECT scope, token, origin, postings, block FROM browser_token_blocks",
+        ),
+        (
+            "browser_token_tails",
+            "SELECT scope, token, origin, postings, NULL FROM browser_token_tails",
+        ),
+    ] {
+        let mut stmt = conn.prepare(sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (scope, token, origin): (String, String, String) =
+                (row.get(0)?, row.get(1)?, row.get(2)?);
+            let block: Option<i64> = row.get(4)?;
+            let place = match block {
+                Some(block) => format!("{table} {scope:?} {token:?} {origin:?} block {block}"),
+                None => format!("{table} {scope:?} {token:?} {origin:?}"),
+            };
+            let blob = row.get_ref(3)?.as_blob()?;
+            let postings = unpack_all(blob)
+                .map(Iterator::collect)
+                .map_err(|e| e.to_string());
+            lists.push((
+                place,
+                PostingList {
+                    scope,
+                    token,
+                    origin,
+                    postings,
+                },
+            ));
+        }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT scope, token, origin, traj, success, recorded_at, token_count \
+         FROM browser_trajectory_tokens_pending",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (scope, token, origin): (String, String, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        let posting = Posting {
+            traj: row.get(3)?,
+            success: row.get(4)?,
+            recorded_at: row.get(5)?,
+            token_count: row.get(6)?,
+        };
+        let place = format!("browser_trajectory_tokens_pending {scope:?} {token:?} {origin:?}");
+        lists.push((
+            place,
+            PostingList {
+                scope,
+                token,
+                origin,
+                postings: Ok(vec![posting]),
+            },
+        ));
+    }
+    Ok(lists)
+}
+
 /// What a candidate query filters on.
 pub(crate) struct Filter<'a> {
     pub(crate) origin: Option<&'a str>,

@@ -4,11 +4,12 @@ use std::collections::HashMap;
 
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
+    tool_logs_already_held, validate_all,
 };
 use agent_memory_core::{Error, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
-use crate::{SqliteStore, to_core};
+use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
@@ -49,6 +50,35 @@ impl ToolLogStore for SqliteStore {
         self.write(op, |tx| insert(tx, log).map_err(|e| to_core(op, e)))
     }
 
+    fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        validate_all(logs)?;
+        logs_fit(logs)?;
+        self.write("append tool logs", |tx| insert_all(tx, logs))
+    }
+
+    fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        validate_all(logs)?;
+        logs_fit(logs)?;
+        let op = "import tool logs";
+        self.write(op, |tx| {
+            let sessions: std::collections::BTreeSet<&SessionId> =
+                logs.iter().map(|log| &log.session).collect();
+            let mut count = tx
+                .prepare_cached("SELECT count(*) FROM tool_logs WHERE session = ?1")
+                .map_err(|e| to_core(op, e))?;
+            for session in sessions {
+                let held: i64 = count
+                    .query_row([session.as_str()], |row| row.get(0))
+                    .map_err(|e| to_core(op, e))?;
+                if held > 0 {
+                    let held = usize::try_from(held).unwrap_or(usize::MAX);
+                    return Err(tool_logs_already_held(session, held));
+                }
+            }
+            insert_all(tx, logs)
+        })
+    }
+
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>> {
         let (rows, entries) = self.read("list tool logs", |conn| select(conn, session))?;
         let mut snapshots: HashMap<i64, Vec<SnapshotEntry>> = HashMap::new();
@@ -77,6 +107,42 @@ impl ToolLogStore for SqliteStore {
             })
             .collect()
     }
+}
+
+/// Checks every value of every log against the store's size limit before anything is written;
+/// an error names the log (counting from 1) and its field.
+fn logs_fit(logs: &[ToolLog]) -> Result<()> {
+    for (i, log) in logs.iter().enumerate() {
+        let snapshot = log.memory_snapshot.iter().flat_map(|s| &s.entries);
+        let values = [
+            ("tool_name", log.tool_name.as_str()),
+            ("parameters", log.parameters.as_str()),
+            ("error", log.error.as_deref().unwrap_or_default()),
+            ("trace_id", log.trace_id.as_deref().unwrap_or_default()),
+        ]
+        .into_iter()
+        .chain(snapshot.flat_map(|e| {
+            [
+                ("memory_snapshot key", e.key.as_str()),
+                ("memory_snapshot value", e.value.plain().unwrap_or_default()),
+                (
+                    "memory_snapshot written_by",
+                    e.written_by.as_deref().unwrap_or_default(),
+                ),
+            ]
+        }));
+        check_sizes(|| format!("tool log {}", i + 1), values)?;
+    }
+    Ok(())
+}
+
+/// Inserts every log in order; an error names the log (counting from 1).
+fn insert_all(tx: &Connection, logs: &[ToolLog]) -> Result<()> {
+    for (i, log) in logs.iter().enumerate() {
+        insert(tx, log)
+            .map_err(|e| item_error(&format!("tool log {}", i + 1), "append tool logs", e))?;
+    }
+    Ok(())
 }
 
 fn insert(tx: &Connection, log: &ToolLog) -> rusqlite::Result<()> {

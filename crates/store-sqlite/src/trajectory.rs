@@ -257,6 +257,38 @@ impl GroupRow {
     }
 }
 
+/// Every stored group with its fingerprint id and where it is (for `check`), decoded or with
+/// the reason it does not decode.
+pub(crate) fn all_groups(conn: &Connection) -> rusqlite::Result<Vec<(i64, String, Result<Group>)>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT g.fp_id, f.partition, {GROUP_COLUMNS} FROM trajectory_group g \
+         JOIN trajectory_fingerprint f ON f.id = g.fp_id ORDER BY g.fp_id"
+    ))?;
+    let mut rows = stmt.query([])?;
+    let mut groups = Vec::new();
+    while let Some(row) = rows.next()? {
+        let fp_id: i64 = row.get(0)?;
+        let partition: String = row.get(1)?;
+        let group = GroupRow {
+            fingerprint: row.get(2)?,
+            episode_count: row.get(3)?,
+            canonical: row.get(4)?,
+            canonical_count: row.get(5)?,
+            canonical_newest: row.get(6)?,
+            canonical_first_seq: row.get(7)?,
+            pending: row.get(8)?,
+            confidence: row.get(9)?,
+            evidence_count: row.get(10)?,
+            corroborations: row.get(11)?,
+            contradictions: row.get(12)?,
+            last_reinforced: row.get(13)?,
+        };
+        let location = format!("trajectory_group {fp_id} of partition {partition:?}");
+        groups.push((fp_id, location, group.decode()));
+    }
+    Ok(groups)
+}
+
 /// How many filter pairs recall narrows by in SQL; any further pairs are checked on the rows.
 const MAX_INDEXED_PAIRS: usize = 4;
 

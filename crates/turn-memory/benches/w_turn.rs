@@ -1,6 +1,8 @@
 //! Benchmarks on workload W-turn: capture throughput, the model view of
 //! a long session rendered as OpenAI messages, append to and resume from the event log, and
-//! compaction of the whole session.
+//! compaction of the whole session; and the same session with tool activity (every call at
+//! its place in the text), rendered in the positional style as OpenAI messages and as an
+//! Anthropic request, for the last 10 turns (the default) and for every turn (as Keen Code).
 //!
 //! Generator: one splitmix64 stream seeded 42. Per turn `below(9)` events; per event
 //! `k = below(10)`: 0..=3 `write_file`, 4..=5 `edit_file` (then `below(200)` for the path
@@ -16,8 +18,8 @@ use std::hint::black_box;
 use agent_memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_turns::{
-    AssistantTurn, CaptureRules, ContextPolicy, History, JsonlLog, Session, SessionEvent, StoreLog,
-    ToolEnd, render,
+    AssistantTurn, CaptureConfig, CaptureRules, ContextPolicy, History, JsonlLog, Session,
+    SessionEvent, StoreLog, ToolEnd, render,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use serde_json::{Value, json};
@@ -95,13 +97,43 @@ fn session_events(rules: &CaptureRules, turns: &[Vec<Event>]) -> Vec<SessionEven
         events.push(SessionEvent::UserMessage {
             text: format!("Please continue with step {i}."),
         });
-        events.push(SessionEvent::AssistantTurn(AssistantTurn {
-            text: format!("Step {i} is done."),
-            memory: capture.finish(),
-            ..AssistantTurn::default()
-        }));
+        events.push(SessionEvent::AssistantTurn(
+            AssistantTurn::new(format!("Step {i} is done.")).with_memory(capture.finish()),
+        ));
     }
     events
+}
+
+/// The session with tool activity: each turn streams "Working on step i. ", runs its tools,
+/// then says "Step i is done.", so every call sits between the two sentences.
+fn session_events_with_activity(rules: &CaptureRules, turns: &[Vec<Event>]) -> Vec<SessionEvent> {
+    let mut events = Vec::with_capacity(turns.len() * 2 + 1);
+    events.push(SessionEvent::SessionStarted {
+        session: session_id().into_string(),
+        started_at: 1_767_225_600_000,
+    });
+    for (i, turn) in turns.iter().enumerate() {
+        let mut capture = rules.start_turn();
+        capture.text(&format!("Working on step {i}. "));
+        for e in turn {
+            capture.observe(&tool_end(e));
+        }
+        capture.text(&format!("Step {i} is done."));
+        events.push(SessionEvent::UserMessage {
+            text: format!("Please continue with step {i}."),
+        });
+        events.push(SessionEvent::AssistantTurn(capture.into_turn()));
+    }
+    events
+}
+
+/// The positional policies: memories of the last 10 turns (the default), and of every turn.
+fn positional_policies() -> [(&'static str, ContextPolicy); 2] {
+    let keen = ContextPolicy::keen().with_system_prompt("You are a coding agent.");
+    [
+        ("last-10", keen.clone()),
+        ("every-turn", keen.with_recent_memories(usize::MAX)),
+    ]
 }
 
 fn tool_end(e: &Event) -> ToolEnd<'_> {
@@ -168,6 +200,39 @@ fn bench(c: &mut Criterion) {
                 black_box(serde_json::to_string(&messages).unwrap_or_default())
             });
         });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("W-turn/render-positional");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (n, turns) in &workloads {
+        let history = replay(&session_events_with_activity(&rules, turns));
+        group.throughput(Throughput::Elements(*n as u64));
+        for (name, policy) in positional_policies() {
+            group.bench_with_input(
+                BenchmarkId::new(format!("openai-{name}"), n),
+                &history,
+                |b, history| {
+                    b.iter(|| {
+                        let view = history.model_view(&policy);
+                        let messages = render::openai_chat(&view);
+                        black_box(serde_json::to_string(&messages).unwrap_or_default())
+                    });
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new(format!("anthropic-{name}"), n),
+                &history,
+                |b, history| {
+                    b.iter(|| {
+                        let view = history.model_view(&policy);
+                        let request = render::anthropic(&view);
+                        black_box(serde_json::to_string(&request).unwrap_or_default())
+                    });
+                },
+            );
+        }
     }
     group.finish();
 
@@ -323,6 +388,24 @@ fn cpu_figures() {
             "Mevents/s",
             false,
         );
+        let memory_only = CaptureRules::new(CaptureConfig::new(ROOT).with_record_activity(false))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let capture = median_cpu_ns(5, || {
+            for turn in &turns {
+                let mut capture = memory_only.start_turn();
+                for e in turn {
+                    capture.observe(&tool_end(e));
+                }
+                black_box(capture.finish());
+            }
+        });
+        figure(
+            "capture without tool activity, on-CPU",
+            n,
+            capture.map(|ns| events as f64 / ns * 1e3),
+            "Mevents/s",
+            false,
+        );
         let session = session_events(&rules, &turns);
         let history = replay(&session);
         let render = median_cpu_ns(5, || {
@@ -336,6 +419,45 @@ fn cpu_figures() {
             "ms",
             true,
         );
+        let with_activity = replay(&session_events_with_activity(&rules, &turns));
+        for (name, policy) in positional_policies() {
+            let view_only = median_cpu_ns(5, || {
+                black_box(with_activity.model_view(&policy).items.len());
+            });
+            figure(
+                &format!("model view with tool activity, positional ({name}), on-CPU"),
+                n,
+                view_only.map(|ns| ns / 1e6),
+                "ms",
+                true,
+            );
+            let openai = median_cpu_ns(5, || {
+                let view = with_activity.model_view(&policy);
+                black_box(serde_json::to_string(&render::openai_chat(&view)).unwrap_or_default());
+            });
+            figure(
+                &format!(
+                    "model view with tool activity as OpenAI messages, positional ({name}), on-CPU"
+                ),
+                n,
+                openai.map(|ns| ns / 1e6),
+                "ms",
+                true,
+            );
+            let anthropic = median_cpu_ns(5, || {
+                let view = with_activity.model_view(&policy);
+                black_box(serde_json::to_string(&render::anthropic(&view)).unwrap_or_default());
+            });
+            figure(
+                &format!(
+                    "model view with tool activity as an Anthropic request, positional ({name}), on-CPU"
+                ),
+                n,
+                anthropic.map(|ns| ns / 1e6),
+                "ms",
+                true,
+            );
+        }
         let path = dir.path().join(format!("figures-{n}.jsonl"));
         drop(write_log(JsonlLog::at(&path), &session));
         let resume = median_cpu_ns(5, || {

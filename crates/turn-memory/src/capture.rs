@@ -3,12 +3,20 @@
 //! Memory comes from what tools did, never from what the model wrote, so no text the model
 //! produces can forge or hide it. Capture reads each event's input and exit code and never
 //! its output: outputs are neither parsed nor copied.
+//!
+//! Beside the memory, the accumulator records each call's [`ToolActivity`] (Keen Code's record
+//! of a turn): the tool, its bounded input, its status and exit code, and where in the
+//! assistant's text it ran, which [`TurnCapture::text`] tracks.
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::activity::{
+    ActivityStatus, DEFAULT_MAX_INPUT_FIELD_BYTES, ToolActivity, bounded_input, keen_relative,
+};
 use crate::error::{Error, Result};
+use crate::event::AssistantTurn;
 use crate::memory::{DangerousCommand, FailedCommand, TurnMemory};
 
 /// A tool call that finished: what the agent loop reports after each tool returns.
@@ -27,9 +35,20 @@ pub struct ToolEnd<'a> {
     pub exit_code: Option<i32>,
 }
 
-/// Which tools count as writes, edits and shell commands, and where to find their arguments.
-/// Validate it once with [`CaptureRules::new`].
+/// Which tools count as writes, edits and shell commands, where to find their arguments, and
+/// what tool activity keeps. Validate it once with [`CaptureRules::new`].
+///
+/// ```
+/// use agent_memory_turns::{CaptureConfig, CaptureRules};
+///
+/// let mut config = CaptureConfig::new("/work/app");
+/// config.write_tools.push("apply_patch".to_owned());
+/// config.shell_tools = vec!["shell".to_owned()];
+/// let rules = CaptureRules::new(config)?;
+/// # Ok::<(), agent_memory_turns::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CaptureConfig {
     /// The workspace root, an absolute `/`-separated path. Absolute paths under it are made
     /// relative to it; relative paths are taken as relative to it already.
@@ -50,21 +69,60 @@ pub struct CaptureConfig {
     pub dangerous_field: String,
     /// Whether to keep dangerous-flagged commands even when they succeed (default off).
     pub keep_dangerous: bool,
+    /// Whether to record each call's [`ToolActivity`] (default on).
+    pub record_activity: bool,
+    /// Tools whose (bounded) input the activity keeps; other tools' calls are replayed without
+    /// input. Default, as Keen Code: `read_file`, `grep`, `glob`, `web_fetch`, `bash`,
+    /// `delegate_task`, `call_mcp_tool`, `write_file`, `edit_file`.
+    pub activity_input_tools: Vec<String>,
+    /// Tools whose `path_field` the activity makes relative to the workspace root. Default,
+    /// as Keen Code: `read_file`, `grep`, `glob`, `write_file`, `edit_file`.
+    pub activity_path_tools: Vec<String>,
+    /// The largest input field the activity keeps, in bytes of JSON text; string fields of
+    /// write and edit tools are cut to it instead (default 4 KiB).
+    pub max_input_field_bytes: usize,
 }
 
 impl CaptureConfig {
     /// The default tool names (`write_file`, `edit_file`, `bash`) for a workspace at `root`.
     pub fn new(workspace_root: impl Into<String>) -> Self {
+        let names = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
         CaptureConfig {
             workspace_root: workspace_root.into(),
-            write_tools: vec!["write_file".to_owned()],
-            edit_tools: vec!["edit_file".to_owned()],
-            shell_tools: vec!["bash".to_owned()],
+            write_tools: names(&["write_file"]),
+            edit_tools: names(&["edit_file"]),
+            shell_tools: names(&["bash"]),
             path_field: "path".to_owned(),
             command_field: "command".to_owned(),
             dangerous_field: "is_dangerous".to_owned(),
             keep_dangerous: false,
+            record_activity: true,
+            activity_input_tools: names(&[
+                "read_file",
+                "grep",
+                "glob",
+                "web_fetch",
+                "bash",
+                "delegate_task",
+                "call_mcp_tool",
+                "write_file",
+                "edit_file",
+            ]),
+            activity_path_tools: names(&["read_file", "grep", "glob", "write_file", "edit_file"]),
+            max_input_field_bytes: DEFAULT_MAX_INPUT_FIELD_BYTES,
         }
+    }
+
+    /// With dangerous-flagged commands kept (or not).
+    pub fn with_keep_dangerous(mut self, keep: bool) -> Self {
+        self.keep_dangerous = keep;
+        self
+    }
+
+    /// With tool activity recorded (or not).
+    pub fn with_record_activity(mut self, record: bool) -> Self {
+        self.record_activity = record;
+        self
     }
 }
 
@@ -75,17 +133,28 @@ enum ToolRole {
     Shell,
 }
 
+/// What capture knows about one tool name.
+#[derive(Debug, Clone)]
+struct ToolEntry {
+    name: String,
+    role: Option<ToolRole>,
+    keep_input: bool,
+    relative_path: bool,
+}
+
 /// A validated [`CaptureConfig`].
 #[derive(Debug, Clone)]
 pub struct CaptureRules {
     /// The root without its trailing slash (`""` for `/`), for prefix tests.
     root: String,
-    /// `(tool name, role)`; a handful of entries, so a linear scan beats hashing.
-    tools: Vec<(String, ToolRole)>,
+    /// One entry per tool name; a handful of entries, so a linear scan beats hashing.
+    tools: Vec<ToolEntry>,
     path_field: String,
     command_field: String,
     dangerous_field: String,
     keep_dangerous: bool,
+    record_activity: bool,
+    max_input_field_bytes: usize,
 }
 
 impl CaptureRules {
@@ -104,7 +173,7 @@ impl CaptureRules {
                 config.workspace_root
             ));
         }
-        let mut tools: Vec<(String, ToolRole)> = Vec::new();
+        let mut tools: Vec<ToolEntry> = Vec::new();
         for (field, names, role) in [
             ("write_tools", &config.write_tools, ToolRole::File),
             ("edit_tools", &config.edit_tools, ToolRole::File),
@@ -113,12 +182,48 @@ impl CaptureRules {
             for name in names {
                 if name.is_empty() {
                     problems.push(format!("{field} holds an empty tool name"));
-                } else if tools.iter().any(|(n, r)| n == name && *r != role) {
+                } else if tools
+                    .iter()
+                    .any(|t| t.name == *name && t.role != Some(role))
+                {
                     problems.push(format!(
                         "tool {name:?} in {field} also counts as a file tool and a shell tool"
                     ));
-                } else if !tools.iter().any(|(n, _)| n == name) {
-                    tools.push((name.clone(), role));
+                } else if !tools.iter().any(|t| t.name == *name) {
+                    tools.push(ToolEntry {
+                        name: name.clone(),
+                        role: Some(role),
+                        keep_input: false,
+                        relative_path: false,
+                    });
+                }
+            }
+        }
+        for (field, names, input) in [
+            ("activity_input_tools", &config.activity_input_tools, true),
+            ("activity_path_tools", &config.activity_path_tools, false),
+        ] {
+            for name in names {
+                if name.is_empty() {
+                    problems.push(format!("{field} holds an empty tool name"));
+                    continue;
+                }
+                let index = match tools.iter().position(|t| t.name == *name) {
+                    Some(index) => index,
+                    None => {
+                        tools.push(ToolEntry {
+                            name: name.clone(),
+                            role: None,
+                            keep_input: false,
+                            relative_path: false,
+                        });
+                        tools.len() - 1
+                    }
+                };
+                if input {
+                    tools[index].keep_input = true;
+                } else {
+                    tools[index].relative_path = true;
                 }
             }
         }
@@ -131,6 +236,9 @@ impl CaptureRules {
                 problems.push(format!("{field} must not be empty"));
             }
         }
+        if config.max_input_field_bytes == 0 {
+            problems.push("max_input_field_bytes must be at least 1".to_owned());
+        }
         if !problems.is_empty() {
             return Err(Error::InvalidConfig { problems });
         }
@@ -141,6 +249,8 @@ impl CaptureRules {
             command_field: config.command_field,
             dangerous_field: config.dangerous_field,
             keep_dangerous: config.keep_dangerous,
+            record_activity: config.record_activity,
+            max_input_field_bytes: config.max_input_field_bytes,
         })
     }
 
@@ -154,15 +264,47 @@ impl CaptureRules {
         TurnCapture {
             rules: self,
             memory: TurnMemory::default(),
+            activity: Vec::new(),
+            text: String::new(),
         }
     }
 
-    fn role(&self, tool: &str) -> Option<ToolRole> {
+    fn entry(&self, tool: &str) -> Option<&ToolEntry> {
         // Lengths first: a tool name of another length costs one comparison, not a call.
         self.tools
             .iter()
-            .find(|(name, _)| name.len() == tool.len() && name.as_bytes() == tool.as_bytes())
-            .map(|(_, role)| *role)
+            .find(|t| t.name.len() == tool.len() && t.name.as_bytes() == tool.as_bytes())
+    }
+
+    /// The activity of one finished call at `text_offset`, its input bounded by Keen's rules.
+    pub fn activity(&self, event: &ToolEnd<'_>, text_offset: usize) -> ToolActivity {
+        let entry = self.entry(event.tool);
+        let role = entry.and_then(|e| e.role);
+        let input = entry.filter(|e| e.keep_input).and_then(|e| {
+            bounded_input(
+                event.input,
+                self.max_input_field_bytes,
+                role == Some(ToolRole::File),
+                |key, value| {
+                    (e.relative_path && key == self.path_field)
+                        .then(|| keen_relative(value, &self.root))
+                        .flatten()
+                },
+            )
+        });
+        ToolActivity {
+            text_offset,
+            tool: event.tool.to_owned(),
+            input,
+            status: if event.is_error {
+                ActivityStatus::Error
+            } else {
+                ActivityStatus::Success
+            },
+            exit_code: event
+                .exit_code
+                .filter(|code| *code != 0 && role == Some(ToolRole::Shell)),
+        }
     }
 
     /// `path` relative to the workspace root and normalized, borrowed when it already is;
@@ -242,19 +384,32 @@ fn normalize_relative(path: &str) -> Option<Cow<'_, str>> {
     (!segments.is_empty()).then(|| Cow::Owned(segments.join("/")))
 }
 
-/// The accumulator of one turn: feed it every tool-end event, then [`finish`](Self::finish).
+/// The accumulator of one turn: feed it the assistant's text as it streams
+/// ([`text`](Self::text)) and every tool-end event ([`observe`](Self::observe)), then
+/// [`into_turn`](Self::into_turn) (or only [`finish`](Self::finish) for the memory).
 ///
 /// An interrupted turn simply finishes early: what was captured so far is kept.
 #[derive(Debug, Clone)]
 pub struct TurnCapture<'r> {
     rules: &'r CaptureRules,
     memory: TurnMemory,
+    activity: Vec<ToolActivity>,
+    text: String,
 }
 
 impl TurnCapture<'_> {
+    /// Appends a chunk of the assistant's text; the next tool's activity is placed after it.
+    pub fn text(&mut self, chunk: &str) {
+        self.text.push_str(chunk);
+    }
+
     /// Takes one tool-end event into account.
     pub fn observe(&mut self, event: &ToolEnd<'_>) {
-        match self.rules.role(event.tool) {
+        if self.rules.record_activity {
+            let activity = self.rules.activity(event, self.text.len());
+            self.activity.push(activity);
+        }
+        match self.rules.entry(event.tool).and_then(|e| e.role) {
             Some(ToolRole::File) if !event.is_error => self.observe_file(event.input),
             Some(ToolRole::Shell) => self.observe_shell(event),
             // Read-only and unknown tools change nothing; a failed write wrote nothing.
@@ -319,9 +474,23 @@ impl TurnCapture<'_> {
         &self.memory
     }
 
-    /// The turn's memory, or `None` when it retained nothing.
+    /// The activity recorded so far, in the order the tools ended.
+    pub fn activity(&self) -> &[ToolActivity] {
+        &self.activity
+    }
+
+    /// The turn's memory, or `None` when it retained nothing. The text and the activity are
+    /// dropped: use [`into_turn`](Self::into_turn) to keep them.
     pub fn finish(self) -> Option<TurnMemory> {
         (!self.memory.is_empty()).then_some(self.memory)
+    }
+
+    /// The whole turn: the text passed to [`text`](Self::text), the memory and the activity.
+    pub fn into_turn(self) -> AssistantTurn {
+        let memory = (!self.memory.is_empty()).then_some(self.memory);
+        AssistantTurn::new(self.text)
+            .with_memory(memory)
+            .with_activity(self.activity)
     }
 }
 

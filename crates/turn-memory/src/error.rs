@@ -51,6 +51,14 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// A foreign session log (Keen Code's) that cannot be converted.
+    #[error("cannot import session log {}: {reason}", path.display())]
+    Import {
+        /// The log file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// A compaction request that cannot be carried out.
     #[error("cannot compact session {session:?}: {reason}")]
     Compaction {

@@ -3,7 +3,7 @@
 //! ```text
 //! {"type":"session_started","session":"s1","started_at":1767225600000}
 //! {"type":"user_message","text":"fix the tests"}
-//! {"type":"assistant_turn","text":"Fixed.","memory":{"files_changed":["src/a.rs"]}}
+//! {"type":"assistant_turn","text":"Fixed.","memory":{"files_changed":["src/a.rs"]},"tool_activity":[…]}
 //! {"type":"compaction_applied","summary":"…","compacted_entries":12,"memory":{…}}
 //! ```
 //!
@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::activity::ToolActivity;
 use crate::capture::ToolEnd;
 use crate::error::{Error, Result};
 use crate::memory::TurnMemory;
@@ -87,7 +88,15 @@ impl SessionEvent {
 }
 
 /// The assistant's side of one turn.
+///
+/// ```
+/// use agent_memory_turns::AssistantTurn;
+///
+/// let turn = AssistantTurn::new("Stopped halfway.").with_interrupted(true);
+/// assert!(turn.interrupted && turn.memory.is_none());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AssistantTurn {
     /// The model's final text, verbatim, whatever it contains.
     pub text: String,
@@ -97,9 +106,46 @@ pub struct AssistantTurn {
     /// What the turn changed and what failed, captured from its tool events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<TurnMemory>,
+    /// Every tool call of the turn with its place in the text, for positional replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_activity: Vec<ToolActivity>,
     /// Whether the user interrupted the turn; its memory is kept all the same.
     #[serde(default, skip_serializing_if = "is_false")]
     pub interrupted: bool,
+}
+
+impl AssistantTurn {
+    /// A turn with this text and nothing else.
+    pub fn new(text: impl Into<String>) -> Self {
+        AssistantTurn {
+            text: text.into(),
+            ..AssistantTurn::default()
+        }
+    }
+
+    /// With this memory.
+    pub fn with_memory(mut self, memory: Option<TurnMemory>) -> Self {
+        self.memory = memory;
+        self
+    }
+
+    /// With these kept tool calls.
+    pub fn with_tool_calls(mut self, calls: Vec<ToolCallRecord>) -> Self {
+        self.tool_calls = calls;
+        self
+    }
+
+    /// With this tool activity.
+    pub fn with_activity(mut self, activity: Vec<ToolActivity>) -> Self {
+        self.tool_activity = activity;
+        self
+    }
+
+    /// Marked interrupted (or not).
+    pub fn with_interrupted(mut self, interrupted: bool) -> Self {
+        self.interrupted = interrupted;
+        self
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -108,6 +154,7 @@ fn is_false(value: &bool) -> bool {
 
 /// A tool call kept in history, with its output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCallRecord {
     /// The provider's call id.
     pub id: String,
@@ -126,6 +173,35 @@ pub struct ToolCallRecord {
 }
 
 impl ToolCallRecord {
+    /// A successful call `id` of `tool` with this input and output.
+    pub fn new(
+        id: impl Into<String>,
+        tool: impl Into<String>,
+        input: Value,
+        output: impl Into<String>,
+    ) -> Self {
+        ToolCallRecord {
+            id: id.into(),
+            tool: tool.into(),
+            input,
+            output: output.into(),
+            is_error: false,
+            exit_code: None,
+        }
+    }
+
+    /// With the tool's error flag.
+    pub fn with_error(mut self, is_error: bool) -> Self {
+        self.is_error = is_error;
+        self
+    }
+
+    /// With a shell command's exit code.
+    pub fn with_exit_code(mut self, exit_code: Option<i32>) -> Self {
+        self.exit_code = exit_code;
+        self
+    }
+
     /// The call as a tool-end event for capture.
     pub fn as_tool_end(&self) -> ToolEnd<'_> {
         ToolEnd {

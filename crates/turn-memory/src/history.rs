@@ -47,6 +47,7 @@ pub enum UiRole {
 
 /// One message as the user sees it: the model's text verbatim and never any turn memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct UiMessage<'a> {
     /// Who speaks.
     pub role: UiRole,
@@ -217,14 +218,27 @@ impl History {
     }
 
     /// The compaction that keeps the last `keep_recent_turns` turns (and the user messages
-    /// after the turn before them) and replaces everything older by `summary`, with the
-    /// cumulative memory of the replaced turns. The history is not changed: record the
-    /// returned event.
+    /// after the turn before them) and replaces everything older by `summary` (trimmed; a
+    /// blank summary is refused), with the cumulative memory of the replaced turns. The
+    /// history is not changed: record the returned event.
     pub fn plan_compaction(
         &self,
         summary: impl Into<String>,
         keep_recent_turns: usize,
     ) -> Result<SessionEvent> {
+        let summary = summary.into();
+        let trimmed = summary.trim();
+        if trimmed.is_empty() {
+            return Err(Error::Compaction {
+                session: self.session.as_str().to_owned(),
+                reason: "the summary is blank".to_owned(),
+            });
+        }
+        let summary = if trimmed.len() == summary.len() {
+            summary
+        } else {
+            trimmed.to_owned()
+        };
         let cut = self
             .entries
             .iter()
@@ -241,7 +255,7 @@ impl History {
             })?;
         let memory = TurnMemory::cumulative(self.entries[..cut].iter().filter_map(memory_of));
         Ok(SessionEvent::CompactionApplied(Compaction {
-            summary: summary.into(),
+            summary,
             compacted_entries: cut,
             memory,
         }))

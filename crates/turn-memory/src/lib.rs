@@ -2,13 +2,17 @@
 //! captured from tool events (never from model text), kept in the session history, sent to
 //! the model for the last turns, and preserved through resume and compaction.
 //!
-//! - [`capture`]: [`CaptureRules`] and the per-turn accumulator [`TurnCapture`];
+//! - [`capture`]: [`CaptureRules`] and the per-turn accumulator [`TurnCapture`], which builds
+//!   the turn's memory and its [`ToolActivity`] (every call with its place in the text);
 //! - [`History`]: the session's messages rebuilt from [`SessionEvent`]s, with a UI view that
-//!   never shows memory and a model view ([`History::model_view`]) that does;
-//! - [`render`]: OpenAI Chat Completions, OpenAI Responses and Genkit payloads;
+//!   never shows memory and a model view ([`History::model_view`]) that does, as a text block,
+//!   as replayed calls, or as Keen Code replays them, each call at its place
+//!   ([`MemoryStyle`]);
+//! - [`render`]: OpenAI Chat Completions, OpenAI Responses, Genkit, Anthropic Messages and
+//!   Gemini payloads;
 //! - [`log`]: the append-only event log as JSONL files or in any
 //!   [`SessionStore`](agent_memory_core::SessionStore), and [`Session`], which keeps a history and
-//!   its log in step;
+//!   its log in step; [`keen`] reads Keen Code's session logs;
 //! - compaction ([`Session::compact`]) that keeps the compacted turns' memories, and the cheap
 //!   tiers ([`ContextPolicy`], [`History::fit_context`]) that come before it.
 //!
@@ -31,11 +35,7 @@
 //! let id = SessionId::new("s1")?;
 //! let mut session = Session::start(StoreLog::new(&store, id.clone()), id, &clock)?;
 //! session.user_message("make the tests pass")?;
-//! session.assistant_turn(AssistantTurn {
-//!     text: "Two tests still fail.".into(),
-//!     memory: turn.finish(),
-//!     ..AssistantTurn::default()
-//! })?;
+//! session.assistant_turn(AssistantTurn::new("Two tests still fail.").with_memory(turn.finish()))?;
 //!
 //! let view = session.history().model_view(&ContextPolicy::default());
 //! let messages = render::openai_chat(&view);
@@ -51,15 +51,18 @@
 
 #![deny(missing_docs)]
 
+mod activity;
 pub mod capture;
 mod error;
 mod event;
 mod history;
+pub mod keen;
 pub mod log;
 mod memory;
 pub mod render;
 mod view;
 
+pub use activity::{ActivityStatus, DEFAULT_MAX_INPUT_FIELD_BYTES, ToolActivity};
 pub use capture::{CaptureConfig, CaptureRules, ToolEnd, TurnCapture};
 pub use error::{Error, Result};
 pub use event::{AssistantTurn, Compaction, SessionEvent, ToolCallRecord};
@@ -68,6 +71,6 @@ pub use log::{EventLog, JsonlLog, Loaded, Session, StoreLog, Warning};
 pub use memory::{DangerousCommand, FailedCommand, TurnMemory};
 pub use view::{
     CharsOverFour, CheapTiers, ContextFit, ContextPolicy, DEFAULT_MAX_FILES_LISTED, HIDDEN_OUTPUT,
-    MemoryStyle, ModelItem, ModelView, SUMMARY_PREFIX, SizeEstimator, Truncation, memory_block,
-    truncate, write_memory_block,
+    INTERRUPTED_MARKER, MemoryStyle, ModelItem, ModelView, SUMMARY_PREFIX, SizeEstimator,
+    Truncation, memory_block, truncate, write_memory_block,
 };

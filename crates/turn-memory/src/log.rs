@@ -27,6 +27,16 @@ pub enum Warning {
         /// How many bytes were removed.
         bytes: usize,
     },
+    /// A line of a foreign log (a Keen Code session log) that does not decode was skipped,
+    /// as the log's own reader skips it.
+    SkippedLine {
+        /// The log file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// Why it was skipped.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -37,12 +47,18 @@ impl fmt::Display for Warning {
                 "skipped torn last line {line} of session log {} ({bytes} bytes)",
                 path.display()
             ),
+            Warning::SkippedLine { path, line, reason } => write!(
+                f,
+                "skipped line {line} of session log {}: {reason}",
+                path.display()
+            ),
         }
     }
 }
 
 /// The events of a log, with what was noticed while reading them.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Loaded {
     /// Every event, in order.
     pub events: Vec<SessionEvent>,
@@ -190,7 +206,12 @@ impl JsonlLog {
         }
         let mut events = Vec::new();
         let mut warnings = Vec::new();
-        let mut start = 0;
+        // A byte-order mark some editors put before the first line is not part of it.
+        let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        };
         let mut line_number = 0;
         while start < bytes.len() {
             line_number += 1;
@@ -207,7 +228,7 @@ impl JsonlLog {
                         self.file()?.write_all(b"\n").map_err(self.io("repair"))?;
                     }
                 }
-                Err(_) if !complete => {
+                Err(_) if !complete && cut_short(&bytes[start..end]) => {
                     if repair {
                         self.truncate(start)?;
                     }
@@ -242,6 +263,12 @@ impl JsonlLog {
         file.set_len(keep as u64).map_err(self.io("repair"))?;
         file.sync_data().map_err(self.io("repair"))
     }
+}
+
+/// Whether a last line without its newline failed to decode because it ends early (a write
+/// cut short), rather than because it is whole and wrong (too deeply nested, not an event).
+fn cut_short(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err_and(|e| e.is_eof())
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {

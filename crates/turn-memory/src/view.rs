@@ -1,31 +1,44 @@
 //! The model view: what a provider is sent, built from a history by a [`ContextPolicy`].
 //!
-//! The view is provider-neutral ([`ModelItem`]s); [`render`](crate::render) turns it into
-//! OpenAI, Responses or Genkit payloads. The cheap context tiers (truncating large tool
-//! outputs, hiding old ones) are part of the policy: they change what is sent, never what is
-//! logged, so a resumed session renders the same view.
+//! The view is provider-neutral ([`ModelItem`]s and a system prompt); [`render`](crate::render)
+//! turns it into OpenAI Chat, OpenAI Responses, Genkit, Anthropic Messages or Gemini payloads.
+//! The cheap context tiers (truncating large tool outputs, hiding old ones) are part of the
+//! policy: they change what is sent, never what is logged, so a resumed session renders the
+//! same view.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use crate::activity::{ActivityStatus, ToolActivity};
 use crate::event::{AssistantTurn, ToolCallRecord};
 use crate::history::{Entry, History};
 use crate::memory::TurnMemory;
 
 /// How a turn memory reaches the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryStyle {
     /// The `Tool memory:` text block appended to the assistant content.
     Text,
-    /// Each retained activity replayed as a tool call and its result, with synthetic ids.
+    /// Each retained activity replayed as a tool call and its result, with synthetic ids,
+    /// before the turn's text.
     Native {
         /// The tool name a changed file is replayed as (default `write_file`).
         file_tool: String,
         /// The tool name a command is replayed as (default `bash`).
         shell_tool: String,
     },
+    /// Keen Code's replay (0.30 and later): every call of the turn's [`ToolActivity`]
+    /// replayed as a native tool call at its place in the text, with its bounded input, a
+    /// `{"status":…}` result and the id `historical_<message>_<i>` (`<message>` counts the
+    /// messages Keen sends, its system prompt first). Calls at one offset share a message;
+    /// offsets past the text, inside a character or before an earlier call are skipped, as
+    /// Keen skips them. A turn without activity (an older log) and a compaction's summary fall
+    /// back to the text block.
+    Positional,
 }
 
 impl MemoryStyle {
@@ -40,6 +53,7 @@ impl MemoryStyle {
 
 /// Large tool outputs cut to their head and tail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Truncation {
     /// Outputs longer than this many characters are cut.
     pub max_chars: usize,
@@ -49,18 +63,36 @@ pub struct Truncation {
     pub tail_chars: usize,
 }
 
-impl Default for Truncation {
-    fn default() -> Self {
+impl Truncation {
+    /// Outputs longer than `max_chars` cut to `head_chars` and `tail_chars`.
+    pub fn new(max_chars: usize, head_chars: usize, tail_chars: usize) -> Self {
         Truncation {
-            max_chars: 4_000,
-            head_chars: 1_500,
-            tail_chars: 1_500,
+            max_chars,
+            head_chars,
+            tail_chars,
         }
     }
 }
 
+impl Default for Truncation {
+    fn default() -> Self {
+        Truncation::new(4_000, 1_500, 1_500)
+    }
+}
+
 /// What the model view holds.
+///
+/// ```
+/// use agent_memory_turns::{ContextPolicy, MemoryStyle};
+///
+/// let policy = ContextPolicy::default()
+///     .with_recent_memories(5)
+///     .with_memory_style(MemoryStyle::Positional)
+///     .with_system_prompt("You are a careful coding agent.");
+/// assert_eq!(policy.recent_memories, 5);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContextPolicy {
     /// Memories of the last this many turns are sent (default 10); older ones stay in the log.
     pub recent_memories: usize,
@@ -72,6 +104,12 @@ pub struct ContextPolicy {
     pub truncate_outputs: Option<Truncation>,
     /// Tier 2: hide the outputs of tool calls older than the last this many turns.
     pub outputs_of_last_turns: Option<usize>,
+    /// The system prompt sent before the messages (none by default). It is not part of the
+    /// log: the agent supplies it on every render, as it does to the provider.
+    pub system_prompt: Option<String>,
+    /// Appended to the text of an interrupted turn as the model sees it (none by default, the
+    /// format of Keen Code 0.2.3; [`ContextPolicy::keen`] sets [`INTERRUPTED_MARKER`]).
+    pub interrupted_marker: Option<String>,
 }
 
 impl Default for ContextPolicy {
@@ -82,7 +120,67 @@ impl Default for ContextPolicy {
             max_files_listed: DEFAULT_MAX_FILES_LISTED,
             truncate_outputs: None,
             outputs_of_last_turns: None,
+            system_prompt: None,
+            interrupted_marker: None,
         }
+    }
+}
+
+impl ContextPolicy {
+    /// The default policy: text blocks for the last 10 turns, no tier, no system prompt.
+    pub fn new() -> Self {
+        ContextPolicy::default()
+    }
+
+    /// What Keen Code sends today: [`MemoryStyle::Positional`] and the
+    /// [`INTERRUPTED_MARKER`] (memories of the last 10 turns, a deliberate divergence: Keen
+    /// replays every turn).
+    pub fn keen() -> Self {
+        ContextPolicy::default()
+            .with_memory_style(MemoryStyle::Positional)
+            .with_interrupted_marker(Some(INTERRUPTED_MARKER.to_owned()))
+    }
+
+    /// With memories of the last `turns` turns.
+    pub fn with_recent_memories(mut self, turns: usize) -> Self {
+        self.recent_memories = turns;
+        self
+    }
+
+    /// With this memory style.
+    pub fn with_memory_style(mut self, style: MemoryStyle) -> Self {
+        self.memory_style = style;
+        self
+    }
+
+    /// With at most `files` files listed in a text block.
+    pub fn with_max_files_listed(mut self, files: usize) -> Self {
+        self.max_files_listed = files;
+        self
+    }
+
+    /// With tool outputs truncated (tier 1), or not.
+    pub fn with_truncated_outputs(mut self, cut: Option<Truncation>) -> Self {
+        self.truncate_outputs = cut;
+        self
+    }
+
+    /// With outputs of tool calls older than the last `turns` turns hidden (tier 2), or not.
+    pub fn with_outputs_of_last_turns(mut self, turns: Option<usize>) -> Self {
+        self.outputs_of_last_turns = turns;
+        self
+    }
+
+    /// With this system prompt.
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// With this marker after the text of interrupted turns, or none.
+    pub fn with_interrupted_marker(mut self, marker: Option<String>) -> Self {
+        self.interrupted_marker = marker;
+        self
     }
 }
 
@@ -90,7 +188,13 @@ impl Default for ContextPolicy {
 /// turn, few enough that a sweeping refactor still fits on one line.
 pub const DEFAULT_MAX_FILES_LISTED: usize = 8;
 
-/// One provider-neutral message of the model view.
+/// Keen Code's marker after the text of an interrupted turn, exactly.
+pub const INTERRUPTED_MARKER: &str = "\n\n[Response interrupted by user]";
+
+/// One provider-neutral message of the model view. Assistant text directly followed by tool
+/// calls is one step of the model (renderers put them in one message where the provider
+/// allows). Exhaustive on purpose: a renderer must handle every kind of item, so a new kind
+/// is a breaking change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelItem<'a> {
     /// A user message (also the summary of a compaction).
@@ -114,6 +218,8 @@ pub enum ModelItem<'a> {
         name: Cow<'a, str>,
         /// What it returned, maybe truncated or hidden.
         output: Cow<'a, str>,
+        /// Whether the tool reported an error.
+        is_error: bool,
     },
 }
 
@@ -141,24 +247,45 @@ impl<F: Fn(&str) -> usize> SizeEstimator for F {
 
 /// The model view of a history under a policy.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ModelView<'a> {
+    /// The system prompt, sent apart from (or before) the messages.
+    pub system: Option<Cow<'a, str>>,
     /// The messages, oldest first.
     pub items: Vec<ModelItem<'a>>,
 }
 
-impl ModelView<'_> {
-    /// The estimated token count of every text, argument and output in the view.
+impl<'a> ModelView<'a> {
+    /// A view of these items, without a system prompt.
+    pub fn new(items: Vec<ModelItem<'a>>) -> Self {
+        ModelView {
+            system: None,
+            items,
+        }
+    }
+
+    /// With this system prompt.
+    pub fn with_system(mut self, system: impl Into<Cow<'a, str>>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// The estimated token count of the system prompt and every text, argument and output in
+    /// the view.
     pub fn estimate(&self, estimator: &dyn SizeEstimator) -> usize {
-        self.items
-            .iter()
-            .map(|item| match item {
-                ModelItem::User(text) | ModelItem::Assistant(text) => estimator.tokens(text),
-                ModelItem::ToolCall { name, input, .. } => {
-                    estimator.tokens(name) + estimator.tokens(&input.to_string())
-                }
-                ModelItem::ToolResult { output, .. } => estimator.tokens(output),
-            })
-            .sum()
+        let system = self.system.as_deref().map_or(0, |s| estimator.tokens(s));
+        system
+            + self
+                .items
+                .iter()
+                .map(|item| match item {
+                    ModelItem::User(text) | ModelItem::Assistant(text) => estimator.tokens(text),
+                    ModelItem::ToolCall { name, input, .. } => {
+                        estimator.tokens(name) + estimator.tokens(&input.to_string())
+                    }
+                    ModelItem::ToolResult { output, .. } => estimator.tokens(output),
+                })
+                .sum::<usize>()
     }
 }
 
@@ -174,13 +301,46 @@ impl History {
             .outputs_of_last_turns
             .map_or(0, |k| turns.saturating_sub(k as u64));
         let mut items = Vec::with_capacity(self.entries().len() + 8);
+        // Keen's index of the message an entry becomes, for the ids of positional replay:
+        // its system prompt is message 0, whether or not this view has one.
+        let mut message = 1_u64;
         for entry in self.entries() {
             match entry {
-                Entry::User { text } => items.push(ModelItem::User(Cow::Borrowed(text))),
+                Entry::User { text } => {
+                    items.push(ModelItem::User(Cow::Borrowed(text)));
+                    message += 1;
+                }
                 Entry::Assistant { number, turn } => {
-                    let memory = turn.memory.as_ref().filter(|_| *number > memory_from);
-                    let hide_outputs = *number <= outputs_from;
-                    push_turn(&mut items, policy, *number, turn, memory, hide_outputs);
+                    let recent = *number > memory_from;
+                    let marker = policy
+                        .interrupted_marker
+                        .as_deref()
+                        .filter(|_| turn.interrupted);
+                    if recent
+                        && policy.memory_style == MemoryStyle::Positional
+                        && !turn.tool_activity.is_empty()
+                    {
+                        push_positional(&mut items, message, turn, marker);
+                    } else {
+                        let memory = turn.memory.as_ref().filter(|_| recent);
+                        let hide_outputs = *number <= outputs_from;
+                        push_turn(
+                            &mut items,
+                            policy,
+                            *number,
+                            turn,
+                            memory,
+                            marker,
+                            hide_outputs,
+                        );
+                    }
+                    // Keen keeps no message for a turn that said and did nothing.
+                    if !turn.text.is_empty()
+                        || !turn.tool_activity.is_empty()
+                        || turn.memory.is_some()
+                    {
+                        message += 1;
+                    }
                 }
                 Entry::Compaction { number, compaction } => {
                     let mut text =
@@ -196,10 +356,17 @@ impl History {
                         text,
                         ModelItem::User,
                     );
+                    message += 1;
                 }
             }
         }
-        ModelView { items }
+        ModelView {
+            system: policy
+                .system_prompt
+                .as_deref()
+                .map(|s| Cow::Owned(s.to_owned())),
+            items,
+        }
     }
 }
 
@@ -209,19 +376,91 @@ fn push_turn<'a>(
     number: u64,
     turn: &'a AssistantTurn,
     memory: Option<&TurnMemory>,
+    marker: Option<&str>,
     hide_outputs: bool,
 ) {
     for call in &turn.tool_calls {
         push_call(items, policy, call, hide_outputs);
     }
+    let text = match marker {
+        Some(marker) => Cow::Owned(format!("{}{marker}", turn.text)),
+        None => Cow::Borrowed(turn.text.as_str()),
+    };
     push_with_memory(
         items,
         policy,
         ('t', number),
         memory,
-        Cow::Borrowed(turn.text.as_str()),
+        text,
         ModelItem::Assistant,
     );
+}
+
+/// The input replayed for an activity that kept none.
+static NO_INPUT: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+
+/// Pushes `turn` as Keen replays it: its text cut at the offsets of its activity, each piece
+/// followed by the calls made there and their results; `marker` after the last piece.
+fn push_positional<'a>(
+    items: &mut Vec<ModelItem<'a>>,
+    message: u64,
+    turn: &'a AssistantTurn,
+    marker: Option<&str>,
+) {
+    let text = turn.text.as_str();
+    let mut cursor = 0;
+    let mut step: Vec<(String, &'a ToolActivity)> = Vec::new();
+    let mut next_id = 0_usize;
+    for activity in &turn.tool_activity {
+        let offset = activity.text_offset;
+        if offset < cursor
+            || offset > text.len()
+            || activity.tool.is_empty()
+            || !text.is_char_boundary(offset)
+        {
+            continue;
+        }
+        let id = format!("historical_{message}_{next_id}");
+        next_id += 1;
+        if !step.is_empty() && offset == cursor {
+            step.push((id, activity));
+            continue;
+        }
+        push_step(items, &mut step);
+        if offset > cursor {
+            items.push(ModelItem::Assistant(Cow::Borrowed(&text[cursor..offset])));
+        }
+        step.push((id, activity));
+        cursor = offset;
+    }
+    push_step(items, &mut step);
+    let rest = &text[cursor..];
+    let rest = match marker {
+        Some(marker) => Cow::Owned(format!("{rest}{marker}")),
+        None => Cow::Borrowed(rest),
+    };
+    if !rest.is_empty() {
+        items.push(ModelItem::Assistant(rest));
+    }
+}
+
+/// Pushes the calls of one step, then their results, and empties it.
+fn push_step<'a>(items: &mut Vec<ModelItem<'a>>, step: &mut Vec<(String, &'a ToolActivity)>) {
+    for (id, activity) in step.iter() {
+        items.push(ModelItem::ToolCall {
+            id: Cow::Owned(id.clone()),
+            name: Cow::Borrowed(&activity.tool),
+            input: Cow::Borrowed(activity.input.as_ref().unwrap_or(&NO_INPUT)),
+        });
+    }
+    for (id, activity) in step.drain(..) {
+        items.push(ModelItem::ToolResult {
+            id: Cow::Owned(id),
+            name: Cow::Borrowed(&activity.tool),
+            output: activity.result(),
+            is_error: activity.status == ActivityStatus::Error,
+        });
+    }
 }
 
 /// Pushes `text` as a message made by `message`, with `memory` as a text block appended to
@@ -240,7 +479,7 @@ fn push_with_memory<'a>(
     let text_first = id.0 == 'c';
     let mut replayed = Vec::new();
     match (&policy.memory_style, memory) {
-        (MemoryStyle::Text, Some(memory)) => {
+        (MemoryStyle::Text | MemoryStyle::Positional, Some(memory)) => {
             let text = text.to_mut();
             if !text.is_empty() {
                 text.push_str("\n\n");
@@ -290,6 +529,7 @@ fn push_call<'a>(
         id: Cow::Borrowed(&call.id),
         name: Cow::Borrowed(&call.tool),
         output,
+        is_error: call.is_error,
     });
 }
 
@@ -397,6 +637,7 @@ fn replay(
             id: Cow::Owned(id),
             name: Cow::Owned(name.to_owned()),
             output: Cow::Owned(output),
+            is_error: false,
         });
     };
     let mut k = 0;
@@ -447,6 +688,7 @@ pub enum ContextFit {
 
 /// The cheap tiers to try, in order, before asking for a summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CheapTiers {
     /// Tier 1: truncate large tool outputs.
     pub truncate: Truncation,
@@ -454,12 +696,20 @@ pub struct CheapTiers {
     pub outputs_of_last_turns: usize,
 }
 
+impl CheapTiers {
+    /// Tier 1 cutting outputs by `truncate`, tier 2 keeping outputs of the last
+    /// `outputs_of_last_turns` turns.
+    pub fn new(truncate: Truncation, outputs_of_last_turns: usize) -> Self {
+        CheapTiers {
+            truncate,
+            outputs_of_last_turns,
+        }
+    }
+}
+
 impl Default for CheapTiers {
     fn default() -> Self {
-        CheapTiers {
-            truncate: Truncation::default(),
-            outputs_of_last_turns: 5,
-        }
+        CheapTiers::new(Truncation::default(), 5)
     }
 }
 

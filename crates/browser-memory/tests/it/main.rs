@@ -7,6 +7,7 @@ mod coverage;
 mod divergences;
 mod hints;
 mod hostile;
+mod import;
 mod laws;
 mod parity;
 mod reference;

@@ -391,11 +391,12 @@ fn fact_reads_default_to_030_and_selectors_accumulate() {
     memory.save_hints("FEEDBACK").expect("hints");
 }
 
-/// An imported `knowledge.json` may hold more sessions than a site keeps (here six, plus an
-/// old `type: "session"` fact migrated next to them): the import keeps the newest five by
-/// timestamp, newest first, as recording a run does.
+/// An imported `knowledge.json` may hold more sessions than a recorded run leaves (here six,
+/// plus an old `type: "session"` fact migrated next to them): the import keeps every one, in
+/// file order, as the reference keeps what it loads, so an export reads back the same; the
+/// bound of five applies when the next run records its session.
 #[test]
-fn an_import_keeps_the_five_newest_sessions_of_a_site() {
+fn an_import_keeps_every_session_of_a_site_until_a_run_records_one() {
     let dir = tempfile::tempdir().expect("temp dir");
     let site = dir.path().join("domains").join("site.test");
     std::fs::create_dir_all(&site).expect("site dir");
@@ -420,17 +421,14 @@ fn an_import_keeps_the_five_newest_sessions_of_a_site() {
     std::fs::write(site.join("knowledge.json"), knowledge.to_string()).expect("write");
     let store = InMemoryStore::new();
     let scope = Scope::shared();
-    agent_memory_browser::import_dir(
-        &store,
-        &scope,
-        &agent_memory_browser::MemoryRoot::new(dir.path()),
-        NOW,
-    )
-    .expect("import");
-    let memory =
-        agent_memory_core::store::browser::SiteMemoryStore::site_get(&store, &scope, "site.test")
+    let root = agent_memory_browser::MemoryRoot::new(dir.path());
+    agent_memory_browser::import_dir(&store, &scope, &root, NOW).expect("import");
+    let stored = |store: &InMemoryStore| {
+        agent_memory_core::store::browser::SiteMemoryStore::site_get(store, &scope, "site.test")
             .expect("read")
-            .expect("site");
+            .expect("site")
+    };
+    let memory = stored(&store);
     let kept: Vec<&str> = memory
         .sessions
         .iter()
@@ -439,12 +437,41 @@ fn an_import_keeps_the_five_newest_sessions_of_a_site() {
     assert_eq!(
         kept,
         vec![
+            "2026-03-15T01:00:00.000Z",
+            "2026-03-15T02:00:00.000Z",
+            "2026-03-15T03:00:00.000Z",
+            "2026-03-15T04:00:00.000Z",
+            "2026-03-15T05:00:00.000Z",
+            "2026-03-15T06:00:00.000Z",
+            "2026-03-15T09:00:00.000Z",
+        ]
+    );
+    assert_eq!(memory.sessions[6].outcome, "an old run");
+    // Export, then import the export: the same seven sessions come back.
+    let out = tempfile::tempdir().expect("temp dir");
+    let exported = agent_memory_browser::MemoryRoot::new(out.path());
+    agent_memory_browser::export_dir(&store, &scope, &exported).expect("export");
+    let again = InMemoryStore::new();
+    agent_memory_browser::import_dir(&again, &scope, &exported, NOW).expect("re-import");
+    assert_eq!(stored(&again), memory);
+    // The next recorded session applies the bound: the newest five by timestamp remain.
+    let mut log = memory.sessions.clone();
+    agent_memory_core::store::browser::append_session(
+        &mut log,
+        agent_memory_core::store::browser::SessionEntry {
+            timestamp: "2026-03-15T10:00:00.000Z".to_owned(),
+            ..memory.sessions[0].clone()
+        },
+    );
+    let newest: Vec<&str> = log.iter().map(|s| s.timestamp.as_str()).collect();
+    assert_eq!(
+        newest,
+        vec![
+            "2026-03-15T10:00:00.000Z",
             "2026-03-15T09:00:00.000Z",
             "2026-03-15T06:00:00.000Z",
             "2026-03-15T05:00:00.000Z",
             "2026-03-15T04:00:00.000Z",
-            "2026-03-15T03:00:00.000Z",
         ]
     );
-    assert_eq!(memory.sessions[0].outcome, "an old run");
 }

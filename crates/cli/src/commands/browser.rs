@@ -225,7 +225,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             progress.finish();
             let transfer =
                 transfer.with_context(|| format!("cannot import {}", dir.dir.display()))?;
-            print_transfer("imported", &transfer, global)
+            print_import(&dir.dir, &transfer, global)
         }
         BrowserCommand::Export(dir) => {
             let progress = Progress::start(None, "exporting");
@@ -408,14 +408,76 @@ struct TransferView {
     suite_summaries: usize,
 }
 
-fn print_transfer(verb: &str, transfer: &Transfer, global: &GlobalArgs) -> Result<()> {
-    let view = TransferView {
+#[derive(Debug, Serialize)]
+struct SkippedView {
+    path: String,
+    reason: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct ImportView {
+    #[serde(flatten)]
+    read: TransferView,
+    unchanged: usize,
+    skipped: Vec<SkippedView>,
+}
+
+/// Reports an import: each file it did not read (on stderr, as warnings, or in the JSON), then
+/// what it read and how much of it was already there. A directory with nothing to import is
+/// refused, as the other imports refuse an empty file.
+fn print_import(dir: &std::path::Path, transfer: &Transfer, global: &GlobalArgs) -> Result<()> {
+    if !global.json {
+        for skipped in &transfer.skipped {
+            eprintln!("warning: {skipped}");
+        }
+    }
+    let records = transfer.records();
+    if records == 0 {
+        bail!(
+            "{} holds no browser memory (no trajectories, domains/*/knowledge.json or selectors.json, agent-runs/, hints.json or runs/); nothing to import",
+            dir.display()
+        );
+    }
+    if global.json {
+        return print_json(&ImportView {
+            read: transfer_view(transfer),
+            unchanged: transfer.unchanged,
+            skipped: transfer
+                .skipped
+                .iter()
+                .map(|s| SkippedView {
+                    path: s.path.display().to_string(),
+                    reason: s.reason,
+                })
+                .collect(),
+        });
+    }
+    if transfer.unchanged == records {
+        println!(
+            "{} is already there: all {records} records unchanged",
+            dir.display()
+        );
+        return Ok(());
+    }
+    print_transfer("imported", transfer, global)?;
+    if transfer.unchanged > 0 {
+        println!("({} of them already there, unchanged)", transfer.unchanged);
+    }
+    Ok(())
+}
+
+fn transfer_view(transfer: &Transfer) -> TransferView {
+    TransferView {
         trajectories: transfer.trajectories,
         sites: transfer.sites,
         runs: transfer.runs,
         hints: transfer.hints,
         suite_summaries: transfer.suite_summaries,
-    };
+    }
+}
+
+fn print_transfer(verb: &str, transfer: &Transfer, global: &GlobalArgs) -> Result<()> {
+    let view = transfer_view(transfer);
     if global.json {
         return print_json(&view);
     }

@@ -6,8 +6,8 @@ use agent_memory_browser::{BrowserMemory, Budget, Layout, Policy, RunReport, Tur
 use agent_memory_core::store::tool_log::ToolLogStore;
 use agent_memory_core::{Clock, ManualClock, Partition, Scope, SeededIds, SessionId, Timestamp};
 use agent_memory_recording::{
-    GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
-    generate_recording, plan_replay,
+    Action, GenerationPolicy, Memory, MemoryWrites, Objective, Provenance, ReplayOptions, Replayer,
+    Seeds, StepKind, ToolOutcome, capture, generate_recording,
 };
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{Config, TrajectoryMemory};
@@ -76,13 +76,7 @@ fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     let mut memory = Memory::new();
     let call = |tool: &str, params: Value, memory: &Memory, before, trace: &str| -> Result<()> {
         clock.advance(1_000);
-        let outcome = ToolOutcome {
-            success: true,
-            error: None,
-            duration_ms: 120,
-            timestamp: clock.now(),
-            trace_id: Some(trace.to_owned()),
-        };
+        let outcome = ToolOutcome::succeeded(120, clock.now()).with_trace(trace);
         let log = capture(
             &session,
             tool,
@@ -129,16 +123,16 @@ fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
 
     let logs = store.list_tool_logs(&session)?;
     let objectives = [
-        Objective {
-            kind: StepKind::Step,
-            text: "Load the coffee shop merchant".into(),
-            started_at: Timestamp::from_millis(START),
-        },
-        Objective {
-            kind: StepKind::Step,
-            text: "Launch the app signed in as the merchant".into(),
-            started_at: Timestamp::from_millis(START + 1_500),
-        },
+        Objective::new(
+            StepKind::Step,
+            "Load the coffee shop merchant",
+            Timestamp::from_millis(START),
+        ),
+        Objective::new(
+            StepKind::Step,
+            "Launch the app signed in as the merchant",
+            Timestamp::from_millis(START + 1_500),
+        ),
     ];
     let generated = generate_recording(
         &objectives,
@@ -153,27 +147,26 @@ fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
     }
     step("`country: US` stays literal: two characters are too ambiguous to template");
 
-    let mut next = Memory::new();
-    let writer = Provenance::tool("merchantFactory_loadAccount", clock.now());
-    next.remember(
-        "merchant_email",
-        "merchant.tea-house.xyz789@example.com",
-        writer.clone(),
-    );
-    next.remember("merchant_token", "QK2PL9ZZTRW4A", writer.clone());
-    next.remember_secret("merchant_password", "pw-tea-house", writer);
-    let plan = plan_replay(&generated.trail, "android-phone", &next)?;
-    step("a later run loaded a different account; replaying the same recording resolves:");
-    for planned in &plan {
-        if let StepAction::Replay(calls) = &planned.action {
-            for call in calls {
-                let mut parameters = call.parameters.clone();
-                if let Some(password) = parameters.get_mut("password") {
-                    *password = Value::String("<sensitive, resolved at replay>".into());
-                }
-                indented(&format!("{} {}", call.tool, parameters));
+    let mut replay = Replayer::new(
+        &generated.trail,
+        "android-phone",
+        &Seeds::new(),
+        ReplayOptions::default(),
+    )?;
+    step("a later run replays the recording; its provisioning call loads a different account:");
+    while let Some(dispatch) = replay.next_dispatch()? {
+        let mut writes = MemoryWrites::new();
+        if let Action::Call(call) = &dispatch.action {
+            // Secrets show as their tokens; the tool itself receives the value.
+            indented(&format!("{} {}", call.tool, call.masked_parameters()));
+            if call.tool == "merchantFactory_loadAccount" {
+                writes = writes
+                    .set("merchant_email", "merchant.tea-house.xyz789@example.com")
+                    .set("merchant_token", "QK2PL9ZZTRW4A")
+                    .secret("merchant_password", "pw-tea-house");
             }
         }
+        replay.complete(writes)?;
     }
     println!();
     Ok(())
@@ -260,11 +253,10 @@ fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
         is_error: false,
         exit_code: Some(101),
     });
-    session.assistant_turn(AssistantTurn {
-        text: "I fixed the tokenizer; two tests still fail.".into(),
-        memory: turn.finish(),
-        ..AssistantTurn::default()
-    })?;
+    session.assistant_turn(
+        AssistantTurn::new("I fixed the tokenizer; two tests still fail.")
+            .with_memory(turn.finish()),
+    )?;
     step(
         "turn 1: the agent edited src/parser.rs and `cargo test -p parser` failed with exit 101; both were captured from tool events, never from the model's text",
     );
@@ -287,12 +279,12 @@ fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
         is_error: false,
         exit_code: None,
     });
-    session.assistant_turn(AssistantTurn {
-        text: "Split the lexer out. I wrote <tool_memory>nothing</tool_memory> here on purpose."
-            .into(),
-        memory: turn.finish(),
-        ..AssistantTurn::default()
-    })?;
+    session.assistant_turn(
+        AssistantTurn::new(
+            "Split the lexer out. I wrote <tool_memory>nothing</tool_memory> here on purpose.",
+        )
+        .with_memory(turn.finish()),
+    )?;
     step(
         "turn 2: a write to ./src/../src/lexer.rs (kept as src/lexer.rs); the read-only tool left nothing; a tag in the prose stays prose",
     );

@@ -2,6 +2,7 @@
 //! this file only names it in [`Command`] and dispatches to it.
 
 mod browser;
+mod check;
 mod demo;
 mod forget;
 mod list;
@@ -28,6 +29,8 @@ pub(crate) enum Command {
     Browser(browser::BrowserArgs),
     /// Recordings of tool calls: templatize logs into a trail, replay it, lint it, import logs.
     Recording(recording::RecordingArgs),
+    /// Check the database: SQLite's integrity check and the store's own invariants.
+    Check(check::CheckArgs),
     /// A coding session's turns: show them as the user or the model sees them, compact them.
     Turns(turns::TurnsArgs),
     /// Every partition, session and browser scope the database holds, with counts.
@@ -53,6 +56,7 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::Trajectory(args) => trajectory::run(&args, global),
         Command::Browser(args) => browser::run(&args, global),
         Command::Recording(args) => recording::run(args, global),
+        Command::Check(args) => check::run(&args, global),
         Command::Turns(args) => turns::run(args, global),
         Command::List(args) => list::run(&args, global),
         Command::Forget(args) => forget::run(&args, global),

@@ -1,12 +1,13 @@
 //! `agent-memory turns ...`: a coding session's history as the user sees it or as a model is
 //! sent it (`show`), compaction that keeps the turns' memories (`compact`), and JSONL session
-//! logs copied into the database (`import`).
+//! logs, ours or Keen Code's, copied into the database (`import`).
 
 use std::path::PathBuf;
 
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
-    ContextPolicy, EventLog, History, JsonlLog, ModelItem, SessionEvent, StoreLog, UiRole, render,
+    ContextPolicy, EventLog, History, INTERRUPTED_MARKER, JsonlLog, MemoryStyle, ModelItem,
+    SessionEvent, StoreLog, UiRole, keen, render,
 };
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -28,7 +29,7 @@ enum TurnsCommand {
     Show(ShowArgs),
     /// Replace all but the last turns by a summary, keeping their memories.
     Compact(CompactArgs),
-    /// Copy a JSONL session log into the database.
+    /// Copy a JSONL session log (ours or Keen Code's) into the database.
     Import(ImportArgs),
 }
 
@@ -64,6 +65,30 @@ enum Format {
     Responses,
     /// Genkit `messages` (model view).
     Genkit,
+    /// An Anthropic Messages request: `system` and `messages` (model view).
+    Anthropic,
+    /// A Gemini request: `systemInstruction` and `contents` (model view).
+    Gemini,
+}
+
+/// How turn memories reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Style {
+    /// A `Tool memory:` block after the turn's text.
+    Text,
+    /// Changed files and failed commands replayed as tool calls before the turn's text.
+    Native,
+    /// Every tool call replayed at its place in the text, as Keen Code does.
+    Positional,
+}
+
+/// Where a log to import comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Source {
+    /// This tool's own event log.
+    AgentMemory,
+    /// A Keen Code session log (`transcript_events.jsonl`), old or current format.
+    Keen,
 }
 
 #[derive(Debug, clap::Args)]
@@ -79,6 +104,15 @@ struct ShowArgs {
     /// Send the memories of the last this many turns.
     #[arg(long, default_value_t = ContextPolicy::default().recent_memories, value_name = "N")]
     recent_memories: usize,
+    /// How turn memories reach the model.
+    #[arg(long, value_enum, default_value = "text")]
+    style: Style,
+    /// The system prompt to send first (or apart, where the provider wants it apart).
+    #[arg(long, value_name = "TEXT")]
+    system_prompt: Option<String>,
+    /// Mark interrupted turns to the model with "[Response interrupted by user]".
+    #[arg(long)]
+    mark_interrupted: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -93,11 +127,33 @@ struct CompactArgs {
     keep_last: usize,
 }
 
+/// Stores a new session's events in one transaction: all of them, or none when the session
+/// already has events (another import got there first) or a value is over the store's limits.
+fn store_session(
+    store: &dyn SessionStore,
+    session: &SessionId,
+    events: &[agent_memory_core::SessionEvent],
+    db: &std::path::Path,
+) -> Result<()> {
+    match store.session_create(session, events) {
+        Ok(_) => Ok(()),
+        Err(agent_memory_core::Error::Conflict { reason, .. }) => bail!(
+            "session {:?} {reason} in {}",
+            session.as_str(),
+            db.display()
+        ),
+        Err(other) => Err(other.into()),
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct ImportArgs {
     /// The JSONL session log; the session's id is the one it starts with.
     #[arg(value_name = "FILE.jsonl")]
     log: PathBuf,
+    /// The log's format.
+    #[arg(long = "from", value_enum, default_value = "agent-memory")]
+    source: Source,
 }
 
 pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
@@ -162,7 +218,14 @@ fn labelled(label: &str, text: &str) -> String {
 
 fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
     let view = match (args.view, args.format) {
-        (Some(View::Ui), Format::Openai | Format::Responses | Format::Genkit) => {
+        (
+            Some(View::Ui),
+            Format::Openai
+            | Format::Responses
+            | Format::Genkit
+            | Format::Anthropic
+            | Format::Gemini,
+        ) => {
             use clap::CommandFactory;
             let mut cli = crate::Cli::command();
             cli.build();
@@ -174,7 +237,7 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
             command
                 .error(
                     clap::error::ErrorKind::ArgumentConflict,
-                    "--format openai, responses and genkit render the model view; drop --view ui",
+                    "--format openai, responses, genkit, anthropic and gemini render the model view; drop --view ui",
                 )
                 .exit()
         }
@@ -187,20 +250,40 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
     if view == View::Ui {
         return show_ui(&history, global);
     }
-    let policy = ContextPolicy {
-        recent_memories: args.recent_memories,
-        ..ContextPolicy::default()
+    let style = match args.style {
+        Style::Text => MemoryStyle::Text,
+        Style::Native => MemoryStyle::native(),
+        Style::Positional => MemoryStyle::Positional,
     };
+    let mut policy = ContextPolicy::default()
+        .with_recent_memories(args.recent_memories)
+        .with_memory_style(style)
+        .with_interrupted_marker(args.mark_interrupted.then(|| INTERRUPTED_MARKER.to_owned()));
+    if let Some(prompt) = &args.system_prompt {
+        policy = policy.with_system_prompt(prompt.as_str());
+    }
     let model = history.model_view(&policy);
     match args.format {
         Format::Openai => print_json(&render::openai_chat(&model)),
         Format::Responses => print_json(&render::openai_responses(&model)),
         Format::Genkit => print_json(&render::genkit(&model)),
+        Format::Anthropic => print_json(&render::anthropic(&model)),
+        Format::Gemini => print_json(&render::gemini(&model)),
         Format::Text if global.json => {
-            let items: Vec<ModelRow<'_>> = model.items.iter().map(model_row).collect();
+            let system = model
+                .system
+                .as_deref()
+                .map(|text| ModelRow::System { text });
+            let items: Vec<ModelRow<'_>> = system
+                .into_iter()
+                .chain(model.items.iter().map(model_row))
+                .collect();
             print_json(&items)
         }
         Format::Text => {
+            if let Some(system) = model.system.as_deref() {
+                print!("{}", labelled("system", system));
+            }
             for item in &model.items {
                 print!("{}", model_item_text(item));
             }
@@ -244,6 +327,9 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum ModelRow<'a> {
+    System {
+        text: &'a str,
+    },
     User {
         text: &'a str,
     },
@@ -259,6 +345,8 @@ enum ModelRow<'a> {
         id: &'a str,
         name: &'a str,
         output: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
 }
 
@@ -267,7 +355,17 @@ fn model_row<'a>(item: &'a ModelItem<'_>) -> ModelRow<'a> {
         ModelItem::User(text) => ModelRow::User { text },
         ModelItem::Assistant(text) => ModelRow::Assistant { text },
         ModelItem::ToolCall { id, name, input } => ModelRow::ToolCall { id, name, input },
-        ModelItem::ToolResult { id, name, output } => ModelRow::ToolResult { id, name, output },
+        ModelItem::ToolResult {
+            id,
+            name,
+            output,
+            is_error,
+        } => ModelRow::ToolResult {
+            id,
+            name,
+            output,
+            is_error: *is_error,
+        },
     }
 }
 
@@ -278,8 +376,14 @@ fn model_item_text(item: &ModelItem<'_>) -> String {
         ModelItem::ToolCall { id, name, input } => {
             labelled(&format!("tool call {id}"), &format!("{name} {input}"))
         }
-        ModelItem::ToolResult { id, name, output } => {
-            labelled(&format!("tool result {id} ({name})"), output)
+        ModelItem::ToolResult {
+            id,
+            name,
+            output,
+            is_error,
+        } => {
+            let error = if *is_error { ", error" } else { "" };
+            labelled(&format!("tool result {id} ({name}{error})"), output)
         }
     }
 }
@@ -359,7 +463,10 @@ struct ImportReport {
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let progress = Progress::start(None, "reading the session log");
-    let loaded = JsonlLog::read(&args.log)?;
+    let loaded = match args.source {
+        Source::AgentMemory => JsonlLog::read(&args.log)?,
+        Source::Keen => keen::read(&args.log)?,
+    };
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
@@ -373,18 +480,7 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
         .map(SessionEvent::to_stored)
         .collect::<agent_memory_turns::Result<Vec<_>>>()?;
     let store = database::open(&global.db)?;
-    match store.session_load(&session) {
-        Ok(held) => bail!(
-            "session {:?} already holds {} event(s) in {}",
-            session.as_str(),
-            held.len(),
-            global.db.display()
-        ),
-        Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(e.into()),
-    }
-    // One append: all the events or none.
-    store.session_append(&session, &stored)?;
+    store_session(&store, &session, &stored, &global.db)?;
     progress.finish();
     let report = ImportReport {
         session: session.as_str().to_owned(),

@@ -2,9 +2,12 @@
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
 
 mod browser;
+mod check;
 mod contract;
+mod database;
 mod demo;
 mod errors;
+mod imports;
 mod recording;
 mod stats;
 mod tour;

@@ -513,7 +513,7 @@ fn lint_against_the_values_a_stored_session_logged() {
 fn help_of_the_recording_commands() {
     let sandbox = Sandbox::new();
     let mut help = String::new();
-    for command in ["templatize", "replay", "lint", "import"] {
+    for command in ["templatize", "replay", "lint", "fmt", "import"] {
         help.push_str(&sandbox.expect(0, &["recording", command, "--help"]).stdout);
         help.push('\n');
     }
@@ -547,4 +547,517 @@ fn templatize_refuses_a_file_of_several_sessions() {
         ],
     );
     assert_eq!(run.stdout.matches("tapOn").count(), 2, "{run}");
+}
+
+/// Runs `agent-memory args...` in `sandbox` with `stdin` as its input.
+fn run_with_stdin(sandbox: &Sandbox, args: &[&str], stdin: &str) -> crate::Run {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(args)
+        .env_remove("AGENT_MEMORY_DB")
+        .current_dir(sandbox.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agent-memory");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    let output = child.wait_with_output().expect("run agent-memory");
+    let root = sandbox.path().display().to_string();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
+    crate::Run {
+        code: output.status.code(),
+        stdout: text(&output.stdout),
+        stderr: text(&output.stderr),
+    }
+}
+
+const DECISION_024: &str = "decision-024.trail.yaml";
+
+#[test]
+fn replay_step_session_resolves_each_call_after_the_writes_before_it() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(DECISION_024);
+    // The provisioning call writes the account (the password as a secret); a malformed line
+    // gets an error event and the call stays pending; the sign-in and the agent step write
+    // nothing.
+    let stdin = [
+        r#"{"set": {"merchant_email": "shop+tea.xyz789@example.com"}, "secrets": {"merchant_password": 9999}}"#,
+        r#"{"set": {"merchant_email": "shop+tea.xyz789@example.com"}, "secrets": {"merchant_password": "pw-9999zq"}}"#,
+        "{}",
+        "not json",
+        "{}",
+    ]
+    .join("\n");
+    let run = run_with_stdin(
+        &sandbox,
+        &[
+            "recording",
+            "replay",
+            DECISION_024,
+            "--device",
+            "android-phone",
+            "--step",
+            "--arg",
+            "retries=5",
+        ],
+        &stdin,
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(
+        !run.stdout.contains("9999zq") && !run.stderr.contains("9999"),
+        "{run}"
+    );
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let sign_in = &events[3];
+    assert_eq!(sign_in["tool"], "myapp_launchAppSignedIn", "{run}");
+    assert_eq!(
+        sign_in["parameters"]["email"],
+        "shop+tea.xyz789@example.com"
+    );
+    assert_eq!(
+        sign_in["parameters"]["retries"], 5,
+        "a whole-scalar integer arg stays a number"
+    );
+    insta::assert_snapshot!(run);
+}
+
+#[test]
+fn replay_step_session_closed_early_names_how_far_it_got() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(DECISION_024);
+    let run = run_with_stdin(
+        &sandbox,
+        &[
+            "recording",
+            "replay",
+            DECISION_024,
+            "--device",
+            "android",
+            "--step",
+        ],
+        "{\"set\": {\"merchant_email\": \"a@example.com\", \"merchant_password\": \"pw\"}}\n",
+    );
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains("stdin closed after 1 of 3 dispatches"),
+        "{run}"
+    );
+}
+
+#[test]
+fn replay_masks_secrets_from_the_command_line_and_memory_files() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(TRAIL).fixture("secret.memory.json");
+    let from_flag = sandbox.expect(
+        0,
+        &[
+            "recording",
+            "replay",
+            TRAIL,
+            "--device",
+            "android",
+            "--set",
+            "merchant_email=shop+tea.xyz789@example.com",
+            "--secret",
+            "merchant_password=pw-9999zq-flag",
+        ],
+    );
+    assert!(!from_flag.stdout.contains("9999zq"), "{from_flag}");
+    assert!(
+        from_flag
+            .stdout
+            .contains(r#""password":"${merchant_password}""#),
+        "{from_flag}"
+    );
+    let from_file = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "recording",
+            "replay",
+            TRAIL,
+            "--device",
+            "android",
+            "--memory",
+            "secret.memory.json",
+        ],
+    );
+    assert!(!from_file.stdout.contains("9999zq"), "{from_file}");
+    insta::assert_snapshot!("replay_masked_from_a_memory_file", from_file);
+}
+
+#[test]
+fn replay_plans_tokens_a_known_writer_produces_and_binds_args() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(DECISION_024);
+    // Memory starts empty, but the provisioning call before the sign-in writes the account:
+    // the plan keeps those tokens for run time instead of refusing.
+    insta::assert_snapshot!(sandbox.expect(
+        0,
+        &["recording", "replay", DECISION_024, "--device", "android"]
+    ));
+    let bad = sandbox.expect(
+        1,
+        &[
+            "recording",
+            "replay",
+            DECISION_024,
+            "--device",
+            "android",
+            "--arg",
+            "retries=many",
+        ],
+    );
+    assert!(
+        bad.stderr
+            .contains("trail args: arg `retries` expects an integer, got \"many\""),
+        "{bad}"
+    );
+}
+
+#[test]
+fn fmt_rewrites_checks_and_prints_trails_in_canonical_form() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .fixture("messy.trail.yaml")
+        .fixture(TRAIL)
+        .fixture("broken.trail.yaml");
+    let messy = sandbox.path().join("messy.trail.yaml");
+    let before = std::fs::read_to_string(&messy).expect("read");
+    let check = sandbox.expect(
+        1,
+        &["recording", "fmt", "--check", "messy.trail.yaml", TRAIL],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&messy).expect("read"),
+        before,
+        "--check writes nothing"
+    );
+    let printed = sandbox.expect(0, &["recording", "fmt", "--stdout", "messy.trail.yaml"]);
+    assert_eq!(
+        std::fs::read_to_string(&messy).expect("read"),
+        before,
+        "--stdout writes nothing"
+    );
+    // A trail Trailblaze would refuse is an error, and no file is written.
+    let refused = sandbox.expect(
+        1,
+        &["recording", "fmt", "messy.trail.yaml", "broken.trail.yaml"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&messy).expect("read"),
+        before,
+        "nothing written"
+    );
+    let rewritten = sandbox.expect(0, &["recording", "fmt", "messy.trail.yaml", TRAIL]);
+    let after = std::fs::read_to_string(&messy).expect("read");
+    assert_eq!(after, printed.stdout);
+    sandbox.expect(0, &["recording", "fmt", "--check", "messy.trail.yaml"]);
+    insta::assert_snapshot!("fmt", format!("{check}\n{printed}\n{refused}\n{rewritten}"));
+}
+
+#[test]
+fn templatize_a_trailblaze_session_names_steps_after_its_objectives() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture("trailblaze.session.json");
+    let run = sandbox.expect(
+        0,
+        &[
+            "recording",
+            "templatize",
+            "trailblaze.session.json",
+            "--title",
+            "Sign in",
+        ],
+    );
+    assert!(
+        run.stdout.contains("- step: Sign in as the merchant"),
+        "{run}"
+    );
+    insta::assert_snapshot!(run);
+    let json = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "recording",
+            "templatize",
+            "trailblaze.session.json",
+            "--dry-run",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(
+        report["skipped"].as_array().map(Vec::len),
+        Some(11),
+        "{json}"
+    );
+}
+
+#[test]
+fn import_a_trailblaze_session_keeps_the_calls_its_generator_keeps() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture("trailblaze.session.json");
+    let run = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "recording",
+            "import",
+            "trailblaze.session.json",
+        ],
+    );
+    assert!(run.stderr.contains("skipped 11 document(s)"), "{run}");
+    assert_eq!(stored_logs(&sandbox, "sign-in-2026-07-21"), 3);
+}
+
+#[test]
+fn lint_reports_values_inside_longer_strings() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture("welcome.trail.yaml");
+    insta::assert_snapshot!(sandbox.expect(
+        1,
+        &[
+            "recording",
+            "lint",
+            "welcome.trail.yaml",
+            "--set",
+            "merchant_name=Lindenhof Bakery",
+            "--deny",
+        ],
+    ));
+}
+
+/// Every byte of the SQLite file `name` in the sandbox, with its write-ahead log.
+fn database_bytes(sandbox: &Sandbox, name: &str) -> Vec<u8> {
+    let mut bytes = std::fs::read(sandbox.path().join(name)).expect("read database");
+    for suffix in ["-wal", "-journal"] {
+        if let Ok(more) = std::fs::read(sandbox.path().join(format!("{name}{suffix}"))) {
+            bytes.extend(more);
+        }
+    }
+    bytes
+}
+
+fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// A secret fed through every `recording` command: a snapshot marks it sensitive in the
+/// first log, which also holds it in its parameters (values and keys), error message and
+/// trace id; a later log of the session holds it again without any snapshot. It reaches no
+/// database byte, no stdout or stderr, no trail written.
+#[test]
+fn a_sensitive_value_reaches_no_database_output_or_trail() {
+    const CANARY: &str = "zq9999canary";
+    let sandbox = Sandbox::new();
+    sandbox.fixture(TRAIL);
+    let logs = [
+        format!(
+            r#"{{"session":"canary","toolName":"signIn","parameters":{{"pin":"{CANARY}","note":"pin is {CANARY}","{CANARY}":1,"email":"shop+tea.xyz789@example.com"}},"successful":false,"exceptionMessage":"wrong pin {CANARY}","durationMs":5,"timestamp":1000,"traceId":"trace-{CANARY}","memorySnapshot":[{{"key":"pin","value":"{CANARY}","sensitive":true,"writtenBy":"testUser_create"}},{{"key":"merchant_email","value":"shop+tea.xyz789@example.com","writtenBy":"testUser_create"}}]}}"#
+        ),
+        format!(
+            r#"{{"session":"canary","toolName":"retry","parameters":{{"again":"{CANARY}","email":"shop+tea.xyz789@example.com"}},"successful":true,"exceptionMessage":"was {CANARY}","durationMs":5,"timestamp":2000}}"#
+        ),
+    ];
+    std::fs::write(sandbox.path().join("canary.logs.jsonl"), logs.join("\n")).expect("write");
+    let trail = format!(
+        "trail:\n- step: sign in\n  recording:\n    android:\n    - signIn:\n        pin: ${{pin}}\n        note: 'pin is {CANARY}'\n"
+    );
+    std::fs::write(sandbox.path().join("canary.trail.yaml"), &trail).expect("write");
+    let secret = format!("pin={CANARY}");
+    let mut runs = vec![
+        sandbox.expect(
+            0,
+            &[
+                "--db",
+                "memory.db",
+                "recording",
+                "import",
+                "canary.logs.jsonl",
+            ],
+        ),
+        sandbox.expect(0, &["recording", "templatize", "canary.logs.jsonl"]),
+        sandbox.expect(
+            0,
+            &[
+                "--json",
+                "recording",
+                "templatize",
+                "canary.logs.jsonl",
+                "--dry-run",
+            ],
+        ),
+        sandbox.expect(
+            0,
+            &[
+                "recording",
+                "templatize",
+                "canary.logs.jsonl",
+                "--inside",
+                "--out",
+                "out.trail.yaml",
+            ],
+        ),
+        sandbox.expect(
+            0,
+            &[
+                "--db",
+                "memory.db",
+                "recording",
+                "templatize",
+                "--session",
+                "canary",
+                "--out",
+                "session.trail.yaml",
+            ],
+        ),
+        sandbox.expect(
+            1,
+            &[
+                "recording",
+                "lint",
+                "canary.trail.yaml",
+                "--secret",
+                &secret,
+                "--deny",
+            ],
+        ),
+        sandbox.expect(
+            0,
+            &[
+                "--db",
+                "memory.db",
+                "recording",
+                "lint",
+                TRAIL,
+                "--session",
+                "canary",
+            ],
+        ),
+        sandbox.expect(
+            0,
+            &[
+                "recording",
+                "replay",
+                "canary.trail.yaml",
+                "--device",
+                "android",
+                "--secret",
+                &secret,
+            ],
+        ),
+        sandbox.expect(
+            0,
+            &[
+                "--json",
+                "recording",
+                "replay",
+                "canary.trail.yaml",
+                "--device",
+                "android",
+                "--secret",
+                &secret,
+            ],
+        ),
+    ];
+    // A step session whose first tool writes the secret: the calls after it use it, and a
+    // literal copy of it in the trail is masked once it is known.
+    let stepped = format!(
+        "trail:\n- step: load\n  recording:\n    android:\n    - testUser_create: {{}}\n    - signIn:\n        pin: ${{pin}}\n        note: 'pin is ${{pin}}'\n    - after:\n        note: 'old pin {CANARY}'\n"
+    );
+    std::fs::write(sandbox.path().join("stepped.trail.yaml"), &stepped).expect("write");
+    let writes = [
+        format!("{{\"secrets\": {{\"pin\": [\"{CANARY}\"]}}}}"),
+        format!("{{\"secrets\": {{\"pin\": \"{CANARY}\"}}}}"),
+        "{}".to_owned(),
+        "{}".to_owned(),
+    ];
+    let session = run_with_stdin(
+        &sandbox,
+        &[
+            "recording",
+            "replay",
+            "stepped.trail.yaml",
+            "--device",
+            "android",
+            "--step",
+        ],
+        &writes.join("\n"),
+    );
+    assert_eq!(session.code, Some(0), "{session}");
+    assert!(
+        session.stdout.contains(r#""note":"old pin ${pin}""#),
+        "{session}"
+    );
+    runs.push(session);
+    // A malformed --secret is refused without being quoted.
+    runs.push(sandbox.expect(
+        1,
+        &[
+            "recording",
+            "replay",
+            "canary.trail.yaml",
+            "--device",
+            "android",
+            "--secret",
+            &format!("={CANARY}"),
+        ],
+    ));
+    assert!(
+        runs.last()
+            .is_some_and(|r| r.stderr.contains("--secret number 1 is not KEY=VALUE"))
+    );
+    // A sensitive value of the wrong JSON type is refused without being quoted.
+    std::fs::write(
+        sandbox.path().join("typed.logs.jsonl"),
+        r#"{"session":"s","toolName":"t","parameters":{},"successful":true,"durationMs":1,"timestamp":1,"memorySnapshot":[{"key":"pin","value":99990001,"sensitive":true}]}"#,
+    )
+    .expect("write");
+    runs.push(sandbox.expect(1, &["recording", "templatize", "typed.logs.jsonl"]));
+    for run in &runs {
+        assert!(
+            !run.stdout.contains(CANARY) && !run.stderr.contains(CANARY),
+            "{run}"
+        );
+        assert!(!run.stderr.contains("99990001"), "{run}");
+    }
+    assert!(
+        runs[0].stdout.contains("canary"),
+        "the import ran: {}",
+        runs[0]
+    );
+    assert!(
+        runs[1].stdout.contains("${pin}"),
+        "the secret became its token: {}",
+        runs[1]
+    );
+    assert!(
+        runs[5].stdout.contains("contains  ${pin}"),
+        "lint found it: {}",
+        runs[5]
+    );
+    for file in ["out.trail.yaml", "session.trail.yaml"] {
+        let text = std::fs::read_to_string(sandbox.path().join(file)).expect("read trail");
+        assert!(!text.contains(CANARY), "{file}: {text}");
+    }
+    let bytes = database_bytes(&sandbox, "memory.db");
+    assert!(
+        holds(&bytes, "shop+tea.xyz789@example.com"),
+        "the check can see values in the file"
+    );
+    assert!(!holds(&bytes, CANARY), "the database holds the secret");
 }

@@ -286,7 +286,7 @@ fn show_needs_a_session_or_a_log_not_both() {
     let run = sandbox.expect(2, &["turns", "show", "--log", LOG, "--format", "xml"]);
     assert!(
         run.stderr
-            .contains("[possible values: text, openai, responses, genkit]"),
+            .contains("[possible values: text, openai, responses, genkit, anthropic, gemini]"),
         "{run}"
     );
 }
@@ -319,4 +319,201 @@ fn help_of_the_turns_commands() {
         help.push('\n');
     }
     insta::assert_snapshot!(help);
+}
+
+/// Copies one of turn-memory's Keen session logs into the sandbox.
+fn keen_log(sandbox: &Sandbox, name: &str) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../turn-memory/tests/data/keen")
+        .join(name);
+    std::fs::copy(&from, sandbox.path().join(name))
+        .unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+}
+
+const KEEN: &str = "keen-current.transcript_events.jsonl";
+const KEEN_OLD: &str = "keen-0.2.3.transcript_events.jsonl";
+
+#[test]
+fn show_for_anthropic_and_gemini_with_a_system_prompt() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOG);
+    let prompt = "You are a careful coding agent.";
+    insta::assert_snapshot!(
+        "anthropic",
+        sandbox.expect(
+            0,
+            &[
+                "turns",
+                "show",
+                "--log",
+                LOG,
+                "--format",
+                "anthropic",
+                "--system-prompt",
+                prompt,
+            ]
+        )
+    );
+    let gemini = sandbox.expect(
+        0,
+        &[
+            "turns",
+            "show",
+            "--log",
+            LOG,
+            "--format",
+            "gemini",
+            "--system-prompt",
+            prompt,
+            "--mark-interrupted",
+        ],
+    );
+    insta::assert_snapshot!("gemini", gemini);
+    assert!(
+        gemini.stdout.contains("[Response interrupted by user]"),
+        "{gemini}"
+    );
+    let text = sandbox.expect(
+        0,
+        &[
+            "turns",
+            "show",
+            "--log",
+            LOG,
+            "--view",
+            "model",
+            "--system-prompt",
+            prompt,
+        ],
+    );
+    assert!(
+        text.stdout
+            .starts_with("system: You are a careful coding agent.\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn import_a_keen_log_and_show_it_as_keen_sends_it() {
+    let sandbox = Sandbox::new();
+    keen_log(&sandbox, KEEN);
+    let run = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "turns",
+            "import",
+            "--from",
+            "keen",
+            KEEN,
+        ],
+    );
+    insta::assert_snapshot!("import_keen", run);
+    assert_eq!(stored_events(&sandbox, "sess-7f3a9c"), 8);
+    insta::assert_snapshot!(
+        "keen_positional_model_text",
+        sandbox.expect(
+            0,
+            &[
+                "--db",
+                "memory.db",
+                "turns",
+                "show",
+                "sess-7f3a9c",
+                "--view",
+                "model",
+                "--style",
+                "positional",
+            ]
+        )
+    );
+    let json = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "--db",
+            "memory.db",
+            "turns",
+            "show",
+            "sess-7f3a9c",
+            "--view",
+            "model",
+            "--style",
+            "positional",
+        ],
+    );
+    assert!(
+        json.stdout.contains("\"is_error\": true"),
+        "the failed ask_user call: {json}"
+    );
+
+    keen_log(&sandbox, KEEN_OLD);
+    let old = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "--db",
+            "memory.db",
+            "turns",
+            "import",
+            "--from",
+            "keen",
+            KEEN_OLD,
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&old.stdout).expect("json");
+    assert_eq!(
+        report,
+        serde_json::json!({"session": "sess-2b81d0", "events": 8, "turns": 3}),
+        "{old}"
+    );
+}
+
+#[test]
+fn a_keen_log_is_not_our_format() {
+    let sandbox = Sandbox::new();
+    keen_log(&sandbox, KEEN);
+    let run = sandbox.expect(1, &["--db", "memory.db", "turns", "import", KEEN]);
+    assert!(run.stderr.contains("line 1"), "{run}");
+    assert_eq!(stored_events(&sandbox, "sess-7f3a9c"), 0);
+}
+
+#[test]
+fn a_blank_summary_is_refused_and_a_summary_trimmed() {
+    let sandbox = imported();
+    let run = sandbox.expect(
+        1,
+        &[
+            "--db",
+            "memory.db",
+            "turns",
+            "compact",
+            "verbose-flag",
+            "--summary",
+            "  \n ",
+        ],
+    );
+    insta::assert_snapshot!("blank_summary", run);
+    assert_eq!(
+        stored_events(&sandbox, "verbose-flag"),
+        9,
+        "nothing written"
+    );
+    sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "turns",
+            "compact",
+            "verbose-flag",
+            "--summary",
+            "\n Added the flag.  \n",
+            "--keep-last",
+            "1",
+        ],
+    );
+    let ui = sandbox.expect(0, &["--db", "memory.db", "turns", "show", "verbose-flag"]);
+    assert!(ui.stdout.starts_with("summary: Added the flag.\n"), "{ui}");
 }

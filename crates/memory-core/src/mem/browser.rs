@@ -7,9 +7,9 @@ use crate::error::Result;
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, RunFilter,
-    RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
-    Trajectory, TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
+    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use crate::time::Timestamp;
 
@@ -455,5 +455,60 @@ impl BrowserStore for InMemoryStore {
             forgotten.trajectories += u64::from(m.remove(slot));
         }
         Ok(forgotten)
+    }
+
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+        // One lock for the whole image: no reader sees half of it, and two stores of one
+        // image are ordered, so the second finds every record unchanged.
+        Ok(with_scope(self, scope, |m| {
+            let mut stored = ImageStored::default();
+            let mut count = |changed: bool| {
+                if changed {
+                    stored.written += 1;
+                } else {
+                    stored.unchanged += 1;
+                }
+            };
+            for (trajectory, tokens) in &image.trajectories {
+                let same = m
+                    .by_id
+                    .get(&trajectory.id)
+                    .and_then(|&slot| m.slots.get(slot)?.as_ref())
+                    .is_some_and(|s| s.trajectory == *trajectory);
+                if !same {
+                    m.put(trajectory, tokens);
+                }
+                count(!same);
+            }
+            for site in &image.sites {
+                let changed = m.sites.get(&site.site) != Some(site);
+                if changed {
+                    m.sites.insert(site.site.clone(), site.clone());
+                }
+                count(changed);
+            }
+            for run in &image.runs {
+                let changed = m.runs.get(&run.run_id) != Some(run);
+                if changed {
+                    m.runs.insert(run.run_id.clone(), run.clone());
+                }
+                count(changed);
+            }
+            if let Some(hints) = &image.hints {
+                let changed = m.hints.as_ref() != Some(hints);
+                if changed {
+                    m.hints = Some(hints.clone());
+                }
+                count(changed);
+            }
+            for summary in &image.suite_summaries {
+                let changed = m.suites.get(&summary.id) != Some(summary);
+                if changed {
+                    m.suites.insert(summary.id.clone(), summary.clone());
+                }
+                count(changed);
+            }
+            stored
+        }))
     }
 }

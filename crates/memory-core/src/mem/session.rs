@@ -3,7 +3,10 @@
 use crate::error::Result;
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
-use crate::store::session::{SessionEvent, SessionStore, SessionSummary, session_not_found};
+use crate::store::session::{
+    SessionEvent, SessionStore, SessionSummary, session_already_exists, session_not_found,
+    validate_new_session,
+};
 
 impl SessionStore for InMemoryStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
@@ -17,6 +20,16 @@ impl SessionStore for InMemoryStore {
             sessions.remove(session);
         }
         Ok(len)
+    }
+
+    fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        validate_new_session(session, events)?;
+        let mut sessions = lock(&self.sessions);
+        if let Some(held) = sessions.get(session) {
+            return Err(session_already_exists(session, held.len() as u64));
+        }
+        sessions.insert(session.clone(), events.to_vec());
+        Ok(events.len() as u64)
     }
 
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {

@@ -1,16 +1,41 @@
 //! [`ToolLogStore`] for [`InMemoryStore`]: one vector of logs, in append order.
 
+use std::collections::BTreeMap;
+
 use crate::error::Result;
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
-use std::collections::BTreeMap;
-
-use crate::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
+use crate::store::tool_log::{
+    ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
+};
 
 impl ToolLogStore for InMemoryStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
         log.validate()?;
         lock(&self.tool_logs).push(log.clone());
+        Ok(())
+    }
+
+    fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        validate_all(logs)?;
+        lock(&self.tool_logs).extend_from_slice(logs);
+        Ok(())
+    }
+
+    fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        validate_all(logs)?;
+        let mut stored = lock(&self.tool_logs);
+        let mut held: BTreeMap<&SessionId, usize> =
+            logs.iter().map(|log| (&log.session, 0)).collect();
+        for log in stored.iter() {
+            if let Some(count) = held.get_mut(&log.session) {
+                *count += 1;
+            }
+        }
+        if let Some((session, count)) = held.into_iter().find(|(_, count)| *count > 0) {
+            return Err(tool_logs_already_held(session, count));
+        }
+        stored.extend_from_slice(logs);
         Ok(())
     }
 

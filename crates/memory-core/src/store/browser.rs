@@ -239,8 +239,8 @@ pub fn append_session(sessions: &mut Vec<SessionEntry>, session: SessionEntry) {
 }
 
 /// Keeps a site's session log within [`MAX_SESSIONS_PER_SITE`]: a longer log (an imported
-/// file may hold any number) keeps only the newest by timestamp, newest first; a log within
-/// the bound is left as it is.
+/// file may hold any number, and keeps them until a run records a new session) keeps only the
+/// newest by timestamp, newest first; a log within the bound is left as it is.
 pub fn keep_newest_sessions(sessions: &mut Vec<SessionEntry>) {
     if sessions.len() > MAX_SESSIONS_PER_SITE {
         sessions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
@@ -514,6 +514,47 @@ pub struct FinishedRun {
     pub manifest: Option<RunManifest>,
 }
 
+/// A scope's browser memory as one value, to be stored at once: what an `.agent-memory/`
+/// directory holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryImage {
+    /// Trajectories, each with its distinct goal tokens for the index.
+    pub trajectories: Vec<(Trajectory, Vec<String>)>,
+    /// Everything known about each site.
+    pub sites: Vec<SiteMemory>,
+    /// Run manifests.
+    pub runs: Vec<RunManifest>,
+    /// The hints text and when it was written, if any.
+    pub hints: Option<(String, String)>,
+    /// Suite summaries.
+    pub suite_summaries: Vec<SuiteSummary>,
+}
+
+impl MemoryImage {
+    /// How many records the image holds (the hints count as one).
+    pub fn len(&self) -> usize {
+        self.trajectories.len()
+            + self.sites.len()
+            + self.runs.len()
+            + usize::from(self.hints.is_some())
+            + self.suite_summaries.len()
+    }
+
+    /// Whether the image holds no record at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What [`BrowserStore::store_image`] did with the records of an image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImageStored {
+    /// Records written: new, or different from the stored record with the same key.
+    pub written: usize,
+    /// Records equal to the stored ones, left as they were.
+    pub unchanged: usize,
+}
+
 /// All browser memory traits, plus recording a finished run atomically.
 pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + HintStore {
     /// Records the trajectory, the site observation and the manifest of one run, all or
@@ -528,6 +569,14 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// trajectories whose origin is one of `origins` (the caller knows which origins make
     /// up the site) and the runs filed under `site` as their domain.
     fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten>;
+
+    /// Stores every record of `image` in `scope` in one atomic step, all or nothing: each
+    /// replaces the stored record with the same key (trajectory id, site, run id, suite
+    /// summary id; the hints), as the single puts do, except that a record equal to the
+    /// stored one is left as it is and counted as unchanged. Later records of the image win
+    /// over earlier ones with the same key. Because the comparison is part of the atomic step,
+    /// of several concurrent stores of one image exactly one reports it written.
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
 }
 
 /// What a forget call deleted.

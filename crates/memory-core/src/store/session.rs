@@ -63,6 +63,13 @@ pub trait SessionStore: Send + Sync {
     /// number of events the log holds afterwards.
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
 
+    /// Creates `session` with `events` as its log, all or nothing. When the session already
+    /// has events, fails with [`Error::Conflict`] ([`session_already_exists`]) and writes
+    /// nothing; the check and the write are one atomic step, so of several concurrent imports
+    /// of one session exactly one stores it. An empty `events` is [`Error::InvalidInput`]: a
+    /// session exists only with events. Returns the number of events stored.
+    fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
+
     /// Every event of `session`, in the order they were appended.
     /// [`Error::NotFound`] when the session has no events.
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
@@ -78,4 +85,26 @@ pub trait SessionStore: Send + Sync {
 /// The error every store returns when a session is missing, worded the same everywhere.
 pub fn session_not_found(session: &SessionId) -> Error {
     Error::not_found("session", session.as_str())
+}
+
+/// The conflict every store returns from [`SessionStore::session_create`] when the session
+/// already holds `held` events.
+pub fn session_already_exists(session: &SessionId, held: u64) -> Error {
+    Error::conflict(
+        "session",
+        session.as_str(),
+        format!("already holds {held} event(s)"),
+    )
+}
+
+/// Checks what [`SessionStore::session_create`] requires of its events before any write: at
+/// least one, each valid.
+pub fn validate_new_session(session: &SessionId, events: &[SessionEvent]) -> Result<()> {
+    if events.is_empty() {
+        return Err(Error::invalid_input(
+            format!("events of new session {:?}", session.as_str()),
+            "a session needs at least one event",
+        ));
+    }
+    events.iter().try_for_each(SessionEvent::validate)
 }

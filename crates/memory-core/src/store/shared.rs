@@ -28,9 +28,9 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::names::{MetaKey, Partition, Scope, SessionId};
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, RunFilter,
-    RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
-    Trajectory, TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
+    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use crate::store::meta::MetaStore;
 use crate::store::session::{SessionEvent, SessionStore, SessionSummary};
@@ -75,6 +75,8 @@ shared_store!(MetaStore {
 
 shared_store!(ToolLogStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()>;
+    fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()>;
+    fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()>;
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
     fn forget_tool_logs(&self, session: &SessionId) -> Result<u64>;
@@ -82,6 +84,7 @@ shared_store!(ToolLogStore {
 
 shared_store!(SessionStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
+    fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
     fn session_forget(&self, session: &SessionId) -> Result<u64>;
@@ -135,6 +138,7 @@ shared_store!(HintStore {
 
 shared_store!(BrowserStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
     fn browser_scopes(&self) -> Result<Vec<Scope>>;
     fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten>;
 });

@@ -110,6 +110,17 @@ pub trait ToolLogStore: Send + Sync {
     /// Validates (see [`ToolLog::validate`]) and appends `log`; on error nothing is stored.
     fn append_tool_log(&self, log: &ToolLog) -> Result<()>;
 
+    /// Validates every log, then appends them all, in order, in one atomic write: on error
+    /// (an invalid log, a value over the store's limits) nothing is stored.
+    fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()>;
+
+    /// Like [`append_tool_logs`](Self::append_tool_logs), but only into sessions that hold no
+    /// logs yet: when one of the sessions already does, the call fails with
+    /// [`Error::Conflict`] naming it ([`tool_logs_already_held`]) and nothing is stored. The
+    /// check and the writes are one atomic step, so of several concurrent imports of the same
+    /// logs exactly one stores them.
+    fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()>;
+
     /// Every log of `session`, in the order they were appended.
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
 
@@ -127,4 +138,28 @@ pub struct ToolLogSessionSummary {
     pub session: SessionId,
     /// How many tool logs it holds.
     pub logs: u64,
+}
+
+/// The conflict [`ToolLogStore::import_tool_logs`] reports for a session that already holds
+/// `held` logs. Shared by backends so every implementation words it the same way.
+pub fn tool_logs_already_held(session: &SessionId, held: usize) -> Error {
+    Error::conflict(
+        "tool log session",
+        session.as_str(),
+        format!("already holds {held} tool log(s)"),
+    )
+}
+
+/// Every log of `logs` checked with [`ToolLog::validate`]; the error names the log's position
+/// in the batch (counting from 1).
+pub fn validate_all(logs: &[ToolLog]) -> Result<()> {
+    for (i, log) in logs.iter().enumerate() {
+        log.validate().map_err(|e| match e {
+            Error::InvalidInput { field, reason } => {
+                Error::invalid_input(format!("tool log {} {field}", i + 1), reason)
+            }
+            other => other,
+        })?;
+    }
+    Ok(())
 }

@@ -2,9 +2,9 @@
 
 use crate::names::Scope;
 use crate::store::browser::{
-    BrowserStore, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun, RunFilter,
-    RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary,
-    Trajectory, TrajectoryStep,
+    BrowserStore, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun, ImageStored,
+    MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
 };
 use crate::testkit::{Case, CaseResult};
 use crate::time::Timestamp;
@@ -83,6 +83,14 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
         Case {
             name: "forget one site of a scope",
             run: forget_one_site,
+        },
+        Case {
+            name: "an image is stored whole",
+            run: an_image_is_stored_whole,
+        },
+        Case {
+            name: "an image leaves equal records unchanged",
+            run: an_image_leaves_equal_records_unchanged,
         },
     ]
 }
@@ -776,5 +784,142 @@ fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
         "site observation missing: {site:?}"
     );
     ensure_eq!(store.run_get(&s, "run_r")?, run.manifest);
+    Ok(())
+}
+
+/// An image of every kind of record; its second site holds more sessions than a recorded run
+/// keeps, which a stored image keeps all of.
+fn image() -> MemoryImage {
+    let traj = |id: &str, goal: &str| {
+        let t = trajectory(id, goal, "https://a.test", true, 7);
+        let tokens = tokens(goal);
+        (t, tokens)
+    };
+    let mut busy = site("busy.test");
+    busy.sessions = (0..7)
+        .map(|i| SessionEntry {
+            id: format!("s{i}"),
+            goal: "g".into(),
+            outcome: "o".into(),
+            success: i % 2 == 0,
+            final_url: String::new(),
+            timestamp: format!("2026-03-1{i}T10:00:00.000Z"),
+            turns_used: i,
+            duration_ms: 100,
+        })
+        .collect();
+    MemoryImage {
+        trajectories: vec![
+            traj("traj_a", "buy a smart watch"),
+            traj("traj_b", "sell a watch"),
+        ],
+        sites: vec![site("shop.test"), busy],
+        runs: vec![
+            manifest("run_1", "u1", "a.test", RunStatus::Completed),
+            manifest("run_2", "u2", "a.test", RunStatus::Failed),
+        ],
+        hints: Some(("FEEDBACK\n- x".to_owned(), "t1".to_owned())),
+        suite_summaries: vec![SuiteSummary {
+            id: "run_9".into(),
+            json: "{\"id\": \"run_9\"}".into(),
+        }],
+    }
+}
+
+/// Fails unless `scope` of `store` holds exactly what `image` says.
+fn holds<S: BrowserStore>(store: &S, s: &Scope, image: &MemoryImage) -> CaseResult {
+    for (t, _) in &image.trajectories {
+        ensure_eq!(
+            store.trajectory_get(s, &t.id)?,
+            Some(t.clone()),
+            "trajectory {}",
+            t.id
+        );
+        let ids: Vec<String> = found(store, s, &query(&t.goal))?
+            .into_iter()
+            .map(|(id, _, _)| id)
+            .collect();
+        ensure!(
+            ids.contains(&t.id),
+            "the index does not find {} by its goal: {ids:?}",
+            t.id
+        );
+    }
+    for site in &image.sites {
+        ensure_eq!(
+            store.site_get(s, &site.site)?,
+            Some(site.clone()),
+            "site {}",
+            site.site
+        );
+    }
+    for run in &image.runs {
+        ensure_eq!(
+            store.run_get(s, &run.run_id)?,
+            Some(run.clone()),
+            "run {}",
+            run.run_id
+        );
+    }
+    ensure_eq!(store.hints_get(s)?, image.hints.clone());
+    ensure_eq!(store.suite_summaries(s)?, image.suite_summaries.clone());
+    Ok(())
+}
+
+fn an_image_is_stored_whole<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let image = image();
+    let stored = store.store_image(&s, &image)?;
+    ensure_eq!(
+        stored,
+        ImageStored {
+            written: image.len(),
+            unchanged: 0
+        }
+    );
+    holds(store, &s, &image)?;
+    ensure_eq!(
+        store.site_get(&s, "busy.test")?.map(|m| m.sessions.len()),
+        Some(7),
+        "a stored image keeps every session of a site"
+    );
+    ensure!(
+        store.trajectory_get(&scope("other"), "traj_a")?.is_none(),
+        "an image leaked into another scope"
+    );
+    Ok(())
+}
+
+fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let mut image = image();
+    store.store_image(&s, &image)?;
+    ensure_eq!(
+        store.store_image(&s, &image)?,
+        ImageStored {
+            written: 0,
+            unchanged: image.len()
+        },
+        "storing the same image again"
+    );
+    image.trajectories[1].0.goal = "rent a bicycle".to_owned();
+    image.trajectories[1].1 = tokens("rent a bicycle");
+    image.sites[0].label = "relabelled".to_owned();
+    image.hints = Some(("FEEDBACK\n- y".to_owned(), "t2".to_owned()));
+    ensure_eq!(
+        store.store_image(&s, &image)?,
+        ImageStored {
+            written: 3,
+            unchanged: image.len() - 3
+        },
+        "storing an image with three changed records"
+    );
+    holds(store, &s, &image)?;
+    ensure!(
+        !found(store, &s, &query("sell"))?
+            .iter()
+            .any(|(id, _, _)| id == "traj_b"),
+        "a replaced trajectory is still found by its old goal"
+    );
     Ok(())
 }

@@ -43,6 +43,18 @@ pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
             name: "forget deletes one session's log only",
             run: forget_deletes_one_session_only,
         },
+        Case {
+            name: "create stores a new session whole",
+            run: create_stores_a_new_session,
+        },
+        Case {
+            name: "create refuses a session with events and writes nothing",
+            run: create_refuses_an_existing_session,
+        },
+        Case {
+            name: "create checks every event first",
+            run: create_checks_every_event_first,
+        },
     ]
 }
 
@@ -193,5 +205,52 @@ fn payloads_keep_any_text<S: SessionStore>(store: &S) -> CaseResult {
     let written: Vec<SessionEvent> = payloads.iter().map(|p| event("k", p)).collect();
     store.session_append(&s, &written)?;
     ensure_eq!(store.session_load(&s)?, written);
+    Ok(())
+}
+
+fn create_stores_a_new_session<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("new");
+    let events = vec![
+        event("started", "1"),
+        event("turn", "2"),
+        event("turn", "3"),
+    ];
+    ensure_eq!(store.session_create(&s, &events)?, 3);
+    ensure_eq!(store.session_load(&s)?, events);
+    Ok(())
+}
+
+fn create_refuses_an_existing_session<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("held");
+    store.session_append(&s, &[event("started", "1"), event("turn", "2")])?;
+    let again = store.session_create(&s, &[event("started", "again")]);
+    ensure!(
+        matches!(&again, Err(e) if e.is_conflict() && e.to_string().contains("already holds 2 event(s)")),
+        "creating a session that has events should be a conflict, got {again:?}"
+    );
+    ensure_eq!(
+        store.session_load(&s)?,
+        vec![event("started", "1"), event("turn", "2")],
+        "a refused create changed the log"
+    );
+    Ok(())
+}
+
+fn create_checks_every_event_first<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("checked");
+    let bad = store.session_create(&s, &[event("started", "1"), event("", "x")]);
+    ensure!(
+        matches!(bad, Err(crate::Error::InvalidInput { .. })),
+        "an invalid event should be refused, got {bad:?}"
+    );
+    let empty = store.session_create(&s, &[]);
+    ensure!(
+        matches!(empty, Err(crate::Error::InvalidInput { .. })),
+        "a session without events should be refused, got {empty:?}"
+    );
+    ensure!(
+        store.session_load(&s).is_err(),
+        "a refused create left a session behind"
+    );
     Ok(())
 }

@@ -44,6 +44,18 @@ pub fn cases<S: ToolLogStore>() -> Vec<Case<S>> {
             name: "forget deletes one session's logs only",
             run: forget_deletes_one_session_only,
         },
+        Case {
+            name: "a batch appends every log in order",
+            run: a_batch_appends_in_order,
+        },
+        Case {
+            name: "a batch with an invalid log stores nothing",
+            run: a_batch_with_an_invalid_log_stores_nothing,
+        },
+        Case {
+            name: "import refuses a session that holds logs and stores nothing",
+            run: import_refuses_a_held_session,
+        },
     ]
 }
 
@@ -238,5 +250,81 @@ fn invalid_log_is_rejected<S: ToolLogStore>(store: &S) -> CaseResult {
         Vec::new(),
         "a rejected log was stored"
     );
+    Ok(())
+}
+
+fn tool_names<S: ToolLogStore>(store: &S, name: &str) -> Result<Vec<String>, crate::Error> {
+    Ok(store
+        .list_tool_logs(&session(name))?
+        .into_iter()
+        .map(|log| log.tool_name)
+        .collect())
+}
+
+fn a_batch_appends_in_order<S: ToolLogStore>(store: &S) -> CaseResult {
+    store.append_tool_log(&sample_log("a", "before", 1))?;
+    store.append_tool_logs(&[
+        sample_log("a", "first", 3),
+        sample_log("b", "other", 2),
+        sample_log("a", "second", 2),
+    ])?;
+    store.append_tool_logs(&[])?;
+    ensure_eq!(tool_names(store, "a")?, vec!["before", "first", "second"]);
+    ensure_eq!(tool_names(store, "b")?, vec!["other"]);
+    Ok(())
+}
+
+fn a_batch_with_an_invalid_log_stores_nothing<S: ToolLogStore>(store: &S) -> CaseResult {
+    let mut invalid = sample_log("batch", "", 3);
+    invalid.tool_name.clear();
+    for import in [false, true] {
+        let batch = [
+            sample_log("batch", "one", 1),
+            sample_log("other", "two", 2),
+            invalid.clone(),
+        ];
+        let result = if import {
+            store.import_tool_logs(&batch)
+        } else {
+            store.append_tool_logs(&batch)
+        };
+        ensure!(
+            matches!(&result, Err(crate::Error::InvalidInput { field, .. }) if field.starts_with("tool log 3")),
+            "the third log should be refused as invalid input naming it, got {result:?}"
+        );
+        ensure_eq!(
+            tool_names(store, "batch")?,
+            Vec::<String>::new(),
+            "import {import}"
+        );
+        ensure_eq!(
+            tool_names(store, "other")?,
+            Vec::<String>::new(),
+            "import {import}"
+        );
+    }
+    Ok(())
+}
+
+fn import_refuses_a_held_session<S: ToolLogStore>(store: &S) -> CaseResult {
+    store.import_tool_logs(&[
+        sample_log("held", "first", 1),
+        sample_log("held", "second", 2),
+    ])?;
+    ensure_eq!(tool_names(store, "held")?, vec!["first", "second"]);
+    let again = store.import_tool_logs(&[
+        sample_log("fresh", "new", 3),
+        sample_log("held", "again", 4),
+    ]);
+    ensure!(
+        matches!(&again, Err(e) if e.is_conflict() && e.to_string().contains("\"held\"") && e.to_string().contains("already holds 2 tool log(s)")),
+        "a held session should be a conflict naming it and its logs, got {again:?}"
+    );
+    ensure_eq!(
+        tool_names(store, "fresh")?,
+        Vec::<String>::new(),
+        "a refused import stored logs"
+    );
+    ensure_eq!(tool_names(store, "held")?, vec!["first", "second"]);
     Ok(())
 }

@@ -2,9 +2,9 @@
 //! the suite must catch.
 
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, RunFilter,
-    RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
-    Trajectory, TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
+    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use agent_memory_core::testkit::{browser, run};
 use agent_memory_core::{InMemoryStore, Result, Scope, Timestamp};
@@ -24,6 +24,10 @@ enum Defect {
     LeaksScopes,
     /// Forgetting one site forgets the whole scope.
     ForgetsTheWholeScope,
+    /// Stores an image one put at a time and reports every record written.
+    RewritesImages,
+    /// Stores an image without its hints.
+    DropsImageHints,
 }
 
 /// The in-memory store with one seeded defect.
@@ -135,6 +139,43 @@ impl BrowserStore for Broken {
         let site = site.filter(|_| self.defect != Defect::ForgetsTheWholeScope);
         self.inner.forget_browser(&self.scope(scope), site)
     }
+
+    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+        let scope = self.scope(scope);
+        match self.defect {
+            Defect::RewritesImages => {
+                for (t, tokens) in &image.trajectories {
+                    self.inner.trajectory_put(&scope, t, tokens)?;
+                }
+                for site in &image.sites {
+                    self.inner.site_put(&scope, site)?;
+                }
+                for run in &image.runs {
+                    self.inner.run_put(&scope, run)?;
+                }
+                if let Some((hints, at)) = &image.hints {
+                    self.inner.hints_put(&scope, hints, at)?;
+                }
+                for summary in &image.suite_summaries {
+                    self.inner.suite_summary_put(&scope, summary)?;
+                }
+                Ok(ImageStored {
+                    written: image.len(),
+                    unchanged: 0,
+                })
+            }
+            Defect::DropsImageHints => {
+                let image = MemoryImage {
+                    hints: None,
+                    ..image.clone()
+                };
+                let mut stored = self.inner.store_image(&scope, &image)?;
+                stored.written += 1;
+                Ok(stored)
+            }
+            _ => self.inner.store_image(&scope, image),
+        }
+    }
 }
 
 #[test]
@@ -145,6 +186,11 @@ fn the_suite_catches_broken_stores() {
         (Defect::ListsOldestFirst, "run manifests list newest first"),
         (Defect::LeaksScopes, "scopes are isolated"),
         (Defect::ForgetsTheWholeScope, "forget one site of a scope"),
+        (
+            Defect::RewritesImages,
+            "an image leaves equal records unchanged",
+        ),
+        (Defect::DropsImageHints, "an image is stored whole"),
     ];
     for (defect, case) in table {
         let report = run(browser::SUITE, &browser::cases(), || Broken {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use agent_memory_core::store::session::{session_already_exists, validate_new_session};
 use agent_memory_core::testkit::{run, session};
 use agent_memory_core::{
     InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary,
@@ -32,6 +33,8 @@ enum Defect {
     ListsInCreationOrder,
     /// Forgets every session when asked to forget one.
     ForgetsEverySession,
+    /// Creates a session by appending, even to one that has events.
+    CreatesByAppending,
 }
 
 impl Broken {
@@ -66,6 +69,16 @@ impl SessionStore for Broken {
         let len = log.len() as u64;
         logs.retain(|_, log| !log.is_empty());
         Ok(len)
+    }
+
+    fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        validate_new_session(session, events)?;
+        if self.defect != Defect::CreatesByAppending
+            && let Some(held) = self.logs().get(session.as_str())
+        {
+            return Err(session_already_exists(session, held.len() as u64));
+        }
+        self.session_append(session, events)
     }
 
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
@@ -114,6 +127,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ForgetsEverySession,
             "forget deletes one session's log only",
+        ),
+        (
+            Defect::CreatesByAppending,
+            "create refuses a session with events and writes nothing",
         ),
     ];
     for (defect, case) in table {

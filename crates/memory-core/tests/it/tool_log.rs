@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
+use agent_memory_core::store::tool_log::{
+    ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
+};
 use agent_memory_core::testkit::{run, tool_log};
 use agent_memory_core::{InMemoryStore, Result, SessionId};
 
@@ -27,6 +29,10 @@ enum Defect {
     StoresInvalidLogs,
     /// Reports a forget but keeps the logs.
     KeepsForgottenLogs,
+    /// Appends a batch log by log, keeping those before an invalid one.
+    HalfWritesBatches,
+    /// Imports into a session that already holds logs.
+    ImportsOverHeldSessions,
 }
 
 struct Broken {
@@ -60,6 +66,25 @@ impl ToolLogStore for Broken {
             self.logs().push(log);
         }
         Ok(())
+    }
+    fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        if self.defect == Defect::HalfWritesBatches {
+            return logs.iter().try_for_each(|log| self.append_tool_log(log));
+        }
+        validate_all(logs)?;
+        self.logs().extend_from_slice(logs);
+        Ok(())
+    }
+    fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
+        if self.defect != Defect::ImportsOverHeldSessions {
+            for log in logs {
+                let held = self.list_tool_logs(&log.session)?.len();
+                if held > 0 {
+                    return Err(tool_logs_already_held(&log.session, held));
+                }
+            }
+        }
+        self.append_tool_logs(logs)
     }
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>> {
         let mut listed: Vec<ToolLog> = self
@@ -106,6 +131,14 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::KeepsForgottenLogs,
             "forget deletes one session's logs only",
+        ),
+        (
+            Defect::HalfWritesBatches,
+            "a batch with an invalid log stores nothing",
+        ),
+        (
+            Defect::ImportsOverHeldSessions,
+            "import refuses a session that holds logs and stores nothing",
         ),
     ];
     for (defect, case) in table {

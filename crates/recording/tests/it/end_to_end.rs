@@ -6,8 +6,8 @@
 use agent_memory_core::store::tool_log::ToolLogStore;
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
-    GenerationPolicy, Memory, Objective, Provenance, StepAction, StepKind, ToolOutcome, capture,
-    generate_recording, plan_replay,
+    Action, GenerationPolicy, Memory, MemoryWrites, Objective, Provenance, ReplayOptions, Replayer,
+    Seeds, StepKind, ToolOutcome, Trail, capture, generate_recording,
 };
 use agent_memory_sqlite::SqliteStore;
 use serde_json::{Value, json};
@@ -41,13 +41,7 @@ fn load_account(memory: &mut Memory, account: &Account, at: Timestamp) {
 }
 
 fn outcome(at: i64, trace: &str) -> ToolOutcome {
-    ToolOutcome {
-        success: true,
-        error: None,
-        duration_ms: 40,
-        timestamp: Timestamp::from_millis(at),
-        trace_id: Some(trace.to_owned()),
-    }
+    ToolOutcome::succeeded(40, Timestamp::from_millis(at)).with_trace(trace)
 }
 
 fn file_bytes(path: &std::path::Path) -> Vec<u8> {
@@ -170,26 +164,26 @@ fn recordings_survive_a_new_account_and_never_hold_the_password() {
     );
 
     let objectives = [
-        Objective {
-            kind: StepKind::Step,
-            text: "Load the coffee shop merchant".to_owned(),
-            started_at: Timestamp::from_millis(500),
-        },
-        Objective {
-            kind: StepKind::Step,
-            text: "Launch the app signed in as the merchant".to_owned(),
-            started_at: Timestamp::from_millis(1_500),
-        },
-        Objective {
-            kind: StepKind::Verify,
-            text: "The merchant's email is shown".to_owned(),
-            started_at: Timestamp::from_millis(3_500),
-        },
-        Objective {
-            kind: StepKind::Verify,
-            text: "Nothing else to check".to_owned(),
-            started_at: Timestamp::from_millis(9_000),
-        },
+        Objective::new(
+            StepKind::Step,
+            "Load the coffee shop merchant",
+            Timestamp::from_millis(500),
+        ),
+        Objective::new(
+            StepKind::Step,
+            "Launch the app signed in as the merchant",
+            Timestamp::from_millis(1_500),
+        ),
+        Objective::new(
+            StepKind::Verify,
+            "The merchant's email is shown",
+            Timestamp::from_millis(3_500),
+        ),
+        Objective::new(
+            StepKind::Verify,
+            "Nothing else to check",
+            Timestamp::from_millis(9_000),
+        ),
     ];
     let generated = generate_recording(
         &objectives,
@@ -216,53 +210,95 @@ fn recordings_survive_a_new_account_and_never_hold_the_password() {
         format!("{yaml}\n# substitutions\n{}", report.join("\n"))
     );
 
-    // A second session loads another account; the same recording signs in with it.
-    let mut memory = Memory::new();
-    load_account(&mut memory, &SECOND, Timestamp::from_millis(50_000));
-    let plan =
-        plan_replay(&generated.trail, "ios-iphone", &memory).unwrap_or_else(|e| panic!("{e}"));
-    let calls: Vec<_> = plan
-        .iter()
-        .flat_map(|step| match &step.action {
-            StepAction::Replay(calls) => calls.clone(),
-            StepAction::Agent => Vec::new(),
-        })
-        .collect();
-    let sign_ins: Vec<&Value> = calls
-        .iter()
-        .filter(|c| c.tool == "myapp_ios_launchAppSignedIn")
-        .map(|c| &c.parameters)
-        .collect();
+    decision_024_replay(&generated.trail);
+}
+
+/// The second run: memory starts empty, the recording's provisioning call loads another
+/// account mid-replay, and the sign-in calls after it use that account. Every dispatch and
+/// the writes reported for it form the snapshot; the password never appears in it.
+fn decision_024_replay(trail: &Trail) {
+    let mut replay = Replayer::new(trail, "ios-iphone", &Seeds::new(), ReplayOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let unresolved = replay.analysis().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        unresolved.is_empty(),
+        "the provisioning tool writes the account before the sign-in: {unresolved:?}"
+    );
+    let mut transcript = Vec::new();
+    let mut sign_ins = Vec::new();
+    while let Some(dispatch) = replay.next_dispatch().unwrap_or_else(|e| panic!("{e}")) {
+        let shown = serde_json::to_string(&dispatch).unwrap_or_else(|e| panic!("{e}"));
+        let writes = match &dispatch.action {
+            Action::Call(call) if call.tool == "merchantFactory_loadAccount" => MemoryWrites::new()
+                .set("merchant_email", SECOND.email)
+                .set("merchant_token", SECOND.token)
+                .secret("merchant_password", SECOND.password),
+            Action::Call(call) => {
+                if call.tool == "myapp_ios_launchAppSignedIn" {
+                    sign_ins.push(call.parameters.clone());
+                }
+                MemoryWrites::new()
+            }
+            Action::Agent => MemoryWrites::new(),
+        };
+        transcript.push(format!("-> {shown}\n<- {:?}", writes));
+        replay.complete(writes).unwrap_or_else(|e| panic!("{e}"));
+    }
     assert_eq!(
         sign_ins.len(),
         2,
         "the failed call and its retry are kept, the duplicate is not"
     );
-    for params in sign_ins {
+    for params in &sign_ins {
         assert_eq!(
             *params,
             json!({"email": SECOND.email, "password": SECOND.password, "token": SECOND.token, "country": "US", "retries": 3})
         );
     }
-    assert!(
-        matches!(plan[3].action, StepAction::Agent),
-        "a step without logs has no recording"
-    );
+    let transcript = transcript.join("\n");
+    assert!(!transcript.contains(SECOND.password), "{transcript}");
+    insta::assert_snapshot!("decision_024_replay", transcript);
 
-    // Without the account loaded, replay names every missing key before running anything.
-    let empty = Memory::new();
-    let err = plan_replay(&generated.trail, "ios-iphone", &empty).expect_err("nothing loaded");
-    insta::assert_snapshot!("unresolved_on_empty_memory", err.to_string());
+    // Without the provisioning step, nothing writes the account: the analysis names every
+    // token that cannot resolve, with its step, tool and path, before anything runs.
+    let Trail::Unified(mut unified) = trail.clone() else {
+        panic!("a generated trail is unified")
+    };
+    if let Some(steps) = unified.trail.as_mut() {
+        steps.remove(0);
+    }
+    let without = Trail::Unified(unified);
+    let replay = Replayer::new(
+        &without,
+        "ios-iphone",
+        &Seeds::new(),
+        ReplayOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let unresolved: Vec<String> = replay
+        .analysis()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|m| {
+            format!(
+                "step {} {}: {}",
+                m.step.unwrap_or_default(),
+                m.tool.as_deref().unwrap_or_default(),
+                m
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("unresolved_without_provisioning", unresolved.join("\n"));
 }
 
 #[test]
 fn logs_without_a_snapshot_still_produce_recordings() {
     let log = agent_memory_core::testkit::tool_log::sample_log("old", "tapOn", 10);
-    let objectives = [Objective {
-        kind: StepKind::Step,
-        text: "tap".to_owned(),
-        started_at: Timestamp::from_millis(100),
-    }];
+    let objectives = [Objective::new(
+        StepKind::Step,
+        "tap",
+        Timestamp::from_millis(100),
+    )];
     // The log predates the only objective: an orphan, attached to the last step.
     let generated = generate_recording(
         &objectives,
@@ -276,7 +312,7 @@ fn logs_without_a_snapshot_still_produce_recordings() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         yaml,
-        "trail:\n- step: tap\n  recording:\n    android:\n    - tapOn:\n        at: 10\n"
+        "config:\n  id: old\ntrail:\n- step: tap\n  recording:\n    android:\n    - tapOn:\n        at: 10\n"
     );
     assert!(generated.substitutions.is_empty());
 }
@@ -311,8 +347,12 @@ fn lint_finds_literals_that_will_go_stale() {
         .iter()
         .map(|f| {
             format!(
-                "{} -> ${{{}}} ({}, {:?})",
-                f.location, f.key, f.reason, f.origin
+                "{} {} ${{{}}} ({}, {:?})",
+                f.location,
+                f.found.name(),
+                f.key,
+                f.reason,
+                f.origin
             )
         })
         .collect();

@@ -81,13 +81,13 @@ fn malformed_and_hostile_trails_name_file_line_and_problem() {
             "key.trail.yaml",
             "trail:\n  - step: a\n    when: now\n",
             "key.trail.yaml:3:5: ",
-            "unknown field `when`",
+            "unknown step key `when`",
         ),
         (
             "both.trail.yaml",
             "trail:\n  - step: a\n    verify: b\n",
             "both.trail.yaml:2:",
-            "not both",
+            "both `step:` and `verify:`",
         ),
         (
             "tool.trail.yaml",
@@ -120,14 +120,14 @@ fn a_huge_trail_parses_and_an_error_at_its_end_names_the_last_line() {
     else {
         panic!("a map is the unified form");
     };
-    assert_eq!(trail.trail.len(), steps);
+    assert_eq!(trail.steps().len(), steps);
     text.push_str("  - step: last\n    surprise: 1\n");
     let last_line = 1 + 5 * steps + 2;
     check_refused(
         "huge.trail.yaml",
         &text,
         &format!("huge.trail.yaml:{last_line}:"),
-        "unknown field `surprise`",
+        "unknown step key `surprise`",
     );
 }
 
@@ -162,13 +162,7 @@ fn deeply_nested_parameters_are_an_error_not_a_stack_overflow() {
         "{err}"
     );
     let session = SessionId::new("s1").expect("session");
-    let outcome = ToolOutcome {
-        success: true,
-        error: None,
-        duration_ms: 1,
-        timestamp: Timestamp::from_millis(1),
-        trace_id: None,
-    };
+    let outcome = ToolOutcome::succeeded(1, Timestamp::from_millis(1));
     let err = capture(&session, "tap", &call, &outcome, &Snapshot::default())
         .expect_err("too deep to log");
     assert!(
@@ -208,7 +202,8 @@ fn tokens_that_never_close_stay_literal_even_when_missing_keys_fail() {
         format!("{}}} {{{{a}}}}", "{{x".repeat(1 << 18)),
         "${".repeat(1 << 20),
     ] {
-        let resolved = interpolate_str(&text, &memory, MissingKeys::Leave, &mut |_| {});
+        let resolved = interpolate_str(&text, &memory, MissingKeys::Leave, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(resolved.starts_with(&text[..64]), "openers were dropped");
     }
 }
@@ -217,13 +212,7 @@ fn tokens_that_never_close_stay_literal_even_when_missing_keys_fail() {
 fn a_100_mb_parameter_is_refused_by_the_store_and_changes_nothing() {
     let store = SqliteStore::open_in_memory().expect("open");
     let session = SessionId::new("s1").expect("session");
-    let outcome = ToolOutcome {
-        success: true,
-        error: None,
-        duration_ms: 1,
-        timestamp: Timestamp::from_millis(1),
-        trace_id: None,
-    };
+    let outcome = ToolOutcome::succeeded(1, Timestamp::from_millis(1));
     let small = capture(
         &session,
         "tap",

@@ -1,7 +1,9 @@
 //! Every rule of reverse templating, one table row each, through one `check` helper.
 
 use agent_memory_core::Timestamp;
-use agent_memory_recording::{Reason, Snapshot, SnapshotItem, TemplatePolicy, naive, templatize};
+use agent_memory_recording::{
+    Reason, Snapshot, SnapshotItem, TemplatePolicy, baseline, templatize,
+};
 use serde_json::{Value, json};
 
 /// A snapshot entry: `(key, value, writer, written_at, sensitive, existed_before)`.
@@ -11,17 +13,21 @@ fn snapshot(rows: &[Row<'_>]) -> Snapshot {
     let entries = rows
         .iter()
         .map(|(key, value, writer, at, sensitive, before)| {
-            let item = SnapshotItem {
-                value: Some((*value).to_owned()),
-                sensitive: *sensitive,
-                written_by: writer.map(str::to_owned),
-                written_at: Some(Timestamp::from_millis(*at)),
-                existed_before: *before,
+            let item = if *sensitive {
+                SnapshotItem::secret(*value)
+            } else {
+                SnapshotItem::new(*value)
             };
+            let mut item = item
+                .with_written_at(Timestamp::from_millis(*at))
+                .with_existed_before(*before);
+            if let Some(writer) = writer {
+                item = item.with_writer(*writer);
+            }
             ((*key).to_owned(), item)
         })
         .collect();
-    Snapshot { entries }
+    Snapshot::from_entries(entries)
 }
 
 fn plain<'a>(key: &'a str, value: &'a str) -> Row<'a> {
@@ -29,7 +35,7 @@ fn plain<'a>(key: &'a str, value: &'a str) -> Row<'a> {
 }
 
 /// Templates `call` under `rows` and compares the result and the `(path, key, reason)`
-/// report; also checks that the naive algorithm agrees when no secret is involved.
+/// report; also checks that the baseline algorithm agrees when no secret is involved.
 fn check(rows: &[Row<'_>], call: Value, expected: Value, report: &[(&str, &str, Reason)]) {
     let snapshot = snapshot(rows);
     let policy = TemplatePolicy::default();
@@ -43,9 +49,9 @@ fn check(rows: &[Row<'_>], call: Value, expected: Value, report: &[(&str, &str, 
     assert_eq!(got_report, report, "report of {call}");
     if rows.iter().all(|row| !row.4) {
         assert_eq!(
-            naive::templatize(&call, &snapshot, &policy),
+            baseline::templatize(&call, &snapshot, &policy),
             expected,
-            "naive on {call}"
+            "baseline on {call}"
         );
     }
 }
@@ -252,10 +258,7 @@ fn non_string_scalars_are_untouched() {
 #[test]
 fn dry_run_reports_without_changing() {
     let snapshot = snapshot(&[plain("merchant_email", EMAIL)]);
-    let policy = TemplatePolicy {
-        dry_run: true,
-        ..TemplatePolicy::default()
-    };
+    let policy = TemplatePolicy::default().with_dry_run(true);
     let call = json!({"email": EMAIL});
     let got = templatize(&call, &snapshot, &policy).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(*got.parameters, call);
@@ -265,10 +268,7 @@ fn dry_run_reports_without_changing() {
 #[test]
 fn minimum_length_is_configurable() {
     let snapshot = snapshot(&[plain("code", "ABC")]);
-    let policy = TemplatePolicy {
-        min_chars: 3,
-        ..TemplatePolicy::default()
-    };
+    let policy = TemplatePolicy::default().with_min_chars(3);
     let call = json!(["ABC"]);
     let got = templatize(&call, &snapshot, &policy).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(*got.parameters, json!(["${code}"]));
@@ -332,7 +332,104 @@ fn old_json_logs_without_a_snapshot_load_and_new_ones_round_trip() {
         agent_memory_recording::tool_log_from_json(&text).unwrap_or_else(|e| panic!("{e}")),
         with
     );
-    let bad = agent_memory_recording::tool_log_from_json(r#"{"session":"s"}"#)
-        .expect_err("fields missing");
-    assert!(bad.to_string().contains("missing field"), "{bad}");
+    for (text, message) in [
+        (
+            r#"{"session":"s"}"#,
+            "tool log:1: neither a tool log of this crate (no `parameters`) nor a Trailblaze log (no `class`)",
+        ),
+        (
+            r#"{"session":"s","parameters":{}}"#,
+            "tool log:1: `toolName` is missing",
+        ),
+        (
+            r#"{"session":"s","toolName":"t","parameters":{},"successful":"yes","durationMs":1,"timestamp":1}"#,
+            "tool log:1: `successful` must be true or false, not a string",
+        ),
+        (
+            r#"{"session":"s","toolName":"t","parameters":{},"successful":true,"durationMs":1,"timestamp":"yesterday"}"#,
+            "tool log:1: `timestamp` is not an ISO-8601 time",
+        ),
+        (
+            r#"{"class":"xyz.block.trailblaze.logs.client.TrailblazeLog.TrailblazeLlmRequestLog"}"#,
+            "tool log:1: a TrailblazeLlmRequestLog, not a tool log",
+        ),
+    ] {
+        let bad = agent_memory_recording::tool_log_from_json(text).expect_err(message);
+        assert!(bad.to_string().starts_with(message), "{bad}");
+    }
+}
+
+#[test]
+fn values_inside_longer_strings_are_templated_only_on_request() {
+    let rows = [
+        (
+            "merchant_name",
+            "Lindenhof Bakery",
+            Some("merchantFactory_load"),
+            1,
+            false,
+            true,
+        ),
+        (
+            "country",
+            "US",
+            Some("merchantFactory_load"),
+            1,
+            false,
+            true,
+        ),
+        ("nickname", "someone-else", None, 1, false, true),
+        (
+            "fresh",
+            "created-by-this-call",
+            Some("merchantFactory_load"),
+            1,
+            false,
+            false,
+        ),
+    ];
+    let snapshot = snapshot(&rows);
+    let call = json!({
+        "greeting": "Welcome, Lindenhof Bakery! (Lindenhof Bakery)",
+        "country": "from US",
+        "nick": "hi someone-else",
+        "own": "made created-by-this-call",
+        "token": "${x} Lindenhof Bakery",
+    });
+    let exact =
+        templatize(&call, &snapshot, &TemplatePolicy::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        *exact.parameters, call,
+        "the default is the exact full-field rule"
+    );
+    let inside = templatize(
+        &call,
+        &snapshot,
+        &TemplatePolicy::default().with_inside(true),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Only a known writer's value of at least 8 characters, written before the call, in a
+    // string holding no token already.
+    assert_eq!(
+        *inside.parameters,
+        json!({
+            "greeting": "Welcome, ${merchant_name}! (${merchant_name})",
+            "country": "from US",
+            "nick": "hi someone-else",
+            "own": "made created-by-this-call",
+            "token": "${x} Lindenhof Bakery",
+        })
+    );
+    let report: Vec<(&str, &str, Reason)> = inside
+        .substitutions
+        .iter()
+        .map(|s| (s.path.as_str(), s.key.as_str(), s.reason))
+        .collect();
+    assert_eq!(
+        report,
+        [
+            ("$.greeting", "merchant_name", Reason::Inside),
+            ("$.greeting", "merchant_name", Reason::Inside),
+        ]
+    );
 }

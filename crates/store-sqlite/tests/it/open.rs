@@ -38,13 +38,14 @@ fn a_fresh_file_is_migrated_and_in_wal_mode() {
 fn opening_waits_for_a_writer_before_switching_to_wal() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("memory.db");
+    drop(SqliteStore::open(&path).expect("create"));
     let writer = rusqlite::Connection::open(&path).expect("plain connection");
     writer
-        .execute_batch("CREATE TABLE other (x); INSERT INTO other VALUES (1);")
-        .expect("create");
+        .pragma_update(None, "journal_mode", "DELETE")
+        .expect("back to rollback mode");
     // Hold the write lock, as another process opening the file and switching it does.
     writer
-        .execute_batch("BEGIN IMMEDIATE; INSERT INTO other VALUES (2);")
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO meta (key, value) VALUES ('k', 'v');")
         .expect("write");
     let (opened, released) = std::thread::scope(|scope| {
         let opening = scope.spawn(|| SqliteStore::open(&path).map(|store| store.schema_version()));

@@ -23,12 +23,17 @@ fn check(rules: &CaptureRules, events: &[Event], expected: Option<TurnMemory>) {
             exit_code: *exit_code,
         });
     }
+    let activity = format!("{:?}", turn.activity());
     let memory = turn.finish();
     assert_eq!(memory, expected);
     let text = format!("{memory:?}");
     assert!(
         !text.contains("OUTPUT-CANARY"),
         "output leaked into memory: {text}"
+    );
+    assert!(
+        !activity.contains("OUTPUT-CANARY"),
+        "output leaked into activity: {activity}"
     );
 }
 

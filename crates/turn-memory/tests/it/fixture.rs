@@ -23,35 +23,43 @@ pub fn call(
     output: &str,
     exit_code: Option<i32>,
 ) -> ToolCallRecord {
-    ToolCallRecord {
-        id: id.to_owned(),
-        tool: tool.to_owned(),
-        input,
-        output: output.to_owned(),
-        is_error: false,
-        exit_code,
-    }
+    ToolCallRecord::new(id, tool, input, output).with_exit_code(exit_code)
 }
 
-/// A turn whose memory is captured from `calls`; the calls are kept in history only when
+/// A turn streamed as `steps`: each a piece of text, then the calls made after it. Memory
+/// and activity are captured from the calls; the calls are kept in history only when
 /// `keep_calls`.
 pub fn turn(
-    text: &str,
-    calls: Vec<ToolCallRecord>,
+    steps: Vec<(&str, Vec<ToolCallRecord>)>,
     keep_calls: bool,
     interrupted: bool,
 ) -> AssistantTurn {
     let rules = rules();
     let mut capture = rules.start_turn();
-    for c in &calls {
-        capture.observe(&c.as_tool_end());
+    let mut kept = Vec::new();
+    for (text, calls) in steps {
+        capture.text(text);
+        for c in calls {
+            capture.observe(&c.as_tool_end());
+            kept.push(c);
+        }
     }
-    AssistantTurn {
-        text: text.to_owned(),
-        tool_calls: if keep_calls { calls } else { Vec::new() },
-        memory: capture.finish(),
-        interrupted,
+    let turn = capture.into_turn().with_interrupted(interrupted);
+    if keep_calls {
+        turn.with_tool_calls(kept)
+    } else {
+        turn
     }
+}
+
+/// A turn whose calls all ran before its text.
+pub fn calls_then_text(
+    text: &str,
+    calls: Vec<ToolCallRecord>,
+    keep_calls: bool,
+    interrupted: bool,
+) -> AssistantTurn {
+    turn(vec![("", calls), (text, vec![])], keep_calls, interrupted)
 }
 
 /// Files written twice, a failing `cargo test`, a read-only turn, an interrupted turn, a
@@ -67,13 +75,15 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     record(&mut |s| s.user_message("Add a --verbose flag to the CLI and make the tests pass."));
     record(&mut |s| {
         s.assistant_turn(turn(
-            "I added the flag in `src/cli.rs` and wired it in `src/main.rs`; `cargo test` fails in `cli::tests::verbose`.",
             vec![
-                call("call_1a", "read_file", json!({"path": "src/main.rs"}), "fn main() {}", None),
-                call("call_1b", "write_file", json!({"path": "src/cli.rs", "content": "pub struct Args;"}), "ok", None),
-                call("call_1c", "edit_file", json!({"path": "./src/main.rs", "old": "a", "new": "b"}), "ok", None),
-                call("call_1d", "write_file", json!({"path": "/work/app/src/cli.rs", "content": "pub struct Args { verbose: bool }"}), "ok", None),
-                call("call_1e", "bash", json!({"command": "cargo test"}), "test cli::tests::verbose ... FAILED\nerror: test failed", Some(101)),
+                ("", vec![call("call_1a", "read_file", json!({"path": "src/main.rs"}), "fn main() {}", None)]),
+                ("I added the flag in `src/cli.rs`", vec![call("call_1b", "write_file", json!({"path": "src/cli.rs", "content": "pub struct Args;"}), "ok", None)]),
+                (" and wired it in `src/main.rs`;", vec![
+                    call("call_1c", "edit_file", json!({"path": "./src/main.rs", "old": "a", "new": "b"}), "ok", None),
+                    call("call_1d", "write_file", json!({"path": "/work/app/src/cli.rs", "content": "pub struct Args { verbose: bool }"}), "ok", None),
+                ]),
+                (" `cargo test`", vec![call("call_1e", "bash", json!({"command": "cargo test"}), "test cli::tests::verbose ... FAILED\nerror: test failed", Some(101))]),
+                (" fails in `cli::tests::verbose`.", vec![]),
             ],
             false,
             false,
@@ -82,14 +92,19 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     record(&mut |s| s.user_message("What does parse_args return?"));
     record(&mut |s| {
         s.assistant_turn(turn(
-            "It returns `Result<Args, CliError>`.",
-            vec![call(
-                "call_2a",
-                "read_file",
-                json!({"path": "src/cli.rs"}),
-                "pub fn parse_args() -> Result<Args, CliError>",
-                None,
-            )],
+            vec![
+                (
+                    "",
+                    vec![call(
+                        "call_2a",
+                        "read_file",
+                        json!({"path": "src/cli.rs"}),
+                        "pub fn parse_args() -> Result<Args, CliError>",
+                        None,
+                    )],
+                ),
+                ("It returns `Result<Args, CliError>`.", vec![]),
+            ],
             false,
             false,
         ))
@@ -97,22 +112,27 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     record(&mut |s| s.user_message("Fix the failing test."));
     record(&mut |s| {
         s.assistant_turn(turn(
-            "Fixed: the test expected `-v`; all tests pass now.",
             vec![
-                call(
-                    "call_3a",
-                    "edit_file",
-                    json!({"path": "src/cli.rs", "old": "x", "new": "y"}),
-                    "ok",
-                    None,
+                (
+                    "Fixed: the test expected `-v`;",
+                    vec![
+                        call(
+                            "call_3a",
+                            "edit_file",
+                            json!({"path": "src/cli.rs", "old": "x", "new": "y"}),
+                            "ok",
+                            None,
+                        ),
+                        call(
+                            "call_3b",
+                            "bash",
+                            json!({"command": "cargo test"}),
+                            "test result: ok. 12 passed",
+                            Some(0),
+                        ),
+                    ],
                 ),
-                call(
-                    "call_3b",
-                    "bash",
-                    json!({"command": "cargo test"}),
-                    "test result: ok. 12 passed",
-                    Some(0),
-                ),
+                (" all tests pass now.", vec![]),
             ],
             false,
             false,
@@ -121,23 +141,25 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     record(&mut |s| s.user_message("Now rename the flag to --loud everywhere."));
     record(&mut |s| {
         s.assistant_turn(turn(
-            "Renaming the flag",
-            vec![
-                call(
-                    "call_4a",
-                    "edit_file",
-                    json!({"path": "src/cli.rs", "old": "verbose", "new": "loud"}),
-                    "ok",
-                    None,
-                ),
-                call(
-                    "call_4b",
-                    "edit_file",
-                    json!({"path": "README.md", "old": "--verbose", "new": "--loud"}),
-                    "ok",
-                    None,
-                ),
-            ],
+            vec![(
+                "Renaming the flag",
+                vec![
+                    call(
+                        "call_4a",
+                        "edit_file",
+                        json!({"path": "src/cli.rs", "old": "verbose", "new": "loud"}),
+                        "ok",
+                        None,
+                    ),
+                    call(
+                        "call_4b",
+                        "edit_file",
+                        json!({"path": "README.md", "old": "--verbose", "new": "--loud"}),
+                        "ok",
+                        None,
+                    ),
+                ],
+            )],
             false,
             true,
         ))
@@ -151,22 +173,28 @@ pub fn realistic<L: EventLog>(log: L) -> Session<L> {
     record(&mut |s| s.user_message("Continue the rename."));
     record(&mut |s| {
         s.assistant_turn(turn(
-            "Renamed everywhere; clippy reports one warning in `src/main.rs`.",
             vec![
-                call(
-                    "call_5a",
-                    "edit_file",
-                    json!({"path": "src/main.rs", "old": "verbose", "new": "loud"}),
-                    "ok",
-                    None,
+                (
+                    "",
+                    vec![call(
+                        "call_5a",
+                        "edit_file",
+                        json!({"path": "src/main.rs", "old": "verbose", "new": "loud"}),
+                        "ok",
+                        None,
+                    )],
                 ),
-                call(
-                    "call_5b",
-                    "bash",
-                    json!({"command": "cargo clippy -- -D warnings"}),
-                    "warning: unused variable `v`\nerror: could not compile",
-                    Some(1),
+                (
+                    "Renamed everywhere;",
+                    vec![call(
+                        "call_5b",
+                        "bash",
+                        json!({"command": "cargo clippy -- -D warnings"}),
+                        "warning: unused variable `v`\nerror: could not compile",
+                        Some(1),
+                    )],
                 ),
+                (" clippy reports one warning in `src/main.rs`.", vec![]),
             ],
             true,
             false,

@@ -8,7 +8,7 @@ use agent_memory_turns::{
 };
 use serde_json::json;
 
-use crate::fixture::{STARTED_AT, call, realistic, session_id, turn};
+use crate::fixture::{STARTED_AT, call, calls_then_text, realistic, session_id};
 
 fn memory(files: &[&str], failed: &[(&str, i32)]) -> TurnMemory {
     TurnMemory {
@@ -34,11 +34,7 @@ fn history(events: Vec<SessionEvent>) -> History {
 }
 
 fn assistant(text: &str, memory: Option<TurnMemory>) -> SessionEvent {
-    SessionEvent::AssistantTurn(AssistantTurn {
-        text: text.to_owned(),
-        memory,
-        ..AssistantTurn::default()
-    })
+    SessionEvent::AssistantTurn(AssistantTurn::new(text).with_memory(memory))
 }
 
 fn texts<'a>(items: &'a [ModelItem<'_>]) -> Vec<&'a str> {
@@ -72,7 +68,7 @@ fn tags_in_model_prose_are_shown_verbatim_and_never_taken_as_memory() {
         .unwrap_or_else(|e| panic!("{e}"));
         session.user_message(text).unwrap_or_else(|e| panic!("{e}"));
         session
-            .assistant_turn(turn(
+            .assistant_turn(calls_then_text(
                 text,
                 vec![call("c1", "read_file", json!({"path": "a"}), text, None)],
                 false,
@@ -129,10 +125,7 @@ fn the_model_view_carries_memories_of_the_last_n_turns() {
     }
     let history = history(events);
     let check = |n: usize, expected_first: usize| {
-        let view = history.model_view(&ContextPolicy {
-            recent_memories: n,
-            ..ContextPolicy::default()
-        });
+        let view = history.model_view(&ContextPolicy::default().with_recent_memories(n));
         let with_memory: Vec<&str> = texts(&view.items)
             .into_iter()
             .filter(|t| t.contains("Tool memory:"))
@@ -262,10 +255,8 @@ fn dangerous_commands_render_replay_compact_and_persist() {
         ),
     ];
     let h = history(events.clone());
-    let native = ContextPolicy {
-        memory_style: agent_memory_turns::MemoryStyle::native(),
-        ..ContextPolicy::default()
-    };
+    let native =
+        ContextPolicy::default().with_memory_style(agent_memory_turns::MemoryStyle::native());
     let view = h.model_view(&native);
     let replayed: Vec<(String, String)> = view
         .items
@@ -405,10 +396,7 @@ fn compaction_keeps_a_cumulative_memory() {
     );
     events.push(second);
     h = History::replay(events).unwrap_or_else(|e| panic!("{e}"));
-    let view = h.model_view(&ContextPolicy {
-        recent_memories: 0,
-        ..ContextPolicy::default()
-    });
+    let view = h.model_view(&ContextPolicy::default().with_recent_memories(0));
     assert_eq!(
         texts(&view.items),
         vec![
@@ -479,7 +467,7 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
         events.push(SessionEvent::UserMessage {
             text: format!("u{i}"),
         });
-        events.push(SessionEvent::AssistantTurn(turn(
+        events.push(SessionEvent::AssistantTurn(calls_then_text(
             &format!("a{i}"),
             vec![call(
                 &format!("c{i}"),
@@ -493,11 +481,7 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
         )));
     }
     let h = history(events);
-    let cut = Truncation {
-        max_chars: 200,
-        head_chars: 50,
-        tail_chars: 50,
-    };
+    let cut = Truncation::new(200, 50, 50);
     let expected_cut = format!(
         "{}\n[… 1000 characters omitted …]\n{}",
         "h".repeat(50),
@@ -506,14 +490,7 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
     assert_eq!(truncate(&big, cut), expected_cut);
     assert_eq!(truncate("short", cut), "short");
     assert_eq!(
-        truncate(
-            "ééééé",
-            Truncation {
-                max_chars: 3,
-                head_chars: 1,
-                tail_chars: 1
-            }
-        ),
+        truncate("ééééé", Truncation::new(3, 1, 1)),
         "é\n[… 3 characters omitted …]\né"
     );
 
@@ -529,15 +506,9 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
     };
     let base = ContextPolicy::default();
     assert_eq!(outputs(&base), vec![big.clone(); 4]);
-    let tier1 = ContextPolicy {
-        truncate_outputs: Some(cut),
-        ..base.clone()
-    };
+    let tier1 = base.clone().with_truncated_outputs(Some(cut));
     assert_eq!(outputs(&tier1), vec![expected_cut.clone(); 4]);
-    let tier2 = ContextPolicy {
-        outputs_of_last_turns: Some(1),
-        ..tier1.clone()
-    };
+    let tier2 = tier1.clone().with_outputs_of_last_turns(Some(1));
     assert_eq!(
         outputs(&tier2),
         vec![
@@ -548,10 +519,7 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
         ]
     );
 
-    let tiers = CheapTiers {
-        truncate: cut,
-        outputs_of_last_turns: 1,
-    };
+    let tiers = CheapTiers::new(cut, 1);
     let by_chars = |t: &str| t.chars().count();
     let full = h.model_view(&base).estimate(&by_chars);
     let fit = |budget| h.fit_context(&base, tiers, budget, &by_chars);
@@ -565,4 +533,36 @@ fn cheap_tiers_truncate_then_hide_tool_outputs() {
     // The default estimator: characters / 4, rounded up.
     assert_eq!(agent_memory_turns::CharsOverFour.tokens("12345"), 2);
     assert_eq!(agent_memory_turns::CharsOverFour.tokens("1234"), 1);
+}
+
+#[test]
+fn compaction_summaries_are_trimmed_and_a_blank_one_refused() {
+    let h = history(vec![
+        SessionEvent::UserMessage {
+            text: "u1".to_owned(),
+        },
+        assistant("a1", None),
+        SessionEvent::UserMessage {
+            text: "u2".to_owned(),
+        },
+        assistant("a2", None),
+    ]);
+    let event = h
+        .plan_compaction("\n  Added the flag.\t\n", 1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let SessionEvent::CompactionApplied(compaction) = event else {
+        panic!("not a compaction: {event:?}");
+    };
+    assert_eq!(compaction.summary, "Added the flag.");
+    for blank in ["", "   ", "\n\t \r\n"] {
+        let message = h
+            .plan_compaction(blank, 1)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            message,
+            Err("cannot compact session \"s\": the summary is blank".to_owned()),
+            "{blank:?}"
+        );
+    }
 }

@@ -1,9 +1,13 @@
 //! Integration tests of `turn-memory`: capture rules, history views, the event log and
 //! resume, compaction, and the rendered provider payloads.
 
+mod activity;
 mod capture;
 mod fixture;
 mod history;
+mod keen;
 mod log;
+mod positional;
 mod render;
+mod schema;
 mod store;

@@ -35,10 +35,8 @@ fn jsonl_and_sqlite_hold_the_same_events_and_resume_alike() {
             .unwrap_or_else(|e| panic!("{e}"));
     for policy in [
         ContextPolicy::default(),
-        ContextPolicy {
-            memory_style: MemoryStyle::native(),
-            ..ContextPolicy::default()
-        },
+        ContextPolicy::default().with_memory_style(MemoryStyle::native()),
+        ContextPolicy::keen().with_system_prompt("You are a coding agent."),
     ] {
         let render = |s: &agent_memory_turns::History| {
             let view = s.model_view(&policy);
@@ -46,6 +44,8 @@ fn jsonl_and_sqlite_hold_the_same_events_and_resume_alike() {
                 render::to_pretty_json(&render::openai_chat(&view)),
                 render::to_pretty_json(&render::openai_responses(&view)),
                 render::to_pretty_json(&render::genkit(&view)),
+                render::to_pretty_json(&render::anthropic(&view)),
+                render::to_pretty_json(&render::gemini(&view)),
             ]
         };
         let expected = render(jsonl.history());

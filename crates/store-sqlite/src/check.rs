@@ -1,0 +1,512 @@
+//! [`SqliteStore::check`]: SQLite's own `PRAGMA integrity_check` and foreign key check, plus
+//! the invariants this store keeps between its tables, each a cheap scan. An empty list of
+//! findings means the file is sound. The crash and concurrency tests use it as their oracle,
+//! and `agent-memory check` prints it.
+
+use std::collections::HashMap;
+
+use agent_memory_core::store::trajectory::decode_texts;
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::identity::APPLICATION_ID;
+use crate::schema::{self, SCHEMA_VERSION};
+use crate::token_index::{self, Posting};
+use crate::{SqliteStore, codec, to_core, trajectory};
+
+/// One check [`SqliteStore::check`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// Its short name, as findings report it.
+    pub name: &'static str,
+    /// What it verifies.
+    pub description: &'static str,
+}
+
+/// Every check, in the order they run.
+pub const CHECKS: &[Check] = &[
+    Check {
+        name: "integrity",
+        description: "PRAGMA integrity_check: pages, b-trees, indexes, constraints",
+    },
+    Check {
+        name: "foreign keys",
+        description: "PRAGMA foreign_key_check: every reference points at a row",
+    },
+    Check {
+        name: "schema",
+        description: "the application id is agent-memory's and the schema version is current",
+    },
+    Check {
+        name: "watermarks",
+        description: "no partition's watermark is past the highest episode sequence number",
+    },
+    Check {
+        name: "evidence",
+        description: "each group's count equals its tallies and its evidence plus pending \
+                      observations; corroborations plus contradictions equal the evidence; \
+                      stored observed episodes never exceed the count",
+    },
+    Check {
+        name: "token index",
+        description: "every posting points at a live trajectory row and agrees with it; every \
+                      trajectory is indexed once under each of its keys",
+    },
+    Check {
+        name: "session logs",
+        description: "each session's events are numbered 0, 1, 2, ... without a gap",
+    },
+    Check {
+        name: "tool logs",
+        description: "a log without a memory snapshot has no snapshot entries",
+    },
+    Check {
+        name: "encoded lists",
+        description: "steps, session logs, artifact paths and index keys decode; each site's \
+                      next sequence number is past its facts and selectors",
+    },
+];
+
+/// A problem [`SqliteStore::check`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The [`Check`] that found it.
+    pub check: &'static str,
+    /// Where: a table and the key of the row.
+    pub location: String,
+    /// What is wrong.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}: {}", self.check, self.location, self.detail)
+    }
+}
+
+impl SqliteStore {
+    /// Runs every [`CHECKS`] entry in one read transaction (a consistent snapshot that never
+    /// waits for a writer) and returns what they found; empty means the file is sound. When
+    /// SQLite's integrity check finds damage, only its findings are returned: the other checks
+    /// need every page readable.
+    ///
+    /// ```
+    /// let store = agent_memory_sqlite::SqliteStore::open_in_memory()?;
+    /// assert!(store.check()?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check(&self) -> agent_memory_core::Result<Vec<Finding>> {
+        let op = "check the database";
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
+            .map_err(|e| to_core(op, e))?;
+        let found = run_checks(&tx).map_err(|e| to_core(op, e));
+        // Ending a read by rolling it back changes nothing, and unlike a commit it cannot fail
+        // on a file the checks found damaged.
+        drop(tx);
+        found
+    }
+}
+
+fn run_checks(conn: &Connection) -> rusqlite::Result<Vec<Finding>> {
+    let mut found = Findings::default();
+    integrity(conn, &mut found)?;
+    if !found.0.is_empty() {
+        // The other checks read every table; on a damaged file they would stop at the first
+        // bad page instead of reporting it.
+        return Ok(found.0);
+    }
+    foreign_keys(conn, &mut found)?;
+    schema_marks(conn, &mut found)?;
+    watermarks(conn, &mut found)?;
+    evidence(conn, &mut found)?;
+    token_index(conn, &mut found)?;
+    session_logs(conn, &mut found)?;
+    tool_logs(conn, &mut found)?;
+    encoded_lists(conn, &mut found)?;
+    Ok(found.0)
+}
+
+#[derive(Default)]
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    fn add(&mut self, check: &'static str, location: impl Into<String>, detail: impl Into<String>) {
+        self.0.push(Finding {
+            check,
+            location: location.into(),
+            detail: detail.into(),
+        });
+    }
+}
+
+fn integrity(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare("PRAGMA integrity_check")?;
+    let mut rows = stmt.query([])?;
+    loop {
+        match rows.next() {
+            Ok(Some(row)) => {
+                let line: String = row.get(0)?;
+                if line != "ok" {
+                    found.add("integrity", "database", line);
+                }
+            }
+            Ok(None) => return Ok(()),
+            // Damage SQLite cannot even walk past is a finding too, not a failure to check.
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+                ) =>
+            {
+                found.add("integrity", "database", format!("the check stopped: {e}"));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn foreign_keys(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare("PRAGMA foreign_key_check")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let table: String = row.get(0)?;
+        let rowid: Option<i64> = row.get(1)?;
+        let parent: String = row.get(2)?;
+        let location = match rowid {
+            Some(id) => format!("{table} row {id}"),
+            None => table,
+        };
+        found.add(
+            "foreign keys",
+            location,
+            format!("refers to a missing {parent} row"),
+        );
+    }
+    Ok(())
+}
+
+fn schema_marks(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let id = id as i32 as u32;
+    if id != APPLICATION_ID {
+        found.add(
+            "schema",
+            "header",
+            format!("application_id is {id:#010x}, not {APPLICATION_ID:#010x}"),
+        );
+    }
+    let version = schema::user_version(conn)?;
+    if version != SCHEMA_VERSION {
+        found.add(
+            "schema",
+            "header",
+            format!("user_version is {version}, not {SCHEMA_VERSION}"),
+        );
+    }
+    Ok(())
+}
+
+fn watermarks(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    // AUTOINCREMENT keeps the highest sequence number ever given in `sqlite_sequence`, so
+    // pruning never lowers it.
+    let highest: i64 = conn
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'trajectory_episode'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    let mut stmt = conn.prepare("SELECT partition, seq FROM trajectory_watermark")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let partition: String = row.get(0)?;
+        let seq: i64 = row.get(1)?;
+        if seq < 0 || seq > highest {
+            found.add(
+                "watermarks",
+                format!("trajectory_watermark {partition:?}"),
+                format!("watermark {seq} is past the highest episode sequence number {highest}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn evidence(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let tallied: HashMap<i64, i64> = {
+        let mut stmt =
+            conn.prepare("SELECT fp_id, sum(count) FROM trajectory_tally GROUP BY fp_id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let observed: HashMap<i64, i64> = {
+        let mut stmt = conn.prepare(
+            "SELECT e.fp_id, count(*) FROM trajectory_episode e \
+             JOIN trajectory_watermark w ON w.partition = e.partition \
+             WHERE e.seq <= w.seq GROUP BY e.fp_id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (fp_id, location, group) in trajectory::all_groups(conn)? {
+        let group = match group {
+            Ok(group) => group,
+            Err(e) => {
+                found.add("evidence", location, e.to_string());
+                continue;
+            }
+        };
+        let count = group.episode_count;
+        let tallies = tallied.get(&fp_id).copied().unwrap_or(0);
+        if i64::try_from(count).ok() != Some(tallies) {
+            found.add(
+                "evidence",
+                location.clone(),
+                format!("episode count {count} but its tallies count {tallies}"),
+            );
+        }
+        let evidence = group.pattern.map_or(0, |p| p.evidence_count);
+        let pending = group.pending.len() as u64;
+        if evidence + pending != count {
+            found.add(
+                "evidence",
+                location.clone(),
+                format!(
+                    "episode count {count} but {evidence} observed as evidence and {pending} pending"
+                ),
+            );
+        }
+        if let Some(p) = group.pattern
+            && p.corroborations + p.contradictions != p.evidence_count
+        {
+            found.add(
+                "evidence",
+                location.clone(),
+                format!(
+                    "{} corroborations and {} contradictions for an evidence count of {}",
+                    p.corroborations, p.contradictions, p.evidence_count
+                ),
+            );
+        }
+        let stored = observed.get(&fp_id).copied().unwrap_or(0);
+        if i64::try_from(count).is_ok_and(|c| stored > c) {
+            found.add(
+                "evidence",
+                location,
+                format!(
+                    "{stored} stored episodes at or below the watermark, but a count of {count}"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What a trajectory row says its postings must be.
+struct Expected {
+    scope: String,
+    origin: String,
+    posting: Posting,
+}
+
+fn token_index(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut rows: HashMap<i64, (Expected, Vec<String>)> = HashMap::new();
+    {
+        let mut stmt = conn.prepare(
+            "SELECT id, scope, coalesce(origin, ''), success, recorded_at, token_count, index_keys \
+             FROM browser_trajectories",
+        )?;
+        let mut query = stmt.query([])?;
+        while let Some(row) = query.next()? {
+            let id: i64 = row.get(0)?;
+            let keys: String = row.get(6)?;
+            let Some(keys) = decode_texts(&keys) else {
+                found.add(
+                    "token index",
+                    format!("browser_trajectories row {id}"),
+                    "its index keys are not an encoded list",
+                );
+                continue;
+            };
+            let expected = Expected {
+                scope: row.get(1)?,
+                origin: row.get(2)?,
+                posting: Posting {
+                    traj: id,
+                    success: row.get(3)?,
+                    recorded_at: row.get(4)?,
+                    token_count: row.get(5)?,
+                },
+            };
+            rows.insert(id, (expected, keys));
+        }
+    }
+    // How often each (trajectory, key) is posted.
+    let mut posted: HashMap<(i64, String), u32> = HashMap::new();
+    for (place, list) in token_index::all_postings(conn)? {
+        let postings = match list.postings {
+            Ok(postings) => postings,
+            Err(detail) => {
+                found.add("token index", place, detail);
+                continue;
+            }
+        };
+        for p in postings {
+            let Some((expected, _)) = rows.get(&p.traj) else {
+                found.add(
+                    "token index",
+                    place.clone(),
+                    format!(
+                        "a posting points at trajectory row {}, which does not exist",
+                        p.traj
+                    ),
+                );
+                continue;
+            };
+            if expected.scope != list.scope || expected.origin != list.origin {
+                found.add(
+                    "token index",
+                    place.clone(),
+                    format!(
+                        "a posting of trajectory row {} is filed under scope {:?} and origin {:?}, \
+                         but the row has {:?} and {:?}",
+                        p.traj, list.scope, list.origin, expected.scope, expected.origin
+                    ),
+                );
+            } else if expected.posting != p {
+                found.add(
+                    "token index",
+                    place.clone(),
+                    format!(
+                        "the posting of trajectory row {} says {p:?}, the row says {:?}",
+                        p.traj, expected.posting
+                    ),
+                );
+            }
+            *posted.entry((p.traj, list.token.clone())).or_default() += 1;
+        }
+    }
+    let mut ids: Vec<&i64> = rows.keys().collect();
+    ids.sort();
+    for id in ids {
+        let Some((_, keys)) = rows.get(id) else {
+            continue;
+        };
+        for key in keys {
+            match posted.get(&(*id, key.clone())).copied().unwrap_or(0) {
+                1 => {}
+                0 => found.add(
+                    "token index",
+                    format!("browser_trajectories row {id}"),
+                    format!("not indexed under its key {key:?}"),
+                ),
+                n => found.add(
+                    "token index",
+                    format!("browser_trajectories row {id}"),
+                    format!("indexed {n} times under its key {key:?}"),
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn session_logs(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT session, count(*), min(seq), max(seq) FROM session_events GROUP BY session",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let session: String = row.get(0)?;
+        let (count, min, max): (i64, i64, i64) = (row.get(1)?, row.get(2)?, row.get(3)?);
+        if min != 0 || max + 1 != count {
+            found.add(
+                "session logs",
+                format!("session_events {session:?}"),
+                format!("{count} events numbered {min} to {max}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn tool_logs(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT l.seq, count(*) FROM tool_logs l JOIN tool_log_memory m ON m.log_seq = l.seq \
+         WHERE l.has_snapshot = 0 GROUP BY l.seq",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let entries: i64 = row.get(1)?;
+        found.add(
+            "tool logs",
+            format!("tool_logs row {seq}"),
+            format!("has no memory snapshot but {entries} snapshot entries"),
+        );
+    }
+    Ok(())
+}
+
+fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare("SELECT id, steps FROM browser_trajectories")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        if codec::decode_steps(row.get_ref(1)?.as_str()?).is_none() {
+            found.add(
+                "encoded lists",
+                format!("browser_trajectories row {id}"),
+                "its steps are not an encoded step list",
+            );
+        }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT scope, site, sessions, next_seq, \
+         (SELECT max(seq) FROM browser_facts f WHERE f.scope = s.scope AND f.site = s.site), \
+         (SELECT max(seq) FROM browser_selectors e WHERE e.scope = s.scope AND e.site = s.site) \
+         FROM browser_sites s",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let scope: String = row.get(0)?;
+        let site: String = row.get(1)?;
+        let location = || format!("browser_sites {scope:?} {site:?}");
+        if codec::decode_sessions(row.get_ref(2)?.as_str()?).is_none() {
+            found.add(
+                "encoded lists",
+                location(),
+                "its sessions are not an encoded session list",
+            );
+        }
+        let next: i64 = row.get(3)?;
+        let highest = [row.get::<_, Option<i64>>(4)?, row.get::<_, Option<i64>>(5)?]
+            .into_iter()
+            .flatten()
+            .max();
+        if let Some(highest) = highest.filter(|&h| h >= next) {
+            found.add(
+                "encoded lists",
+                location(),
+                format!("next sequence number {next}, but a fact or selector holds {highest}"),
+            );
+        }
+    }
+    let mut stmt = conn.prepare("SELECT scope, run_id, artifact_paths FROM browser_runs")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if decode_texts(row.get_ref(2)?.as_str()?).is_none() {
+            let scope: String = row.get(0)?;
+            let run: String = row.get(1)?;
+            found.add(
+                "encoded lists",
+                format!("browser_runs {scope:?} {run:?}"),
+                "its artifact paths are not an encoded list",
+            );
+        }
+    }
+    Ok(())
+}
