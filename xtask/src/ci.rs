@@ -66,6 +66,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             }),
         ),
         (
+            // An agent in another language drives every memory through the command line.
+            "agent-cli",
+            Box::new(|| crate::agent_cli::run(&[])),
+        ),
+        (
             // The README's examples, unchanged, in a new crate depending on the umbrella crate.
             "readme",
             Box::new(|| crate::readme::run(&[])),

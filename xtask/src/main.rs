@@ -6,10 +6,12 @@
 //!   charts in `target/bench-report/`.
 //! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
 //!   snapshots without `cargo-insta`.
+//! - `cargo xtask agent-cli`: the Python agent of `crates/cli/tests/agent_cli.py`.
 //! - `cargo xtask readme`: the README's Rust examples in a new crate depending on `agent-memory-kit`.
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 
+mod agent_cli;
 mod bench;
 mod ci;
 mod demo;
@@ -49,6 +51,7 @@ fn run() -> Result<()> {
         "demo" => demo::run(rest),
         "fuzz" => fuzz::run(rest),
         "readme" => readme::run(rest),
+        "agent-cli" => agent_cli::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -68,6 +71,7 @@ fn print_usage() {
          deps       check the dependency rules between crates\n  \
          bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
          readme     build and run the README's Rust examples in a crate depending on agent-memory-kit\n  \
+         agent-cli  run crates/cli/tests/agent_cli.py, a Python agent driving the command line\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)"

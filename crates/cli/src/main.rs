@@ -55,6 +55,20 @@ pub(crate) struct GlobalArgs {
     /// Print JSON for machines instead of tables.
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// The time to take as "now", for reproducible output: RFC 3339
+    /// (`2026-01-01T00:00:00Z`) or milliseconds since the epoch. Default: the system clock.
+    #[arg(long, global = true, env = "AGENT_MEMORY_NOW", value_name = "TIME", value_parser = parse_now)]
+    pub(crate) now: Option<agent_memory_core::Timestamp>,
+}
+
+/// `--now`: RFC 3339 or epoch milliseconds.
+fn parse_now(text: &str) -> Result<agent_memory_core::Timestamp, String> {
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(agent_memory_core::Timestamp::from_millis(ms));
+    }
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| agent_memory_core::Timestamp::from_millis(t.timestamp_millis()))
+        .map_err(|e| format!("{text:?} is neither RFC 3339 nor milliseconds since the epoch ({e})"))
 }
 
 impl GlobalArgs {
@@ -62,8 +76,16 @@ impl GlobalArgs {
     pub(crate) fn env<'a>(&self, store: &'a agent_memory_sqlite::SqliteStore) -> ops::Env<'a> {
         ops::Env {
             store,
-            clock: Box::new(agent_memory_core::SystemClock),
+            clock: self.clock(),
             ids: Box::new(agent_memory_core::RandomIds::new()),
+        }
+    }
+
+    /// "Now": `--now` / `AGENT_MEMORY_NOW` when given, else the system clock.
+    pub(crate) fn clock(&self) -> Box<dyn agent_memory_core::Clock> {
+        match self.now {
+            Some(at) => Box::new(agent_memory_core::ManualClock::new(at)),
+            None => Box::new(agent_memory_core::SystemClock),
         }
     }
 }

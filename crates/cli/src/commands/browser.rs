@@ -10,7 +10,7 @@ use agent_memory_browser::{
     MemoryRoot, PartFate, Policy, Transfer, export_dir, import_dir,
 };
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
-use agent_memory_core::{Clock, ManualClock, RandomIds, Scope, SystemClock, Timestamp};
+use agent_memory_core::{Clock, RandomIds, Scope};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
@@ -26,9 +26,6 @@ pub(crate) struct BrowserArgs {
     /// The memory scope to use.
     #[arg(long, global = true, default_value = "shared")]
     scope: String,
-    /// Milliseconds since the epoch to use as "now" (for reproducible output).
-    #[arg(long, global = true, hide = true, value_name = "MS")]
-    now: Option<i64>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -153,10 +150,7 @@ struct HintsArgs {
 pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     let scope =
         Scope::new(args.scope.clone()).with_context(|| format!("scope {:?}", args.scope))?;
-    let clock: Box<dyn Clock> = match args.now {
-        Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
-        None => Box::new(SystemClock),
-    };
+    let clock = global.clock();
     let store = database::open(&global.db)?;
     let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), RandomIds::new());
     match &args.command {
@@ -499,10 +493,7 @@ fn run_lifecycle(
     global: &GlobalArgs,
     store: &agent_memory_sqlite::SqliteStore,
 ) -> Result<()> {
-    let mut env = global.env(store);
-    if let Some(ms) = args.now {
-        env.clock = Box::new(ManualClock::new(Timestamp::from_millis(ms)));
-    }
+    let env = global.env(store);
     let scope = Some(args.scope.clone());
     let manifest = match command {
         RunCommand::Start(doc) => {

@@ -11,9 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::{
-    Clock, ManualClock, MetaKey, MetaStore, Partition, SystemClock, Timestamp,
-};
+use agent_memory_core::{Clock, MetaKey, MetaStore, Partition};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{
     Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights,
@@ -34,9 +32,6 @@ const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
 pub(crate) struct TrajectoryArgs {
     #[command(subcommand)]
     command: TrajectoryCommand,
-    /// Milliseconds since the epoch to use as "now" (for reproducible output).
-    #[arg(long, global = true, hide = true, value_name = "MS")]
-    now: Option<i64>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -170,10 +165,7 @@ fn parse_weights(text: &str) -> Result<Weights, String> {
 }
 
 pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
-    let clock: Box<dyn Clock> = match args.now {
-        Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
-        None => Box::new(SystemClock),
-    };
+    let clock = global.clock();
     match &args.command {
         TrajectoryCommand::Record(record) => run_record(record, global, clock),
         TrajectoryCommand::Crystallize(crystallize) => run_crystallize(crystallize, global, clock),
