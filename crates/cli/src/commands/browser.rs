@@ -151,7 +151,22 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     let scope =
         Scope::new(args.scope.clone()).with_context(|| format!("scope {:?}", args.scope))?;
     let clock = global.clock();
-    let store = database::open(&global.db)?;
+    // Commands that only read open the database read-only: they never create, migrate or
+    // change it.
+    let reads_only = match &args.command {
+        BrowserCommand::Context(_)
+        | BrowserCommand::Runs(_)
+        | BrowserCommand::Resume(_)
+        | BrowserCommand::Fork(_)
+        | BrowserCommand::Export(_) => true,
+        BrowserCommand::Hints(hints) => !hints.refresh,
+        _ => false,
+    };
+    let store = if reads_only {
+        database::open_existing(&global.db)?
+    } else {
+        database::open(&global.db)?
+    };
     let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), RandomIds::new());
     match &args.command {
         BrowserCommand::Run(command) => run_lifecycle(command, args, global, &store),

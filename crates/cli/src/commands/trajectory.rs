@@ -196,10 +196,22 @@ struct Setting<'a> {
     parse: &'a dyn Fn(&str) -> bool,
 }
 
+/// What a command does with the partition it opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Use {
+    /// Records episodes: the database and the partition may be new.
+    Record,
+    /// Writes to a partition that must exist (crystallize).
+    Existing,
+    /// Only reads: a read-only open of an existing database and partition.
+    Read,
+}
+
 fn open_partition(
     args: &PartitionArgs,
     global: &GlobalArgs,
     clock: Box<dyn Clock>,
+    use_: Use,
 ) -> Result<PartitionMemory> {
     let partition = Partition::new(args.partition.clone())
         .with_context(|| format!("partition {:?}", args.partition))?;
@@ -240,11 +252,25 @@ fn open_partition(
             parse: &is_f64,
         },
     ];
-    let store = database::open(&global.db)?;
+    let store = match use_ {
+        Use::Record => database::open(&global.db)?,
+        Use::Existing => database::open_existing_for_writing(&global.db)?,
+        Use::Read => database::open_existing(&global.db)?,
+    };
     let key = |name: &str| crate::ops::memory::setting_key(&partition, name);
     // A partition is configured once its fields are stored; a setting it has no entry for
     // was stored before such settings were kept, and has its default.
     let configured = store.meta_get(&key("fields")?)?.is_some();
+    if !configured && use_ != Use::Record {
+        return Err(crate::ops::Failure::not_found(
+            partition.as_str(),
+            format!(
+                "partition {} does not exist: nothing was recorded in it",
+                partition.as_str()
+            ),
+        )
+        .into());
+    }
     let mut chosen: Vec<(MetaKey, String)> = Vec::with_capacity(settings.len());
     for setting in &settings {
         let key = key(setting.name)?;
@@ -358,7 +384,7 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
             }]
         }
     };
-    let target = open_partition(&args.partition, global, clock)?;
+    let target = open_partition(&args.partition, global, clock, Use::Record)?;
     if let Some(path) = &args.file {
         name_incomplete_line(path, &episodes, &target.memory.config().fingerprint_fields)?;
     }
@@ -567,7 +593,7 @@ fn run_crystallize(
     global: &GlobalArgs,
     clock: Box<dyn Clock>,
 ) -> Result<()> {
-    let target = open_partition(&args.partition, global, clock)?;
+    let target = open_partition(&args.partition, global, clock, Use::Existing)?;
     let patterns = target.memory.crystallize(&target.partition)?;
     let views: Vec<PatternView> = patterns.iter().map(|p| PatternView::new(p, None)).collect();
     print_patterns(
@@ -581,7 +607,7 @@ fn run_crystallize(
 }
 
 fn run_recall(args: &RecallArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> Result<()> {
-    let target = open_partition(&args.partition, global, clock)?;
+    let target = open_partition(&args.partition, global, clock, Use::Read)?;
     let filter: Vec<(&str, &str)> = args
         .values
         .iter()

@@ -101,6 +101,11 @@ fn an_episode_file_without_episodes() {
 fn exporting_over_a_file() {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.path().join("taken"), "a file, not a folder").expect("write");
+    // Export reads the database: it must exist first.
+    drop(
+        agent_memory_sqlite::SqliteStore::open(sandbox.path().join("agent-memory.db"))
+            .expect("create"),
+    );
     let run = sandbox.run(&["browser", "export", "taken"], &[]);
     assert_eq!(run.code, Some(1), "{run}");
     assert_eq!(run.stderr.lines().count(), 1, "{run}");

@@ -341,7 +341,14 @@ fn a_jsonl_line_with_a_missing_field_fails_the_whole_file() {
         &["--json", "trajectory", "crystallize", "--partition", "team"],
         &[],
     );
-    assert_eq!(crystallized.stdout, "[]\n", "{crystallized}");
+    // Nothing was stored, not even the partition.
+    assert_eq!(crystallized.code, Some(1), "{crystallized}");
+    assert!(
+        crystallized
+            .stderr
+            .contains("partition team does not exist"),
+        "{crystallized}"
+    );
 }
 
 #[test]
@@ -368,6 +375,53 @@ fn a_missing_jsonl_file() {
 #[test]
 fn recall_of_an_unknown_field() {
     let sandbox = Sandbox::new();
+    let never = sandbox.run(
+        &[
+            "trajectory",
+            "recall",
+            "--partition",
+            "team",
+            "--field",
+            "colour=red",
+        ],
+        &[],
+    );
+    assert!(
+        never.stderr.contains("agent-memory.db does not exist"),
+        "{never}"
+    );
+    let recorded = sandbox.run(
+        &[
+            "trajectory",
+            "record",
+            "--partition",
+            "team",
+            "--field",
+            "problem_topology=x",
+            "--field",
+            "affected_layer=y",
+            "--trajectory",
+            "a",
+            "--success",
+        ],
+        &[],
+    );
+    assert_eq!(recorded.code, Some(0), "{recorded}");
+    let elsewhere = sandbox.run(
+        &[
+            "trajectory",
+            "recall",
+            "--partition",
+            "other",
+            "--field",
+            "colour=red",
+        ],
+        &[],
+    );
+    assert!(
+        elsewhere.stderr.contains("partition other does not exist"),
+        "{elsewhere}"
+    );
     let run = sandbox.run(
         &[
             "trajectory",
