@@ -7,6 +7,7 @@ mod database;
 mod demo;
 mod errors;
 mod imports;
+mod races;
 mod recording;
 mod stats;
 mod trajectory;
