@@ -60,17 +60,19 @@ fn export_loop() -> Result<String, String> {
         let root = dir.path().join("agent-memory");
         // The newest version the child reported exported, over all rounds so far.
         let mut finished: Option<u64> = None;
-        KillLoop::from_env(0xe4).run(&root, |path, round, lines| {
-            for line in lines {
-                let version = line
-                    .strip_prefix("exported ")
-                    .and_then(|v| v.parse().ok())
-                    .ok_or_else(|| format!("round {round}: bad child line {line:?}"))?;
-                finished = Some(version);
-            }
-            verify(path, finished).map_err(|e| format!("round {round}: {e}"))?;
-            Ok(lines.len() as u64)
-        })
+        KillLoop::from_env(0xe4)
+            .pauses(20, 600)
+            .run(&root, |path, round, lines| {
+                for line in lines {
+                    let version = line
+                        .strip_prefix("exported ")
+                        .and_then(|v| v.parse().ok())
+                        .ok_or_else(|| format!("round {round}: bad child line {line:?}"))?;
+                    finished = Some(version);
+                }
+                verify(path, finished).map_err(|e| format!("round {round}: {e}"))?;
+                Ok(lines.len() as u64)
+            })
     }
 }
 
@@ -302,7 +304,7 @@ fn import_loop() -> Result<String, String> {
             Ok(lines.iter().filter(|l| l.starts_with("imported ")).count() as u64)
         })?;
     Ok(format!(
-        "{summary}, {inside} kills inside an import, {} directories not imported at all",
+        "{summary}, {inside} kills inside an import, {} directories left out whole, none half-imported",
         absent.len()
     ))
 }
