@@ -1,6 +1,6 @@
 //! Crash safety of the imports, through the command line: `agent-memory recording import` and
 //! `agent-memory browser import` are killed with SIGKILL at random moments, each round a new
-//! input (a JSONL file of 3,000 tool logs in three sessions, or a directory of 80 trajectories,
+//! input (a JSONL file of 3,000 tool logs in three sessions, or a directory of 250 trajectories,
 //! 4 sites and 4 run manifests). After every kill the database must pass `SqliteStore::check`
 //! and hold every earlier round's input whole or not at all, and whole when the command
 //! reported it imported. An input the kill left out is imported again, to the end: it must
@@ -23,7 +23,7 @@ use agent_memory_sqlite::SqliteStore;
 const LOGS: usize = 1000;
 const SESSIONS: [&str; 3] = ["a", "b", "c"];
 /// Trajectories, sites and manifests per directory.
-const TRAJECTORIES: usize = 80;
+const TRAJECTORIES: usize = 250;
 const SITES: usize = 4;
 const RUNS: usize = 4;
 
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         let db = work.join("memory.db");
         let mut tally = Tally::default();
         prepare(&work, 0)?;
-        let summary = KillLoop::from_env(0x1337).pauses(10, 500).run_commands(
+        let summary = KillLoop::from_env(0x1337).pauses(5, 250).run_commands(
             &db,
             |db, round| import_command(db, &work, round),
             |db, round, lines| {
@@ -171,40 +171,57 @@ impl Tally {
     }
 }
 
-/// How much of round `round`'s input the store holds, out of how much.
-fn held(store: &SqliteStore, round: u64) -> Result<(usize, usize), String> {
+/// How many records of each round's input the store holds, read once per kill: tool logs by
+/// their session's round, trajectories, manifests and sites by the round in their names.
+fn held(store: &SqliteStore, rounds: u64) -> Result<Vec<usize>, String> {
     let err = |e: agent_memory_core::Error| e.to_string();
-    if recording(round) {
-        let mut held = 0;
-        for name in SESSIONS {
-            let id = SessionId::new(session(round, name)).map_err(err)?;
-            held += store.list_tool_logs(&id).map_err(err)?.len();
-        }
-        return Ok((held, LOGS * SESSIONS.len()));
-    }
+    let mut held = vec![0; usize::try_from(rounds).map_err(|e| e.to_string())?];
+    let round_of = |name: &str, prefix: &str| -> Option<usize> {
+        let rest = name.strip_prefix(prefix)?;
+        rest.split(['_', '-']).next()?.parse().ok()
+    };
     let scope = Scope::shared();
-    let prefix = format!("traj_r{round}_");
-    let trajectories = store
+    let names = store
         .trajectory_list(&scope)
         .map_err(err)?
-        .iter()
-        .filter(|t| t.id.starts_with(&prefix))
-        .count();
-    let run_prefix = format!("run_r{round}_");
-    let runs = store
-        .run_list(&scope, &Default::default())
-        .map_err(err)?
-        .iter()
-        .filter(|r| r.run_id.starts_with(&run_prefix))
-        .count();
-    let site_prefix = format!("r{round}-");
-    let sites = store
-        .site_list(&scope)
-        .map_err(err)?
-        .iter()
-        .filter(|s| s.starts_with(&site_prefix))
-        .count();
-    Ok((trajectories + runs + sites, TRAJECTORIES + RUNS + SITES))
+        .into_iter()
+        .filter_map(|t| round_of(&t.id, "traj_r"))
+        .chain(
+            store
+                .run_list(&scope, &Default::default())
+                .map_err(err)?
+                .into_iter()
+                .filter_map(|r| round_of(&r.run_id, "run_r")),
+        )
+        .chain(
+            store
+                .site_list(&scope)
+                .map_err(err)?
+                .into_iter()
+                .filter_map(|s| round_of(&s, "r")),
+        );
+    for round in names {
+        if let Some(count) = held.get_mut(round) {
+            *count += 1;
+        }
+    }
+    for round in (0..rounds).filter(|r| recording(*r)) {
+        for name in SESSIONS {
+            let id = SessionId::new(session(round, name)).map_err(err)?;
+            let logs = store.list_tool_logs(&id).map_err(err)?.len();
+            held[usize::try_from(round).map_err(|e| e.to_string())?] += logs;
+        }
+    }
+    Ok(held)
+}
+
+/// The records of round `round`'s input.
+fn whole(round: u64) -> usize {
+    if recording(round) {
+        LOGS * SESSIONS.len()
+    } else {
+        TRAJECTORIES + RUNS + SITES
+    }
 }
 
 /// Checks the database after the kill of round `round` (`reported`: the command printed its
@@ -220,18 +237,19 @@ fn verify(db: &Path, work: &Path, round: u64, reported: bool) -> Result<Outcome,
     if !findings.is_empty() {
         return Err(at(format!("check: {findings:#?}")));
     }
-    for earlier in 0..=round {
-        let (found, whole) = held(&store, earlier).map_err(at)?;
-        if found != 0 && found != whole {
+    let held = held(&store, round + 1).map_err(at)?;
+    for (earlier, found) in (0..=round).zip(held.iter().copied()) {
+        if found != 0 && found != whole(earlier) {
             return Err(at(format!(
-                "round {earlier}'s input is half there: {found} of {whole} records"
+                "round {earlier}'s input is half there: {found} of {} records",
+                whole(earlier)
             )));
         }
         if earlier < round && found == 0 {
             return Err(at(format!("round {earlier}'s input is gone")));
         }
     }
-    let (found, _) = held(&store, round).map_err(at)?;
+    let found = held.last().copied().unwrap_or(0);
     drop(store);
     if found == 0 {
         if reported {
@@ -259,10 +277,11 @@ fn retry(db: &Path, work: &Path, round: u64) -> Result<Outcome, String> {
         ));
     }
     let store = SqliteStore::open(db).map_err(|e| e.to_string())?;
-    let (found, whole) = held(&store, round)?;
-    if found != whole {
+    let found = held(&store, round + 1)?.last().copied().unwrap_or(0);
+    if found != whole(round) {
         return Err(format!(
-            "imported again, {found} of {whole} records are there"
+            "imported again, {found} of {} records are there",
+            whole(round)
         ));
     }
     Ok(Outcome {
