@@ -106,7 +106,12 @@ impl MemoryRoot {
                 limit: MAX_FILE_BYTES,
             });
         }
-        fs::read_to_string(path).map_err(fail)
+        let text = fs::read_to_string(path).map_err(fail)?;
+        // A byte-order mark some editors write is not part of the JSON.
+        Ok(match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_owned(),
+            None => text,
+        })
     }
 
     fn read_opt(&self, path: &Path) -> Result<Option<String>> {

@@ -4,9 +4,12 @@
 //! nothing half-written visible.
 //!
 //! The child cycles through every kind of write the store takes: metadata batches, episode
-//! batches, tool logs, session event batches and finished browser runs (trajectory, site
-//! observation and manifest in one call). Each multi-row write carries its own row count, so
-//! the check can tell a whole write from a torn one.
+//! batches, tool logs, session event batches, finished browser runs (trajectory, site
+//! observation and manifest in one call), and the two batches the imports use: a batch of
+//! tool logs into a new session (`recording import`) and a memory image of trajectories and a
+//! run manifest (`browser import`). Each multi-row write carries its own row count, so the
+//! check can tell a whole write from a torn one. The file's soundness is judged by
+//! `SqliteStore::check` (SQLite's integrity check plus the store's own invariants).
 //!
 //! This binary has its own `main` (`harness = false`) because it re-executes itself as the
 //! child: with `AGENT_MEMORY_CRASH_CHILD=<db path>` set, it is the writer. Kills and pauses come
@@ -19,8 +22,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use agent_memory_core::store::browser::{
-    BrowserStore, FactKind, FactObservation, FinishedRun, RunFilter, RunManifest, RunManifestStore,
-    RunStatus, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
+    BrowserStore, FactKind, FactObservation, FinishedRun, MemoryImage, RunFilter, RunManifest,
+    RunManifestStore, RunStatus, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
 };
 use agent_memory_core::store::tool_log::ToolLog;
 use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
@@ -51,7 +54,15 @@ fn main() -> ExitCode {
 }
 
 /// The kinds of write, in the order the child cycles through them.
-const KINDS: [&str; 5] = ["meta", "episodes", "tool_log", "events", "run"];
+const KINDS: [&str; 7] = [
+    "meta",
+    "episodes",
+    "tool_log",
+    "events",
+    "run",
+    "tool_logs",
+    "image",
+];
 
 /// One write the child reported as committed.
 #[derive(Debug, Clone, Copy)]
@@ -110,7 +121,7 @@ fn child(path: &Path, round: u64) -> Result<(), String> {
     for seq in 0.. {
         let kind = (seq % KINDS.len() as u64) as usize;
         let rows = match KINDS[kind] {
-            "meta" | "episodes" | "events" => 1 + rng.below(8),
+            "meta" | "episodes" | "events" | "tool_logs" | "image" => 1 + rng.below(8),
             _ => 1,
         };
         let write = Committed {
@@ -171,6 +182,27 @@ fn child(path: &Path, round: u64) -> Result<(), String> {
                     .session_append(&session(round), &events)
                     .map_err(err)?;
             }
+            "tool_logs" => {
+                let logs: Vec<ToolLog> = (0..rows)
+                    .map(|i| ToolLog {
+                        session: batch_session(round, seq),
+                        tool_name: "inputText".to_owned(),
+                        parameters: format!(r#"{{"rows":{rows},"i":{i}}}"#),
+                        success: true,
+                        error: None,
+                        duration_ms: 3,
+                        timestamp: Timestamp::from_millis(seq as i64),
+                        trace_id: None,
+                        memory_snapshot: None,
+                    })
+                    .collect();
+                store.import_tool_logs(&logs).map_err(err)?;
+            }
+            "image" => {
+                store
+                    .store_image(&Scope::shared(), &image(round, seq, rows))
+                    .map_err(err)?;
+            }
             _ => store
                 .record_run(&Scope::shared(), &finished_run(round, seq))
                 .map_err(err)?,
@@ -179,6 +211,33 @@ fn child(path: &Path, round: u64) -> Result<(), String> {
         out.flush().map_err(err)?;
     }
     Ok(())
+}
+
+/// The session of a batch of tool logs: a new one per write, as `recording import` needs.
+fn batch_session(round: u64, seq: u64) -> SessionId {
+    SessionId::new(format!("batch-{round}-{seq}")).expect("valid session id")
+}
+
+/// A memory image of `rows` trajectories (`img-<round>-<seq>-<i>-of-<rows>`) and one run
+/// manifest (`imgrun-<round>-<seq>-of-<rows>`), with steps large enough that a kill often
+/// lands inside the write.
+fn image(round: u64, seq: u64, rows: u64) -> MemoryImage {
+    let run = finished_run(round, seq);
+    let trajectories = (0..rows)
+        .map(|i| {
+            let mut t = run.trajectory.clone();
+            t.id = format!("img-{round}-{seq}-{i}-of-{rows}");
+            t.steps[0].action = format!(r#"{{"action":"type","text":"{}"}}"#, "x".repeat(4096));
+            (t, vec!["image".to_owned(), format!("{round}x{seq}")])
+        })
+        .collect();
+    let mut manifest = run.manifest.expect("finished runs have a manifest");
+    manifest.run_id = format!("imgrun-{round}-{seq}-of-{rows}");
+    MemoryImage {
+        trajectories,
+        runs: vec![manifest],
+        ..MemoryImage::default()
+    }
 }
 
 fn finished_run(round: u64, seq: u64) -> FinishedRun {
@@ -241,9 +300,23 @@ fn finished_run(round: u64, seq: u64) -> FinishedRun {
 /// count the write itself declared.
 type Found = BTreeMap<(u64, u64), (u64, u64)>;
 
+/// `(round, seq, rows)` of an image record's id `<prefix><round>-<seq>-[<i>-]of-<rows>`.
+fn image_ids(id: &str, prefix: &str) -> Result<(u64, u64, u64), String> {
+    let bad = || format!("unexpected image id {id:?}");
+    let rest = id.strip_prefix(prefix).ok_or_else(bad)?;
+    let (head, rows) = rest.split_once("-of-").ok_or_else(bad)?;
+    let mut parts = head.split('-');
+    let num = |p: Option<&str>| p.and_then(|p| p.parse().ok()).ok_or_else(bad);
+    Ok((
+        num(parts.next())?,
+        num(parts.next())?,
+        rows.parse().map_err(|_| bad())?,
+    ))
+}
+
 /// Reads everything the child may have written in rounds `0..=round`.
-fn stored(store: &SqliteStore, round: u64) -> Result<[Found; 5], String> {
-    let mut found: [Found; 5] = Default::default();
+fn stored(store: &SqliteStore, round: u64, history: &[Committed]) -> Result<[Found; 7], String> {
+    let mut found: [Found; 7] = Default::default();
     let num = |s: &str| s.parse::<u64>().map_err(|_| format!("not a number: {s:?}"));
     for (key, value) in store.meta_list("crash/").map_err(err)? {
         let parts: Vec<&str> = key.as_str().split('/').collect();
@@ -298,17 +371,54 @@ fn stored(store: &SqliteStore, round: u64) -> Result<[Found; 5], String> {
             .ok_or(format!("unexpected id {id:?}"))?;
         Ok((num(r)?, num(s)?))
     };
+    // An image is whole when its trajectories and its manifest are all there.
     for trajectory in store.trajectory_list(&scope).map_err(err)? {
+        if trajectory.id.starts_with("img-") {
+            let (r, s, rows) = image_ids(&trajectory.id, "img-")?;
+            found[6].entry((r, s)).or_insert((0, rows + 1)).0 += 1;
+            continue;
+        }
         found[4]
             .entry(ids(&trajectory.id, "traj-")?)
             .or_insert((0, 2))
             .0 += 1;
     }
     for manifest in store.run_list(&scope, &RunFilter::default()).map_err(err)? {
+        if manifest.run_id.starts_with("imgrun-") {
+            let (r, s, rows) = image_ids(&manifest.run_id, "imgrun-")?;
+            found[6].entry((r, s)).or_insert((0, rows + 1)).0 += 1;
+            continue;
+        }
         found[4]
             .entry(ids(&manifest.run_id, "run-")?)
             .or_insert((0, 2))
             .0 += 1;
+    }
+    // Batches of tool logs, each in its own session: every write the child may have reached
+    // (it cycles through the kinds, so up to one cycle past the last one reported).
+    let batch = KINDS
+        .iter()
+        .position(|k| *k == "tool_logs")
+        .ok_or("no batch kind")?;
+    for r in 0..=round {
+        let last = history
+            .iter()
+            .filter(|c| c.round == r)
+            .map(|c| c.seq)
+            .max()
+            .unwrap_or(0);
+        for seq in
+            (0..=last + 2 * KINDS.len() as u64).filter(|s| *s % KINDS.len() as u64 == batch as u64)
+        {
+            for log in store.list_tool_logs(&batch_session(r, seq)).map_err(err)? {
+                let rows = log
+                    .parameters
+                    .strip_prefix(r#"{"rows":"#)
+                    .and_then(|rest| rest.split(',').next())
+                    .ok_or(format!("unexpected batch log {:?}", log.parameters))?;
+                found[5].entry((r, seq)).or_insert((0, num(rows)?)).0 += 1;
+            }
+        }
     }
     Ok(found)
 }
@@ -316,16 +426,16 @@ fn stored(store: &SqliteStore, round: u64) -> Result<[Found; 5], String> {
 /// Checks the file after the kill of `round` against every write reported so far.
 fn verify(path: &Path, round: u64, history: &[Committed]) -> Result<(), String> {
     let store = SqliteStore::open(path).map_err(|e| format!("reopen: {e}"))?;
-    let problems = store.integrity_check().map_err(err)?;
-    if !problems.is_empty() {
-        return Err(format!("integrity_check: {problems:?}"));
+    let findings = store.check().map_err(err)?;
+    if !findings.is_empty() {
+        return Err(format!("check: {findings:#?}"));
     }
-    let found = stored(&store, round)?;
+    let found = stored(&store, round, history)?;
     for write in history {
-        let want = if KINDS[write.kind] == "run" {
-            2
-        } else {
-            write.rows
+        let want = match KINDS[write.kind] {
+            "run" => 2,
+            "image" => write.rows + 1,
+            _ => write.rows,
         };
         match found[write.kind].get(&(write.round, write.seq)) {
             Some((rows, _)) if *rows == want => {}

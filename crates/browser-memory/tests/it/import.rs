@@ -191,3 +191,44 @@ fn importing_the_same_directory_again_finds_every_record_already_there() {
     assert_eq!((second.records(), second.unchanged), (6, 6));
     assert!(second.skipped.is_empty(), "{:?}", second.skipped);
 }
+
+/// A byte-order mark before a memory file's JSON is accepted, and not kept in what is stored.
+#[test]
+fn a_byte_order_mark_before_a_memory_file_is_accepted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    copy_reference(root);
+    let mut files = vec![root.join("hints.json")];
+    for folder in ["agent-runs", "runs", "domains/shop.example.com_8443"] {
+        for entry in fs::read_dir(root.join(folder)).expect("list") {
+            files.push(entry.expect("entry").path());
+        }
+    }
+    for path in &files {
+        let text = fs::read_to_string(path).expect("read");
+        fs::write(path, format!("\u{feff}{text}")).expect("write");
+    }
+    let with_bom = InMemoryStore::new();
+    let scope = Scope::shared();
+    import_dir(&with_bom, &scope, &MemoryRoot::new(root), REFERENCE_NOW).expect("import");
+    let plain = InMemoryStore::new();
+    import_dir(
+        &plain,
+        &scope,
+        &MemoryRoot::new(reference_dir().join("agent-memory")),
+        REFERENCE_NOW,
+    )
+    .expect("import");
+    assert_eq!(
+        with_bom.suite_summaries(&scope).expect("summaries"),
+        plain.suite_summaries(&scope).expect("summaries")
+    );
+    assert_eq!(
+        with_bom.hints_get(&scope).expect("hints"),
+        plain.hints_get(&scope).expect("hints")
+    );
+    assert_eq!(
+        with_bom.site_list(&scope).expect("sites"),
+        plain.site_list(&scope).expect("sites")
+    );
+}

@@ -203,9 +203,7 @@ fn store_logs<'a>(
     logs: &'a [ToolLog],
     db: &Path,
 ) -> Result<BTreeMap<&'a str, usize>> {
-    if logs.is_empty() {
-        bail!("{} holds no tool logs; nothing to import", path.display());
-    }
+    refuse_empty(path, logs)?;
     let mut sessions: BTreeMap<&str, usize> = BTreeMap::new();
     for log in logs {
         *sessions.entry(log.session.as_str()).or_default() += 1;
@@ -234,6 +232,14 @@ fn store_logs<'a>(
         }
         Err(other) => Err(other.into()),
     }
+}
+
+/// An input without a tool log is refused, as the other imports refuse an empty input.
+fn refuse_empty(path: &Path, logs: &[ToolLog]) -> Result<()> {
+    if logs.is_empty() {
+        bail!("{} holds no tool logs; nothing to import", path.display());
+    }
+    Ok(())
 }
 
 /// The 1-based numbers of the lines of `text` that hold a log (the lines
@@ -1015,6 +1021,7 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let lines = text.lines().count() as u64;
     let progress = Progress::start(Some(lines * 2), "importing tool logs");
     let logs = parse_logs(&args.logs, &text, Some(&progress))?;
+    refuse_empty(&args.logs, &logs)?;
     let store = database::open(&global.db)?;
     let sessions = store_logs(&store, &args.logs, &text, &logs, &global.db)?;
     progress.advance(logs.len() as u64);

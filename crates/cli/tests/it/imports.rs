@@ -99,6 +99,10 @@ fn an_empty_tool_log_file_is_refused() {
         run.stderr,
         "error: empty.jsonl holds no tool logs; nothing to import\n"
     );
+    assert!(
+        !sandbox.path().join("memory.db").exists(),
+        "a refused import created the database"
+    );
 }
 
 #[test]

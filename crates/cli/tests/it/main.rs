@@ -8,6 +8,7 @@ mod database;
 mod demo;
 mod errors;
 mod imports;
+mod races;
 mod recording;
 mod stats;
 mod tour;

@@ -87,32 +87,74 @@ pub struct KillLoop {
     pub kills: u64,
     /// The seed of the pauses before each kill.
     pub seed: u64,
+    /// The shortest pause before a kill, in milliseconds (default 20).
+    pub min_pause_ms: u64,
+    /// The end of the pauses before a kill, in milliseconds, exclusive (default 140). Pauses
+    /// are drawn uniformly between the two, so they should span the write the test wants
+    /// interrupted.
+    pub max_pause_ms: u64,
 }
 
 impl KillLoop {
-    /// [`KILLS_ENV`] kills (50 when unset) with pauses from `seed`.
+    /// [`KILLS_ENV`] kills (50 when unset) with pauses of 20 to 140 ms from `seed`.
     pub fn from_env(seed: u64) -> Self {
         let kills = std::env::var(KILLS_ENV)
             .ok()
             .and_then(|k| k.parse().ok())
             .unwrap_or(50);
-        KillLoop { kills, seed }
+        KillLoop {
+            kills,
+            seed,
+            min_pause_ms: 20,
+            max_pause_ms: 140,
+        }
     }
 
-    /// Runs the rounds on `path`; `check(path, round, committed lines)` returns how many
-    /// committed writes it verified. Returns a one-line summary.
+    /// The same loop with pauses from `min_ms` up to (not including) `max_ms` milliseconds.
+    pub fn pauses(self, min_ms: u64, max_ms: u64) -> Self {
+        KillLoop {
+            min_pause_ms: min_ms,
+            max_pause_ms: max_ms.max(min_ms + 1),
+            ..self
+        }
+    }
+
+    /// Runs the rounds on `path`, the child being this binary re-executed as [`CrashTest`]'s
+    /// writer; `check(path, round, committed lines)` returns how many committed writes it
+    /// verified. Returns a one-line summary.
     pub fn run(
         &self,
         path: &Path,
-        mut check: impl FnMut(&Path, u64, &[String]) -> Result<u64, String>,
+        check: impl FnMut(&Path, u64, &[String]) -> Result<u64, String>,
     ) -> Result<String, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        self.run_commands(
+            path,
+            |path, round| {
+                let mut command = Command::new(&exe);
+                command
+                    .env(CHILD_ENV, path)
+                    .env(ROUND_ENV, round.to_string());
+                command
+            },
+            check,
+        )
+    }
+
+    /// Runs the rounds with any program as the child: `child(path, round)` makes the command
+    /// of each round (a command-line tool writing to `path`, say); each line it prints to
+    /// stdout before the kill is handed to `check`, as [`run`](Self::run) does.
+    pub fn run_commands(
+        &self,
+        path: &Path,
+        mut child: impl FnMut(&Path, u64) -> Command,
+        mut check: impl FnMut(&Path, u64, &[String]) -> Result<u64, String>,
+    ) -> Result<String, String> {
         let mut rng = SplitMix64::new(self.seed);
         let mut verified = 0u64;
+        let spread = self.max_pause_ms.saturating_sub(self.min_pause_ms).max(1);
         for round in 0..self.kills {
-            let mut child = Command::new(&exe)
-                .env(CHILD_ENV, path)
-                .env(ROUND_ENV, round.to_string())
+            let mut child = child(path, round)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -125,7 +167,7 @@ impl KillLoop {
                     .collect::<Vec<String>>()
             });
             // Let the child open the file and write for a random while, then kill it.
-            std::thread::sleep(Duration::from_millis(20 + rng.below(120)));
+            std::thread::sleep(Duration::from_millis(self.min_pause_ms + rng.below(spread)));
             child.kill().map_err(|e| format!("kill child: {e}"))?;
             child.wait().map_err(|e| format!("reap child: {e}"))?;
             let lines = reader.join().map_err(|_| "reader thread panicked")?;

@@ -131,6 +131,7 @@ fn crystallizer_processes_observe_each_episode_once() {
         let stats = found[0].pattern.stats;
         assert_eq!(stats.corroborations + stats.contradictions, recorded);
     }
+    assert_eq!(m.store().check().expect("check"), Vec::new());
 }
 
 const WRITERS: usize = 4;
@@ -311,6 +312,8 @@ fn writers_and_crystallizers_share_one_file() {
         assert_eq!(stats.corroborations + stats.contradictions, *count);
     }
     assert_eq!(per_layer.len(), RACE_LAYERS);
+    // And the store's own invariants hold (watermarks, evidence counts, SQLite's checks).
+    assert_eq!(m.store().check().expect("check"), Vec::new());
 }
 
 /// For a first-record child: the partition it records into and the fields it configures.

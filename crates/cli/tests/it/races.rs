@@ -1,0 +1,186 @@
+//! Concurrent imports of the same content store it once: eight processes start the same
+//! `turns import`, `recording import` or `browser import` at once, round after round (20 by
+//! default, `AGENT_MEMORY_RACE_ROUNDS` to change); exactly one stores the content, the other
+//! seven report it is already there, the database holds it once and passes `check`. Odd
+//! rounds start on a database that does not exist yet, so the eight also race to create it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use agent_memory_core::store::browser::{RunManifestStore, TrajectoryStore};
+use agent_memory_core::store::tool_log::ToolLogStore;
+use agent_memory_core::{Scope, SessionId, SessionStore};
+use agent_memory_sqlite::SqliteStore;
+
+use crate::Sandbox;
+
+const PROCESSES: usize = 8;
+/// "Now" of the reference sample, so the TTL keeps its trajectory.
+const NOW: &str = "1795321223974";
+
+fn rounds() -> usize {
+    std::env::var("AGENT_MEMORY_RACE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20)
+}
+
+/// Starts `PROCESSES` copies of `agent-memory --db <db> args...` together and waits for all.
+fn race(sandbox: &Sandbox, db: &str, args: &[&str]) -> Vec<Output> {
+    let children: Vec<_> = (0..PROCESSES)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+                .arg("--db")
+                .arg(db)
+                .args(args)
+                .env_remove("AGENT_MEMORY_DB")
+                .current_dir(sandbox.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn agent-memory")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| child.wait_with_output().expect("wait"))
+        .collect()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Exactly one run succeeded and every other failed with exit 1 and `already` in its error;
+/// `what` names the command in failures.
+fn once(outputs: &[Output], what: &str, already: &str) {
+    let won: Vec<&Output> = outputs.iter().filter(|o| o.status.success()).collect();
+    assert_eq!(
+        won.len(),
+        1,
+        "{what}: {} of {PROCESSES} stored it: {outputs:#?}",
+        won.len()
+    );
+    for lost in outputs.iter().filter(|o| !o.status.success()) {
+        let stderr = text(&lost.stderr);
+        assert!(
+            lost.status.code() == Some(1) && stderr.contains(already),
+            "{what}: a process failed otherwise: {stderr}"
+        );
+    }
+}
+
+/// The database of round `round`: a new file each round, created beforehand in even rounds.
+fn database(sandbox: &Sandbox, name: &str, round: usize) -> String {
+    let db = format!("{name}-{round}.db");
+    if round % 2 == 0 {
+        sandbox.expect(0, &["--db", &db, "stats"]);
+    }
+    db
+}
+
+fn check_passes(sandbox: &Sandbox, db: &str) {
+    sandbox.expect(0, &["--db", db, "check"]);
+}
+
+fn open(sandbox: &Sandbox, db: &str) -> SqliteStore {
+    SqliteStore::open(sandbox.path().join(db)).expect("open")
+}
+
+#[test]
+fn eight_turns_imports_of_one_log_store_it_once() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture("verbose-flag.session.jsonl");
+    for round in 0..rounds() {
+        let db = database(&sandbox, "turns", round);
+        let outputs = race(
+            &sandbox,
+            &db,
+            &["turns", "import", "verbose-flag.session.jsonl"],
+        );
+        once(&outputs, "turns import", "already holds 9 event(s)");
+        let events = open(&sandbox, &db)
+            .session_load(&SessionId::new("verbose-flag").expect("id"))
+            .expect("load");
+        assert_eq!(events.len(), 9, "round {round}");
+        check_passes(&sandbox, &db);
+    }
+}
+
+#[test]
+fn eight_recording_imports_of_one_file_store_it_once() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture("sign-in.logs.jsonl");
+    for round in 0..rounds() {
+        let db = database(&sandbox, "recording", round);
+        let outputs = race(
+            &sandbox,
+            &db,
+            &["recording", "import", "sign-in.logs.jsonl"],
+        );
+        once(&outputs, "recording import", "already holds 4 tool log(s)");
+        let logs = open(&sandbox, &db)
+            .list_tool_logs(&SessionId::new("first-run").expect("id"))
+            .expect("list");
+        assert_eq!(logs.len(), 4, "round {round}");
+        check_passes(&sandbox, &db);
+    }
+}
+
+/// A directory import replaces records by key, so every process may exit 0: exactly one
+/// reports it imported the records, the other seven that they were already there.
+#[test]
+fn eight_browser_imports_of_one_directory_store_it_once() {
+    let sandbox = Sandbox::new();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../browser-memory/tests/it/fixtures/bad-examples/agent-memory"),
+        &sandbox.path().join("sample"),
+    );
+    for round in 0..rounds() {
+        let db = database(&sandbox, "browser", round);
+        let outputs = race(
+            &sandbox,
+            &db,
+            &["browser", "--now", NOW, "import", "sample"],
+        );
+        for output in &outputs {
+            assert!(output.status.success(), "round {round}: {output:#?}");
+        }
+        let stdout: Vec<String> = outputs.iter().map(|o| text(&o.stdout)).collect();
+        let stored = stdout.iter().filter(|s| s.starts_with("imported ")).count();
+        let already = stdout
+            .iter()
+            .filter(|s| s.starts_with("sample is already there: all 6 records unchanged"))
+            .count();
+        assert_eq!(
+            (stored, already),
+            (1, PROCESSES - 1),
+            "round {round}: {stdout:#?}"
+        );
+        let store = open(&sandbox, &db);
+        let scope = Scope::shared();
+        assert_eq!(store.trajectory_list(&scope).expect("list").len(), 1);
+        assert_eq!(
+            store
+                .run_list(&scope, &Default::default())
+                .expect("runs")
+                .len(),
+            2
+        );
+        check_passes(&sandbox, &db);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
