@@ -15,7 +15,12 @@
 //! - counts are unsigned integers, absent values are omitted rather than `null` unless the
 //!   schema says otherwise.
 
+pub(crate) mod browser;
 pub(crate) mod memory;
+pub(crate) mod recording;
+pub(crate) mod stats;
+pub(crate) mod trajectory;
+pub(crate) mod turns;
 
 use agent_memory_core::{Clock, IdSource, Timestamp};
 use agent_memory_sqlite::SqliteStore;
@@ -157,6 +162,11 @@ fn schema_of<T: JsonSchema>() -> Schema {
 pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = vec![("error", schema_of::<ErrorDocument>())];
     all.extend(memory::schemas());
+    all.extend(stats::schemas());
+    all.extend(trajectory::schemas());
+    all.extend(browser::schemas());
+    all.extend(turns::schemas());
+    all.extend(recording::schemas());
     all
 }
 
@@ -181,9 +191,21 @@ pub(crate) fn output<O: JsonSchema>(name: &'static str) -> (&'static str, Schema
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeSet;
     use std::path::PathBuf;
+
+    use agent_memory_core::{ManualClock, SeededIds, Timestamp};
+    use agent_memory_sqlite::SqliteStore;
+
+    /// An environment on `store` at a fixed "now" (2026-01-01T00:00:00Z) with seeded ids.
+    pub(crate) fn env_on(store: &SqliteStore) -> super::Env<'_> {
+        super::Env {
+            store,
+            clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
+            ids: Box::new(SeededIds::new(7)),
+        }
+    }
 
     fn committed() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
