@@ -15,6 +15,7 @@
 
 mod commands;
 mod database;
+mod mcp;
 mod ops;
 mod output;
 mod progress;
@@ -121,7 +122,7 @@ fn print_json_error(body: ops::ErrorBody) {
 
 /// The error and its causes on one line, "what failed: why", each cause once: an error that
 /// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
-fn one_line(error: &anyhow::Error) -> String {
+pub(crate) fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
         let text = cause.to_string();
