@@ -5,6 +5,7 @@ mod browser;
 mod contract;
 mod demo;
 mod errors;
+mod mcp;
 mod recording;
 mod stats;
 mod trajectory;
