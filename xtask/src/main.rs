@@ -9,12 +9,14 @@
 //! - `cargo xtask readme`: the README's Rust examples in a new crate depending on `agent-memory-kit`.
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
+//! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
 
 mod bench;
 mod ci;
 mod demo;
 mod deps;
 mod fuzz;
+mod mcp_python;
 mod readme;
 mod snapshots;
 
@@ -49,6 +51,7 @@ fn run() -> Result<()> {
         "demo" => demo::run(rest),
         "fuzz" => fuzz::run(rest),
         "readme" => readme::run(rest),
+        "mcp-python" => mcp_python::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -70,7 +73,8 @@ fn print_usage() {
          readme     build and run the README's Rust examples in a crate depending on agent-memory-kit\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
-         fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)"
+         fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
+         mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)"
     );
 }
 
