@@ -438,6 +438,69 @@ async fn stdio_serves_the_whole_agent_loop() {
     client.cancel().await.expect("close");
 }
 
+/// Every call the server answered is committed: killing the server (SIGKILL) right after,
+/// with another call in flight, loses none of them.
+#[tokio::test]
+async fn acknowledged_writes_survive_a_killed_server() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let command = tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("--db")
+            .arg(&db)
+            .arg("mcp")
+            .env_remove("AGENT_MEMORY_DB");
+    });
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the server");
+    let pid = transport.id().expect("the server's pid");
+    let client: Client = ().serve(transport).await.expect("initialize");
+    let started = json!({"type": "session_started", "session": "killed", "started_at": 0});
+    call(
+        &client,
+        "turns_append",
+        json!({"session": "killed", "events": [started]}),
+    )
+    .await;
+    for i in 1..=20 {
+        let event = json!({"type": "user_message", "text": format!("message {i}")});
+        call(
+            &client,
+            "turns_append",
+            json!({"session": "killed", "start": i, "events": [event]}),
+        )
+        .await;
+    }
+    let in_flight = {
+        let event = json!({"type": "user_message", "text": "maybe"});
+        let arguments = json!({"session": "killed", "start": 21, "events": [event]});
+        let Value::Object(arguments) = arguments else {
+            unreachable!("an object")
+        };
+        let peer = client.peer().clone();
+        let request = CallToolRequestParams::new("turns_append").with_arguments(arguments);
+        let sent = tokio::spawn(async move { peer.call_tool(request).await });
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        sent
+    };
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let _ = in_flight.await;
+    drop(client);
+    let again = stdio_client(&db).await;
+    let list = call(&again, "memory_list", json!({})).await;
+    let events = list["turn_sessions"][0]["events"].as_u64().unwrap_or(0);
+    assert!(
+        events == 21 || events == 22,
+        "21 acknowledged events (and perhaps the one in flight), found {events}"
+    );
+    again.cancel().await.expect("close");
+}
+
 /// A tool error carries the very message the command line prints for the same mistake.
 #[tokio::test]
 async fn tool_errors_carry_the_command_lines_message() {
