@@ -95,6 +95,8 @@ impl HttpServer {
                 }
             }
         };
+        // The rest of stderr is drained, so the server never writes into a closed pipe.
+        std::thread::spawn(move || lines.for_each(drop));
         HttpServer { child, url }
     }
 
