@@ -50,6 +50,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         ),
         ("snapshots", Box::new(|| snapshots::check(&root, &refs))),
         (
+            // An MCP client we did not write, the official Python SDK, over both transports.
+            "mcp python",
+            Box::new(|| crate::mcp_python::run(&[])),
+        ),
+        (
             // What docs.rs and a user's `cargo doc` build (default features), then everything.
             "doc",
             Box::new(|| {

@@ -10,6 +10,7 @@
 //! - `cargo xtask readme`: the README's Rust examples in a new crate depending on `agent-memory-kit`.
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
+//! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
 
 mod agent_cli;
 mod bench;
@@ -17,6 +18,7 @@ mod ci;
 mod demo;
 mod deps;
 mod fuzz;
+mod mcp_python;
 mod readme;
 mod snapshots;
 
@@ -52,6 +54,7 @@ fn run() -> Result<()> {
         "fuzz" => fuzz::run(rest),
         "readme" => readme::run(rest),
         "agent-cli" => agent_cli::run(rest),
+        "mcp-python" => mcp_python::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -74,7 +77,8 @@ fn print_usage() {
          agent-cli  run crates/cli/tests/agent_cli.py, a Python agent driving the command line\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
-         fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)"
+         fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
+         mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)"
     );
 }
 

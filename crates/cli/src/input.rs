@@ -20,7 +20,7 @@ pub(crate) fn read_text(source: &Path) -> Result<(String, String)> {
         ("<stdin>".to_owned(), bytes)
     } else {
         let name = source.display().to_string();
-        let bytes = std::fs::read(source).with_context(|| format!("reading {name}"))?;
+        let bytes = std::fs::read(source).with_context(|| format!("cannot read {name}"))?;
         (name, bytes)
     };
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
@@ -44,8 +44,6 @@ pub(crate) fn document<T: DeserializeOwned>(source: &Path) -> Result<T> {
     })
 }
 
-// Used by the append commands that take JSON lines.
-#[allow(dead_code)]
 /// Every non-blank line of `source` as a `T`, or the input as one JSON array of `T`. An
 /// error names the line; nothing is returned unless every line parses.
 pub(crate) fn lines<T: DeserializeOwned>(source: &Path) -> Result<Vec<T>> {

@@ -18,6 +18,7 @@
 mod commands;
 mod database;
 mod input;
+mod mcp;
 mod ops;
 mod output;
 mod progress;
@@ -146,7 +147,7 @@ fn print_json_error(body: ops::ErrorBody) {
 
 /// The error and its causes on one line, "what failed: why", each cause once: an error that
 /// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
-fn one_line(error: &anyhow::Error) -> String {
+pub(crate) fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
         let text = cause.to_string();

@@ -139,7 +139,7 @@ def turn_memory(memory):
         {"type": "user_message", "text": "Make the tests pass."},
         {"type": "assistant_turn", "text": "Fixed the parser; one test still fails.",
          "memory": {"files_changed": ["src/parser.rs"],
-                    "failed_bash": [{"command": "cargo test", "exit_code": 101}]}},
+                    "failed_commands": [{"command": "cargo test", "exit_code": 101}]}},
     ]
     appended = memory.lines("turns", "append", "--session", "py-session", rows=events)
     check("three events appended", appended["appended"] == 3, appended)
@@ -171,7 +171,8 @@ def recordings(memory):
              {"key": "merchant_email", "value": "shop+tea@example.com",
               "writtenBy": "merchantFactory_loadAccount", "writtenAt": 1000,
               "existedBefore": False},
-             {"key": "merchant_password", "sensitive": True}]},
+             # The agent knows its secret and marks it: the value is scrubbed, never kept.
+             {"key": "merchant_password", "value": "hunter2-canary", "sensitive": True}]},
         {"toolName": "signIn",
          "parameters": {"email": "shop+tea@example.com", "password": "hunter2-canary"},
          "successful": True, "durationMs": 900, "timestamp": 2000,

@@ -6,7 +6,7 @@ use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, Pattern,
     PatternStats, PatternStore, PendingObservation, TrajectoryTally,
 };
-use agent_memory_core::{Clock, MetaKey, Partition};
+use agent_memory_core::{Clock, MetaKey, Partition, Timestamp};
 use serde_json::Value;
 
 use crate::config::{Config, Weights};
@@ -27,6 +27,10 @@ pub struct EpisodeRecord<'a> {
     pub outcome: &'a Value,
     /// The tenant, agent or team.
     pub partition: &'a Partition,
+    /// When the episode happened; `None`: now, by the memory's clock. An episode imported
+    /// from an earlier run keeps its own time, which feeds recency and `last_reinforced`
+    /// (never the watermark, which is a sequence number).
+    pub recorded_at: Option<Timestamp>,
 }
 
 impl<'a> EpisodeRecord<'a> {
@@ -43,7 +47,14 @@ impl<'a> EpisodeRecord<'a> {
             trajectory,
             outcome,
             partition,
+            recorded_at: None,
         }
+    }
+
+    /// The same episode, recorded at `at` instead of now.
+    pub fn with_recorded_at(mut self, at: Timestamp) -> Self {
+        self.recorded_at = Some(at);
+        self
     }
 }
 
@@ -151,12 +162,12 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         outcome: &Value,
         partition: &Partition,
     ) -> Result<Episode> {
-        let mut stored = self.record_episodes(&[EpisodeRecord {
+        let mut stored = self.record_episodes(&[EpisodeRecord::new(
             fingerprint,
             trajectory,
             outcome,
             partition,
-        }])?;
+        )])?;
         stored.pop().ok_or_else(|| {
             agent_memory_core::Error::corrupt("append episodes", "no episode returned").into()
         })
@@ -187,7 +198,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                     fingerprint: self.episode_fingerprint(r.fingerprint)?,
                     trajectory: r.trajectory.iter().map(|s| (*s).to_owned()).collect(),
                     outcome: r.outcome.to_string(),
-                    recorded_at: now,
+                    recorded_at: r.recorded_at.unwrap_or(now),
                 })
             })
             .collect::<Result<Vec<_>>>()?;

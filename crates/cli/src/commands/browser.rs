@@ -49,6 +49,9 @@ enum BrowserCommand {
     /// The run registry's life cycle for an orchestrator: start, update, complete.
     #[command(subcommand)]
     Run(RunCommand),
+    /// Record a finished run (schemas/browser_record_run.input.json) in one transaction:
+    /// trajectory, session, facts, selectors and, with `run_id`, the run's manifest.
+    Record(DocumentArgs),
 }
 
 /// `browser run`: one JSON document in (`--file PATH`, or `-` for stdin), the manifest out.
@@ -170,6 +173,19 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), RandomIds::new());
     match &args.command {
         BrowserCommand::Run(command) => run_lifecycle(command, args, global, &store),
+        BrowserCommand::Record(doc) => {
+            let mut input: ops::browser::RecordRunInput = input::document(&doc.file)?;
+            input.scope = input.scope.or(Some(args.scope.clone()));
+            let recorded = ops::browser::record_run(&global.env(&store), &input)?;
+            if global.json {
+                return print_json(&recorded);
+            }
+            println!(
+                "recorded trajectory {} ({} step(s)) for site {} in session {}",
+                recorded.trajectory_id, recorded.steps, recorded.site, recorded.session_id
+            );
+            Ok(())
+        }
         BrowserCommand::Context(context) => {
             memory.options.scoring = context.trace_scoring;
             memory.options.ttl_days = ttl(context.ttl_days)?;
@@ -194,6 +210,26 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                 println!("{text}");
             }
             Ok(())
+        }
+        BrowserCommand::Runs(runs) if global.json => {
+            // The contract's listing, the same as the MCP tool `browser_runs`.
+            let status = match runs.status.as_deref() {
+                Some("running") => Some(ops::browser::StatusInput::Running),
+                Some("completed") => Some(ops::browser::StatusInput::Completed),
+                Some("failed") => Some(ops::browser::StatusInput::Failed),
+                _ => None,
+            };
+            let listed = ops::browser::runs(
+                &global.env(&store),
+                &ops::browser::RunsInput {
+                    scope: Some(args.scope.clone()),
+                    session_id: runs.session_id.clone(),
+                    domain: runs.domain.clone(),
+                    status,
+                    limit: runs.limit,
+                },
+            )?;
+            print_json(&listed)
         }
         BrowserCommand::Runs(runs) => {
             let filter = RunFilter {

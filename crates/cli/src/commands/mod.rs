@@ -39,12 +39,14 @@ pub(crate) enum Command {
     Forget(forget::ForgetArgs),
     /// The JSON Schema of every input and output of the JSON contract.
     Schemas(schemas::SchemasArgs),
+    /// Serve every memory to MCP clients (Model Context Protocol), over stdio or `--http`.
+    Mcp(crate::mcp::McpArgs),
 }
 
 impl Command {
     /// Whether the command is a long-running server (it keeps the default of ignoring SIGPIPE).
     pub(crate) fn serves(&self) -> bool {
-        false
+        matches!(self, Command::Mcp(_))
     }
 }
 
@@ -61,5 +63,6 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::List(args) => list::run(&args, global),
         Command::Forget(args) => forget::run(&args, global),
         Command::Schemas(args) => schemas::run(&args, global),
+        Command::Mcp(args) => crate::mcp::run(&args, global),
     }
 }

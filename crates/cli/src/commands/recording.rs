@@ -40,6 +40,9 @@ enum RecordingCommand {
     Fmt(FmtArgs),
     /// Copy tool logs from a JSONL file into the database.
     Import(ImportArgs),
+    /// Append tool logs (with their memory snapshots) to a session, in one transaction:
+    /// JSON lines or one JSON array, `--file PATH` or `-` for stdin.
+    Append(AppendArgs),
 }
 
 /// Where the tool logs come from: a file or the database.
@@ -176,7 +179,39 @@ pub(crate) fn run(args: RecordingArgs, global: &GlobalArgs) -> Result<()> {
         RecordingCommand::Lint(args) => lint(&args, global),
         RecordingCommand::Fmt(args) => fmt(&args, global),
         RecordingCommand::Import(args) => import(&args, global),
+        RecordingCommand::Append(args) => append(&args, global),
     }
+}
+
+#[derive(Debug, clap::Args)]
+struct AppendArgs {
+    /// The session to append to.
+    #[arg(long)]
+    session: String,
+    /// The tool logs (schemas/recording_append.input.json, `logs`): a file, or `-` for stdin.
+    #[arg(long, value_name = "PATH")]
+    file: PathBuf,
+}
+
+/// `recording append`: the logs after the session's stored ones, all or none.
+fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
+    let logs: Vec<crate::ops::recording::ToolLogDocument> = crate::input::lines(&args.file)?;
+    let store = database::open(&global.db)?;
+    let appended = crate::ops::recording::append(
+        &global.env(&store),
+        &crate::ops::recording::AppendInput {
+            session: args.session.clone(),
+            logs,
+        },
+    )?;
+    if global.json {
+        return print_json(&appended);
+    }
+    println!(
+        "session {}: {} tool log(s) appended; {} in all",
+        appended.session, appended.appended, appended.logs
+    );
+    Ok(())
 }
 
 fn read_text(path: &Path) -> Result<String> {

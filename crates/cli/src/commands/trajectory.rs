@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::{Clock, MetaKey, MetaStore, Partition};
+use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{
     Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights,
@@ -44,6 +44,15 @@ enum TrajectoryCommand {
     Recall(RecallArgs),
     /// popoto's 16-hex fingerprint of a JSON object of features.
     Fingerprint(FingerprintArgs),
+    /// Every pattern of a partition, no fingerprint needed.
+    Patterns(PatternsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct PatternsArgs {
+    /// The partition.
+    #[arg(long)]
+    partition: String,
 }
 
 /// Which partition, and its configuration.
@@ -171,6 +180,7 @@ pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
         TrajectoryCommand::Crystallize(crystallize) => run_crystallize(crystallize, global, clock),
         TrajectoryCommand::Recall(recall) => run_recall(recall, global, clock),
         TrajectoryCommand::Fingerprint(fingerprint) => run_fingerprint(fingerprint, global),
+        TrajectoryCommand::Patterns(patterns) => run_patterns(patterns, global),
     }
 }
 
@@ -351,6 +361,8 @@ struct OwnedEpisode {
     fingerprint: Vec<(String, String)>,
     trajectory: Vec<String>,
     outcome: Value,
+    /// Its own time (a line's `recorded_at`), else now.
+    recorded_at: Option<Timestamp>,
 }
 
 #[derive(Debug, Serialize)]
@@ -381,6 +393,7 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
                 fingerprint: args.values.clone(),
                 trajectory,
                 outcome,
+                recorded_at: None,
             }]
         }
     };
@@ -405,12 +418,16 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            EpisodeRecord::new(
+            let record = EpisodeRecord::new(
                 &fingerprints[i],
                 &trajectories[i],
                 &e.outcome,
                 &target.partition,
-            )
+            );
+            match e.recorded_at {
+                Some(at) => record.with_recorded_at(at),
+                None => record,
+            }
         })
         .collect();
     let what = match &args.file {
@@ -464,12 +481,15 @@ struct EpisodeLine {
     fingerprint: Map<String, Value>,
     trajectory: Vec<String>,
     outcome: Value,
+    /// When the episode happened: RFC 3339 text or milliseconds since the epoch.
+    #[serde(default)]
+    recorded_at: Option<Value>,
 }
 
 /// The episodes of a JSONL file (blank lines skipped); an error names the file and line.
 fn read_episodes(path: &Path) -> Result<Vec<OwnedEpisode>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // A file, or `-` for standard input.
+    let (_, text) = crate::input::read_text(path)?;
     let lines: Vec<&str> = text.lines().collect();
     let progress = Progress::start(Some(lines.len() as u64), "reading episodes");
     let mut episodes = Vec::with_capacity(lines.len());
@@ -490,11 +510,30 @@ fn read_episodes(path: &Path) -> Result<Vec<OwnedEpisode>> {
                 ),
             }
         }
+        let recorded_at = match &parsed.recorded_at {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(ms)) => match ms.as_i64() {
+                Some(ms) => Some(Timestamp::from_millis(ms)),
+                None => bail!(
+                    "{}: recorded_at {ms} is not a whole number of milliseconds",
+                    at()
+                ),
+            },
+            Some(Value::String(text)) => match chrono::DateTime::parse_from_rfc3339(text) {
+                Ok(t) => Some(Timestamp::from_millis(t.timestamp_millis())),
+                Err(e) => bail!("{}: recorded_at {text:?} is not RFC 3339 ({e})", at()),
+            },
+            Some(other) => bail!(
+                "{}: recorded_at must be RFC 3339 text or milliseconds, got {other}",
+                at()
+            ),
+        };
         episodes.push(OwnedEpisode {
             line: Some(i + 1),
             fingerprint,
             trajectory: parsed.trajectory,
             outcome: parsed.outcome,
+            recorded_at,
         });
     }
     progress.finish();
@@ -642,5 +681,39 @@ fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
         return print_json(&FingerprintView { fingerprint });
     }
     println!("{fingerprint}");
+    Ok(())
+}
+
+/// `trajectory patterns`: every pattern of the partition, best evidence first as stored.
+fn run_patterns(args: &PatternsArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing(&global.db)?;
+    let listed = crate::ops::trajectory::patterns(
+        &global.env(&store),
+        &crate::ops::trajectory::PatternsInput {
+            partition: args.partition.clone(),
+        },
+    )?;
+    if global.json {
+        return print_json(&listed);
+    }
+    if listed.patterns.is_empty() {
+        println!("no pattern in partition {} yet", listed.partition);
+        return Ok(());
+    }
+    let mut table = Table::new(["fingerprint", "trajectory", "confidence", "evidence"]);
+    for p in &listed.patterns {
+        let fingerprint: Vec<String> = p
+            .fingerprint
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        table.row([
+            fingerprint.join(","),
+            p.canonical_sequence.join(","),
+            format!("{:.4}", p.confidence),
+            p.evidence_count.to_string(),
+        ]);
+    }
+    print!("{table}");
     Ok(())
 }

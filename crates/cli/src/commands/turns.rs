@@ -31,6 +31,25 @@ enum TurnsCommand {
     Compact(CompactArgs),
     /// Copy a JSONL session log (ours or Keen Code's) into the database.
     Import(ImportArgs),
+    /// Append session events as they happen (JSON lines, `--file PATH` or `-` for stdin);
+    /// an event already stored at its position is skipped, a conflicting one refused.
+    Append(AppendArgs),
+    /// Every session the database holds, with its number of events.
+    Sessions,
+}
+
+#[derive(Debug, clap::Args)]
+struct AppendArgs {
+    /// The session to append to.
+    #[arg(long)]
+    session: String,
+    /// The position of the first event in the session's log (0: its `session_started`);
+    /// default: after the last stored event.
+    #[arg(long, value_name = "N")]
+    start: Option<u64>,
+    /// The events as JSON lines (or one JSON array): a file, or `-` for standard input.
+    #[arg(long, value_name = "PATH")]
+    file: PathBuf,
 }
 
 /// Where the session's events are: the database or a JSONL file.
@@ -161,7 +180,46 @@ pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
         TurnsCommand::Show(args) => show(&args, global),
         TurnsCommand::Compact(args) => compact(&args, global),
         TurnsCommand::Import(args) => import(&args, global),
+        TurnsCommand::Append(args) => append(&args, global),
+        TurnsCommand::Sessions => sessions(global),
     }
+}
+
+/// `turns append`: the events of the file after the session's stored ones, in one write.
+fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
+    let events: Vec<serde_json::Map<String, serde_json::Value>> = crate::input::lines(&args.file)?;
+    let store = database::open(&global.db)?;
+    let appended = crate::ops::turns::append(
+        &global.env(&store),
+        &crate::ops::turns::AppendInput {
+            session: args.session.clone(),
+            start: args.start,
+            events,
+        },
+    )?;
+    if global.json {
+        return print_json(&appended);
+    }
+    println!(
+        "session {}: {} event(s) appended, {} already stored; {} in all",
+        appended.session, appended.appended, appended.already_stored, appended.events
+    );
+    Ok(())
+}
+
+/// `turns sessions`: every session with its number of events.
+fn sessions(global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing(&global.db)?;
+    let list = crate::ops::memory::list(&global.env(&store))?;
+    if global.json {
+        return print_json(&list.turn_sessions);
+    }
+    let mut table = crate::output::Table::new(["session", "events"]);
+    for s in &list.turn_sessions {
+        table.row([s.session.clone(), s.events.to_string()]);
+    }
+    print!("{table}");
+    Ok(())
 }
 
 /// Every event of the session, from the database or the file, warnings printed.

@@ -15,8 +15,13 @@
 //! - counts are unsigned integers, absent values are omitted rather than `null` unless the
 //!   schema says otherwise.
 
+pub(crate) mod browser;
 pub(crate) mod memory;
+pub(crate) mod recording;
 pub(crate) mod runs;
+pub(crate) mod stats;
+pub(crate) mod trajectory;
+pub(crate) mod turns;
 
 use agent_memory_core::{Clock, IdSource, Timestamp};
 use agent_memory_sqlite::SqliteStore;
@@ -25,8 +30,6 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::Serialize;
 
 /// What every operation runs with: the store, the clock and the id source.
-// The clock and ids serve the write operations (browser runs, episodes) that build on this.
-#[allow(dead_code)]
 pub(crate) struct Env<'a> {
     /// The database.
     pub(crate) store: &'a SqliteStore,
@@ -37,8 +40,6 @@ pub(crate) struct Env<'a> {
 }
 
 /// A time as the contract writes it: RFC 3339, UTC, milliseconds.
-// Every operation that reports a time uses it; the first of them land after this module.
-#[allow(dead_code)]
 pub(crate) fn time(at: Timestamp) -> String {
     DateTime::<Utc>::from_timestamp_millis(at.as_millis())
         .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
@@ -119,6 +120,17 @@ impl ErrorBody {
                 body.input = failure.input.clone();
                 return body;
             }
+            // A feature crate's store error is transparent: its source skips the store's own
+            // error, so look inside it here.
+            if let Some(core) = store_error_of(cause) {
+                (body.kind, body.input) = classify_core(core);
+                return body;
+            }
+            if let Some(agent_memory_browser::Error::RunNotFound(run)) = cause.downcast_ref() {
+                body.kind = "not_found";
+                body.input = Some(run.clone());
+                return body;
+            }
             if let Some(core) = cause.downcast_ref::<agent_memory_core::Error>() {
                 (body.kind, body.input) = classify_core(core);
                 return body;
@@ -135,6 +147,25 @@ impl ErrorBody {
         }
         body
     }
+}
+
+/// The store error inside a feature crate's `Store` variant, if `cause` is one.
+fn store_error_of<'e>(
+    cause: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e agent_memory_core::Error> {
+    if let Some(agent_memory_browser::Error::Store(core)) = cause.downcast_ref() {
+        return Some(core);
+    }
+    if let Some(agent_memory_recording::Error::Store(core)) = cause.downcast_ref() {
+        return Some(core);
+    }
+    if let Some(agent_memory_trajectory::Error::Store(core)) = cause.downcast_ref() {
+        return Some(core);
+    }
+    if let Some(agent_memory_turns::Error::Store(core)) = cause.downcast_ref() {
+        return Some(core);
+    }
+    None
 }
 
 fn classify_core(error: &agent_memory_core::Error) -> (&'static str, Option<String>) {
@@ -159,6 +190,11 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = vec![("error", schema_of::<ErrorDocument>())];
     all.extend(memory::schemas());
     all.extend(runs::schemas());
+    all.extend(stats::schemas());
+    all.extend(trajectory::schemas());
+    all.extend(browser::schemas());
+    all.extend(turns::schemas());
+    all.extend(recording::schemas());
     all
 }
 
@@ -183,9 +219,21 @@ pub(crate) fn output<O: JsonSchema>(name: &'static str) -> (&'static str, Schema
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeSet;
     use std::path::PathBuf;
+
+    use agent_memory_core::{ManualClock, SeededIds, Timestamp};
+    use agent_memory_sqlite::SqliteStore;
+
+    /// An environment on `store` at a fixed "now" (2026-01-01T00:00:00Z) with seeded ids.
+    pub(crate) fn env_on(store: &SqliteStore) -> super::Env<'_> {
+        super::Env {
+            store,
+            clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
+            ids: Box::new(SeededIds::new(7)),
+        }
+    }
 
     fn committed() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")

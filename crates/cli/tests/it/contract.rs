@@ -175,3 +175,40 @@ fn a_bad_run_document_names_the_file_line_and_column() {
     let unknown = sandbox.expect(1, &["browser", "run", "update", "--file", "start.json"]);
     assert!(unknown.stderr.contains("start.json"), "{unknown}");
 }
+
+#[test]
+fn errors_say_what_was_not_found_whichever_memory_raised_them() {
+    let sandbox = filled();
+    let session = sandbox.expect(1, &["turns", "show", "nobody", "--json"]);
+    let error = conforms("error", session.stderr.trim());
+    assert_eq!(
+        (
+            error["error"]["kind"].as_str(),
+            error["error"]["input"].as_str()
+        ),
+        (Some("not_found"), Some("nobody"))
+    );
+    let run = sandbox.expect(1, &["browser", "resume", "nope", "--json"]);
+    let error = conforms("error", run.stderr.trim());
+    assert_eq!(
+        (
+            error["error"]["kind"].as_str(),
+            error["error"]["input"].as_str()
+        ),
+        (Some("not_found"), Some("nope"))
+    );
+    let partition = sandbox.expect(
+        1,
+        &[
+            "trajectory",
+            "recall",
+            "--partition",
+            "elsewhere",
+            "--field",
+            "task=x",
+            "--json",
+        ],
+    );
+    let error = conforms("error", partition.stderr.trim());
+    assert_eq!(error["error"]["kind"], "not_found");
+}

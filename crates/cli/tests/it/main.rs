@@ -8,6 +8,7 @@ mod database;
 mod demo;
 mod errors;
 mod imports;
+mod mcp;
 mod races;
 mod recording;
 mod stats;

@@ -1,0 +1,241 @@
+//! W-mcp: the latency of a tool call to `agent-memory mcp` over stdio, warm, for
+//! `trajectory_recall` and `browser_context`, next to the command line's per-call time for
+//! the same question on the same database, measured in the same run.
+//!
+//! The client is rmcp's own, the server the real binary as a child process. The database
+//! holds 1,000 episodes in 40 fingerprint groups (crystallized) and 300 recorded browser
+//! runs on 5 sites. With `cargo bench` each tool is called 1,000 times after 50 warm-up
+//! calls and the command line runs 100 times; p50 and p99 are printed and appended to
+//! `<target>/bench-figures/W-mcp.jsonl` with the command line's figure as the baseline.
+//! Under `cargo test --benches` (no `--bench`) a few calls check that it all runs.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
+const WORKLOAD: &str = "W-mcp";
+const SITES: [&str; 5] = [
+    "https://shop.test/",
+    "https://news.test/",
+    "https://mail.test/",
+    "https://bank.test/",
+    "https://docs.test/",
+];
+const WORDS: [&str; 12] = [
+    "find", "green", "tea", "checkout", "cart", "search", "login", "invoice", "report", "filter",
+    "black", "coffee",
+];
+
+type Client = RunningService<RoleClient, ()>;
+
+/// One question asked both ways: as a tool call and as a command line.
+struct Question {
+    tool: &'static str,
+    arguments: Value,
+    command: Vec<String>,
+}
+
+fn questions() -> [Question; 2] {
+    [
+        Question {
+            tool: "trajectory_recall",
+            arguments: json!({"partition": "team", "fingerprint": {"task": "task-7"}}),
+            command: [
+                "trajectory",
+                "recall",
+                "--partition",
+                "team",
+                "--field",
+                "task=task-7",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        },
+        Question {
+            tool: "browser_context",
+            arguments: json!({"goal": "find green tea checkout", "url": "https://shop.test/"}),
+            command: [
+                "browser",
+                "context",
+                "--goal",
+                "find green tea checkout",
+                "--url",
+                "https://shop.test/",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        },
+    ]
+}
+
+async fn call(client: &Client, tool: &str, arguments: &Value) -> Value {
+    let Value::Object(arguments) = arguments.clone() else {
+        panic!("arguments must be an object");
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert_ne!(result.is_error, Some(true), "{tool}: {:?}", result.content);
+    result.structured_content.unwrap_or_default()
+}
+
+/// 1,000 episodes in 40 groups, crystallized; 300 browser runs on 5 sites.
+async fn fill(client: &Client) {
+    let episodes: Vec<Value> = (0..1000)
+        .map(|i| {
+            json!({
+                "fingerprint": {"task": format!("task-{}", i % 40)},
+                "trajectory": ["plan", format!("step-{}", i % 3), "verify"],
+                "outcome": {"success": i % 5 != 0},
+            })
+        })
+        .collect();
+    call(
+        client,
+        "trajectory_record",
+        &json!({"partition": "team", "fields": ["task"], "episodes": episodes}),
+    )
+    .await;
+    call(
+        client,
+        "trajectory_crystallize",
+        &json!({"partition": "team"}),
+    )
+    .await;
+    for i in 0..300_usize {
+        let goal: Vec<&str> = (0..4)
+            .map(|k| WORDS[(i * 7 + k * 5) % WORDS.len()])
+            .collect();
+        let site = SITES[i % SITES.len()];
+        let run = json!({
+            "goal": goal.join(" "),
+            "start_url": site,
+            "turns": [
+                {"url": site, "action": {"action": "click", "selector": format!("#item-{}", i % 17)},
+                 "verified": true, "duration_ms": 800},
+                {"url": format!("{site}done"), "action": {"action": "type", "selector": "#q", "text": goal[0]},
+                 "verified": i % 3 != 0, "duration_ms": 400}
+            ],
+            "success": i % 4 != 0,
+            "outcome": "done",
+            "session_id": format!("session-{}", i % 30),
+            "final_url": format!("{site}done"),
+            "selectors": [{"element": "search box", "selector": "#q"}],
+        });
+        call(client, "browser_record_run", &run).await;
+    }
+}
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let rank = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
+    samples[rank - 1]
+}
+
+/// Microseconds per call of `question` through the command line, `runs` times.
+fn cli_samples(db: &Path, question: &Question, runs: usize) -> Vec<f64> {
+    (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            let status = Command::new(BIN)
+                .arg("--db")
+                .arg(db)
+                .args(&question.command)
+                .arg("--json")
+                .env_remove("AGENT_MEMORY_DB")
+                .stdout(Stdio::null())
+                .status()
+                .expect("run the command line");
+            let elapsed = started.elapsed().as_secs_f64() * 1e6;
+            assert!(status.success(), "{:?} failed", question.command);
+            elapsed
+        })
+        .collect()
+}
+
+fn figure(name: &str, n: usize, value: f64, baseline: f64) {
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("bench-figures");
+    let _ = std::fs::create_dir_all(&dir);
+    let line = json!({
+        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
+        "baseline": baseline, "lower_is_better": true,
+    });
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("W-mcp.jsonl"))
+    {
+        let _ = writeln!(file, "{line}");
+    }
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let (warm, calls, cli_runs) = if full { (50, 1000, 100) } else { (2, 10, 2) };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mcp: Vec<(Vec<f64>, &'static str)> = runtime.block_on(async {
+        let command = tokio::process::Command::new(BIN).configure(|c| {
+            c.arg("--db")
+                .arg(&db)
+                .arg("mcp")
+                .env_remove("AGENT_MEMORY_DB");
+        });
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the server");
+        let client: Client = ().serve(transport).await.expect("initialize");
+        fill(&client).await;
+        let mut measured = Vec::new();
+        for question in questions() {
+            for _ in 0..warm {
+                call(&client, question.tool, &question.arguments).await;
+            }
+            let mut samples = Vec::with_capacity(calls);
+            for _ in 0..calls {
+                let started = Instant::now();
+                let result = call(&client, question.tool, &question.arguments).await;
+                samples.push(started.elapsed().as_secs_f64() * 1e6);
+                assert!(!result.is_null());
+            }
+            measured.push((samples, question.tool));
+        }
+        let _ = client.cancel().await;
+        measured
+    });
+    println!("{WORKLOAD}: {calls} warm calls over stdio, the command line {cli_runs} times");
+    println!(
+        "{:<18} {:>12} {:>12} {:>12} {:>12}",
+        "tool", "mcp p50 us", "mcp p99 us", "cli p50 us", "cli p99 us"
+    );
+    for ((mut samples, tool), question) in mcp.into_iter().zip(questions()) {
+        let mut cli = cli_samples(&db, &question, cli_runs);
+        let (p50, p99) = (
+            percentile(&mut samples, 0.5),
+            percentile(&mut samples, 0.99),
+        );
+        let (c50, c99) = (percentile(&mut cli, 0.5), percentile(&mut cli, 0.99));
+        println!("{tool:<18} {p50:>12.1} {p99:>12.1} {c50:>12.1} {c99:>12.1}");
+        if full {
+            figure(&format!("{tool} p50 (MCP stdio vs CLI)"), calls, p50, c50);
+            figure(&format!("{tool} p99 (MCP stdio vs CLI)"), calls, p99, c99);
+        }
+    }
+}

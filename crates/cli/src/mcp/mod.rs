@@ -1,0 +1,103 @@
+//! `agent-memory mcp`: the Model Context Protocol server over the contract's operations, on
+//! stdio (the default) or streamable HTTP (`--http ADDR`), built on the official Rust SDK
+//! (`rmcp`). One long-running process keeps the database open; every tool is one operation
+//! of [`crate::ops`], listed with that operation's committed input and output schemas.
+
+mod http;
+mod server;
+mod tools;
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, Result, bail};
+use rmcp::ServiceExt;
+
+use crate::{GlobalArgs, database};
+
+/// `mcp`'s options.
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {
+    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0 picks one) instead
+    /// of stdio. The endpoint is /mcp.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// The bearer token every HTTP request must carry (`Authorization: Bearer TOKEN`);
+    /// required to bind an address other than loopback.
+    #[arg(
+        long,
+        env = "AGENT_MEMORY_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    token: Option<String>,
+    /// A browser origin allowed to call the HTTP server besides localhost, e.g.
+    /// `https://app.example.com:443` (repeat for more).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+}
+
+/// Serves MCP until the client closes stdin (stdio) or the process is interrupted (HTTP).
+pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
+    if let Some(address) = args.http {
+        check_access(address, args.token.as_deref())?;
+    }
+    let store = database::open(&global.db)?;
+    let server = server::MemoryServer::new(store, tools::all()?, global.now);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        match args.http {
+            Some(address) => {
+                let access = http::Access {
+                    token: args.token.clone(),
+                    origins: args.allow_origin.clone(),
+                };
+                http::serve(server, address, access).await
+            }
+            None => {
+                let running = server
+                    .serve(rmcp::transport::stdio())
+                    .await
+                    .context("starting MCP on stdio")?;
+                running.waiting().await.context("serving MCP on stdio")?;
+                Ok(())
+            }
+        }
+    })
+}
+
+/// Refuses to bind beyond loopback without a token, and an empty token anywhere.
+fn check_access(address: SocketAddr, token: Option<&str>) -> Result<()> {
+    match token {
+        Some(token) if token.trim().is_empty() => {
+            bail!("the bearer token is empty; give a non-empty --token or AGENT_MEMORY_TOKEN")
+        }
+        Some(_) => Ok(()),
+        None if address.ip().is_loopback() => Ok(()),
+        None => bail!(
+            "{address} is not a loopback address: serving it needs a bearer token (--token or AGENT_MEMORY_TOKEN)"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_access;
+
+    #[test]
+    fn only_loopback_may_go_without_a_token() {
+        let loopback = "127.0.0.1:0".parse().expect("address");
+        let anywhere = "0.0.0.0:8765".parse().expect("address");
+        assert!(check_access(loopback, None).is_ok());
+        assert!(check_access("[::1]:0".parse().expect("address"), None).is_ok());
+        assert!(check_access(anywhere, Some("s3cret")).is_ok());
+        let refused = check_access(anywhere, None).expect_err("no token");
+        assert_eq!(
+            refused.to_string(),
+            "0.0.0.0:8765 is not a loopback address: serving it needs a bearer token (--token or AGENT_MEMORY_TOKEN)"
+        );
+        assert!(check_access(loopback, Some(" ")).is_err());
+    }
+}

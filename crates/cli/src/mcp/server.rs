@@ -1,0 +1,161 @@
+//! [`MemoryServer`]: the MCP server handler over one open database. Every call runs its
+//! operation on a blocking thread (the store is synchronous), each store call one
+//! transaction; calls that read before they write are serialized by a write gate, so two
+//! clients appending to one session cannot interleave.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_memory_core::{ManualClock, RandomIds, SystemClock, Timestamp};
+use agent_memory_sqlite::SqliteStore;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ServerCapabilities, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::mcp::tools::{Effect, ToolDef};
+use crate::ops::{Env, ErrorBody};
+
+/// What every call shares: the open database, the tools and the write gate.
+struct Shared {
+    store: SqliteStore,
+    tools: Vec<ToolDef>,
+    ids: Arc<RandomIds>,
+    /// A fixed "now" (`--now` / `AGENT_MEMORY_NOW`), else the system clock per call.
+    now: Option<Timestamp>,
+    /// Held by every call that writes, for the whole operation.
+    writes: Mutex<()>,
+}
+
+/// The MCP server: cheap to clone (one per HTTP session), all clones on one database.
+#[derive(Clone)]
+pub(crate) struct MemoryServer {
+    shared: Arc<Shared>,
+}
+
+/// The `_meta` key of a failed call's error document (`{"kind", "message", "input"}`).
+pub(crate) const ERROR_META_KEY: &str = "agent-memory/error";
+
+impl MemoryServer {
+    /// A server over `store` offering `tools`.
+    pub(crate) fn new(store: SqliteStore, tools: Vec<ToolDef>, now: Option<Timestamp>) -> Self {
+        MemoryServer {
+            shared: Arc::new(Shared {
+                store,
+                tools,
+                ids: Arc::new(RandomIds::new()),
+                now,
+                writes: Mutex::new(()),
+            }),
+        }
+    }
+
+    fn database(&self) -> PathBuf {
+        self.shared.store.path().to_path_buf()
+    }
+}
+
+/// The result of a failed call: the command line's one-line message as text, and the
+/// contract's error body under [`ERROR_META_KEY`].
+fn failure(error: &anyhow::Error, database: &std::path::Path) -> CallToolResult {
+    let message = crate::one_line(error);
+    let mut body = ErrorBody::of(error, message.clone());
+    if body.kind == "database" && body.input.is_none() {
+        body.input = Some(database.display().to_string());
+    }
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
+    if let Ok(value) = serde_json::to_value(&body) {
+        let mut meta = JsonObject::new();
+        meta.insert(ERROR_META_KEY.to_owned(), value);
+        result.meta = Some(MetaObject(meta));
+    }
+    result
+}
+
+/// Runs tool `index` on `arguments`, on this (blocking) thread.
+fn run(shared: &Shared, index: usize, arguments: JsonObject) -> anyhow::Result<Value> {
+    let def = &shared.tools[index];
+    let env = Env {
+        store: &shared.store,
+        clock: match shared.now {
+            Some(at) => Box::new(ManualClock::new(at)),
+            None => Box::new(SystemClock),
+        },
+        ids: Box::new(Arc::clone(&shared.ids)),
+    };
+    if def.effect == Effect::Reads {
+        return def.call(&env, arguments);
+    }
+    // A panic inside an operation leaves nothing half-written (each store call is one
+    // transaction), so a poisoned gate is still a valid gate.
+    let _gate = shared.writes.lock().unwrap_or_else(PoisonError::into_inner);
+    def.call(&env, arguments)
+}
+
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("agent-memory", env!("CARGO_PKG_VERSION"))
+                    .with_title("agent-memory"),
+            )
+            .with_instructions(
+                "Durable memory for agents in one SQLite file: procedural memory (trajectory_*), \
+                 browser-agent memory (browser_*), coding-session turns (turns_*) and recorded \
+                 tool calls (recording_*). memory_list shows what is stored.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools: Vec<Tool> = self.shared.tools.iter().map(|d| d.tool.clone()).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared
+            .tools
+            .iter()
+            .find(|d| d.tool.name == name)
+            .map(|d| d.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(index) = self
+            .shared
+            .tools
+            .iter()
+            .position(|d| d.tool.name == request.name)
+        else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}", request.name),
+                None,
+            ));
+        };
+        let arguments = request.arguments.unwrap_or_default();
+        let shared = Arc::clone(&self.shared);
+        // The operation runs to its end even if the client goes away: what it wrote is
+        // committed, so nothing acknowledged is lost.
+        let outcome = tokio::task::spawn_blocking(move || run(&shared, index, arguments)).await;
+        let result = match outcome {
+            Ok(Ok(value)) => CallToolResult::structured(value),
+            Ok(Err(error)) => failure(&error, &self.database()),
+            Err(join) => failure(
+                &anyhow::anyhow!("the {} call stopped: {join}", request.name),
+                &self.database(),
+            ),
+        };
+        Ok(result.into())
+    }
+}

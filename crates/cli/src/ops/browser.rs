@@ -1,0 +1,694 @@
+//! `browser_context`, `browser_record_run`, `browser_runs`, `browser_resume` and
+//! `browser_fork`: the memory of a browser agent, one scope at a time (`shared` unless named).
+
+use agent_memory_browser::compat::iso;
+use agent_memory_browser::{
+    BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, Policy, RunReport,
+    Scenario, Turn, site_key,
+};
+use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
+use agent_memory_core::{Clock, IdSource, Scope};
+use anyhow::{Context, Result};
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ops::{Env, Failure, pair};
+
+/// The scope every browser operation uses unless told otherwise.
+const SHARED: &str = "shared";
+
+fn scope_of(name: Option<&str>) -> Result<Scope> {
+    let name = name.unwrap_or(SHARED);
+    Scope::new(name).with_context(|| format!("scope {name:?}"))
+}
+
+/// The browser memory of one scope, on the environment's store, clock and ids.
+type Browser<'a> =
+    BrowserMemory<&'a agent_memory_sqlite::SqliteStore, &'a dyn Clock, &'a dyn IdSource>;
+
+fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
+    BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
+}
+
+/// How the memory parts are assembled into the context.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LayoutInput {
+    /// Session history 50, reference trajectory 40, app knowledge 30, selectors 25.
+    #[default]
+    Layered,
+    /// browser-agent-driver's own assembly, byte for byte.
+    Compat,
+}
+
+/// The context a run with this goal on this URL would get.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ContextInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+    /// The goal of the run.
+    pub(crate) goal: String,
+    /// The URL the run starts on.
+    pub(crate) url: String,
+    /// Rank matching trajectories by the trace score instead of goal similarity alone.
+    #[serde(default)]
+    pub(crate) trace_scoring: bool,
+    /// Trajectories older than this many days are not used (default 30).
+    #[serde(default)]
+    pub(crate) ttl_days: Option<f64>,
+    /// The context budget in characters (default 8000).
+    #[serde(default)]
+    pub(crate) budget: Option<usize>,
+    /// How the parts are assembled (default `layered`).
+    #[serde(default)]
+    pub(crate) layout: LayoutInput,
+}
+
+/// The memory context, ready for the prompt.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ContextOutput {
+    /// The context text; empty when the memory holds nothing for this goal and site.
+    pub(crate) context: String,
+}
+
+fn ttl(days: Option<f64>) -> Result<f64> {
+    let days = days.unwrap_or(DEFAULT_TTL_DAYS);
+    if !days.is_finite() || days < 0.0 {
+        return Err(Failure::invalid(
+            "ttl_days",
+            format!("ttl_days must be a number of days at least 0, got {days}"),
+        )
+        .into());
+    }
+    Ok(days)
+}
+
+/// The memory context for a run.
+pub(crate) fn context(env: &Env<'_>, input: &ContextInput) -> Result<ContextOutput> {
+    let mut memory = memory(env, scope_of(input.scope.as_deref())?);
+    memory.options.scoring = input.trace_scoring;
+    memory.options.ttl_days = ttl(input.ttl_days)?;
+    let layout = match input.layout {
+        LayoutInput::Layered => Layout::Layered,
+        LayoutInput::Compat => Layout::Compatibility,
+    };
+    let context = memory.context(
+        &input.goal,
+        &input.url,
+        layout,
+        Budget::Chars(input.budget.unwrap_or(DEFAULT_BUDGET_CHARS)),
+        Policy::StopAtOverflow,
+    )?;
+    Ok(ContextOutput { context })
+}
+
+/// A finished browser run, as the agent reports it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordRunInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+    /// The goal of the run.
+    pub(crate) goal: String,
+    /// Where the run started (gives the site the memory is filed under).
+    pub(crate) start_url: String,
+    /// The turns, in order.
+    pub(crate) turns: Vec<TurnInput>,
+    /// Whether the run reached its goal.
+    pub(crate) success: bool,
+    /// The model that drove it.
+    #[serde(default)]
+    pub(crate) model: String,
+    /// The agent's own account of the result.
+    #[serde(default)]
+    pub(crate) outcome: String,
+    /// The session the run belongs to (default: the new trajectory's id).
+    #[serde(default)]
+    pub(crate) session_id: Option<String>,
+    /// Where the browser ended up.
+    #[serde(default)]
+    pub(crate) final_url: Option<String>,
+    /// Selectors that worked during the run.
+    #[serde(default)]
+    pub(crate) selectors: Vec<SelectorInput>,
+    /// The id of this run in the run registry. A registered run (from `browser run start`)
+    /// is completed with this outcome; an unregistered one is registered as finished, so it
+    /// can be resumed or forked. Either way in the same transaction as the rest.
+    #[serde(default)]
+    pub(crate) run_id: Option<String>,
+    /// The run this one resumed or forked (from `browser_resume` or `browser_fork`), kept in
+    /// a newly registered run's manifest.
+    #[serde(default)]
+    pub(crate) parent_run_id: Option<String>,
+}
+
+/// One turn of a run.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TurnInput {
+    /// The page URL when the action ran.
+    pub(crate) url: String,
+    /// The action: a JSON object such as `{"action": "click", "selector": "#buy"}`, or its
+    /// JSON text (which keeps its key order exactly).
+    pub(crate) action: Value,
+    /// Whether the action's effect was verified.
+    #[serde(default)]
+    pub(crate) verified: bool,
+    /// Wall time of the turn in milliseconds.
+    #[serde(default)]
+    pub(crate) duration_ms: u64,
+    /// The page snapshot the action was chosen on (only its hash is stored).
+    #[serde(default)]
+    pub(crate) snapshot: String,
+    /// What the action was expected to change.
+    #[serde(default)]
+    pub(crate) expected_effect: Option<String>,
+    /// The model's reasoning.
+    #[serde(default)]
+    pub(crate) reasoning: Option<String>,
+    /// The error the action raised.
+    #[serde(default)]
+    pub(crate) error: Option<String>,
+    /// Why the expected effect was not observed.
+    #[serde(default)]
+    pub(crate) verification_failure: Option<String>,
+}
+
+/// A selector that worked for an element.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SelectorInput {
+    /// The element, as the agent names it (`search box`).
+    pub(crate) element: String,
+    /// The selector that found it.
+    pub(crate) selector: String,
+}
+
+/// What recording a run stored.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RecordRunOutput {
+    /// The scope.
+    pub(crate) scope: String,
+    /// The id of the stored trajectory.
+    pub(crate) trajectory_id: String,
+    /// The site the run's memory is filed under.
+    pub(crate) site: String,
+    /// The session the run was filed in.
+    pub(crate) session_id: String,
+    /// Steps stored (`complete` and `abort` turns are not steps).
+    pub(crate) steps: u64,
+    /// The run whose manifest was completed, when one was named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) run_id: Option<String>,
+}
+
+/// Records a finished run in one transaction: trajectory, session, facts, selectors and,
+/// with `run_id`, the completed manifest.
+pub(crate) fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let memory = memory(env, scope.clone());
+    let mut turns = Vec::with_capacity(input.turns.len());
+    for (i, turn) in input.turns.iter().enumerate() {
+        let action = match &turn.action {
+            Value::String(text) => text.clone(),
+            object @ Value::Object(_) => object.to_string(),
+            other => {
+                return Err(Failure::invalid(
+                    format!("turns[{i}].action"),
+                    format!("turn {i}: action must be a JSON object or its text, got {other}"),
+                )
+                .into());
+            }
+        };
+        turns.push(Turn {
+            url: turn.url.clone(),
+            snapshot: turn.snapshot.clone(),
+            action,
+            verified: turn.verified,
+            expected_effect: turn.expected_effect.clone(),
+            duration_ms: turn.duration_ms,
+            reasoning: turn.reasoning.clone(),
+            error: turn.error.clone(),
+            verification_failure: turn.verification_failure.clone(),
+        });
+    }
+    let manifest = match &input.run_id {
+        Some(id) => Some(completed(env, &memory, id, input)?),
+        None => None,
+    };
+    let mut report = RunReport::new(input.goal.clone(), input.start_url.clone())
+        .with_turns(turns)
+        .with_success(input.success)
+        .with_model(input.model.clone())
+        .with_outcome(input.outcome.clone())
+        .with_selectors(
+            input
+                .selectors
+                .iter()
+                .map(|s| (s.element.clone(), s.selector.clone()))
+                .collect(),
+        );
+    if let Some(session) = &input.session_id {
+        report = report.with_session_id(session.clone());
+    }
+    if let Some(url) = &input.final_url {
+        report = report.with_final_url(url.clone());
+    }
+    if let Some(manifest) = manifest {
+        report = report.with_manifest(manifest);
+    }
+    let trajectory = memory.record_run(&report)?;
+    Ok(RecordRunOutput {
+        scope: scope.as_str().to_owned(),
+        session_id: input
+            .session_id
+            .clone()
+            .unwrap_or_else(|| trajectory.id.clone()),
+        site: site_key(&input.start_url),
+        steps: trajectory.steps.len() as u64,
+        trajectory_id: trajectory.id,
+        run_id: input.run_id.clone(),
+    })
+}
+
+/// The manifest of run `id` completed by `input`: the registered one as the run registry's
+/// `complete` does it (a field the input leaves out keeps its stored value), else a new
+/// manifest of a run that started and finished now.
+fn completed(
+    env: &Env<'_>,
+    memory: &Browser<'_>,
+    id: &str,
+    input: &RecordRunInput,
+) -> Result<RunManifest> {
+    let now = iso(env.clock.now());
+    let mut manifest = match memory.runs().get(id)? {
+        Some(manifest) => manifest,
+        None => RunManifest {
+            run_id: id.to_owned(),
+            session_id: input.session_id.clone(),
+            parent_run_id: input.parent_run_id.clone(),
+            status: RunStatus::Running,
+            goal: input.goal.clone(),
+            domain: host_of(&input.start_url),
+            start_url: Some(input.start_url.clone()),
+            current_url: None,
+            final_url: None,
+            started_at: now.clone(),
+            updated_at: now.clone(),
+            completed_at: None,
+            success: None,
+            summary: None,
+            artifact_paths: Vec::new(),
+            turn_count: 0,
+            result: None,
+            reason: None,
+        },
+    };
+    manifest.status = if input.success {
+        RunStatus::Completed
+    } else {
+        RunStatus::Failed
+    };
+    manifest.success = Some(input.success);
+    if input.final_url.is_some() {
+        manifest.final_url.clone_from(&input.final_url);
+    }
+    if !input.outcome.is_empty() {
+        manifest.summary = Some(input.outcome.clone());
+    }
+    manifest.turn_count = u32::try_from(input.turns.len()).unwrap_or(u32::MAX);
+    manifest.completed_at = Some(now.clone());
+    manifest.updated_at = now;
+    Ok(manifest)
+}
+
+/// The host a run on `url` is filed under (its site key without the port).
+fn host_of(url: &str) -> String {
+    let site = site_key(url);
+    site.split('_').next().unwrap_or_default().to_owned()
+}
+
+/// The state of a run, as a filter.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum StatusInput {
+    /// Started and not finished.
+    Running,
+    /// Finished successfully.
+    Completed,
+    /// Finished without success.
+    Failed,
+}
+
+/// Which registered runs to list.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunsInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+    /// Only runs of this session.
+    #[serde(default)]
+    pub(crate) session_id: Option<String>,
+    /// Only runs filed under this domain.
+    #[serde(default)]
+    pub(crate) domain: Option<String>,
+    /// Only runs in this state.
+    #[serde(default)]
+    pub(crate) status: Option<StatusInput>,
+    /// At most this many runs, newest first.
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+}
+
+/// Registered runs, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RunsOutput {
+    /// The runs.
+    pub(crate) runs: Vec<RunEntry>,
+}
+
+/// A registered run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RunEntry {
+    /// The run's id.
+    pub(crate) run_id: String,
+    /// The session it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
+    /// The run it resumed or forked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) parent_run_id: Option<String>,
+    /// `running`, `completed` or `failed`.
+    pub(crate) status: String,
+    /// The goal.
+    pub(crate) goal: String,
+    /// The domain it is filed under.
+    pub(crate) domain: String,
+    /// Where it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) start_url: Option<String>,
+    /// Where it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) final_url: Option<String>,
+    /// When it started.
+    pub(crate) started_at: String,
+    /// When it last changed.
+    pub(crate) updated_at: String,
+    /// When it finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) completed_at: Option<String>,
+    /// Whether it succeeded, once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) success: Option<bool>,
+    /// A short summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) summary: Option<String>,
+    /// Turns taken.
+    pub(crate) turn_count: u32,
+}
+
+impl RunEntry {
+    fn new(m: RunManifest) -> Self {
+        RunEntry {
+            status: m.status.as_str().to_owned(),
+            run_id: m.run_id,
+            session_id: m.session_id,
+            parent_run_id: m.parent_run_id,
+            goal: m.goal,
+            domain: m.domain,
+            start_url: m.start_url,
+            final_url: m.final_url,
+            started_at: m.started_at,
+            updated_at: m.updated_at,
+            completed_at: m.completed_at,
+            success: m.success,
+            summary: m.summary,
+            turn_count: m.turn_count,
+        }
+    }
+}
+
+/// The registered runs passing the filters.
+pub(crate) fn runs(env: &Env<'_>, input: &RunsInput) -> Result<RunsOutput> {
+    let memory = memory(env, scope_of(input.scope.as_deref())?);
+    let filter = RunFilter {
+        domain: input.domain.clone(),
+        session_id: input.session_id.clone(),
+        status: input.status.map(|s| match s {
+            StatusInput::Running => RunStatus::Running,
+            StatusInput::Completed => RunStatus::Completed,
+            StatusInput::Failed => RunStatus::Failed,
+        }),
+        limit: input.limit,
+    };
+    let manifests = memory.runs().list(&filter)?;
+    Ok(RunsOutput {
+        runs: manifests.into_iter().map(RunEntry::new).collect(),
+    })
+}
+
+/// A run to continue or branch from.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScenarioInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+    /// The run.
+    pub(crate) run_id: String,
+    /// The new goal (default: the run's goal).
+    #[serde(default)]
+    pub(crate) goal: Option<String>,
+}
+
+/// Where and how the next run starts.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ScenarioOutput {
+    /// The goal.
+    pub(crate) goal: String,
+    /// Where to start: the run's final URL, else its start URL.
+    pub(crate) start_url: String,
+    /// The session to run in (a new `fork_...` session for a fork).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
+    /// The run continued or branched from.
+    pub(crate) parent_run_id: String,
+}
+
+impl From<Scenario> for ScenarioOutput {
+    fn from(s: Scenario) -> Self {
+        ScenarioOutput {
+            goal: s.goal,
+            start_url: s.start_url,
+            session_id: s.session_id,
+            parent_run_id: s.parent_run_id,
+        }
+    }
+}
+
+/// The run's manifest, or a `not_found` failure naming it.
+fn registered(memory: &Browser<'_>, id: &str) -> Result<RunManifest> {
+    memory
+        .runs()
+        .get(id)?
+        .ok_or_else(|| Failure::not_found(id, format!("run {id:?} not found")).into())
+}
+
+/// The scenario that continues a run: same session, from where it ended.
+pub(crate) fn resume(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
+    let memory = memory(env, scope_of(input.scope.as_deref())?);
+    registered(&memory, &input.run_id)?;
+    let scenario = memory.runs().resume(&input.run_id, input.goal.as_deref())?;
+    Ok(scenario.into())
+}
+
+/// The scenario that branches from a run in a new session.
+pub(crate) fn fork(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
+    let memory = memory(env, scope_of(input.scope.as_deref())?);
+    let manifest = registered(&memory, &input.run_id)?;
+    let goal = input.goal.clone().unwrap_or(manifest.goal);
+    let scenario = memory.runs().fork(&input.run_id, &goal)?;
+    Ok(scenario.into())
+}
+
+/// The schemas of this module's operations.
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = Vec::new();
+    all.extend(pair::<ContextInput, ContextOutput>(
+        "browser_context.input",
+        "browser_context.output",
+    ));
+    all.extend(pair::<RecordRunInput, RecordRunOutput>(
+        "browser_record_run.input",
+        "browser_record_run.output",
+    ));
+    all.extend(pair::<RunsInput, RunsOutput>(
+        "browser_runs.input",
+        "browser_runs.output",
+    ));
+    all.extend(pair::<ScenarioInput, ScenarioOutput>(
+        "browser_resume.input",
+        "browser_resume.output",
+    ));
+    all.extend(pair::<ScenarioInput, ScenarioOutput>(
+        "browser_fork.input",
+        "browser_fork.output",
+    ));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::tests::env_on;
+    use agent_memory_browser::RunStart;
+    use agent_memory_sqlite::SqliteStore;
+
+    fn run(goal: &str, run_id: Option<&str>) -> RecordRunInput {
+        RecordRunInput {
+            scope: None,
+            goal: goal.to_owned(),
+            start_url: "https://shop.test/".to_owned(),
+            turns: vec![
+                TurnInput {
+                    url: "https://shop.test/".to_owned(),
+                    action: serde_json::json!({"action": "click", "selector": "#search"}),
+                    verified: true,
+                    duration_ms: 1200,
+                    snapshot: "page".to_owned(),
+                    expected_effect: None,
+                    reasoning: None,
+                    error: None,
+                    verification_failure: None,
+                },
+                TurnInput {
+                    url: "https://shop.test/results".to_owned(),
+                    action: Value::String(r#"{"action":"complete","result":"found"}"#.to_owned()),
+                    verified: true,
+                    duration_ms: 300,
+                    snapshot: String::new(),
+                    expected_effect: None,
+                    reasoning: None,
+                    error: None,
+                    verification_failure: None,
+                },
+            ],
+            success: true,
+            model: "test-model".to_owned(),
+            outcome: "found the tea".to_owned(),
+            session_id: Some("s1".to_owned()),
+            final_url: Some("https://shop.test/results".to_owned()),
+            selectors: vec![SelectorInput {
+                element: "search box".to_owned(),
+                selector: "#search".to_owned(),
+            }],
+            run_id: run_id.map(str::to_owned),
+            parent_run_id: None,
+        }
+    }
+
+    #[test]
+    fn a_recorded_run_gives_context_and_completes_its_manifest() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        memory(&env, Scope::shared())
+            .runs()
+            .start(
+                RunStart::new("run-1", "find green tea", "shop.test")
+                    .with_session_id("s1")
+                    .with_start_url("https://shop.test/"),
+            )
+            .expect("start");
+        let recorded = record_run(&env, &run("find green tea", Some("run-1"))).expect("record");
+        assert_eq!(recorded.steps, 1, "the complete turn is not a step");
+        assert_eq!(recorded.session_id, "s1");
+        let context = context(
+            &env,
+            &ContextInput {
+                scope: None,
+                goal: "find green tea".to_owned(),
+                url: "https://shop.test/".to_owned(),
+                trace_scoring: false,
+                ttl_days: None,
+                budget: None,
+                layout: LayoutInput::Layered,
+            },
+        )
+        .expect("context");
+        assert!(context.context.contains("#search"), "{}", context.context);
+        let listed = runs(&env, &RunsInput::default()).expect("runs");
+        assert_eq!(listed.runs.len(), 1);
+        assert_eq!(listed.runs[0].status, "completed");
+        assert_eq!(listed.runs[0].turn_count, 2);
+        let resumed = resume(
+            &env,
+            &ScenarioInput {
+                scope: None,
+                run_id: "run-1".to_owned(),
+                goal: None,
+            },
+        )
+        .expect("resume");
+        assert_eq!(resumed.start_url, "https://shop.test/results");
+        assert_eq!(resumed.session_id.as_deref(), Some("s1"));
+        let forked = fork(
+            &env,
+            &ScenarioInput {
+                scope: None,
+                run_id: "run-1".to_owned(),
+                goal: None,
+            },
+        )
+        .expect("fork");
+        assert_eq!(forked.goal, "find green tea");
+        assert!(forked.session_id.is_some_and(|s| s.starts_with("fork_")));
+    }
+
+    #[test]
+    fn an_unregistered_run_is_registered_finished_and_bad_input_stores_nothing() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        let mut bad = run("find tea", None);
+        bad.turns[0].action = serde_json::json!(3);
+        let error = record_run(&env, &bad).expect_err("bad action");
+        assert_eq!(
+            error.to_string(),
+            "turn 0: action must be a JSON object or its text, got 3"
+        );
+        use agent_memory_core::store::browser::TrajectoryStore;
+        assert!(
+            store
+                .trajectory_list(&Scope::shared())
+                .expect("list")
+                .is_empty()
+        );
+        let missing = resume(
+            &env,
+            &ScenarioInput {
+                scope: None,
+                run_id: "run-2".to_owned(),
+                goal: None,
+            },
+        )
+        .expect_err("unknown run");
+        assert_eq!(missing.to_string(), "run \"run-2\" not found");
+        let mut second = run("find tea", Some("run-2"));
+        second.parent_run_id = Some("run-1".to_owned());
+        second.success = false;
+        record_run(&env, &second).expect("record");
+        let listed = runs(&env, &RunsInput::default()).expect("runs");
+        assert_eq!(listed.runs.len(), 1);
+        let entry = &listed.runs[0];
+        assert_eq!(
+            (entry.status.as_str(), entry.domain.as_str()),
+            ("failed", "shop.test")
+        );
+        assert_eq!(entry.parent_run_id.as_deref(), Some("run-1"));
+        assert_eq!(entry.started_at, "2026-01-01T00:00:00.000Z");
+    }
+}

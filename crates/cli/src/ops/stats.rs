@@ -1,0 +1,51 @@
+//! `memory_stats`: what the database file is (schema version, size) and the rows of every
+//! table.
+
+use anyhow::Result;
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
+
+use crate::ops::{Env, output};
+
+/// The database and its tables.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct DatabaseStats {
+    /// The database file.
+    pub(crate) database: String,
+    /// The schema version of the file.
+    pub(crate) schema_version: u32,
+    /// The file's size in bytes.
+    pub(crate) size_bytes: u64,
+    /// Every table with its number of rows.
+    pub(crate) tables: Vec<TableRows>,
+}
+
+/// One table.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TableRows {
+    /// The table's name.
+    pub(crate) name: String,
+    /// Its rows.
+    pub(crate) rows: u64,
+}
+
+/// The statistics of the open database.
+pub(crate) fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
+    let store = env.store;
+    let tables = store
+        .table_counts()?
+        .into_iter()
+        .map(|(name, rows)| TableRows { name, rows })
+        .collect();
+    Ok(DatabaseStats {
+        database: store.path().display().to_string(),
+        schema_version: store.schema_version()?,
+        size_bytes: store.file_size()?,
+        tables,
+    })
+}
+
+/// The schemas of this module's operations.
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    vec![output::<DatabaseStats>("memory_stats.output")]
+}

@@ -1,0 +1,541 @@
+//! `trajectory_record`, `trajectory_crystallize`, `trajectory_recall` and
+//! `trajectory_patterns`: procedural memory, "what worked last time".
+//!
+//! The fingerprint fields of a partition are chosen once: the first record into a partition
+//! stores them (from `fields`, else the default) under `trajectory.fields.<partition>` in the
+//! meta store, and every later operation on it reads them from there.
+
+use std::collections::BTreeMap;
+
+use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore};
+use agent_memory_sqlite::SqliteStore;
+use agent_memory_trajectory::{
+    Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
+};
+use anyhow::{Context, Result};
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ops::{Env, Failure, memory::fields_key, memory::setting_key, pair, time};
+
+/// The fingerprint fields of a partition when none are stored and none are given.
+pub(crate) const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
+
+/// Episodes to record into one partition, in one transaction.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordInput {
+    /// The tenant, agent or team the episodes belong to.
+    pub(crate) partition: String,
+    /// The partition's fingerprint fields. Stored by the first record into a partition and
+    /// read from the database afterwards (giving other fields later is an error); default
+    /// `["problem_topology", "affected_layer"]`.
+    #[serde(default)]
+    pub(crate) fields: Option<Vec<String>>,
+    /// The episodes, at least one.
+    pub(crate) episodes: Vec<EpisodeInput>,
+}
+
+/// One completed task: what it was, what the agent did, how it went.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EpisodeInput {
+    /// A value for every fingerprint field of the partition, e.g.
+    /// `{"problem_topology": "flaky-test", "affected_layer": "ci"}`.
+    pub(crate) fingerprint: BTreeMap<String, String>,
+    /// The actions taken, in order.
+    pub(crate) trajectory: Vec<String>,
+    /// How it went: `{"success": true}`, `{"success": false}`, `{"success": 0.7}` or a bare
+    /// number from 0 to 1.
+    pub(crate) outcome: Value,
+}
+
+/// What a record stored.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RecordOutput {
+    /// The partition.
+    pub(crate) partition: String,
+    /// Its fingerprint fields.
+    pub(crate) fields: Vec<String>,
+    /// Episodes recorded.
+    pub(crate) episodes: u64,
+}
+
+/// Which partition to crystallize.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CrystallizeInput {
+    /// The partition.
+    pub(crate) partition: String,
+}
+
+/// What a crystallize changed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct CrystallizeOutput {
+    /// The partition.
+    pub(crate) partition: String,
+    /// The patterns created or reinforced by the episodes recorded since the last run.
+    pub(crate) patterns: Vec<PatternEntry>,
+    /// Fingerprint groups still below the threshold of evidence to become a pattern.
+    pub(crate) pending_groups: u64,
+}
+
+/// A recall: the patterns matching a full or partial fingerprint, best first.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecallInput {
+    /// The partition.
+    pub(crate) partition: String,
+    /// Fingerprint values to match: every fingerprint field or a subset of them.
+    pub(crate) fingerprint: BTreeMap<String, String>,
+    /// At most this many patterns (default 5).
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+    /// The weight of confidence in the ranking (default 0.6).
+    #[serde(default)]
+    pub(crate) confidence_weight: Option<f64>,
+    /// The weight of recency in the ranking (default 0.4).
+    #[serde(default)]
+    pub(crate) recency_weight: Option<f64>,
+}
+
+/// The patterns a recall found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RecallOutput {
+    /// The partition.
+    pub(crate) partition: String,
+    /// The matching patterns, best first (empty when none matches).
+    pub(crate) patterns: Vec<PatternEntry>,
+}
+
+/// Which partition's patterns to list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PatternsInput {
+    /// The partition.
+    pub(crate) partition: String,
+}
+
+/// Every pattern of a partition.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct PatternsOutput {
+    /// The partition.
+    pub(crate) partition: String,
+    /// Its fingerprint fields.
+    pub(crate) fields: Vec<String>,
+    /// Every pattern, by fingerprint.
+    pub(crate) patterns: Vec<PatternEntry>,
+}
+
+/// A crystallized pattern: the sequence that worked for a fingerprint, and how sure it is.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct PatternEntry {
+    /// The ranking score of a recall (`confidence_weight * confidence + recency_weight *
+    /// recency`); absent outside a recall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) score: Option<f64>,
+    /// The fingerprint the pattern is for.
+    pub(crate) fingerprint: BTreeMap<String, String>,
+    /// The actions that worked, in order.
+    pub(crate) canonical_sequence: Vec<String>,
+    /// How reliable the pattern is, from 0 to 1.
+    pub(crate) confidence: f64,
+    /// Episodes observed.
+    pub(crate) evidence_count: u64,
+    /// Episodes that confirmed it.
+    pub(crate) corroborations: u64,
+    /// Episodes that went against it.
+    pub(crate) contradictions: u64,
+    /// When an episode last reinforced it.
+    pub(crate) last_reinforced: String,
+}
+
+impl PatternEntry {
+    fn new(pattern: &Pattern, score: Option<f64>) -> Self {
+        PatternEntry {
+            score,
+            fingerprint: pattern.fingerprint.pairs().iter().cloned().collect(),
+            canonical_sequence: pattern.canonical_sequence.clone(),
+            confidence: pattern.stats.confidence,
+            evidence_count: pattern.stats.evidence_count,
+            corroborations: pattern.stats.corroborations,
+            contradictions: pattern.stats.contradictions,
+            last_reinforced: time(pattern.stats.last_reinforced),
+        }
+    }
+}
+
+/// A partition's procedural memory with its configuration.
+struct PartitionMemory<'a> {
+    memory: TrajectoryMemory<&'a SqliteStore, &'a dyn Clock>,
+    partition: Partition,
+    /// The configuration as `meta` entries, stored with the first record in its transaction.
+    settings: Vec<(MetaKey, String)>,
+}
+
+fn partition_name(name: &str) -> Result<Partition> {
+    Partition::new(name).with_context(|| format!("partition {name:?}"))
+}
+
+/// The partition's memory: its stored fields, else `given`, else the default.
+fn open_partition<'a>(
+    env: &'a Env<'_>,
+    name: &str,
+    given: Option<&[String]>,
+) -> Result<PartitionMemory<'a>> {
+    let partition = partition_name(name)?;
+    let stored = env.store.meta_get(&fields_key(&partition)?)?;
+    let fields: Vec<String> = match (&stored, given) {
+        (Some(text), None) => text.split(',').map(str::to_owned).collect(),
+        (Some(text), Some(given)) if *text == given.join(",") => given.to_vec(),
+        (Some(text), Some(given)) => {
+            return Err(Failure::invalid(
+                "fields",
+                format!(
+                    "partition {name} has fingerprint fields {text}, not {}",
+                    given.join(",")
+                ),
+            )
+            .into());
+        }
+        (None, None) => DEFAULT_FIELDS.map(str::to_owned).to_vec(),
+        (None, Some(given)) => given.to_vec(),
+    };
+    if let Some(field) = fields.iter().find(|f| f.contains(',')) {
+        return Err(Failure::invalid(
+            "fields",
+            format!("fingerprint field {field:?} contains a comma"),
+        )
+        .into());
+    }
+    // The other settings: stored ones (a partition stored before they were kept has the
+    // defaults), else the defaults, as the command line's `trajectory record` sets them.
+    let defaults = Config::new(fields.clone());
+    let mut settings = vec![(setting_key(&partition, "fields")?, fields.join(","))];
+    let mut config = defaults.clone();
+    for (name, default) in [
+        ("cluster_threshold", defaults.cluster_threshold.to_string()),
+        ("evidence_cap", defaults.evidence_cap.to_string()),
+        (
+            "initial_confidence",
+            defaults.initial_confidence.to_string(),
+        ),
+    ] {
+        let key = setting_key(&partition, name)?;
+        let value = env.store.meta_get(&key)?.unwrap_or(default);
+        let unreadable = || {
+            Failure::invalid(
+                key.as_str(),
+                format!("partition {name} has an unreadable {name} setting {value:?}"),
+            )
+        };
+        config = match name {
+            "cluster_threshold" => {
+                config.with_cluster_threshold(value.parse().map_err(|_| unreadable())?)
+            }
+            "evidence_cap" => config.with_evidence_cap(value.parse().map_err(|_| unreadable())?),
+            _ => config.with_initial_confidence(value.parse().map_err(|_| unreadable())?),
+        };
+        settings.push((key, value));
+    }
+    let memory = TrajectoryMemory::new(env.store, env.clock.as_ref(), config)?;
+    Ok(PartitionMemory {
+        memory,
+        partition,
+        settings,
+    })
+}
+
+/// Fails unless `partition` holds episodes or patterns, naming it.
+fn must_exist(env: &Env<'_>, partition: &Partition) -> Result<()> {
+    let known = env
+        .store
+        .partitions()?
+        .iter()
+        .any(|p| p.partition == *partition);
+    if known {
+        return Ok(());
+    }
+    Err(Failure::not_found(
+        partition.as_str(),
+        format!(
+            "partition {} does not exist (nothing was recorded in it)",
+            partition.as_str()
+        ),
+    )
+    .into())
+}
+
+/// Records the episodes in one transaction, and the partition's fields on its first record.
+pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput> {
+    if input.episodes.is_empty() {
+        return Err(Failure::invalid("episodes", "give at least one episode to record").into());
+    }
+    let target = open_partition(env, &input.partition, input.fields.as_deref())?;
+    let fields = &target.memory.config().fingerprint_fields;
+    for (i, episode) in input.episodes.iter().enumerate() {
+        let missing: Vec<&str> = fields
+            .iter()
+            .filter(|f| !episode.fingerprint.contains_key(*f))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(Failure::invalid(
+                format!("episodes[{i}].fingerprint"),
+                format!(
+                    "episode {i}: fingerprint is missing field(s) {}",
+                    missing.join(", ")
+                ),
+            )
+            .into());
+        }
+    }
+    let fingerprints: Vec<Vec<(&str, &str)>> = input
+        .episodes
+        .iter()
+        .map(|e| {
+            e.fingerprint
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect()
+        })
+        .collect();
+    let trajectories: Vec<Vec<&str>> = input
+        .episodes
+        .iter()
+        .map(|e| e.trajectory.iter().map(String::as_str).collect())
+        .collect();
+    let records: Vec<EpisodeRecord<'_>> = input
+        .episodes
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            EpisodeRecord::new(
+                &fingerprints[i],
+                &trajectories[i],
+                &e.outcome,
+                &target.partition,
+            )
+        })
+        .collect();
+    // The configuration goes in the episodes' transaction: a concurrent first record with
+    // other settings fails with nothing written instead of mixing fingerprints.
+    let settings: Vec<(&MetaKey, &str)> = target
+        .settings
+        .iter()
+        .map(|(key, value)| (key, value.as_str()))
+        .collect();
+    target
+        .memory
+        .record_episodes_with_settings(&records, &settings)
+        .with_context(|| format!("recording episodes in partition {}", input.partition))?;
+    Ok(RecordOutput {
+        partition: input.partition.clone(),
+        fields: fields.clone(),
+        episodes: records.len() as u64,
+    })
+}
+
+/// Crystallizes the partition's new episodes.
+pub(crate) fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
+    let target = open_partition(env, &input.partition, None)?;
+    must_exist(env, &target.partition)?;
+    let patterns = target.memory.crystallize(&target.partition)?;
+    let pending_groups = env
+        .store
+        .partitions()?
+        .into_iter()
+        .find(|p| p.partition == target.partition)
+        .map_or(0, |p| p.pending_groups);
+    Ok(CrystallizeOutput {
+        partition: input.partition.clone(),
+        patterns: patterns
+            .iter()
+            .map(|p| PatternEntry::new(p, None))
+            .collect(),
+        pending_groups,
+    })
+}
+
+/// The patterns matching the fingerprint, ranked.
+pub(crate) fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
+    let target = open_partition(env, &input.partition, None)?;
+    must_exist(env, &target.partition)?;
+    let filter: Vec<(&str, &str)> = input
+        .fingerprint
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    // As popoto's `score_weights`: naming some weights replaces the default set.
+    let mut named: Vec<(&str, f64)> = Vec::new();
+    if let Some(w) = input.confidence_weight {
+        named.push(("confidence", w));
+    }
+    if let Some(w) = input.recency_weight {
+        named.push(("recency", w));
+    }
+    let mut options = RecallOptions::new();
+    if let Some(limit) = input.limit {
+        options = options.with_limit(limit);
+    }
+    if !named.is_empty() {
+        options = options.with_weights(Weights::from_named(named)?);
+    }
+    let scored = target
+        .memory
+        .recall_with(&filter, &target.partition, options)?;
+    Ok(RecallOutput {
+        partition: input.partition.clone(),
+        patterns: scored
+            .iter()
+            .map(|s| PatternEntry::new(&s.pattern, Some(s.score)))
+            .collect(),
+    })
+}
+
+/// Every pattern of the partition, ordered by fingerprint.
+pub(crate) fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
+    let target = open_partition(env, &input.partition, None)?;
+    must_exist(env, &target.partition)?;
+    let mut patterns = env
+        .store
+        .patterns(&target.partition, &Fingerprint::default())?;
+    patterns.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
+    Ok(PatternsOutput {
+        partition: input.partition.clone(),
+        fields: target.memory.config().fingerprint_fields.clone(),
+        patterns: patterns
+            .iter()
+            .map(|p| PatternEntry::new(p, None))
+            .collect(),
+    })
+}
+
+/// The schemas of this module's operations.
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = Vec::new();
+    all.extend(pair::<RecordInput, RecordOutput>(
+        "trajectory_record.input",
+        "trajectory_record.output",
+    ));
+    all.extend(pair::<CrystallizeInput, CrystallizeOutput>(
+        "trajectory_crystallize.input",
+        "trajectory_crystallize.output",
+    ));
+    all.extend(pair::<RecallInput, RecallOutput>(
+        "trajectory_recall.input",
+        "trajectory_recall.output",
+    ));
+    all.extend(pair::<PatternsInput, PatternsOutput>(
+        "trajectory_patterns.input",
+        "trajectory_patterns.output",
+    ));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::tests::env_on;
+
+    fn episode(kind: &str, steps: &[&str], success: bool) -> EpisodeInput {
+        EpisodeInput {
+            fingerprint: [("task".to_owned(), kind.to_owned())].into(),
+            trajectory: steps.iter().map(|s| (*s).to_owned()).collect(),
+            outcome: serde_json::json!({ "success": success }),
+        }
+    }
+
+    #[test]
+    fn record_crystallize_recall_and_list_patterns() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        let recorded = record(
+            &env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                episodes: (0..3)
+                    .map(|_| episode("deploy", &["build", "ship"], true))
+                    .collect(),
+            },
+        )
+        .expect("record");
+        assert_eq!(recorded.episodes, 3);
+        assert_eq!(recorded.fields, ["task"]);
+        let crystallized = crystallize(
+            &env,
+            &CrystallizeInput {
+                partition: "team".to_owned(),
+            },
+        )
+        .expect("crystallize");
+        assert_eq!(crystallized.patterns.len(), 1);
+        assert_eq!(
+            crystallized.patterns[0].canonical_sequence,
+            ["build", "ship"]
+        );
+        let recalled = recall(
+            &env,
+            &RecallInput {
+                partition: "team".to_owned(),
+                fingerprint: [("task".to_owned(), "deploy".to_owned())].into(),
+                limit: None,
+                confidence_weight: None,
+                recency_weight: None,
+            },
+        )
+        .expect("recall");
+        assert_eq!(recalled.patterns.len(), 1);
+        assert!(recalled.patterns[0].score.is_some());
+        let listed = patterns(
+            &env,
+            &PatternsInput {
+                partition: "team".to_owned(),
+            },
+        )
+        .expect("patterns");
+        assert_eq!(listed.patterns.len(), 1);
+        assert_eq!(
+            listed.patterns[0].last_reinforced,
+            "2026-01-01T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn bad_records_name_what_is_wrong_and_write_nothing() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        let mut incomplete = episode("deploy", &["a"], true);
+        incomplete.fingerprint.clear();
+        let error = record(
+            &env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                episodes: vec![episode("deploy", &["a"], true), incomplete],
+            },
+        )
+        .expect_err("missing field");
+        assert_eq!(
+            error.to_string(),
+            "episode 1: fingerprint is missing field(s) task"
+        );
+        let missing = recall(
+            &env,
+            &RecallInput {
+                partition: "team".to_owned(),
+                fingerprint: [("task".to_owned(), "deploy".to_owned())].into(),
+                limit: None,
+                confidence_weight: None,
+                recency_weight: None,
+            },
+        )
+        .expect_err("nothing was recorded");
+        assert_eq!(
+            missing.to_string(),
+            "partition team does not exist (nothing was recorded in it)"
+        );
+    }
+}

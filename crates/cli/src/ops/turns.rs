@@ -1,0 +1,357 @@
+//! `turns_append` and `turns_view`: a coding session's events appended as they happen, and
+//! the model view of the session rendered for a provider.
+//!
+//! Appending is idempotent by position: an event already stored at the same position with
+//! the same content is skipped, so a client that retries after a lost answer changes nothing;
+//! a gap or a different event at a stored position is an error naming the position.
+
+use agent_memory_core::{SessionId, SessionStore};
+use agent_memory_turns::{ContextPolicy, EventLog, History, SessionEvent, StoreLog, render};
+use anyhow::{Context, Result};
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ops::{Env, Failure, pair};
+
+/// Events to append to a session's log, in one transaction.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AppendInput {
+    /// The session.
+    pub(crate) session: String,
+    /// The position of the first event in the session's log (0 is its `session_started`
+    /// event). Absent: after the last stored event. Events already stored at their position
+    /// with the same content are skipped.
+    #[serde(default)]
+    pub(crate) start: Option<u64>,
+    /// The events, in order, each as the session log stores it:
+    /// `{"type": "session_started", "session": "s1", "started_at": 1767225600000}`,
+    /// `{"type": "user_message", "text": "..."}`,
+    /// `{"type": "assistant_turn", "text": "...", "memory": {"files_changed": ["src/a.rs"]}}`,
+    /// `{"type": "compaction_applied", "summary": "...", "compacted_entries": 4}`.
+    pub(crate) events: Vec<Map<String, Value>>,
+}
+
+/// What an append did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct AppendOutput {
+    /// The session.
+    pub(crate) session: String,
+    /// Events written.
+    pub(crate) appended: u64,
+    /// Events skipped because the same event was already stored at their position.
+    pub(crate) already_stored: u64,
+    /// Events the session's log holds now.
+    pub(crate) events: u64,
+}
+
+fn conflict(input: String, message: String) -> anyhow::Error {
+    Failure {
+        kind: "conflict",
+        input: Some(input),
+        message,
+    }
+    .into()
+}
+
+fn session_id(name: &str) -> Result<SessionId> {
+    SessionId::new(name).with_context(|| format!("session {name:?}"))
+}
+
+/// The session's stored events, decoded; none when it has no log yet.
+fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>> {
+    match StoreLog::new(env.store, session.clone()).load() {
+        Ok(loaded) => Ok(loaded.events),
+        Err(agent_memory_turns::Error::Store(e)) if e.is_not_found() => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Appends the events the log does not hold yet, after checking every one against it.
+pub(crate) fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
+    let session = session_id(&input.session)?;
+    let held = stored_events(env, &session)?;
+    let held_len = held.len() as u64;
+    let start = input.start.unwrap_or(held_len);
+    if start > held_len {
+        return Err(Failure::invalid(
+            "start",
+            format!(
+                "event at position {start} leaves a gap: session {:?} holds {held_len} event(s), so the next position is {held_len}",
+                input.session
+            ),
+        )
+        .into());
+    }
+    let mut fresh = Vec::new();
+    let mut already_stored = 0;
+    for (i, object) in input.events.iter().enumerate() {
+        let position = start + i as u64;
+        let event: SessionEvent =
+            serde_json::from_value(Value::Object(object.clone())).map_err(|e| {
+                Failure::invalid(
+                    format!("events[{i}]"),
+                    format!("event at position {position}: {e}"),
+                )
+            })?;
+        match usize::try_from(position).ok().and_then(|p| held.get(p)) {
+            Some(stored) if *stored == event => already_stored += 1,
+            Some(stored) => {
+                return Err(conflict(
+                    format!("events[{i}]"),
+                    format!(
+                        "event at position {position} conflicts with the {} event stored there in session {:?}",
+                        stored.kind(),
+                        input.session
+                    ),
+                ));
+            }
+            None => fresh.push(event),
+        }
+    }
+    if !fresh.is_empty() {
+        // The whole log must still form a session: it starts with this session's
+        // `session_started` and every event can follow the ones before it.
+        let history = History::replay(held.iter().chain(&fresh).cloned())?;
+        if history.session() != &session {
+            return Err(conflict(
+                "events[0]".to_owned(),
+                format!(
+                    "event at position 0 starts session {:?}, not {:?}",
+                    history.session().as_str(),
+                    input.session
+                ),
+            ));
+        }
+        let stored = fresh
+            .iter()
+            .map(SessionEvent::to_stored)
+            .collect::<agent_memory_turns::Result<Vec<_>>>()?;
+        env.store.session_append(&session, &stored)?;
+    }
+    Ok(AppendOutput {
+        session: input.session.clone(),
+        appended: fresh.len() as u64,
+        already_stored,
+        events: held_len + fresh.len() as u64,
+    })
+}
+
+/// The provider format of the model view.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Provider {
+    /// OpenAI Chat Completions `messages`.
+    OpenaiChat,
+    /// OpenAI Responses `input` items.
+    OpenaiResponses,
+    /// Genkit `messages`.
+    Genkit,
+}
+
+/// Which session to render, for which provider.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ViewInput {
+    /// The session.
+    pub(crate) session: String,
+    /// The provider format.
+    pub(crate) provider: Provider,
+    /// Send the memories (files changed, failed commands) of the last this many turns
+    /// (default 10).
+    #[serde(default)]
+    pub(crate) recent_memories: Option<usize>,
+}
+
+/// The model view of a session, ready to send.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ViewOutput {
+    /// The session.
+    pub(crate) session: String,
+    /// The provider format.
+    pub(crate) provider: Provider,
+    /// Completed turns in the session.
+    pub(crate) turns: u64,
+    /// The payload in the provider's own format (a list of messages or input items).
+    pub(crate) messages: Value,
+}
+
+/// The session's model view, rendered for the provider.
+pub(crate) fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
+    let session = session_id(&input.session)?;
+    let events = stored_events(env, &session)?;
+    if events.is_empty() {
+        return Err(Failure::not_found(
+            input.session.as_str(),
+            format!("session {:?} has no events", input.session),
+        )
+        .into());
+    }
+    let history = History::replay(events)?;
+    let mut policy = ContextPolicy::default();
+    if let Some(recent) = input.recent_memories {
+        policy.recent_memories = recent;
+    }
+    let model = history.model_view(&policy);
+    let messages = match input.provider {
+        Provider::OpenaiChat => serde_json::to_value(render::openai_chat(&model)),
+        Provider::OpenaiResponses => serde_json::to_value(render::openai_responses(&model)),
+        Provider::Genkit => serde_json::to_value(render::genkit(&model)),
+    }
+    .context("rendering the model view")?;
+    Ok(ViewOutput {
+        session: input.session.clone(),
+        provider: input.provider,
+        turns: history.turns(),
+        messages,
+    })
+}
+
+/// The schemas of this module's operations.
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = Vec::new();
+    all.extend(pair::<AppendInput, AppendOutput>(
+        "turns_append.input",
+        "turns_append.output",
+    ));
+    all.extend(pair::<ViewInput, ViewOutput>(
+        "turns_view.input",
+        "turns_view.output",
+    ));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::tests::env_on;
+    use agent_memory_sqlite::SqliteStore;
+    use serde_json::json;
+
+    fn events(values: &[Value]) -> Vec<Map<String, Value>> {
+        values
+            .iter()
+            .map(|v| v.as_object().expect("object").clone())
+            .collect()
+    }
+
+    fn opening() -> Vec<Value> {
+        vec![
+            json!({"type": "session_started", "session": "s1", "started_at": 1_767_225_600_000_i64}),
+            json!({"type": "user_message", "text": "fix the tests"}),
+            json!({"type": "assistant_turn", "text": "Fixed.", "memory": {"files_changed": ["src/a.rs"]}}),
+        ]
+    }
+
+    fn append_at(env: &Env<'_>, start: Option<u64>, values: &[Value]) -> Result<AppendOutput> {
+        append(
+            env,
+            &AppendInput {
+                session: "s1".to_owned(),
+                start,
+                events: events(values),
+            },
+        )
+    }
+
+    #[test]
+    fn appending_again_is_a_no_op_and_a_gap_or_conflict_names_the_position() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        let first = append_at(&env, None, &opening()).expect("append");
+        assert_eq!(
+            (first.appended, first.already_stored, first.events),
+            (3, 0, 3)
+        );
+        let again = append_at(&env, Some(0), &opening()).expect("retry");
+        assert_eq!(
+            (again.appended, again.already_stored, again.events),
+            (0, 3, 3)
+        );
+        let next = json!({"type": "user_message", "text": "thanks"});
+        let overlapping = [opening()[2].clone(), next.clone()];
+        let more = append_at(&env, Some(2), &overlapping).expect("overlap");
+        assert_eq!((more.appended, more.already_stored, more.events), (1, 1, 4));
+        let gap = append_at(&env, Some(6), std::slice::from_ref(&next)).expect_err("gap");
+        assert_eq!(
+            gap.to_string(),
+            "event at position 6 leaves a gap: session \"s1\" holds 4 event(s), so the next position is 4"
+        );
+        let other = json!({"type": "user_message", "text": "something else"});
+        let conflicting = append_at(&env, Some(3), &[other]).expect_err("conflict");
+        assert_eq!(
+            conflicting.to_string(),
+            "event at position 3 conflicts with the user_message event stored there in session \"s1\""
+        );
+        assert_eq!(
+            store
+                .session_load(&session_id("s1").expect("id"))
+                .expect("load")
+                .len(),
+            4
+        );
+    }
+
+    #[test]
+    fn a_log_that_does_not_form_a_session_is_refused_whole() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        let headless = append_at(&env, None, &opening()[1..]).expect_err("no session_started");
+        assert!(
+            headless.to_string().contains("instead of session_started"),
+            "{headless}"
+        );
+        let mut foreign = opening();
+        foreign[0] = json!({"type": "session_started", "session": "s2", "started_at": 0});
+        let error = append_at(&env, None, &foreign).expect_err("another session");
+        assert_eq!(
+            error.to_string(),
+            "event at position 0 starts session \"s2\", not \"s1\""
+        );
+        let unknown = append_at(&env, None, &[json!({"type": "shout"})]).expect_err("bad event");
+        assert!(
+            unknown.to_string().starts_with("event at position 0: "),
+            "{unknown}"
+        );
+        assert!(store.session_list().expect("list").is_empty());
+    }
+
+    #[test]
+    fn the_model_view_is_rendered_for_each_provider() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let env = env_on(&store);
+        append_at(&env, None, &opening()).expect("append");
+        for (provider, first_role) in [
+            (Provider::OpenaiChat, "user"),
+            (Provider::OpenaiResponses, "user"),
+            (Provider::Genkit, "user"),
+        ] {
+            let viewed = view(
+                &env,
+                &ViewInput {
+                    session: "s1".to_owned(),
+                    provider,
+                    recent_memories: None,
+                },
+            )
+            .expect("view");
+            assert_eq!(viewed.turns, 1);
+            assert_eq!(viewed.messages[0]["role"], first_role, "{provider:?}");
+            assert!(
+                viewed.messages.to_string().contains("src/a.rs"),
+                "{provider:?}"
+            );
+        }
+        let missing = view(
+            &env,
+            &ViewInput {
+                session: "nobody".to_owned(),
+                provider: Provider::Genkit,
+                recent_memories: None,
+            },
+        )
+        .expect_err("no such session");
+        assert_eq!(missing.to_string(), "session \"nobody\" has no events");
+    }
+}
