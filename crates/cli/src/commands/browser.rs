@@ -214,9 +214,9 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
         BrowserCommand::Runs(runs) if global.json => {
             // The contract's listing, the same as the MCP tool `browser_runs`.
             let status = match runs.status.as_deref() {
-                Some("running") => Some(ops::browser::StatusInput::Running),
-                Some("completed") => Some(ops::browser::StatusInput::Completed),
-                Some("failed") => Some(ops::browser::StatusInput::Failed),
+                Some("running") => Some(ops::runs::RunState::Running),
+                Some("completed") => Some(ops::runs::RunState::Completed),
+                Some("failed") => Some(ops::runs::RunState::Failed),
                 _ => None,
             };
             let listed = ops::browser::runs(

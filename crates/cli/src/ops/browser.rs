@@ -13,6 +13,7 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ops::runs::{RunDocument, RunState};
 use crate::ops::{Env, Failure, pair};
 
 /// The scope every browser operation uses unless told otherwise.
@@ -332,18 +333,6 @@ fn host_of(url: &str) -> String {
     site.split('_').next().unwrap_or_default().to_owned()
 }
 
-/// The state of a run, as a filter.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum StatusInput {
-    /// Started and not finished.
-    Running,
-    /// Finished successfully.
-    Completed,
-    /// Finished without success.
-    Failed,
-}
-
 /// Which registered runs to list.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -359,7 +348,7 @@ pub(crate) struct RunsInput {
     pub(crate) domain: Option<String>,
     /// Only runs in this state.
     #[serde(default)]
-    pub(crate) status: Option<StatusInput>,
+    pub(crate) status: Option<RunState>,
     /// At most this many runs, newest first.
     #[serde(default)]
     pub(crate) limit: Option<usize>,
@@ -369,68 +358,7 @@ pub(crate) struct RunsInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct RunsOutput {
     /// The runs.
-    pub(crate) runs: Vec<RunEntry>,
-}
-
-/// A registered run.
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RunEntry {
-    /// The run's id.
-    pub(crate) run_id: String,
-    /// The session it belongs to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) session_id: Option<String>,
-    /// The run it resumed or forked.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) parent_run_id: Option<String>,
-    /// `running`, `completed` or `failed`.
-    pub(crate) status: String,
-    /// The goal.
-    pub(crate) goal: String,
-    /// The domain it is filed under.
-    pub(crate) domain: String,
-    /// Where it started.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) start_url: Option<String>,
-    /// Where it ended.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) final_url: Option<String>,
-    /// When it started.
-    pub(crate) started_at: String,
-    /// When it last changed.
-    pub(crate) updated_at: String,
-    /// When it finished.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) completed_at: Option<String>,
-    /// Whether it succeeded, once finished.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) success: Option<bool>,
-    /// A short summary.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) summary: Option<String>,
-    /// Turns taken.
-    pub(crate) turn_count: u32,
-}
-
-impl RunEntry {
-    fn new(m: RunManifest) -> Self {
-        RunEntry {
-            status: m.status.as_str().to_owned(),
-            run_id: m.run_id,
-            session_id: m.session_id,
-            parent_run_id: m.parent_run_id,
-            goal: m.goal,
-            domain: m.domain,
-            start_url: m.start_url,
-            final_url: m.final_url,
-            started_at: m.started_at,
-            updated_at: m.updated_at,
-            completed_at: m.completed_at,
-            success: m.success,
-            summary: m.summary,
-            turn_count: m.turn_count,
-        }
-    }
+    pub(crate) runs: Vec<RunDocument>,
 }
 
 /// The registered runs passing the filters.
@@ -439,16 +367,12 @@ pub(crate) fn runs(env: &Env<'_>, input: &RunsInput) -> Result<RunsOutput> {
     let filter = RunFilter {
         domain: input.domain.clone(),
         session_id: input.session_id.clone(),
-        status: input.status.map(|s| match s {
-            StatusInput::Running => RunStatus::Running,
-            StatusInput::Completed => RunStatus::Completed,
-            StatusInput::Failed => RunStatus::Failed,
-        }),
+        status: input.status.map(RunStatus::from),
         limit: input.limit,
     };
     let manifests = memory.runs().list(&filter)?;
     Ok(RunsOutput {
-        runs: manifests.into_iter().map(RunEntry::new).collect(),
+        runs: manifests.into_iter().map(RunDocument::from).collect(),
     })
 }
 
@@ -623,7 +547,7 @@ mod tests {
         assert!(context.context.contains("#search"), "{}", context.context);
         let listed = runs(&env, &RunsInput::default()).expect("runs");
         assert_eq!(listed.runs.len(), 1);
-        assert_eq!(listed.runs[0].status, "completed");
+        assert_eq!(listed.runs[0].status, RunState::Completed);
         assert_eq!(listed.runs[0].turn_count, 2);
         let resumed = resume(
             &env,
@@ -685,8 +609,8 @@ mod tests {
         assert_eq!(listed.runs.len(), 1);
         let entry = &listed.runs[0];
         assert_eq!(
-            (entry.status.as_str(), entry.domain.as_str()),
-            ("failed", "shop.test")
+            (entry.status, entry.domain.as_str()),
+            (RunState::Failed, "shop.test")
         );
         assert_eq!(entry.parent_run_id.as_deref(), Some("run-1"));
         assert_eq!(entry.started_at, "2026-01-01T00:00:00.000Z");
