@@ -66,8 +66,17 @@ pub enum Synchronous {
     Full,
 }
 
-/// Options for opening a store. `SqliteOptions::default()` is what [`SqliteStore::open`] uses.
+/// Options for opening a store. `SqliteOptions::default()` is what [`SqliteStore::open`] uses;
+/// the `with_*` setters change one option each.
+///
+/// ```
+/// use agent_memory_sqlite::{SqliteOptions, Synchronous};
+///
+/// let options = SqliteOptions::default().with_synchronous(Synchronous::Full).with_read_only(true);
+/// assert!(options.read_only);
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SqliteOptions {
     /// Durability of commits.
     pub synchronous: Synchronous,
@@ -103,6 +112,50 @@ impl Default for SqliteOptions {
             checkpoint_pages: 10_000,
             max_pages: None,
         }
+    }
+}
+
+impl SqliteOptions {
+    /// With commits as durable as `synchronous` says.
+    pub fn with_synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
+    /// Waiting at most `timeout` for another connection's write lock.
+    pub fn with_busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// With a page cache of `kib` KiB.
+    pub fn with_cache_kib(mut self, kib: u32) -> Self {
+        self.cache_kib = kib;
+        self
+    }
+
+    /// Keeping `statements` prepared statements.
+    pub fn with_statement_cache(mut self, statements: usize) -> Self {
+        self.statement_cache = statements;
+        self
+    }
+
+    /// Read-only (`true`) or read-write.
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Checkpointing the WAL every `pages` pages.
+    pub fn with_checkpoint_pages(mut self, pages: u32) -> Self {
+        self.checkpoint_pages = pages;
+        self
+    }
+
+    /// Growing to at most `pages` pages (`None`: no limit beyond the disk).
+    pub fn with_max_pages(mut self, pages: Option<u32>) -> Self {
+        self.max_pages = pages;
+        self
     }
 }
 

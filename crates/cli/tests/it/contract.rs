@@ -212,3 +212,101 @@ fn errors_say_what_was_not_found_whichever_memory_raised_them() {
     let error = conforms("error", partition.stderr.trim());
     assert_eq!(error["error"]["kind"], "not_found");
 }
+
+/// A run recorded with `browser record` gives the next run the same context as the same run
+/// recorded through the library: session history, reference trajectory, app knowledge and
+/// known selectors.
+#[test]
+fn browser_record_stores_what_the_library_stores() {
+    use agent_memory_browser::{BrowserMemory, RunReport, Turn};
+    use agent_memory_core::{ManualClock, Scope, SeededIds, Timestamp};
+
+    let sandbox = Sandbox::new();
+    let now = "1767225600000";
+    let turn = |url: &str, action: &str| Turn {
+        url: url.to_owned(),
+        action: action.to_owned(),
+        verified: true,
+        duration_ms: 800,
+        ..Turn::default()
+    };
+    {
+        let store = agent_memory_sqlite::SqliteStore::open(sandbox.path().join("library.db"))
+            .expect("open");
+        let memory = BrowserMemory::new(
+            &store,
+            Scope::shared(),
+            ManualClock::new(Timestamp::from_millis(1_767_225_600_000)),
+            SeededIds::new(7),
+        );
+        memory
+            .record_run(
+                &RunReport::new("Add Smart Watch X to the cart", "https://shop.example.com/")
+                    .with_turns(vec![
+                        turn(
+                            "https://shop.example.com/",
+                            r##"{"action":"type","selector":"#search","text":"Smart Watch X"}"##,
+                        ),
+                        turn(
+                            "https://shop.example.com/search?q=watch",
+                            r##"{"action":"click","selector":"#add-to-cart"}"##,
+                        ),
+                    ])
+                    .with_success(true)
+                    .with_outcome("Smart Watch X is in the cart")
+                    .with_selectors(vec![("search box".to_owned(), "#search".to_owned())]),
+            )
+            .expect("record through the library");
+    }
+    std::fs::write(
+        sandbox.path().join("run.json"),
+        r##"{"goal": "Add Smart Watch X to the cart", "start_url": "https://shop.example.com/",
+            "success": true, "outcome": "Smart Watch X is in the cart",
+            "turns": [
+              {"url": "https://shop.example.com/", "verified": true, "duration_ms": 800,
+               "action": "{\"action\":\"type\",\"selector\":\"#search\",\"text\":\"Smart Watch X\"}"},
+              {"url": "https://shop.example.com/search?q=watch", "verified": true, "duration_ms": 800,
+               "action": "{\"action\":\"click\",\"selector\":\"#add-to-cart\"}"}
+            ],
+            "selectors": [{"element": "search box", "selector": "#search"}]}"##,
+    )
+    .expect("write");
+    sandbox.expect(
+        0,
+        &[
+            "--db", "cli.db", "--now", now, "browser", "record", "--file", "run.json",
+        ],
+    );
+    let context = |db: &str| {
+        let run = sandbox.expect(
+            0,
+            &[
+                "--db",
+                db,
+                "--now",
+                now,
+                "browser",
+                "context",
+                "--goal",
+                "add smart watch x to the cart",
+                "--url",
+                "https://shop.example.com/",
+            ],
+        );
+        // The trajectory and session ids are random on either side; the rest must agree.
+        run.stdout
+    };
+    let (library, cli) = (context("library.db"), context("cli.db"));
+    for part in [
+        "SESSION HISTORY",
+        "REFERENCE TRAJECTORY",
+        "#add-to-cart",
+        "search box",
+    ] {
+        assert!(
+            library.contains(part),
+            "{part} missing from the library's context:\n{library}"
+        );
+    }
+    assert_eq!(cli, library);
+}

@@ -63,10 +63,7 @@ fn a_full_database_refuses_the_write_and_keeps_everything() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("memory.db");
     drop(SqliteStore::open(&path).expect("create"));
-    let limited = SqliteOptions {
-        max_pages: Some(400),
-        ..SqliteOptions::default()
-    };
+    let limited = SqliteOptions::default().with_max_pages(Some(400));
     let store = SqliteStore::open_with(&path, &limited).expect("open with a page limit");
     let fitted = fill(&store);
     drop(store);

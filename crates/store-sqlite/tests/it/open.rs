@@ -66,10 +66,7 @@ fn data_survives_reopening_with_full_sync() {
     let path = dir.path().join("memory.db");
     let key = MetaKey::new("k").expect("key");
     {
-        let options = SqliteOptions {
-            synchronous: Synchronous::Full,
-            ..SqliteOptions::default()
-        };
+        let options = SqliteOptions::default().with_synchronous(Synchronous::Full);
         let store = SqliteStore::open_with(&path, &options).expect("open");
         store.meta_set(&key, "v").expect("set");
     }

@@ -12,11 +12,9 @@ use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 /// Options whose busy timeout is zero: any wait for a lock fails at once with "database is
 /// locked", so a test that succeeds shows no lock was waited for.
 fn impatient(read_only: bool) -> SqliteOptions {
-    SqliteOptions {
-        busy_timeout: Duration::ZERO,
-        read_only,
-        ..SqliteOptions::default()
-    }
+    SqliteOptions::default()
+        .with_busy_timeout(Duration::ZERO)
+        .with_read_only(read_only)
 }
 
 #[test]
