@@ -239,7 +239,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                 limit: runs.limit,
             };
             let manifests = memory.runs().list(&filter)?;
-            print_runs(&manifests, global)
+            print_runs(&manifests)
         }
         BrowserCommand::Resume(scenario) => {
             let found = memory
@@ -312,7 +312,6 @@ struct ContextView<'a> {
 }
 
 #[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
 struct MatchView<'a> {
     trajectory_id: &'a str,
     goal: &'a str,
@@ -360,7 +359,7 @@ fn print_hints(store: &dyn HintStore, scope: &Scope, global: &GlobalArgs) -> Res
     let stored = store.hints_get(scope)?;
     if global.json {
         let (hints, updated_at) = stored.unwrap_or_default();
-        return print_json(&serde_json::json!({ "hints": hints, "updatedAt": updated_at }));
+        return print_json(&serde_json::json!({ "hints": hints, "updated_at": updated_at }));
     }
     match stored {
         Some((hints, _)) if !hints.is_empty() => println!("{hints}"),
@@ -379,52 +378,8 @@ fn ttl(days: f64) -> Result<f64> {
     Ok(days)
 }
 
-/// A manifest as printed with `--json`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RunView<'a> {
-    run_id: &'a str,
-    session_id: Option<&'a str>,
-    parent_run_id: Option<&'a str>,
-    status: &'a str,
-    goal: &'a str,
-    domain: &'a str,
-    start_url: Option<&'a str>,
-    final_url: Option<&'a str>,
-    started_at: &'a str,
-    updated_at: &'a str,
-    completed_at: Option<&'a str>,
-    success: Option<bool>,
-    summary: Option<&'a str>,
-    turn_count: u32,
-}
-
-impl<'a> RunView<'a> {
-    fn new(m: &'a RunManifest) -> Self {
-        RunView {
-            run_id: &m.run_id,
-            session_id: m.session_id.as_deref(),
-            parent_run_id: m.parent_run_id.as_deref(),
-            status: m.status.as_str(),
-            goal: &m.goal,
-            domain: &m.domain,
-            start_url: m.start_url.as_deref(),
-            final_url: m.final_url.as_deref(),
-            started_at: &m.started_at,
-            updated_at: &m.updated_at,
-            completed_at: m.completed_at.as_deref(),
-            success: m.success,
-            summary: m.summary.as_deref(),
-            turn_count: m.turn_count,
-        }
-    }
-}
-
-fn print_runs(manifests: &[RunManifest], global: &GlobalArgs) -> Result<()> {
-    if global.json {
-        let views: Vec<RunView<'_>> = manifests.iter().map(RunView::new).collect();
-        return print_json(&views);
-    }
+/// The runs as a table (with `--json`, the `Runs` arm prints the contract's listing).
+fn print_runs(manifests: &[RunManifest]) -> Result<()> {
     if manifests.is_empty() {
         println!("no runs");
         return Ok(());

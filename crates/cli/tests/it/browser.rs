@@ -308,7 +308,7 @@ fn context_json_names_the_match_and_each_parts_fate() {
     );
     assert_eq!(run.code, Some(0), "{run}");
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert_eq!(json["match"]["trajectoryId"], "traj_1795321223952_eodewj");
+    assert_eq!(json["match"]["trajectory_id"], "traj_1795321223952_eodewj");
     assert_eq!(json["match"]["similarity"], 1.0);
     let fates: Vec<(i64, &str)> = json["parts"]
         .as_array()
@@ -516,7 +516,7 @@ fn hints_show_the_stored_ones_until_refreshed_from_the_trajectories() {
     );
     let json = sandbox.run(&["--json", "browser", "--now", NOW, "hints"], &[]);
     assert_eq!(
-        json.stdout, "{\n  \"hints\": \"\",\n  \"updatedAt\": \"2026-11-22T04:20:23.974Z\"\n}\n",
+        json.stdout, "{\n  \"hints\": \"\",\n  \"updated_at\": \"2026-11-22T04:20:23.974Z\"\n}\n",
         "{json}"
     );
     let none = browser(&sandbox, &["--scope", "team-b", "hints"]);
