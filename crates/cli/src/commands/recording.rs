@@ -458,7 +458,7 @@ fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
         }
         (None, Some(id)) => {
             let session = session_id(id)?;
-            let store = database::open(&global.db)?;
+            let store = database::open_existing(&global.db)?;
             let logs = store.list_tool_logs(&session)?;
             if logs.is_empty() {
                 bail!("session {id:?} has no tool logs in {}", global.db.display());
@@ -924,7 +924,7 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     // Each past snapshot with the index of the tool log that holds it.
     let past: Vec<(usize, Snapshot)> = match &args.session {
         Some(id) => {
-            let store = database::open(&global.db)?;
+            let store = database::open_existing(&global.db)?;
             let logs = store.list_tool_logs(&session_id(id)?)?;
             if logs.is_empty() {
                 bail!("session {id:?} has no tool logs in {}", global.db.display());

@@ -227,7 +227,7 @@ fn load_events(source: &SessionSource, global: &GlobalArgs) -> Result<Vec<Sessio
     let loaded = match (&source.session, &source.log) {
         (_, Some(path)) => JsonlLog::read(path)?,
         (Some(id), None) => {
-            let store = database::open(&global.db)?;
+            let store = database::open_existing(&global.db)?;
             StoreLog::new(&store, SessionId::new(id.as_str())?)
                 .load()
                 .with_context(|| global.db.display().to_string())?

@@ -170,6 +170,8 @@ fn templatize_a_missing_file() {
 #[test]
 fn templatize_an_unknown_session() {
     let sandbox = Sandbox::new();
+    // A database that holds other things, but not this session.
+    drop(agent_memory_sqlite::SqliteStore::open(sandbox.path().join("memory.db")).expect("create"));
     insta::assert_snapshot!(sandbox.expect(
         1,
         &[

@@ -218,6 +218,8 @@ fn compact_needs_a_summary() {
 #[test]
 fn an_unknown_session() {
     let sandbox = Sandbox::new();
+    // A database that holds other things, but not this session.
+    drop(agent_memory_sqlite::SqliteStore::open(sandbox.path().join("memory.db")).expect("create"));
     insta::assert_snapshot!(
         "unknown_session_show",
         sandbox.expect(1, &["--db", "memory.db", "turns", "show", "nobody"])
