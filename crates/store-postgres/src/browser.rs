@@ -1,0 +1,1 @@
+//! The browser store traits on PostgreSQL.

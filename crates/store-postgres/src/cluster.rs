@@ -1,0 +1,1 @@
+//! A throwaway PostgreSQL cluster for tests.

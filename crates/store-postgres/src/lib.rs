@@ -1,0 +1,558 @@
+//! The shared store: every `memory-core` store trait on PostgreSQL (14 or newer), so many
+//! agents on many machines share one memory.
+//!
+//! ```no_run
+//! use agent_memory_core::{MetaKey, MetaStore};
+//! use agent_memory_postgres::PostgresStore;
+//!
+//! let store = PostgresStore::connect("postgres://agent@db.internal/memory")?;
+//! store.meta_set(&MetaKey::new("owner")?, "fleet")?;
+//! assert_eq!(store.meta_get(&MetaKey::new("owner")?)?.as_deref(), Some("fleet"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The API is synchronous like the rest of the library (from async code, call it in
+//! `spawn_blocking`). A store keeps a small pool of connections ([`PostgresOptions::pool_size`]),
+//! so it is `Send + Sync` and serves many threads; share it behind an `Arc`.
+//!
+//! What the store promises is the contract of the traits, the same as SQLite's:
+//!
+//! - every call that writes several rows is one transaction: whole or nothing;
+//! - the schema lives in its own PostgreSQL schema ([`PostgresOptions::schema`], default
+//!   `agent_memory`), created and migrated forward on connect; migrations hold an advisory
+//!   lock, so processes starting at once never race;
+//! - crystallize observes every episode exactly once across processes and hosts: appends to
+//!   a partition hold a shared advisory lock on it and crystallize an exclusive one, so a
+//!   crystallizer never moves the watermark past an episode still being committed;
+//! - a transaction the server rolled back (a serialization failure, a deadlock) or that lost
+//!   its connection before committing is run again on a fresh connection, up to
+//!   [`PostgresOptions::retries`] times; a connection lost during the commit itself is
+//!   reported, never retried, because the write may have landed.
+//!
+//! Where it differs from SQLite: a text holding a NUL character is refused (PostgreSQL's
+//! `text` cannot hold one), each call costs round trips to the server, and a forgotten row's
+//! bytes leave the server's files when PostgreSQL's (auto)vacuum reuses the space, not at
+//! once.
+
+#![deny(missing_docs)]
+
+mod browser;
+pub mod cluster;
+mod error;
+mod meta;
+mod schema;
+mod session;
+mod tool_log;
+mod trajectory;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Statement};
+
+pub use error::Error;
+pub use schema::SCHEMA_VERSION;
+
+pub(crate) use error::{Fail, check_texts, to_core};
+
+/// Options for connecting. `PostgresOptions::default()` is what [`PostgresStore::connect`]
+/// uses; the `with_*` setters change one option each.
+///
+/// ```
+/// use agent_memory_postgres::PostgresOptions;
+///
+/// let options = PostgresOptions::default().with_schema("team_a").with_pool_size(8);
+/// assert_eq!(options.schema, "team_a");
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PostgresOptions {
+    /// The PostgreSQL schema the memory lives in. Several memories can share one database
+    /// under different schemas. Default `agent_memory`. A connection string may also name it
+    /// with a `schema` parameter (`postgres://host/db?schema=team_a`), which wins.
+    pub schema: String,
+    /// The most connections the store keeps open. Default 4.
+    pub pool_size: u32,
+    /// How long a call waits for a connection (from the pool, or a new one) before failing.
+    /// Default 10 s.
+    pub connect_timeout: Duration,
+    /// How many times a transaction is run again after the server rolled it back or the
+    /// connection was lost before it committed. Default 8 (with pauses growing from 10 ms to
+    /// 1 s, so a server restart of a few seconds is ridden out).
+    pub retries: u32,
+    /// Open without write access: every transaction is read-only, and the schema is neither
+    /// created nor migrated (a schema that is missing or behind is an error).
+    pub read_only: bool,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            schema: "agent_memory".to_owned(),
+            pool_size: 4,
+            connect_timeout: Duration::from_secs(10),
+            retries: 8,
+            read_only: false,
+        }
+    }
+}
+
+impl PostgresOptions {
+    /// In the PostgreSQL schema `schema`.
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = schema.into();
+        self
+    }
+
+    /// Keeping at most `connections` connections open.
+    pub fn with_pool_size(mut self, connections: u32) -> Self {
+        self.pool_size = connections;
+        self
+    }
+
+    /// Waiting at most `timeout` for a connection.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Running a failed transaction again at most `retries` times.
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// Read-only (`true`) or read-write.
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+}
+
+/// One pooled connection with the statements it has prepared, so a hot call is one round
+/// trip to the server instead of a parse and then an execute.
+pub(crate) struct Conn {
+    client: Client,
+    statements: HashMap<&'static str, Statement>,
+}
+
+/// Opens connections for the pool. (`r2d2_postgres` does the same without a statement
+/// cache; the cache must live with its connection, so the manager is ours.)
+struct Manager {
+    config: postgres::Config,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<Conn, postgres::Error> {
+        Ok(Conn {
+            client: self.config.connect(NoTls)?,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), postgres::Error> {
+        conn.client.simple_query("").map(|_| ())
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        conn.client.is_closed()
+    }
+}
+
+/// A memory store in one schema of a PostgreSQL database. `Send + Sync`: share it behind an
+/// `Arc`.
+pub struct PostgresStore {
+    pool: r2d2::Pool<Manager>,
+    schema: String,
+    target: String,
+    retries: u32,
+    read_only: bool,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("target", &self.target)
+            .field("schema", &self.schema)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The transaction a store call runs in, with the connection's statement cache.
+pub(crate) struct Tx<'a> {
+    tx: postgres::Transaction<'a>,
+    statements: &'a mut HashMap<&'static str, Statement>,
+}
+
+impl Tx<'_> {
+    fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.tx.prepare(sql)?;
+        self.statements.insert(sql, statement.clone());
+        Ok(statement)
+    }
+
+    /// Every row `sql` returns.
+    pub(crate) fn query(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        let statement = self.statement(sql)?;
+        self.tx.query(&statement, params)
+    }
+
+    /// The one row `sql` returns, if any.
+    pub(crate) fn query_opt(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        let statement = self.statement(sql)?;
+        self.tx.query_opt(&statement, params)
+    }
+
+    /// The row `sql` returns; an error when there is none.
+    pub(crate) fn query_one(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, postgres::Error> {
+        let statement = self.statement(sql)?;
+        self.tx.query_one(&statement, params)
+    }
+
+    /// Runs `sql`; returns how many rows it changed.
+    pub(crate) fn execute(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, postgres::Error> {
+        let statement = self.statement(sql)?;
+        self.tx.execute(&statement, params)
+    }
+}
+
+/// Advisory lock classes (the first key of the two-key form), one per kind of thing locked.
+pub(crate) mod lock {
+    /// Migrations of one schema.
+    pub(crate) const MIGRATE: i32 = 0x616d_0001;
+    /// A partition's episodes: shared by appends, exclusive for crystallize, prune, forget.
+    pub(crate) const PARTITION: i32 = 0x616d_0002;
+    /// One session's event log.
+    pub(crate) const SESSION: i32 = 0x616d_0003;
+    /// One session's tool logs.
+    pub(crate) const TOOL_LOG: i32 = 0x616d_0004;
+    /// One browser scope.
+    pub(crate) const SCOPE: i32 = 0x616d_0005;
+}
+
+impl PostgresStore {
+    /// Connects to the database named by `url` (a `postgres://` URL or a `key=value`
+    /// connection string) with default options, creating or migrating the schema.
+    pub fn connect(url: &str) -> Result<Self, Error> {
+        PostgresStore::connect_with(url, &PostgresOptions::default())
+    }
+
+    /// Connects with `options`.
+    pub fn connect_with(url: &str, options: &PostgresOptions) -> Result<Self, Error> {
+        let (mut config, schema_param) = parse_url(url)?;
+        let schema = schema_param.unwrap_or_else(|| options.schema.clone());
+        if !valid_schema(&schema) {
+            return Err(Error::InvalidSchema { schema });
+        }
+        let target = describe(&config);
+        let mut startup = format!("-c search_path={schema}");
+        if options.read_only {
+            startup.push_str(" -c default_transaction_read_only=on");
+        }
+        config.options(&startup);
+        if config.get_application_name().is_none() {
+            config.application_name("agent-memory");
+        }
+        config.connect_timeout(options.connect_timeout);
+        let pool = r2d2::Pool::builder()
+            .max_size(options.pool_size.max(1))
+            .min_idle(Some(0))
+            .connection_timeout(options.connect_timeout)
+            // A dead connection is found by the call that uses it and the call retried; a
+            // check on every checkout would cost a round trip per call.
+            .test_on_check_out(false)
+            .build_unchecked(Manager { config });
+        let store = PostgresStore {
+            pool,
+            schema,
+            target,
+            retries: options.retries,
+            read_only: options.read_only,
+        };
+        let mut conn = store.pool.get().map_err(|e| Error::Connect {
+            target: store.target.clone(),
+            source: Box::new(e),
+        })?;
+        if options.read_only {
+            schema::require_current(&mut conn.client, &store.target, &store.schema)?;
+        } else {
+            schema::migrate(&mut conn.client, &store.target, &store.schema)?;
+        }
+        drop(conn);
+        Ok(store)
+    }
+
+    /// The PostgreSQL schema the memory lives in.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Where the store connects: host, port and database, without credentials.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// Runs `f` in one read-write transaction and commits when it returns `Ok`; on `Err` it
+    /// rolls back. Retried as [`PostgresOptions::retries`] says, so `f` may run more than
+    /// once and must have no effect outside the transaction.
+    pub(crate) fn write<T>(
+        &self,
+        operation: &str,
+        mut f: impl FnMut(&mut Tx<'_>) -> Result<T, Fail>,
+    ) -> agent_memory_core::Result<T> {
+        if self.read_only {
+            return Err(agent_memory_core::Error::backend(
+                "postgres",
+                operation.to_owned(),
+                ReadOnly {
+                    schema: self.schema.clone(),
+                },
+            ));
+        }
+        self.run(operation, false, &mut f)
+    }
+
+    /// Runs `f` in one read-only transaction (a consistent snapshot), retried as writes are.
+    pub(crate) fn read<T>(
+        &self,
+        operation: &str,
+        mut f: impl FnMut(&mut Tx<'_>) -> Result<T, Fail>,
+    ) -> agent_memory_core::Result<T> {
+        self.run(operation, true, &mut f)
+    }
+
+    fn run<T>(
+        &self,
+        operation: &str,
+        read: bool,
+        f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, Fail>,
+    ) -> agent_memory_core::Result<T> {
+        let mut attempt = 0u32;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            match self.attempt(read, f) {
+                Ok(value) => return Ok(value),
+                Err(Attempt::Done(error)) => return Err(error),
+                Err(Attempt::Pg { error, committing }) => {
+                    let retry = error::retryable(&error);
+                    let safe = match retry {
+                        error::Retry::RolledBack => true,
+                        error::Retry::ConnectionLost => !committing || read,
+                        error::Retry::No => false,
+                    };
+                    if !safe || attempt >= self.retries {
+                        if retry == error::Retry::ConnectionLost && committing && !read {
+                            return Err(agent_memory_core::Error::backend(
+                                "postgres",
+                                operation.to_owned(),
+                                OutcomeUnknown {
+                                    error: error::Redacted::of(&error),
+                                },
+                            ));
+                        }
+                        return Err(to_core(operation, error));
+                    }
+                }
+                Err(Attempt::Pool(error)) => {
+                    if attempt >= self.retries {
+                        return Err(agent_memory_core::Error::backend(
+                            "postgres",
+                            operation.to_owned(),
+                            Error::Connect {
+                                target: self.target.clone(),
+                                source: Box::new(error),
+                            },
+                        ));
+                    }
+                }
+            }
+            attempt += 1;
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    fn attempt<T>(
+        &self,
+        read: bool,
+        f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, Fail>,
+    ) -> Result<T, Attempt> {
+        let mut pooled = self.pool.get().map_err(Attempt::Pool)?;
+        let Conn { client, statements } = &mut *pooled;
+        let pg = |error, committing| Attempt::Pg { error, committing };
+        let mut builder = client.build_transaction();
+        if read {
+            builder = builder
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .read_only(true);
+        }
+        let tx = builder.start().map_err(|e| pg(e, false))?;
+        let mut tx = Tx { tx, statements };
+        let value = match f(&mut tx) {
+            Ok(value) => value,
+            Err(Fail::Core(error)) => return Err(Attempt::Done(error)),
+            Err(Fail::Pg(error)) => {
+                // A statement that failed may have been prepared against a schema that changed;
+                // the cache starts over on the next call.
+                tx.statements.clear();
+                return Err(pg(error, false));
+            }
+        };
+        tx.tx.commit().map_err(|e| pg(e, true))?;
+        Ok(value)
+    }
+}
+
+enum Attempt {
+    /// A domain error: reported as it is.
+    Done(agent_memory_core::Error),
+    /// A driver error, and whether it came from the commit.
+    Pg {
+        error: postgres::Error,
+        committing: bool,
+    },
+    /// No connection could be had.
+    Pool(r2d2::Error),
+}
+
+/// A write to a store opened read-only.
+#[derive(Debug, thiserror::Error)]
+#[error("schema {schema} was opened read-only")]
+struct ReadOnly {
+    schema: String,
+}
+
+/// The connection was lost while the server was committing.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the connection was lost while committing ({error}); the write may or may not have been stored"
+)]
+struct OutcomeUnknown {
+    error: error::Redacted,
+}
+
+/// Splits our own `schema` parameter off a connection string and parses the rest.
+fn parse_url(url: &str) -> Result<(postgres::Config, Option<String>), Error> {
+    let mut schema = None;
+    let rest = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        match url.split_once('?') {
+            Some((base, query)) => {
+                let kept: Vec<&str> = query
+                    .split('&')
+                    .filter(|pair| match pair.strip_prefix("schema=") {
+                        Some(value) => {
+                            schema = Some(value.to_owned());
+                            false
+                        }
+                        None => !pair.is_empty(),
+                    })
+                    .collect();
+                if kept.is_empty() {
+                    base.to_owned()
+                } else {
+                    format!("{base}?{}", kept.join("&"))
+                }
+            }
+            None => url.to_owned(),
+        }
+    } else {
+        url.to_owned()
+    };
+    let config = rest
+        .parse::<postgres::Config>()
+        .map_err(|e| Error::InvalidUrl {
+            reason: e.to_string(),
+        })?;
+    Ok((config, schema))
+}
+
+/// Host, port and database of `config`, for messages; never the password.
+fn describe(config: &postgres::Config) -> String {
+    use postgres::config::Host;
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        #[cfg(unix)]
+        Some(Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let database = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("{host}:{port}/{database}")
+}
+
+fn valid_schema(schema: &str) -> bool {
+    let mut chars = schema.chars();
+    schema.len() <= 63
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Converts a count the server returned (`bigint`) into `u64`.
+pub(crate) fn count(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_parameter_is_ours_and_the_rest_goes_to_the_driver() {
+        let (config, schema) =
+            parse_url("postgres://me:secret@db.example:6543/memory?schema=team_a&sslmode=disable")
+                .expect("parses");
+        assert_eq!(schema.as_deref(), Some("team_a"));
+        assert_eq!(config.get_dbname(), Some("memory"));
+        assert_eq!(describe(&config), "db.example:6543/memory");
+        assert!(!describe(&config).contains("secret"));
+        let (_, none) = parse_url("host=/tmp dbname=x").expect("key=value form");
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn a_bad_url_is_an_error_naming_why() {
+        let error = parse_url("postgres://h/db?nonsense=1").expect_err("unknown option");
+        assert!(
+            error.to_string().contains("invalid connection string"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        assert!(valid_schema("agent_memory"));
+        assert!(valid_schema("_t1"));
+        for bad in ["", "1abc", "Team", "a-b", "a;drop", &"a".repeat(64)] {
+            assert!(!valid_schema(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The meta store traits on PostgreSQL.

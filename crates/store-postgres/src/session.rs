@@ -1,0 +1,1 @@
+//! The session store traits on PostgreSQL.

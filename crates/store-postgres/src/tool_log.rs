@@ -1,0 +1,1 @@
+//! The tool_log store traits on PostgreSQL.

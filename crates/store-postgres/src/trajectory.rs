@@ -1,0 +1,1 @@
+//! The trajectory store traits on PostgreSQL.

@@ -1,0 +1,1 @@
+//! Integration tests of `store-postgres` against a real server.
