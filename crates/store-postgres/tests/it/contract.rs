@@ -1,0 +1,14 @@
+//! Every contract suite of `memory-core`, run against PostgreSQL, each case in a fresh schema.
+
+use agent_memory_core::testkit::{Case, run};
+use agent_memory_postgres::PostgresStore;
+
+use crate::support::{fresh_store, server};
+
+/// Runs a contract suite against a fresh schema per case, failing with its report.
+pub(crate) fn check_on_postgres(suite: &'static str, cases: &[Case<PostgresStore>]) {
+    let Some(url) = server() else { return };
+    if let Err(report) = run(suite, cases, || fresh_store(&url)) {
+        panic!("{report}");
+    }
+}
