@@ -1,1 +1,129 @@
-//! The session store traits on PostgreSQL.
+//! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
+//! its position in the log. Writers of one session hold its advisory lock, so two appends
+//! never claim the same position and of two creates exactly one wins.
+
+use agent_memory_core::store::session::{
+    session_already_exists, session_not_found, validate_new_session,
+};
+use agent_memory_core::{Error, Result, SessionEvent, SessionId, SessionStore, SessionSummary};
+
+use crate::{Fail, PostgresStore, Tx, check_texts, count, lock};
+
+fn events_fit(events: &[SessionEvent]) -> Result<()> {
+    for (i, event) in events.iter().enumerate() {
+        check_texts(
+            || format!("session event {}", i + 1),
+            [("kind", event.kind.as_str()), ("payload", event.payload.as_str())],
+        )?;
+    }
+    Ok(())
+}
+
+fn lock_session(tx: &mut Tx<'_>, session: &SessionId) -> std::result::Result<(), Fail> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&lock::SESSION, &session.as_str()],
+    )?;
+    Ok(())
+}
+
+/// Inserts `events` at positions `from..`; returns the length of the log afterwards.
+fn insert(
+    tx: &mut Tx<'_>,
+    session: &SessionId,
+    from: i64,
+    events: &[SessionEvent],
+) -> std::result::Result<u64, Fail> {
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    let payloads: Vec<&str> = events.iter().map(|e| e.payload.as_str()).collect();
+    tx.execute(
+        "INSERT INTO session_events (session, seq, kind, payload) \
+         SELECT $1, $2 + n - 1, k, p FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(k, p, n)",
+        &[&session.as_str(), &from, &kinds, &payloads],
+    )?;
+    Ok(count(from) + events.len() as u64)
+}
+
+impl SessionStore for PostgresStore {
+    fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        events.iter().try_for_each(SessionEvent::validate)?;
+        events_fit(events)?;
+        self.write("append session events", |tx| {
+            lock_session(tx, session)?;
+            let next: i64 = tx
+                .query_one(
+                    "SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = $1",
+                    &[&session.as_str()],
+                )?
+                .get(0);
+            if events.is_empty() {
+                return Ok(count(next));
+            }
+            insert(tx, session, next, events)
+        })
+    }
+
+    fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
+        validate_new_session(session, events)?;
+        events_fit(events)?;
+        self.write("create session", |tx| {
+            lock_session(tx, session)?;
+            let held: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM session_events WHERE session = $1",
+                    &[&session.as_str()],
+                )?
+                .get(0);
+            if held > 0 {
+                return Err(session_already_exists(session, count(held)).into());
+            }
+            insert(tx, session, 0, events)
+        })
+    }
+
+    fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
+        let rows = self.read("load session", |tx| {
+            Ok(tx.query(
+                "SELECT kind, payload FROM session_events WHERE session = $1 ORDER BY seq",
+                &[&session.as_str()],
+            )?)
+        })?;
+        if rows.is_empty() {
+            return Err(session_not_found(session));
+        }
+        Ok(rows
+            .into_iter()
+            .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
+            .collect())
+    }
+
+    fn session_list(&self) -> Result<Vec<SessionSummary>> {
+        let rows = self.read("list sessions", |tx| {
+            Ok(tx.query(
+                "SELECT session, count(*) FROM session_events \
+                 GROUP BY session ORDER BY session COLLATE \"C\"",
+                &[],
+            )?)
+        })?;
+        rows.into_iter()
+            .map(|row| {
+                let id = SessionId::new(row.get::<_, String>(0))
+                    .map_err(|e| Error::corrupt("session_events table", e.to_string()))?;
+                Ok(SessionSummary {
+                    id,
+                    events: count(row.get(1)),
+                })
+            })
+            .collect()
+    }
+
+    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+        self.write("forget session", |tx| {
+            lock_session(tx, session)?;
+            Ok(tx.execute(
+                "DELETE FROM session_events WHERE session = $1",
+                &[&session.as_str()],
+            )?)
+        })
+    }
+}

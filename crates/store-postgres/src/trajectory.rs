@@ -1,1 +1,616 @@
-//! The trajectory store traits on PostgreSQL.
+//! [`EpisodeStore`] and [`PatternStore`] on the `trajectory_*` tables.
+//!
+//! Exactly-once crystallize across processes and hosts rests on one advisory lock per
+//! partition: appends hold it shared while they insert and commit, crystallize (and prune and
+//! forget) hold it exclusive. A crystallizer therefore starts only when every append that
+//! began before it has committed, and reads, under `READ COMMITTED`, every episode those
+//! appends wrote; an append that begins after it waits, and its episodes get sequence numbers
+//! above everything the crystallizer saw. The watermark never passes an episode that is not
+//! yet visible, so each episode is observed exactly once.
+//!
+//! Every batch is a fixed number of statements whatever its size (multi-row inserts and
+//! upserts from `unnest` of arrays), so a crystallize of 100,000 episodes is a handful of
+//! round trips.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use agent_memory_core::store::trajectory::{
+    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
+    PartitionSummary, Pattern, PatternStats, PatternStore, Seq, TrajectoryTally, decode_pending,
+    decode_texts, encode_pending, encode_texts, settings_conflict,
+};
+use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
+use postgres::Row;
+
+use crate::{Fail, PostgresStore, Tx, check_texts, count, lock, meta};
+
+fn seq_to_sql(seq: Seq) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+fn seq_from_sql(value: i64, location: &str) -> Result<Seq> {
+    u64::try_from(value).map_err(|_| Error::corrupt(location, format!("negative number {value}")))
+}
+
+fn decode_trajectory(text: &str) -> Result<Vec<String>> {
+    decode_texts(text).ok_or_else(|| Error::corrupt("trajectory column", text))
+}
+
+fn encode_trajectory(trajectory: &[String]) -> String {
+    encode_texts(trajectory.iter().map(String::as_str))
+}
+
+/// Each `(field, value)` pair of `fingerprint` as one text, for the containment index.
+fn pair_texts(fingerprint: &Fingerprint) -> Vec<String> {
+    fingerprint
+        .pairs()
+        .iter()
+        .map(|(k, v)| encode_texts([k.as_str(), v.as_str()]))
+        .collect()
+}
+
+/// Takes the advisory lock of `partition`: shared for appends, exclusive for everything that
+/// reads the watermark and acts on it.
+fn lock_partition(
+    tx: &mut Tx<'_>,
+    partition: &str,
+    exclusive: bool,
+) -> std::result::Result<(), Fail> {
+    if exclusive {
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&lock::PARTITION, &partition],
+        )?;
+    } else {
+        tx.execute(
+            "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))",
+            &[&lock::PARTITION, &partition],
+        )?;
+    }
+    Ok(())
+}
+
+fn watermark_of(tx: &mut Tx<'_>, partition: &str) -> std::result::Result<Seq, Fail> {
+    let seq: Option<i64> = tx
+        .query_opt(
+            "SELECT seq FROM trajectory_watermark WHERE partition = $1",
+            &[&partition],
+        )?
+        .map(|row| row.get(0));
+    Ok(seq.map_or(0, |s| u64::try_from(s).unwrap_or(0)))
+}
+
+/// Decodes a `trajectory_group` row selected as `fingerprint, episode_count, canonical,
+/// canonical_count, canonical_newest, canonical_first_seq, pending, confidence,
+/// evidence_count, corroborations, contradictions, last_reinforced`; `known` is its
+/// fingerprint when the caller has it.
+fn decode_group(row: &Row, known: Option<&Fingerprint>) -> Result<Group> {
+    let loc = "trajectory_group";
+    let key: &str = row.get(0);
+    let fingerprint = match known {
+        Some(fp) => fp.clone(),
+        None => Fingerprint::from_key(key)?,
+    };
+    let number = |v: i64| seq_from_sql(v, loc);
+    let canonical = match (
+        row.get::<_, Option<&str>>(2),
+        row.get::<_, Option<i64>>(3),
+        row.get::<_, Option<i64>>(4),
+        row.get::<_, Option<i64>>(5),
+    ) {
+        (Some(t), Some(c), Some(n), Some(f)) => Some(TrajectoryTally {
+            trajectory: decode_trajectory(t)?,
+            count: number(c)?,
+            newest: Timestamp::from_millis(n),
+            first_seq: number(f)?,
+        }),
+        _ => None,
+    };
+    let pattern = match (
+        row.get::<_, Option<f64>>(7),
+        row.get::<_, Option<i64>>(8),
+        row.get::<_, Option<i64>>(9),
+        row.get::<_, Option<i64>>(10),
+        row.get::<_, Option<i64>>(11),
+    ) {
+        (Some(c), Some(e), Some(co), Some(ct), Some(l)) => Some(PatternStats {
+            confidence: c,
+            evidence_count: number(e)?,
+            corroborations: number(co)?,
+            contradictions: number(ct)?,
+            last_reinforced: Timestamp::from_millis(l),
+        }),
+        _ => None,
+    };
+    let pending: &str = row.get(6);
+    Ok(Group {
+        fingerprint,
+        episode_count: number(row.get(1))?,
+        canonical,
+        pending: decode_pending(pending)
+            .ok_or_else(|| Error::corrupt("trajectory_group.pending", pending))?,
+        pattern,
+    })
+}
+
+/// Reads the episodes of `partition` above `after` (at most `limit`), decoding each distinct
+/// fingerprint once.
+fn read_episodes(
+    tx: &mut Tx<'_>,
+    partition: &Partition,
+    after: Seq,
+    limit: usize,
+) -> std::result::Result<Vec<Episode>, Fail> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = tx.query(
+        "SELECT seq, fingerprint, trajectory, outcome, recorded_at FROM trajectory_episode \
+         WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        &[&partition.as_str(), &seq_to_sql(after), &limit],
+    )?;
+    let mut known: HashMap<&str, Fingerprint> = HashMap::new();
+    let mut episodes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key: &str = row.get(1);
+        let fingerprint = match known.get(key) {
+            Some(fp) => fp.clone(),
+            None => {
+                let fp = Fingerprint::from_key(key)?;
+                known.insert(key, fp.clone());
+                fp
+            }
+        };
+        episodes.push(Episode {
+            seq: seq_from_sql(row.get(0), "trajectory_episode.seq")?,
+            episode: NewEpisode {
+                partition: partition.clone(),
+                fingerprint,
+                trajectory: decode_trajectory(row.get(2))?,
+                outcome: row.get(3),
+                recorded_at: Timestamp::from_millis(row.get(4)),
+            },
+        });
+    }
+    Ok(episodes)
+}
+
+fn episodes_fit(episodes: &[NewEpisode]) -> Result<()> {
+    for (i, episode) in episodes.iter().enumerate() {
+        let item = || format!("episode {}", i + 1);
+        check_texts(
+            item,
+            episode
+                .fingerprint
+                .pairs()
+                .iter()
+                .flat_map(|(k, v)| [("fingerprint", k.as_str()), ("fingerprint", v.as_str())])
+                .chain(episode.trajectory.iter().map(|a| ("trajectory", a.as_str())))
+                .chain([("outcome", episode.outcome.as_str())]),
+        )?;
+    }
+    Ok(())
+}
+
+impl EpisodeStore for PostgresStore {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+        self.append_episodes_with_settings(episodes, &[])
+    }
+
+    fn append_episodes_with_settings(
+        &self,
+        episodes: &[NewEpisode],
+        settings: &[(&MetaKey, &str)],
+    ) -> Result<Vec<Episode>> {
+        if episodes.is_empty() && settings.is_empty() {
+            return Ok(Vec::new());
+        }
+        episodes_fit(episodes)?;
+        for (key, value) in settings {
+            check_texts(|| format!("setting {:?}", key.as_str()), [("value", *value)])?;
+        }
+        let partitions: BTreeSet<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
+        let names: Vec<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
+        let keys: Vec<&str> = episodes.iter().map(|e| e.fingerprint.as_key()).collect();
+        let trajectories: Vec<String> = episodes
+            .iter()
+            .map(|e| encode_trajectory(&e.trajectory))
+            .collect();
+        let outcomes: Vec<&str> = episodes.iter().map(|e| e.outcome.as_str()).collect();
+        let times: Vec<i64> = episodes.iter().map(|e| e.recorded_at.as_millis()).collect();
+        let seqs = self.write("append episodes", |tx| {
+            // Every setting is checked before the first write, so a conflict leaves the
+            // transaction without changes.
+            for (key, wanted) in settings {
+                // Inserting first makes two first writers queue on the key: the second then
+                // finds the first one's value.
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                    &[&key.as_str(), wanted],
+                )?;
+                if let Some(found) = meta::get(tx, key.as_str())? {
+                    if found != *wanted {
+                        return Err(settings_conflict(key, wanted, &found).into());
+                    }
+                }
+            }
+            for partition in &partitions {
+                lock_partition(tx, partition, false)?;
+            }
+            if episodes.is_empty() {
+                return Ok(Vec::new());
+            }
+            // Rows are inserted in ordinality order, so their identities ascend in batch order.
+            let rows = tx.query(
+                "INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at) \
+                 SELECT p, f, t, o, r FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], \
+                   $5::bigint[]) WITH ORDINALITY AS e(p, f, t, o, r, n) ORDER BY n \
+                 RETURNING seq",
+                &[&names, &keys, &trajectories, &outcomes, &times],
+            )?;
+            let mut seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
+            seqs.sort_unstable();
+            Ok(seqs)
+        })?;
+        episodes
+            .iter()
+            .zip(seqs)
+            .map(|(episode, seq)| {
+                Ok(Episode {
+                    seq: seq_from_sql(seq, "trajectory_episode.seq")?,
+                    episode: episode.clone(),
+                })
+            })
+            .collect()
+    }
+
+    fn episodes_after(
+        &self,
+        partition: &Partition,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        self.read("read episodes", |tx| {
+            read_episodes(tx, partition, after, limit)
+        })
+    }
+
+    fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64> {
+        self.write("prune episodes", |tx| {
+            lock_partition(tx, partition.as_str(), true)?;
+            let watermark = watermark_of(tx, partition.as_str())?;
+            Ok(tx.execute(
+                "DELETE FROM trajectory_episode \
+                 WHERE partition = $1 AND seq <= $2 AND recorded_at < $3",
+                &[
+                    &partition.as_str(),
+                    &seq_to_sql(watermark),
+                    &before.as_millis(),
+                ],
+            )?)
+        })
+    }
+}
+
+impl PatternStore for PostgresStore {
+    fn crystallize_with(
+        &self,
+        partition: &Partition,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>> {
+        let name = partition.as_str();
+        self.write("crystallize", |tx| {
+            lock_partition(tx, name, true)?;
+            let watermark = watermark_of(tx, name)?;
+            let episodes = read_episodes(tx, partition, watermark, usize::MAX)?;
+            let Some(last) = episodes.last().map(|e| e.seq) else {
+                return Ok(Vec::new());
+            };
+            let mut fingerprints: HashMap<&str, &Fingerprint> = HashMap::new();
+            for e in &episodes {
+                fingerprints
+                    .entry(e.episode.fingerprint.as_key())
+                    .or_insert(&e.episode.fingerprint);
+            }
+            let keys: Vec<&str> = fingerprints.keys().copied().collect();
+            let mut input = CrystallizeInput::default();
+            let mut stored: HashSet<String> = HashSet::new();
+            for row in tx.query(
+                "SELECT fingerprint, episode_count, canonical, canonical_count, \
+                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
+                 corroborations, contradictions, last_reinforced FROM trajectory_group \
+                 WHERE partition = $1 AND fingerprint = ANY($2::text[])",
+                &[&name, &keys],
+            )? {
+                let key: &str = row.get(0);
+                let group = decode_group(&row, fingerprints.get(key).copied())?;
+                stored.insert(key.to_owned());
+                input.groups.push(group);
+            }
+            // Tallies are written with their group, so only stored groups have any to read.
+            let mut pairs: HashSet<(&str, &[String])> = HashSet::new();
+            let mut tally_keys = Vec::new();
+            let mut tally_trajectories = Vec::new();
+            for e in &episodes {
+                let key = e.episode.fingerprint.as_key();
+                if stored.contains(key) && pairs.insert((key, e.episode.trajectory.as_slice())) {
+                    tally_keys.push(key);
+                    tally_trajectories.push(encode_trajectory(&e.episode.trajectory));
+                }
+            }
+            if !tally_keys.is_empty() {
+                for row in tx.query(
+                    "SELECT t.fingerprint, t.trajectory, t.count, t.newest, t.first_seq \
+                     FROM trajectory_tally t \
+                     JOIN unnest($2::text[], $3::text[]) AS q(f, tr) \
+                       ON t.fingerprint = q.f AND t.trajectory = q.tr \
+                     WHERE t.partition = $1",
+                    &[&name, &tally_keys, &tally_trajectories],
+                )? {
+                    input.tallies.push((
+                        row.get(0),
+                        TrajectoryTally {
+                            trajectory: decode_trajectory(row.get(1))?,
+                            count: seq_from_sql(row.get(2), "trajectory_tally")?,
+                            newest: Timestamp::from_millis(row.get(3)),
+                            first_seq: seq_from_sql(row.get(4), "trajectory_tally")?,
+                        },
+                    ));
+                }
+            }
+            input.episodes = episodes;
+            let output = step(&input)?;
+            write_output(tx, name, &input, &output)?;
+            tx.execute(
+                "INSERT INTO trajectory_watermark (partition, seq) VALUES ($1, $2) \
+                 ON CONFLICT (partition) DO UPDATE SET seq = EXCLUDED.seq",
+                &[&name, &seq_to_sql(last)],
+            )?;
+            Ok(output
+                .reinforced
+                .iter()
+                .filter_map(|fp| output.groups.iter().find(|g| &g.fingerprint == fp))
+                .filter_map(|g| Pattern::of_group(partition, g))
+                .collect())
+        })
+    }
+
+    fn watermark(&self, partition: &Partition) -> Result<Seq> {
+        self.read("read watermark", |tx| watermark_of(tx, partition.as_str()))
+    }
+
+    fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
+        let pairs = pair_texts(filter);
+        let rows = self.read("recall patterns", |tx| {
+            Ok(tx.query(
+                "SELECT fingerprint, episode_count, canonical, canonical_count, \
+                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
+                 corroborations, contradictions, last_reinforced FROM trajectory_group \
+                 WHERE partition = $1 AND confidence IS NOT NULL AND pairs @> $2::text[]",
+                &[&partition.as_str(), &pairs],
+            )?)
+        })?;
+        let mut patterns = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let group = decode_group(row, None)?;
+            if !group.fingerprint.matches(filter) {
+                continue;
+            }
+            if let Some(pattern) = Pattern::of_group(partition, &group) {
+                patterns.push(pattern);
+            }
+        }
+        Ok(patterns)
+    }
+
+    fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
+        let row = self.read("read group", |tx| {
+            Ok(tx.query_opt(
+                "SELECT fingerprint, episode_count, canonical, canonical_count, \
+                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
+                 corroborations, contradictions, last_reinforced FROM trajectory_group \
+                 WHERE partition = $1 AND fingerprint = $2",
+                &[&partition.as_str(), &fingerprint.as_key()],
+            )?)
+        })?;
+        row.map(|row| decode_group(&row, Some(fingerprint)))
+            .transpose()
+    }
+
+    fn partitions(&self) -> Result<Vec<PartitionSummary>> {
+        let rows = self.read("list partitions", |tx| {
+            Ok(tx.query(
+                "WITH e AS (SELECT partition, count(*) AS n FROM trajectory_episode GROUP BY partition),
+                      g AS (SELECT partition,
+                                   count(*) FILTER (WHERE confidence IS NOT NULL) AS patterns,
+                                   count(*) FILTER (WHERE confidence IS NULL) AS pending
+                            FROM trajectory_group GROUP BY partition)
+                 SELECT name, n, patterns, pending,
+                        coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = name), 0)
+                 FROM (SELECT coalesce(e.partition, g.partition) AS name, coalesce(e.n, 0) AS n,
+                              coalesce(g.patterns, 0) AS patterns, coalesce(g.pending, 0) AS pending
+                       FROM e FULL JOIN g ON e.partition = g.partition) AS p
+                 ORDER BY name COLLATE \"C\"",
+                &[],
+            )?)
+        })?;
+        rows.iter()
+            .map(|row| {
+                Ok(PartitionSummary {
+                    partition: Partition::new(row.get::<_, String>(0))?,
+                    episodes: count(row.get(1)),
+                    patterns: count(row.get(2)),
+                    pending_groups: count(row.get(3)),
+                    watermark: count(row.get(4)),
+                })
+            })
+            .collect()
+    }
+
+    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+        let name = partition.as_str();
+        self.write("forget partition", |tx| {
+            lock_partition(tx, name, true)?;
+            tx.execute(
+                "DELETE FROM trajectory_tally WHERE partition = $1",
+                &[&name],
+            )?;
+            tx.execute(
+                "DELETE FROM trajectory_group WHERE partition = $1",
+                &[&name],
+            )?;
+            let episodes = tx.execute(
+                "DELETE FROM trajectory_episode WHERE partition = $1",
+                &[&name],
+            )?;
+            tx.execute(
+                "DELETE FROM trajectory_watermark WHERE partition = $1",
+                &[&name],
+            )?;
+            Ok(episodes)
+        })
+    }
+}
+
+/// Writes the groups and tallies a step returned, each set in one upsert. Every fingerprint
+/// must be one this run read episodes of.
+fn write_output(
+    tx: &mut Tx<'_>,
+    partition: &str,
+    input: &agent_memory_core::store::trajectory::CrystallizeInput,
+    output: &agent_memory_core::store::trajectory::CrystallizeOutput,
+) -> std::result::Result<(), Fail> {
+    let known: HashSet<&str> = input
+        .episodes
+        .iter()
+        .map(|e| e.episode.fingerprint.as_key())
+        .collect();
+    let unknown = |what: &str, key: &str| {
+        Fail::Core(Error::invalid_input(
+            "crystallize output",
+            format!("{what}fingerprint {key:?} has no new episode in this run"),
+        ))
+    };
+    if !output.groups.is_empty() {
+        let mut keys = Vec::new();
+        let mut pair_lists = Vec::new();
+        let mut counts = Vec::new();
+        let mut canonical = Vec::new();
+        let mut canonical_count = Vec::new();
+        let mut canonical_newest = Vec::new();
+        let mut canonical_first = Vec::new();
+        let mut pending = Vec::new();
+        let mut confidence = Vec::new();
+        let mut evidence = Vec::new();
+        let mut corroborations = Vec::new();
+        let mut contradictions = Vec::new();
+        let mut reinforced = Vec::new();
+        // A later state of a group wins over an earlier one, as one write after another.
+        let mut seen = HashSet::new();
+        for group in output.groups.iter().rev() {
+            let key = group.fingerprint.as_key();
+            if !known.contains(key) {
+                return Err(unknown("", key));
+            }
+            if !seen.insert(key) {
+                continue;
+            }
+            keys.push(key);
+            pair_lists.push(pair_texts(&group.fingerprint));
+            counts.push(seq_to_sql(group.episode_count));
+            let c = group.canonical.as_ref();
+            canonical.push(c.map(|c| encode_trajectory(&c.trajectory)));
+            canonical_count.push(c.map(|c| seq_to_sql(c.count)));
+            canonical_newest.push(c.map(|c| c.newest.as_millis()));
+            canonical_first.push(c.map(|c| seq_to_sql(c.first_seq)));
+            pending.push(encode_pending(&group.pending));
+            let s = group.pattern.as_ref();
+            confidence.push(s.map(|s| s.confidence));
+            evidence.push(s.map(|s| seq_to_sql(s.evidence_count)));
+            corroborations.push(s.map(|s| seq_to_sql(s.corroborations)));
+            contradictions.push(s.map(|s| seq_to_sql(s.contradictions)));
+            reinforced.push(s.map(|s| s.last_reinforced.as_millis()));
+        }
+        // One upsert per group would be a round trip each. The pairs are the only ragged
+        // column (arrays of arrays cannot be), so a second statement writes them, keyed like
+        // the first.
+        tx.execute(
+            "INSERT INTO trajectory_group (partition, fingerprint, pairs, episode_count, \
+               canonical, canonical_count, canonical_newest, canonical_first_seq, pending, \
+               confidence, evidence_count, corroborations, contradictions, last_reinforced) \
+             SELECT $1, f, '{}', n, c, cc, cn, cf, p, conf, ev, co, ct, lr \
+             FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], \
+               $7::bigint[], $8::text[], $9::float8[], $10::bigint[], $11::bigint[], \
+               $12::bigint[], $13::bigint[]) \
+               AS g(f, n, c, cc, cn, cf, p, conf, ev, co, ct, lr) \
+             ON CONFLICT (partition, fingerprint) DO UPDATE SET \
+               episode_count = EXCLUDED.episode_count, canonical = EXCLUDED.canonical, \
+               canonical_count = EXCLUDED.canonical_count, \
+               canonical_newest = EXCLUDED.canonical_newest, \
+               canonical_first_seq = EXCLUDED.canonical_first_seq, pending = EXCLUDED.pending, \
+               confidence = EXCLUDED.confidence, evidence_count = EXCLUDED.evidence_count, \
+               corroborations = EXCLUDED.corroborations, \
+               contradictions = EXCLUDED.contradictions, \
+               last_reinforced = EXCLUDED.last_reinforced",
+            &[
+                &partition,
+                &keys,
+                &counts,
+                &canonical,
+                &canonical_count,
+                &canonical_newest,
+                &canonical_first,
+                &pending,
+                &confidence,
+                &evidence,
+                &corroborations,
+                &contradictions,
+                &reinforced,
+            ],
+        )?;
+        // New groups got an empty pair list above; fill it in (a no-op for stored groups).
+        let mut new_keys = Vec::new();
+        let mut new_pairs = Vec::new();
+        for (key, list) in keys.iter().zip(&pair_lists) {
+            for pair in list {
+                new_keys.push(*key);
+                new_pairs.push(pair.as_str());
+            }
+        }
+        tx.execute(
+            "UPDATE trajectory_group g SET pairs = q.pairs \
+             FROM (SELECT f, array_agg(p) AS pairs FROM unnest($2::text[], $3::text[]) AS u(f, p) \
+                   GROUP BY f) AS q \
+             WHERE g.partition = $1 AND g.fingerprint = q.f AND g.pairs = '{}'",
+            &[&partition, &new_keys, &new_pairs],
+        )?;
+    }
+    if !output.tallies.is_empty() {
+        let mut keys = Vec::new();
+        let mut trajectories = Vec::new();
+        let mut counts = Vec::new();
+        let mut newest = Vec::new();
+        let mut first = Vec::new();
+        let mut seen = HashSet::new();
+        for (key, tally) in output.tallies.iter().rev() {
+            if !known.contains(key.as_str()) {
+                return Err(unknown("tally of ", key));
+            }
+            if !seen.insert((key.as_str(), tally.trajectory.as_slice())) {
+                continue;
+            }
+            keys.push(key.as_str());
+            trajectories.push(encode_trajectory(&tally.trajectory));
+            counts.push(seq_to_sql(tally.count));
+            newest.push(tally.newest.as_millis());
+            first.push(seq_to_sql(tally.first_seq));
+        }
+        tx.execute(
+            "INSERT INTO trajectory_tally (partition, fingerprint, trajectory, count, newest, first_seq) \
+             SELECT $1, f, t, c, n, s FROM unnest($2::text[], $3::text[], $4::bigint[], \
+               $5::bigint[], $6::bigint[]) AS u(f, t, c, n, s) \
+             ON CONFLICT (partition, fingerprint, trajectory) DO UPDATE SET \
+               count = EXCLUDED.count, newest = EXCLUDED.newest, first_seq = EXCLUDED.first_seq",
+            &[&partition, &keys, &trajectories, &counts, &newest, &first],
+        )?;
+    }
+    Ok(())
+}

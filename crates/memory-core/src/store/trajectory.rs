@@ -180,6 +180,39 @@ pub fn decode_texts(mut text: &str) -> Option<Vec<String>> {
     Some(items)
 }
 
+/// Encodes the pending observations of a group as one text (with [`encode_texts`]): each
+/// signal as the 16 hex digits of its bits (exact, whatever the float), then its time in
+/// milliseconds. Backends store it as is; [`decode_pending`] reads it back.
+pub fn encode_pending(pending: &[PendingObservation]) -> String {
+    let parts: Vec<String> = pending
+        .iter()
+        .flat_map(|p| {
+            [
+                format!("{:016x}", p.signal.to_bits()),
+                p.recorded_at.as_millis().to_string(),
+            ]
+        })
+        .collect();
+    encode_texts(parts.iter().map(String::as_str))
+}
+
+/// Decodes [`encode_pending`]; `None` when the text is not such an encoding.
+pub fn decode_pending(text: &str) -> Option<Vec<PendingObservation>> {
+    let parts = decode_texts(text)?;
+    if parts.len() % 2 != 0 {
+        return None;
+    }
+    parts
+        .chunks(2)
+        .map(|pair| {
+            Some(PendingObservation {
+                signal: f64::from_bits(u64::from_str_radix(&pair[0], 16).ok()?),
+                recorded_at: Timestamp::from_millis(pair[1].parse().ok()?),
+            })
+        })
+        .collect()
+}
+
 /// An episode to record: one completed trajectory and how it went.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewEpisode {

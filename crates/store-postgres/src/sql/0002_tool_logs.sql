@@ -18,14 +18,12 @@ CREATE INDEX tool_logs_by_session ON tool_logs (session, seq);
 
 CREATE TABLE tool_log_memory (
     log_seq        bigint  NOT NULL REFERENCES tool_logs (seq) ON DELETE CASCADE,
-    position       integer NOT NULL,
     key            text    NOT NULL,
     value          text,
     sensitive      boolean NOT NULL,
     written_by     text,
     written_at     bigint,
     existed_before boolean NOT NULL,
-    PRIMARY KEY (log_seq, position),
-    UNIQUE (log_seq, key),
+    PRIMARY KEY (log_seq, key),
     CHECK ((sensitive AND value IS NULL) OR (NOT sensitive AND value IS NOT NULL))
 );

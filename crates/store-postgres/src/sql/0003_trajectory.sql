@@ -26,8 +26,7 @@ CREATE TABLE trajectory_group (
     canonical_count     bigint,
     canonical_newest    bigint,
     canonical_first_seq bigint,
-    pending_signals     double precision[] NOT NULL,
-    pending_at          bigint[] NOT NULL,
+    pending             text   NOT NULL, -- length-prefixed (signal bits, recorded_at) pairs
     confidence          double precision,
     evidence_count      bigint,
     corroborations      bigint,

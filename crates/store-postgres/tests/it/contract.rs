@@ -1,6 +1,6 @@
 //! Every contract suite of `memory-core`, run against PostgreSQL, each case in a fresh schema.
 
-use agent_memory_core::testkit::{Case, run};
+use agent_memory_core::testkit::{Case, meta, run, session, tool_log, trajectory};
 use agent_memory_postgres::PostgresStore;
 
 use crate::support::{fresh_store, server};
@@ -11,4 +11,24 @@ pub(crate) fn check_on_postgres(suite: &'static str, cases: &[Case<PostgresStore
     if let Err(report) = run(suite, cases, || fresh_store(&url)) {
         panic!("{report}");
     }
+}
+
+#[test]
+fn meta_store_contract() {
+    check_on_postgres(meta::SUITE, &meta::cases());
+}
+
+#[test]
+fn session_store_contract() {
+    check_on_postgres(session::SUITE, &session::cases());
+}
+
+#[test]
+fn tool_log_store_contract() {
+    check_on_postgres(tool_log::SUITE, &tool_log::cases());
+}
+
+#[test]
+fn trajectory_store_contract() {
+    check_on_postgres(trajectory::SUITE, &trajectory::cases());
 }
