@@ -9,3 +9,4 @@ mod support;
 mod contract;
 
 mod browser;
+mod cluster;
