@@ -1,12 +1,112 @@
-//! Opening the database a command works on.
+//! Opening the database a command works on: a SQLite file (the default), or a PostgreSQL
+//! database when `--db` is a `postgres://` (or `postgresql://`) URL.
+//!
+//! Commands see one type, [`Store`]: every store trait behind an `Arc`, whichever backend
+//! serves it, so every command works the same on both.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use agent_memory_core::store::browser::BrowserStore;
+use agent_memory_core::{MetaStore, PatternStore, SessionStore, ToolLogStore};
+use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
 
-/// Opens (creating if needed) the database at `path`, and its folder first.
-pub(crate) fn open(path: &Path) -> Result<SqliteStore> {
+/// What a command needs of a backend: every store trait, and a description of itself.
+pub(crate) trait AnyStore:
+    MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + Inspect
+{
+}
+
+impl<T> AnyStore for T where
+    T: MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + Inspect
+{
+}
+
+/// The store a command works on.
+pub(crate) type Store = Arc<dyn AnyStore>;
+
+/// What `stats` reports of a backend.
+pub(crate) trait Inspect {
+    /// The database: a file's path, or a server's host, port, database and schema (never a
+    /// password).
+    fn location(&self) -> String;
+    /// The schema version it holds.
+    fn schema_version(&self) -> agent_memory_core::Result<u32>;
+    /// Its size in bytes.
+    fn size_bytes(&self) -> agent_memory_core::Result<u64>;
+    /// Every table with its rows.
+    fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>>;
+}
+
+impl Inspect for SqliteStore {
+    fn location(&self) -> String {
+        self.path().display().to_string()
+    }
+    fn schema_version(&self) -> agent_memory_core::Result<u32> {
+        SqliteStore::schema_version(self)
+    }
+    fn size_bytes(&self) -> agent_memory_core::Result<u64> {
+        self.file_size()
+    }
+    fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>> {
+        SqliteStore::table_counts(self)
+    }
+}
+
+impl Inspect for PostgresStore {
+    fn location(&self) -> String {
+        format!("postgres://{} (schema {})", self.target(), self.schema())
+    }
+    fn schema_version(&self) -> agent_memory_core::Result<u32> {
+        PostgresStore::schema_version(self)
+    }
+    fn size_bytes(&self) -> agent_memory_core::Result<u64> {
+        PostgresStore::size_bytes(self)
+    }
+    fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>> {
+        PostgresStore::table_counts(self)
+    }
+}
+
+/// Whether `--db` names a PostgreSQL database rather than a file.
+pub(crate) fn is_postgres(db: &Path) -> bool {
+    db.to_str()
+        .is_some_and(|s| s.starts_with("postgres://") || s.starts_with("postgresql://"))
+}
+
+/// `--db` as messages may show it: a URL loses its password.
+pub(crate) fn describe(db: &Path) -> String {
+    let text = db.display().to_string();
+    if !is_postgres(db) {
+        return text;
+    }
+    // postgres://user:password@host/... -> postgres://user:***@host/...
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text;
+    };
+    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => text,
+        },
+        None => text,
+    }
+}
+
+/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), or the
+/// memory in a PostgreSQL database (its schema created or migrated on first use).
+pub(crate) fn open(db: &Path) -> Result<Store> {
+    if is_postgres(db) {
+        return connect(db, false);
+    }
+    Ok(Arc::new(open_file(db)?))
+}
+
+/// Opens the SQLite file at `path` (creating it and its folder if needed).
+pub(crate) fn open_file(path: &Path) -> Result<SqliteStore> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if folder.exists() && !folder.is_dir() {
             bail!(
@@ -27,18 +127,48 @@ pub(crate) fn open(path: &Path) -> Result<SqliteStore> {
     Ok(SqliteStore::open(path)?)
 }
 
-/// Opens the existing database at `path` for reading only: a read never creates, migrates or
-/// writes the file. A missing file is an error naming it.
-pub(crate) fn open_existing(path: &Path) -> Result<SqliteStore> {
-    must_exist(path)?;
-    Ok(SqliteStore::open_read_only(path)?)
+/// Opens the existing database `db` for reading only: a read never creates, migrates or
+/// writes it. A missing file, or a PostgreSQL schema holding no memory, is an error naming
+/// it.
+pub(crate) fn open_existing(db: &Path) -> Result<Store> {
+    if is_postgres(db) {
+        return connect(db, true);
+    }
+    must_exist(db)?;
+    Ok(Arc::new(SqliteStore::open_read_only(db)?))
 }
 
-/// Opens the existing database at `path` for a change that only makes sense on a database
-/// that holds something (forgetting): a missing file is an error naming it, not a new file.
-pub(crate) fn open_existing_for_writing(path: &Path) -> Result<SqliteStore> {
-    must_exist(path)?;
-    Ok(SqliteStore::open(path)?)
+/// Opens the existing database `db` for a change that only makes sense on a database that
+/// holds something (forgetting): a missing one is an error naming it, not a new one.
+pub(crate) fn open_existing_for_writing(db: &Path) -> Result<Store> {
+    if is_postgres(db) {
+        // The read-only check says whether the memory is there, without creating it.
+        connect(db, true)?;
+        return connect(db, false);
+    }
+    must_exist(db)?;
+    Ok(Arc::new(SqliteStore::open(db)?))
+}
+
+fn connect(db: &Path, read_only: bool) -> Result<Store> {
+    let url = db.to_str().unwrap_or_default();
+    let options = PostgresOptions::default().with_read_only(read_only);
+    match PostgresStore::connect_with(url, &options) {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(agent_memory_postgres::Error::NeedsMigration {
+            target,
+            schema,
+            found: 0,
+            ..
+        }) => Err(crate::ops::Failure::not_found(
+            describe(db),
+            format!(
+                "no memory in schema {schema} at {target} (check --db or AGENT_MEMORY_DB; a command that writes creates it)"
+            ),
+        )
+        .into()),
+        Err(error) => Err(error.into()),
+    }
 }
 
 fn must_exist(path: &Path) -> Result<()> {
@@ -53,4 +183,28 @@ fn must_exist(path: &Path) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_from_files_and_lose_their_password_in_messages() {
+        assert!(is_postgres(Path::new("postgres://h/db")));
+        assert!(is_postgres(Path::new("postgresql://h/db")));
+        assert!(!is_postgres(Path::new("agent-memory.db")));
+        assert!(!is_postgres(Path::new("./postgres://x")));
+        assert_eq!(
+            describe(Path::new(
+                "postgres://agent:s3cret@db.internal:5432/memory?schema=a"
+            )),
+            "postgres://agent:***@db.internal:5432/memory?schema=a"
+        );
+        assert_eq!(
+            describe(Path::new("postgres://agent@h/m")),
+            "postgres://agent@h/m"
+        );
+        assert_eq!(describe(Path::new("memory.db")), "memory.db");
+    }
 }

@@ -44,13 +44,17 @@ struct Cli {
 /// The options every command takes.
 #[derive(Debug, clap::Args)]
 pub(crate) struct GlobalArgs {
-    /// The SQLite file to use; a command that writes creates it (and its folder) on first use.
+    /// The database: a SQLite file (a command that writes creates it, and its folder, on first
+    /// use) or a PostgreSQL URL (`postgres://user@host/db`, optionally `?schema=name`; the
+    /// memory's schema is created on first write).
     #[arg(
         long,
         global = true,
         env = "AGENT_MEMORY_DB",
         default_value = "agent-memory.db",
-        value_name = "PATH"
+        value_name = "PATH|URL",
+        // A URL may carry a password: --help must not print it.
+        hide_env_values = true
     )]
     pub(crate) db: std::path::PathBuf,
     /// Print JSON for machines instead of tables.
@@ -74,7 +78,7 @@ fn parse_now(text: &str) -> Result<agent_memory_core::Timestamp, String> {
 
 impl GlobalArgs {
     /// The environment the contract's operations run in, on `store`.
-    pub(crate) fn env<'a>(&self, store: &'a agent_memory_sqlite::SqliteStore) -> ops::Env<'a> {
+    pub(crate) fn env<'a>(&self, store: &'a database::Store) -> ops::Env<'a> {
         ops::Env {
             store,
             clock: self.clock(),
@@ -123,7 +127,7 @@ fn main() -> ExitCode {
         Err(error) if cli.global.json => {
             let mut body = ops::ErrorBody::of(&error, one_line(&error));
             if body.kind == "database" && body.input.is_none() {
-                body.input = Some(cli.global.db.display().to_string());
+                body.input = Some(database::describe(&cli.global.db));
             }
             print_json_error(body);
             ExitCode::FAILURE

@@ -42,6 +42,7 @@ mod error;
 mod meta;
 mod schema;
 mod session;
+mod stats;
 mod tool_log;
 mod trajectory;
 
@@ -189,7 +190,7 @@ pub(crate) struct Tx<'a> {
     statements: &'a mut HashMap<&'static str, Statement>,
 }
 
-impl Tx<'_> {
+impl<'a> Tx<'a> {
     fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
@@ -227,6 +228,11 @@ impl Tx<'_> {
     ) -> Result<Row, postgres::Error> {
         let statement = self.statement(sql)?;
         self.tx.query_one(&statement, params)
+    }
+
+    /// The transaction itself, for a statement built at run time (never cached).
+    pub(crate) fn raw(&mut self) -> &mut postgres::Transaction<'a> {
+        &mut self.tx
     }
 
     /// Runs `sql`; returns how many rows it changed.

@@ -1,12 +1,18 @@
 //! W-traj on SQLite files: record (single and batched), first and second crystallize,
 //! crystallize after 1% new episodes, recall; plus the figures criterion cannot express
 //! (recall p50/p99, database bytes per episode) appended to `bench-figures/W-traj.jsonl`.
+//!
+//! The same figures are measured on PostgreSQL in the same run (workload `W-traj
+//! (postgres)`), over TCP loopback: to the server `AGENT_MEMORY_BENCH_POSTGRES` names, or to
+//! a throwaway cluster the bench starts from the server binaries on the machine. Without
+//! either, the PostgreSQL figures are skipped with a message (an error with `CI=true`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use agent_memory_core::{Partition, SystemClock};
+use agent_memory_core::{Partition, PatternStore, SystemClock};
+use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::workload::{self, FIELDS, PARTITION, Workload};
 use agent_memory_trajectory::{Config, EpisodeRecord, TrajectoryMemory};
@@ -14,6 +20,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::{Value, json};
 
 type Memory = TrajectoryMemory<SqliteStore, SystemClock>;
+type MemoryOn<S> = TrajectoryMemory<S, SystemClock>;
 
 const CHUNK: usize = 1_000;
 
@@ -32,14 +39,13 @@ fn test_mode() -> bool {
 }
 
 fn open(path: &Path) -> Memory {
+    memory(SqliteStore::open(path).expect("open bench database"))
+}
+
+fn memory<S: PatternStore>(store: S) -> MemoryOn<S> {
     let mut config = Config::new(FIELDS);
     config.cluster_threshold = 3;
-    TrajectoryMemory::new(
-        SqliteStore::open(path).expect("open bench database"),
-        SystemClock,
-        config,
-    )
-    .expect("config")
+    TrajectoryMemory::new(store, SystemClock, config).expect("config")
 }
 
 struct Prepared {
@@ -66,7 +72,13 @@ fn prepare(w: &Workload) -> Prepared {
 }
 
 /// Records episodes `range` of the workload (cycling), in batches of `batch`.
-fn record(m: &Memory, w: &Workload, p: &Prepared, range: std::ops::Range<usize>, batch: usize) {
+fn record<S: PatternStore>(
+    m: &MemoryOn<S>,
+    w: &Workload,
+    p: &Prepared,
+    range: std::ops::Range<usize>,
+    batch: usize,
+) {
     let part = Partition::new(PARTITION).expect("partition");
     let n = w.episodes.len();
     let indices: Vec<usize> = range.map(|i| i % n).collect();
@@ -132,8 +144,19 @@ fn figures_file() -> PathBuf {
 }
 
 fn figure(figure: &str, n: usize, value: f64, unit: &str, lower_is_better: bool) {
+    figure_of("W-traj", figure, n, value, unit, lower_is_better);
+}
+
+fn figure_of(
+    workload: &str,
+    figure: &str,
+    n: usize,
+    value: f64,
+    unit: &str,
+    lower_is_better: bool,
+) {
     let line = json!({
-        "workload": "W-traj", "figure": figure, "n": n, "value": value, "unit": unit,
+        "workload": workload, "figure": figure, "n": n, "value": value, "unit": unit,
         "baseline": null, "lower_is_better": lower_is_better,
     });
     let mut file = std::fs::OpenOptions::new()
@@ -142,7 +165,7 @@ fn figure(figure: &str, n: usize, value: f64, unit: &str, lower_is_better: bool)
         .open(figures_file())
         .expect("figures file");
     writeln!(file, "{line}").expect("write figure");
-    println!("W-traj {figure} n={n}: {value:.3} {unit}");
+    println!("{workload} {figure} n={n}: {value:.3} {unit}");
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -153,11 +176,38 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 /// The figures measured with `Instant`: record rates, crystallize times, recall p50/p99,
 /// bytes per episode.
 fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
-    let part = Partition::new(PARTITION).expect("partition");
     let path = dir.join(format!("figures-{n}.db"));
     let m = open(&path);
+    let episodes = timed_figures("W-traj", &m, n, w, p);
+    drop(m); // the last connection checkpoints the WAL into the file
+    let bytes: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", path.display())).ok())
+        .map(|meta| meta.len())
+        .sum();
+    figure(
+        "database bytes per episode",
+        n,
+        bytes as f64 / episodes as f64,
+        "bytes",
+        true,
+    );
+}
+
+/// The timed figures of `workload` on memory `m`; returns how many episodes it recorded.
+fn timed_figures<S: PatternStore>(
+    workload: &str,
+    m: &MemoryOn<S>,
+    n: usize,
+    w: &Workload,
+    p: &Prepared,
+) -> usize {
+    let figure = |name: &str, n: usize, value: f64, unit: &str, lower: bool| {
+        figure_of(workload, name, n, value, unit, lower);
+    };
+    let part = Partition::new(PARTITION).expect("partition");
     let start = Instant::now();
-    record(&m, w, p, 0..n, CHUNK);
+    record(m, w, p, 0..n, CHUNK);
     figure(
         "record, batched",
         n,
@@ -185,7 +235,7 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
     );
     let singles = CHUNK.min(n);
     let start = Instant::now();
-    record(&m, w, p, 0..singles, 1);
+    record(m, w, p, 0..singles, 1);
     figure(
         "record, single",
         n,
@@ -195,7 +245,7 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
     );
     m.crystallize(&part).expect("crystallize");
     // Exactly 1% new on the crystallized history.
-    record(&m, w, p, 0..one_percent(n), CHUNK);
+    record(m, w, p, 0..one_percent(n), CHUNK);
     let start = Instant::now();
     m.crystallize(&part).expect("crystallize");
     figure(
@@ -246,20 +296,56 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
             true,
         );
     }
-    let episodes = n + singles + one_percent(n);
-    drop(m); // the last connection checkpoints the WAL into the file
-    let bytes: u64 = ["", "-wal"]
-        .iter()
-        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", path.display())).ok())
-        .map(|meta| meta.len())
-        .sum();
-    figure(
+    n + singles + one_percent(n)
+}
+
+/// The PostgreSQL server the figures are measured on: `AGENT_MEMORY_BENCH_POSTGRES`, else a
+/// throwaway cluster started here (kept alive by the returned guard).
+fn postgres_server() -> Option<(String, Option<agent_memory_postgres::cluster::Cluster>)> {
+    if let Ok(url) = std::env::var("AGENT_MEMORY_BENCH_POSTGRES") {
+        return Some((url, None));
+    }
+    let dir = std::env::temp_dir().join(format!("w-traj-pg-{}", std::process::id()));
+    match agent_memory_postgres::cluster::Cluster::start(&dir) {
+        Ok(cluster) => Some((cluster.tcp_url(), Some(cluster))),
+        Err(e) => {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+            assert!(!ci, "W-traj on PostgreSQL needs a server: {e}");
+            eprintln!("skipping W-traj on PostgreSQL: {e}");
+            None
+        }
+    }
+}
+
+/// The W-traj figures on PostgreSQL, in a fresh schema per size, plus the bytes its tables
+/// take per episode.
+fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
+    let schema = format!("w_traj_{n}_{}", std::process::id());
+    let options = PostgresOptions::default().with_schema(&schema);
+    let store = PostgresStore::connect_with(url, &options).expect("connect to PostgreSQL");
+    let m = memory(store);
+    let episodes = timed_figures("W-traj (postgres)", &m, n, w, p);
+    drop(m);
+    let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect");
+    let bytes: i64 = client
+        .query_one(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+             JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND c.relkind = 'r'",
+            &[&schema],
+        )
+        .expect("table sizes")
+        .get(0);
+    figure_of(
+        "W-traj (postgres)",
         "database bytes per episode",
         n,
         bytes as f64 / episodes as f64,
         "bytes",
         true,
     );
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .expect("drop bench schema");
 }
 
 fn main() {
@@ -270,11 +356,15 @@ fn main() {
         .configure_from_args();
     let dir = tempfile::tempdir().expect("temp dir");
     let part = Partition::new(PARTITION).expect("partition");
+    let server = if test_mode() { None } else { postgres_server() };
     for n in sizes() {
         let w = workload::generate(n);
         let p = prepare(&w);
         if !test_mode() {
             custom_figures(dir.path(), n, &w, &p);
+            if let Some((url, _)) = &server {
+                postgres_figures(url, n, &w, &p);
+            }
         }
         let (_, m) = crystallized(dir.path(), &w, &p);
 

@@ -497,7 +497,7 @@ fn run_lifecycle(
     command: &RunCommand,
     args: &BrowserArgs,
     global: &GlobalArgs,
-    store: &agent_memory_sqlite::SqliteStore,
+    store: &crate::database::Store,
 ) -> Result<()> {
     let env = global.env(store);
     let scope = Some(args.scope.clone());

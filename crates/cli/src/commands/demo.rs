@@ -9,7 +9,6 @@ use agent_memory_recording::{
     Action, GenerationPolicy, Memory, MemoryWrites, Objective, Provenance, ReplayOptions, Replayer,
     Seeds, StepKind, ToolOutcome, capture, generate_recording,
 };
-use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{Config, TrajectoryMemory};
 use agent_memory_turns::{
     AssistantTurn, CaptureRules, ContextPolicy, Session, StoreLog, ToolEnd, render,
@@ -70,7 +69,7 @@ fn indented(text: &str) {
 }
 
 /// Chapter 1: a session's tool calls become a recording that survives a new account.
-fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
+fn recordings(store: &crate::database::Store, clock: &ManualClock) -> Result<()> {
     heading("1. Recordings that survive a change of memory (crate `recording`)");
     let session = SessionId::new("demo-recording")?;
     let mut memory = Memory::new();
@@ -175,7 +174,7 @@ fn recordings(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
 /// Chapter 2: episodes crystallize into a pattern that recall ranks.
 fn procedures(db: &std::path::Path, clock: &ManualClock) -> Result<()> {
     heading("2. Procedural memory: what worked last time (crate `trajectory`)");
-    let store = SqliteStore::open(db)?;
+    let store = crate::database::open(db)?;
     let memory = TrajectoryMemory::new(
         store,
         clock,
@@ -229,7 +228,7 @@ fn procedures(db: &std::path::Path, clock: &ManualClock) -> Result<()> {
 }
 
 /// Chapter 3: a coding session's turn memories survive a compaction.
-fn turns(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
+fn turns(store: &crate::database::Store, clock: &ManualClock) -> Result<()> {
     heading("3. Turn memory of a coding agent (crate `turn-memory`)");
     let rules = CaptureRules::for_workspace("/work/app")?;
     let id = SessionId::new("demo-coding")?;
@@ -339,7 +338,7 @@ fn browser_turn(url: &str, action: Value) -> Turn {
 }
 
 /// Chapter 4: browser runs whose memory shapes the next run's context.
-fn browser(store: &SqliteStore, clock: &ManualClock) -> Result<()> {
+fn browser(store: &crate::database::Store, clock: &ManualClock) -> Result<()> {
     heading("4. Memory of a browser agent (crate `browser-memory`)");
     let ids = SeededIds::new(2026);
     let memory = BrowserMemory::new(store, Scope::shared(), clock, &ids);

@@ -14,7 +14,6 @@ use agent_memory_recording::{
     Provenance, ReplayOptions, Replayer, Seeds, Snapshot, StepAction, StepKind, TemplatePolicy,
     ToolLogFile, Trail, lint_trail, read_tool_logs,
 };
-use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -232,7 +231,7 @@ fn without_bom(text: String) -> String {
 /// sessions that hold no logs yet: all of them or, on any error, none. Returns the number of
 /// logs of each session. An error about one log names its line.
 fn store_logs<'a>(
-    store: &SqliteStore,
+    store: &crate::database::Store,
     path: &Path,
     text: &str,
     logs: &'a [ToolLog],

@@ -32,9 +32,9 @@ pub(crate) fn run(_args: &StatsArgs, global: &GlobalArgs) -> Result<()> {
     let counts = store.table_counts()?;
     progress.finish();
     let stats = DatabaseStats {
-        database: global.db.display().to_string(),
+        database: store.location(),
         schema_version: store.schema_version()?,
-        size_bytes: store.file_size()?,
+        size_bytes: store.size_bytes()?,
         tables: counts
             .into_iter()
             .map(|(name, rows)| TableRows { name, rows })

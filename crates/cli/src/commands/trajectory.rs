@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, Timestamp};
-use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{
     Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights,
 };
@@ -187,7 +186,7 @@ pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
 /// The partition's memory, with its stored configuration (or that of the flags and the
 /// defaults), and the settings to store with its first episodes.
 struct PartitionMemory {
-    memory: TrajectoryMemory<SqliteStore, Box<dyn Clock>>,
+    memory: TrajectoryMemory<crate::database::Store, Box<dyn Clock>>,
     partition: Partition,
     settings: Vec<(MetaKey, String)>,
 }

@@ -3,11 +3,10 @@
 //! transaction; calls that read before they write are serialized by a write gate, so two
 //! clients appending to one session cannot interleave.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::database::Store;
 use agent_memory_core::{ManualClock, RandomIds, SystemClock, Timestamp};
-use agent_memory_sqlite::SqliteStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
@@ -22,7 +21,7 @@ use crate::ops::{Env, ErrorBody};
 
 /// What every call shares: the open database, the tools and the write gate.
 struct Shared {
-    store: SqliteStore,
+    store: Store,
     tools: Vec<ToolDef>,
     ids: Arc<RandomIds>,
     /// A fixed "now" (`--now` / `AGENT_MEMORY_NOW`), else the system clock per call.
@@ -42,7 +41,7 @@ pub(crate) const ERROR_META_KEY: &str = "agent-memory/error";
 
 impl MemoryServer {
     /// A server over `store` offering `tools`.
-    pub(crate) fn new(store: SqliteStore, tools: Vec<ToolDef>, now: Option<Timestamp>) -> Self {
+    pub(crate) fn new(store: Store, tools: Vec<ToolDef>, now: Option<Timestamp>) -> Self {
         MemoryServer {
             shared: Arc::new(Shared {
                 store,
@@ -54,18 +53,18 @@ impl MemoryServer {
         }
     }
 
-    fn database(&self) -> PathBuf {
-        self.shared.store.path().to_path_buf()
+    fn database(&self) -> String {
+        self.shared.store.location()
     }
 }
 
 /// The result of a failed call: the command line's one-line message as text, and the
 /// contract's error body under [`ERROR_META_KEY`].
-fn failure(error: &anyhow::Error, database: &std::path::Path) -> CallToolResult {
+fn failure(error: &anyhow::Error, database: &str) -> CallToolResult {
     let message = crate::one_line(error);
     let mut body = ErrorBody::of(error, message.clone());
     if body.kind == "database" && body.input.is_none() {
-        body.input = Some(database.display().to_string());
+        body.input = Some(database.to_owned());
     }
     let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
     if let Ok(value) = serde_json::to_value(&body) {

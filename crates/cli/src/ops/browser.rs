@@ -25,8 +25,7 @@ fn scope_of(name: Option<&str>) -> Result<Scope> {
 }
 
 /// The browser memory of one scope, on the environment's store, clock and ids.
-type Browser<'a> =
-    BrowserMemory<&'a agent_memory_sqlite::SqliteStore, &'a dyn Clock, &'a dyn IdSource>;
+type Browser<'a> = BrowserMemory<&'a crate::database::Store, &'a dyn Clock, &'a dyn IdSource>;
 
 fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
     BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
@@ -471,7 +470,6 @@ mod tests {
     use super::*;
     use crate::ops::tests::env_on;
     use agent_memory_browser::RunStart;
-    use agent_memory_sqlite::SqliteStore;
 
     fn run(goal: &str, run_id: Option<&str>) -> RecordRunInput {
         RecordRunInput {
@@ -518,7 +516,7 @@ mod tests {
 
     #[test]
     fn a_recorded_run_gives_context_and_completes_its_manifest() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         memory(&env, Scope::shared())
             .runs()
@@ -575,7 +573,7 @@ mod tests {
 
     #[test]
     fn an_unregistered_run_is_registered_finished_and_bad_input_stores_nothing() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let mut bad = run("find tea", None);
         bad.turns[0].action = serde_json::json!(3);

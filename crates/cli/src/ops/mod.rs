@@ -23,8 +23,8 @@ pub(crate) mod stats;
 pub(crate) mod trajectory;
 pub(crate) mod turns;
 
+use crate::database::Store;
 use agent_memory_core::{Clock, IdSource, Timestamp};
-use agent_memory_sqlite::SqliteStore;
 use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::Serialize;
@@ -32,7 +32,7 @@ use serde::Serialize;
 /// What every operation runs with: the store, the clock and the id source.
 pub(crate) struct Env<'a> {
     /// The database.
-    pub(crate) store: &'a SqliteStore,
+    pub(crate) store: &'a Store,
     /// "Now": the system clock, or a fixed time for reproducible output.
     pub(crate) clock: Box<dyn Clock>,
     /// Where new ids come from.
@@ -223,11 +223,18 @@ pub(crate) mod tests {
     use std::collections::BTreeSet;
     use std::path::PathBuf;
 
+    use crate::database::Store;
     use agent_memory_core::{ManualClock, SeededIds, Timestamp};
-    use agent_memory_sqlite::SqliteStore;
+
+    /// A private SQLite database in memory.
+    pub(crate) fn in_memory() -> Store {
+        std::sync::Arc::new(
+            agent_memory_sqlite::SqliteStore::open_in_memory().expect("in-memory store"),
+        )
+    }
 
     /// An environment on `store` at a fixed "now" (2026-01-01T00:00:00Z) with seeded ids.
-    pub(crate) fn env_on(store: &SqliteStore) -> super::Env<'_> {
+    pub(crate) fn env_on(store: &Store) -> super::Env<'_> {
         super::Env {
             store,
             clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),

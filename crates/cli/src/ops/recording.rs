@@ -521,7 +521,6 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
 mod tests {
     use super::*;
     use crate::ops::tests::env_on;
-    use agent_memory_sqlite::SqliteStore;
     use serde_json::json;
 
     fn log(tool: &str, parameters: Value, at: i64, snapshot: Value) -> ToolLogDocument {
@@ -565,7 +564,7 @@ mod tests {
 
     #[test]
     fn appended_logs_templatize_into_a_trail_that_replays_step_by_step() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let appended = append(
             &env,
@@ -657,7 +656,7 @@ mod tests {
 
     #[test]
     fn a_bad_log_appends_nothing() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let mut logs = session_logs();
         logs[1].session = Some("other".to_owned());

@@ -206,7 +206,7 @@ fn scope_of(name: Option<&str>) -> Result<Scope> {
 fn registry<'e>(
     env: &'e Env<'_>,
     scope: Scope,
-) -> RunRegistry<&'e agent_memory_sqlite::SqliteStore, &'e dyn Clock, &'e dyn IdSource> {
+) -> RunRegistry<&'e crate::database::Store, &'e dyn Clock, &'e dyn IdSource> {
     RunRegistry::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
 }
 

@@ -38,9 +38,9 @@ pub(crate) fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
         .map(|(name, rows)| TableRows { name, rows })
         .collect();
     Ok(DatabaseStats {
-        database: store.path().display().to_string(),
+        database: store.location(),
         schema_version: store.schema_version()?,
-        size_bytes: store.file_size()?,
+        size_bytes: store.size_bytes()?,
         tables,
     })
 }

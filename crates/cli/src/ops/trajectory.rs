@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 
 use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore};
-use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::{
     Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
 };
@@ -168,7 +167,7 @@ impl PatternEntry {
 
 /// A partition's procedural memory with its configuration.
 struct PartitionMemory<'a> {
-    memory: TrajectoryMemory<&'a SqliteStore, &'a dyn Clock>,
+    memory: TrajectoryMemory<&'a crate::database::Store, &'a dyn Clock>,
     partition: Partition,
     /// The configuration as `meta` entries, stored with the first record in its transaction.
     settings: Vec<(MetaKey, String)>,
@@ -449,7 +448,7 @@ mod tests {
 
     #[test]
     fn record_crystallize_recall_and_list_patterns() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let recorded = record(
             &env,
@@ -505,7 +504,7 @@ mod tests {
 
     #[test]
     fn bad_records_name_what_is_wrong_and_write_nothing() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let mut incomplete = episode("deploy", &["a"], true);
         incomplete.fingerprint.clear();

@@ -226,7 +226,6 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
 mod tests {
     use super::*;
     use crate::ops::tests::env_on;
-    use agent_memory_sqlite::SqliteStore;
     use serde_json::json;
 
     fn events(values: &[Value]) -> Vec<Map<String, Value>> {
@@ -257,7 +256,7 @@ mod tests {
 
     #[test]
     fn appending_again_is_a_no_op_and_a_gap_or_conflict_names_the_position() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let first = append_at(&env, None, &opening()).expect("append");
         assert_eq!(
@@ -295,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_log_that_does_not_form_a_session_is_refused_whole() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         let headless = append_at(&env, None, &opening()[1..]).expect_err("no session_started");
         assert!(
@@ -319,7 +318,7 @@ mod tests {
 
     #[test]
     fn the_model_view_is_rendered_for_each_provider() {
-        let store = SqliteStore::open_in_memory().expect("store");
+        let store = crate::ops::tests::in_memory();
         let env = env_on(&store);
         append_at(&env, None, &opening()).expect("append");
         for (provider, first_role) in [

@@ -19,6 +19,30 @@ mod turns;
 use std::path::Path;
 use std::process::Command;
 
+/// The PostgreSQL database of the tests, as a `--db` URL in a schema of its own named after
+/// `name`: from `AGENT_MEMORY_TEST_POSTGRES` (`cargo xtask ci` starts a server and sets it).
+/// `None`, after saying so, when it is not set outside CI; with `CI=true` a missing server
+/// fails the test.
+pub(crate) fn postgres_url(name: &str) -> Option<String> {
+    let var = "AGENT_MEMORY_TEST_POSTGRES";
+    let Some(url) = std::env::var(var).ok().filter(|url| !url.is_empty()) else {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(
+            !ci,
+            "{var} is not set: with CI=true the PostgreSQL tests need a server"
+        );
+        eprintln!("{var} is not set: skipping the PostgreSQL tests");
+        return None;
+    };
+    assert!(
+        url.starts_with("postgres://") || url.starts_with("postgresql://"),
+        "{var} must be a postgres:// URL for the command-line tests, not {url:?}"
+    );
+    let schema = format!("cli_{name}_{}", std::process::id());
+    let join = if url.contains('?') { '&' } else { '?' };
+    Some(format!("{url}{join}schema={schema}"))
+}
+
 /// A temporary folder to run the binary in.
 pub(crate) struct Sandbox {
     dir: tempfile::TempDir,

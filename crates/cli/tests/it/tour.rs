@@ -57,8 +57,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn the_readme_tour_runs_as_written() {
+/// The README's tour and a sandbox holding its input files.
+fn tour() -> (Vec<String>, Sandbox) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("../../README.md")).expect("README");
     let commands = tour_commands(&readme);
@@ -72,16 +72,105 @@ fn the_readme_tour_runs_as_written() {
         &root.join("../browser-memory/tests/it/fixtures/bad-examples/agent-memory"),
         &sandbox.path().join(".agent-memory"),
     );
+    (commands, sandbox)
+}
+
+/// The arguments of a tour line (without `agent-memory`).
+fn words(command: &str) -> Vec<String> {
+    let words = shell_words::split(command).unwrap_or_else(|e| panic!("{command}: {e}"));
+    assert_eq!(
+        words[0], "agent-memory",
+        "a tour line that is not a command: {command}"
+    );
+    words[1..].to_vec()
+}
+
+#[test]
+fn the_readme_tour_runs_as_written() {
+    let (commands, sandbox) = tour();
     for command in &commands {
-        let words = shell_words::split(command).unwrap_or_else(|e| panic!("{command}: {e}"));
-        assert_eq!(
-            words[0], "agent-memory",
-            "a tour line that is not a command: {command}"
-        );
-        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        let words = words(command);
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
         let run = sandbox.run(&args, &[("AGENT_MEMORY_NOW", "2026-01-01T00:00:00Z")]);
         assert_eq!(run.code, Some(0), "README tour: {command}\n{run}");
     }
+}
+
+/// Every line of the tour that works on the default database also works on PostgreSQL
+/// (`--db postgres://...`), printing the same: the two backends keep one contract. The lines
+/// with their own `--db` (the SQLite file of the guided tour) are left as they are.
+#[test]
+fn the_readme_tour_prints_the_same_on_postgresql() {
+    let Some(url) = crate::postgres_url("tour") else {
+        return;
+    };
+    let (commands, sqlite) = tour();
+    let (_, postgres) = tour();
+    for command in &commands {
+        let words = words(command);
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let now = [("AGENT_MEMORY_NOW", "2026-01-01T00:00:00Z")];
+        let on_file = sqlite.run(&args, &now);
+        let mut on_server_args = args.clone();
+        if !args.contains(&"--db") {
+            on_server_args.splice(0..0, ["--db", url.as_str()]);
+        }
+        let on_server = postgres.run(&on_server_args, &now);
+        assert_eq!(
+            on_server.code,
+            Some(0),
+            "on PostgreSQL: {command}\n{on_server}"
+        );
+        // Ids end in six characters drawn at random, which differ between any two runs;
+        // nothing else may.
+        assert_eq!(
+            mask_random_ids(&on_server.stdout),
+            mask_random_ids(&on_file.stdout),
+            "{command} prints differently on PostgreSQL"
+        );
+    }
+}
+
+/// `text` with the random part of every id (`run_1795321223969_owvog1`: a name, epoch
+/// milliseconds, six random characters) replaced by `??????`.
+fn mask_random_ids(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let parts: Vec<&str> = word.split('_').collect();
+        let random = parts.len() >= 3
+            && parts[parts.len() - 2].len() == 13
+            && parts[parts.len() - 2].bytes().all(|b| b.is_ascii_digit())
+            && parts[parts.len() - 1].len() == 6
+            && parts[parts.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        if random {
+            out.push_str(&word[..word.len() - 6]);
+            out.push_str("??????");
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[test]
+fn random_ids_are_masked_and_nothing_else() {
+    assert_eq!(
+        mask_random_ids("run run_1795321223969_owvog1, x_1_abcdef, traj_1767225600000_3ch336."),
+        "run run_1795321223969_??????, x_1_abcdef, traj_1767225600000_??????."
+    );
 }
 
 #[test]

@@ -147,7 +147,9 @@ fn pending_groups_below_the_threshold<S: PatternStore>(store: &S) -> CaseResult 
     ensure_eq!(store.pending_groups(&p)?, Vec::new());
     store.crystallize_with(&p, &step_with_threshold_two)?;
     store.crystallize_with(&partition("q"), &step_with_threshold_two)?;
-    let listed = |store: &S, name: &str| -> Result<Vec<(Vec<(String, String)>, u64, bool)>> {
+    // (fingerprint pairs, episodes, whether it is a pattern) of each pending group.
+    type Listed = Vec<(Vec<(String, String)>, u64, bool)>;
+    let listed = |store: &S, name: &str| -> Result<Listed> {
         Ok(store
             .pending_groups(&partition(name))?
             .into_iter()
