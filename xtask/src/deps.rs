@@ -1,8 +1,10 @@
 //! The dependency rules of `ARCHITECTURE.md`, checked from `cargo metadata`:
 //!
 //! - `agent-memory-core` (folder `memory-core`) has no normal dependencies;
-//! - feature crates depend neither on each other nor on `agent-memory-sqlite`;
-//! - only `agent-memory-sqlite` names `rusqlite`;
+//! - feature crates depend neither on each other nor on a store (`agent-memory-sqlite`,
+//!   `agent-memory-postgres`);
+//! - only `agent-memory-sqlite` names `rusqlite`, and only `agent-memory-postgres` names
+//!   `postgres`;
 //! - only `cli` (package `agent-memory-cli`) and `xtask` use `anyhow`.
 
 use std::process::Command;
@@ -101,13 +103,20 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
             }
             if FEATURE_CRATES.contains(&name)
                 && normal
-                && (FEATURE_CRATES.contains(&dep.as_str()) || dep == "agent-memory-sqlite")
+                && (FEATURE_CRATES.contains(&dep.as_str())
+                    || dep == "agent-memory-sqlite"
+                    || dep == "agent-memory-postgres")
             {
                 problems.push(format!("feature crate {name} must not depend on {dep}"));
             }
             if dep == "rusqlite" && name != "agent-memory-sqlite" {
                 problems.push(format!(
                     "only agent-memory-sqlite may use rusqlite, but {name} does"
+                ));
+            }
+            if dep == "postgres" && name != "agent-memory-postgres" {
+                problems.push(format!(
+                    "only agent-memory-postgres may use postgres, but {name} does"
                 ));
             }
             if dep == "anyhow" && name != "agent-memory-cli" && name != "xtask" {
@@ -162,6 +171,14 @@ mod tests {
             (
                 pkg("agent-memory-turns", &[("rusqlite", Some("dev"))]),
                 "only agent-memory-sqlite may use rusqlite, but agent-memory-turns does",
+            ),
+            (
+                pkg("agent-memory-browser", &[("agent-memory-postgres", None)]),
+                "feature crate agent-memory-browser must not depend on agent-memory-postgres",
+            ),
+            (
+                pkg("agent-memory-cli", &[("postgres", None)]),
+                "only agent-memory-postgres may use postgres, but agent-memory-cli does",
             ),
             (
                 pkg("agent-memory-sqlite", &[("anyhow", None)]),

@@ -58,4 +58,17 @@ impl PostgresStore {
             Ok(crate::count(bytes))
         })
     }
+
+    /// Deletes the whole memory: drops the store's PostgreSQL schema with every table in it.
+    /// Other schemas of the database are untouched. For throwaway memories (tests,
+    /// benchmarks); there is no undo.
+    pub fn drop_schema(&self) -> agent_memory_core::Result<()> {
+        let schema = self.schema().to_owned();
+        self.write("drop the schema", |tx| {
+            // The name was checked to be a plain identifier when the store was opened.
+            tx.raw()
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))?;
+            Ok(())
+        })
+    }
 }

@@ -325,16 +325,8 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
     let store = PostgresStore::connect_with(url, &options).expect("connect to PostgreSQL");
     let m = memory(store);
     let episodes = timed_figures("W-traj (postgres)", &m, n, w, p);
-    drop(m);
-    let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect");
-    let bytes: i64 = client
-        .query_one(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
-             JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND c.relkind = 'r'",
-            &[&schema],
-        )
-        .expect("table sizes")
-        .get(0);
+    let store = m.store();
+    let bytes = store.size_bytes().expect("table sizes");
     figure_of(
         "W-traj (postgres)",
         "database bytes per episode",
@@ -343,9 +335,7 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
         "bytes",
         true,
     );
-    client
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .expect("drop bench schema");
+    store.drop_schema().expect("drop bench schema");
 }
 
 fn main() {
