@@ -32,7 +32,7 @@ use clap::Parser;
 #[command(
     name = "agent-memory",
     version,
-    about = "Durable memory for AI agents, in one SQLite file"
+    about = "Durable memory for AI agents, in one SQLite file or a shared PostgreSQL database"
 )]
 struct Cli {
     #[command(flatten)]

@@ -324,11 +324,11 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
     let options = PostgresOptions::default().with_schema(&schema);
     let store = PostgresStore::connect_with(url, &options).expect("connect to PostgreSQL");
     let m = memory(store);
-    let episodes = timed_figures("W-traj (postgres)", &m, n, w, p);
+    let episodes = timed_figures("W-traj-pg", &m, n, w, p);
     let store = m.store();
     let bytes = store.size_bytes().expect("table sizes");
     figure_of(
-        "W-traj (postgres)",
+        "W-traj-pg",
         "database bytes per episode",
         n,
         bytes as f64 / episodes as f64,

@@ -42,12 +42,15 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
         check_access(address, args.token.as_deref())?;
     }
     let store = database::open(&global.db)?;
-    let server = server::MemoryServer::new(store, tools::all()?, global.now);
+    // The last reference is dropped here, after the runtime: the PostgreSQL driver closes its
+    // connections with a runtime of its own, which cannot start inside another.
+    let server =
+        server::MemoryServer::new(std::sync::Arc::clone(&store), tools::all()?, global.now);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         match args.http {
             Some(address) => {
                 let access = http::Access {
@@ -65,7 +68,10 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
                 Ok(())
             }
         }
-    })
+    });
+    drop(runtime);
+    drop(store);
+    served
 }
 
 /// Refuses to bind beyond loopback without a token, and an empty token anywhere.

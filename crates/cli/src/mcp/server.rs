@@ -103,7 +103,7 @@ impl ServerHandler for MemoryServer {
                     .with_title("agent-memory"),
             )
             .with_instructions(
-                "Durable memory for agents in one SQLite file: procedural memory (trajectory_*), \
+                "Durable memory for agents in one database: procedural memory (trajectory_*), \
                  browser-agent memory (browser_*), coding-session turns (turns_*) and recorded \
                  tool calls (recording_*). memory_list shows what is stored.",
             )

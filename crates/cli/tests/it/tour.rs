@@ -9,10 +9,15 @@ use crate::Sandbox;
 /// The tour: the first ```` ```sh ```` block after the `## The command line` heading, one
 /// command per line once `\` continuations are joined, comments and blank lines dropped.
 fn tour_commands(readme: &str) -> Vec<String> {
+    section_commands(readme, "The command line")
+}
+
+/// The lines of the first ```` ```sh ```` block after the `## <heading>` heading.
+fn section_commands(readme: &str, heading: &str) -> Vec<String> {
     let section = readme
-        .split("\n## The command line")
+        .split(&format!("\n## {heading}"))
         .nth(1)
-        .expect("README has a `## The command line` section");
+        .unwrap_or_else(|| panic!("README has a `## {heading}` section"));
     let block = section
         .split("```sh\n")
         .nth(1)
@@ -129,6 +134,71 @@ fn the_readme_tour_prints_the_same_on_postgresql() {
             "{command} prints differently on PostgreSQL"
         );
     }
+}
+
+/// The README's example of memory shared by many machines, run as written against the test
+/// server: its `export AGENT_MEMORY_DB=...` keeps its schema but points at the test server,
+/// and `agent-memory mcp` serves until its standard input closes.
+#[test]
+fn the_readme_shared_memory_example_runs() {
+    let Some(url) = crate::postgres_url("shared") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../../README.md")).expect("README");
+    let lines = section_commands(&readme, "Memory shared by many machines");
+    let sandbox = Sandbox::new();
+    let server = url
+        .split_once("?schema=")
+        .map_or(url.as_str(), |(base, _)| base);
+    let server = server
+        .split_once("&schema=")
+        .map_or(server, |(base, _)| base);
+    let mut db = None;
+    let mut ran = 0;
+    for line in &lines {
+        if let Some(value) = line.strip_prefix("export AGENT_MEMORY_DB=") {
+            let value = value.trim_matches('\'');
+            let schema = value
+                .split_once("schema=")
+                .map(|(_, schema)| schema.to_owned())
+                .expect("the example names its schema");
+            let join = if server.contains('?') { '&' } else { '?' };
+            db = Some(format!(
+                "{server}{join}schema={schema}_{}",
+                std::process::id()
+            ));
+            continue;
+        }
+        let words = words(line);
+        let db = db
+            .as_deref()
+            .expect("the example exports AGENT_MEMORY_DB first");
+        let mut args = vec!["--db", db];
+        args.extend(words.iter().map(String::as_str));
+        // `mcp` serves an MCP client: one session that lists what is stored, then EOF.
+        let session = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"readme","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_list","arguments":{}}}"#,
+        ];
+        let stdin = if words[0] == "mcp" {
+            session.join("\n") + "\n"
+        } else {
+            String::new()
+        };
+        let run = sandbox.run_with_stdin(&args, &stdin);
+        assert_eq!(run.code, Some(0), "README example: {line}\n{run}");
+        if words[0] == "mcp" {
+            // The episode recorded above is served to the MCP client from the same memory.
+            assert!(
+                run.stdout.contains(r#""isError":false"#) && run.stdout.contains(r#"\"team\""#),
+                "README example: {line}\n{run}"
+            );
+        }
+        ran += 1;
+    }
+    assert!(ran >= 2, "the example lost its commands: {lines:#?}");
 }
 
 /// `text` with the random part of every id (`run_1795321223969_owvog1`: a name, epoch
