@@ -32,6 +32,11 @@ impl Server {
         ]
     }
 
+    /// The connection string over TCP on 127.0.0.1.
+    pub(crate) fn tcp_url(&self) -> String {
+        self.cluster.tcp_url()
+    }
+
     /// Stops the server (fast shutdown).
     pub(crate) fn stop(mut self) -> Result<()> {
         self.cluster.stop().with_context(|| {
@@ -58,9 +63,14 @@ pub(crate) fn start(root: &Path, name: &str) -> Result<Option<Server>> {
             return Ok(None);
         }
     };
+    start_with_binaries(root, name, &bin).map(Some)
+}
+
+/// Starts a fresh cluster in `target/<name>` from the server binaries in `bin`.
+pub(crate) fn start_with_binaries(root: &Path, name: &str, bin: &Path) -> Result<Server> {
     let data_dir = crate::target_dir(root).join(name);
     let started = std::time::Instant::now();
-    let cluster = Cluster::start_with_binaries(&bin, &data_dir).with_context(|| {
+    let cluster = Cluster::start_with_binaries(bin, &data_dir).with_context(|| {
         format!(
             "starting a throwaway PostgreSQL cluster in {} with {}",
             data_dir.display(),
@@ -75,5 +85,5 @@ pub(crate) fn start(root: &Path, name: &str) -> Result<Option<Server>> {
         data_dir.display(),
         started.elapsed().as_secs_f64()
     );
-    Ok(Some(Server { cluster }))
+    Ok(Server { cluster })
 }
