@@ -6,6 +6,11 @@
 //! Sizes reach the benches through `AGENT_MEMORY_BENCH_SIZES`: `1000,10000,100000`, or
 //! `1000` with `--quick`. `--no-run` only collects what the last run left. The naming
 //! convention the collector reads is described in [`collect`].
+//!
+//! The PostgreSQL benches measure over TCP on 127.0.0.1 against a throwaway cluster started
+//! for the run (`target/pg-bench`, named in `AGENT_MEMORY_TEST_POSTGRES`). `--peers` also
+//! runs popoto 1.10.1 on the same workload on Redis and on PostgreSQL ([`crate::peers`]),
+//! whose figures become the baselines of ours.
 
 mod chart;
 mod collect;
@@ -16,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, target_dir, workspace_root};
+use crate::{cargo, peers, postgres, target_dir, workspace_root};
 
 const FULL_SIZES: &str = "1000,10000,100000";
 const QUICK_SIZES: &str = "1000";
@@ -28,14 +33,19 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     };
     let mut sizes = FULL_SIZES;
     let mut execute = true;
+    let mut peers = false;
     for arg in ours {
         match arg.as_str() {
             "--quick" => sizes = QUICK_SIZES,
             "--no-run" => execute = false,
+            "--peers" => peers = true,
             other => bail!(
-                "`cargo xtask bench` takes --quick, --no-run and `-- <cargo bench arguments>` (got {other:?})"
+                "`cargo xtask bench` takes --quick, --no-run, --peers and `-- <cargo bench arguments>` (got {other:?})"
             ),
         }
+    }
+    if peers && !execute {
+        bail!("`--peers` runs the peers, and `--no-run` runs nothing: use one of them");
     }
     let root = workspace_root();
     let target = target_dir(&root);
@@ -46,6 +56,29 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         clear_dir(&figures_dir)?;
         // File times can be coarser than the clock; a little slack keeps this run's results.
         let started = SystemTime::now() - Duration::from_secs(2);
+        // The peers' venv comes first: with it, the run's PostgreSQL is its version 18, which
+        // popoto needs, so ours and popoto share one server.
+        let venv = if peers {
+            Some(peers::Venv::prepare(&target)?)
+        } else {
+            None
+        };
+        let server = match &venv {
+            Some(venv) => Some(postgres::start_with_binaries(
+                &root,
+                "pg-bench",
+                &venv.postgres_bin()?,
+            )?),
+            None => postgres::start(&root, "pg-bench")?,
+        };
+        let mut env: Vec<(String, String)> =
+            vec![("AGENT_MEMORY_BENCH_SIZES".to_owned(), sizes.to_owned())];
+        if let Some(server) = &server {
+            env.extend(server.env());
+            // Benches measure over loopback TCP, as remote agents reach the server.
+            env.push((postgres::SERVER_VAR.to_owned(), server.tcp_url()));
+        }
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let mut bench_args = vec!["bench"];
         // `-- -p <crate>` narrows the run to one crate; otherwise every bench runs.
         if !cargo_args
@@ -55,7 +88,32 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             bench_args.push("--workspace");
         }
         bench_args.extend(cargo_args.iter().map(String::as_str));
-        cargo(&root, &bench_args, &[("AGENT_MEMORY_BENCH_SIZES", sizes)])?;
+        cargo(&root, &bench_args, &env)?;
+        if let Some(venv) = &venv {
+            let redis = peers::Redis::start()?;
+            venv.run_w_traj(
+                &root,
+                "redis",
+                &redis.url(),
+                "W-traj",
+                sizes,
+                &figures_dir.join("peers-redis.jsonl"),
+            )?;
+            drop(redis);
+            if let Some(server) = &server {
+                venv.run_w_traj(
+                    &root,
+                    "postgres",
+                    &server.tcp_url(),
+                    "W-traj-pg",
+                    sizes,
+                    &figures_dir.join("peers-postgres.jsonl"),
+                )?;
+            }
+        }
+        if let Some(server) = server {
+            server.stop()?;
+        }
         Some(started)
     } else {
         None

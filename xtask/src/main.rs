@@ -1,9 +1,10 @@
 //! `cargo xtask`: the workspace's build system, in Rust so it runs wherever cargo does.
 //!
-//! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
+//! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with a
+//!   throwaway PostgreSQL server for the shared store's tests.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
-//! - `cargo xtask bench [--quick]`: every criterion bench, then one table and a report with
-//!   charts in `target/bench-report/`.
+//! - `cargo xtask bench [--quick] [--peers]`: every criterion bench, then one table and a
+//!   report with charts in `target/bench-report/`; `--peers` adds popoto on Redis and PostgreSQL.
 //! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
 //!   snapshots without `cargo-insta`.
 //! - `cargo xtask agent-cli`: the Python agent of `crates/cli/tests/agent_cli.py`.
@@ -19,6 +20,8 @@ mod demo;
 mod deps;
 mod fuzz;
 mod mcp_python;
+mod peers;
+mod postgres;
 mod readme;
 mod snapshots;
 
@@ -72,7 +75,7 @@ fn print_usage() {
          tasks:\n  \
          ci         format, lint, test, snapshot, doc, package, bench smoke and dependency checks\n  \
          deps       check the dependency rules between crates\n  \
-         bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only)\n  \
+         bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only; --peers: popoto too)\n  \
          readme     build and run the README's Rust examples in a crate depending on agent-memory-kit\n  \
          agent-cli  run crates/cli/tests/agent_cli.py, a Python agent driving the command line\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \

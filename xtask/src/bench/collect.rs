@@ -9,7 +9,9 @@
 //!   iteration, plus a rate where the group sets `Throughput::Elements` or `Bytes`. Any other
 //!   function name `x` becomes its own figure `"<figure> [x]"` without a baseline;
 //! - custom figures: `<target>/bench-figures/*.jsonl`, one object a line with `workload`,
-//!   `figure`, `n`, `value`, `unit`, `baseline` (number or null), `lower_is_better`.
+//!   `figure`, `n`, `value`, `unit`, `baseline` (number or null), `lower_is_better`, and
+//!   optionally `side`: `"baseline"` when `value` is a baseline measured on its own (a peer
+//!   system run by another program), to be paired with ours of the same workload, figure and N.
 //!
 //! Repeated measurements of the same workload, figure and N are reduced to their median.
 
@@ -251,6 +253,8 @@ struct FigureLine {
     unit: String,
     baseline: Option<f64>,
     lower_is_better: bool,
+    #[serde(default)]
+    side: Option<String>,
 }
 
 fn figure_measurements(dir: &Path, skipped: &mut Vec<String>) -> Result<Vec<Measurement>> {
@@ -288,7 +292,19 @@ fn figure_measurements(dir: &Path, skipped: &mut Vec<String>) -> Result<Vec<Meas
                 unit: Unit::Named(figure.unit.clone()),
                 lower_is_better: figure.lower_is_better,
             };
-            found.push(measured(Side::Ours, figure.value));
+            let side = match figure.side.as_deref() {
+                None | Some("ours") => Side::Ours,
+                Some("baseline") => Side::Baseline,
+                Some(other) => {
+                    skipped.push(format!(
+                        "{}:{}: side {other:?} is neither \"ours\" nor \"baseline\"",
+                        file.display(),
+                        index + 1
+                    ));
+                    continue;
+                }
+            };
+            found.push(measured(side, figure.value));
             if let Some(baseline) = figure.baseline {
                 found.push(measured(Side::Baseline, baseline));
             }
@@ -553,6 +569,41 @@ pub(crate) mod tests {
         assert_eq!(got.skipped.len(), 1);
         assert!(
             got.skipped[0].contains("W-traj.jsonl:6"),
+            "{:?}",
+            got.skipped
+        );
+    }
+
+    #[test]
+    fn a_peer_file_of_baselines_pairs_with_ours_from_another_file() {
+        let f = fixture();
+        std::fs::write(
+            f.figures.join("W-traj.jsonl"),
+            r#"{"workload":"W-traj","figure":"first crystallize","n":1000,"value":20.0,"unit":"ms","baseline":null,"lower_is_better":true}"#,
+        )
+        .expect("write");
+        let peer = [
+            r#"{"workload":"W-traj","figure":"first crystallize","n":1000,"value":1100.0,"unit":"ms","baseline":null,"side":"baseline","lower_is_better":true}"#,
+            r#"{"workload":"W-traj","figure":"first crystallize","n":1000,"value":1.0,"unit":"ms","baseline":null,"side":"theirs","lower_is_better":true}"#,
+        ];
+        std::fs::write(f.figures.join("peers-redis.jsonl"), peer.join("\n")).expect("write");
+        let got = collect(&f.criterion, &f.figures, None).expect("collect");
+        assert_eq!(
+            got.rows,
+            [Row {
+                workload: "W-traj".to_owned(),
+                figure: "first crystallize".to_owned(),
+                n: 1000,
+                unit: Unit::Named("ms".to_owned()),
+                ours: 20.0,
+                baseline: Some(1100.0),
+                lower_is_better: true,
+            }]
+        );
+        assert_eq!(got.rows[0].ratio(), Some(55.0));
+        assert_eq!(got.skipped.len(), 1);
+        assert!(
+            got.skipped[0].contains("peers-redis.jsonl:2") && got.skipped[0].contains("theirs"),
             "{:?}",
             got.skipped
         );
