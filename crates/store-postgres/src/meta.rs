@@ -32,7 +32,10 @@ pub(crate) fn put(
 }
 
 fn check(key: &MetaKey, value: &str) -> Result<()> {
-    check_texts(|| format!("meta entry {:?}", key.as_str()), [("value", value)])
+    check_texts(
+        || format!("meta entry {:?}", key.as_str()),
+        [("value", value)],
+    )
 }
 
 impl MetaStore for PostgresStore {
@@ -118,7 +121,8 @@ impl MetaStore for PostgresStore {
         rows.into_iter()
             .map(|row| {
                 let key: String = row.get(0);
-                let key = MetaKey::new(key).map_err(|e| Error::corrupt("meta table", e.to_string()))?;
+                let key =
+                    MetaKey::new(key).map_err(|e| Error::corrupt("meta table", e.to_string()))?;
                 Ok((key, row.get(1)))
             })
             .collect()

@@ -13,7 +13,10 @@ fn events_fit(events: &[SessionEvent]) -> Result<()> {
     for (i, event) in events.iter().enumerate() {
         check_texts(
             || format!("session event {}", i + 1),
-            [("kind", event.kind.as_str()), ("payload", event.payload.as_str())],
+            [
+                ("kind", event.kind.as_str()),
+                ("payload", event.payload.as_str()),
+            ],
         )?;
     }
     Ok(())

@@ -183,7 +183,12 @@ fn episodes_fit(episodes: &[NewEpisode]) -> Result<()> {
                 .pairs()
                 .iter()
                 .flat_map(|(k, v)| [("fingerprint", k.as_str()), ("fingerprint", v.as_str())])
-                .chain(episode.trajectory.iter().map(|a| ("trajectory", a.as_str())))
+                .chain(
+                    episode
+                        .trajectory
+                        .iter()
+                        .map(|a| ("trajectory", a.as_str())),
+                )
                 .chain([("outcome", episode.outcome.as_str())]),
         )?;
     }
@@ -205,7 +210,10 @@ impl EpisodeStore for PostgresStore {
         }
         episodes_fit(episodes)?;
         for (key, value) in settings {
-            check_texts(|| format!("setting {:?}", key.as_str()), [("value", *value)])?;
+            check_texts(
+                || format!("setting {:?}", key.as_str()),
+                [("value", *value)],
+            )?;
         }
         let partitions: BTreeSet<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
         let names: Vec<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();

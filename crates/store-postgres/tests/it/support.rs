@@ -18,7 +18,9 @@ pub(crate) fn server() -> Option<String> {
                 !ci,
                 "{SERVER_VAR} is not set: with CI=true the PostgreSQL tests need a server (cargo xtask ci starts one)"
             );
-            eprintln!("{SERVER_VAR} is not set: skipping the PostgreSQL tests (cargo xtask ci starts a server)");
+            eprintln!(
+                "{SERVER_VAR} is not set: skipping the PostgreSQL tests (cargo xtask ci starts a server)"
+            );
             None
         }
     }
