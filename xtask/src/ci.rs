@@ -1,19 +1,54 @@
 //! `cargo xtask ci`: the checks, in order, each timed, stopping at the first failure.
+//!
+//! The shared store's tests need a PostgreSQL server, so the run first starts a throwaway
+//! cluster in `target/pg-ci` (fresh each run), then runs the steps in a child process whose
+//! environment names it (`AGENT_MEMORY_TEST_POSTGRES`, and `AGENT_MEMORY_PG_BIN` for tests
+//! that start a cluster of their own), and stops it at the end, whether the steps passed or
+//! not. Without server binaries the run fails under `CI=true` and warns otherwise.
 
+use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, snapshots, workspace_root};
+use crate::{cargo, postgres, snapshots, workspace_root};
+
+/// Set for the child process that runs the steps, once the server is up.
+const STEPS_VAR: &str = "AGENT_MEMORY_CI_STEPS";
 
 /// A named step of the CI run.
 type Step<'a> = (&'static str, Box<dyn Fn() -> Result<()> + 'a>);
 
-/// Runs every step in order; CI always runs all of them, so no step can be skipped.
+/// Starts the PostgreSQL server, runs the steps with it and stops it.
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
         bail!("`cargo xtask ci` takes no arguments (got {extra:?})");
     }
+    if std::env::var_os(STEPS_VAR).is_some() {
+        return run_steps();
+    }
+    let root = workspace_root();
+    let server = postgres::start(&root, "pg-ci")?;
+    let exe = std::env::current_exe().context("finding the xtask binary")?;
+    let mut steps = Command::new(&exe);
+    steps.arg("ci").env(STEPS_VAR, "1").current_dir(&root);
+    if let Some(server) = &server {
+        steps.envs(server.env());
+    }
+    let status = steps
+        .status()
+        .with_context(|| format!("could not run {}", exe.display()));
+    let stopped = server.map(postgres::Server::stop).transpose();
+    let status = status?;
+    stopped?;
+    if !status.success() {
+        bail!("ci failed ({status})");
+    }
+    Ok(())
+}
+
+/// Runs every step in order; CI always runs all of them, so no step can be skipped.
+fn run_steps() -> Result<()> {
     let root = workspace_root();
     let refs = snapshots::references_file(&root);
     let started = Instant::now();

@@ -1,6 +1,7 @@
 //! `cargo xtask`: the workspace's build system, in Rust so it runs wherever cargo does.
 //!
-//! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
+//! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with a
+//!   throwaway PostgreSQL server for the shared store's tests.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
 //! - `cargo xtask bench [--quick]`: every criterion bench, then one table and a report with
 //!   charts in `target/bench-report/`.
@@ -19,6 +20,7 @@ mod demo;
 mod deps;
 mod fuzz;
 mod mcp_python;
+mod postgres;
 mod readme;
 mod snapshots;
 

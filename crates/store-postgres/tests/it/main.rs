@@ -7,3 +7,5 @@
 mod support;
 
 mod contract;
+
+mod cluster;
