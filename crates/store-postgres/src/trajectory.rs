@@ -423,6 +423,25 @@ impl PatternStore for PostgresStore {
             .transpose()
     }
 
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
+        let rows = self.read("list pending groups", |tx| {
+            Ok(tx.query(
+                "SELECT fingerprint, episode_count, canonical, canonical_count, \
+                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
+                 corroborations, contradictions, last_reinforced FROM trajectory_group \
+                 WHERE partition = $1 AND confidence IS NULL",
+                &[&partition.as_str()],
+            )?)
+        })?;
+        let mut groups = rows
+            .iter()
+            .map(|row| decode_group(row, None))
+            .collect::<Result<Vec<_>>>()?;
+        // Ordered as fingerprints order (by pairs), which the key's text order is not.
+        groups.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
+        Ok(groups)
+    }
+
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         let rows = self.read("list partitions", |tx| {
             Ok(tx.query(

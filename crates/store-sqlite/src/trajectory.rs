@@ -702,6 +702,25 @@ impl PatternStore for SqliteStore {
         row.map(GroupRow::decode).transpose()
     }
 
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
+        let rows = self.read("list pending groups", |conn| {
+            conn.prepare_cached(&format!(
+                "SELECT {GROUP_COLUMNS} FROM trajectory_group g \
+                 JOIN trajectory_fingerprint f ON f.id = g.fp_id \
+                 WHERE f.partition = ?1 AND g.confidence IS NULL"
+            ))?
+            .query_map([partition.as_str()], group_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        let mut pending = rows
+            .into_iter()
+            .map(GroupRow::decode)
+            .collect::<Result<Vec<Group>>>()?;
+        // By fingerprint pairs, as `Fingerprint` orders; the stored key orders otherwise.
+        pending.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
+        Ok(pending)
+    }
+
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         let op = "list partitions";
         let rows: Vec<(String, i64, i64, i64, i64)> = self.read(op, |conn| {

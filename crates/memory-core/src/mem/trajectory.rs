@@ -186,6 +186,21 @@ impl PatternStore for InMemoryStore {
             .cloned())
     }
 
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
+        let state = lock(&self.trajectory);
+        let Some(p) = state.partitions.get(partition) else {
+            return Ok(Vec::new());
+        };
+        let mut pending: Vec<Group> = p
+            .groups
+            .values()
+            .filter(|g| g.pattern.is_none())
+            .cloned()
+            .collect();
+        pending.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
+        Ok(pending)
+    }
+
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         let state = lock(&self.trajectory);
         let mut found: Vec<PartitionSummary> = state

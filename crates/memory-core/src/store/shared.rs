@@ -102,6 +102,7 @@ shared_store!(PatternStore {
     fn watermark(&self, partition: &Partition) -> Result<Seq>;
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>>;
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>>;
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
     fn forget_partition(&self, partition: &Partition) -> Result<u64>;
 });

@@ -413,6 +413,11 @@ pub trait PatternStore: EpisodeStore {
     /// The stored state of one group, patterns and pending groups alike.
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
 
+    /// Every group of `partition` still below the threshold of evidence to become a pattern
+    /// (crystallized at least once, no pattern yet), ordered by fingerprint. A tool says
+    /// with it which groups need more episodes, and how many each has.
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>>;
+
     /// Every partition that holds episodes or groups, ordered by name, with its counts.
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
 

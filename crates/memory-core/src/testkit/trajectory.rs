@@ -74,6 +74,10 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             name: "forget deletes one partition only",
             run: forget_deletes_one_partition_only,
         },
+        Case {
+            name: "pending groups are the groups below the threshold, by fingerprint",
+            run: pending_groups_below_the_threshold,
+        },
     ]
 }
 
@@ -125,6 +129,48 @@ fn partitions_list_with_counts<S: PatternStore>(store: &S) -> CaseResult {
             ("q".to_owned(), 1, 0, 0, false)
         ]
     );
+    Ok(())
+}
+
+fn pending_groups_below_the_threshold<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    ensure_eq!(store.pending_groups(&p)?, Vec::new());
+    // "10" sorts before "9" as text, after it as a stored length-prefixed key would.
+    store.append_episodes(&[
+        episode("p", &[("f", "9")], &["x"], 1),
+        episode("p", &[("f", "a")], &["x"], 2),
+        episode("p", &[("f", "a")], &["x"], 3),
+        episode("p", &[("f", "10")], &["y"], 4),
+        episode("q", &[("f", "1")], &["x"], 5),
+    ])?;
+    // Episodes not crystallized yet belong to no group.
+    ensure_eq!(store.pending_groups(&p)?, Vec::new());
+    store.crystallize_with(&p, &step_with_threshold_two)?;
+    store.crystallize_with(&partition("q"), &step_with_threshold_two)?;
+    let listed = |store: &S, name: &str| -> Result<Vec<(Vec<(String, String)>, u64, bool)>> {
+        Ok(store
+            .pending_groups(&partition(name))?
+            .into_iter()
+            .map(|g| {
+                (
+                    g.fingerprint.pairs().to_vec(),
+                    g.episode_count,
+                    g.pattern.is_none(),
+                )
+            })
+            .collect())
+    };
+    let pair = |v: &str| vec![("f".to_owned(), v.to_owned())];
+    ensure_eq!(
+        listed(store, "p")?,
+        vec![(pair("10"), 1, true), (pair("9"), 1, true)]
+    );
+    ensure_eq!(listed(store, "q")?, vec![(pair("1"), 1, true)]);
+    // A group that reaches the threshold is a pattern, no longer pending.
+    store.append_episodes(&[episode("p", &[("f", "9")], &["x"], 6)])?;
+    store.crystallize_with(&p, &step_with_threshold_two)?;
+    ensure_eq!(listed(store, "p")?, vec![(pair("10"), 1, true)]);
+    ensure_eq!(listed(store, "none")?, Vec::new());
     Ok(())
 }
 

@@ -33,6 +33,8 @@ enum Defect {
     WritesBeforeSettling,
     /// Forget reports the episodes but deletes nothing.
     ForgetDeletesNothing,
+    /// Lists pending groups in the order of their stored keys, not by fingerprint.
+    PendingInKeyOrder,
 }
 
 impl EpisodeStore for Broken {
@@ -127,11 +129,19 @@ impl PatternStore for Broken {
             }
             Defect::KeepsWatermark
             | Defect::WritesBeforeSettling
-            | Defect::ForgetDeletesNothing => self.inner.patterns(partition, filter),
+            | Defect::ForgetDeletesNothing
+            | Defect::PendingInKeyOrder => self.inner.patterns(partition, filter),
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
         self.inner.group(partition, fingerprint)
+    }
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
+        let mut pending = self.inner.pending_groups(partition)?;
+        if self.defect == Defect::PendingInKeyOrder {
+            pending.sort_by_key(|g| g.fingerprint.key());
+        }
+        Ok(pending)
     }
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         self.inner.partitions()
@@ -167,6 +177,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ForgetDeletesNothing,
             "forget deletes one partition only",
+        ),
+        (
+            Defect::PendingInKeyOrder,
+            "pending groups are the groups below the threshold, by fingerprint",
         ),
     ];
     for (defect, case) in table {

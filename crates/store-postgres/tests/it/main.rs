@@ -8,4 +8,5 @@ mod support;
 
 mod contract;
 
+mod browser;
 mod cluster;

@@ -251,6 +251,9 @@ impl<S: PatternStore> PatternStore for Counting<S> {
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         self.inner.partitions()
     }
+    fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
+        self.inner.pending_groups(partition)
+    }
     fn forget_partition(&self, partition: &Partition) -> Result<u64> {
         self.inner.forget_partition(partition)
     }
