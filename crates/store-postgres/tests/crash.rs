@@ -4,9 +4,9 @@
 //! whole, and nothing half-written.
 //!
 //! The child is the writer of `agent_memory_core::testkit::crash::writes`, the one the SQLite
-//! crash test runs: metadata, episode and session event batches, tool logs and the tool-log
-//! batches `recording import` writes. (The browser writes join once the PostgreSQL store has
-//! browser memory.)
+//! crash test runs: metadata, episode and session event batches, tool logs, finished browser
+//! runs, and the batches `recording import` (tool logs) and `browser import` (a memory image)
+//! write.
 //!
 //! This binary has its own `main` (`harness = false`) because it re-executes itself as the
 //! child: with `AGENT_MEMORY_CRASH_CHILD=<schema>` set, it is the writer, connecting to
@@ -74,7 +74,13 @@ fn child(schema: &Path, round: u64) -> Result<(), String> {
     };
     let store = open(&url, &schema.to_string_lossy())?;
     let mut out = std::io::stdout().lock();
-    write(&Stores::core(&store), round, on_error, None, &mut out)
+    write(
+        &Stores::with_browser(&store),
+        round,
+        on_error,
+        None,
+        &mut out,
+    )
 }
 
 fn open(url: &str, schema: &str) -> Result<PostgresStore, String> {
@@ -111,7 +117,7 @@ fn client_kills(url: &str) -> Result<String, String> {
                 .record(lines)
                 .map_err(|e| format!("client kill {round}: {e}"))?;
             ledger
-                .verify(&Stores::core(&store), round)
+                .verify(&Stores::with_browser(&store), round)
                 .map_err(|e| format!("client kill {round} (schema {schema}): {e}"))?;
             Ok(committed)
         },
@@ -206,7 +212,7 @@ fn server_crashes() -> Result<String, String> {
         ledger.record(&lines).map_err(at)?;
         let store = open(&url, schema).map_err(at)?;
         ledger
-            .verify(&Stores::core(&store), round)
+            .verify(&Stores::with_browser(&store), round)
             .map_err(|e| at(format!("{e} (cluster in {})", dir.display())))?;
     }
     Ok(format!(
