@@ -19,6 +19,10 @@
 //!         .main(|| KillLoop::from_env(0x5eed).run(&dir.join("data"), check))
 //! }
 //! ```
+//!
+//! [`writes`] holds a writer and a check that serve any store implementing the store traits.
+
+pub mod writes;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
