@@ -72,7 +72,7 @@ fn child(schema: &Path, round: u64) -> Result<(), String> {
         Ok("report") => OnError::Report,
         _ => OnError::Stop,
     };
-    let store = open(&url, &schema.to_string_lossy())?;
+    let store = open(&writer_url(&url), &schema.to_string_lossy())?;
     let mut out = std::io::stdout().lock();
     write(
         &Stores::with_browser(&store),
@@ -88,6 +88,48 @@ fn open(url: &str, schema: &str) -> Result<PostgresStore, String> {
         .with_schema(schema)
         .with_pool_size(2);
     PostgresStore::connect_with(url, &options).map_err(|e| format!("connect: {e}"))
+}
+
+/// The application name the writer connects with, so the check can wait for the server to be
+/// done with a killed writer's sessions.
+const WRITER_APP: &str = "crash-writer";
+
+/// `url` with the writer's application name.
+fn writer_url(url: &str) -> String {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let join = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{join}application_name={WRITER_APP}")
+    } else {
+        format!("{url} application_name={WRITER_APP}")
+    }
+}
+
+/// Waits until the server has finished every session of the killed writer. A client killed
+/// after sending COMMIT leaves a backend that still commits; a check reading before that
+/// would see a snapshot from before the commit in one call and after it in the next, which
+/// is no torn write but would look like one.
+fn await_writer_gone(url: &str) -> Result<(), String> {
+    let mut client = postgres::Client::connect(url, postgres::NoTls)
+        .map_err(|e| format!("connect to watch the writer's sessions: {e}"))?;
+    let deadline = Instant::now() + STUCK;
+    loop {
+        let left: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&WRITER_APP],
+            )
+            .map_err(|e| format!("watch the writer's sessions: {e}"))?
+            .get(0);
+        if left == 0 {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the server still serves {left} session(s) of the killed writer after {STUCK:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// The child's command for one round.
@@ -113,6 +155,7 @@ fn client_kills(url: &str) -> Result<String, String> {
         Path::new(&schema),
         |_, round| writer(&exe, url, &schema, round, "stop"),
         |_, round, lines| {
+            await_writer_gone(url).map_err(|e| format!("client kill {round}: {e}"))?;
             let committed = ledger
                 .record(lines)
                 .map_err(|e| format!("client kill {round}: {e}"))?;
@@ -210,6 +253,7 @@ fn server_crashes() -> Result<String, String> {
             .filter(|l| l.starts_with("failed ") && l.contains("may or may not"))
             .count();
         ledger.record(&lines).map_err(at)?;
+        await_writer_gone(&url).map_err(at)?;
         let store = open(&url, schema).map_err(at)?;
         ledger
             .verify(&Stores::with_browser(&store), round)

@@ -2,8 +2,8 @@
 //! crystallize after 1% new episodes, recall; plus the figures criterion cannot express
 //! (recall p50/p99, database bytes per episode) appended to `bench-figures/W-traj.jsonl`.
 //!
-//! The same figures are measured on PostgreSQL in the same run (workload `W-traj
-//! (postgres)`), over TCP loopback: to the server `AGENT_MEMORY_BENCH_POSTGRES` names, or to
+//! The same figures are measured on PostgreSQL in the same run (workload
+//! `W-traj-pg`), over TCP loopback: to the server `AGENT_MEMORY_BENCH_POSTGRES` names, or to
 //! a throwaway cluster the bench starts from the server binaries on the machine. Without
 //! either, the PostgreSQL figures are skipped with a message (an error with `CI=true`).
 
