@@ -16,8 +16,11 @@ use agent_memory_browser::{
     BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
     tokenize,
 };
-use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus, TrajectoryStore};
+use agent_memory_core::store::browser::{
+    BrowserStore, MemoryImage, RunFilter, RunManifest, RunStatus, TrajectoryStore,
+};
 use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
+use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_main};
 
@@ -77,6 +80,38 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
     samples[rank - 1]
 }
 
+/// A store in a fresh schema of the PostgreSQL server `cargo xtask bench` starts
+/// (`AGENT_MEMORY_TEST_POSTGRES`, over loopback); `None`, after saying so, without one. Not in
+/// test mode (the smoke run), which measures nothing.
+fn postgres(name: &str) -> Option<PostgresStore> {
+    if test_mode() {
+        return None;
+    }
+    let Ok(url) = std::env::var("AGENT_MEMORY_TEST_POSTGRES") else {
+        eprintln!("AGENT_MEMORY_TEST_POSTGRES is not set: W-bad on PostgreSQL skipped");
+        return None;
+    };
+    let schema = format!("w_bad_{name}_{}", std::process::id());
+    let options = PostgresOptions::default().with_schema(schema);
+    Some(PostgresStore::connect_with(&url, &options).expect("connect to PostgreSQL"))
+}
+
+/// Stores every trajectory of the workload in batches of 1,000 (one transaction each).
+fn fill_in_batches<S: BrowserStore>(store: &S, w: &Workload) {
+    for chunk in w.trajectories.chunks(1_000) {
+        let image = MemoryImage {
+            trajectories: chunk
+                .iter()
+                .map(|t| (t.clone(), tokenize(&t.goal)))
+                .collect(),
+            ..MemoryImage::default()
+        };
+        store
+            .store_image(&Scope::shared(), &image)
+            .expect("store trajectories");
+    }
+}
+
 fn fill<S: TrajectoryStore>(store: &S, w: &Workload) {
     let scope = Scope::shared();
     for t in &w.trajectories {
@@ -112,6 +147,10 @@ fn bench_match(c: &mut Criterion) {
         let dir = tempfile::tempdir().expect("temp dir");
         let sqlite = SqliteStore::open(dir.path().join("memory.db")).expect("open");
         fill(&sqlite, &w);
+        let on_postgres = postgres(&format!("match_{n}"));
+        if let Some(store) = &on_postgres {
+            fill_in_batches(store, &w);
+        }
         let scope = Scope::shared();
         for scoring in [false, true] {
             let options = MatchOptions::new().with_scoring(scoring);
@@ -172,6 +211,33 @@ fn bench_match(c: &mut Criterion) {
                 Some(base.1),
                 true,
             );
+            if let Some(store) = &on_postgres {
+                let on_server = latencies(1000, &w, |goal, origin| {
+                    std::hint::black_box(
+                        find_best_match(store, &scope, goal, Some(origin), &options, NOW)
+                            .expect("match"),
+                    );
+                });
+                figure(
+                    &format!("match p50 on postgres, {label}"),
+                    n,
+                    on_server.0,
+                    "us",
+                    Some(base.0),
+                    true,
+                );
+                figure(
+                    &format!("match p99 on postgres, {label}"),
+                    n,
+                    on_server.1,
+                    "us",
+                    Some(base.1),
+                    true,
+                );
+            }
+        }
+        if let Some(store) = on_postgres {
+            store.drop_schema().expect("drop bench schema");
         }
         let mut group = c.benchmark_group("W-bad/match");
         group
@@ -250,8 +316,8 @@ fn bench_match(c: &mut Criterion) {
 
 /// Runs per second of recording `runs` finished runs one at a time (one transaction each);
 /// the reports are the workload's input, built before the clock starts.
-fn record_rate(
-    store: &SqliteStore,
+fn record_rate<S: BrowserStore>(
+    store: &S,
     clock: &ManualClock,
     ids: &SeededIds,
     w: &Workload,
@@ -336,6 +402,24 @@ fn bench_record(c: &mut Criterion) {
         None,
         false,
     );
+    if let Some(server) = postgres("record") {
+        let rate = record_rate(
+            &server,
+            &ManualClock::new(NOW),
+            &SeededIds::new(1),
+            &w,
+            runs,
+        );
+        figure(
+            "recorded runs per second on postgres, empty store (one transaction each)",
+            runs,
+            rate,
+            "runs/s",
+            None,
+            false,
+        );
+        server.drop_schema().expect("drop bench schema");
+    }
     let mut group = c.benchmark_group("W-bad/record run");
     group
         .sample_size(10)

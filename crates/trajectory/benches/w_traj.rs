@@ -3,7 +3,8 @@
 //! (recall p50/p99, database bytes per episode) appended to `bench-figures/W-traj.jsonl`.
 //!
 //! The same figures are measured on PostgreSQL in the same run (workload
-//! `W-traj-pg`), over TCP loopback: to the server `AGENT_MEMORY_BENCH_POSTGRES` names, or to
+//! `W-traj-pg`), over TCP loopback: to the server `AGENT_MEMORY_TEST_POSTGRES` (set by
+//! `cargo xtask bench`) or `AGENT_MEMORY_BENCH_POSTGRES` names, or to
 //! a throwaway cluster the bench starts from the server binaries on the machine. Without
 //! either, the PostgreSQL figures are skipped with a message (an error with `CI=true`).
 
@@ -299,11 +300,15 @@ fn timed_figures<S: PatternStore>(
     n + singles + one_percent(n)
 }
 
-/// The PostgreSQL server the figures are measured on: `AGENT_MEMORY_BENCH_POSTGRES`, else a
-/// throwaway cluster started here (kept alive by the returned guard).
+/// The PostgreSQL server the figures are measured on: `AGENT_MEMORY_TEST_POSTGRES` (which
+/// `cargo xtask bench` sets to a throwaway cluster over loopback) or
+/// `AGENT_MEMORY_BENCH_POSTGRES`, else a throwaway cluster started here (kept alive by the
+/// returned guard).
 fn postgres_server() -> Option<(String, Option<agent_memory_postgres::cluster::Cluster>)> {
-    if let Ok(url) = std::env::var("AGENT_MEMORY_BENCH_POSTGRES") {
-        return Some((url, None));
+    for var in ["AGENT_MEMORY_TEST_POSTGRES", "AGENT_MEMORY_BENCH_POSTGRES"] {
+        if let Ok(url) = std::env::var(var) {
+            return Some((url, None));
+        }
     }
     let dir = std::env::temp_dir().join(format!("w-traj-pg-{}", std::process::id()));
     match agent_memory_postgres::cluster::Cluster::start(&dir) {
