@@ -16,6 +16,7 @@ use agent_memory_recording::{
 };
 use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use crate::output::{Table, print_json};
@@ -397,7 +398,7 @@ fn json_error(path: &Path, error: &serde_json::Error) -> anyhow::Error {
     )
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct SubstitutionRow {
     tool: usize,
     path: String,
@@ -405,14 +406,16 @@ struct SubstitutionRow {
     reason: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct SkippedRow {
     line: usize,
     tool: Option<String>,
     reason: String,
 }
 
-#[derive(Serialize)]
+/// `recording templatize --json`: the trail written (or not, with `--dry-run`) and what
+/// became a template.
+#[derive(Serialize, JsonSchema)]
 struct TemplatizeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     trail: Option<String>,
@@ -420,7 +423,7 @@ struct TemplatizeReport {
     out: Option<String>,
     steps: usize,
     substitutions: Vec<SubstitutionRow>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     skipped: Vec<SkippedRow>,
 }
 
@@ -677,7 +680,20 @@ fn seeds_memory(seeds: &Seeds) -> Memory {
     memory
 }
 
-#[derive(Serialize)]
+/// `recording replay --json`: the planned steps, or the memory keys nothing resolves.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum ReplayReport<'a> {
+    /// Every step with its calls, parameters masked.
+    Steps(Vec<PlannedStepRow>),
+    /// The keys the replay could not resolve (the command fails).
+    Unresolved {
+        /// Each unresolved key and where it is used.
+        unresolved: Vec<UnresolvedRow<'a>>,
+    },
+}
+
+#[derive(Serialize, JsonSchema)]
 struct PlannedStepRow {
     step: usize,
     kind: Option<&'static str>,
@@ -688,14 +704,14 @@ struct PlannedStepRow {
     calls: Vec<CallRow>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct CallRow {
     tool: String,
     parameters: serde_json::Value,
     location: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct UnresolvedRow<'a> {
     key: &'a str,
     step: Option<usize>,
@@ -724,7 +740,7 @@ fn report_unresolved(args: &ReplayArgs, global: &GlobalArgs, missing: &[MissingK
             serde_json::json!({ "event": "unresolved", "unresolved": rows })
         );
     } else if global.json {
-        print_json(&serde_json::json!({ "unresolved": rows }))?;
+        print_json(&ReplayReport::Unresolved { unresolved: rows })?;
     } else {
         let mut table = Table::new(["key", "step", "tool", "path"]);
         for m in missing {
@@ -803,7 +819,7 @@ fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
         replayer.complete(MemoryWrites::new())?;
     }
     if global.json {
-        return print_json(&rows);
+        return print_json(&ReplayReport::Steps(rows));
     }
     for step in &rows {
         let title = match (step.kind, &step.objective) {
@@ -908,7 +924,8 @@ fn json_message(error: &serde_json::Error) -> String {
         .map_or(message.clone(), |cut| message[..cut].to_owned())
 }
 
-#[derive(Serialize)]
+/// A finding of `recording lint --json`.
+#[derive(Serialize, JsonSchema)]
 struct StaleRow {
     location: String,
     kind: &'static str,
@@ -988,7 +1005,8 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Serialize)]
+/// A trail of `recording fmt --json`.
+#[derive(Serialize, JsonSchema)]
 struct FormattedTrail {
     file: String,
     canonical: bool,
@@ -1044,7 +1062,21 @@ fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Serialize)]
+/// The schemas of what `recording` prints with `--json` beyond the operations' outputs
+/// (`templatize` and `lint` read files and print more than the operations of that name).
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    use crate::ops::output;
+    vec![
+        output::<TemplatizeReport>("recording_templatize_report.output"),
+        output::<ReplayReport<'static>>("recording_replay.output"),
+        output::<Vec<StaleRow>>("recording_lint_report.output"),
+        output::<Vec<FormattedTrail>>("recording_fmt.output"),
+        output::<Vec<ImportedSession>>("recording_import.output"),
+    ]
+}
+
+/// A session of `recording import --json`.
+#[derive(Serialize, JsonSchema)]
 struct ImportedSession {
     session: String,
     logs: usize,

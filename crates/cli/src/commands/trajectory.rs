@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use agent_memory_trajectory::Weights;
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -438,9 +439,19 @@ fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Debug, Serialize)]
+/// `trajectory fingerprint --json`.
+#[derive(Debug, Serialize, JsonSchema)]
 struct FingerprintView {
+    /// popoto's 16-hex fingerprint.
     fingerprint: String,
+}
+
+/// The schema of `trajectory fingerprint --json`; the other subcommands print the
+/// operations' outputs.
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    vec![crate::ops::output::<FingerprintView>(
+        "trajectory_fingerprint.output",
+    )]
 }
 
 fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {

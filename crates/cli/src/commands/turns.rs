@@ -10,6 +10,7 @@ use agent_memory_turns::{
     SessionEvent, StoreLog, UiRole, keen, render,
 };
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -336,7 +337,7 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
                 .into_iter()
                 .chain(model.items.iter().map(model_row))
                 .collect();
-            print_json(&items)
+            print_json(&ShownSession::Model(items))
         }
         Format::Text => {
             if let Some(system) = model.system.as_deref() {
@@ -350,11 +351,23 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
     }
 }
 
-#[derive(Serialize)]
+/// `turns show --json`: the user's view (`--view ui`) or the model's (`--view model`); the
+/// provider formats (`--format openai`, ...) print the provider's own JSON instead.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum ShownSession<'a> {
+    /// What the user sees, message by message.
+    Ui(Vec<UiRow<'a>>),
+    /// What the model is sent, item by item.
+    Model(Vec<ModelRow<'a>>),
+}
+
+/// A message of the user's view.
+#[derive(Serialize, JsonSchema)]
 struct UiRow<'a> {
     role: &'static str,
     text: &'a str,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     interrupted: bool,
 }
 
@@ -368,7 +381,7 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
                 interrupted: m.interrupted,
             })
             .collect();
-        return print_json(&rows);
+        return print_json(&ShownSession::Ui(rows));
     }
     for message in history.ui_view() {
         let label = if message.interrupted {
@@ -382,7 +395,7 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
 }
 
 /// A model item with `--json`: its role first, then its fields.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum ModelRow<'a> {
     System {
@@ -403,7 +416,7 @@ enum ModelRow<'a> {
         id: &'a str,
         name: &'a str,
         output: &'a str,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
 }
@@ -446,11 +459,17 @@ fn model_item_text(item: &ModelItem<'_>) -> String {
     }
 }
 
-#[derive(Serialize)]
+/// `turns compact --json`.
+#[derive(Serialize, JsonSchema)]
 struct CompactReport {
+    /// The session.
     session: String,
+    /// Entries folded into the summary.
     compacted_entries: usize,
+    /// Entries kept after it.
     kept_entries: usize,
+    /// What the compacted turns retained (files changed, failed and dangerous commands).
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     memory: Option<agent_memory_turns::TurnMemory>,
 }
 
@@ -512,11 +531,26 @@ fn compact_log<L: EventLog>(log: L, args: &CompactArgs) -> Result<CompactReport>
     })
 }
 
-#[derive(Serialize)]
+/// `turns import --json`.
+#[derive(Serialize, JsonSchema)]
 struct ImportReport {
+    /// The session.
     session: String,
+    /// Events stored.
     events: usize,
+    /// Completed turns in the session.
     turns: u64,
+}
+
+/// The schemas of what `turns` prints with `--json` beyond the operations' outputs.
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    use crate::ops::output;
+    vec![
+        output::<ShownSession<'static>>("turns_show.output"),
+        output::<CompactReport>("turns_compact.output"),
+        output::<ImportReport>("turns_import.output"),
+        output::<Vec<crate::ops::memory::TurnSessionEntry>>("turns_sessions.output"),
+    ]
 }
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
