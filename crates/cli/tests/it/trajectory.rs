@@ -880,3 +880,83 @@ fn forgetting_a_partition_forgets_its_configuration() {
         "{refused}"
     );
 }
+
+#[test]
+fn crystallize_names_the_groups_still_below_the_threshold() {
+    let sandbox = Sandbox::new();
+    for task in ["deploy", "deploy", "test", "deploy", "migrate"] {
+        let field = format!("task={task}");
+        sandbox.expect(
+            0,
+            &[
+                "trajectory",
+                "--now",
+                NOW,
+                "record",
+                "--partition",
+                "team",
+                "--fields",
+                "task",
+                "--threshold",
+                "3",
+                "--field",
+                &field,
+                "--trajectory",
+                "a,b",
+                "--success",
+            ],
+        );
+    }
+    sandbox.expect(
+        0,
+        &[
+            "trajectory",
+            "--now",
+            NOW,
+            "record",
+            "--partition",
+            "team",
+            "--field",
+            "task=test",
+            "--trajectory",
+            "a",
+            "--failure",
+        ],
+    );
+    let text = sandbox.expect(
+        0,
+        &[
+            "trajectory",
+            "--now",
+            NOW,
+            "crystallize",
+            "--partition",
+            "team",
+        ],
+    );
+    insta::assert_snapshot!(text);
+    // Nothing new: no pattern changes, the pending groups are still named.
+    let json = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "trajectory",
+            "--now",
+            NOW,
+            "crystallize",
+            "--partition",
+            "team",
+        ],
+    );
+    let value = conforms("trajectory_crystallize.output", &json.stdout);
+    assert_eq!(value["patterns"], serde_json::json!([]), "{json}");
+    assert_eq!(value["threshold"], 3, "{json}");
+    assert_eq!(
+        value["pending_groups"],
+        serde_json::json!([
+            {"fingerprint": {"task": "migrate"}, "episodes": 1},
+            {"fingerprint": {"task": "test"}, "episodes": 2},
+        ]),
+        "{json}"
+    );
+}
