@@ -40,6 +40,10 @@ enum RecordingCommand {
     /// Rewrite trails in canonical form, in place (like `cargo fmt` for trails).
     Fmt(FmtArgs),
     /// Copy tool logs from a JSONL file into the database.
+    ///
+    /// One transaction. A session already stored with the same logs is left as it is (and
+    /// reported as already imported); one stored with other logs is refused, naming the
+    /// file's first differing line.
     Import(ImportArgs),
     /// Append tool logs (with their memory snapshots) to a session, in one transaction:
     /// JSON lines or one JSON array, `--file PATH` or `-` for stdin.

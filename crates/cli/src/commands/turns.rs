@@ -31,6 +31,10 @@ enum TurnsCommand {
     /// Replace all but the last turns by a summary, keeping their memories.
     Compact(CompactArgs),
     /// Copy a JSONL session log (ours or Keen Code's) into the database.
+    ///
+    /// One transaction. A session already stored with the same events is left as it is
+    /// (and reported as already imported); one stored with other events is refused, naming
+    /// the file's first differing line.
     Import(ImportArgs),
     /// Append session events as they happen (JSON lines, `--file PATH` or `-` for stdin);
     /// an event already stored at its position is skipped, a conflicting one refused.
