@@ -176,6 +176,56 @@ mod tests {
         super::Cli::command().debug_assert();
     }
 
+    /// The words of every leaf command under `command`, as `prefix` + its name.
+    fn leaves(command: &clap::Command, prefix: &str, found: &mut Vec<String>) {
+        for sub in command.get_subcommands() {
+            let words = format!("{prefix}{}", sub.get_name());
+            if sub.has_subcommands() {
+                leaves(sub, &format!("{words} "), found);
+            } else {
+                found.push(words);
+            }
+        }
+    }
+
+    /// Every command takes `--json` (it is global), so every command must say which schema
+    /// its output follows, and the schema must be one the contract generates.
+    #[test]
+    fn every_command_names_the_schema_of_its_json_output() {
+        use crate::commands::outputs::OUTPUTS;
+        let mut commands = Vec::new();
+        leaves(&super::Cli::command(), "", &mut commands);
+        let listed: Vec<&str> = OUTPUTS.iter().map(|(command, _)| *command).collect();
+        let missing: Vec<&String> = commands
+            .iter()
+            .filter(|c| !listed.contains(&c.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "commands/outputs.rs names no schema for {missing:?}"
+        );
+        let stale: Vec<&&str> = listed
+            .iter()
+            .filter(|c| !commands.iter().any(|known| known == *c))
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "commands/outputs.rs lists no such command {stale:?}"
+        );
+        let generated: Vec<&str> = crate::ops::schemas()
+            .iter()
+            .map(|(name, _)| *name)
+            .collect();
+        for (command, schema) in OUTPUTS {
+            if let Some(schema) = schema {
+                assert!(
+                    generated.contains(schema),
+                    "{command}: schema {schema} is not generated"
+                );
+            }
+        }
+    }
+
     #[test]
     fn causes_join_on_one_line_each_once() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");

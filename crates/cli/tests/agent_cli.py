@@ -82,7 +82,7 @@ def procedural_memory(memory):
     recalled = memory.run(
         "trajectory", "recall", "--partition", "team", "--field", "affected_layer=ci"
     )
-    patterns = recalled["patterns"] if isinstance(recalled, dict) else recalled
+    patterns = recalled["patterns"]
     check(
         "a recalled pattern is the recorded trajectory",
         patterns and patterns[0]["canonical_sequence"] == episode["trajectory"],

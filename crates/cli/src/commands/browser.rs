@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use agent_memory_browser::compat::to_pretty;
 use agent_memory_browser::{
-    BrowserMemory, Budget, ContextReport, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout,
-    MemoryRoot, PartFate, Policy, Transfer, export_dir, import_dir,
+    BrowserMemory, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, MemoryRoot, Transfer, export_dir,
+    import_dir,
 };
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, RandomIds, Scope};
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 
 use crate::output::{Table, print_json};
@@ -129,6 +130,17 @@ struct ScenarioArgs {
     goal: Option<String>,
 }
 
+impl ScenarioArgs {
+    /// The operation's input in `scope`.
+    fn input(&self, scope: &str) -> ops::browser::ScenarioInput {
+        ops::browser::ScenarioInput {
+            scope: Some(scope.to_owned()),
+            run_id: self.run_id.clone(),
+            goal: self.goal.clone(),
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct DirArgs {
     /// The `.agent-memory/` directory.
@@ -187,23 +199,26 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             Ok(())
         }
         BrowserCommand::Context(context) => {
-            memory.options.scoring = context.trace_scoring;
-            memory.options.ttl_days = ttl(context.ttl_days)?;
-            let layout = match context.layout {
-                LayoutArg::Layered => Layout::Layered,
-                LayoutArg::Compat => Layout::Compatibility,
-            };
-            let report = memory.context_report(
-                &context.goal,
-                &context.url,
-                layout,
-                Budget::Chars(context.budget),
-                Policy::StopAtOverflow,
+            // The contract's operation, the same as the MCP tool `browser_context`.
+            let report = ops::browser::context(
+                &global.env(&store),
+                &ops::browser::ContextInput {
+                    scope: Some(args.scope.clone()),
+                    goal: context.goal.clone(),
+                    url: context.url.clone(),
+                    trace_scoring: context.trace_scoring,
+                    ttl_days: Some(ttl(context.ttl_days)?),
+                    budget: Some(context.budget),
+                    layout: match context.layout {
+                        LayoutArg::Layered => ops::browser::LayoutInput::Layered,
+                        LayoutArg::Compat => ops::browser::LayoutInput::Compat,
+                    },
+                },
             )?;
             if global.json {
-                return print_json(&ContextView::new(&report));
+                return print_json(&report);
             }
-            let text = &report.built.text;
+            let text = &report.context;
             if text.is_empty() {
                 println!("no memory for this goal and site");
             } else {
@@ -241,6 +256,14 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             let manifests = memory.runs().list(&filter)?;
             print_runs(&manifests)
         }
+        BrowserCommand::Resume(scenario) if global.json => print_json(&ops::browser::resume(
+            &global.env(&store),
+            &scenario.input(&args.scope),
+        )?),
+        BrowserCommand::Fork(scenario) if global.json => print_json(&ops::browser::fork(
+            &global.env(&store),
+            &scenario.input(&args.scope),
+        )?),
         BrowserCommand::Resume(scenario) => {
             let found = memory
                 .runs()
@@ -284,7 +307,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             memory.options.ttl_days = ttl(prune.ttl_days)?;
             let removed = memory.prune()?;
             if global.json {
-                return print_json(&serde_json::json!({ "removed": removed }));
+                return print_json(&PruneView { removed });
             }
             println!(
                 "removed {removed} expired trajector{}",
@@ -301,65 +324,11 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     }
 }
 
-/// `browser context --json`: the text, the trajectory that matched, and each part with its
-/// priority and what became of it.
-#[derive(Debug, Serialize)]
-struct ContextView<'a> {
-    context: &'a str,
-    #[serde(rename = "match")]
-    matched: Option<MatchView<'a>>,
-    parts: Vec<PartView<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-struct MatchView<'a> {
-    trajectory_id: &'a str,
-    goal: &'a str,
-    similarity: f64,
-    score: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct PartView<'a> {
-    label: &'a str,
-    priority: i32,
-    /// `whole`, `cut` or `left`.
-    fate: &'static str,
-    included: bool,
-    cut: bool,
-}
-
-impl<'a> ContextView<'a> {
-    fn new(report: &'a ContextReport) -> Self {
-        ContextView {
-            context: &report.built.text,
-            matched: report.matched.as_ref().map(|m| MatchView {
-                trajectory_id: &m.trajectory.id,
-                goal: &m.trajectory.goal,
-                similarity: m.similarity,
-                score: m.score,
-            }),
-            parts: report
-                .built
-                .parts
-                .iter()
-                .map(|p| PartView {
-                    label: &p.label,
-                    priority: p.priority,
-                    fate: p.fate.as_str(),
-                    included: p.fate != PartFate::Left,
-                    cut: p.fate == PartFate::Cut,
-                })
-                .collect(),
-        }
-    }
-}
-
 fn print_hints(store: &dyn HintStore, scope: &Scope, global: &GlobalArgs) -> Result<()> {
     let stored = store.hints_get(scope)?;
     if global.json {
         let (hints, updated_at) = stored.unwrap_or_default();
-        return print_json(&serde_json::json!({ "hints": hints, "updated_at": updated_at }));
+        return print_json(&HintsView { hints, updated_at });
     }
     match stored {
         Some((hints, _)) if !hints.is_empty() => println!("{hints}"),
@@ -399,26 +368,66 @@ fn print_runs(manifests: &[RunManifest]) -> Result<()> {
     Ok(())
 }
 
-#[derive(Debug, Serialize)]
+/// `browser export --json` (and the counts of `browser import --json`): records written.
+#[derive(Debug, Serialize, JsonSchema)]
 struct TransferView {
+    /// Trajectories.
     trajectories: usize,
+    /// Sites' knowledge and selectors.
     sites: usize,
+    /// Run manifests.
     runs: usize,
+    /// Whether the hints were transferred.
     hints: bool,
+    /// Suite summaries.
     suite_summaries: usize,
 }
 
-#[derive(Debug, Serialize)]
+/// A file an import did not read, and why.
+#[derive(Debug, Serialize, JsonSchema)]
 struct SkippedView {
+    /// The file.
     path: String,
+    /// Why it was skipped.
     reason: &'static str,
 }
 
-#[derive(Debug, Serialize)]
+/// `browser prune --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+struct PruneView {
+    /// Expired trajectories removed.
+    removed: usize,
+}
+
+/// `browser hints --json`: empty texts when no hints are stored.
+#[derive(Debug, Serialize, JsonSchema)]
+struct HintsView {
+    /// The hints text.
+    hints: String,
+    /// When they were analysed (browser-agent-driver's ISO time), empty when never.
+    updated_at: String,
+}
+
+/// The schemas of what `browser` prints with `--json` beyond the operations' outputs.
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    use crate::ops::output;
+    vec![
+        output::<ImportView>("browser_import.output"),
+        output::<TransferView>("browser_export.output"),
+        output::<PruneView>("browser_prune.output"),
+        output::<HintsView>("browser_hints.output"),
+    ]
+}
+
+/// `browser import --json`: what was read, what was already there, what was skipped.
+#[derive(Debug, Serialize, JsonSchema)]
 struct ImportView {
+    /// Records read.
     #[serde(flatten)]
     read: TransferView,
+    /// Of them, records already stored as they are.
     unchanged: usize,
+    /// Files not read.
     skipped: Vec<SkippedView>,
 }
 

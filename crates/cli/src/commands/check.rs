@@ -3,6 +3,7 @@
 //! finding; exit 1 when anything is found. The file is opened read-only and never changed.
 
 use anyhow::{Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 
 use agent_memory_sqlite::{CHECKS, Finding, SqliteStore};
@@ -16,28 +17,39 @@ use crate::progress::Progress;
 pub(crate) struct CheckArgs {}
 
 /// The report, as printed with `--json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Report<'a> {
     database: String,
     checks: Vec<CheckRow>,
     findings: Vec<FindingRow<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct CheckRow {
     name: &'static str,
     description: &'static str,
     findings: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct FindingRow<'a> {
     check: &'static str,
     location: &'a str,
     detail: &'a str,
 }
 
+/// The schema of `check --json`.
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    vec![crate::ops::output::<Report<'static>>("check.output")]
+}
+
 pub(crate) fn run(_args: &CheckArgs, global: &GlobalArgs) -> Result<()> {
+    if crate::database::is_postgres(&global.db) {
+        bail!(
+            "check reads a SQLite file; {} is a PostgreSQL database, whose own tools check it (amcheck, pg_amcheck)",
+            crate::database::describe(&global.db)
+        );
+    }
     if !global.db.is_file() {
         bail!("no database at {}", global.db.display());
     }

@@ -6,6 +6,9 @@ mod check;
 mod demo;
 mod forget;
 mod list;
+// Read by tests only: the unit test below `main` and the integration tests.
+#[cfg(test)]
+pub(crate) mod outputs;
 mod recording;
 mod schemas;
 mod stats;
@@ -13,6 +16,7 @@ mod trajectory;
 mod turns;
 
 use anyhow::Result;
+use schemars::Schema;
 
 use crate::GlobalArgs;
 
@@ -48,6 +52,18 @@ impl Command {
     pub(crate) fn serves(&self) -> bool {
         matches!(self, Command::Mcp(_))
     }
+}
+
+/// The schemas of what commands print with `--json` beyond the operations' outputs
+/// (`commands/outputs.rs` says which command prints which).
+pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = Vec::new();
+    all.extend(browser::schemas());
+    all.extend(check::schemas());
+    all.extend(recording::schemas());
+    all.extend(trajectory::schemas());
+    all.extend(turns::schemas());
+    all
 }
 
 /// Runs `command` with the global options.

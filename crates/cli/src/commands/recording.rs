@@ -15,6 +15,7 @@ use agent_memory_recording::{
     ToolLogFile, Trail, lint_trail, read_tool_logs,
 };
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use crate::output::{Table, print_json};
@@ -38,6 +39,10 @@ enum RecordingCommand {
     /// Rewrite trails in canonical form, in place (like `cargo fmt` for trails).
     Fmt(FmtArgs),
     /// Copy tool logs from a JSONL file into the database.
+    ///
+    /// One transaction. A session already stored with the same logs is left as it is (and
+    /// reported as already imported); one stored with other logs is refused, naming the
+    /// file's first differing line.
     Import(ImportArgs),
     /// Append tool logs (with their memory snapshots) to a session, in one transaction:
     /// JSON lines or one JSON array, `--file PATH` or `-` for stdin.
@@ -230,31 +235,86 @@ fn without_bom(text: String) -> String {
 /// Stores every log of the file `path` (whose text is `text`) in one transaction, into
 /// sessions that hold no logs yet: all of them or, on any error, none. Returns the number of
 /// logs of each session. An error about one log names its line.
-fn store_logs<'a>(
+fn store_logs(
     store: &crate::database::Store,
     path: &Path,
     text: &str,
-    logs: &'a [ToolLog],
+    logs: &[ToolLog],
     db: &Path,
-) -> Result<BTreeMap<&'a str, usize>> {
-    refuse_empty(path, logs)?;
-    let mut sessions: BTreeMap<&str, usize> = BTreeMap::new();
-    for log in logs {
-        *sessions.entry(log.session.as_str()).or_default() += 1;
+) -> Result<Vec<ImportedSession>> {
+    match store_new_sessions(store, path, text, logs, db)? {
+        Some(report) => Ok(report),
+        // Another import stored one of the sessions between the comparison and the write
+        // (nothing was written): compare again with what it stored.
+        None => store_new_sessions(store, path, text, logs, db)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "the sessions of {} changed in {} while importing; nothing was imported",
+                path.display(),
+                db.display()
+            )
+        }),
     }
-    match store.import_tool_logs(logs) {
-        Ok(()) => Ok(sessions),
-        Err(CoreError::Conflict { key, reason, .. }) => bail!(
-            "session {key:?} {reason} in {}; importing {} again would repeat them",
-            db.display(),
-            path.display()
-        ),
+}
+
+/// Stores the sessions of `logs` that the database does not hold, after checking that the
+/// ones it holds hold the same logs; `None` when another import stored one of the new
+/// sessions meanwhile (and nothing was written).
+fn store_new_sessions(
+    store: &crate::database::Store,
+    path: &Path,
+    text: &str,
+    logs: &[ToolLog],
+    db: &Path,
+) -> Result<Option<Vec<ImportedSession>>> {
+    refuse_empty(path, logs)?;
+    let lines = log_lines(text);
+    // Each session's logs with the line of the file that holds each.
+    let mut sessions: BTreeMap<&str, Vec<(usize, &ToolLog)>> = BTreeMap::new();
+    for (i, log) in logs.iter().enumerate() {
+        let line = lines.get(i).copied().unwrap_or(i + 1);
+        sessions
+            .entry(log.session.as_str())
+            .or_default()
+            .push((line, log));
+    }
+    // A session stored with the same logs is already imported and stays as it is; one
+    // stored with other logs is refused, naming the first line that differs.
+    let mut report = Vec::with_capacity(sessions.len());
+    let mut new_logs: Vec<ToolLog> = Vec::new();
+    let mut new_lines: Vec<usize> = Vec::new();
+    for (session, file_logs) in &sessions {
+        let stored = store.list_tool_logs(&file_logs[0].1.session)?;
+        let already_imported = !stored.is_empty();
+        if already_imported {
+            if let Some((line, what)) = first_difference(file_logs, &stored) {
+                bail!(
+                    "{}:{line}: session {session:?} is already stored in {} with other tool logs: {what}; nothing was imported",
+                    path.display(),
+                    db.display()
+                );
+            }
+        } else {
+            new_logs.extend(file_logs.iter().map(|(_, log)| (*log).clone()));
+            new_lines.extend(file_logs.iter().map(|(line, _)| *line));
+        }
+        report.push(ImportedSession {
+            session: (*session).to_owned(),
+            logs: file_logs.len(),
+            already_imported,
+        });
+    }
+    if new_logs.is_empty() {
+        return Ok(Some(report));
+    }
+    match store.import_tool_logs(&new_logs) {
+        Ok(()) => Ok(Some(report)),
+        Err(CoreError::Conflict { .. }) => Ok(None),
         Err(CoreError::InvalidInput { field, reason }) => {
             // The store names a log by its place in the batch: name its line instead.
             let line = field.strip_prefix("tool log ").and_then(|rest| {
                 let (number, what) = rest.split_once(' ').unwrap_or((rest, ""));
                 let index = number.parse::<usize>().ok()?.checked_sub(1)?;
-                Some((log_lines(text).get(index).copied()?, what.to_owned()))
+                Some((new_lines.get(index).copied()?, what.to_owned()))
             });
             match line {
                 Some((line, what)) if what.is_empty() => {
@@ -266,6 +326,69 @@ fn store_logs<'a>(
         }
         Err(other) => Err(other.into()),
     }
+}
+
+/// The first line of a session's logs in a file (with the line of each) that differs from
+/// the stored logs of the session, and what differs; `None` when they are the same. Values
+/// are not shown (parameters and snapshots may hold secrets), only which field differs.
+fn first_difference(file: &[(usize, &ToolLog)], stored: &[ToolLog]) -> Option<(usize, String)> {
+    for (i, (line, log)) in file.iter().enumerate() {
+        let Some(kept) = stored.get(i) else {
+            return Some((
+                *line,
+                format!(
+                    "the stored session ends before this log (it holds {} tool log(s))",
+                    stored.len()
+                ),
+            ));
+        };
+        let what = if log.tool_name != kept.tool_name {
+            format!(
+                "tool {:?} where the stored log {} has {:?}",
+                log.tool_name,
+                i + 1,
+                kept.tool_name
+            )
+        } else {
+            let fields = [
+                ("parameters", log.parameters != kept.parameters),
+                ("success", log.success != kept.success),
+                ("error", log.error != kept.error),
+                ("duration_ms", log.duration_ms != kept.duration_ms),
+                ("timestamp", log.timestamp != kept.timestamp),
+                ("trace_id", log.trace_id != kept.trace_id),
+                (
+                    "memory snapshot",
+                    log.memory_snapshot != kept.memory_snapshot,
+                ),
+            ];
+            let differing: Vec<&str> = fields
+                .iter()
+                .filter(|(_, differs)| *differs)
+                .map(|(name, _)| *name)
+                .collect();
+            if differing.is_empty() {
+                continue;
+            }
+            format!(
+                "{} of {} differ from the stored log {}",
+                differing.join(", "),
+                log.tool_name,
+                i + 1
+            )
+        };
+        return Some((*line, what));
+    }
+    let last = file.last().map_or(1, |(line, _)| *line);
+    (stored.len() > file.len()).then(|| {
+        (
+            last,
+            format!(
+                "the stored session holds {} more tool log(s) after this last one",
+                stored.len() - file.len()
+            ),
+        )
+    })
 }
 
 /// An input without a tool log is refused, as the other imports refuse an empty input.
@@ -396,7 +519,7 @@ fn json_error(path: &Path, error: &serde_json::Error) -> anyhow::Error {
     )
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct SubstitutionRow {
     tool: usize,
     path: String,
@@ -404,14 +527,16 @@ struct SubstitutionRow {
     reason: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct SkippedRow {
     line: usize,
     tool: Option<String>,
     reason: String,
 }
 
-#[derive(Serialize)]
+/// `recording templatize --json`: the trail written (or not, with `--dry-run`) and what
+/// became a template.
+#[derive(Serialize, JsonSchema)]
 struct TemplatizeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     trail: Option<String>,
@@ -419,7 +544,7 @@ struct TemplatizeReport {
     out: Option<String>,
     steps: usize,
     substitutions: Vec<SubstitutionRow>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     skipped: Vec<SkippedRow>,
 }
 
@@ -676,7 +801,20 @@ fn seeds_memory(seeds: &Seeds) -> Memory {
     memory
 }
 
-#[derive(Serialize)]
+/// `recording replay --json`: the planned steps, or the memory keys nothing resolves.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum ReplayReport<'a> {
+    /// Every step with its calls, parameters masked.
+    Steps(Vec<PlannedStepRow>),
+    /// The keys the replay could not resolve (the command fails).
+    Unresolved {
+        /// Each unresolved key and where it is used.
+        unresolved: Vec<UnresolvedRow<'a>>,
+    },
+}
+
+#[derive(Serialize, JsonSchema)]
 struct PlannedStepRow {
     step: usize,
     kind: Option<&'static str>,
@@ -687,14 +825,14 @@ struct PlannedStepRow {
     calls: Vec<CallRow>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct CallRow {
     tool: String,
     parameters: serde_json::Value,
     location: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct UnresolvedRow<'a> {
     key: &'a str,
     step: Option<usize>,
@@ -723,7 +861,7 @@ fn report_unresolved(args: &ReplayArgs, global: &GlobalArgs, missing: &[MissingK
             serde_json::json!({ "event": "unresolved", "unresolved": rows })
         );
     } else if global.json {
-        print_json(&serde_json::json!({ "unresolved": rows }))?;
+        print_json(&ReplayReport::Unresolved { unresolved: rows })?;
     } else {
         let mut table = Table::new(["key", "step", "tool", "path"]);
         for m in missing {
@@ -802,7 +940,7 @@ fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
         replayer.complete(MemoryWrites::new())?;
     }
     if global.json {
-        return print_json(&rows);
+        return print_json(&ReplayReport::Steps(rows));
     }
     for step in &rows {
         let title = match (step.kind, &step.objective) {
@@ -907,7 +1045,8 @@ fn json_message(error: &serde_json::Error) -> String {
         .map_or(message.clone(), |cut| message[..cut].to_owned())
 }
 
-#[derive(Serialize)]
+/// A finding of `recording lint --json`.
+#[derive(Serialize, JsonSchema)]
 struct StaleRow {
     location: String,
     kind: &'static str,
@@ -987,7 +1126,8 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Serialize)]
+/// A trail of `recording fmt --json`.
+#[derive(Serialize, JsonSchema)]
 struct FormattedTrail {
     file: String,
     canonical: bool,
@@ -1043,10 +1183,28 @@ fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Serialize)]
+/// The schemas of what `recording` prints with `--json` beyond the operations' outputs
+/// (`templatize` and `lint` read files and print more than the operations of that name).
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    use crate::ops::output;
+    vec![
+        output::<TemplatizeReport>("recording_templatize_report.output"),
+        output::<ReplayReport<'static>>("recording_replay.output"),
+        output::<Vec<StaleRow>>("recording_lint_report.output"),
+        output::<Vec<FormattedTrail>>("recording_fmt.output"),
+        output::<Vec<ImportedSession>>("recording_import.output"),
+    ]
+}
+
+/// A session of `recording import --json`.
+#[derive(Serialize, JsonSchema)]
 struct ImportedSession {
+    /// The session.
     session: String,
+    /// Its tool logs in the file.
     logs: usize,
+    /// Whether the database already held exactly these logs (nothing was written for it).
+    already_imported: bool,
 }
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
@@ -1060,19 +1218,18 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let sessions = store_logs(&store, &args.logs, &text, &logs, &global.db)?;
     progress.advance(logs.len() as u64);
     progress.finish();
-    let report: Vec<ImportedSession> = sessions
-        .into_iter()
-        .map(|(session, logs)| ImportedSession {
-            session: session.to_owned(),
-            logs,
-        })
-        .collect();
+    let report = sessions;
     if global.json {
         return print_json(&report);
     }
-    let mut table = Table::new(["session", "tool logs"]);
+    let mut table = Table::new(["session", "tool logs", ""]);
     for row in &report {
-        table.row([row.session.clone(), row.logs.to_string()]);
+        let state = if row.already_imported {
+            "already imported, unchanged"
+        } else {
+            "imported"
+        };
+        table.row([row.session.clone(), row.logs.to_string(), state.to_owned()]);
     }
     print!("{table}");
     Ok(())

@@ -9,22 +9,19 @@
 //! first command needs the flags; a later flag that disagrees is refused. A partition stored
 //! before the settings other than its fields were kept has popoto's defaults for them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, Timestamp};
-use agent_memory_trajectory::{
-    Config, EpisodeRecord, Pattern, RecallOptions, TrajectoryMemory, Weights,
-};
+use agent_memory_trajectory::Weights;
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::ops::trajectory::{self, EpisodeInput, PatternEntry, TimeInput};
 use crate::output::{Table, print_json};
 use crate::progress::Progress;
 use crate::{GlobalArgs, database};
-
-/// The fingerprint fields of a partition when none are stored and `--fields` is not given.
-const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
 
 /// `trajectory` and its subcommands.
 #[derive(Debug, clap::Args)]
@@ -173,206 +170,40 @@ fn parse_weights(text: &str) -> Result<Weights, String> {
 }
 
 pub(crate) fn run(args: &TrajectoryArgs, global: &GlobalArgs) -> Result<()> {
-    let clock = global.clock();
     match &args.command {
-        TrajectoryCommand::Record(record) => run_record(record, global, clock),
-        TrajectoryCommand::Crystallize(crystallize) => run_crystallize(crystallize, global, clock),
-        TrajectoryCommand::Recall(recall) => run_recall(recall, global, clock),
+        TrajectoryCommand::Record(record) => run_record(record, global),
+        TrajectoryCommand::Crystallize(crystallize) => run_crystallize(crystallize, global),
+        TrajectoryCommand::Recall(recall) => run_recall(recall, global),
         TrajectoryCommand::Fingerprint(fingerprint) => run_fingerprint(fingerprint, global),
         TrajectoryCommand::Patterns(patterns) => run_patterns(patterns, global),
     }
 }
 
-/// The partition's memory, with its stored configuration (or that of the flags and the
-/// defaults), and the settings to store with its first episodes.
-struct PartitionMemory {
-    memory: TrajectoryMemory<crate::database::Store, Box<dyn Clock>>,
-    partition: Partition,
-    settings: Vec<(MetaKey, String)>,
-}
-
-/// One stored setting of a partition's configuration.
-struct Setting<'a> {
-    /// The name in the meta key (`trajectory.<name>.<partition>`).
-    name: &'static str,
-    /// The flag that sets it.
-    flag: &'static str,
-    /// The value the flag gives, as stored.
-    given: Option<String>,
-    /// popoto's default, as stored.
-    default: String,
-    /// Parses a stored value.
-    parse: &'a dyn Fn(&str) -> bool,
-}
-
-/// What a command does with the partition it opens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Use {
-    /// Records episodes: the database and the partition may be new.
-    Record,
-    /// Writes to a partition that must exist (crystallize).
-    Existing,
-    /// Only reads: a read-only open of an existing database and partition.
-    Read,
-}
-
-fn open_partition(
-    args: &PartitionArgs,
-    global: &GlobalArgs,
-    clock: Box<dyn Clock>,
-    use_: Use,
-) -> Result<PartitionMemory> {
-    let partition = Partition::new(args.partition.clone())
-        .with_context(|| format!("partition {:?}", args.partition))?;
-    if let Some(field) = args.fields.iter().find(|f| f.contains(',')) {
-        bail!("fingerprint field {field:?} contains a comma");
-    }
-    let defaults = Config::new(DEFAULT_FIELDS);
-    let is_u64 = |text: &str| text.parse::<u64>().is_ok();
-    let is_f64 = |text: &str| text.parse::<f64>().is_ok();
-    let is_fields = |text: &str| !text.is_empty();
-    let settings = [
-        Setting {
-            name: "fields",
-            flag: "--fields",
-            given: (!args.fields.is_empty()).then(|| args.fields.join(",")),
-            default: DEFAULT_FIELDS.join(","),
-            parse: &is_fields,
-        },
-        Setting {
-            name: "cluster_threshold",
-            flag: "--threshold",
-            given: args.threshold.map(|n| n.to_string()),
-            default: defaults.cluster_threshold.to_string(),
-            parse: &is_u64,
-        },
-        Setting {
-            name: "evidence_cap",
-            flag: "--evidence-cap",
-            given: args.evidence_cap.map(|n| n.to_string()),
-            default: defaults.evidence_cap.to_string(),
-            parse: &is_u64,
-        },
-        Setting {
-            name: "initial_confidence",
-            flag: "--initial-confidence",
-            given: args.initial_confidence.map(|x| x.to_string()),
-            default: defaults.initial_confidence.to_string(),
-            parse: &is_f64,
-        },
-    ];
-    let store = match use_ {
-        Use::Record => database::open(&global.db)?,
-        Use::Existing => database::open_existing_for_writing(&global.db)?,
-        Use::Read => database::open_existing(&global.db)?,
-    };
-    let key = |name: &str| crate::ops::memory::setting_key(&partition, name);
-    // A partition is configured once its fields are stored; a setting it has no entry for
-    // was stored before such settings were kept, and has its default.
-    let configured = store.meta_get(&key("fields")?)?.is_some();
-    if !configured && use_ != Use::Record {
-        return Err(crate::ops::Failure::not_found(
-            partition.as_str(),
-            format!(
-                "partition {} does not exist: nothing was recorded in it",
-                partition.as_str()
-            ),
-        )
-        .into());
-    }
-    let mut chosen: Vec<(MetaKey, String)> = Vec::with_capacity(settings.len());
-    for setting in &settings {
-        let key = key(setting.name)?;
-        let stored = store.meta_get(&key)?;
-        if let Some(text) = &stored {
-            if !(setting.parse)(text) {
-                bail!(
-                    "partition {} has an unreadable {} setting {text:?} (meta entry {})",
-                    partition.as_str(),
-                    setting.name,
-                    key.as_str()
-                );
-            }
-        }
-        let stored = stored.or_else(|| configured.then(|| setting.default.clone()));
-        let value = match (stored, &setting.given) {
-            (Some(stored), Some(given)) if stored != *given => bail!(
-                "partition {} has {} {stored}, not {} {given}; a partition keeps the configuration of its first record",
-                partition.as_str(),
-                setting.name,
-                setting.flag
-            ),
-            (Some(stored), _) => stored,
-            (None, Some(given)) => given.clone(),
-            (None, None) => setting.default.clone(),
-        };
-        chosen.push((key, value));
-    }
-    let value_of = |name: &str| {
-        settings
-            .iter()
-            .zip(&chosen)
-            .find(|(s, _)| s.name == name)
-            .map(|(_, (_, value))| value.as_str())
-            .unwrap_or_default()
-    };
-    // Every value parses: it came from a flag or passed its setting's check above.
-    let config = Config::new(value_of("fields").split(','))
-        .with_cluster_threshold(value_of("cluster_threshold").parse().unwrap_or_default())
-        .with_evidence_cap(value_of("evidence_cap").parse().unwrap_or_default())
-        .with_initial_confidence(value_of("initial_confidence").parse().unwrap_or(f64::NAN));
-    let memory = TrajectoryMemory::new(store, clock, config)?;
-    Ok(PartitionMemory {
-        memory,
-        partition,
-        settings: chosen,
-    })
-}
-
-impl PartitionMemory {
-    /// Records `records` and, in the same transaction, stores the partition's configuration
-    /// if it is not stored yet. A concurrent first record with another configuration makes
-    /// this fail with nothing written, instead of mixing fingerprints.
-    fn record(&self, records: &[EpisodeRecord<'_>]) -> Result<()> {
-        let settings: Vec<(&MetaKey, &str)> = self
-            .settings
-            .iter()
-            .map(|(key, value)| (key, value.as_str()))
-            .collect();
-        match self
-            .memory
-            .record_episodes_with_settings(records, &settings)
-        {
-            Ok(_) => Ok(()),
-            Err(agent_memory_trajectory::Error::Store(e)) if e.is_conflict() => bail!(
-                "partition {} was configured by another command at the same time, with other settings ({e}); nothing was recorded",
-                self.partition.as_str()
-            ),
-            Err(e) => Err(e.into()),
+impl PartitionArgs {
+    /// The configuration the flags give; the operations check it against the stored one.
+    fn given(&self) -> trajectory::Settings {
+        trajectory::Settings {
+            fields: (!self.fields.is_empty()).then(|| self.fields.clone()),
+            cluster_threshold: self.threshold,
+            evidence_cap: self.evidence_cap,
+            initial_confidence: self.initial_confidence,
         }
     }
 }
 
-/// One episode read from flags or a JSONL line.
-struct OwnedEpisode {
-    /// The 1-based line of the JSONL file it came from.
-    line: Option<usize>,
-    fingerprint: Vec<(String, String)>,
-    trajectory: Vec<String>,
-    outcome: Value,
-    /// Its own time (a line's `recorded_at`), else now.
-    recorded_at: Option<Timestamp>,
+/// The fingerprint of `--field` flags; a field named twice is an error.
+fn fingerprint_of(values: &[(String, String)]) -> Result<BTreeMap<String, String>> {
+    let mut fingerprint = BTreeMap::new();
+    for (name, value) in values {
+        if fingerprint.insert(name.clone(), value.clone()).is_some() {
+            bail!("--field {name} is given more than once");
+        }
+    }
+    Ok(fingerprint)
 }
 
-#[derive(Debug, Serialize)]
-struct Recorded {
-    partition: String,
-    fields: Vec<String>,
-    episodes: usize,
-}
-
-fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> Result<()> {
-    let episodes = match &args.file {
+fn run_record(args: &RecordArgs, global: &GlobalArgs) -> Result<()> {
+    let (episodes, lines) = match &args.file {
         Some(path) => read_episodes(path)?,
         None => {
             let outcome = if args.success {
@@ -387,61 +218,35 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
             } else {
                 args.action.clone()
             };
-            vec![OwnedEpisode {
-                line: None,
-                fingerprint: args.values.clone(),
+            let episode = EpisodeInput {
+                fingerprint: fingerprint_of(&args.values)?,
                 trajectory,
                 outcome,
                 recorded_at: None,
-            }]
+            };
+            (vec![episode], Vec::new())
         }
     };
-    let target = open_partition(&args.partition, global, clock, Use::Record)?;
-    if let Some(path) = &args.file {
-        name_incomplete_line(path, &episodes, &target.memory.config().fingerprint_fields)?;
-    }
-    let fingerprints: Vec<Vec<(&str, &str)>> = episodes
-        .iter()
-        .map(|e| {
-            e.fingerprint
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect()
-        })
-        .collect();
-    let trajectories: Vec<Vec<&str>> = episodes
-        .iter()
-        .map(|e| e.trajectory.iter().map(String::as_str).collect())
-        .collect();
-    let records: Vec<EpisodeRecord<'_>> = episodes
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let record = EpisodeRecord::new(
-                &fingerprints[i],
-                &trajectories[i],
-                &e.outcome,
-                &target.partition,
-            );
-            match e.recorded_at {
-                Some(at) => record.with_recorded_at(at),
-                None => record,
-            }
-        })
-        .collect();
-    let what = match &args.file {
-        Some(path) => format!("recording the episodes of {}", path.display()),
-        None => "recording the episode".to_owned(),
+    let given = args.partition.given();
+    let input = trajectory::RecordInput {
+        partition: args.partition.partition.clone(),
+        fields: given.fields,
+        cluster_threshold: given.cluster_threshold,
+        evidence_cap: given.evidence_cap,
+        initial_confidence: given.initial_confidence,
+        episodes,
+    };
+    let store = database::open(&global.db)?;
+    let env = global.env(&store);
+    let name = |i: usize| match (&args.file, lines.get(i)) {
+        (Some(path), Some(line)) => format!("{}: line {line}", path.display()),
+        _ => "the episode".to_owned(),
     };
     let progress = Progress::start(None, "recording episodes");
-    let written = target.record(&records);
+    let recorded = trajectory::record_naming(&env, &input, &name);
     progress.finish();
-    written.with_context(|| what.clone())?;
-    let report = Recorded {
-        partition: target.partition.as_str().to_owned(),
-        fields: target.memory.config().fingerprint_fields.clone(),
-        episodes: records.len(),
-    };
+    // Every error names the line of the file, or the partition, already.
+    let report = recorded?;
     if global.json {
         return print_json(&report);
     }
@@ -452,25 +257,6 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> 
         report.partition,
         report.fields.join(", ")
     );
-    Ok(())
-}
-
-/// Fails naming the first line of `path` whose fingerprint lacks one of `fields`.
-fn name_incomplete_line(path: &Path, episodes: &[OwnedEpisode], fields: &[String]) -> Result<()> {
-    for episode in episodes {
-        let missing: Vec<&str> = fields
-            .iter()
-            .filter(|f| !episode.fingerprint.iter().any(|(name, _)| name == *f))
-            .map(String::as_str)
-            .collect();
-        if let (false, Some(line)) = (missing.is_empty(), episode.line) {
-            bail!(
-                "{}: line {line}: fingerprint is missing field(s) {}",
-                path.display(),
-                missing.join(", ")
-            );
-        }
-    }
     Ok(())
 }
 
@@ -485,13 +271,15 @@ struct EpisodeLine {
     recorded_at: Option<Value>,
 }
 
-/// The episodes of a JSONL file (blank lines skipped); an error names the file and line.
-fn read_episodes(path: &Path) -> Result<Vec<OwnedEpisode>> {
+/// The episodes of a JSONL file (blank lines skipped) with the 1-based line of each; an
+/// error names the file and line.
+fn read_episodes(path: &Path) -> Result<(Vec<EpisodeInput>, Vec<usize>)> {
     // A file, or `-` for standard input.
     let (_, text) = crate::input::read_text(path)?;
     let lines: Vec<&str> = text.lines().collect();
     let progress = Progress::start(Some(lines.len() as u64), "reading episodes");
     let mut episodes = Vec::with_capacity(lines.len());
+    let mut numbers = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
         progress.advance(1);
         if line.trim().is_empty() {
@@ -499,109 +287,72 @@ fn read_episodes(path: &Path) -> Result<Vec<OwnedEpisode>> {
         }
         let at = || format!("{}: line {}", path.display(), i + 1);
         let parsed: EpisodeLine = serde_json::from_str(line).with_context(at)?;
-        let mut fingerprint = Vec::with_capacity(parsed.fingerprint.len());
+        let mut fingerprint = BTreeMap::new();
         for (name, value) in parsed.fingerprint {
             match value {
-                Value::String(value) => fingerprint.push((name, value)),
+                Value::String(value) => {
+                    fingerprint.insert(name, value);
+                }
                 other => bail!(
                     "{}: fingerprint field {name:?} must be a string, got {other}",
                     at()
                 ),
             }
         }
-        let recorded_at = match &parsed.recorded_at {
+        let recorded_at = match parsed.recorded_at {
             None | Some(Value::Null) => None,
             Some(Value::Number(ms)) => match ms.as_i64() {
-                Some(ms) => Some(Timestamp::from_millis(ms)),
+                Some(ms) => Some(TimeInput::Millis(ms)),
                 None => bail!(
                     "{}: recorded_at {ms} is not a whole number of milliseconds",
                     at()
                 ),
             },
-            Some(Value::String(text)) => match chrono::DateTime::parse_from_rfc3339(text) {
-                Ok(t) => Some(Timestamp::from_millis(t.timestamp_millis())),
-                Err(e) => bail!("{}: recorded_at {text:?} is not RFC 3339 ({e})", at()),
-            },
+            Some(Value::String(text)) => Some(TimeInput::Text(text)),
             Some(other) => bail!(
                 "{}: recorded_at must be RFC 3339 text or milliseconds, got {other}",
                 at()
             ),
         };
-        episodes.push(OwnedEpisode {
-            line: Some(i + 1),
+        episodes.push(EpisodeInput {
             fingerprint,
             trajectory: parsed.trajectory,
             outcome: parsed.outcome,
             recorded_at,
         });
+        numbers.push(i + 1);
     }
     progress.finish();
     if episodes.is_empty() {
         bail!("{} holds no episodes", path.display());
     }
-    Ok(episodes)
+    Ok((episodes, numbers))
 }
 
-/// A pattern as printed with `--json`.
-#[derive(Debug, Serialize)]
-struct PatternView {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    score: Option<f64>,
-    fingerprint: Map<String, Value>,
-    canonical_sequence: Vec<String>,
-    confidence: f64,
-    evidence_count: u64,
-    corroborations: u64,
-    contradictions: u64,
-    last_reinforced_ms: i64,
+fn fingerprint_text(fingerprint: &BTreeMap<String, String>) -> String {
+    fingerprint
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-impl PatternView {
-    fn new(pattern: &Pattern, score: Option<f64>) -> Self {
-        PatternView {
-            score,
-            fingerprint: pattern
-                .fingerprint
-                .pairs()
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect(),
-            canonical_sequence: pattern.canonical_sequence.clone(),
-            confidence: pattern.stats.confidence,
-            evidence_count: pattern.stats.evidence_count,
-            corroborations: pattern.stats.corroborations,
-            contradictions: pattern.stats.contradictions,
-            last_reinforced_ms: pattern.stats.last_reinforced.as_millis(),
-        }
-    }
-
-    fn fingerprint_text(&self) -> String {
-        self.fingerprint
-            .iter()
-            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-fn print_patterns(views: &[PatternView], global: &GlobalArgs, empty: &str) -> Result<()> {
-    if global.json {
-        return print_json(&views);
-    }
-    if views.is_empty() {
+/// The patterns as a table, with a score column when they were recalled.
+fn print_patterns(patterns: &[PatternEntry], empty: &str) {
+    if patterns.is_empty() {
         println!("{empty}");
-        return Ok(());
+        return;
     }
-    let cells = |view: &PatternView| {
+    let cells = |entry: &PatternEntry| {
         [
-            format!("{:.3}", view.confidence),
-            view.evidence_count.to_string(),
-            format!("{}/{}", view.corroborations, view.contradictions),
-            view.fingerprint_text(),
-            view.canonical_sequence.join(" → "),
+            format!("{:.3}", entry.confidence),
+            entry.evidence_count.to_string(),
+            format!("{}/{}", entry.corroborations, entry.contradictions),
+            fingerprint_text(&entry.fingerprint),
+            entry.canonical_sequence.join(" → "),
         ]
     };
-    if views.iter().any(|v| v.score.is_some()) {
+    if patterns.iter().any(|p| p.score.is_some()) {
         let mut table = Table::new([
             "score",
             "confidence",
@@ -610,67 +361,97 @@ fn print_patterns(views: &[PatternView], global: &GlobalArgs, empty: &str) -> Re
             "fingerprint",
             "sequence",
         ]);
-        for view in views {
-            let [c, e, pm, f, q] = cells(view);
-            let score = view.score.map_or_else(String::new, |s| format!("{s:.3}"));
+        for entry in patterns {
+            let [c, e, pm, f, q] = cells(entry);
+            let score = entry.score.map_or_else(String::new, |s| format!("{s:.3}"));
             table.row([score, c, e, pm, f, q]);
         }
         print!("{table}");
     } else {
         let mut table = Table::new(["confidence", "evidence", "+/-", "fingerprint", "sequence"]);
-        for view in views {
-            table.row(cells(view));
+        for entry in patterns {
+            table.row(cells(entry));
         }
         print!("{table}");
     }
+}
+
+fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing_for_writing(&global.db)?;
+    let report = trajectory::crystallize(
+        &global.env(&store),
+        &trajectory::CrystallizeInput {
+            partition: args.partition.partition.clone(),
+            given: args.partition.given(),
+        },
+    )?;
+    if global.json {
+        return print_json(&report);
+    }
+    print_patterns(
+        &report.patterns,
+        &format!(
+            "no pattern created or reinforced in partition {}",
+            report.partition
+        ),
+    );
+    if report.pending_groups.is_empty() {
+        return Ok(());
+    }
+    let count = report.pending_groups.len();
+    println!(
+        "{count} group{} below the threshold of {} episodes:",
+        if count == 1 { "" } else { "s" },
+        report.threshold
+    );
+    let mut table = Table::new(["episodes", "fingerprint"]);
+    for group in &report.pending_groups {
+        table.row([
+            format!("{}/{}", group.episodes, report.threshold),
+            fingerprint_text(&group.fingerprint),
+        ]);
+    }
+    print!("{table}");
     Ok(())
 }
 
-fn run_crystallize(
-    args: &CrystallizeArgs,
-    global: &GlobalArgs,
-    clock: Box<dyn Clock>,
-) -> Result<()> {
-    let target = open_partition(&args.partition, global, clock, Use::Existing)?;
-    let patterns = target.memory.crystallize(&target.partition)?;
-    let views: Vec<PatternView> = patterns.iter().map(|p| PatternView::new(p, None)).collect();
-    print_patterns(
-        &views,
-        global,
-        &format!(
-            "no pattern created or reinforced in partition {}",
-            target.partition.as_str()
-        ),
-    )
+fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing(&global.db)?;
+    let (confidence_weight, recency_weight) = match args.weights {
+        Some(weights) => (Some(weights.confidence), Some(weights.recency)),
+        None => (None, None),
+    };
+    let report = trajectory::recall(
+        &global.env(&store),
+        &trajectory::RecallInput {
+            partition: args.partition.partition.clone(),
+            fingerprint: fingerprint_of(&args.values)?,
+            limit: args.limit,
+            confidence_weight,
+            recency_weight,
+            given: args.partition.given(),
+        },
+    )?;
+    if global.json {
+        return print_json(&report);
+    }
+    print_patterns(&report.patterns, "no pattern matches");
+    Ok(())
 }
 
-fn run_recall(args: &RecallArgs, global: &GlobalArgs, clock: Box<dyn Clock>) -> Result<()> {
-    let target = open_partition(&args.partition, global, clock, Use::Read)?;
-    let filter: Vec<(&str, &str)> = args
-        .values
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let mut options = RecallOptions::new();
-    if let Some(limit) = args.limit {
-        options = options.with_limit(limit);
-    }
-    if let Some(weights) = args.weights {
-        options = options.with_weights(weights);
-    }
-    let scored = target
-        .memory
-        .recall_with(&filter, &target.partition, options)?;
-    let views: Vec<PatternView> = scored
-        .iter()
-        .map(|s| PatternView::new(&s.pattern, Some(s.score)))
-        .collect();
-    print_patterns(&views, global, "no pattern matches")
-}
-
-#[derive(Debug, Serialize)]
+/// `trajectory fingerprint --json`.
+#[derive(Debug, Serialize, JsonSchema)]
 struct FingerprintView {
+    /// popoto's 16-hex fingerprint.
     fingerprint: String,
+}
+
+/// The schema of `trajectory fingerprint --json`; the other subcommands print the
+/// operations' outputs.
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    vec![crate::ops::output::<FingerprintView>(
+        "trajectory_fingerprint.output",
+    )]
 }
 
 fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
@@ -686,9 +467,9 @@ fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
 /// `trajectory patterns`: every pattern of the partition, best evidence first as stored.
 fn run_patterns(args: &PatternsArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open_existing(&global.db)?;
-    let listed = crate::ops::trajectory::patterns(
+    let listed = trajectory::patterns(
         &global.env(&store),
-        &crate::ops::trajectory::PatternsInput {
+        &trajectory::PatternsInput {
             partition: args.partition.clone(),
         },
     )?;

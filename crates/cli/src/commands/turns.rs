@@ -10,6 +10,7 @@ use agent_memory_turns::{
     SessionEvent, StoreLog, UiRole, keen, render,
 };
 use anyhow::{Context, Result, bail};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -30,6 +31,10 @@ enum TurnsCommand {
     /// Replace all but the last turns by a summary, keeping their memories.
     Compact(CompactArgs),
     /// Copy a JSONL session log (ours or Keen Code's) into the database.
+    ///
+    /// One transaction. A session already stored with the same events is left as it is
+    /// (and reported as already imported); one stored with other events is refused, naming
+    /// the file's first differing line.
     Import(ImportArgs),
     /// Append session events as they happen (JSON lines, `--file PATH` or `-` for stdin);
     /// an event already stored at its position is skipped, a conflicting one refused.
@@ -144,25 +149,6 @@ struct CompactArgs {
     /// How many recent turns to keep as they are.
     #[arg(long, default_value_t = 2, value_name = "N")]
     keep_last: usize,
-}
-
-/// Stores a new session's events in one transaction: all of them, or none when the session
-/// already has events (another import got there first) or a value is over the store's limits.
-fn store_session(
-    store: &dyn SessionStore,
-    session: &SessionId,
-    events: &[agent_memory_core::SessionEvent],
-    db: &std::path::Path,
-) -> Result<()> {
-    match store.session_create(session, events) {
-        Ok(_) => Ok(()),
-        Err(agent_memory_core::Error::Conflict { reason, .. }) => bail!(
-            "session {:?} {reason} in {}",
-            session.as_str(),
-            db.display()
-        ),
-        Err(other) => Err(other.into()),
-    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -336,7 +322,7 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
                 .into_iter()
                 .chain(model.items.iter().map(model_row))
                 .collect();
-            print_json(&items)
+            print_json(&ShownSession::Model(items))
         }
         Format::Text => {
             if let Some(system) = model.system.as_deref() {
@@ -350,11 +336,23 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
     }
 }
 
-#[derive(Serialize)]
+/// `turns show --json`: the user's view (`--view ui`) or the model's (`--view model`); the
+/// provider formats (`--format openai`, ...) print the provider's own JSON instead.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum ShownSession<'a> {
+    /// What the user sees, message by message.
+    Ui(Vec<UiRow<'a>>),
+    /// What the model is sent, item by item.
+    Model(Vec<ModelRow<'a>>),
+}
+
+/// A message of the user's view.
+#[derive(Serialize, JsonSchema)]
 struct UiRow<'a> {
     role: &'static str,
     text: &'a str,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     interrupted: bool,
 }
 
@@ -368,7 +366,7 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
                 interrupted: m.interrupted,
             })
             .collect();
-        return print_json(&rows);
+        return print_json(&ShownSession::Ui(rows));
     }
     for message in history.ui_view() {
         let label = if message.interrupted {
@@ -382,7 +380,7 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
 }
 
 /// A model item with `--json`: its role first, then its fields.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum ModelRow<'a> {
     System {
@@ -403,7 +401,7 @@ enum ModelRow<'a> {
         id: &'a str,
         name: &'a str,
         output: &'a str,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
 }
@@ -446,11 +444,17 @@ fn model_item_text(item: &ModelItem<'_>) -> String {
     }
 }
 
-#[derive(Serialize)]
+/// `turns compact --json`.
+#[derive(Serialize, JsonSchema)]
 struct CompactReport {
+    /// The session.
     session: String,
+    /// Entries folded into the summary.
     compacted_entries: usize,
+    /// Entries kept after it.
     kept_entries: usize,
+    /// What the compacted turns retained (files changed, failed and dangerous commands).
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     memory: Option<agent_memory_turns::TurnMemory>,
 }
 
@@ -512,11 +516,28 @@ fn compact_log<L: EventLog>(log: L, args: &CompactArgs) -> Result<CompactReport>
     })
 }
 
-#[derive(Serialize)]
+/// `turns import --json`.
+#[derive(Serialize, JsonSchema)]
 struct ImportReport {
+    /// The session.
     session: String,
+    /// Events stored.
     events: usize,
+    /// Completed turns in the session.
     turns: u64,
+    /// Whether the database already held exactly these events (nothing was written).
+    already_imported: bool,
+}
+
+/// The schemas of what `turns` prints with `--json` beyond the operations' outputs.
+pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
+    use crate::ops::output;
+    vec![
+        output::<ShownSession<'static>>("turns_show.output"),
+        output::<CompactReport>("turns_compact.output"),
+        output::<ImportReport>("turns_import.output"),
+        output::<Vec<crate::ops::memory::TurnSessionEntry>>("turns_sessions.output"),
+    ]
 }
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
@@ -538,15 +559,56 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
         .map(SessionEvent::to_stored)
         .collect::<agent_memory_turns::Result<Vec<_>>>()?;
     let store = database::open(&global.db)?;
-    store_session(&store, &session, &stored, &global.db)?;
+    // A session stored with the same events is already imported and stays as it is; one
+    // stored with other events is refused, naming the first line that differs.
+    let mut held = stored_events(&store, &session)?;
+    if held.is_empty() {
+        match store.session_create(&session, &stored) {
+            Ok(_) => {}
+            // Another import stored the session meanwhile (nothing was written): compare
+            // with what it stored.
+            Err(agent_memory_core::Error::Conflict { .. }) => {
+                held = stored_events(&store, &session)?;
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    let already_imported = !held.is_empty();
+    if already_imported {
+        // The line of each event, where the file holds one event a line (our own format,
+        // nothing skipped); else the event's number.
+        let lines: Option<Vec<usize>> = match (args.source, loaded.warnings.is_empty()) {
+            (Source::AgentMemory, true) => Some(event_lines(&args.log)?),
+            _ => None,
+        };
+        if let Some((at, what)) = first_difference(&stored, &held) {
+            let place = match lines.as_ref().and_then(|l| l.get(at)) {
+                Some(line) => format!("{}:{line}", args.log.display()),
+                None => format!("{}: event {}", args.log.display(), at + 1),
+            };
+            bail!(
+                "{place}: session {:?} is already stored in {} with other events: {what}; nothing was imported",
+                session.as_str(),
+                global.db.display()
+            );
+        }
+    }
     progress.finish();
     let report = ImportReport {
         session: session.as_str().to_owned(),
         events: stored.len(),
         turns: history.turns(),
+        already_imported,
     };
     if global.json {
         return print_json(&report);
+    }
+    if already_imported {
+        println!(
+            "session {} is already imported ({} events, {} turns); nothing changed",
+            report.session, report.events, report.turns
+        );
+        return Ok(());
     }
     println!(
         "imported session {} ({} events, {} turns) from {}",
@@ -556,4 +618,77 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
         args.log.display()
     );
     Ok(())
+}
+
+/// The events stored for `session`; none when the session is not stored.
+fn stored_events(
+    store: &dyn SessionStore,
+    session: &SessionId,
+) -> Result<Vec<agent_memory_core::SessionEvent>> {
+    match store.session_load(session) {
+        Ok(events) => Ok(events),
+        Err(agent_memory_core::Error::NotFound { .. }) => Ok(Vec::new()),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The 1-based lines of the JSONL file at `path` that hold an event (its non-blank lines).
+fn event_lines(path: &std::path::Path) -> Result<Vec<usize>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, _)| i + 1)
+        .collect())
+}
+
+/// The index of the first event of `file` that differs from the stored events `held`, and
+/// what differs; `None` when they are the same. Payloads are not shown, only the kinds.
+fn first_difference(
+    file: &[agent_memory_core::SessionEvent],
+    held: &[agent_memory_core::SessionEvent],
+) -> Option<(usize, String)> {
+    for (i, event) in file.iter().enumerate() {
+        let Some(kept) = held.get(i) else {
+            return Some((
+                i,
+                format!(
+                    "the stored session ends before this event (it holds {} events)",
+                    held.len()
+                ),
+            ));
+        };
+        if event.kind != kept.kind {
+            return Some((
+                i,
+                format!(
+                    "a {} event where the stored event {} is a {}",
+                    event.kind,
+                    i + 1,
+                    kept.kind
+                ),
+            ));
+        }
+        if event.payload != kept.payload {
+            return Some((
+                i,
+                format!(
+                    "the {} event differs from the stored event {}",
+                    event.kind,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    (held.len() > file.len()).then(|| {
+        (
+            file.len().saturating_sub(1),
+            format!(
+                "the stored session holds {} more event(s) after this last one",
+                held.len() - file.len()
+            ),
+        )
+    })
 }

@@ -3,8 +3,8 @@
 
 use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
-    BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, Policy, RunReport,
-    Scenario, Turn, site_key,
+    BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, PartFate, Policy,
+    RunReport, Scenario, Turn, site_key,
 };
 use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, IdSource, Scope};
@@ -67,11 +67,44 @@ pub(crate) struct ContextInput {
     pub(crate) layout: LayoutInput,
 }
 
-/// The memory context, ready for the prompt.
+/// The memory context, ready for the prompt, with what it was built from.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct ContextOutput {
     /// The context text; empty when the memory holds nothing for this goal and site.
     pub(crate) context: String,
+    /// The stored trajectory chosen as the reference, if one matched.
+    #[serde(rename = "match")]
+    pub(crate) matched: Option<ContextMatch>,
+    /// Every part of the context, by priority, and what became of it within the budget.
+    pub(crate) parts: Vec<ContextPart>,
+}
+
+/// The trajectory a context took as its reference.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ContextMatch {
+    /// The trajectory's id.
+    pub(crate) trajectory_id: String,
+    /// Its goal.
+    pub(crate) goal: String,
+    /// How similar its goal is to this one, from 0 to 1.
+    pub(crate) similarity: f64,
+    /// Its ranking score.
+    pub(crate) score: f64,
+}
+
+/// One part of a context.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ContextPart {
+    /// What the part holds (`SESSION HISTORY`, `REFERENCE TRAJECTORY`, ...).
+    pub(crate) label: String,
+    /// Its priority: higher parts are kept first.
+    pub(crate) priority: i32,
+    /// `whole`, `cut` (shortened to fit) or `left` (out of the budget).
+    pub(crate) fate: String,
+    /// Whether any of it is in the context.
+    pub(crate) included: bool,
+    /// Whether it was shortened.
+    pub(crate) cut: bool,
 }
 
 fn ttl(days: Option<f64>) -> Result<f64> {
@@ -95,14 +128,34 @@ pub(crate) fn context(env: &Env<'_>, input: &ContextInput) -> Result<ContextOutp
         LayoutInput::Layered => Layout::Layered,
         LayoutInput::Compat => Layout::Compatibility,
     };
-    let context = memory.context(
+    let report = memory.context_report(
         &input.goal,
         &input.url,
         layout,
         Budget::Chars(input.budget.unwrap_or(DEFAULT_BUDGET_CHARS)),
         Policy::StopAtOverflow,
     )?;
-    Ok(ContextOutput { context })
+    Ok(ContextOutput {
+        matched: report.matched.as_ref().map(|m| ContextMatch {
+            trajectory_id: m.trajectory.id.clone(),
+            goal: m.trajectory.goal.clone(),
+            similarity: m.similarity,
+            score: m.score,
+        }),
+        parts: report
+            .built
+            .parts
+            .iter()
+            .map(|p| ContextPart {
+                label: p.label.clone(),
+                priority: p.priority,
+                fate: p.fate.as_str().to_owned(),
+                included: p.fate != PartFate::Left,
+                cut: p.fate == PartFate::Cut,
+            })
+            .collect(),
+        context: report.built.text,
+    })
 }
 
 /// A finished browser run, as the agent reports it.

@@ -195,6 +195,7 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
     all.extend(browser::schemas());
     all.extend(turns::schemas());
     all.extend(recording::schemas());
+    all.extend(crate::commands::schemas());
     all
 }
 

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore};
+use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Timestamp};
 use agent_memory_trajectory::{
     Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
 };
@@ -32,8 +32,46 @@ pub(crate) struct RecordInput {
     /// `["problem_topology", "affected_layer"]`.
     #[serde(default)]
     pub(crate) fields: Option<Vec<String>>,
+    /// Episodes a fingerprint group needs before it becomes a pattern (popoto's
+    /// `cluster_threshold`). Stored by the first record into a partition; default 3.
+    #[serde(default)]
+    pub(crate) cluster_threshold: Option<u64>,
+    /// The evidence cap of the confidence rule. Stored by the first record into a
+    /// partition; default 20.
+    #[serde(default)]
+    pub(crate) evidence_cap: Option<u64>,
+    /// A new pattern's confidence before its first observation, from 0 to 1. Stored by the
+    /// first record into a partition; default 0.5.
+    #[serde(default)]
+    pub(crate) initial_confidence: Option<f64>,
     /// The episodes, at least one.
     pub(crate) episodes: Vec<EpisodeInput>,
+}
+
+impl RecordInput {
+    /// The configuration this input gives.
+    fn given(&self) -> Settings {
+        Settings {
+            fields: self.fields.clone(),
+            cluster_threshold: self.cluster_threshold,
+            evidence_cap: self.evidence_cap,
+            initial_confidence: self.initial_confidence,
+        }
+    }
+}
+
+/// A partition's configuration as a caller gives it: each setting, when given, must agree
+/// with the stored one (a partition keeps the configuration of its first record).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Settings {
+    /// The fingerprint fields.
+    pub(crate) fields: Option<Vec<String>>,
+    /// popoto's `cluster_threshold`.
+    pub(crate) cluster_threshold: Option<u64>,
+    /// The evidence cap.
+    pub(crate) evidence_cap: Option<u64>,
+    /// The initial confidence.
+    pub(crate) initial_confidence: Option<f64>,
 }
 
 /// One completed task: what it was, what the agent did, how it went.
@@ -48,6 +86,19 @@ pub(crate) struct EpisodeInput {
     /// How it went: `{"success": true}`, `{"success": false}`, `{"success": 0.7}` or a bare
     /// number from 0 to 1.
     pub(crate) outcome: Value,
+    /// When the episode happened (default: now).
+    #[serde(default)]
+    pub(crate) recorded_at: Option<TimeInput>,
+}
+
+/// A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum TimeInput {
+    /// Milliseconds since the epoch.
+    Millis(i64),
+    /// RFC 3339, e.g. `2026-01-01T00:00:00Z`.
+    Text(String),
 }
 
 /// What a record stored.
@@ -67,17 +118,33 @@ pub(crate) struct RecordOutput {
 pub(crate) struct CrystallizeInput {
     /// The partition.
     pub(crate) partition: String,
+    /// Settings the command line's flags give, checked against the stored ones; not part
+    /// of the JSON input.
+    #[serde(skip)]
+    pub(crate) given: Settings,
 }
 
-/// What a crystallize changed.
+/// What a crystallize changed, and what still needs episodes.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct CrystallizeOutput {
     /// The partition.
     pub(crate) partition: String,
     /// The patterns created or reinforced by the episodes recorded since the last run.
     pub(crate) patterns: Vec<PatternEntry>,
-    /// Fingerprint groups still below the threshold of evidence to become a pattern.
-    pub(crate) pending_groups: u64,
+    /// Episodes a fingerprint group needs to become a pattern (the partition's
+    /// `cluster_threshold`).
+    pub(crate) threshold: u64,
+    /// Every fingerprint group still below the threshold, by fingerprint, with its episodes.
+    pub(crate) pending_groups: Vec<PendingGroup>,
+}
+
+/// A fingerprint group that has not become a pattern yet.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct PendingGroup {
+    /// The group's fingerprint.
+    pub(crate) fingerprint: BTreeMap<String, String>,
+    /// Episodes it has (a pattern needs `threshold`).
+    pub(crate) episodes: u64,
 }
 
 /// A recall: the patterns matching a full or partial fingerprint, best first.
@@ -97,6 +164,10 @@ pub(crate) struct RecallInput {
     /// The weight of recency in the ranking (default 0.4).
     #[serde(default)]
     pub(crate) recency_weight: Option<f64>,
+    /// Settings the command line's flags give, checked against the stored ones; not part
+    /// of the JSON input.
+    #[serde(skip)]
+    pub(crate) given: Settings,
 }
 
 /// The patterns a recall found.
@@ -177,67 +248,84 @@ fn partition_name(name: &str) -> Result<Partition> {
     Partition::new(name).with_context(|| format!("partition {name:?}"))
 }
 
-/// The partition's memory: its stored fields, else `given`, else the default.
+/// The partition's memory with its configuration, by one rule for every caller: each
+/// setting is the stored one (a partition whose fields are stored but not some other setting
+/// was stored before that setting was kept, and has its default), else the given one, else
+/// the default; a given setting that disagrees with the stored one is refused.
 fn open_partition<'a>(
     env: &'a Env<'_>,
     name: &str,
-    given: Option<&[String]>,
+    given: &Settings,
 ) -> Result<PartitionMemory<'a>> {
     let partition = partition_name(name)?;
-    let stored = env.store.meta_get(&fields_key(&partition)?)?;
-    let fields: Vec<String> = match (&stored, given) {
-        (Some(text), None) => text.split(',').map(str::to_owned).collect(),
-        (Some(text), Some(given)) if *text == given.join(",") => given.to_vec(),
-        (Some(text), Some(given)) => {
+    if let Some(fields) = &given.fields {
+        if fields.is_empty() {
+            return Err(Failure::invalid("fields", "give at least one fingerprint field").into());
+        }
+        if let Some(field) = fields.iter().find(|f| f.contains(',') || f.is_empty()) {
             return Err(Failure::invalid(
                 "fields",
-                format!(
-                    "partition {name} has fingerprint fields {text}, not {}",
-                    given.join(",")
-                ),
+                format!("fingerprint field {field:?} is empty or contains a comma"),
             )
             .into());
         }
-        (None, None) => DEFAULT_FIELDS.map(str::to_owned).to_vec(),
-        (None, Some(given)) => given.to_vec(),
-    };
-    if let Some(field) = fields.iter().find(|f| f.contains(',')) {
-        return Err(Failure::invalid(
-            "fields",
-            format!("fingerprint field {field:?} contains a comma"),
-        )
-        .into());
     }
-    // The other settings: stored ones (a partition stored before they were kept has the
-    // defaults), else the defaults, as the command line's `trajectory record` sets them.
-    let defaults = Config::new(fields.clone());
-    let mut settings = vec![(setting_key(&partition, "fields")?, fields.join(","))];
-    let mut config = defaults.clone();
-    for (name, default) in [
-        ("cluster_threshold", defaults.cluster_threshold.to_string()),
-        ("evidence_cap", defaults.evidence_cap.to_string()),
+    let defaults = Config::new(DEFAULT_FIELDS);
+    let configured = env.store.meta_get(&fields_key(&partition)?)?.is_some();
+    let mut settings = Vec::with_capacity(4);
+    for (setting, given, default) in [
+        (
+            "fields",
+            given.fields.as_ref().map(|f| f.join(",")),
+            DEFAULT_FIELDS.join(","),
+        ),
+        (
+            "cluster_threshold",
+            given.cluster_threshold.map(|n| n.to_string()),
+            defaults.cluster_threshold.to_string(),
+        ),
+        (
+            "evidence_cap",
+            given.evidence_cap.map(|n| n.to_string()),
+            defaults.evidence_cap.to_string(),
+        ),
         (
             "initial_confidence",
+            given.initial_confidence.map(|x| x.to_string()),
             defaults.initial_confidence.to_string(),
         ),
     ] {
-        let key = setting_key(&partition, name)?;
-        let value = env.store.meta_get(&key)?.unwrap_or(default);
-        let unreadable = || {
-            Failure::invalid(
-                key.as_str(),
-                format!("partition {name} has an unreadable {name} setting {value:?}"),
-            )
-        };
-        config = match name {
-            "cluster_threshold" => {
-                config.with_cluster_threshold(value.parse().map_err(|_| unreadable())?)
+        let key = setting_key(&partition, setting)?;
+        let stored = env
+            .store
+            .meta_get(&key)?
+            .or_else(|| configured.then(|| default.clone()));
+        let value = match (stored, given) {
+            (Some(stored), Some(given)) if stored != given => {
+                return Err(Failure::invalid(
+                    setting,
+                    format!(
+                        "partition {name} has {setting} {stored}, not {given}; a partition keeps the configuration of its first record"
+                    ),
+                )
+                .into());
             }
-            "evidence_cap" => config.with_evidence_cap(value.parse().map_err(|_| unreadable())?),
-            _ => config.with_initial_confidence(value.parse().map_err(|_| unreadable())?),
+            (Some(value), _) | (None, Some(value)) => value,
+            (None, None) => default,
         };
         settings.push((key, value));
     }
+    let unreadable = |i: usize| {
+        let (key, value): &(MetaKey, String) = &settings[i];
+        Failure::invalid(
+            key.as_str(),
+            format!("partition {name} has an unreadable setting {value:?} (meta entry {key})"),
+        )
+    };
+    let config = Config::new(settings[0].1.split(','))
+        .with_cluster_threshold(settings[1].1.parse().map_err(|_| unreadable(1))?)
+        .with_evidence_cap(settings[2].1.parse().map_err(|_| unreadable(2))?)
+        .with_initial_confidence(settings[3].1.parse().map_err(|_| unreadable(3))?);
     let memory = TrajectoryMemory::new(env.store, env.clock.as_ref(), config)?;
     Ok(PartitionMemory {
         memory,
@@ -266,13 +354,25 @@ fn must_exist(env: &Env<'_>, partition: &Partition) -> Result<()> {
     .into())
 }
 
-/// Records the episodes in one transaction, and the partition's fields on its first record.
+/// Records the episodes in one transaction, and the partition's configuration on its first
+/// record.
 pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput> {
+    record_naming(env, input, &|i| format!("episode {i}"))
+}
+
+/// [`record`], naming episode `i` in errors with `name(i)` (the command line names the line
+/// of its file).
+pub(crate) fn record_naming(
+    env: &Env<'_>,
+    input: &RecordInput,
+    name: &dyn Fn(usize) -> String,
+) -> Result<RecordOutput> {
     if input.episodes.is_empty() {
         return Err(Failure::invalid("episodes", "give at least one episode to record").into());
     }
-    let target = open_partition(env, &input.partition, input.fields.as_deref())?;
+    let target = open_partition(env, &input.partition, &input.given())?;
     let fields = &target.memory.config().fingerprint_fields;
+    let mut times = Vec::with_capacity(input.episodes.len());
     for (i, episode) in input.episodes.iter().enumerate() {
         let missing: Vec<&str> = fields
             .iter()
@@ -283,12 +383,27 @@ pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput>
             return Err(Failure::invalid(
                 format!("episodes[{i}].fingerprint"),
                 format!(
-                    "episode {i}: fingerprint is missing field(s) {}",
+                    "{}: fingerprint is missing field(s) {}",
+                    name(i),
                     missing.join(", ")
                 ),
             )
             .into());
         }
+        times.push(match &episode.recorded_at {
+            None => None,
+            Some(TimeInput::Millis(ms)) => Some(Timestamp::from_millis(*ms)),
+            Some(TimeInput::Text(text)) => match chrono::DateTime::parse_from_rfc3339(text) {
+                Ok(t) => Some(Timestamp::from_millis(t.timestamp_millis())),
+                Err(e) => {
+                    return Err(Failure::invalid(
+                        format!("episodes[{i}].recorded_at"),
+                        format!("{}: recorded_at {text:?} is not RFC 3339 ({e})", name(i)),
+                    )
+                    .into());
+                }
+            },
+        });
     }
     let fingerprints: Vec<Vec<(&str, &str)>> = input
         .episodes
@@ -310,12 +425,16 @@ pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput>
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            EpisodeRecord::new(
+            let record = EpisodeRecord::new(
                 &fingerprints[i],
                 &trajectories[i],
                 &e.outcome,
                 &target.partition,
-            )
+            );
+            match times[i] {
+                Some(at) => record.with_recorded_at(at),
+                None => record,
+            }
         })
         .collect();
     // The configuration goes in the episodes' transaction: a concurrent first record with
@@ -325,10 +444,24 @@ pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput>
         .iter()
         .map(|(key, value)| (key, value.as_str()))
         .collect();
-    target
+    match target
         .memory
         .record_episodes_with_settings(&records, &settings)
-        .with_context(|| format!("recording episodes in partition {}", input.partition))?;
+    {
+        Ok(_) => {}
+        Err(agent_memory_trajectory::Error::Store(e)) if e.is_conflict() => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "partition {} was configured by another command at the same time, with other settings; nothing was recorded",
+                input.partition
+            )));
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "recording episodes in partition {}",
+                input.partition
+            )));
+        }
+    }
     Ok(RecordOutput {
         partition: input.partition.clone(),
         fields: fields.clone(),
@@ -336,30 +469,35 @@ pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput>
     })
 }
 
-/// Crystallizes the partition's new episodes.
+/// Crystallizes the partition's new episodes, and lists the groups still below the
+/// threshold.
 pub(crate) fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
-    let target = open_partition(env, &input.partition, None)?;
+    let target = open_partition(env, &input.partition, &input.given)?;
     must_exist(env, &target.partition)?;
     let patterns = target.memory.crystallize(&target.partition)?;
     let pending_groups = env
         .store
-        .partitions()?
+        .pending_groups(&target.partition)?
         .into_iter()
-        .find(|p| p.partition == target.partition)
-        .map_or(0, |p| p.pending_groups);
+        .map(|group| PendingGroup {
+            fingerprint: group.fingerprint.pairs().iter().cloned().collect(),
+            episodes: group.episode_count,
+        })
+        .collect();
     Ok(CrystallizeOutput {
         partition: input.partition.clone(),
         patterns: patterns
             .iter()
             .map(|p| PatternEntry::new(p, None))
             .collect(),
+        threshold: target.memory.config().cluster_threshold,
         pending_groups,
     })
 }
 
 /// The patterns matching the fingerprint, ranked.
 pub(crate) fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
-    let target = open_partition(env, &input.partition, None)?;
+    let target = open_partition(env, &input.partition, &input.given)?;
     must_exist(env, &target.partition)?;
     let filter: Vec<(&str, &str)> = input
         .fingerprint
@@ -395,7 +533,7 @@ pub(crate) fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput>
 
 /// Every pattern of the partition, ordered by fingerprint.
 pub(crate) fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
-    let target = open_partition(env, &input.partition, None)?;
+    let target = open_partition(env, &input.partition, &Settings::default())?;
     must_exist(env, &target.partition)?;
     let mut patterns = env
         .store
@@ -443,6 +581,7 @@ mod tests {
             fingerprint: [("task".to_owned(), kind.to_owned())].into(),
             trajectory: steps.iter().map(|s| (*s).to_owned()).collect(),
             outcome: serde_json::json!({ "success": success }),
+            recorded_at: None,
         }
     }
 
@@ -455,6 +594,9 @@ mod tests {
             &RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: None,
+                evidence_cap: None,
+                initial_confidence: None,
                 episodes: (0..3)
                     .map(|_| episode("deploy", &["build", "ship"], true))
                     .collect(),
@@ -467,6 +609,7 @@ mod tests {
             &env,
             &CrystallizeInput {
                 partition: "team".to_owned(),
+                given: Settings::default(),
             },
         )
         .expect("crystallize");
@@ -483,6 +626,7 @@ mod tests {
                 limit: None,
                 confidence_weight: None,
                 recency_weight: None,
+                given: Settings::default(),
             },
         )
         .expect("recall");
@@ -513,6 +657,9 @@ mod tests {
             &RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: None,
+                evidence_cap: None,
+                initial_confidence: None,
                 episodes: vec![episode("deploy", &["a"], true), incomplete],
             },
         )
@@ -529,12 +676,66 @@ mod tests {
                 limit: None,
                 confidence_weight: None,
                 recency_weight: None,
+                given: Settings::default(),
             },
         )
         .expect_err("nothing was recorded");
         assert_eq!(
             missing.to_string(),
             "partition team does not exist (nothing was recorded in it)"
+        );
+    }
+
+    #[test]
+    fn crystallize_names_the_groups_below_the_threshold() {
+        let store = crate::ops::tests::in_memory();
+        let env = env_on(&store);
+        let mut episodes: Vec<EpisodeInput> = (0..2)
+            .map(|_| episode("deploy", &["build", "ship"], true))
+            .collect();
+        episodes.push(episode("test", &["run"], true));
+        record(
+            &env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: Some(3),
+                evidence_cap: None,
+                initial_confidence: None,
+                episodes,
+            },
+        )
+        .expect("record");
+        let crystallized = crystallize(
+            &env,
+            &CrystallizeInput {
+                partition: "team".to_owned(),
+                given: Settings::default(),
+            },
+        )
+        .expect("crystallize");
+        assert!(crystallized.patterns.is_empty());
+        assert_eq!(crystallized.threshold, 3);
+        let pending: Vec<(String, u64)> = crystallized
+            .pending_groups
+            .iter()
+            .map(|g| (g.fingerprint["task"].clone(), g.episodes))
+            .collect();
+        assert_eq!(pending, [("deploy".to_owned(), 2), ("test".to_owned(), 1)]);
+        let refused = crystallize(
+            &env,
+            &CrystallizeInput {
+                partition: "team".to_owned(),
+                given: Settings {
+                    cluster_threshold: Some(5),
+                    ..Settings::default()
+                },
+            },
+        )
+        .expect_err("another threshold");
+        assert_eq!(
+            refused.to_string(),
+            "partition team has cluster_threshold 3, not 5; a partition keeps the configuration of its first record"
         );
     }
 }

@@ -69,3 +69,18 @@ fn a_missing_database_is_an_error_and_is_not_created() {
     assert_eq!(run.stderr, "error: no database at absent.db\n");
     assert!(!sandbox.path().join("absent.db").exists());
 }
+
+#[test]
+fn a_postgresql_database_is_not_checked_and_its_password_is_not_shown() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.expect(
+        1,
+        &["--db", "postgres://agent:s3cret@db.invalid/memory", "check"],
+    );
+    assert!(
+        run.stderr
+            .contains("postgres://agent:***@db.invalid/memory is a PostgreSQL database"),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("s3cret"), "{run}");
+}

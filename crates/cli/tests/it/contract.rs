@@ -310,3 +310,87 @@ fn browser_record_stores_what_the_library_stores() {
     }
     assert_eq!(cli, library);
 }
+
+/// The commands no other test runs with `--json`, each run once with it: the harness checks
+/// every output against the schema `commands/outputs.rs` names for it.
+#[test]
+fn the_remaining_commands_print_what_their_schemas_describe() {
+    let sandbox = Sandbox::new();
+    let now = ["--now", "1767225600000"];
+    let json = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(&now);
+        all.extend_from_slice(args);
+        sandbox.expect(0, &all)
+    };
+    let recorded = json(&[
+        "trajectory",
+        "record",
+        "--partition",
+        "team",
+        "--fields",
+        "task",
+        "--field",
+        "task=deploy",
+        "--trajectory",
+        "build,ship",
+        "--success",
+    ]);
+    assert!(recorded.stdout.contains("\"episodes\": 1"), "{recorded}");
+    json(&["trajectory", "crystallize", "--partition", "team"]);
+    json(&["trajectory", "patterns", "--partition", "team"]);
+    std::fs::write(
+        sandbox.path().join("run.json"),
+        r##"{"goal": "Buy a watch", "start_url": "https://shop.test/", "success": true,
+            "run_id": "run-1", "session_id": "s-1",
+            "turns": [{"url": "https://shop.test/", "action": {"action": "click", "selector": "#buy"}, "verified": true, "duration_ms": 5}]}"##,
+    )
+    .expect("write");
+    json(&["browser", "record", "--file", "run.json"]);
+    let resumed = json(&["browser", "resume", "run-1"]);
+    assert!(
+        resumed.stdout.contains("\"parent_run_id\": \"run-1\""),
+        "{resumed}"
+    );
+    json(&["browser", "fork", "run-1", "--goal", "Buy a cheaper watch"]);
+    json(&["browser", "export", "exported"]);
+    let events = [
+        r#"{"type": "session_started", "session": "live", "started_at": 1767225600000}"#,
+        r#"{"type": "user_message", "text": "Make the tests pass."}"#,
+    ];
+    let appended = sandbox.run_with_stdin(
+        &[
+            "--json",
+            "turns",
+            "append",
+            "--session",
+            "live",
+            "--file",
+            "-",
+        ],
+        &(events.join("\n") + "\n"),
+    );
+    assert_eq!(appended.code, Some(0), "{appended}");
+    let sessions = json(&["turns", "sessions"]);
+    assert!(sessions.stdout.contains("\"live\""), "{sessions}");
+    let log = r#"{"toolName": "tapOn", "parameters": {"text": "Buy"}, "successful": true, "durationMs": 4, "timestamp": 1000}"#;
+    let logs = sandbox.run_with_stdin(
+        &[
+            "--json",
+            "recording",
+            "append",
+            "--session",
+            "run",
+            "--file",
+            "-",
+        ],
+        &format!("{log}\n"),
+    );
+    assert_eq!(logs.code, Some(0), "{logs}");
+    sandbox.fixture("sign-in.trail.yaml");
+    let formatted = json(&["recording", "fmt", "sign-in.trail.yaml"]);
+    assert!(
+        formatted.stdout.contains("sign-in.trail.yaml"),
+        "{formatted}"
+    );
+}

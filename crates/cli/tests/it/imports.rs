@@ -278,13 +278,142 @@ fn a_session_already_there_is_reported_and_left_alone() {
     let sandbox = Sandbox::new();
     sandbox.fixture(SESSION_LOG);
     sandbox.expect(0, &["--db", "memory.db", "turns", "import", SESSION_LOG]);
-    let run = sandbox.expect(1, &["--db", "memory.db", "turns", "import", SESSION_LOG]);
+    let run = sandbox.expect(0, &["--db", "memory.db", "turns", "import", SESSION_LOG]);
     assert_eq!(
-        run.stderr,
-        "error: session \"verbose-flag\" already holds 9 event(s) in memory.db\n"
+        run.stdout,
+        "session verbose-flag is already imported (9 events, 4 turns); nothing changed\n"
     );
     let events = store(&sandbox)
         .session_load(&SessionId::new("verbose-flag").expect("id"))
         .expect("load");
     assert_eq!(events.len(), 9);
+}
+
+/// The fixture `name` with line `line` (1-based) rewritten by `change`, saved as `to`.
+fn with_line_changed(
+    sandbox: &Sandbox,
+    name: &str,
+    to: &str,
+    line: usize,
+    change: fn(&str) -> String,
+) {
+    let text = fs::read_to_string(sandbox.path().join(name)).expect("read fixture");
+    let changed: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == line {
+                change(l)
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    fs::write(sandbox.path().join(to), changed.join("\n") + "\n").expect("write");
+}
+
+#[test]
+fn importing_the_same_tool_logs_again_changes_nothing_and_other_ones_name_the_line() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(LOGS);
+    sandbox.expect(0, &["--db", "memory.db", "recording", "import", LOGS]);
+    let again = sandbox.expect(
+        0,
+        &["--db", "memory.db", "--json", "recording", "import", LOGS],
+    );
+    let report: serde_json::Value = serde_json::from_str(&again.stdout).expect("json");
+    assert_eq!(
+        report,
+        serde_json::json!([{"session": "first-run", "logs": 4, "already_imported": true}])
+    );
+    // Another tool on line 3, other parameters on line 2, a log more, a log less.
+    with_line_changed(&sandbox, LOGS, "tool.jsonl", 3, |l| {
+        l.replacen("\"toolName\":\"", "\"toolName\":\"renamed_", 1)
+    });
+    with_line_changed(&sandbox, LOGS, "params.jsonl", 2, |l| {
+        l.replacen("\"parameters\":{", "\"parameters\":{\"extra\":1,", 1)
+    });
+    let text = fs::read_to_string(sandbox.path().join(LOGS)).expect("read");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    fs::write(
+        sandbox.path().join("longer.jsonl"),
+        format!("{}\n{}\n", lines.join("\n"), lines[3]),
+    )
+    .expect("write");
+    fs::write(
+        sandbox.path().join("shorter.jsonl"),
+        format!("{}\n", lines[..3].join("\n")),
+    )
+    .expect("write");
+    for (file, expected) in [
+        (
+            "tool.jsonl",
+            "tool.jsonl:3: session \"first-run\" is already stored in memory.db with other tool logs: tool \"renamed_",
+        ),
+        (
+            "params.jsonl",
+            "params.jsonl:2: session \"first-run\" is already stored in memory.db with other tool logs: parameters of ",
+        ),
+        (
+            "longer.jsonl",
+            "longer.jsonl:5: session \"first-run\" is already stored in memory.db with other tool logs: the stored session ends before this log (it holds 4 tool log(s))",
+        ),
+        (
+            "shorter.jsonl",
+            "shorter.jsonl:3: session \"first-run\" is already stored in memory.db with other tool logs: the stored session holds 1 more tool log(s) after this last one",
+        ),
+    ] {
+        let run = sandbox.expect(1, &["--db", "memory.db", "recording", "import", file]);
+        assert!(
+            run.stderr.starts_with(&format!("error: {expected}")),
+            "{file}: {run}"
+        );
+        assert!(run.stderr.contains("nothing was imported"), "{run}");
+    }
+    let stored = store(&sandbox)
+        .list_tool_logs(&SessionId::new("first-run").expect("id"))
+        .expect("list");
+    assert_eq!(stored.len(), 4, "nothing changed");
+    check_passes(&sandbox);
+}
+
+#[test]
+fn importing_the_same_session_again_changes_nothing_and_other_events_name_the_line() {
+    let sandbox = Sandbox::new();
+    sandbox.fixture(SESSION_LOG);
+    sandbox.expect(0, &["--db", "memory.db", "turns", "import", SESSION_LOG]);
+    let again = sandbox.expect(0, &["--db", "memory.db", "turns", "import", SESSION_LOG]);
+    assert!(
+        again.stdout.contains("is already imported") && again.stdout.contains("nothing changed"),
+        "{again}"
+    );
+    let json = sandbox.expect(
+        0,
+        &[
+            "--db",
+            "memory.db",
+            "--json",
+            "turns",
+            "import",
+            SESSION_LOG,
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(report["already_imported"], true, "{json}");
+    with_line_changed(&sandbox, SESSION_LOG, "edited.jsonl", 2, |l| {
+        l.replacen("\"text\":\"", "\"text\":\"Edited: ", 1)
+    });
+    let run = sandbox.expect(1, &["--db", "memory.db", "turns", "import", "edited.jsonl"]);
+    assert!(
+        run.stderr.starts_with("error: edited.jsonl:2: session \"verbose-flag\" is already stored in memory.db with other events: the user_message event differs from the stored event 2; nothing was imported"),
+        "{run}"
+    );
+    let events = store(&sandbox)
+        .session_load(&SessionId::new("verbose-flag").expect("id"))
+        .expect("load");
+    assert!(
+        events.iter().all(|e| !e.payload.contains("Edited: ")),
+        "nothing changed"
+    );
+    check_passes(&sandbox);
 }

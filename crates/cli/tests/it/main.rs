@@ -1,5 +1,9 @@
 //! Tests that run the `agent-memory` binary and snapshot what it prints: stdout, stderr and
 //! the exit code, with the temporary folder's path shown as `[TMP]`.
+//!
+//! Every run with `--json` is checked against the JSON contract on the way: its stdout
+//! against the committed schema of the command's output (`src/commands/outputs.rs` says
+//! which), and on failure its stderr against the error schema.
 
 mod browser;
 mod check;
@@ -42,6 +46,10 @@ pub(crate) fn postgres_url(name: &str) -> Option<String> {
     let join = if url.contains('?') { '&' } else { '?' };
     Some(format!("{url}{join}schema={schema}"))
 }
+/// Which schema each command's `--json` output follows; shared with the binary.
+#[path = "../../src/commands/outputs.rs"]
+#[allow(dead_code)]
+mod outputs;
 
 /// A temporary folder to run the binary in.
 pub(crate) struct Sandbox {
@@ -102,11 +110,13 @@ impl Sandbox {
         let output = child.wait_with_output().expect("wait");
         let root = self.path().display().to_string();
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
-        Run {
+        let run = Run {
             code: output.status.code(),
             stdout: text(&output.stdout),
             stderr: text(&output.stderr),
-        }
+        };
+        check_contract(args, &run);
+        run
     }
 
     /// Runs `agent-memory args...` in the sandbox, with `env` set and no
@@ -121,11 +131,13 @@ impl Sandbox {
             .expect("run agent-memory");
         let root = self.path().display().to_string();
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
-        Run {
+        let run = Run {
             code: output.status.code(),
             stdout: text(&output.stdout),
             stderr: text(&output.stderr),
-        }
+        };
+        check_contract(args, &run);
+        run
     }
 }
 
@@ -168,4 +180,59 @@ pub(crate) fn conforms(name: &str, document: &str) -> serde_json::Value {
         .collect();
     assert!(errors.is_empty(), "{name}: {errors:#?}\n{document}");
     value
+}
+
+/// The words of the command `args` runs (`["browser", "run", "start"]`), as
+/// `commands/outputs.rs` names it, and the schema of its `--json` output; `None` when the
+/// arguments name no command (a usage error).
+pub(crate) fn command_of(args: &[&str]) -> Option<(&'static str, Option<&'static str>)> {
+    // The subcommand's words, with the options that may come between them skipped: the
+    // global ones and their values (`--db PATH`, `--now TIME`, browser's `--scope NAME`).
+    let mut words = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match *arg {
+            "--db" | "--now" | "--scope" => {
+                rest.next();
+            }
+            flag if flag.starts_with('-') => {}
+            word => words.push(word),
+        }
+    }
+    outputs::OUTPUTS
+        .iter()
+        .filter(|(command, _)| {
+            let named: Vec<&str> = command.split(' ').collect();
+            words.len() >= named.len() && words[..named.len()] == named[..]
+        })
+        .max_by_key(|(command, _)| command.len())
+        .copied()
+}
+
+/// Checks a run with `--json` against the contract: stdout, when there is any, against the
+/// schema of the command's output; after a failure, the last line of stderr against the
+/// error schema.
+fn check_contract(args: &[&str], run: &Run) {
+    if !args.contains(&"--json") {
+        return;
+    }
+    if run.code != Some(0) {
+        let last = run.stderr.lines().rev().find(|l| !l.trim().is_empty());
+        conforms("error", last.unwrap_or_default());
+    }
+    let Some((command, schema)) = command_of(args) else {
+        assert_ne!(run.code, Some(0), "no known command in {args:?}\n{run}");
+        return;
+    };
+    match schema {
+        Some(schema) if !run.stdout.trim().is_empty() => {
+            conforms(schema, &run.stdout);
+        }
+        Some(schema) => assert_ne!(
+            run.code,
+            Some(0),
+            "`{command} --json` succeeded without printing its {schema}\n{run}"
+        ),
+        None => {}
+    }
 }

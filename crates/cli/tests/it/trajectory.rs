@@ -1,6 +1,6 @@
 //! `agent-memory trajectory`: record, crystallize, recall and fingerprint, and their errors.
 
-use crate::Sandbox;
+use crate::{Sandbox, conforms};
 
 /// A fixed "now" (2026-01-01T00:00:00Z) so scores do not depend on the day the tests run.
 const NOW: &str = "1767225600000";
@@ -163,10 +163,11 @@ fn crystallize_then_recall_ranks_what_worked() {
         &[],
     );
     assert_eq!(json.code, Some(0), "{json}");
-    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
-    assert_eq!(value.as_array().map(Vec::len), Some(1), "{json}");
+    let value = conforms("trajectory_recall.output", &json.stdout);
+    let patterns = &value["patterns"];
+    assert_eq!(patterns.as_array().map(Vec::len), Some(1), "{json}");
     // With only the confidence weighed, the score is the confidence.
-    assert_eq!(value[0]["score"], value[0]["confidence"], "{json}");
+    assert_eq!(patterns[0]["score"], patterns[0]["confidence"], "{json}");
     insta::assert_snapshot!("recall_json", json);
 }
 
@@ -239,9 +240,9 @@ fn the_first_record_stores_the_fields_of_its_partition() {
         &["--json", "trajectory", "crystallize", "--partition", "ops"],
         &[],
     );
-    let value: serde_json::Value = serde_json::from_str(&crystallized.stdout).expect("json");
+    let value = conforms("trajectory_crystallize.output", &crystallized.stdout);
     assert_eq!(
-        value[0]["fingerprint"],
+        value["patterns"][0]["fingerprint"],
         serde_json::json!({"task": "deploy", "env": "prod"}),
         "{crystallized}"
     );
@@ -286,8 +287,8 @@ fn record_from_a_jsonl_file() {
         &["--json", "trajectory", "crystallize", "--partition", "team"],
         &[],
     );
-    let value: serde_json::Value = serde_json::from_str(&crystallized.stdout).expect("json");
-    assert_eq!(value[0]["evidence_count"], 3, "{crystallized}");
+    let value = conforms("trajectory_crystallize.output", &crystallized.stdout);
+    assert_eq!(value["patterns"][0]["evidence_count"], 3, "{crystallized}");
     assert_eq!(stored_episodes(&sandbox), 3);
 }
 
@@ -597,7 +598,7 @@ fn crystallized(sandbox: &Sandbox, partition: &str) -> serde_json::Value {
         &[],
     );
     assert_eq!(run.code, Some(0), "{run}");
-    serde_json::from_str(&run.stdout).expect("json")
+    conforms("trajectory_crystallize.output", &run.stdout)["patterns"].clone()
 }
 
 #[test]
@@ -678,9 +679,7 @@ fn a_partition_stored_with_fields_only_has_the_default_settings() {
     let refused = record_into(&sandbox, "old", &["task=t"], &["--threshold", "2"]);
     assert_eq!(refused.code, Some(1), "{refused}");
     assert!(
-        refused
-            .stderr
-            .contains("has cluster_threshold 3, not --threshold 2"),
+        refused.stderr.contains("has cluster_threshold 3, not 2"),
         "{refused}"
     );
     for _ in 0..2 {
@@ -779,7 +778,8 @@ fn racing_first_records_with_other_fields_store_one_configuration() {
             ],
             &[],
         );
-        let patterns: serde_json::Value = serde_json::from_str(&patterns.stdout).expect("json");
+        let patterns =
+            conforms("trajectory_crystallize.output", &patterns.stdout)["patterns"].clone();
         assert_eq!(
             patterns.as_array().map(Vec::len),
             Some(1),
@@ -827,7 +827,7 @@ fn named_weights_replace_the_default_set() {
             &[],
         );
         assert_eq!(run.code, Some(0), "{run}");
-        serde_json::from_str::<serde_json::Value>(&run.stdout).expect("json")
+        conforms("trajectory_recall.output", &run.stdout)["patterns"].clone()
     };
     let confidence_only = recall("confidence=1");
     assert_eq!(
@@ -876,9 +876,87 @@ fn forgetting_a_partition_forgets_its_configuration() {
     assert_eq!(again.code, Some(0), "{again}");
     let refused = record_into(&sandbox, "ops", &["task=deploy"], &["--threshold", "2"]);
     assert!(
-        refused
-            .stderr
-            .contains("has cluster_threshold 4, not --threshold 2"),
+        refused.stderr.contains("has cluster_threshold 4, not 2"),
         "{refused}"
+    );
+}
+
+#[test]
+fn crystallize_names_the_groups_still_below_the_threshold() {
+    let sandbox = Sandbox::new();
+    for task in ["deploy", "deploy", "test", "deploy", "migrate"] {
+        let field = format!("task={task}");
+        sandbox.expect(
+            0,
+            &[
+                "trajectory",
+                "--now",
+                NOW,
+                "record",
+                "--partition",
+                "team",
+                "--fields",
+                "task",
+                "--threshold",
+                "3",
+                "--field",
+                &field,
+                "--trajectory",
+                "a,b",
+                "--success",
+            ],
+        );
+    }
+    sandbox.expect(
+        0,
+        &[
+            "trajectory",
+            "--now",
+            NOW,
+            "record",
+            "--partition",
+            "team",
+            "--field",
+            "task=test",
+            "--trajectory",
+            "a",
+            "--failure",
+        ],
+    );
+    let text = sandbox.expect(
+        0,
+        &[
+            "trajectory",
+            "--now",
+            NOW,
+            "crystallize",
+            "--partition",
+            "team",
+        ],
+    );
+    insta::assert_snapshot!(text);
+    // Nothing new: no pattern changes, the pending groups are still named.
+    let json = sandbox.expect(
+        0,
+        &[
+            "--json",
+            "trajectory",
+            "--now",
+            NOW,
+            "crystallize",
+            "--partition",
+            "team",
+        ],
+    );
+    let value = conforms("trajectory_crystallize.output", &json.stdout);
+    assert_eq!(value["patterns"], serde_json::json!([]), "{json}");
+    assert_eq!(value["threshold"], 3, "{json}");
+    assert_eq!(
+        value["pending_groups"],
+        serde_json::json!([
+            {"fingerprint": {"task": "migrate"}, "episodes": 1},
+            {"fingerprint": {"task": "test"}, "episodes": 2},
+        ]),
+        "{json}"
     );
 }

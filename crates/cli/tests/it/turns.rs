@@ -112,10 +112,10 @@ fn import_as_json_and_twice() {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(
         json,
-        serde_json::json!({"session": "verbose-flag", "events": 9, "turns": 4}),
+        serde_json::json!({"session": "verbose-flag", "events": 9, "turns": 4, "already_imported": false}),
         "{run}"
     );
-    insta::assert_snapshot!(sandbox.expect(1, &["--db", "memory.db", "turns", "import", LOG]));
+    insta::assert_snapshot!(sandbox.expect(0, &["--db", "memory.db", "turns", "import", LOG]));
     assert_eq!(stored_events(&sandbox, "verbose-flag"), 9);
 }
 
@@ -467,7 +467,7 @@ fn import_a_keen_log_and_show_it_as_keen_sends_it() {
     let report: serde_json::Value = serde_json::from_str(&old.stdout).expect("json");
     assert_eq!(
         report,
-        serde_json::json!({"session": "sess-2b81d0", "events": 8, "turns": 3}),
+        serde_json::json!({"session": "sess-2b81d0", "events": 8, "turns": 3, "already_imported": false}),
         "{old}"
     );
 }
