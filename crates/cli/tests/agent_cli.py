@@ -158,7 +158,8 @@ def turn_memory(memory):
         conflict,
     )
     shown = memory.run("turns", "show", "py-session", "--format", "anthropic")
-    sent = json.dumps(shown)
+    check("the request is Anthropic's", shown.get("format") == "anthropic", shown)
+    sent = json.dumps(shown["request"])
     check("the model is told what failed", "cargo test" in sent and "101" in sent, sent[:300])
 
 

@@ -46,7 +46,7 @@ pub(crate) const OUTPUTS: &[(&str, Option<&str>)] = &[
     ("recording import", Some("recording_import.output")),
     ("recording append", Some("recording_append.output")),
     ("check", Some("check.output")),
-    // With `--format openai` (and the other providers) it prints the provider's own JSON.
+    // With `--format openai` (and the other providers) the provider's request, wrapped.
     ("turns show", Some("turns_show.output")),
     ("turns compact", Some("turns_compact.output")),
     ("turns import", Some("turns_import.output")),

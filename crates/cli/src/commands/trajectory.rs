@@ -7,7 +7,9 @@
 //! database's meta store under `trajectory.<setting>.<partition>`, in the same transaction as
 //! its episodes. Every later command on that partition reads them from there, so only the
 //! first command needs the flags; a later flag that disagrees is refused. A partition stored
-//! before the settings other than its fields were kept has popoto's defaults for them.
+//! before the settings other than its fields were kept has popoto's defaults for them. The
+//! rule lives once, in the operations (`ops::trajectory`), which these commands call and whose
+//! outputs they print with `--json`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

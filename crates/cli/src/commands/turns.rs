@@ -307,13 +307,29 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
         policy = policy.with_system_prompt(prompt.as_str());
     }
     let model = history.model_view(&policy);
+    // The provider's own JSON, as it is sent; with `--json`, inside the contract's document,
+    // so every `--json` output has one schema.
+    let session = history.session().as_str();
     match args.format {
-        Format::Openai => print_json(&render::openai_chat(&model)),
-        Format::Responses => print_json(&render::openai_responses(&model)),
-        Format::Genkit => print_json(&render::genkit(&model)),
-        Format::Anthropic => print_json(&render::anthropic(&model)),
-        Format::Gemini => print_json(&render::gemini(&model)),
-        Format::Text if global.json => {
+        Format::Openai => return provider(global, session, "openai", render::openai_chat(&model)),
+        Format::Responses => {
+            return provider(
+                global,
+                session,
+                "responses",
+                render::openai_responses(&model),
+            );
+        }
+        Format::Genkit => return provider(global, session, "genkit", render::genkit(&model)),
+        Format::Anthropic => {
+            return provider(global, session, "anthropic", render::anthropic(&model));
+        }
+        Format::Gemini => return provider(global, session, "gemini", render::gemini(&model)),
+        Format::Text => {}
+    }
+    // Text: with `--json`, the items as the contract's rows.
+    match global.json {
+        true => {
             let system = model
                 .system
                 .as_deref()
@@ -322,9 +338,9 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
                 .into_iter()
                 .chain(model.items.iter().map(model_row))
                 .collect();
-            print_json(&ShownSession::Model(items))
+            print_json(&ShownSession::<Value>::Model(items))
         }
-        Format::Text => {
+        false => {
             if let Some(system) = model.system.as_deref() {
                 print!("{}", labelled("system", system));
             }
@@ -340,11 +356,45 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
 /// provider formats (`--format openai`, ...) print the provider's own JSON instead.
 #[derive(Serialize, JsonSchema)]
 #[serde(untagged)]
-enum ShownSession<'a> {
+#[schemars(bound = "")]
+enum ShownSession<'a, R = Value> {
     /// What the user sees, message by message.
     Ui(Vec<UiRow<'a>>),
     /// What the model is sent, item by item.
     Model(Vec<ModelRow<'a>>),
+    /// What the model is sent, in a provider's format (`--format openai`, ...).
+    Provider(ProviderView<R>),
+}
+
+/// Prints a provider's request as it is sent; with `--json`, inside the contract's document,
+/// so every `--json` output has one schema.
+fn provider<R: Serialize>(
+    global: &GlobalArgs,
+    session: &str,
+    format: &'static str,
+    request: R,
+) -> Result<()> {
+    if !global.json {
+        return print_json(&request);
+    }
+    print_json(&ShownSession::<R>::Provider(ProviderView {
+        session: session.to_owned(),
+        format,
+        request,
+    }))
+}
+
+/// `turns show --json --format <provider>`: the provider's payload and what it is.
+#[derive(Serialize, JsonSchema)]
+#[schemars(bound = "")]
+struct ProviderView<R> {
+    /// The session.
+    session: String,
+    /// The provider format: `openai`, `responses`, `genkit`, `anthropic` or `gemini`.
+    format: &'static str,
+    /// The payload in the provider's own format, as it is sent.
+    #[schemars(with = "Value")]
+    request: R,
 }
 
 /// A message of the user's view.
@@ -366,7 +416,7 @@ fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
                 interrupted: m.interrupted,
             })
             .collect();
-        return print_json(&ShownSession::Ui(rows));
+        return print_json(&ShownSession::<Value>::Ui(rows));
     }
     for message in history.ui_view() {
         let label = if message.interrupted {
@@ -533,7 +583,7 @@ struct ImportReport {
 pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
     use crate::ops::output;
     vec![
-        output::<ShownSession<'static>>("turns_show.output"),
+        output::<ShownSession<'static, Value>>("turns_show.output"),
         output::<CompactReport>("turns_compact.output"),
         output::<ImportReport>("turns_import.output"),
         output::<Vec<crate::ops::memory::TurnSessionEntry>>("turns_sessions.output"),

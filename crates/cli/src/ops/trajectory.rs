@@ -1,9 +1,12 @@
 //! `trajectory_record`, `trajectory_crystallize`, `trajectory_recall` and
 //! `trajectory_patterns`: procedural memory, "what worked last time".
 //!
-//! The fingerprint fields of a partition are chosen once: the first record into a partition
-//! stores them (from `fields`, else the default) under `trajectory.fields.<partition>` in the
-//! meta store, and every later operation on it reads them from there.
+//! The configuration of a partition (fingerprint fields, cluster threshold, evidence cap,
+//! initial confidence) is chosen once: the first record into a partition stores it (as given,
+//! else the defaults) under `trajectory.<setting>.<partition>` in the meta store, in the
+//! transaction of its episodes, and every later operation on it reads it from there; a given
+//! setting that disagrees is refused. The command line's `trajectory` commands use the same
+//! rule through these operations.
 
 use std::collections::BTreeMap;
 

@@ -373,6 +373,14 @@ fn the_remaining_commands_print_what_their_schemas_describe() {
     assert_eq!(appended.code, Some(0), "{appended}");
     let sessions = json(&["turns", "sessions"]);
     assert!(sessions.stdout.contains("\"live\""), "{sessions}");
+    // A provider's request, inside the contract's document.
+    let shown = json(&["turns", "show", "live", "--format", "anthropic"]);
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).expect("json");
+    assert_eq!(shown["format"], "anthropic", "{shown}");
+    assert!(shown["request"]["messages"].is_array(), "{shown}");
+    let raw = sandbox.expect(0, &["turns", "show", "live", "--format", "anthropic"]);
+    let raw: serde_json::Value = serde_json::from_str(&raw.stdout).expect("json");
+    assert_eq!(raw, shown["request"], "without --json, the request itself");
     let log = r#"{"toolName": "tapOn", "parameters": {"text": "Buy"}, "successful": true, "durationMs": 4, "timestamp": 1000}"#;
     let logs = sandbox.run_with_stdin(
         &[

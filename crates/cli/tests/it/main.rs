@@ -236,3 +236,34 @@ fn check_contract(args: &[&str], run: &Run) {
         None => {}
     }
 }
+
+/// The harness itself: it finds the command among global options and subcommand flags, and
+/// it rejects an output its schema does not describe.
+#[test]
+fn the_contract_harness_finds_the_command_and_rejects_a_wrong_output() {
+    for (args, command) in [
+        (
+            &[
+                "--db", "x.db", "browser", "--scope", "s", "run", "start", "--file", "-",
+            ][..],
+            "browser run start",
+        ),
+        (
+            &["trajectory", "--now", "1", "recall", "--partition", "p"][..],
+            "trajectory recall",
+        ),
+        (&["--json", "turns", "show", "a-session"][..], "turns show"),
+        (&["list", "--json"][..], "list"),
+    ] {
+        assert_eq!(command_of(args).map(|(c, _)| c), Some(command), "{args:?}");
+    }
+    assert_eq!(command_of(&["--json", "nonsense"]), None);
+    // The recall output used to be a bare list of patterns with `last_reinforced_ms`.
+    let old = r#"[{"fingerprint": {}, "canonical_sequence": [], "confidence": 1.0,
+                   "evidence_count": 1, "corroborations": 1, "contradictions": 0,
+                   "last_reinforced_ms": 0}]"#;
+    let rejected = std::panic::catch_unwind(|| conforms("trajectory_recall.output", old));
+    assert!(rejected.is_err(), "the old recall output must not conform");
+    let error = r#"{"error": {"kind": "not_found", "message": "m"}}"#;
+    assert_eq!(conforms("error", error)["error"]["kind"], "not_found");
+}
