@@ -120,6 +120,7 @@ fn run_steps() -> Result<()> {
             // packaged and built from the packaged sources alone.
             "package",
             Box::new(|| {
+                clear_stale_package_sources()?;
                 cargo(
                     &root,
                     &[
@@ -153,5 +154,48 @@ fn run_steps() -> Result<()> {
         result.with_context(|| format!("ci step `{name}` failed"))?;
     }
     println!("ci passed in {:.1}s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Removes cargo's extracted copies of our own packages from earlier `cargo package` runs.
+///
+/// `cargo package --workspace` builds each package against the others' tarballs through a
+/// local overlay registry, extracted under `$CARGO_HOME/registry/src/-<hash of the overlay's
+/// path>/`. When a later run packages the same version from the same folder, cargo reuses the
+/// earlier extraction instead of the new tarball, and the build sees stale sources (an older
+/// `agent-memory-core` without a trait method the other packages now use). Only overlay
+/// folders (named `-<hash>`) are touched, and in them only `agent-memory-*` packages.
+fn clear_stale_package_sources() -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+    let Some(home) = home else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry/src")) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(packages) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for package in packages.flatten() {
+            if package
+                .file_name()
+                .to_string_lossy()
+                .starts_with("agent-memory-")
+            {
+                std::fs::remove_dir_all(package.path()).with_context(|| {
+                    format!(
+                        "remove the stale package sources {}",
+                        package.path().display()
+                    )
+                })?;
+            }
+        }
+    }
     Ok(())
 }
