@@ -120,7 +120,7 @@ fn run_steps() -> Result<()> {
             // packaged and built from the packaged sources alone.
             "package",
             Box::new(|| {
-                clear_stale_package_sources()?;
+                clear_stale_package_sources(&crate::target_dir(&root))?;
                 cargo(
                     &root,
                     &[
@@ -164,8 +164,24 @@ fn run_steps() -> Result<()> {
 /// path>/`. When a later run packages the same version from the same folder, cargo reuses the
 /// earlier extraction instead of the new tarball, and the build sees stale sources (an older
 /// `agent-memory-core` without a trait method the other packages now use). Only overlay
-/// folders (named `-<hash>`) are touched, and in them only `agent-memory-*` packages.
-fn clear_stale_package_sources() -> Result<()> {
+/// folders (named `-<hash>`) are touched, and in them only `agent-memory-*` packages. A
+/// registry package is never rebuilt for changed sources either, so the fingerprints of our
+/// packages in `target` go too (the path builds rebuild once, the packaged ones from the new
+/// tarballs).
+fn clear_stale_package_sources(target: &std::path::Path) -> Result<()> {
+    if let Ok(fingerprints) = std::fs::read_dir(target.join("debug/.fingerprint")) {
+        for entry in fingerprints.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("agent-memory-")
+            {
+                std::fs::remove_dir_all(entry.path()).with_context(|| {
+                    format!("remove the stale fingerprint {}", entry.path().display())
+                })?;
+            }
+        }
+    }
     let home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
