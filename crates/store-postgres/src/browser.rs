@@ -28,11 +28,7 @@ type Step<T> = std::result::Result<T, Fail>;
 
 /// Takes the scope's advisory lock until the transaction ends.
 fn lock_scope(tx: &mut Tx<'_>, scope: &Scope) -> Step<()> {
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-        &[&lock::SCOPE, &scope.as_str()],
-    )?;
-    Ok(())
+    Ok(tx.advisory_lock(lock::SCOPE, scope.as_str(), true)?)
 }
 
 /// `value` as a `bigint`; one above `i64::MAX` is refused naming `field` of `item`.

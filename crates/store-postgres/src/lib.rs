@@ -230,6 +230,22 @@ impl<'a> Tx<'a> {
         self.tx.query_one(&statement, params)
     }
 
+    /// Takes the advisory lock `(class, hashtext(key))` until the transaction ends: exclusive,
+    /// or shared with other shared holders. Callers taking several take them in sorted order.
+    pub(crate) fn advisory_lock(
+        &mut self,
+        class: i32,
+        key: &str,
+        exclusive: bool,
+    ) -> Result<(), postgres::Error> {
+        let sql = if exclusive {
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))"
+        } else {
+            "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))"
+        };
+        self.execute(sql, &[&class, &key]).map(|_| ())
+    }
+
     /// The transaction itself, for a statement built at run time (never cached).
     pub(crate) fn raw(&mut self) -> &mut postgres::Transaction<'a> {
         &mut self.tx

@@ -23,11 +23,7 @@ fn events_fit(events: &[SessionEvent]) -> Result<()> {
 }
 
 fn lock_session(tx: &mut Tx<'_>, session: &SessionId) -> std::result::Result<(), Fail> {
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-        &[&lock::SESSION, &session.as_str()],
-    )?;
-    Ok(())
+    Ok(tx.advisory_lock(lock::SESSION, session.as_str(), true)?)
 }
 
 /// Inserts `events` at positions `from..`; returns the length of the log afterwards.

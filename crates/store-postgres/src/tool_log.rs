@@ -49,17 +49,7 @@ fn lock_sessions<'a>(
 ) -> std::result::Result<(), Fail> {
     let sessions: BTreeSet<&SessionId> = sessions.into_iter().collect();
     for session in sessions {
-        if exclusive {
-            tx.execute(
-                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                &[&lock::TOOL_LOG, &session.as_str()],
-            )?;
-        } else {
-            tx.execute(
-                "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))",
-                &[&lock::TOOL_LOG, &session.as_str()],
-            )?;
-        }
+        tx.advisory_lock(lock::TOOL_LOG, session.as_str(), exclusive)?;
     }
     Ok(())
 }

@@ -56,18 +56,7 @@ fn lock_partition(
     partition: &str,
     exclusive: bool,
 ) -> std::result::Result<(), Fail> {
-    if exclusive {
-        tx.execute(
-            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-            &[&lock::PARTITION, &partition],
-        )?;
-    } else {
-        tx.execute(
-            "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))",
-            &[&lock::PARTITION, &partition],
-        )?;
-    }
-    Ok(())
+    Ok(tx.advisory_lock(lock::PARTITION, partition, exclusive)?)
 }
 
 fn watermark_of(tx: &mut Tx<'_>, partition: &str) -> std::result::Result<Seq, Fail> {
@@ -80,9 +69,16 @@ fn watermark_of(tx: &mut Tx<'_>, partition: &str) -> std::result::Result<Seq, Fa
     Ok(seq.map_or(0, |s| u64::try_from(s).unwrap_or(0)))
 }
 
-/// Decodes a `trajectory_group` row selected as `fingerprint, episode_count, canonical,
-/// canonical_count, canonical_newest, canonical_first_seq, pending, confidence,
-/// evidence_count, corroborations, contradictions, last_reinforced`; `known` is its
+/// The columns of a `trajectory_group` row, in the order [`decode_group`] reads them.
+macro_rules! group_columns {
+    () => {
+        "fingerprint, episode_count, canonical, canonical_count, canonical_newest, \
+         canonical_first_seq, pending, confidence, evidence_count, corroborations, \
+         contradictions, last_reinforced"
+    };
+}
+
+/// Decodes a `trajectory_group` row selected as `group_columns!()`; `known` is its
 /// fingerprint when the caller has it.
 fn decode_group(row: &Row, known: Option<&Fingerprint>) -> Result<Group> {
     let loc = "trajectory_group";
@@ -322,10 +318,11 @@ impl PatternStore for PostgresStore {
             let mut input = CrystallizeInput::default();
             let mut stored: HashSet<String> = HashSet::new();
             for row in tx.query(
-                "SELECT fingerprint, episode_count, canonical, canonical_count, \
-                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
-                 corroborations, contradictions, last_reinforced FROM trajectory_group \
-                 WHERE partition = $1 AND fingerprint = ANY($2::text[])",
+                concat!(
+                    "SELECT ",
+                    group_columns!(),
+                    " FROM trajectory_group WHERE partition = $1 AND fingerprint = ANY($2::text[])"
+                ),
                 &[&name, &keys],
             )? {
                 let key: &str = row.get(0);
@@ -389,10 +386,11 @@ impl PatternStore for PostgresStore {
         let pairs = pair_texts(filter);
         let rows = self.read("recall patterns", |tx| {
             Ok(tx.query(
-                "SELECT fingerprint, episode_count, canonical, canonical_count, \
-                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
-                 corroborations, contradictions, last_reinforced FROM trajectory_group \
-                 WHERE partition = $1 AND confidence IS NOT NULL AND pairs @> $2::text[]",
+                concat!(
+                    "SELECT ",
+                    group_columns!(),
+                    " FROM trajectory_group WHERE partition = $1 AND confidence IS NOT NULL AND pairs @> $2::text[]"
+                ),
                 &[&partition.as_str(), &pairs],
             )?)
         })?;
@@ -412,10 +410,11 @@ impl PatternStore for PostgresStore {
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
         let row = self.read("read group", |tx| {
             Ok(tx.query_opt(
-                "SELECT fingerprint, episode_count, canonical, canonical_count, \
-                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
-                 corroborations, contradictions, last_reinforced FROM trajectory_group \
-                 WHERE partition = $1 AND fingerprint = $2",
+                concat!(
+                    "SELECT ",
+                    group_columns!(),
+                    " FROM trajectory_group WHERE partition = $1 AND fingerprint = $2"
+                ),
                 &[&partition.as_str(), &fingerprint.as_key()],
             )?)
         })?;
@@ -426,10 +425,11 @@ impl PatternStore for PostgresStore {
     fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
         let rows = self.read("list pending groups", |tx| {
             Ok(tx.query(
-                "SELECT fingerprint, episode_count, canonical, canonical_count, \
-                 canonical_newest, canonical_first_seq, pending, confidence, evidence_count, \
-                 corroborations, contradictions, last_reinforced FROM trajectory_group \
-                 WHERE partition = $1 AND confidence IS NULL",
+                concat!(
+                    "SELECT ",
+                    group_columns!(),
+                    " FROM trajectory_group WHERE partition = $1 AND confidence IS NULL"
+                ),
                 &[&partition.as_str()],
             )?)
         })?;

@@ -11,7 +11,7 @@ use std::sync::{Mutex, PoisonError};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
     PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, Seq,
-    TrajectoryTally, decode_texts, encode_texts, settings_conflict,
+    TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -35,32 +35,10 @@ fn encode_trajectory(trajectory: &[String]) -> String {
     encode_texts(trajectory.iter().map(String::as_str))
 }
 
-fn encode_pending(pending: &[PendingObservation]) -> String {
-    let parts: Vec<String> = pending
-        .iter()
-        .flat_map(|p| {
-            [
-                format!("{:016x}", p.signal.to_bits()),
-                p.recorded_at.as_millis().to_string(),
-            ]
-        })
-        .collect();
-    encode_texts(parts.iter().map(String::as_str))
-}
-
+/// A group's pending observations from their stored text (`encode_pending`'s format).
 fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
-    let bad = || Error::corrupt("trajectory_group.pending", text);
-    let parts = decode_texts(text).ok_or_else(bad)?;
-    parts
-        .chunks(2)
-        .map(|pair| match pair {
-            [signal, at] => Ok(PendingObservation {
-                signal: f64::from_bits(u64::from_str_radix(signal, 16).map_err(|_| bad())?),
-                recorded_at: Timestamp::from_millis(at.parse().map_err(|_| bad())?),
-            }),
-            _ => Err(bad()),
-        })
-        .collect()
+    agent_memory_core::store::trajectory::decode_pending(text)
+        .ok_or_else(|| Error::corrupt("trajectory_group.pending", text))
 }
 
 /// The interned ids of fingerprints this store has seen committed, by partition and key, so

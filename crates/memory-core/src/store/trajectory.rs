@@ -440,3 +440,28 @@ pub struct PartitionSummary {
     /// The sequence number of the last episode crystallize observed.
     pub watermark: Seq,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_observations_round_trip_exactly_and_bad_text_is_refused() {
+        let pending = vec![
+            PendingObservation {
+                signal: 0.1 + 0.2,
+                recorded_at: Timestamp::from_millis(-5),
+            },
+            PendingObservation {
+                signal: 1.0,
+                recorded_at: Timestamp::from_millis(1_767_225_600_000),
+            },
+        ];
+        let text = encode_pending(&pending);
+        assert_eq!(decode_pending(&text), Some(pending));
+        assert_eq!(decode_pending(""), Some(Vec::new()));
+        let odd = encode_texts(["3fb999999999999a"]);
+        assert_eq!(decode_pending(&odd), None);
+        assert_eq!(decode_pending("2:zz1:0"), None);
+    }
+}
