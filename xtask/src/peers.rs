@@ -99,6 +99,9 @@ impl Venv {
         figures: &Path,
     ) -> Result<()> {
         println!("==> popoto 1.10.1 on {backend}: W-traj at N = {sizes}");
+        // As before our own timed phases: dirty pages left by earlier work are flushed first,
+        // so neither side's commits wait for another's writeback.
+        let _ = Command::new("sync").status();
         run(
             Command::new(&self.python)
                 .arg(root.join("xtask/peers/popoto_w_traj.py"))

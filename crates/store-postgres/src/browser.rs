@@ -21,7 +21,7 @@ use agent_memory_core::store::browser::{
 use agent_memory_core::{Error, Result, Scope, Timestamp};
 use postgres::Row;
 
-use crate::{Fail, PostgresStore, Tx, check_texts, lock};
+use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
 
 /// What the body of a store call returns.
 type Step<T> = std::result::Result<T, Fail>;
@@ -230,13 +230,13 @@ fn trajectory_from(row: &Row) -> Step<Trajectory> {
     })
 }
 
-fn get_trajectory(tx: &mut Tx<'_>, scope: &Scope, id: &str) -> Step<Option<Trajectory>> {
+fn get_trajectory(q: impl Single, scope: &Scope, id: &str) -> Step<Option<Trajectory>> {
     let sql = concat!(
         "SELECT ",
         trajectory_columns!(),
         " FROM browser_trajectory WHERE scope = $1 AND traj_id = $2"
     );
-    tx.query_opt(sql, &[&scope.as_str(), &id])?
+    q.row(sql, &[&scope.as_str(), &id])?
         .as_ref()
         .map(trajectory_from)
         .transpose()
@@ -254,11 +254,11 @@ const CANDIDATES: &str = "SELECT t.traj_id, c.shared, t.token_count
        AND (NOT $5::boolean OR t.success)
        AND ($6::bigint IS NULL OR t.recorded_at IS NULL OR t.recorded_at >= $6)";
 
-fn candidates(tx: &mut Tx<'_>, scope: &Scope, query: &CandidateQuery) -> Step<Vec<Candidate>> {
+fn candidates(q: impl Single, scope: &Scope, query: &CandidateQuery) -> Step<Vec<Candidate>> {
     let tokenless = query.tokens.is_empty();
     let keys = index_keys(&query.tokens);
     let min = i64::try_from(query.min_shared.max(1)).unwrap_or(i64::MAX);
-    let rows = tx.query(
+    let rows = q.rows(
         CANDIDATES,
         &[
             &scope.as_str(),
@@ -302,7 +302,7 @@ impl TrajectoryStore for PostgresStore {
     }
 
     fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
-        self.read("read trajectory", |tx| get_trajectory(tx, scope, id))
+        self.read_one("read trajectory", |one| get_trajectory(one, scope, id))
     }
 
     fn trajectory_candidates(
@@ -310,8 +310,8 @@ impl TrajectoryStore for PostgresStore {
         scope: &Scope,
         query: &CandidateQuery,
     ) -> Result<Vec<Candidate>> {
-        self.read("find trajectory candidates", |tx| {
-            candidates(tx, scope, query)
+        self.read_one("find trajectory candidates", |one| {
+            candidates(one, scope, query)
         })
     }
 
@@ -321,8 +321,8 @@ impl TrajectoryStore for PostgresStore {
             trajectory_columns!(),
             " FROM browser_trajectory WHERE scope = $1 ORDER BY id"
         );
-        self.read("list trajectories", |tx| {
-            tx.query(sql, &[&scope.as_str()])?
+        self.read_one("list trajectories", |one| {
+            one.query(sql, &[&scope.as_str()])?
                 .iter()
                 .map(trajectory_from)
                 .collect()
@@ -658,13 +658,13 @@ fn selectors_from(row: &Row, location: &dyn Fn() -> String) -> Step<Vec<Selector
     Ok(selectors)
 }
 
-fn get_site(tx: &mut Tx<'_>, scope: &Scope, site: &str) -> Step<Option<SiteMemory>> {
+fn get_site(q: impl Single, scope: &Scope, site: &str) -> Step<Option<SiteMemory>> {
     let sql = concat!(
         "SELECT ",
         site_columns!(),
         " FROM browser_site WHERE scope = $1 AND site = $2"
     );
-    tx.query_opt(sql, &[&scope.as_str(), &site])?
+    q.row(sql, &[&scope.as_str(), &site])?
         .as_ref()
         .map(site_from)
         .transpose()
@@ -673,7 +673,7 @@ fn get_site(tx: &mut Tx<'_>, scope: &Scope, site: &str) -> Step<Option<SiteMemor
 /// Loads the site (or starts it), applies the shared rules and writes it back, in a
 /// transaction holding the scope lock.
 fn observe(tx: &mut Tx<'_>, scope: &Scope, observation: &SiteObservation) -> Step<()> {
-    let mut memory = get_site(tx, scope, &observation.site)?.unwrap_or_else(|| SiteMemory {
+    let mut memory = get_site(&mut *tx, scope, &observation.site)?.unwrap_or_else(|| SiteMemory {
         site: observation.site.clone(),
         ..SiteMemory::default()
     });
@@ -683,7 +683,7 @@ fn observe(tx: &mut Tx<'_>, scope: &Scope, observation: &SiteObservation) -> Ste
 
 impl SiteMemoryStore for PostgresStore {
     fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>> {
-        self.read("read site memory", |tx| get_site(tx, scope, site))
+        self.read_one("read site memory", |one| get_site(one, scope, site))
     }
 
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()> {
@@ -702,8 +702,8 @@ impl SiteMemoryStore for PostgresStore {
     }
 
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
-        self.read("list sites", |tx| {
-            tx.query(
+        self.read_one("list sites", |one| {
+            one.query(
                 "SELECT site FROM browser_site WHERE scope = $1 ORDER BY site",
                 &[&scope.as_str()],
             )?
@@ -844,8 +844,8 @@ impl RunManifestStore for PostgresStore {
             run_columns!(),
             " FROM browser_run WHERE scope = $1 AND run_id = $2"
         );
-        self.read("read run manifest", |tx| {
-            tx.query_opt(sql, &[&scope.as_str(), &run_id])?
+        self.read_one("read run manifest", |one| {
+            one.query_opt(sql, &[&scope.as_str(), &run_id])?
                 .as_ref()
                 .map(run_from)
                 .transpose()
@@ -866,8 +866,8 @@ impl RunManifestStore for PostgresStore {
             .filter(|&limit| limit > 0)
             .map(|limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let status = filter.status.map(RunStatus::as_str);
-        self.read("list run manifests", |tx| {
-            tx.query(
+        self.read_one("list run manifests", |one| {
+            one.query(
                 sql,
                 &[
                     &scope.as_str(),
@@ -911,8 +911,8 @@ fn check_summary(summary: &SuiteSummary) -> Result<()> {
     )
 }
 
-fn get_hints(tx: &mut Tx<'_>, scope: &Scope) -> Step<Option<(String, String)>> {
-    tx.query_opt(
+fn get_hints(q: impl Single, scope: &Scope) -> Step<Option<(String, String)>> {
+    q.row(
         "SELECT hints, updated_at FROM browser_hints WHERE scope = $1",
         &[&scope.as_str()],
     )?
@@ -942,7 +942,7 @@ fn put_summary(tx: &mut Tx<'_>, scope: &Scope, summary: &SuiteSummary) -> Step<(
 
 impl HintStore for PostgresStore {
     fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>> {
-        self.read("read hints", |tx| get_hints(tx, scope))
+        self.read_one("read hints", |one| get_hints(one, scope))
     }
 
     fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
@@ -962,8 +962,8 @@ impl HintStore for PostgresStore {
     }
 
     fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>> {
-        self.read("list suite summaries", |tx| {
-            tx.query(
+        self.read_one("list suite summaries", |one| {
+            one.query(
                 "SELECT id, json FROM browser_suite_summary WHERE scope = $1 ORDER BY id",
                 &[&scope.as_str()],
             )?
@@ -1096,7 +1096,7 @@ fn store_image(tx: &mut Tx<'_>, scope: &Scope, image: &MemoryImage) -> Step<Imag
     }
 
     if let Some(hints) = &image.hints {
-        let changed = get_hints(tx, scope)?.as_ref() != Some(hints);
+        let changed = get_hints(&mut *tx, scope)?.as_ref() != Some(hints);
         if changed {
             put_hints(tx, scope, &hints.0, &hints.1)?;
         }
@@ -1190,8 +1190,8 @@ impl BrowserStore for PostgresStore {
     }
 
     fn browser_scopes(&self) -> Result<Vec<Scope>> {
-        let names: Vec<String> = self.read("list browser scopes", |tx| {
-            tx.query(SCOPES, &[])?
+        let names: Vec<String> = self.read_one("list browser scopes", |one| {
+            one.query(SCOPES, &[])?
                 .iter()
                 .map(|row| Ok(row.try_get(0)?))
                 .collect()

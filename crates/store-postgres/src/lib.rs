@@ -27,7 +27,10 @@
 //! - a transaction the server rolled back (a serialization failure, a deadlock) or that lost
 //!   its connection before committing is run again on a fresh connection, up to
 //!   [`PostgresOptions::retries`] times; a connection lost during the commit itself is
-//!   reported, never retried, because the write may have landed.
+//!   reported, never retried, because the write may have landed. A call that is one
+//!   statement (recording episodes, and most reads) sends it on its own, one round trip with
+//!   no `BEGIN` and `COMMIT`; for a write, a connection lost after sending it is such a lost
+//!   commit.
 //!
 //! Where it differs from SQLite: a text holding a NUL character is refused (PostgreSQL's
 //! `text` cannot hold one), each call costs round trips to the server, and a forgotten row's
@@ -47,7 +50,7 @@ mod tool_log;
 mod trajectory;
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
@@ -136,7 +139,16 @@ impl PostgresOptions {
 pub(crate) struct Conn {
     client: Client,
     statements: HashMap<&'static str, Statement>,
+    /// When the connection last answered (for [`CHECK_IDLE_AFTER`]).
+    idle_since: Instant,
+    /// Found dead by a check: the pool drops it.
+    broken: bool,
 }
+
+/// How long a pooled connection may sit idle before a one-statement write checks it is
+/// still open (an empty query, one round trip). Far below the time a server takes to
+/// restart, and long enough that a caller writing in a loop never pays for the check.
+const CHECK_IDLE_AFTER: Duration = Duration::from_millis(100);
 
 /// Opens connections for the pool. (`r2d2_postgres` does the same without a statement
 /// cache; the cache must live with its connection, so the manager is ours.)
@@ -152,6 +164,8 @@ impl r2d2::ManageConnection for Manager {
         Ok(Conn {
             client: self.config.connect(NoTls)?,
             statements: HashMap::new(),
+            idle_since: Instant::now(),
+            broken: false,
         })
     }
 
@@ -160,7 +174,7 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn has_broken(&self, conn: &mut Conn) -> bool {
-        conn.client.is_closed()
+        conn.broken || conn.client.is_closed()
     }
 }
 
@@ -259,6 +273,101 @@ impl<'a> Tx<'a> {
     ) -> Result<u64, postgres::Error> {
         let statement = self.statement(sql)?;
         self.tx.execute(&statement, params)
+    }
+}
+
+/// One statement sent on its own (autocommit), for [`PostgresStore::read_one`] and
+/// [`PostgresStore::write_one`]. Each method takes the `One` by value, so a call cannot send
+/// a second statement outside the first one's transaction.
+pub(crate) struct One<'a> {
+    client: &'a mut Client,
+    statements: &'a mut HashMap<&'static str, Statement>,
+    sent: &'a mut bool,
+}
+
+impl One<'_> {
+    fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql)?;
+        self.statements.insert(sql, statement.clone());
+        Ok(statement)
+    }
+
+    /// Every row `sql` returns.
+    pub(crate) fn query(
+        mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        let statement = self.statement(sql)?;
+        *self.sent = true;
+        self.client.query(&statement, params)
+    }
+
+    /// The one row `sql` returns, if any.
+    pub(crate) fn query_opt(
+        mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        let statement = self.statement(sql)?;
+        *self.sent = true;
+        self.client.query_opt(&statement, params)
+    }
+}
+
+/// Sends one statement: inside a call's transaction (`&mut Tx`) or on its own ([`One`]). A
+/// helper that takes one sends exactly one statement, so it serves both kinds of call.
+pub(crate) trait Single {
+    /// Every row `sql` returns.
+    fn rows(
+        self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error>;
+    /// The one row `sql` returns, if any.
+    fn row(
+        self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error>;
+}
+
+impl Single for &mut Tx<'_> {
+    fn rows(
+        self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        self.query(sql, params)
+    }
+
+    fn row(
+        self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        self.query_opt(sql, params)
+    }
+}
+
+impl Single for One<'_> {
+    fn rows(
+        self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        self.query(sql, params)
+    }
+
+    fn row(
+        self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        self.query_opt(sql, params)
     }
 }
 
@@ -367,18 +476,73 @@ impl PostgresStore {
         self.run(operation, true, &mut f)
     }
 
+    /// Runs `f`, which sends one statement on its own (autocommit: the statement is its own
+    /// transaction), so the call is one round trip with no `BEGIN` and `COMMIT`. A write
+    /// whose connection is lost after the statement was sent is reported as "may or may not
+    /// have been stored", as a lost commit is; one rolled back by the server is run again.
+    pub(crate) fn write_one<T>(
+        &self,
+        operation: &str,
+        mut f: impl FnMut(One<'_>) -> Result<T, Fail>,
+    ) -> agent_memory_core::Result<T> {
+        if self.read_only {
+            return Err(agent_memory_core::Error::backend(
+                "postgres",
+                operation.to_owned(),
+                ReadOnly {
+                    schema: self.schema.clone(),
+                },
+            ));
+        }
+        self.retrying(operation, false, &mut || self.attempt_one(false, &mut f))
+    }
+
+    /// Runs `f`, which sends one read statement on its own: one round trip, and a consistent
+    /// snapshot because a statement always sees one. Retried as [`read`](Self::read) is.
+    pub(crate) fn read_one<T>(
+        &self,
+        operation: &str,
+        mut f: impl FnMut(One<'_>) -> Result<T, Fail>,
+    ) -> agent_memory_core::Result<T> {
+        self.retrying(operation, true, &mut || self.attempt_one(true, &mut f))
+    }
+
     fn run<T>(
         &self,
         operation: &str,
         read: bool,
         f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, Fail>,
     ) -> agent_memory_core::Result<T> {
+        self.retrying(operation, read, &mut || self.attempt(read, f))
+    }
+
+    fn retrying<T>(
+        &self,
+        operation: &str,
+        read: bool,
+        attempt_once: &mut dyn FnMut() -> Result<T, Attempt>,
+    ) -> agent_memory_core::Result<T> {
         let mut attempt = 0u32;
         let mut pause = Duration::from_millis(10);
         loop {
-            match self.attempt(read, f) {
+            match attempt_once() {
                 Ok(value) => return Ok(value),
                 Err(Attempt::Done(error)) => return Err(error),
+                Err(Attempt::Stale) if attempt < self.retries => {
+                    // Nothing was sent: take another connection at once.
+                    attempt += 1;
+                    continue;
+                }
+                Err(Attempt::Stale) => {
+                    return Err(agent_memory_core::Error::backend(
+                        "postgres",
+                        operation.to_owned(),
+                        Error::Connect {
+                            target: self.target.clone(),
+                            source: "every pooled connection was closed by the server".into(),
+                        },
+                    ));
+                }
                 Err(Attempt::Pg { error, committing }) => {
                     let retry = error::retryable(&error);
                     let safe = match retry {
@@ -418,13 +582,63 @@ impl PostgresStore {
         }
     }
 
+    fn attempt_one<T>(
+        &self,
+        read: bool,
+        f: &mut dyn FnMut(One<'_>) -> Result<T, Fail>,
+    ) -> Result<T, Attempt> {
+        let mut pooled = self.pool.get().map_err(Attempt::Pool)?;
+        if !read && pooled.idle_since.elapsed() > CHECK_IDLE_AFTER {
+            // A write sent on a connection the server has closed meanwhile (a restart, say)
+            // could not tell "not stored" from "stored, reply lost". A connection idle for a
+            // while is checked first with an empty query; one in steady use is not (a server
+            // cannot restart in that time).
+            let alive = pooled.client.simple_query("").is_ok();
+            pooled.idle_since = Instant::now();
+            if !alive {
+                pooled.broken = true;
+                return Err(Attempt::Stale);
+            }
+        }
+        let Conn {
+            client,
+            statements,
+            idle_since,
+            ..
+        } = &mut *pooled;
+        let mut sent = false;
+        let one = One {
+            client,
+            statements,
+            sent: &mut sent,
+        };
+        let result = f(one);
+        *idle_since = Instant::now();
+        match result {
+            Ok(value) => Ok(value),
+            Err(Fail::Core(error)) => Err(Attempt::Done(error)),
+            Err(Fail::Pg(error)) => {
+                statements.clear();
+                Err(Attempt::Pg {
+                    error,
+                    committing: sent,
+                })
+            }
+        }
+    }
+
     fn attempt<T>(
         &self,
         read: bool,
         f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, Fail>,
     ) -> Result<T, Attempt> {
         let mut pooled = self.pool.get().map_err(Attempt::Pool)?;
-        let Conn { client, statements } = &mut *pooled;
+        // In use from now: a transaction finds a closed connection itself (its `BEGIN`
+        // fails, and is retried), so it needs no check, only to keep the clock for the next.
+        pooled.idle_since = Instant::now();
+        let Conn {
+            client, statements, ..
+        } = &mut *pooled;
         let pg = |error, committing| Attempt::Pg { error, committing };
         let mut builder = client.build_transaction();
         if read {
@@ -452,6 +666,8 @@ impl PostgresStore {
 enum Attempt {
     /// A domain error: reported as it is.
     Done(agent_memory_core::Error),
+    /// The pooled connection turned out closed before anything was sent on it.
+    Stale,
     /// A driver error, and whether it came from the commit.
     Pg {
         error: postgres::Error,

@@ -3,12 +3,11 @@
 use agent_memory_core::store::meta::compare_and_set_conflict;
 use agent_memory_core::{Error, MetaKey, MetaStore, Result};
 
-use crate::{Fail, PostgresStore, Tx, check_texts};
+use crate::{Fail, PostgresStore, Single, Tx, check_texts};
 
 /// The value of `key`, read in the caller's transaction.
-pub(crate) fn get(tx: &mut Tx<'_>, key: &str) -> std::result::Result<Option<String>, Fail> {
-    Ok(tx
-        .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?
+pub(crate) fn get(q: impl Single, key: &str) -> std::result::Result<Option<String>, Fail> {
+    Ok(q.row("SELECT value FROM meta WHERE key = $1", &[&key])?
         .map(|row| row.get(0)))
 }
 
@@ -40,7 +39,7 @@ fn check(key: &MetaKey, value: &str) -> Result<()> {
 
 impl MetaStore for PostgresStore {
     fn meta_get(&self, key: &MetaKey) -> Result<Option<String>> {
-        self.read("read meta entry", |tx| get(tx, key.as_str()))
+        self.read_one("read meta entry", |one| get(one, key.as_str()))
     }
 
     fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>> {
@@ -67,7 +66,7 @@ impl MetaStore for PostgresStore {
                     if inserted == 1 {
                         return Ok(());
                     }
-                    get(tx, key.as_str())?
+                    get(&mut *tx, key.as_str())?
                 }
                 Some(expected) => {
                     let updated = tx.execute(
@@ -77,7 +76,7 @@ impl MetaStore for PostgresStore {
                     if updated == 1 {
                         return Ok(());
                     }
-                    get(tx, key.as_str())?
+                    get(&mut *tx, key.as_str())?
                 }
             };
             Err(compare_and_set_conflict(key, expected, found.as_deref()).into())

@@ -81,8 +81,8 @@ impl SessionStore for PostgresStore {
     }
 
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
-        let rows = self.read("load session", |tx| {
-            Ok(tx.query(
+        let rows = self.read_one("load session", |one| {
+            Ok(one.query(
                 "SELECT kind, payload FROM session_events WHERE session = $1 ORDER BY seq",
                 &[&session.as_str()],
             )?)
@@ -97,8 +97,8 @@ impl SessionStore for PostgresStore {
     }
 
     fn session_list(&self) -> Result<Vec<SessionSummary>> {
-        let rows = self.read("list sessions", |tx| {
-            Ok(tx.query(
+        let rows = self.read_one("list sessions", |one| {
+            Ok(one.query(
                 "SELECT session, count(*) FROM session_events \
                  GROUP BY session ORDER BY session COLLATE \"C\"",
                 &[],

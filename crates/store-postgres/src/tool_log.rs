@@ -235,8 +235,8 @@ impl ToolLogStore for PostgresStore {
     }
 
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
-        let rows = self.read("list tool log sessions", |tx| {
-            Ok(tx.query(
+        let rows = self.read_one("list tool log sessions", |one| {
+            Ok(one.query(
                 "SELECT session, count(*) FROM tool_logs GROUP BY session \
                  ORDER BY session COLLATE \"C\"",
                 &[],

@@ -22,7 +22,7 @@ use agent_memory_core::store::trajectory::{
 use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
 use postgres::Row;
 
-use crate::{Fail, PostgresStore, Tx, check_texts, count, lock, meta};
+use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock, meta};
 
 fn seq_to_sql(seq: Seq) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
@@ -59,9 +59,9 @@ fn lock_partition(
     Ok(tx.advisory_lock(lock::PARTITION, partition, exclusive)?)
 }
 
-fn watermark_of(tx: &mut Tx<'_>, partition: &str) -> std::result::Result<Seq, Fail> {
-    let seq: Option<i64> = tx
-        .query_opt(
+fn watermark_of(q: impl Single, partition: &str) -> std::result::Result<Seq, Fail> {
+    let seq: Option<i64> = q
+        .row(
             "SELECT seq FROM trajectory_watermark WHERE partition = $1",
             &[&partition],
         )?
@@ -132,13 +132,13 @@ fn decode_group(row: &Row, known: Option<&Fingerprint>) -> Result<Group> {
 /// Reads the episodes of `partition` above `after` (at most `limit`), decoding each distinct
 /// fingerprint once.
 fn read_episodes(
-    tx: &mut Tx<'_>,
+    q: impl Single,
     partition: &Partition,
     after: Seq,
     limit: usize,
 ) -> std::result::Result<Vec<Episode>, Fail> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = tx.query(
+    let rows = q.rows(
         "SELECT seq, fingerprint, trajectory, outcome, recorded_at FROM trajectory_episode \
          WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         &[&partition.as_str(), &seq_to_sql(after), &limit],
@@ -191,6 +191,25 @@ fn episodes_fit(episodes: &[NewEpisode]) -> Result<()> {
     Ok(())
 }
 
+/// Inserts a batch of episodes (`unnest` of arrays `$1`..`$5`) after taking the shared
+/// advisory lock (class `$6`) of each partition in `$7` (sorted): the lock subquery is
+/// materialized and aggregated, so every lock is held before the first row is formed and
+/// draws its sequence number; the locks last until the statement's transaction ends. Rows
+/// are inserted in ordinality order, so their identities ascend in batch order.
+const APPEND: &str = "WITH locked AS MATERIALIZED ( \
+       SELECT count(pg_advisory_xact_lock_shared($6::integer, hashtext(l))) AS held \
+       FROM unnest($7::text[]) AS u(l)) \
+     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at) \
+     SELECT e.p, e.f, e.t, e.o, e.r FROM locked, unnest($1::text[], $2::text[], $3::text[], \
+       $4::text[], $5::bigint[]) WITH ORDINALITY AS e(p, f, t, o, r, n) ORDER BY e.n \
+     RETURNING seq";
+
+fn sorted_seqs(rows: Vec<Row>) -> Vec<i64> {
+    let mut seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
+    seqs.sort_unstable();
+    seqs
+}
+
 impl EpisodeStore for PostgresStore {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
         self.append_episodes_with_settings(episodes, &[])
@@ -220,40 +239,46 @@ impl EpisodeStore for PostgresStore {
             .collect();
         let outcomes: Vec<&str> = episodes.iter().map(|e| e.outcome.as_str()).collect();
         let times: Vec<i64> = episodes.iter().map(|e| e.recorded_at.as_millis()).collect();
-        let seqs = self.write("append episodes", |tx| {
-            // Every setting is checked before the first write, so a conflict leaves the
-            // transaction without changes.
-            for (key, wanted) in settings {
-                // Inserting first makes two first writers queue on the key: the second then
-                // finds the first one's value.
-                tx.execute(
-                    "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
-                    &[&key.as_str(), wanted],
-                )?;
-                if let Some(found) = meta::get(tx, key.as_str())? {
-                    if found != *wanted {
-                        return Err(settings_conflict(key, wanted, &found).into());
+        // The partitions' shared locks, in sorted order, are taken by the insert itself
+        // before any row gets its sequence number (see [`APPEND`]).
+        let partitions: Vec<&str> = partitions.into_iter().collect();
+        let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
+            &names,
+            &keys,
+            &trajectories,
+            &outcomes,
+            &times,
+            &lock::PARTITION,
+            &partitions,
+        ];
+        let seqs = if settings.is_empty() {
+            // One statement on its own: one round trip, committed when it returns.
+            self.write_one("append episodes", |one| {
+                Ok(sorted_seqs(one.query(APPEND, &params)?))
+            })?
+        } else {
+            self.write("append episodes", |tx| {
+                // Every setting is checked before the first write, so a conflict leaves the
+                // transaction without changes.
+                for (key, wanted) in settings {
+                    // Inserting first makes two first writers queue on the key: the second
+                    // then finds the first one's value.
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                        &[&key.as_str(), wanted],
+                    )?;
+                    if let Some(found) = meta::get(&mut *tx, key.as_str())? {
+                        if found != *wanted {
+                            return Err(settings_conflict(key, wanted, &found).into());
+                        }
                     }
                 }
-            }
-            for partition in &partitions {
-                lock_partition(tx, partition, false)?;
-            }
-            if episodes.is_empty() {
-                return Ok(Vec::new());
-            }
-            // Rows are inserted in ordinality order, so their identities ascend in batch order.
-            let rows = tx.query(
-                "INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at) \
-                 SELECT p, f, t, o, r FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], \
-                   $5::bigint[]) WITH ORDINALITY AS e(p, f, t, o, r, n) ORDER BY n \
-                 RETURNING seq",
-                &[&names, &keys, &trajectories, &outcomes, &times],
-            )?;
-            let mut seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
-            seqs.sort_unstable();
-            Ok(seqs)
-        })?;
+                if episodes.is_empty() {
+                    return Ok(Vec::new());
+                }
+                Ok(sorted_seqs(tx.query(APPEND, &params)?))
+            })?
+        };
         episodes
             .iter()
             .zip(seqs)
@@ -272,15 +297,15 @@ impl EpisodeStore for PostgresStore {
         after: Seq,
         limit: usize,
     ) -> Result<Vec<Episode>> {
-        self.read("read episodes", |tx| {
-            read_episodes(tx, partition, after, limit)
+        self.read_one("read episodes", |one| {
+            read_episodes(one, partition, after, limit)
         })
     }
 
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64> {
         self.write("prune episodes", |tx| {
             lock_partition(tx, partition.as_str(), true)?;
-            let watermark = watermark_of(tx, partition.as_str())?;
+            let watermark = watermark_of(&mut *tx, partition.as_str())?;
             Ok(tx.execute(
                 "DELETE FROM trajectory_episode \
                  WHERE partition = $1 AND seq <= $2 AND recorded_at < $3",
@@ -303,8 +328,8 @@ impl PatternStore for PostgresStore {
         let name = partition.as_str();
         self.write("crystallize", |tx| {
             lock_partition(tx, name, true)?;
-            let watermark = watermark_of(tx, name)?;
-            let episodes = read_episodes(tx, partition, watermark, usize::MAX)?;
+            let watermark = watermark_of(&mut *tx, name)?;
+            let episodes = read_episodes(&mut *tx, partition, watermark, usize::MAX)?;
             let Some(last) = episodes.last().map(|e| e.seq) else {
                 return Ok(Vec::new());
             };
@@ -379,13 +404,15 @@ impl PatternStore for PostgresStore {
     }
 
     fn watermark(&self, partition: &Partition) -> Result<Seq> {
-        self.read("read watermark", |tx| watermark_of(tx, partition.as_str()))
+        self.read_one("read watermark", |one| {
+            watermark_of(one, partition.as_str())
+        })
     }
 
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
         let pairs = pair_texts(filter);
-        let rows = self.read("recall patterns", |tx| {
-            Ok(tx.query(
+        let rows = self.read_one("recall patterns", |one| {
+            Ok(one.query(
                 concat!(
                     "SELECT ",
                     group_columns!(),
@@ -408,8 +435,8 @@ impl PatternStore for PostgresStore {
     }
 
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
-        let row = self.read("read group", |tx| {
-            Ok(tx.query_opt(
+        let row = self.read_one("read group", |one| {
+            Ok(one.query_opt(
                 concat!(
                     "SELECT ",
                     group_columns!(),
@@ -423,8 +450,8 @@ impl PatternStore for PostgresStore {
     }
 
     fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
-        let rows = self.read("list pending groups", |tx| {
-            Ok(tx.query(
+        let rows = self.read_one("list pending groups", |one| {
+            Ok(one.query(
                 concat!(
                     "SELECT ",
                     group_columns!(),
@@ -443,8 +470,8 @@ impl PatternStore for PostgresStore {
     }
 
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
-        let rows = self.read("list partitions", |tx| {
-            Ok(tx.query(
+        let rows = self.read_one("list partitions", |one| {
+            Ok(one.query(
                 "WITH e AS (SELECT partition, count(*) AS n FROM trajectory_episode GROUP BY partition),
                       g AS (SELECT partition,
                                    count(*) FILTER (WHERE confidence IS NOT NULL) AS patterns,

@@ -343,6 +343,16 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
     store.drop_schema().expect("drop bench schema");
 }
 
+/// Flushes every dirty page of the machine (`sync`) before a timed phase, so a durable
+/// commit measured next waits for its own data, not for the writeback of what the build or an
+/// earlier phase left in the page cache (on ext4, a commit's flush can wait for other files'
+/// data). Without `sync` on the machine the figures are taken as they come.
+fn settle_disk() {
+    if let Err(e) = std::process::Command::new("sync").status() {
+        eprintln!("could not run sync before a timed phase ({e}); figures may include writeback");
+    }
+}
+
 fn main() {
     let mut c = Criterion::default()
         .sample_size(10)
@@ -356,8 +366,10 @@ fn main() {
         let w = workload::generate(n);
         let p = prepare(&w);
         if !test_mode() {
+            settle_disk();
             custom_figures(dir.path(), n, &w, &p);
             if let Some((url, _)) = &server {
+                settle_disk();
                 postgres_figures(url, n, &w, &p);
             }
         }

@@ -1,8 +1,13 @@
 //! The throwaway cluster: it starts, serves over its socket and TCP, survives an immediate
 //! stop (a crash to the database) with its acknowledged writes, and restarts on its data.
 
+use agent_memory_core::Partition;
+use agent_memory_core::store::trajectory::EpisodeStore;
 use agent_memory_postgres::cluster::{self, Cluster};
+use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use postgres::{Client, NoTls};
+
+use crate::one_statement::episode;
 
 fn connect(url: &str) -> Client {
     Client::connect(url, NoTls).unwrap_or_else(|e| panic!("connect to {url}: {e}"))
@@ -48,6 +53,12 @@ fn a_cluster_starts_survives_an_immediate_stop_and_starts_again() {
     client
         .batch_execute("CREATE TABLE acked (n int); INSERT INTO acked VALUES (7)")
         .expect("write");
+    // A store whose one pooled connection the restart below will close.
+    let store = PostgresStore::connect_with(&url, &PostgresOptions::default().with_pool_size(1))
+        .expect("connect a store");
+    let before = store
+        .append_episodes(&[episode("restart", "before")])
+        .expect("append before the restart");
 
     let mut tcp = connect(&cluster.tcp_url());
     let addr: String = tcp
@@ -72,6 +83,16 @@ fn a_cluster_starts_survives_an_immediate_stop_and_starts_again() {
         .get(0);
     assert_eq!(n, 7);
     drop(client);
+    // The pooled connection is dead; the write must find that out before sending (an
+    // append is one statement, so a loss after sending would be "outcome unknown").
+    let after = store
+        .append_episodes(&[episode("restart", "after")])
+        .expect("an append after the restart is not lost to the closed connection");
+    let all = store
+        .episodes_after(&Partition::new("restart").expect("partition"), 0, 10)
+        .expect("read after the restart");
+    assert_eq!(all, [before, after].concat());
+    drop(store);
 
     cluster.stop().expect("stop");
     assert!(connect_fails(&cluster.tcp_url()));

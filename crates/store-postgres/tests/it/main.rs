@@ -10,3 +10,4 @@ mod contract;
 
 mod browser;
 mod cluster;
+mod one_statement;

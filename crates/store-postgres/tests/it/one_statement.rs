@@ -1,0 +1,125 @@
+//! Calls that are one statement on their own (no `BEGIN`/`COMMIT`): an append still takes
+//! its partition's lock before it draws a sequence number, and a write after a server
+//! restart is not lost to a pooled connection the server had closed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_memory_core::store::trajectory::{EpisodeStore, Fingerprint, NewEpisode};
+use agent_memory_core::{Partition, Timestamp};
+use agent_memory_postgres::{PostgresOptions, PostgresStore};
+use postgres::{Client, NoTls};
+
+use crate::support::{fresh_schema, server};
+
+/// The advisory lock class of a partition. Every process of a fleet must agree on it, so it
+/// is pinned here: changing it would let an old and a new build crystallize at once.
+const PARTITION_LOCK_CLASS: i32 = 0x616d_0002;
+
+pub(crate) fn episode(partition: &str, task: &str) -> NewEpisode {
+    NewEpisode {
+        partition: Partition::new(partition).expect("partition"),
+        fingerprint: Fingerprint::new([("task", task)]).expect("fingerprint"),
+        trajectory: vec!["open".to_owned(), "submit".to_owned()],
+        outcome: "true".to_owned(),
+        recorded_at: Timestamp::from_millis(1_700_000_000_000),
+    }
+}
+
+fn sequence_value(client: &mut Client, schema: &str) -> i64 {
+    client
+        .query_one(
+            "SELECT last_value FROM pg_sequences WHERE schemaname = $1 \
+             AND sequencename = (SELECT split_part(pg_get_serial_sequence($2, 'seq'), '.', 2))",
+            &[&schema, &format!("{schema}.trajectory_episode")],
+        )
+        .expect("read the episode sequence")
+        .get::<_, Option<i64>>(0)
+        .expect("the sequence was used")
+}
+
+#[test]
+fn an_append_draws_its_sequence_number_only_once_it_holds_the_partition_lock() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("lock");
+    let store = Arc::new(
+        PostgresStore::connect_with(&url, &PostgresOptions::default().with_schema(&schema))
+            .expect("connect"),
+    );
+    let first = store
+        .append_episodes(&[episode("checkout", "a")])
+        .expect("first append");
+    let mut holder = Client::connect(&url, NoTls).expect("connect the lock holder");
+    let mut crystallizer = holder.transaction().expect("begin");
+    crystallizer
+        .execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&PARTITION_LOCK_CLASS, &"checkout"],
+        )
+        .expect("take the partition lock exclusive, as crystallize does");
+
+    let appender = {
+        let store = Arc::clone(&store);
+        std::thread::spawn(move || store.append_episodes(&[episode("checkout", "b")]))
+    };
+    let mut watcher = Client::connect(&url, NoTls).expect("connect the watcher");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let waiting: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+                 AND classid::bigint = $1::bigint",
+                &[&i64::from(PARTITION_LOCK_CLASS)],
+            )
+            .expect("read pg_locks")
+            .get(0);
+        if waiting > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the append never waited for the partition lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        sequence_value(&mut watcher, &schema),
+        i64::try_from(first[0].seq).expect("seq"),
+        "the waiting append drew a sequence number before it held the lock"
+    );
+    crystallizer.commit().expect("release the lock");
+    let second = appender
+        .join()
+        .expect("the appender thread")
+        .expect("the append completes once the lock is released");
+    assert_eq!(second[0].seq, first[0].seq + 1);
+    store.drop_schema().expect("drop the schema");
+}
+
+#[test]
+fn a_partitionless_batch_of_many_partitions_gets_ascending_seqs_in_batch_order() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("order");
+    let store = PostgresStore::connect_with(&url, &PostgresOptions::default().with_schema(&schema))
+        .expect("connect");
+    let batch: Vec<NewEpisode> = (0..50)
+        .map(|i| episode(["b", "a", "c"][i % 3], &format!("t{i}")))
+        .collect();
+    let stored = store.append_episodes(&batch).expect("append");
+    assert!(stored.windows(2).all(|w| w[0].seq < w[1].seq), "{stored:?}");
+    for (given, got) in batch.iter().zip(&stored) {
+        assert_eq!(&got.episode, given);
+    }
+    for partition in ["a", "b", "c"] {
+        let read = store
+            .episodes_after(&Partition::new(partition).expect("partition"), 0, 100)
+            .expect("read back");
+        let want: Vec<_> = stored
+            .iter()
+            .filter(|e| e.episode.partition.as_str() == partition)
+            .cloned()
+            .collect();
+        assert_eq!(read, want);
+    }
+    store.drop_schema().expect("drop the schema");
+}
