@@ -212,9 +212,17 @@ fn best_where<S: TrajectoryStore + ?Sized>(
     score: impl Fn(f64, &Trajectory) -> f64,
     keep: impl Fn(&Trajectory) -> bool,
 ) -> Result<Option<Match>> {
+    let ids: Vec<&str> = passing.iter().map(|(c, _)| c.id.as_str()).collect();
+    // One store call for every passing candidate (one round trip on a server store); a
+    // candidate forgotten since it was found is skipped.
+    let mut stored: std::collections::HashMap<String, Trajectory> = store
+        .trajectory_get_many(scope, &ids)?
+        .into_iter()
+        .map(|t| (t.id.clone(), t))
+        .collect();
     let mut winner: Option<Match> = None;
     for (candidate, similarity) in passing {
-        let Some(trajectory) = store.trajectory_get(scope, &candidate.id)? else {
+        let Some(trajectory) = stored.remove(&candidate.id) else {
             continue;
         };
         if !keep(&trajectory) {

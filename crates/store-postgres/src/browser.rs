@@ -305,6 +305,29 @@ impl TrajectoryStore for PostgresStore {
         self.read_one("read trajectory", |one| get_trajectory(one, scope, id))
     }
 
+    fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = concat!(
+            "SELECT ",
+            trajectory_columns!(),
+            " FROM browser_trajectory WHERE scope = $1 AND traj_id = ANY($2::text[])"
+        );
+        let found: Vec<Trajectory> = self.read_one("read trajectories", |one| {
+            one.query(sql, &[&scope.as_str(), &ids])?
+                .iter()
+                .map(trajectory_from)
+                .collect()
+        })?;
+        let by_id: std::collections::HashMap<&str, &Trajectory> =
+            found.iter().map(|t| (t.id.as_str(), t)).collect();
+        Ok(ids
+            .iter()
+            .filter_map(|id| by_id.get(id).map(|t| (*t).clone()))
+            .collect())
+    }
+
     fn trajectory_candidates(
         &self,
         scope: &Scope,

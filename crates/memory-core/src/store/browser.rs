@@ -105,6 +105,20 @@ pub trait TrajectoryStore: Send + Sync {
     /// The trajectory with `id`, if stored.
     fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>>;
 
+    /// The stored trajectories among `ids`, in the order of `ids`: an absent id is skipped,
+    /// a repeated one returned at each mention. One call where a match would otherwise make
+    /// one per candidate (a server store answers it in one round trip); the default asks
+    /// [`trajectory_get`](Self::trajectory_get) for each.
+    fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>> {
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(trajectory) = self.trajectory_get(scope, id)? {
+                found.push(trajectory);
+            }
+        }
+        Ok(found)
+    }
+
     /// Every trajectory that shares at least `query.min_shared` tokens with the query and
     /// passes its filters, ordered by id. A query without tokens finds the trajectories whose
     /// goal has no tokens (reported with `shared` 0).

@@ -110,6 +110,7 @@ shared_store!(PatternStore {
 shared_store!(TrajectoryStore {
     fn trajectory_put(&self, scope: &Scope, trajectory: &Trajectory, tokens: &[String]) -> Result<()>;
     fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>>;
+    fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>>;
     fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;

@@ -293,7 +293,20 @@ fn trajectory_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
     put(store, &s, &t)?;
     ensure_eq!(store.trajectory_get(&s, "traj_1")?, Some(t.clone()));
     ensure_eq!(store.trajectory_get(&s, "absent")?, None);
-    ensure_eq!(store.trajectory_list(&s)?, vec![t]);
+    ensure_eq!(store.trajectory_list(&s)?, vec![t.clone()]);
+    let u = trajectory("traj_2", "compare watches", "https://b.test", false, 9);
+    put(store, &s, &u)?;
+    ensure_eq!(
+        store.trajectory_get_many(&s, &["traj_2", "absent", "traj_1", "traj_2"])?,
+        vec![u.clone(), t.clone(), u],
+        "many: in the order asked, absent skipped, repeats kept"
+    );
+    ensure_eq!(store.trajectory_get_many(&s, &[])?, vec![]);
+    ensure_eq!(
+        store.trajectory_get_many(&Scope::new("other")?, &["traj_1"])?,
+        vec![],
+        "many: another scope's ids are not found"
+    );
     Ok(())
 }
 
