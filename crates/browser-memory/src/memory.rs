@@ -11,6 +11,7 @@ use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
 use crate::error::Result;
 use crate::extract::{Turn, action_name, extract_facts, snapshot_hash};
 use crate::hints::{EvaluatedRun, generate_hints};
+use crate::json::Json;
 use crate::matching::{Match, MatchOptions, find_best_match, find_replayable};
 use crate::origin::{origin_of, site_key};
 use crate::render::{
@@ -209,7 +210,23 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
 
     /// Records a finished run in one atomic call: its trajectory, its session, the facts a
     /// successful run teaches, the selectors that worked, and its manifest.
+    ///
+    /// Each turn's `action` must be the JSON text of an object (`{"action":"click",...}`),
+    /// as the memory directory stores it; otherwise nothing is stored and the error names
+    /// the turn (`turns[2].action`).
     pub fn record_run(&self, report: &RunReport) -> Result<Trajectory> {
+        for (i, turn) in report.turns.iter().enumerate() {
+            let reason = match serde_json::from_str::<Json>(&turn.action) {
+                Ok(Json::Object(_)) => continue,
+                Ok(_) => "must be the JSON text of an object, and is another JSON value".to_owned(),
+                Err(e) => format!("must be the JSON text of an object, and is not JSON ({e})"),
+            };
+            return Err(agent_memory_core::Error::invalid_input(
+                format!("turns[{i}].action"),
+                reason,
+            )
+            .into());
+        }
         let now = self.clock.now();
         let stamp = iso(now);
         let steps: Vec<TrajectoryStep> = report

@@ -309,6 +309,45 @@ fn recording_a_run_feeds_every_layer() {
 }
 
 #[test]
+fn an_action_that_is_not_a_json_object_is_refused_and_nothing_is_stored() {
+    let store = InMemoryStore::new();
+    let clock = ManualClock::new(NOW);
+    let ids = SeededIds::new(9);
+    let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+    for (bad, why) in [
+        ("click the buy button", "is not JSON"),
+        (r#""click""#, "is another JSON value"),
+        (r#"["click"]"#, "is another JSON value"),
+    ] {
+        let turns = vec![
+            turn(r#"{"action":"click","selector":"@c1"}"#, ""),
+            turn(bad, ""),
+        ];
+        let error = memory
+            .record_run(
+                &RunReport::new("buy", "https://shop.test/")
+                    .with_turns(turns)
+                    .with_success(true),
+            )
+            .expect_err(bad);
+        let message = error.to_string();
+        assert!(
+            message.starts_with("invalid turns[1].action: must be the JSON text of an object")
+                && message.contains(why),
+            "{bad}: {message}"
+        );
+        assert!(
+            store
+                .trajectory_list(&Scope::shared())
+                .expect("list")
+                .is_empty(),
+            "{bad}: nothing stored"
+        );
+        assert!(memory.site("https://shop.test/").expect("site").is_none());
+    }
+}
+
+#[test]
 fn hints_reproduce_the_reference_sample() {
     use agent_memory_browser::{EvaluatedRun, generate_hints};
     let click = |error: Option<&str>| Turn {

@@ -402,3 +402,26 @@ fn the_remaining_commands_print_what_their_schemas_describe() {
         "{formatted}"
     );
 }
+
+#[test]
+fn a_browser_action_that_is_not_a_json_object_is_refused_before_anything_is_stored() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("run.json"),
+        r##"{"goal": "Buy a watch", "start_url": "https://shop.test/", "success": true,
+            "turns": [{"url": "https://shop.test/", "action": {"action": "click", "selector": "#buy"}},
+                      {"url": "https://shop.test/", "action": "click the buy button"}]}"##,
+    )
+    .expect("write");
+    let run = sandbox.expect(1, &["--json", "browser", "record", "--file", "run.json"]);
+    let error = conforms("error", run.stderr.trim());
+    assert_eq!(error["error"]["kind"], "invalid_input", "{run}");
+    assert_eq!(error["error"]["input"], "turns[1].action", "{run}");
+    let message = error["error"]["message"].as_str().expect("message");
+    assert!(message.contains("not JSON"), "{run}");
+    // Nothing was stored, so what is stored still exports.
+    let runs = sandbox.expect(0, &["--json", "browser", "runs"]);
+    let runs: serde_json::Value = serde_json::from_str(&runs.stdout).expect("json");
+    assert_eq!(runs["runs"], serde_json::json!([]), "{runs}");
+    sandbox.expect(0, &["browser", "export", "exported"]);
+}
