@@ -315,7 +315,7 @@ impl TrajectoryStore for PostgresStore {
             " FROM browser_trajectory WHERE scope = $1 AND traj_id = ANY($2::text[])"
         );
         let found: Vec<Trajectory> = self.read_one("read trajectories", |one| {
-            one.query(sql, &[&scope.as_str(), &ids])?
+            one.rows(sql, &[&scope.as_str(), &ids])?
                 .iter()
                 .map(trajectory_from)
                 .collect()
@@ -345,7 +345,7 @@ impl TrajectoryStore for PostgresStore {
             " FROM browser_trajectory WHERE scope = $1 ORDER BY id"
         );
         self.read_one("list trajectories", |one| {
-            one.query(sql, &[&scope.as_str()])?
+            one.rows(sql, &[&scope.as_str()])?
                 .iter()
                 .map(trajectory_from)
                 .collect()
@@ -726,7 +726,7 @@ impl SiteMemoryStore for PostgresStore {
 
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.read_one("list sites", |one| {
-            one.query(
+            one.rows(
                 "SELECT site FROM browser_site WHERE scope = $1 ORDER BY site",
                 &[&scope.as_str()],
             )?
@@ -868,7 +868,7 @@ impl RunManifestStore for PostgresStore {
             " FROM browser_run WHERE scope = $1 AND run_id = $2"
         );
         self.read_one("read run manifest", |one| {
-            one.query_opt(sql, &[&scope.as_str(), &run_id])?
+            one.row(sql, &[&scope.as_str(), &run_id])?
                 .as_ref()
                 .map(run_from)
                 .transpose()
@@ -890,7 +890,7 @@ impl RunManifestStore for PostgresStore {
             .map(|limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let status = filter.status.map(RunStatus::as_str);
         self.read_one("list run manifests", |one| {
-            one.query(
+            one.rows(
                 sql,
                 &[
                     &scope.as_str(),
@@ -986,7 +986,7 @@ impl HintStore for PostgresStore {
 
     fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>> {
         self.read_one("list suite summaries", |one| {
-            one.query(
+            one.rows(
                 "SELECT id, json FROM browser_suite_summary WHERE scope = $1 ORDER BY id",
                 &[&scope.as_str()],
             )?
@@ -1214,7 +1214,7 @@ impl BrowserStore for PostgresStore {
 
     fn browser_scopes(&self) -> Result<Vec<Scope>> {
         let names: Vec<String> = self.read_one("list browser scopes", |one| {
-            one.query(SCOPES, &[])?
+            one.rows(SCOPES, &[])?
                 .iter()
                 .map(|row| Ok(row.try_get(0)?))
                 .collect()

@@ -53,7 +53,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
+use postgres::{Client, GenericClient, NoTls, Row, Statement};
 
 pub use error::Error;
 pub use schema::SCHEMA_VERSION;
@@ -204,14 +204,24 @@ pub(crate) struct Tx<'a> {
     statements: &'a mut HashMap<&'static str, Statement>,
 }
 
+/// The prepared form of `sql` from the connection's cache, prepared on `client` the first
+/// time the connection sees it.
+fn cached(
+    statements: &mut HashMap<&'static str, Statement>,
+    client: &mut impl GenericClient,
+    sql: &'static str,
+) -> Result<Statement, postgres::Error> {
+    if let Some(statement) = statements.get(sql) {
+        return Ok(statement.clone());
+    }
+    let statement = client.prepare(sql)?;
+    statements.insert(sql, statement.clone());
+    Ok(statement)
+}
+
 impl<'a> Tx<'a> {
     fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
-        if let Some(statement) = self.statements.get(sql) {
-            return Ok(statement.clone());
-        }
-        let statement = self.tx.prepare(sql)?;
-        self.statements.insert(sql, statement.clone());
-        Ok(statement)
+        cached(self.statements, &mut self.tx, sql)
     }
 
     /// Every row `sql` returns.
@@ -286,35 +296,12 @@ pub(crate) struct One<'a> {
 }
 
 impl One<'_> {
-    fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
-        if let Some(statement) = self.statements.get(sql) {
-            return Ok(statement.clone());
-        }
-        let statement = self.client.prepare(sql)?;
-        self.statements.insert(sql, statement.clone());
+    /// Prepares `sql` (from the cache) and marks the call as sent: from here on a lost
+    /// connection may have run the statement.
+    fn send(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        let statement = cached(self.statements, self.client, sql)?;
+        *self.sent = true;
         Ok(statement)
-    }
-
-    /// Every row `sql` returns.
-    pub(crate) fn query(
-        mut self,
-        sql: &'static str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, postgres::Error> {
-        let statement = self.statement(sql)?;
-        *self.sent = true;
-        self.client.query(&statement, params)
-    }
-
-    /// The one row `sql` returns, if any.
-    pub(crate) fn query_opt(
-        mut self,
-        sql: &'static str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, postgres::Error> {
-        let statement = self.statement(sql)?;
-        *self.sent = true;
-        self.client.query_opt(&statement, params)
     }
 }
 
@@ -355,19 +342,21 @@ impl Single for &mut Tx<'_> {
 
 impl Single for One<'_> {
     fn rows(
-        self,
+        mut self,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, postgres::Error> {
-        self.query(sql, params)
+        let statement = self.send(sql)?;
+        self.client.query(&statement, params)
     }
 
     fn row(
-        self,
+        mut self,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, postgres::Error> {
-        self.query_opt(sql, params)
+        let statement = self.send(sql)?;
+        self.client.query_opt(&statement, params)
     }
 }
 
@@ -437,6 +426,14 @@ impl PostgresStore {
         Ok(store)
     }
 
+    /// Checks that the server answers: one `SELECT 1` on a pooled connection, one round
+    /// trip, the same path every one-statement call takes (a readiness probe for a service,
+    /// and the latency floor of every call, which `W-traj-pg` measures beside recall).
+    pub fn ping(&self) -> agent_memory_core::Result<()> {
+        self.read_one("ping", |one| Ok(one.row("SELECT 1", &[])?))
+            .map(|_| ())
+    }
+
     /// The PostgreSQL schema the memory lives in.
     pub fn schema(&self) -> &str {
         &self.schema
@@ -447,14 +444,8 @@ impl PostgresStore {
         &self.target
     }
 
-    /// Runs `f` in one read-write transaction and commits when it returns `Ok`; on `Err` it
-    /// rolls back. Retried as [`PostgresOptions::retries`] says, so `f` may run more than
-    /// once and must have no effect outside the transaction.
-    pub(crate) fn write<T>(
-        &self,
-        operation: &str,
-        mut f: impl FnMut(&mut Tx<'_>) -> Result<T, Fail>,
-    ) -> agent_memory_core::Result<T> {
+    /// Refuses `operation` on a store opened read-only.
+    fn writable(&self, operation: &str) -> agent_memory_core::Result<()> {
         if self.read_only {
             return Err(agent_memory_core::Error::backend(
                 "postgres",
@@ -464,6 +455,18 @@ impl PostgresStore {
                 },
             ));
         }
+        Ok(())
+    }
+
+    /// Runs `f` in one read-write transaction and commits when it returns `Ok`; on `Err` it
+    /// rolls back. Retried as [`PostgresOptions::retries`] says, so `f` may run more than
+    /// once and must have no effect outside the transaction.
+    pub(crate) fn write<T>(
+        &self,
+        operation: &str,
+        mut f: impl FnMut(&mut Tx<'_>) -> Result<T, Fail>,
+    ) -> agent_memory_core::Result<T> {
+        self.writable(operation)?;
         self.run(operation, false, &mut f)
     }
 
@@ -485,15 +488,7 @@ impl PostgresStore {
         operation: &str,
         mut f: impl FnMut(One<'_>) -> Result<T, Fail>,
     ) -> agent_memory_core::Result<T> {
-        if self.read_only {
-            return Err(agent_memory_core::Error::backend(
-                "postgres",
-                operation.to_owned(),
-                ReadOnly {
-                    schema: self.schema.clone(),
-                },
-            ));
-        }
+        self.writable(operation)?;
         self.retrying(operation, false, &mut || self.attempt_one(false, &mut f))
     }
 
@@ -564,16 +559,16 @@ impl PostgresStore {
                     }
                 }
                 Err(Attempt::Pool(error)) => {
-                    if attempt >= self.retries {
-                        return Err(agent_memory_core::Error::backend(
-                            "postgres",
-                            operation.to_owned(),
-                            Error::Connect {
-                                target: self.target.clone(),
-                                source: Box::new(error),
-                            },
-                        ));
-                    }
+                    // The pool has already tried to connect for the whole connect timeout
+                    // (the wait the options promise); trying again would multiply it.
+                    return Err(agent_memory_core::Error::backend(
+                        "postgres",
+                        operation.to_owned(),
+                        Error::Connect {
+                            target: self.target.clone(),
+                            source: Box::new(error),
+                        },
+                    ));
                 }
             }
             attempt += 1;

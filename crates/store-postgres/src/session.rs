@@ -7,7 +7,7 @@ use agent_memory_core::store::session::{
 };
 use agent_memory_core::{Error, Result, SessionEvent, SessionId, SessionStore, SessionSummary};
 
-use crate::{Fail, PostgresStore, Tx, check_texts, count, lock};
+use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 fn events_fit(events: &[SessionEvent]) -> Result<()> {
     for (i, event) in events.iter().enumerate() {
@@ -82,7 +82,7 @@ impl SessionStore for PostgresStore {
 
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
         let rows = self.read_one("load session", |one| {
-            Ok(one.query(
+            Ok(one.rows(
                 "SELECT kind, payload FROM session_events WHERE session = $1 ORDER BY seq",
                 &[&session.as_str()],
             )?)
@@ -98,7 +98,7 @@ impl SessionStore for PostgresStore {
 
     fn session_list(&self) -> Result<Vec<SessionSummary>> {
         let rows = self.read_one("list sessions", |one| {
-            Ok(one.query(
+            Ok(one.rows(
                 "SELECT session, count(*) FROM session_events \
                  GROUP BY session ORDER BY session COLLATE \"C\"",
                 &[],

@@ -10,7 +10,7 @@ use agent_memory_core::store::tool_log::{
 };
 use agent_memory_core::{Error, Result, SessionId, Timestamp};
 
-use crate::{Fail, PostgresStore, Tx, check_texts, count, lock};
+use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 /// Checks every text of every log before anything is written; an error names the log
 /// (counting from 1) and its field.
@@ -236,7 +236,7 @@ impl ToolLogStore for PostgresStore {
 
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
         let rows = self.read_one("list tool log sessions", |one| {
-            Ok(one.query(
+            Ok(one.rows(
                 "SELECT session, count(*) FROM tool_logs GROUP BY session \
                  ORDER BY session COLLATE \"C\"",
                 &[],

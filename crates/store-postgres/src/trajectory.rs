@@ -254,7 +254,7 @@ impl EpisodeStore for PostgresStore {
         let seqs = if settings.is_empty() {
             // One statement on its own: one round trip, committed when it returns.
             self.write_one("append episodes", |one| {
-                Ok(sorted_seqs(one.query(APPEND, &params)?))
+                Ok(sorted_seqs(one.rows(APPEND, &params)?))
             })?
         } else {
             self.write("append episodes", |tx| {
@@ -412,7 +412,7 @@ impl PatternStore for PostgresStore {
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
         let pairs = pair_texts(filter);
         let rows = self.read_one("recall patterns", |one| {
-            Ok(one.query(
+            Ok(one.rows(
                 concat!(
                     "SELECT ",
                     group_columns!(),
@@ -436,7 +436,7 @@ impl PatternStore for PostgresStore {
 
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
         let row = self.read_one("read group", |one| {
-            Ok(one.query_opt(
+            Ok(one.row(
                 concat!(
                     "SELECT ",
                     group_columns!(),
@@ -451,7 +451,7 @@ impl PatternStore for PostgresStore {
 
     fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
         let rows = self.read_one("list pending groups", |one| {
-            Ok(one.query(
+            Ok(one.rows(
                 concat!(
                     "SELECT ",
                     group_columns!(),
@@ -471,7 +471,7 @@ impl PatternStore for PostgresStore {
 
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         let rows = self.read_one("list partitions", |one| {
-            Ok(one.query(
+            Ok(one.rows(
                 "WITH e AS (SELECT partition, count(*) AS n FROM trajectory_episode GROUP BY partition),
                       g AS (SELECT partition,
                                    count(*) FILTER (WHERE confidence IS NOT NULL) AS patterns,

@@ -7,6 +7,9 @@
 //! `cargo xtask bench`) or `AGENT_MEMORY_BENCH_POSTGRES` names, or to
 //! a throwaway cluster the bench starts from the server binaries on the machine. Without
 //! either, the PostgreSQL figures are skipped with a message (an error with `CI=true`).
+//! Beside each recall query the PostgreSQL run also times the store's bare round trip
+//! (`PostgresStore::ping`, one `SELECT 1`), reported as `round trip p50/p99`: the floor
+//! beneath recall's latency, under the same conditions at the same moments.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -179,7 +182,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
     let path = dir.join(format!("figures-{n}.db"));
     let m = open(&path);
-    let episodes = timed_figures("W-traj", &m, n, w, p);
+    let episodes = timed_figures("W-traj", &m, n, w, p, None);
     drop(m); // the last connection checkpoints the WAL into the file
     let bytes: u64 = ["", "-wal"]
         .iter()
@@ -196,12 +199,16 @@ fn custom_figures(dir: &Path, n: usize, w: &Workload, p: &Prepared) {
 }
 
 /// The timed figures of `workload` on memory `m`; returns how many episodes it recorded.
+/// `round_trip`, for a server store, is its bare round trip: timed after each recall query,
+/// so its p50/p99 (the floor beneath recall's, under the same conditions) are reported next
+/// to recall's.
 fn timed_figures<S: PatternStore>(
     workload: &str,
     m: &MemoryOn<S>,
     n: usize,
     w: &Workload,
     p: &Prepared,
+    round_trip: Option<&dyn Fn()>,
 ) -> usize {
     let figure = |name: &str, n: usize, value: f64, unit: &str, lower: bool| {
         figure_of(workload, name, n, value, unit, lower);
@@ -272,16 +279,35 @@ fn timed_figures<S: PatternStore>(
                 .collect(),
         ),
     ] {
+        let mut floor = Vec::new();
         let mut micros: Vec<f64> = queries
             .iter()
             .map(|q| {
                 let start = Instant::now();
                 let found = m.recall(q, &part).expect("recall");
                 std::hint::black_box(found);
-                start.elapsed().as_secs_f64() * 1e6
+                let took = start.elapsed().as_secs_f64() * 1e6;
+                if let Some(round_trip) = round_trip {
+                    let start = Instant::now();
+                    round_trip();
+                    floor.push(start.elapsed().as_secs_f64() * 1e6);
+                }
+                took
             })
             .collect();
         micros.sort_by(f64::total_cmp);
+        if !floor.is_empty() {
+            floor.sort_by(f64::total_cmp);
+            for (name, q) in [("p50", 0.5), ("p99", 0.99)] {
+                figure(
+                    &format!("round trip {name}, beside {kind} recall"),
+                    n,
+                    percentile(&floor, q),
+                    "us",
+                    true,
+                );
+            }
+        }
         figure(
             &format!("recall p50, {kind}"),
             n,
@@ -329,7 +355,8 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
     let options = PostgresOptions::default().with_schema(&schema);
     let store = PostgresStore::connect_with(url, &options).expect("connect to PostgreSQL");
     let m = memory(store);
-    let episodes = timed_figures("W-traj-pg", &m, n, w, p);
+    let ping = || m.store().ping().expect("ping");
+    let episodes = timed_figures("W-traj-pg", &m, n, w, p, Some(&ping));
     let store = m.store();
     let bytes = store.size_bytes().expect("table sizes");
     figure_of(

@@ -5,6 +5,8 @@ use agent_memory_core::Partition;
 use agent_memory_core::store::trajectory::EpisodeStore;
 use agent_memory_postgres::cluster::{self, Cluster};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
+use std::time::{Duration, Instant};
+
 use postgres::{Client, NoTls};
 
 use crate::one_statement::episode;
@@ -59,6 +61,16 @@ fn a_cluster_starts_survives_an_immediate_stop_and_starts_again() {
     let before = store
         .append_episodes(&[episode("restart", "before")])
         .expect("append before the restart");
+    // A second store, for the readiness probe (the first keeps its connection for the
+    // idle check below).
+    let probe = PostgresStore::connect_with(
+        &url,
+        &PostgresOptions::default()
+            .with_pool_size(1)
+            .with_connect_timeout(Duration::from_secs(1)),
+    )
+    .expect("connect a probe");
+    probe.ping().expect("the server answers");
 
     let mut tcp = connect(&cluster.tcp_url());
     let addr: String = tcp
@@ -74,6 +86,17 @@ fn a_cluster_starts_survives_an_immediate_stop_and_starts_again() {
         "the server is down"
     );
     drop((client, tcp));
+    let asked = Instant::now();
+    let down = probe.ping().expect_err("no server, no answer");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "a call waits for a connection for the connect timeout (1 s), not once per retry: {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        matches!(down, agent_memory_core::Error::Backend { .. }),
+        "{down:?}"
+    );
 
     cluster.start_again().expect("start again");
     let mut client = connect(&cluster.url());
@@ -83,6 +106,7 @@ fn a_cluster_starts_survives_an_immediate_stop_and_starts_again() {
         .get(0);
     assert_eq!(n, 7);
     drop(client);
+    probe.ping().expect("the server answers again");
     // The pooled connection is dead; the write must find that out before sending (an
     // append is one statement, so a loss after sending would be "outcome unknown").
     let after = store
