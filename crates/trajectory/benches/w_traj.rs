@@ -9,7 +9,9 @@
 //! either, the PostgreSQL figures are skipped with a message (an error with `CI=true`).
 //! Beside each recall query the PostgreSQL run also times the store's bare round trip
 //! (`PostgresStore::ping`, one `SELECT 1`), reported as `round trip p50/p99`: the floor
-//! beneath recall's latency, under the same conditions at the same moments.
+//! beneath recall's latency, under the same conditions at the same moments. Criterion's
+//! `W-traj-pg/record-{batched,single}` (id `ours`) pair with the bare `postgres` floor of the
+//! same names in `store-postgres/benches/floor.rs`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -370,6 +372,31 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
     store.drop_schema().expect("drop bench schema");
 }
 
+/// `W-traj-pg/record-{batched,single}`, id `ours`: recording on PostgreSQL holding `n`
+/// episodes, paired in the report with the bare `postgres` floor of the same names
+/// (`store-postgres/benches/floor.rs`).
+fn postgres_records(c: &mut Criterion, url: &str, n: usize, w: &Workload, p: &Prepared) {
+    let schema = format!("w_traj_records_{n}_{}", std::process::id());
+    let options = PostgresOptions::default().with_schema(&schema);
+    let store = PostgresStore::connect_with(url, &options).expect("connect to PostgreSQL");
+    let m = memory(store);
+    record(&m, w, p, 0..n, CHUNK);
+    settle_disk();
+    let mut group = c.benchmark_group("W-traj-pg/record-batched");
+    group.throughput(Throughput::Elements(CHUNK as u64));
+    group.bench_function(BenchmarkId::new("ours", n), |b| {
+        b.iter(|| record(&m, w, p, 0..CHUNK, CHUNK));
+    });
+    group.finish();
+    let mut group = c.benchmark_group("W-traj-pg/record-single");
+    group.throughput(Throughput::Elements(100));
+    group.bench_function(BenchmarkId::new("ours", n), |b| {
+        b.iter(|| record(&m, w, p, 0..100, 1));
+    });
+    group.finish();
+    m.store().drop_schema().expect("drop bench schema");
+}
+
 /// Flushes every dirty page of the machine (`sync`) before a timed phase, so a durable
 /// commit measured next waits for its own data, not for the writeback of what the build or an
 /// earlier phase left in the page cache (on ext4, a commit's flush can wait for other files'
@@ -415,6 +442,9 @@ fn main() {
             b.iter(|| record(&m, &w, &p, 0..100, 1));
         });
         group.finish();
+        if let Some((url, _)) = &server {
+            postgres_records(&mut c, url, n, &w, &p);
+        }
         m.crystallize(&part).expect("crystallize");
 
         let mut group = c.benchmark_group("W-traj/crystallize-first");

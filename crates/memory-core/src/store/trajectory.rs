@@ -157,14 +157,31 @@ impl Ord for Fingerprint {
 /// Encodes a list of texts as one text: each item as `<byte length>:<item>`. Unambiguous for
 /// any content, cheap to decode, and it needs no JSON in `memory-core`.
 pub fn encode_texts<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     for item in items {
-        // Writing to a `String` cannot fail.
-        let _ = write!(out, "{}:", item.len());
+        push_decimal(&mut out, item.len());
+        out.push(':');
         out.push_str(item);
     }
     out
+}
+
+/// Appends `n` in decimal (on the hot path of every key and trajectory, where the
+/// formatting machinery of `write!` costs more than the text itself).
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
 }
 
 /// Decodes [`encode_texts`]; `None` when the text is not such an encoding.
@@ -444,6 +461,30 @@ pub struct PartitionSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_are_encoded_as_decimal_length_colon_text() {
+        // Stored keys depend on these exact bytes.
+        let ten = "0123456789";
+        let long = "x".repeat(1234);
+        let encoded = encode_texts(["", "a", ten, "é", &long]);
+        assert_eq!(
+            encoded,
+            format!("0:1:a10:{ten}2:é1234:{long}"),
+            "lengths in UTF-8 bytes, in decimal"
+        );
+        assert_eq!(
+            decode_texts(&encoded),
+            Some(vec![
+                String::new(),
+                "a".to_owned(),
+                ten.to_owned(),
+                "é".to_owned(),
+                long
+            ])
+        );
+        assert_eq!(encode_texts([] as [&str; 0]), "");
+    }
 
     #[test]
     fn pending_observations_round_trip_exactly_and_bad_text_is_refused() {
