@@ -190,14 +190,31 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         settings: &[(&MetaKey, &str)],
     ) -> Result<Vec<Episode>> {
         let now = self.clock.now();
+        // A batch repeats its fingerprints and outcomes: each distinct one is built once (a
+        // fingerprint is shared, an outcome is serialized once per value it points to; the
+        // records borrow them for the whole call, so an address stands for one value).
+        let mut fingerprints: HashMap<&[(&str, &str)], Fingerprint> = HashMap::new();
+        let mut outcomes: HashMap<*const Value, String> = HashMap::new();
         let episodes = records
             .iter()
             .map(|r| {
+                let fingerprint = match fingerprints.get(r.fingerprint) {
+                    Some(fp) => fp.clone(),
+                    None => {
+                        let fp = self.episode_fingerprint(r.fingerprint)?;
+                        fingerprints.insert(r.fingerprint, fp.clone());
+                        fp
+                    }
+                };
+                let outcome = outcomes
+                    .entry(std::ptr::from_ref(r.outcome))
+                    .or_insert_with(|| r.outcome.to_string())
+                    .clone();
                 Ok(NewEpisode {
                     partition: r.partition.clone(),
-                    fingerprint: self.episode_fingerprint(r.fingerprint)?,
+                    fingerprint,
                     trajectory: r.trajectory.iter().map(|s| (*s).to_owned()).collect(),
-                    outcome: r.outcome.to_string(),
+                    outcome,
                     recorded_at: r.recorded_at.unwrap_or(now),
                 })
             })

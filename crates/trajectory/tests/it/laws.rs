@@ -7,7 +7,7 @@ use agent_memory_core::store::trajectory::PatternStore;
 use agent_memory_core::{InMemoryStore, ManualClock, Partition, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::policy::update_confidence;
-use agent_memory_trajectory::{Config, Pattern, TrajectoryMemory};
+use agent_memory_trajectory::{Config, EpisodeRecord, Pattern, TrajectoryMemory};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -141,6 +141,40 @@ proptest! {
             m.crystallize(&Partition::new("a").expect("partition")).expect("crystallize");
         }
         prop_assert_eq!(all_patterns(&mixed, "a"), all_patterns(&alone, "a"));
+    }
+
+    #[test]
+    fn one_batch_stores_what_one_call_per_episode_stores(eps in episodes()) {
+        // A batch shares its fingerprint slices and outcome values across records (the
+        // memory builds each distinct one once); the stored episodes must not show it.
+        let kinds: Vec<[(&str, String); 1]> = (0..4).map(|f| [("kind", format!("k{f}"))]).collect();
+        let fps: Vec<[(&str, &str); 1]> = kinds.iter().map(|k| [(k[0].0, k[0].1.as_str())]).collect();
+        let outcomes = [json!({"success": false}), json!({"success": true})];
+        let actions = [["a"].as_slice(), &["b", "c"], &["c"]];
+        let parts = [Partition::new("b").expect("partition"), Partition::new("a").expect("partition")];
+        let records: Vec<EpisodeRecord<'_>> = eps
+            .iter()
+            .map(|e| EpisodeRecord::new(
+                &fps[e.f as usize],
+                actions[e.traj as usize],
+                &outcomes[usize::from(e.success)],
+                &parts[usize::from(e.partition)],
+            ))
+            .collect();
+        let batched = memory(InMemoryStore::new());
+        let single = memory(InMemoryStore::new());
+        let stored = batched.record_episodes(&records).expect("batch");
+        let one_by_one: Vec<_> = records
+            .iter()
+            .map(|r| single.record_episodes(std::slice::from_ref(r)).expect("one").remove(0))
+            .collect();
+        prop_assert_eq!(stored.len(), eps.len());
+        for ((b, s), e) in stored.iter().zip(&one_by_one).zip(&eps) {
+            prop_assert_eq!(&b.episode, &s.episode);
+            let kind = format!("k{}", e.f);
+            prop_assert_eq!(b.episode.fingerprint.get("kind"), Some(kind.as_str()));
+            prop_assert_eq!(&b.episode.outcome, &outcomes[usize::from(e.success)].to_string());
+        }
     }
 
     #[test]
