@@ -79,7 +79,7 @@ pub struct PostgresOptions {
     /// The most connections the store keeps open. Default 4.
     pub pool_size: u32,
     /// How long a call waits for a connection (from the pool, or a new one) before failing.
-    /// Default 10 s.
+    /// Default 10 s; a connection string's `connect_timeout` (in seconds) wins.
     pub connect_timeout: Duration,
     /// How many times a transaction is run again after the server rolled it back or the
     /// connection was lost before it committed. Default 8 (with pauses growing from 10 ms to
@@ -397,11 +397,16 @@ impl PostgresStore {
         if config.get_application_name().is_none() {
             config.application_name("agent-memory");
         }
-        config.connect_timeout(options.connect_timeout);
+        // A connection string's own `connect_timeout` wins, as its `schema` does.
+        let connect_timeout = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(options.connect_timeout);
+        config.connect_timeout(connect_timeout);
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size.max(1))
             .min_idle(Some(0))
-            .connection_timeout(options.connect_timeout)
+            .connection_timeout(connect_timeout)
             // A dead connection is found by the call that uses it and the call retried; a
             // check on every checkout would cost a round trip per call.
             .test_on_check_out(false)
