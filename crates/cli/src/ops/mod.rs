@@ -135,7 +135,9 @@ impl ErrorBody {
                 (body.kind, body.input) = classify_core(core);
                 return body;
             }
-            if cause.downcast_ref::<agent_memory_sqlite::Error>().is_some() {
+            if cause.downcast_ref::<agent_memory_sqlite::Error>().is_some()
+                || cause.downcast_ref::<agent_memory_postgres::Error>().is_some()
+            {
                 // The caller knows the database's path and names it as the input.
                 body.kind = "database";
                 return body;

@@ -425,3 +425,20 @@ fn a_browser_action_that_is_not_a_json_object_is_refused_before_anything_is_stor
     assert_eq!(runs["runs"], serde_json::json!([]), "{runs}");
     sandbox.expect(0, &["browser", "export", "exported"]);
 }
+
+#[test]
+fn an_unreachable_server_is_a_database_error_naming_it_without_its_password() {
+    let sandbox = Sandbox::new();
+    // Port 1 on loopback refuses at once; the URL's connect_timeout bounds the wait.
+    let url = "postgres://agent:hunter2@127.0.0.1:1/memory?connect_timeout=1";
+    let run = sandbox.expect(1, &["--db", url, "--json", "list"]);
+    let error = conforms("error", run.stderr.trim());
+    assert_eq!(error["error"]["kind"], "database", "{run}");
+    assert_eq!(
+        error["error"]["input"],
+        "postgres://agent:***@127.0.0.1:1/memory?connect_timeout=1",
+        "{run}"
+    );
+    assert!(!run.stderr.contains("hunter2"), "{run}");
+    assert!(run.stderr.contains("127.0.0.1:1/memory"), "{run}");
+}
