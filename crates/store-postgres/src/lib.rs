@@ -30,7 +30,11 @@
 //!   reported, never retried, because the write may have landed. A call that is one
 //!   statement (recording episodes, and most reads) sends it on its own, one round trip with
 //!   no `BEGIN` and `COMMIT`; for a write, a connection lost after sending it is such a lost
-//!   commit.
+//!   commit;
+//! - a call waits for a connection at most the connect timeout
+//!   ([`PostgresOptions::connect_timeout`], or `connect_timeout=` in the connection string),
+//!   then fails naming the server (never its password); [`PostgresStore::ping`] is a
+//!   readiness probe.
 //!
 //! Where it differs from SQLite: a text holding a NUL character is refused (PostgreSQL's
 //! `text` cannot hold one), each call costs round trips to the server, and a forgotten row's
