@@ -136,7 +136,9 @@ impl ErrorBody {
                 return body;
             }
             if cause.downcast_ref::<agent_memory_sqlite::Error>().is_some()
-                || cause.downcast_ref::<agent_memory_postgres::Error>().is_some()
+                || cause
+                    .downcast_ref::<agent_memory_postgres::Error>()
+                    .is_some()
             {
                 // The caller knows the database's path and names it as the input.
                 body.kind = "database";

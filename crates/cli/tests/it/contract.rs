@@ -435,8 +435,7 @@ fn an_unreachable_server_is_a_database_error_naming_it_without_its_password() {
     let error = conforms("error", run.stderr.trim());
     assert_eq!(error["error"]["kind"], "database", "{run}");
     assert_eq!(
-        error["error"]["input"],
-        "postgres://agent:***@127.0.0.1:1/memory?connect_timeout=1",
+        error["error"]["input"], "postgres://agent:***@127.0.0.1:1/memory?connect_timeout=1",
         "{run}"
     );
     assert!(!run.stderr.contains("hunter2"), "{run}");

@@ -3,14 +3,23 @@
 use agent_memory_core::testkit::{Case, meta, run, session, tool_log, trajectory};
 use agent_memory_postgres::PostgresStore;
 
-use crate::support::{fresh_store, server};
+use crate::support::{drop_schemas, fresh_store, server};
 
-/// Runs a contract suite against a fresh schema per case, failing with its report.
+/// Runs a contract suite against a fresh schema per case, failing with its report. The
+/// schemas of a suite that passed are dropped (a failing suite's are kept to look into), so
+/// a long-lived development server does not fill up with them.
 pub(crate) fn check_on_postgres(suite: &'static str, cases: &[Case<PostgresStore>]) {
     let Some(url) = server() else { return };
-    if let Err(report) = run(suite, cases, || fresh_store(&url)) {
+    let mut schemas = Vec::new();
+    let result = run(suite, cases, || {
+        let store = fresh_store(&url);
+        schemas.push(store.schema().to_owned());
+        store
+    });
+    if let Err(report) = result {
         panic!("{report}");
     }
+    drop_schemas(&url, &schemas);
 }
 
 #[test]

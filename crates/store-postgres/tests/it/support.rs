@@ -43,3 +43,14 @@ pub(crate) fn fresh_store(url: &str) -> PostgresStore {
         .with_pool_size(2);
     PostgresStore::connect_with(url, &options).unwrap_or_else(|e| panic!("connect: {e}"))
 }
+
+/// Drops `schemas` (each with everything in it) from the test server.
+pub(crate) fn drop_schemas(url: &str, schemas: &[String]) {
+    let mut client =
+        postgres::Client::connect(url, postgres::NoTls).unwrap_or_else(|e| panic!("connect: {e}"));
+    for schema in schemas {
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+            .unwrap_or_else(|e| panic!("drop schema {schema}: {e}"));
+    }
+}
