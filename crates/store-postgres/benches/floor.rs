@@ -168,25 +168,11 @@ mod sqlite {
     /// One transaction for all of `rows`.
     pub(super) fn batched(conn: &mut Connection, rows: &[Row], take: &[(usize, i64)]) {
         let tx = conn.transaction().expect("begin");
-        {
-            let mut insert = tx.prepare_cached(INSERT).expect("prepare");
-            for &(i, at) in take {
-                let row = &rows[i];
-                insert
-                    .execute(params![
-                        PARTITION,
-                        row.fingerprint,
-                        row.trajectory,
-                        row.outcome,
-                        at
-                    ])
-                    .expect("insert");
-            }
-        }
+        single(&tx, rows, take);
         tx.commit().expect("commit");
     }
 
-    /// Each row its own (autocommitted) transaction.
+    /// One `INSERT` per row: outside a transaction, each its own (autocommitted) one.
     pub(super) fn single(conn: &Connection, rows: &[Row], take: &[(usize, i64)]) {
         let mut insert = conn.prepare_cached(INSERT).expect("prepare");
         for &(i, at) in take {

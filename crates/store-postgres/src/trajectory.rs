@@ -211,10 +211,6 @@ fn sorted_seqs(rows: Vec<Row>) -> Vec<i64> {
 }
 
 impl EpisodeStore for PostgresStore {
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
-        self.append_episodes_with_settings(episodes, &[])
-    }
-
     fn append_episodes_with_settings(
         &self,
         episodes: &[NewEpisode],

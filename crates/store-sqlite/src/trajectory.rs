@@ -391,10 +391,6 @@ fn watermark_of(conn: &Connection, partition: &str) -> rusqlite::Result<Seq> {
 }
 
 impl EpisodeStore for SqliteStore {
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
-        self.append_episodes_with_settings(episodes, &[])
-    }
-
     fn append_episodes_with_settings(
         &self,
         episodes: &[NewEpisode],

@@ -30,10 +30,6 @@ struct PartitionState {
 }
 
 impl EpisodeStore for InMemoryStore {
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
-        self.append_episodes_with_settings(episodes, &[])
-    }
-
     fn append_episodes_with_settings(
         &self,
         episodes: &[NewEpisode],

@@ -378,8 +378,13 @@ pub fn settings_conflict(key: &MetaKey, wanted: &str, found: &str) -> Error {
 /// Append-only storage of episodes.
 pub trait EpisodeStore: Send + Sync {
     /// Appends `episodes` in order, in one atomic write, and returns them with their
-    /// sequence numbers (ascending).
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
+    /// sequence numbers (ascending). Provided: [`append_episodes_with_settings`] without
+    /// settings.
+    ///
+    /// [`append_episodes_with_settings`]: Self::append_episodes_with_settings
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+        self.append_episodes_with_settings(episodes, &[])
+    }
 
     /// [`append_episodes`](Self::append_episodes) that also settles `settings`, meta entries
     /// (as [`MetaStore`](crate::MetaStore) reads them), in the same atomic write: an entry not
