@@ -5,7 +5,8 @@
 //!   `agent-memory-postgres`);
 //! - only `agent-memory-sqlite` names `rusqlite` (and `agent-memory-postgres`'s floor bench,
 //!   as a dev-dependency), and only `agent-memory-postgres` names `postgres`;
-//! - only `cli` (package `agent-memory-cli`) and `xtask` use `anyhow`.
+//! - only `cli` (package `agent-memory-cli`), `contract` (`agent-memory-contract`) and `xtask`
+//!   use `anyhow`.
 
 use std::process::Command;
 
@@ -19,6 +20,9 @@ const FEATURE_CRATES: &[&str] = &[
     "agent-memory-turns",
     "agent-memory-browser",
 ];
+
+/// The packages that tie crates together, the only ones that may use `anyhow`.
+const ANYHOW_USERS: &[&str] = &["agent-memory-cli", "agent-memory-contract", "xtask"];
 
 /// One workspace package and its direct dependencies as `(name, kind)`; kind is `None` for
 /// normal dependencies, `Some("dev")` or `Some("build")` otherwise.
@@ -122,9 +126,9 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
                     "only agent-memory-postgres may use postgres, but {name} does"
                 ));
             }
-            if dep == "anyhow" && name != "agent-memory-cli" && name != "xtask" {
+            if dep == "anyhow" && !ANYHOW_USERS.contains(&name) {
                 problems.push(format!(
-                    "only the cli and xtask may use anyhow, but {name} does"
+                    "only the cli, the contract and xtask may use anyhow, but {name} does"
                 ));
             }
         }
@@ -189,7 +193,7 @@ mod tests {
             ),
             (
                 pkg("agent-memory-sqlite", &[("anyhow", None)]),
-                "only the cli and xtask may use anyhow, but agent-memory-sqlite does",
+                "only the cli, the contract and xtask may use anyhow, but agent-memory-sqlite does",
             ),
         ];
         for (package, expected) in table {

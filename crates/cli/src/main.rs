@@ -16,12 +16,14 @@
 #![deny(missing_docs)]
 
 mod commands;
-mod database;
 mod input;
 mod mcp;
-mod ops;
 mod output;
 mod progress;
+
+// The contract's operations and store opening, under the names the commands use.
+use agent_memory_contract as ops;
+use agent_memory_contract::database;
 
 use std::process::ExitCode;
 
@@ -212,7 +214,7 @@ mod tests {
             stale.is_empty(),
             "commands/outputs.rs lists no such command {stale:?}"
         );
-        let generated: Vec<&str> = crate::ops::schemas()
+        let generated: Vec<&str> = crate::commands::schemas::all()
             .iter()
             .map(|(name, _)| *name)
             .collect();

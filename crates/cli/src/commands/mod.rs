@@ -10,7 +10,7 @@ mod list;
 #[cfg(test)]
 pub(crate) mod outputs;
 mod recording;
-mod schemas;
+pub(crate) mod schemas;
 mod stats;
 mod trajectory;
 mod turns;

@@ -15,8 +15,15 @@ pub(crate) struct SchemasArgs {
     out: Option<PathBuf>,
 }
 
+/// Every schema of the JSON contract: the operations' and those of what the commands print.
+pub(crate) fn all() -> Vec<(&'static str, schemars::Schema)> {
+    let mut all = ops::schemas();
+    all.extend(super::schemas());
+    all
+}
+
 pub(crate) fn run(args: &SchemasArgs, _global: &GlobalArgs) -> Result<()> {
-    let schemas = ops::schemas();
+    let schemas = all();
     let Some(dir) = &args.out else {
         let all: serde_json::Map<String, serde_json::Value> = schemas
             .into_iter()
@@ -31,4 +38,43 @@ pub(crate) fn run(args: &SchemasArgs, _global: &GlobalArgs) -> Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+
+    use crate::ops;
+
+    fn committed() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
+    }
+
+    /// The schemas under `schemas/` are exactly the generated ones: a changed type without a
+    /// regenerated schema fails here (`agent-memory schemas --out schemas` regenerates them).
+    #[test]
+    fn committed_schemas_match_the_generated_ones() {
+        let dir = committed();
+        let mut expected = BTreeSet::new();
+        for (name, schema) in super::all() {
+            let file = format!("{name}.json");
+            let generated = ops::schema_text(&schema).expect("schema text");
+            let found = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
+            assert!(
+                found == generated,
+                "schemas/{file} differs from the generated schema; run \
+                 `cargo run -p agent-memory-cli -- schemas --out schemas`"
+            );
+            expected.insert(file);
+        }
+        let present: BTreeSet<String> = std::fs::read_dir(&dir)
+            .expect("schemas folder")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            present, expected,
+            "schemas/ holds files no operation generates"
+        );
+    }
 }

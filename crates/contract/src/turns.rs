@@ -12,38 +12,38 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ops::{Env, Failure, pair};
+use crate::{Env, Failure, pair};
 
 /// Events to append to a session's log, in one transaction.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct AppendInput {
+pub struct AppendInput {
     /// The session.
-    pub(crate) session: String,
+    pub session: String,
     /// The position of the first event in the session's log (0 is its `session_started`
     /// event). Absent: after the last stored event. Events already stored at their position
     /// with the same content are skipped.
     #[serde(default)]
-    pub(crate) start: Option<u64>,
+    pub start: Option<u64>,
     /// The events, in order, each as the session log stores it:
     /// `{"type": "session_started", "session": "s1", "started_at": 1767225600000}`,
     /// `{"type": "user_message", "text": "..."}`,
     /// `{"type": "assistant_turn", "text": "...", "memory": {"files_changed": ["src/a.rs"]}}`,
     /// `{"type": "compaction_applied", "summary": "...", "compacted_entries": 4}`.
-    pub(crate) events: Vec<Map<String, Value>>,
+    pub events: Vec<Map<String, Value>>,
 }
 
 /// What an append did.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct AppendOutput {
+pub struct AppendOutput {
     /// The session.
-    pub(crate) session: String,
+    pub session: String,
     /// Events written.
-    pub(crate) appended: u64,
+    pub appended: u64,
     /// Events skipped because the same event was already stored at their position.
-    pub(crate) already_stored: u64,
+    pub already_stored: u64,
     /// Events the session's log holds now.
-    pub(crate) events: u64,
+    pub events: u64,
 }
 
 fn conflict(input: String, message: String) -> anyhow::Error {
@@ -69,7 +69,7 @@ fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>
 }
 
 /// Appends the events the log does not hold yet, after checking every one against it.
-pub(crate) fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
+pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
     let held = stored_events(env, &session)?;
     let held_len = held.len() as u64;
@@ -141,7 +141,7 @@ pub(crate) fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput>
 /// The provider format of the model view.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Provider {
+pub enum Provider {
     /// OpenAI Chat Completions `messages`.
     OpenaiChat,
     /// OpenAI Responses `input` items.
@@ -153,32 +153,32 @@ pub(crate) enum Provider {
 /// Which session to render, for which provider.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ViewInput {
+pub struct ViewInput {
     /// The session.
-    pub(crate) session: String,
+    pub session: String,
     /// The provider format.
-    pub(crate) provider: Provider,
+    pub provider: Provider,
     /// Send the memories (files changed, failed commands) of the last this many turns
     /// (default 10).
     #[serde(default)]
-    pub(crate) recent_memories: Option<usize>,
+    pub recent_memories: Option<usize>,
 }
 
 /// The model view of a session, ready to send.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ViewOutput {
+pub struct ViewOutput {
     /// The session.
-    pub(crate) session: String,
+    pub session: String,
     /// The provider format.
-    pub(crate) provider: Provider,
+    pub provider: Provider,
     /// Completed turns in the session.
-    pub(crate) turns: u64,
+    pub turns: u64,
     /// The payload in the provider's own format (a list of messages or input items).
-    pub(crate) messages: Value,
+    pub messages: Value,
 }
 
 /// The session's model view, rendered for the provider.
-pub(crate) fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
+pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
     let session = session_id(&input.session)?;
     let events = stored_events(env, &session)?;
     if events.is_empty() {
@@ -209,7 +209,7 @@ pub(crate) fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = Vec::new();
     all.extend(pair::<AppendInput, AppendOutput>(
         "turns_append.input",
@@ -225,7 +225,7 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::tests::env_on;
+    use crate::tests::env_on;
     use serde_json::json;
 
     fn events(values: &[Value]) -> Vec<Map<String, Value>> {
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn appending_again_is_a_no_op_and_a_gap_or_conflict_names_the_position() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let first = append_at(&env, None, &opening()).expect("append");
         assert_eq!(
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_log_that_does_not_form_a_session_is_refused_whole() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let headless = append_at(&env, None, &opening()[1..]).expect_err("no session_started");
         assert!(
@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn the_model_view_is_rendered_for_each_provider() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         append_at(&env, None, &opening()).expect("append");
         for (provider, first_role) in [

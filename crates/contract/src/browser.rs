@@ -13,8 +13,8 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ops::runs::{RunDocument, RunState};
-use crate::ops::{Env, Failure, pair};
+use crate::runs::{RunDocument, RunState};
+use crate::{Env, Failure, pair};
 
 /// The scope every browser operation uses unless told otherwise.
 const SHARED: &str = "shared";
@@ -34,7 +34,7 @@ fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
 /// How the memory parts are assembled into the context.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum LayoutInput {
+pub enum LayoutInput {
     /// Session history 50, reference trajectory 40, app knowledge 30, selectors 25.
     #[default]
     Layered,
@@ -45,66 +45,66 @@ pub(crate) enum LayoutInput {
 /// The context a run with this goal on this URL would get.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ContextInput {
+pub struct ContextInput {
     /// The memory scope (default `shared`).
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
     /// The goal of the run.
-    pub(crate) goal: String,
+    pub goal: String,
     /// The URL the run starts on.
-    pub(crate) url: String,
+    pub url: String,
     /// Rank matching trajectories by the trace score instead of goal similarity alone.
     #[serde(default)]
-    pub(crate) trace_scoring: bool,
+    pub trace_scoring: bool,
     /// Trajectories older than this many days are not used (default 30).
     #[serde(default)]
-    pub(crate) ttl_days: Option<f64>,
+    pub ttl_days: Option<f64>,
     /// The context budget in characters (default 8000).
     #[serde(default)]
-    pub(crate) budget: Option<usize>,
+    pub budget: Option<usize>,
     /// How the parts are assembled (default `layered`).
     #[serde(default)]
-    pub(crate) layout: LayoutInput,
+    pub layout: LayoutInput,
 }
 
 /// The memory context, ready for the prompt, with what it was built from.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ContextOutput {
+pub struct ContextOutput {
     /// The context text; empty when the memory holds nothing for this goal and site.
-    pub(crate) context: String,
+    pub context: String,
     /// The stored trajectory chosen as the reference, if one matched.
     #[serde(rename = "match")]
-    pub(crate) matched: Option<ContextMatch>,
+    pub matched: Option<ContextMatch>,
     /// Every part of the context, by priority, and what became of it within the budget.
-    pub(crate) parts: Vec<ContextPart>,
+    pub parts: Vec<ContextPart>,
 }
 
 /// The trajectory a context took as its reference.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ContextMatch {
+pub struct ContextMatch {
     /// The trajectory's id.
-    pub(crate) trajectory_id: String,
+    pub trajectory_id: String,
     /// Its goal.
-    pub(crate) goal: String,
+    pub goal: String,
     /// How similar its goal is to this one, from 0 to 1.
-    pub(crate) similarity: f64,
+    pub similarity: f64,
     /// Its ranking score.
-    pub(crate) score: f64,
+    pub score: f64,
 }
 
 /// One part of a context.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ContextPart {
+pub struct ContextPart {
     /// What the part holds (`SESSION HISTORY`, `REFERENCE TRAJECTORY`, ...).
-    pub(crate) label: String,
+    pub label: String,
     /// Its priority: higher parts are kept first.
-    pub(crate) priority: i32,
+    pub priority: i32,
     /// `whole`, `cut` (shortened to fit) or `left` (out of the budget).
-    pub(crate) fate: String,
+    pub fate: String,
     /// Whether any of it is in the context.
-    pub(crate) included: bool,
+    pub included: bool,
     /// Whether it was shortened.
-    pub(crate) cut: bool,
+    pub cut: bool,
 }
 
 fn ttl(days: Option<f64>) -> Result<f64> {
@@ -120,7 +120,7 @@ fn ttl(days: Option<f64>) -> Result<f64> {
 }
 
 /// The memory context for a run.
-pub(crate) fn context(env: &Env<'_>, input: &ContextInput) -> Result<ContextOutput> {
+pub fn context(env: &Env<'_>, input: &ContextInput) -> Result<ContextOutput> {
     let mut memory = memory(env, scope_of(input.scope.as_deref())?);
     memory.options.scoring = input.trace_scoring;
     memory.options.ttl_days = ttl(input.ttl_days)?;
@@ -161,107 +161,107 @@ pub(crate) fn context(env: &Env<'_>, input: &ContextInput) -> Result<ContextOutp
 /// A finished browser run, as the agent reports it.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RecordRunInput {
+pub struct RecordRunInput {
     /// The memory scope (default `shared`).
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
     /// The goal of the run.
-    pub(crate) goal: String,
+    pub goal: String,
     /// Where the run started (gives the site the memory is filed under).
-    pub(crate) start_url: String,
+    pub start_url: String,
     /// The turns, in order.
-    pub(crate) turns: Vec<TurnInput>,
+    pub turns: Vec<TurnInput>,
     /// Whether the run reached its goal.
-    pub(crate) success: bool,
+    pub success: bool,
     /// The model that drove it.
     #[serde(default)]
-    pub(crate) model: String,
+    pub model: String,
     /// The agent's own account of the result.
     #[serde(default)]
-    pub(crate) outcome: String,
+    pub outcome: String,
     /// The session the run belongs to (default: the new trajectory's id).
     #[serde(default)]
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// Where the browser ended up.
     #[serde(default)]
-    pub(crate) final_url: Option<String>,
+    pub final_url: Option<String>,
     /// Selectors that worked during the run.
     #[serde(default)]
-    pub(crate) selectors: Vec<SelectorInput>,
+    pub selectors: Vec<SelectorInput>,
     /// The id of this run in the run registry. A registered run (from `browser run start`)
     /// is completed with this outcome; an unregistered one is registered as finished, so it
     /// can be resumed or forked. Either way in the same transaction as the rest.
     #[serde(default)]
-    pub(crate) run_id: Option<String>,
+    pub run_id: Option<String>,
     /// The run this one resumed or forked (from `browser_resume` or `browser_fork`), kept in
     /// a newly registered run's manifest.
     #[serde(default)]
-    pub(crate) parent_run_id: Option<String>,
+    pub parent_run_id: Option<String>,
 }
 
 /// One turn of a run.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TurnInput {
+pub struct TurnInput {
     /// The page URL when the action ran.
-    pub(crate) url: String,
+    pub url: String,
     /// The action: a JSON object such as `{"action": "click", "selector": "#buy"}`, or its
     /// JSON text (which keeps its key order exactly).
-    pub(crate) action: Value,
+    pub action: Value,
     /// Whether the action's effect was verified.
     #[serde(default)]
-    pub(crate) verified: bool,
+    pub verified: bool,
     /// Wall time of the turn in milliseconds.
     #[serde(default)]
-    pub(crate) duration_ms: u64,
+    pub duration_ms: u64,
     /// The page snapshot the action was chosen on (only its hash is stored).
     #[serde(default)]
-    pub(crate) snapshot: String,
+    pub snapshot: String,
     /// What the action was expected to change.
     #[serde(default)]
-    pub(crate) expected_effect: Option<String>,
+    pub expected_effect: Option<String>,
     /// The model's reasoning.
     #[serde(default)]
-    pub(crate) reasoning: Option<String>,
+    pub reasoning: Option<String>,
     /// The error the action raised.
     #[serde(default)]
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
     /// Why the expected effect was not observed.
     #[serde(default)]
-    pub(crate) verification_failure: Option<String>,
+    pub verification_failure: Option<String>,
 }
 
 /// A selector that worked for an element.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SelectorInput {
+pub struct SelectorInput {
     /// The element, as the agent names it (`search box`).
-    pub(crate) element: String,
+    pub element: String,
     /// The selector that found it.
-    pub(crate) selector: String,
+    pub selector: String,
 }
 
 /// What recording a run stored.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RecordRunOutput {
+pub struct RecordRunOutput {
     /// The scope.
-    pub(crate) scope: String,
+    pub scope: String,
     /// The id of the stored trajectory.
-    pub(crate) trajectory_id: String,
+    pub trajectory_id: String,
     /// The site the run's memory is filed under.
-    pub(crate) site: String,
+    pub site: String,
     /// The session the run was filed in.
-    pub(crate) session_id: String,
+    pub session_id: String,
     /// Steps stored (`complete` and `abort` turns are not steps).
-    pub(crate) steps: u64,
+    pub steps: u64,
     /// The run whose manifest was completed, when one was named.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) run_id: Option<String>,
+    pub run_id: Option<String>,
 }
 
 /// Records a finished run in one transaction: trajectory, session, facts, selectors and,
 /// with `run_id`, the completed manifest.
-pub(crate) fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutput> {
+pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let memory = memory(env, scope.clone());
     let mut turns = Vec::with_capacity(input.turns.len());
@@ -388,33 +388,33 @@ fn host_of(url: &str) -> String {
 /// Which registered runs to list.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RunsInput {
+pub struct RunsInput {
     /// The memory scope (default `shared`).
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
     /// Only runs of this session.
     #[serde(default)]
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// Only runs filed under this domain.
     #[serde(default)]
-    pub(crate) domain: Option<String>,
+    pub domain: Option<String>,
     /// Only runs in this state.
     #[serde(default)]
-    pub(crate) status: Option<RunState>,
+    pub status: Option<RunState>,
     /// At most this many runs, newest first.
     #[serde(default)]
-    pub(crate) limit: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 /// Registered runs, newest first.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RunsOutput {
+pub struct RunsOutput {
     /// The runs.
-    pub(crate) runs: Vec<RunDocument>,
+    pub runs: Vec<RunDocument>,
 }
 
 /// The registered runs passing the filters.
-pub(crate) fn runs(env: &Env<'_>, input: &RunsInput) -> Result<RunsOutput> {
+pub fn runs(env: &Env<'_>, input: &RunsInput) -> Result<RunsOutput> {
     let memory = memory(env, scope_of(input.scope.as_deref())?);
     let filter = RunFilter {
         domain: input.domain.clone(),
@@ -431,29 +431,29 @@ pub(crate) fn runs(env: &Env<'_>, input: &RunsInput) -> Result<RunsOutput> {
 /// A run to continue or branch from.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ScenarioInput {
+pub struct ScenarioInput {
     /// The memory scope (default `shared`).
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
     /// The run.
-    pub(crate) run_id: String,
+    pub run_id: String,
     /// The new goal (default: the run's goal).
     #[serde(default)]
-    pub(crate) goal: Option<String>,
+    pub goal: Option<String>,
 }
 
 /// Where and how the next run starts.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ScenarioOutput {
+pub struct ScenarioOutput {
     /// The goal.
-    pub(crate) goal: String,
+    pub goal: String,
     /// Where to start: the run's final URL, else its start URL.
-    pub(crate) start_url: String,
+    pub start_url: String,
     /// The session to run in (a new `fork_...` session for a fork).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// The run continued or branched from.
-    pub(crate) parent_run_id: String,
+    pub parent_run_id: String,
 }
 
 impl From<Scenario> for ScenarioOutput {
@@ -476,7 +476,7 @@ fn registered(memory: &Browser<'_>, id: &str) -> Result<RunManifest> {
 }
 
 /// The scenario that continues a run: same session, from where it ended.
-pub(crate) fn resume(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
+pub fn resume(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
     let memory = memory(env, scope_of(input.scope.as_deref())?);
     registered(&memory, &input.run_id)?;
     let scenario = memory.runs().resume(&input.run_id, input.goal.as_deref())?;
@@ -484,7 +484,7 @@ pub(crate) fn resume(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOut
 }
 
 /// The scenario that branches from a run in a new session.
-pub(crate) fn fork(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
+pub fn fork(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
     let memory = memory(env, scope_of(input.scope.as_deref())?);
     let manifest = registered(&memory, &input.run_id)?;
     let goal = input.goal.clone().unwrap_or(manifest.goal);
@@ -493,7 +493,7 @@ pub(crate) fn fork(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutpu
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = Vec::new();
     all.extend(pair::<ContextInput, ContextOutput>(
         "browser_context.input",
@@ -521,7 +521,7 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::tests::env_on;
+    use crate::tests::env_on;
     use agent_memory_browser::RunStart;
 
     fn run(goal: &str, run_id: Option<&str>) -> RecordRunInput {
@@ -569,7 +569,7 @@ mod tests {
 
     #[test]
     fn a_recorded_run_gives_context_and_completes_its_manifest() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         memory(&env, Scope::shared())
             .runs()
@@ -626,7 +626,7 @@ mod tests {
 
     #[test]
     fn an_unregistered_run_is_registered_finished_and_bad_input_stores_nothing() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let mut bad = run("find tea", None);
         bad.turns[0].action = serde_json::json!(3);

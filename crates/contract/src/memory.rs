@@ -9,68 +9,68 @@ use anyhow::{Context, Result};
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::ops::{Env, Failure, output, pair};
+use crate::{Env, Failure, output, pair};
 
 /// Everything the database holds, by memory.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct MemoryList {
+pub struct MemoryList {
     /// Procedural-memory partitions, by name.
-    pub(crate) partitions: Vec<PartitionEntry>,
+    pub partitions: Vec<PartitionEntry>,
     /// Coding-agent sessions (turn memory), by id.
-    pub(crate) turn_sessions: Vec<TurnSessionEntry>,
+    pub turn_sessions: Vec<TurnSessionEntry>,
     /// Sessions of recorded tool calls, by id.
-    pub(crate) tool_log_sessions: Vec<ToolLogSessionEntry>,
+    pub tool_log_sessions: Vec<ToolLogSessionEntry>,
     /// Browser-memory scopes, by name.
-    pub(crate) browser_scopes: Vec<BrowserScopeEntry>,
+    pub browser_scopes: Vec<BrowserScopeEntry>,
 }
 
 /// One procedural-memory partition.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct PartitionEntry {
+pub struct PartitionEntry {
     /// The partition's name.
-    pub(crate) partition: String,
+    pub partition: String,
     /// Its fingerprint fields, fixed by its first record (empty when unknown).
-    pub(crate) fields: Vec<String>,
+    pub fields: Vec<String>,
     /// Episodes stored.
-    pub(crate) episodes: u64,
+    pub episodes: u64,
     /// Patterns (groups at or above the threshold).
-    pub(crate) patterns: u64,
+    pub patterns: u64,
     /// Groups still below the threshold.
-    pub(crate) pending_groups: u64,
+    pub pending_groups: u64,
 }
 
 /// One coding-agent session.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct TurnSessionEntry {
+pub struct TurnSessionEntry {
     /// The session id.
-    pub(crate) session: String,
+    pub session: String,
     /// Events in its log.
-    pub(crate) events: u64,
+    pub events: u64,
 }
 
 /// One session of recorded tool calls.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ToolLogSessionEntry {
+pub struct ToolLogSessionEntry {
     /// The session id.
-    pub(crate) session: String,
+    pub session: String,
     /// Tool logs stored.
-    pub(crate) logs: u64,
+    pub logs: u64,
 }
 
 /// One browser-memory scope.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct BrowserScopeEntry {
+pub struct BrowserScopeEntry {
     /// The scope's name.
-    pub(crate) scope: String,
+    pub scope: String,
     /// The sites it holds memory of, by key.
-    pub(crate) sites: Vec<String>,
+    pub sites: Vec<String>,
     /// Trajectories stored.
-    pub(crate) trajectories: u64,
+    pub trajectories: u64,
 }
 
 /// The settings of a partition's configuration, each stored under
 /// `trajectory.<setting>.<partition>` with its first episodes.
-pub(crate) const PARTITION_SETTINGS: [&str; 4] = [
+pub const PARTITION_SETTINGS: [&str; 4] = [
     "fields",
     "cluster_threshold",
     "evidence_cap",
@@ -78,7 +78,7 @@ pub(crate) const PARTITION_SETTINGS: [&str; 4] = [
 ];
 
 /// The `meta` key holding one setting of a partition's configuration.
-pub(crate) fn setting_key(partition: &Partition, setting: &str) -> Result<MetaKey> {
+pub fn setting_key(partition: &Partition, setting: &str) -> Result<MetaKey> {
     Ok(MetaKey::new(format!(
         "trajectory.{setting}.{}",
         partition.as_str()
@@ -86,12 +86,12 @@ pub(crate) fn setting_key(partition: &Partition, setting: &str) -> Result<MetaKe
 }
 
 /// The `meta` key holding a partition's fingerprint fields.
-pub(crate) fn fields_key(partition: &Partition) -> Result<MetaKey> {
+pub fn fields_key(partition: &Partition) -> Result<MetaKey> {
     setting_key(partition, "fields")
 }
 
 /// Lists every partition, session and scope with its counts.
-pub(crate) fn list(env: &Env<'_>) -> Result<MemoryList> {
+pub fn list(env: &Env<'_>) -> Result<MemoryList> {
     let store = env.store;
     let mut partitions = Vec::new();
     for summary in store.partitions()? {
@@ -142,54 +142,54 @@ pub(crate) fn list(env: &Env<'_>) -> Result<MemoryList> {
 /// What to forget: exactly one of `partition`, `session`, `scope`, `run`, `trajectory`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ForgetInput {
+pub struct ForgetInput {
     /// A procedural-memory partition: its episodes, patterns and settings.
     #[serde(default)]
-    pub(crate) partition: Option<String>,
+    pub partition: Option<String>,
     /// A session: its turn-memory events and its recorded tool calls.
     #[serde(default)]
-    pub(crate) session: Option<String>,
+    pub session: Option<String>,
     /// A browser-memory scope, whole, or only `site` of it.
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
     /// With `scope`: only this site (a site key such as `shop.example.com` or a URL on it).
     #[serde(default)]
-    pub(crate) site: Option<String>,
+    pub site: Option<String>,
     /// A browser run's manifest (in `in_scope`, default `shared`).
     #[serde(default)]
-    pub(crate) run: Option<String>,
+    pub run: Option<String>,
     /// A browser trajectory by id (in `in_scope`, default `shared`).
     #[serde(default)]
-    pub(crate) trajectory: Option<String>,
+    pub trajectory: Option<String>,
     /// The scope `run` and `trajectory` are looked up in; `shared` when absent.
     #[serde(default)]
-    pub(crate) in_scope: Option<String>,
+    pub in_scope: Option<String>,
 }
 
 /// What a forget deleted.
 #[derive(Debug, Default, Serialize, JsonSchema)]
-pub(crate) struct ForgetOutput {
+pub struct ForgetOutput {
     /// What was named, as `kind:name` (`partition:team-a`, `scope:shared/site:shop.test`).
-    pub(crate) target: String,
+    pub target: String,
     /// Episodes deleted.
-    pub(crate) episodes: u64,
+    pub episodes: u64,
     /// Turn-memory events deleted.
-    pub(crate) events: u64,
+    pub events: u64,
     /// Tool logs deleted.
-    pub(crate) tool_logs: u64,
+    pub tool_logs: u64,
     /// Browser trajectories deleted.
-    pub(crate) trajectories: u64,
+    pub trajectories: u64,
     /// Browser site memories deleted.
-    pub(crate) sites: u64,
+    pub sites: u64,
     /// Run manifests deleted.
-    pub(crate) runs: u64,
+    pub runs: u64,
     /// Hint texts and suite summaries deleted.
-    pub(crate) hints: u64,
+    pub hints: u64,
 }
 
 /// Forgets what `input` names. Each part is one store transaction, and the deleted text is
 /// erased from the file (see `SqliteStore`'s forget calls).
-pub(crate) fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
+pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
     let named = [
         input.partition.is_some(),
         input.session.is_some(),
@@ -301,7 +301,7 @@ pub(crate) fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput>
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = vec![output::<MemoryList>("memory_list.output")];
     all.extend(pair::<ForgetInput, ForgetOutput>(
         "memory_forget.input",

@@ -5,32 +5,32 @@ use anyhow::Result;
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 
-use crate::ops::{Env, output};
+use crate::{Env, output};
 
 /// The database and its tables.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct DatabaseStats {
+pub struct DatabaseStats {
     /// The database file.
-    pub(crate) database: String,
+    pub database: String,
     /// The schema version of the file.
-    pub(crate) schema_version: u32,
+    pub schema_version: u32,
     /// The file's size in bytes.
-    pub(crate) size_bytes: u64,
+    pub size_bytes: u64,
     /// Every table with its number of rows.
-    pub(crate) tables: Vec<TableRows>,
+    pub tables: Vec<TableRows>,
 }
 
 /// One table.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct TableRows {
+pub struct TableRows {
     /// The table's name.
-    pub(crate) name: String,
+    pub name: String,
     /// Its rows.
-    pub(crate) rows: u64,
+    pub rows: u64,
 }
 
 /// The statistics of the open database.
-pub(crate) fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
+pub fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
     let store = env.store;
     let tables = store
         .table_counts()?
@@ -46,6 +46,6 @@ pub(crate) fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     vec![output::<DatabaseStats>("memory_stats.output")]
 }

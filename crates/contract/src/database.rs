@@ -14,7 +14,7 @@ use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
 
 /// What a command needs of a backend: every store trait, and a description of itself.
-pub(crate) trait AnyStore:
+pub trait AnyStore:
     MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + Inspect
 {
 }
@@ -25,10 +25,10 @@ impl<T> AnyStore for T where
 }
 
 /// The store a command works on.
-pub(crate) type Store = Arc<dyn AnyStore>;
+pub type Store = Arc<dyn AnyStore>;
 
 /// What `stats` reports of a backend.
-pub(crate) trait Inspect {
+pub trait Inspect {
     /// The database: a file's path, or a server's host, port, database and schema (never a
     /// password).
     fn location(&self) -> String;
@@ -71,13 +71,13 @@ impl Inspect for PostgresStore {
 }
 
 /// Whether `--db` names a PostgreSQL database rather than a file.
-pub(crate) fn is_postgres(db: &Path) -> bool {
+pub fn is_postgres(db: &Path) -> bool {
     db.to_str()
         .is_some_and(|s| s.starts_with("postgres://") || s.starts_with("postgresql://"))
 }
 
 /// `--db` as messages may show it: a URL loses its password.
-pub(crate) fn describe(db: &Path) -> String {
+pub fn describe(db: &Path) -> String {
     let text = db.display().to_string();
     if !is_postgres(db) {
         return text;
@@ -98,7 +98,7 @@ pub(crate) fn describe(db: &Path) -> String {
 
 /// Opens (creating if needed) the database `db`: a SQLite file (and its folder), or the
 /// memory in a PostgreSQL database (its schema created or migrated on first use).
-pub(crate) fn open(db: &Path) -> Result<Store> {
+pub fn open(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         return connect(db, false);
     }
@@ -106,7 +106,7 @@ pub(crate) fn open(db: &Path) -> Result<Store> {
 }
 
 /// Opens the SQLite file at `path` (creating it and its folder if needed).
-pub(crate) fn open_file(path: &Path) -> Result<SqliteStore> {
+pub fn open_file(path: &Path) -> Result<SqliteStore> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if folder.exists() && !folder.is_dir() {
             bail!(
@@ -130,7 +130,7 @@ pub(crate) fn open_file(path: &Path) -> Result<SqliteStore> {
 /// Opens the existing database `db` for reading only: a read never creates, migrates or
 /// writes it. A missing file, or a PostgreSQL schema holding no memory, is an error naming
 /// it.
-pub(crate) fn open_existing(db: &Path) -> Result<Store> {
+pub fn open_existing(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         return connect(db, true);
     }
@@ -140,7 +140,7 @@ pub(crate) fn open_existing(db: &Path) -> Result<Store> {
 
 /// Opens the existing database `db` for a change that only makes sense on a database that
 /// holds something (forgetting): a missing one is an error naming it, not a new one.
-pub(crate) fn open_existing_for_writing(db: &Path) -> Result<Store> {
+pub fn open_existing_for_writing(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         // The read-only check says whether the memory is there, without creating it.
         connect(db, true)?;
@@ -160,7 +160,7 @@ fn connect(db: &Path, read_only: bool) -> Result<Store> {
             schema,
             found: 0,
             ..
-        }) => Err(crate::ops::Failure::not_found(
+        }) => Err(crate::Failure::not_found(
             describe(db),
             format!(
                 "no memory in schema {schema} at {target} (check --db or AGENT_MEMORY_DB; a command that writes creates it)"
@@ -173,7 +173,7 @@ fn connect(db: &Path, read_only: bool) -> Result<Store> {
 
 fn must_exist(path: &Path) -> Result<()> {
     if !path.exists() {
-        return Err(crate::ops::Failure::not_found(
+        return Err(crate::Failure::not_found(
             path.display().to_string(),
             format!(
                 "database {} does not exist (check --db or AGENT_MEMORY_DB)",

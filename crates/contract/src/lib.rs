@@ -1,9 +1,11 @@
-//! The operations of the JSON contract, shared by the command line and the MCP server.
+//! The operations of the JSON contract: every door (the command line, the MCP server, the
+//! language packages) calls them, and none of them holds a rule of its own.
 //!
 //! Each operation is a function from a typed input to a typed output over an [`Env`]; the
 //! command line builds the input from its flags or a JSON document and prints the output
 //! with `--json`, and the MCP server takes the input as a tool's arguments and returns the
-//! output as its structured result. Every input and output derives its JSON Schema, and the
+//! output as its structured result. [`database`] opens the store they run on, from a SQLite
+//! file's path or a `postgres://` URL. Every input and output derives its JSON Schema, and the
 //! schemas are committed under `schemas/` ([`schemas`] lists them; a test compares).
 //!
 //! The conventions of the contract, for every type here:
@@ -15,13 +17,14 @@
 //! - counts are unsigned integers, absent values are omitted rather than `null` unless the
 //!   schema says otherwise.
 
-pub(crate) mod browser;
-pub(crate) mod memory;
-pub(crate) mod recording;
-pub(crate) mod runs;
-pub(crate) mod stats;
-pub(crate) mod trajectory;
-pub(crate) mod turns;
+pub mod browser;
+pub mod database;
+pub mod memory;
+pub mod recording;
+pub mod runs;
+pub mod stats;
+pub mod trajectory;
+pub mod turns;
 
 use crate::database::Store;
 use agent_memory_core::{Clock, IdSource, Timestamp};
@@ -30,17 +33,17 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::Serialize;
 
 /// What every operation runs with: the store, the clock and the id source.
-pub(crate) struct Env<'a> {
+pub struct Env<'a> {
     /// The database.
-    pub(crate) store: &'a Store,
+    pub store: &'a Store,
     /// "Now": the system clock, or a fixed time for reproducible output.
-    pub(crate) clock: Box<dyn Clock>,
+    pub clock: Box<dyn Clock>,
     /// Where new ids come from.
-    pub(crate) ids: Box<dyn IdSource>,
+    pub ids: Box<dyn IdSource>,
 }
 
 /// A time as the contract writes it: RFC 3339, UTC, milliseconds.
-pub(crate) fn time(at: Timestamp) -> String {
+pub fn time(at: Timestamp) -> String {
     DateTime::<Utc>::from_timestamp_millis(at.as_millis())
         .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
         .unwrap_or_else(|| at.as_millis().to_string())
@@ -48,34 +51,34 @@ pub(crate) fn time(at: Timestamp) -> String {
 
 /// The one JSON object an error becomes, on stderr with `--json` and as an MCP tool error.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ErrorDocument {
+pub struct ErrorDocument {
     /// The error.
-    pub(crate) error: ErrorBody,
+    pub error: ErrorBody,
 }
 
 /// What went wrong.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ErrorBody {
+pub struct ErrorBody {
     /// A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
     /// `conflict`, `corrupt`, `io`, `database` or `error`.
-    pub(crate) kind: &'static str,
+    pub kind: &'static str,
     /// The message a person reads; the same text the command prints without `--json`.
-    pub(crate) message: String,
+    pub message: String,
     /// The input the error is about (a file, a field, a name), when one is known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) input: Option<String>,
+    pub input: Option<String>,
 }
 
 /// An error the command line or an operation raises itself, with its contract kind and the
 /// input it is about.
 #[derive(Debug)]
-pub(crate) struct Failure {
+pub struct Failure {
     /// The contract's `kind`.
-    pub(crate) kind: &'static str,
+    pub kind: &'static str,
     /// The input it is about.
-    pub(crate) input: Option<String>,
+    pub input: Option<String>,
     /// What a person reads.
-    pub(crate) message: String,
+    pub message: String,
 }
 
 impl std::fmt::Display for Failure {
@@ -88,7 +91,7 @@ impl std::error::Error for Failure {}
 
 impl Failure {
     /// A `not_found` failure about `input`.
-    pub(crate) fn not_found(input: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn not_found(input: impl Into<String>, message: impl Into<String>) -> Self {
         Failure {
             kind: "not_found",
             input: Some(input.into()),
@@ -97,7 +100,7 @@ impl Failure {
     }
 
     /// An `invalid_input` failure about `input`.
-    pub(crate) fn invalid(input: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn invalid(input: impl Into<String>, message: impl Into<String>) -> Self {
         Failure {
             kind: "invalid_input",
             input: Some(input.into()),
@@ -108,7 +111,7 @@ impl Failure {
 
 impl ErrorBody {
     /// The body of `error`, classified by the first cause that says what kind it is.
-    pub(crate) fn of(error: &anyhow::Error, message: String) -> Self {
+    pub fn of(error: &anyhow::Error, message: String) -> Self {
         let mut body = ErrorBody {
             kind: "error",
             message,
@@ -189,8 +192,9 @@ fn schema_of<T: JsonSchema>() -> Schema {
     SchemaGenerator::new(SchemaSettings::draft2020_12()).into_root_schema_for::<T>()
 }
 
-/// Every schema of the contract, by file stem (`<operation>.input`, `<operation>.output`).
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+/// Every schema of the operations, by file stem (`<operation>.input`, `<operation>.output`);
+/// the command line adds the schemas of what its own commands print.
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = vec![("error", schema_of::<ErrorDocument>())];
     all.extend(memory::schemas());
     all.extend(runs::schemas());
@@ -199,19 +203,18 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
     all.extend(browser::schemas());
     all.extend(turns::schemas());
     all.extend(recording::schemas());
-    all.extend(crate::commands::schemas());
     all
 }
 
 /// A schema as committed: pretty JSON with a final newline.
-pub(crate) fn schema_text(schema: &Schema) -> anyhow::Result<String> {
+pub fn schema_text(schema: &Schema) -> anyhow::Result<String> {
     let mut text = serde_json::to_string_pretty(schema)?;
     text.push('\n');
     Ok(text)
 }
 
 /// The schemas of one operation's input and output.
-pub(crate) fn pair<I: JsonSchema, O: JsonSchema>(
+pub fn pair<I: JsonSchema, O: JsonSchema>(
     input: &'static str,
     output: &'static str,
 ) -> [(&'static str, Schema); 2] {
@@ -219,63 +222,29 @@ pub(crate) fn pair<I: JsonSchema, O: JsonSchema>(
 }
 
 /// The schema of an output only (operations without a JSON input).
-pub(crate) fn output<O: JsonSchema>(name: &'static str) -> (&'static str, Schema) {
+pub fn output<O: JsonSchema>(name: &'static str) -> (&'static str, Schema) {
     (name, schema_of::<O>())
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::collections::BTreeSet;
-    use std::path::PathBuf;
-
     use crate::database::Store;
     use agent_memory_core::{ManualClock, SeededIds, Timestamp};
 
     /// A private SQLite database in memory.
-    pub(crate) fn in_memory() -> Store {
+    pub fn in_memory() -> Store {
         std::sync::Arc::new(
             agent_memory_sqlite::SqliteStore::open_in_memory().expect("in-memory store"),
         )
     }
 
     /// An environment on `store` at a fixed "now" (2026-01-01T00:00:00Z) with seeded ids.
-    pub(crate) fn env_on(store: &Store) -> super::Env<'_> {
+    pub fn env_on(store: &Store) -> super::Env<'_> {
         super::Env {
             store,
             clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
             ids: Box::new(SeededIds::new(7)),
         }
-    }
-
-    fn committed() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
-    }
-
-    /// The schemas under `schemas/` are exactly the generated ones: a changed type without a
-    /// regenerated schema fails here (`agent-memory schemas --out schemas` regenerates them).
-    #[test]
-    fn committed_schemas_match_the_generated_ones() {
-        let dir = committed();
-        let mut expected = BTreeSet::new();
-        for (name, schema) in super::schemas() {
-            let file = format!("{name}.json");
-            let generated = super::schema_text(&schema).expect("schema text");
-            let found = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
-            assert!(
-                found == generated,
-                "schemas/{file} differs from the generated schema; run \
-                 `cargo run -p agent-memory-cli -- schemas --out schemas`"
-            );
-            expected.insert(file);
-        }
-        let present: BTreeSet<String> = std::fs::read_dir(&dir)
-            .expect("schemas folder")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(
-            present, expected,
-            "schemas/ holds files no operation generates"
-        );
     }
 
     #[test]

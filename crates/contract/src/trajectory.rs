@@ -19,36 +19,36 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ops::{Env, Failure, memory::fields_key, memory::setting_key, pair, time};
+use crate::{Env, Failure, memory::fields_key, memory::setting_key, pair, time};
 
 /// The fingerprint fields of a partition when none are stored and none are given.
-pub(crate) const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
+pub const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
 
 /// Episodes to record into one partition, in one transaction.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RecordInput {
+pub struct RecordInput {
     /// The tenant, agent or team the episodes belong to.
-    pub(crate) partition: String,
+    pub partition: String,
     /// The partition's fingerprint fields. Stored by the first record into a partition and
     /// read from the database afterwards (giving other fields later is an error); default
     /// `["problem_topology", "affected_layer"]`.
     #[serde(default)]
-    pub(crate) fields: Option<Vec<String>>,
+    pub fields: Option<Vec<String>>,
     /// Episodes a fingerprint group needs before it becomes a pattern (popoto's
     /// `cluster_threshold`). Stored by the first record into a partition; default 3.
     #[serde(default)]
-    pub(crate) cluster_threshold: Option<u64>,
+    pub cluster_threshold: Option<u64>,
     /// The evidence cap of the confidence rule. Stored by the first record into a
     /// partition; default 20.
     #[serde(default)]
-    pub(crate) evidence_cap: Option<u64>,
+    pub evidence_cap: Option<u64>,
     /// A new pattern's confidence before its first observation, from 0 to 1. Stored by the
     /// first record into a partition; default 0.5.
     #[serde(default)]
-    pub(crate) initial_confidence: Option<f64>,
+    pub initial_confidence: Option<f64>,
     /// The episodes, at least one.
-    pub(crate) episodes: Vec<EpisodeInput>,
+    pub episodes: Vec<EpisodeInput>,
 }
 
 impl RecordInput {
@@ -66,38 +66,38 @@ impl RecordInput {
 /// A partition's configuration as a caller gives it: each setting, when given, must agree
 /// with the stored one (a partition keeps the configuration of its first record).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Settings {
+pub struct Settings {
     /// The fingerprint fields.
-    pub(crate) fields: Option<Vec<String>>,
+    pub fields: Option<Vec<String>>,
     /// popoto's `cluster_threshold`.
-    pub(crate) cluster_threshold: Option<u64>,
+    pub cluster_threshold: Option<u64>,
     /// The evidence cap.
-    pub(crate) evidence_cap: Option<u64>,
+    pub evidence_cap: Option<u64>,
     /// The initial confidence.
-    pub(crate) initial_confidence: Option<f64>,
+    pub initial_confidence: Option<f64>,
 }
 
 /// One completed task: what it was, what the agent did, how it went.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct EpisodeInput {
+pub struct EpisodeInput {
     /// A value for every fingerprint field of the partition, e.g.
     /// `{"problem_topology": "flaky-test", "affected_layer": "ci"}`.
-    pub(crate) fingerprint: BTreeMap<String, String>,
+    pub fingerprint: BTreeMap<String, String>,
     /// The actions taken, in order.
-    pub(crate) trajectory: Vec<String>,
+    pub trajectory: Vec<String>,
     /// How it went: `{"success": true}`, `{"success": false}`, `{"success": 0.7}` or a bare
     /// number from 0 to 1.
-    pub(crate) outcome: Value,
+    pub outcome: Value,
     /// When the episode happened (default: now).
     #[serde(default)]
-    pub(crate) recorded_at: Option<TimeInput>,
+    pub recorded_at: Option<TimeInput>,
 }
 
 /// A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub(crate) enum TimeInput {
+pub enum TimeInput {
     /// Milliseconds since the epoch.
     Millis(i64),
     /// RFC 3339, e.g. `2026-01-01T00:00:00Z`.
@@ -106,122 +106,122 @@ pub(crate) enum TimeInput {
 
 /// What a record stored.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RecordOutput {
+pub struct RecordOutput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
     /// Its fingerprint fields.
-    pub(crate) fields: Vec<String>,
+    pub fields: Vec<String>,
     /// Episodes recorded.
-    pub(crate) episodes: u64,
+    pub episodes: u64,
 }
 
 /// Which partition to crystallize.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CrystallizeInput {
+pub struct CrystallizeInput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
     /// Settings the command line's flags give, checked against the stored ones; not part
     /// of the JSON input.
     #[serde(skip)]
-    pub(crate) given: Settings,
+    pub given: Settings,
 }
 
 /// What a crystallize changed, and what still needs episodes.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct CrystallizeOutput {
+pub struct CrystallizeOutput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
     /// The patterns created or reinforced by the episodes recorded since the last run.
-    pub(crate) patterns: Vec<PatternEntry>,
+    pub patterns: Vec<PatternEntry>,
     /// Episodes a fingerprint group needs to become a pattern (the partition's
     /// `cluster_threshold`).
-    pub(crate) threshold: u64,
+    pub threshold: u64,
     /// Every fingerprint group still below the threshold, by fingerprint, with its episodes.
-    pub(crate) pending_groups: Vec<PendingGroup>,
+    pub pending_groups: Vec<PendingGroup>,
 }
 
 /// A fingerprint group that has not become a pattern yet.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct PendingGroup {
+pub struct PendingGroup {
     /// The group's fingerprint.
-    pub(crate) fingerprint: BTreeMap<String, String>,
+    pub fingerprint: BTreeMap<String, String>,
     /// Episodes it has (a pattern needs `threshold`).
-    pub(crate) episodes: u64,
+    pub episodes: u64,
 }
 
 /// A recall: the patterns matching a full or partial fingerprint, best first.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RecallInput {
+pub struct RecallInput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
     /// Fingerprint values to match: every fingerprint field or a subset of them.
-    pub(crate) fingerprint: BTreeMap<String, String>,
+    pub fingerprint: BTreeMap<String, String>,
     /// At most this many patterns (default 5).
     #[serde(default)]
-    pub(crate) limit: Option<usize>,
+    pub limit: Option<usize>,
     /// The weight of confidence in the ranking (default 0.6).
     #[serde(default)]
-    pub(crate) confidence_weight: Option<f64>,
+    pub confidence_weight: Option<f64>,
     /// The weight of recency in the ranking (default 0.4).
     #[serde(default)]
-    pub(crate) recency_weight: Option<f64>,
+    pub recency_weight: Option<f64>,
     /// Settings the command line's flags give, checked against the stored ones; not part
     /// of the JSON input.
     #[serde(skip)]
-    pub(crate) given: Settings,
+    pub given: Settings,
 }
 
 /// The patterns a recall found.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RecallOutput {
+pub struct RecallOutput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
     /// The matching patterns, best first (empty when none matches).
-    pub(crate) patterns: Vec<PatternEntry>,
+    pub patterns: Vec<PatternEntry>,
 }
 
 /// Which partition's patterns to list.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PatternsInput {
+pub struct PatternsInput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
 }
 
 /// Every pattern of a partition.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct PatternsOutput {
+pub struct PatternsOutput {
     /// The partition.
-    pub(crate) partition: String,
+    pub partition: String,
     /// Its fingerprint fields.
-    pub(crate) fields: Vec<String>,
+    pub fields: Vec<String>,
     /// Every pattern, by fingerprint.
-    pub(crate) patterns: Vec<PatternEntry>,
+    pub patterns: Vec<PatternEntry>,
 }
 
 /// A crystallized pattern: the sequence that worked for a fingerprint, and how sure it is.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct PatternEntry {
+pub struct PatternEntry {
     /// The ranking score of a recall (`confidence_weight * confidence + recency_weight *
     /// recency`); absent outside a recall.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) score: Option<f64>,
+    pub score: Option<f64>,
     /// The fingerprint the pattern is for.
-    pub(crate) fingerprint: BTreeMap<String, String>,
+    pub fingerprint: BTreeMap<String, String>,
     /// The actions that worked, in order.
-    pub(crate) canonical_sequence: Vec<String>,
+    pub canonical_sequence: Vec<String>,
     /// How reliable the pattern is, from 0 to 1.
-    pub(crate) confidence: f64,
+    pub confidence: f64,
     /// Episodes observed.
-    pub(crate) evidence_count: u64,
+    pub evidence_count: u64,
     /// Episodes that confirmed it.
-    pub(crate) corroborations: u64,
+    pub corroborations: u64,
     /// Episodes that went against it.
-    pub(crate) contradictions: u64,
+    pub contradictions: u64,
     /// When an episode last reinforced it.
-    pub(crate) last_reinforced: String,
+    pub last_reinforced: String,
 }
 
 impl PatternEntry {
@@ -359,13 +359,13 @@ fn must_exist(env: &Env<'_>, partition: &Partition) -> Result<()> {
 
 /// Records the episodes in one transaction, and the partition's configuration on its first
 /// record.
-pub(crate) fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput> {
+pub fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput> {
     record_naming(env, input, &|i| format!("episode {i}"))
 }
 
 /// [`record`], naming episode `i` in errors with `name(i)` (the command line names the line
 /// of its file).
-pub(crate) fn record_naming(
+pub fn record_naming(
     env: &Env<'_>,
     input: &RecordInput,
     name: &dyn Fn(usize) -> String,
@@ -474,7 +474,7 @@ pub(crate) fn record_naming(
 
 /// Crystallizes the partition's new episodes, and lists the groups still below the
 /// threshold.
-pub(crate) fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
+pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
     must_exist(env, &target.partition)?;
     let patterns = target.memory.crystallize(&target.partition)?;
@@ -499,7 +499,7 @@ pub(crate) fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<Cry
 }
 
 /// The patterns matching the fingerprint, ranked.
-pub(crate) fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
+pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
     must_exist(env, &target.partition)?;
     let filter: Vec<(&str, &str)> = input
@@ -535,7 +535,7 @@ pub(crate) fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput>
 }
 
 /// Every pattern of the partition, ordered by fingerprint.
-pub(crate) fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
+pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
     let target = open_partition(env, &input.partition, &Settings::default())?;
     must_exist(env, &target.partition)?;
     let mut patterns = env
@@ -553,7 +553,7 @@ pub(crate) fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsO
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = Vec::new();
     all.extend(pair::<RecordInput, RecordOutput>(
         "trajectory_record.input",
@@ -577,7 +577,7 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::tests::env_on;
+    use crate::tests::env_on;
 
     fn episode(kind: &str, steps: &[&str], success: bool) -> EpisodeInput {
         EpisodeInput {
@@ -590,7 +590,7 @@ mod tests {
 
     #[test]
     fn record_crystallize_recall_and_list_patterns() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let recorded = record(
             &env,
@@ -651,7 +651,7 @@ mod tests {
 
     #[test]
     fn bad_records_name_what_is_wrong_and_write_nothing() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let mut incomplete = episode("deploy", &["a"], true);
         incomplete.fingerprint.clear();
@@ -691,7 +691,7 @@ mod tests {
 
     #[test]
     fn crystallize_names_the_groups_below_the_threshold() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let mut episodes: Vec<EpisodeInput> = (0..2)
             .map(|_| episode("deploy", &["build", "ship"], true))

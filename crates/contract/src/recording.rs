@@ -19,58 +19,58 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ops::{Env, Failure, pair};
+use crate::{Env, Failure, pair};
 
 /// One recorded tool call with the agent's memory after it.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct ToolLogDocument {
+pub struct ToolLogDocument {
     /// The session the call belongs to; may be left out when appending to a session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) session: Option<String>,
+    pub session: Option<String>,
     /// The tool's name, e.g. `inputText`.
-    pub(crate) tool_name: String,
+    pub tool_name: String,
     /// The call's parameters, as the tool received them.
-    pub(crate) parameters: Value,
+    pub parameters: Value,
     /// Whether the tool reported success.
-    pub(crate) successful: bool,
+    pub successful: bool,
     /// The tool's error message when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) exception_message: Option<String>,
+    pub exception_message: Option<String>,
     /// How long the call took, in milliseconds.
     #[serde(default)]
-    pub(crate) duration_ms: u64,
+    pub duration_ms: u64,
     /// When the call finished, in milliseconds since the epoch.
-    pub(crate) timestamp: i64,
+    pub timestamp: i64,
     /// The trace the call belongs to; repeated entries of one execution share it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) trace_id: Option<String>,
+    pub trace_id: Option<String>,
     /// The agent's memory after the call, one entry per key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) memory_snapshot: Option<Vec<SnapshotEntryDocument>>,
+    pub memory_snapshot: Option<Vec<SnapshotEntryDocument>>,
 }
 
 /// One key of a memory snapshot.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct SnapshotEntryDocument {
+pub struct SnapshotEntryDocument {
     /// The memory key.
-    pub(crate) key: String,
+    pub key: String,
     /// The value; left out for a sensitive key (a sensitive value is never kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) value: Option<String>,
+    pub value: Option<String>,
     /// The key holds a secret: only its name is kept.
     #[serde(default)]
-    pub(crate) sensitive: bool,
+    pub sensitive: bool,
     /// The tool whose call last wrote the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) written_by: Option<String>,
+    pub written_by: Option<String>,
     /// When the key was last written, in milliseconds since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) written_at: Option<i64>,
+    pub written_at: Option<i64>,
     /// Whether the key existed before the call (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) existed_before: Option<bool>,
+    pub existed_before: Option<bool>,
 }
 
 impl ToolLogDocument {
@@ -90,27 +90,27 @@ fn session_id(name: &str) -> Result<SessionId> {
 /// Tool logs to append to a session.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct AppendInput {
+pub struct AppendInput {
     /// The session.
-    pub(crate) session: String,
+    pub session: String,
     /// The tool logs, in the order the calls ran.
-    pub(crate) logs: Vec<ToolLogDocument>,
+    pub logs: Vec<ToolLogDocument>,
 }
 
 /// What an append stored.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct AppendOutput {
+pub struct AppendOutput {
     /// The session.
-    pub(crate) session: String,
+    pub session: String,
     /// Tool logs appended.
-    pub(crate) appended: u64,
+    pub appended: u64,
     /// Tool logs the session holds now.
-    pub(crate) logs: u64,
+    pub logs: u64,
 }
 
 /// Appends the logs to the session. Every log is read and checked before the first write,
 /// so a bad document writes nothing.
-pub(crate) fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
+pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
     if input.logs.is_empty() {
         return Err(Failure::invalid("logs", "give at least one tool log to append").into());
@@ -154,69 +154,69 @@ pub(crate) fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput>
 /// An objective of the session: a step of the trail to generate.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ObjectiveInput {
+pub struct ObjectiveInput {
     /// An action step's text (give this or `verify`).
     #[serde(default)]
-    pub(crate) step: Option<String>,
+    pub step: Option<String>,
     /// A check's text (give this or `step`).
     #[serde(default)]
-    pub(crate) verify: Option<String>,
+    pub verify: Option<String>,
     /// When the agent started on it, in milliseconds since the epoch like the logs'
     /// timestamps: the logs from here to the next objective belong to it.
-    pub(crate) started_at: i64,
+    pub started_at: i64,
 }
 
 /// Tool logs to turn into a trail.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TemplatizeInput {
+pub struct TemplatizeInput {
     /// A session whose tool logs the database holds (give this or `logs`).
     #[serde(default)]
-    pub(crate) session: Option<String>,
+    pub session: Option<String>,
     /// The tool logs themselves, of one session (give this or `session`).
     #[serde(default)]
-    pub(crate) logs: Option<Vec<ToolLogDocument>>,
+    pub logs: Option<Vec<ToolLogDocument>>,
     /// The objectives, in order; without them one step holds every call.
     #[serde(default)]
-    pub(crate) objectives: Vec<ObjectiveInput>,
+    pub objectives: Vec<ObjectiveInput>,
     /// The device classifier the recordings are filed under (default `android-phone`).
     #[serde(default)]
-    pub(crate) device: Option<String>,
+    pub device: Option<String>,
     /// The fewest characters an ordinary value needs to become a token (default 8).
     #[serde(default)]
-    pub(crate) min_chars: Option<usize>,
+    pub min_chars: Option<usize>,
     /// Only report the substitutions; write no trail.
     #[serde(default)]
-    pub(crate) dry_run: bool,
+    pub dry_run: bool,
 }
 
 /// The generated trail and what was templated in it.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct TemplatizeOutput {
+pub struct TemplatizeOutput {
     /// The trail YAML (unified form); absent with `dry_run`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) trail: Option<String>,
+    pub trail: Option<String>,
     /// Steps in the trail.
-    pub(crate) steps: u64,
+    pub steps: u64,
     /// Every literal replaced by a `${key}` token.
-    pub(crate) substitutions: Vec<SubstitutionEntry>,
+    pub substitutions: Vec<SubstitutionEntry>,
 }
 
 /// One literal replaced by a token.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct SubstitutionEntry {
+pub struct SubstitutionEntry {
     /// The index of the tool log.
-    pub(crate) tool_index: u64,
+    pub tool_index: u64,
     /// The JSON path of the parameter.
-    pub(crate) path: String,
+    pub path: String,
     /// The memory key whose token replaced it.
-    pub(crate) key: String,
+    pub key: String,
     /// Why: `sensitive`, `known writer`, `long value` or `scrubbed secret`.
-    pub(crate) reason: String,
+    pub reason: String,
 }
 
 /// The session's (or the given) tool logs as a trail with memory tokens.
-pub(crate) fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOutput> {
+pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOutput> {
     let (logs, name) = match (&input.session, &input.logs) {
         (Some(id), None) => {
             let logs = env.store.list_tool_logs(&session_id(id)?)?;
@@ -323,46 +323,46 @@ fn read_trail(text: Option<&str>, path: Option<&str>) -> Result<(Trail, String)>
 /// A trail to check for literals that equal memory values.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LintInput {
+pub struct LintInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
-    pub(crate) trail: Option<String>,
+    pub trail: Option<String>,
     /// A trail file the server can read (give this or `trail`).
     #[serde(default)]
-    pub(crate) trail_path: Option<String>,
+    pub trail_path: Option<String>,
     /// The current memory values, by key.
     #[serde(default)]
-    pub(crate) memory: BTreeMap<String, String>,
+    pub memory: BTreeMap<String, String>,
     /// Also check against the memory snapshots this stored session logged (past values).
     #[serde(default)]
-    pub(crate) session: Option<String>,
+    pub session: Option<String>,
     /// The fewest characters a value needs to count (default 8).
     #[serde(default)]
-    pub(crate) min_chars: Option<usize>,
+    pub min_chars: Option<usize>,
 }
 
 /// Literals that will go stale when memory changes.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct LintOutput {
+pub struct LintOutput {
     /// Every literal that equals a memory value; empty when the trail is clean.
-    pub(crate) findings: Vec<LintFinding>,
+    pub findings: Vec<LintFinding>,
 }
 
 /// One stale literal.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct LintFinding {
+pub struct LintFinding {
     /// The step, tool and JSON path of the literal.
-    pub(crate) location: String,
+    pub location: String,
     /// The memory key whose token should replace it.
-    pub(crate) key: String,
+    pub key: String,
     /// Why the key was chosen.
-    pub(crate) reason: String,
+    pub reason: String,
     /// Which memory holds the value: `current memory` or a past snapshot.
-    pub(crate) found_in: String,
+    pub found_in: String,
 }
 
 /// The trail's literals that equal current or past memory values.
-pub(crate) fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
+pub fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
     let (trail, _) = read_trail(input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut memory = Memory::new();
     for (key, value) in &input.memory {
@@ -422,44 +422,44 @@ pub(crate) fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
 /// next call, resolved against memory as the earlier calls left it.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct NextCallInput {
+pub struct NextCallInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
-    pub(crate) trail: Option<String>,
+    pub trail: Option<String>,
     /// A trail file the server can read (give this or `trail`).
     #[serde(default)]
-    pub(crate) trail_path: Option<String>,
+    pub trail_path: Option<String>,
     /// The device classifier; the closest recording wins (`android-phone`, then `android`).
-    pub(crate) device: String,
+    pub device: String,
     /// Memory the replay starts with (beside the trail's own `config.memory`).
     #[serde(default)]
-    pub(crate) memory: BTreeMap<String, String>,
+    pub memory: BTreeMap<String, String>,
     /// Sensitive values the replay starts with: used in calls, masked in every output.
     #[serde(default)]
-    pub(crate) secrets: BTreeMap<String, String>,
+    pub secrets: BTreeMap<String, String>,
     /// What each call made so far wrote to memory, in order, one entry per call:
     /// `{"set": {"key": "value"}, "secrets": {"key": "value"}, "delete": ["key"]}` (every
     /// field optional; `{}` for a call that wrote nothing).
     #[serde(default)]
-    pub(crate) writes: Vec<Value>,
+    pub writes: Vec<Value>,
 }
 
 /// The next call, resolved against memory as the earlier calls left it, or `done`.
 #[derive(Debug, Default, Serialize, JsonSchema)]
-pub(crate) struct NextCallOutput {
+pub struct NextCallOutput {
     /// Every call is made: nothing more to do.
-    pub(crate) done: bool,
+    pub done: bool,
     /// Calls (and agent-driven steps) in the whole replay.
-    pub(crate) dispatches_total: u64,
+    pub dispatches_total: u64,
     /// The next dispatch: `index`, `step`, `kind`, `objective`, `classifier`, and either a
     /// call (`tool`, `parameters`, with sensitive values masked as their tokens) or
     /// `agent: true` for a step with no recording on this device. Absent when done.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) next: Option<Value>,
+    pub next: Option<Value>,
 }
 
 /// The next call of the replay `input` describes.
-pub(crate) fn next_call(_env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
+pub fn next_call(_env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
     let (trail, name) = read_trail(input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut seeds = Seeds::new();
     for (key, value) in &input.memory {
@@ -496,7 +496,7 @@ pub(crate) fn next_call(_env: &Env<'_>, input: &NextCallInput) -> Result<NextCal
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = Vec::new();
     all.extend(pair::<AppendInput, AppendOutput>(
         "recording_append.input",
@@ -520,7 +520,7 @@ pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::tests::env_on;
+    use crate::tests::env_on;
     use serde_json::json;
 
     fn log(tool: &str, parameters: Value, at: i64, snapshot: Value) -> ToolLogDocument {
@@ -564,7 +564,7 @@ mod tests {
 
     #[test]
     fn appended_logs_templatize_into_a_trail_that_replays_step_by_step() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let appended = append(
             &env,
@@ -656,7 +656,7 @@ mod tests {
 
     #[test]
     fn a_bad_log_appends_nothing() {
-        let store = crate::ops::tests::in_memory();
+        let store = crate::tests::in_memory();
         let env = env_on(&store);
         let mut logs = session_logs();
         logs[1].session = Some("other".to_owned());

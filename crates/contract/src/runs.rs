@@ -8,37 +8,37 @@ use anyhow::Result;
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::ops::{Env, pair};
+use crate::{Env, pair};
 
 /// A run to register.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RunStartInput {
+pub struct RunStartInput {
     /// The goal.
-    pub(crate) goal: String,
+    pub goal: String,
     /// The domain the run is filed under (runs are listed by it).
-    pub(crate) domain: String,
+    pub domain: String,
     /// Where the run starts.
     #[serde(default)]
-    pub(crate) start_url: Option<String>,
+    pub start_url: Option<String>,
     /// Groups related runs; with it the run id is `<session_id>_<ms>`.
     #[serde(default)]
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// The run this one continues.
     #[serde(default)]
-    pub(crate) parent_run_id: Option<String>,
+    pub parent_run_id: Option<String>,
     /// The id to use; generated (`run_<ms>_<6 base36>`) when absent.
     #[serde(default)]
-    pub(crate) run_id: Option<String>,
+    pub run_id: Option<String>,
     /// The browser-memory scope; `shared` when absent.
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
 }
 
 /// The state a run moved to.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum RunState {
+pub enum RunState {
     /// Started and not finished.
     Running,
     /// Finished successfully.
@@ -70,105 +70,105 @@ impl From<RunState> for RunStatus {
 /// Progress of a running run; absent fields stay as they are.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RunUpdateInput {
+pub struct RunUpdateInput {
     /// The run.
-    pub(crate) run_id: String,
+    pub run_id: String,
     /// A new state.
     #[serde(default)]
-    pub(crate) status: Option<RunState>,
+    pub status: Option<RunState>,
     /// The last URL seen.
     #[serde(default)]
-    pub(crate) current_url: Option<String>,
+    pub current_url: Option<String>,
     /// Turns so far.
     #[serde(default)]
-    pub(crate) turn_count: Option<u32>,
+    pub turn_count: Option<u32>,
     /// Files produced so far (replaces the list).
     #[serde(default)]
-    pub(crate) artifact_paths: Option<Vec<String>>,
+    pub artifact_paths: Option<Vec<String>>,
     /// The browser-memory scope; `shared` when absent.
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
 }
 
 /// How a run ended.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RunCompleteInput {
+pub struct RunCompleteInput {
     /// The run.
-    pub(crate) run_id: String,
+    pub run_id: String,
     /// Whether it succeeded (the state becomes `completed` or `failed`).
-    pub(crate) success: bool,
+    pub success: bool,
     /// Turns taken.
-    pub(crate) turn_count: u32,
+    pub turn_count: u32,
     /// Where it ended; absent keeps a final URL recorded earlier.
     #[serde(default)]
-    pub(crate) final_url: Option<String>,
+    pub final_url: Option<String>,
     /// A summary.
     #[serde(default)]
-    pub(crate) summary: Option<String>,
+    pub summary: Option<String>,
     /// The result text.
     #[serde(default)]
-    pub(crate) result: Option<String>,
+    pub result: Option<String>,
     /// The failure reason.
     #[serde(default)]
-    pub(crate) reason: Option<String>,
+    pub reason: Option<String>,
     /// Files produced; absent keeps those recorded earlier.
     #[serde(default)]
-    pub(crate) artifact_paths: Option<Vec<String>>,
+    pub artifact_paths: Option<Vec<String>>,
     /// The browser-memory scope; `shared` when absent.
     #[serde(default)]
-    pub(crate) scope: Option<String>,
+    pub scope: Option<String>,
 }
 
 /// A run's manifest, as the contract writes it.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RunDocument {
+pub struct RunDocument {
     /// The run's id.
-    pub(crate) run_id: String,
+    pub run_id: String,
     /// Its session, if it was tagged with one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// The run it continues.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) parent_run_id: Option<String>,
+    pub parent_run_id: Option<String>,
     /// Its state.
-    pub(crate) status: RunState,
+    pub status: RunState,
     /// The goal.
-    pub(crate) goal: String,
+    pub goal: String,
     /// The domain it is filed under.
-    pub(crate) domain: String,
+    pub domain: String,
     /// Where it started.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) start_url: Option<String>,
+    pub start_url: Option<String>,
     /// The last URL seen.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) current_url: Option<String>,
+    pub current_url: Option<String>,
     /// Where it ended.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) final_url: Option<String>,
+    pub final_url: Option<String>,
     /// When it started (RFC 3339).
-    pub(crate) started_at: String,
+    pub started_at: String,
     /// When it last changed (RFC 3339).
-    pub(crate) updated_at: String,
+    pub updated_at: String,
     /// When it finished (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) completed_at: Option<String>,
+    pub completed_at: Option<String>,
     /// Whether it succeeded, once finished.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) success: Option<bool>,
+    pub success: Option<bool>,
     /// A summary.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) summary: Option<String>,
+    pub summary: Option<String>,
     /// Files it produced.
-    pub(crate) artifact_paths: Vec<String>,
+    pub artifact_paths: Vec<String>,
     /// Turns taken.
-    pub(crate) turn_count: u32,
+    pub turn_count: u32,
     /// The result text.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) result: Option<String>,
+    pub result: Option<String>,
     /// The failure reason.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) reason: Option<String>,
+    pub reason: Option<String>,
 }
 
 impl From<RunManifest> for RunDocument {
@@ -211,7 +211,7 @@ fn registry<'e>(
 }
 
 /// Registers a new run in the `running` state.
-pub(crate) fn start(env: &Env<'_>, input: RunStartInput) -> Result<RunDocument> {
+pub fn start(env: &Env<'_>, input: RunStartInput) -> Result<RunDocument> {
     let registry = registry(env, scope_of(input.scope.as_deref())?);
     let run_id = match (input.run_id, &input.session_id) {
         (Some(id), _) => id,
@@ -230,7 +230,7 @@ pub(crate) fn start(env: &Env<'_>, input: RunStartInput) -> Result<RunDocument> 
 }
 
 /// Records progress of a running run.
-pub(crate) fn update(env: &Env<'_>, input: RunUpdateInput) -> Result<RunDocument> {
+pub fn update(env: &Env<'_>, input: RunUpdateInput) -> Result<RunDocument> {
     let registry = registry(env, scope_of(input.scope.as_deref())?);
     let mut update = RunUpdate::new();
     update.status = input.status.map(RunStatus::from);
@@ -242,7 +242,7 @@ pub(crate) fn update(env: &Env<'_>, input: RunUpdateInput) -> Result<RunDocument
 }
 
 /// Finishes a run.
-pub(crate) fn complete(env: &Env<'_>, input: RunCompleteInput) -> Result<RunDocument> {
+pub fn complete(env: &Env<'_>, input: RunCompleteInput) -> Result<RunDocument> {
     let registry = registry(env, scope_of(input.scope.as_deref())?);
     let mut outcome = RunOutcome::new(input.success, input.turn_count);
     outcome.final_url = input.final_url;
@@ -255,7 +255,7 @@ pub(crate) fn complete(env: &Env<'_>, input: RunCompleteInput) -> Result<RunDocu
 }
 
 /// The schemas of this module's operations.
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub fn schemas() -> Vec<(&'static str, Schema)> {
     let [start, run] =
         pair::<RunStartInput, RunDocument>("browser_run_start.input", "browser_run.output");
     let [update, _] =
