@@ -1,0 +1,258 @@
+//! `agent-memory`: the command line over one agent-memory SQLite file, so an agent written in
+//! any language can use the memory, and a person can see what it holds. The binary is a
+//! one-line `main` over [`run`], which the language packages call to ship the same command.
+//!
+//! ```text
+//! agent-memory [--db PATH] [--json] <command>
+//! ```
+//!
+//! The database is `--db`, else `$AGENT_MEMORY_DB`, else `agent-memory.db` in the working
+//! folder (not inside browser-agent-driver's own `.agent-memory/` folder). A command that
+//! writes creates it (and its folder) on first use; a command that only reads opens it
+//! read-only and never creates, migrates or changes it. Every command prints a readable table, or JSON with
+//! `--json`. A failure prints one line `error: ...` naming the input and exits with 1; a
+//! usage error exits with 2. With `--json`, a failure is one JSON object on stderr instead,
+//! `{"error": {"kind": ..., "message": ..., "input": ...}}`, with the same exit codes.
+
+#![deny(missing_docs)]
+
+mod commands;
+mod input;
+mod mcp;
+mod output;
+mod progress;
+
+// The contract's operations and store opening, under the names the commands use.
+use agent_memory_contract as ops;
+use agent_memory_contract::database;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// The parsed command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent-memory",
+    version,
+    about = "Durable memory for AI agents, in one SQLite file or a shared PostgreSQL database"
+)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: commands::Command,
+}
+
+/// The options every command takes.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GlobalArgs {
+    /// The database: a SQLite file (a command that writes creates it, and its folder, on first
+    /// use) or a PostgreSQL URL (`postgres://user@host/db`, optionally `?schema=name`; the
+    /// memory's schema is created on first write).
+    #[arg(
+        long,
+        global = true,
+        env = "AGENT_MEMORY_DB",
+        default_value = "agent-memory.db",
+        value_name = "PATH|URL",
+        // A URL may carry a password: --help must not print it.
+        hide_env_values = true
+    )]
+    pub(crate) db: std::path::PathBuf,
+    /// Print JSON for machines instead of tables.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// The time to take as "now", for reproducible output: RFC 3339
+    /// (`2026-01-01T00:00:00Z`) or milliseconds since the epoch. Default: the system clock.
+    #[arg(long, global = true, env = "AGENT_MEMORY_NOW", value_name = "TIME", value_parser = parse_now)]
+    pub(crate) now: Option<agent_memory_core::Timestamp>,
+}
+
+/// `--now`: RFC 3339 or epoch milliseconds.
+fn parse_now(text: &str) -> Result<agent_memory_core::Timestamp, String> {
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(agent_memory_core::Timestamp::from_millis(ms));
+    }
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| agent_memory_core::Timestamp::from_millis(t.timestamp_millis()))
+        .map_err(|e| format!("{text:?} is neither RFC 3339 nor milliseconds since the epoch ({e})"))
+}
+
+impl GlobalArgs {
+    /// The environment the contract's operations run in, on `store`.
+    pub(crate) fn env<'a>(&self, store: &'a database::Store) -> ops::Env<'a> {
+        ops::Env {
+            store,
+            clock: self.clock(),
+            ids: Box::new(agent_memory_core::RandomIds::new()),
+        }
+    }
+
+    /// "Now": `--now` / `AGENT_MEMORY_NOW` when given, else the system clock.
+    pub(crate) fn clock(&self) -> Box<dyn agent_memory_core::Clock> {
+        match self.now {
+            Some(at) => Box::new(agent_memory_core::ManualClock::new(at)),
+            None => Box::new(agent_memory_core::SystemClock),
+        }
+    }
+}
+
+/// Runs the command line on `args` (the program's name first, as `std::env::args_os` gives
+/// them) and returns its exit status: what the `agent-memory` binary does, callable in-process
+/// so a language package can ship the same command line without a binary of its own.
+///
+/// ```no_run
+/// let status = agent_memory_cli::run(["agent-memory", "--db", "memory.db", "stats"]);
+/// ```
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // With `--json` even a usage error is JSON, so look for the flag before parsing.
+    let json = args.iter().any(|arg| arg == "--json");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) if json && error.use_stderr() => {
+            let message = error.kind().to_string();
+            let detail = error.to_string();
+            let first = detail
+                .lines()
+                .next()
+                .unwrap_or(&message)
+                .trim_start_matches("error: ");
+            print_json_error(ops::ErrorBody {
+                kind: "usage",
+                message: first.to_owned(),
+                input: None,
+            });
+            return ExitCode::from(2);
+        }
+        // Help, the version and usage errors print as clap prints them, with clap's status.
+        Err(error) => {
+            // Nothing useful is left to do when stderr or stdout itself cannot be written.
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    // A closed stdout (`agent-memory ... | head`) ends a command quietly, as it does any Unix
+    // tool; the MCP server keeps Rust's default of ignoring SIGPIPE, since it writes to sockets.
+    if !cli.command.serves() {
+        sigpipe::reset();
+    }
+    match commands::run(cli.command, &cli.global) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if cli.global.json => {
+            let mut body = ops::ErrorBody::of(&error, one_line(&error));
+            if body.kind == "database" && body.input.is_none() {
+                body.input = Some(database::describe(&cli.global.db));
+            }
+            print_json_error(body);
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("error: {}", one_line(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints `body` as the contract's error document, one line on stderr.
+fn print_json_error(body: ops::ErrorBody) {
+    let document = ops::ErrorDocument { error: body };
+    match serde_json::to_string(&document) {
+        Ok(line) => eprintln!("{line}"),
+        // Serializing plain strings cannot fail; keep a readable line if it ever does.
+        Err(_) => eprintln!("error: {}", document.error.message),
+    }
+}
+
+/// The error and its causes on one line, "what failed: why", each cause once: an error that
+/// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
+pub(crate) fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+
+    /// The words of every leaf command under `command`, as `prefix` + its name.
+    fn leaves(command: &clap::Command, prefix: &str, found: &mut Vec<String>) {
+        for sub in command.get_subcommands() {
+            let words = format!("{prefix}{}", sub.get_name());
+            if sub.has_subcommands() {
+                leaves(sub, &format!("{words} "), found);
+            } else {
+                found.push(words);
+            }
+        }
+    }
+
+    /// Every command takes `--json` (it is global), so every command must say which schema
+    /// its output follows, and the schema must be one the contract generates.
+    #[test]
+    fn every_command_names_the_schema_of_its_json_output() {
+        use crate::commands::outputs::OUTPUTS;
+        let mut commands = Vec::new();
+        leaves(&super::Cli::command(), "", &mut commands);
+        let listed: Vec<&str> = OUTPUTS.iter().map(|(command, _)| *command).collect();
+        let missing: Vec<&String> = commands
+            .iter()
+            .filter(|c| !listed.contains(&c.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "commands/outputs.rs names no schema for {missing:?}"
+        );
+        let stale: Vec<&&str> = listed
+            .iter()
+            .filter(|c| !commands.iter().any(|known| known == *c))
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "commands/outputs.rs lists no such command {stale:?}"
+        );
+        let generated: Vec<&str> = crate::commands::schemas::all()
+            .iter()
+            .map(|(name, _)| *name)
+            .collect();
+        for (command, schema) in OUTPUTS {
+            if let Some(schema) = schema {
+                assert!(
+                    generated.contains(schema),
+                    "{command}: schema {schema} is not generated"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn causes_join_on_one_line_each_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let repeated = anyhow::Error::new(io).context("trail file t.yaml: no such file");
+        assert_eq!(one_line(&repeated), "trail file t.yaml: no such file");
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let distinct = anyhow::Error::new(io).context("cannot read t.yaml");
+        assert_eq!(one_line(&distinct), "cannot read t.yaml: no such file");
+    }
+}
