@@ -20,6 +20,7 @@
 pub mod browser;
 pub mod database;
 pub mod memory;
+pub mod operations;
 pub mod recording;
 pub mod runs;
 pub mod stats;

@@ -1,0 +1,351 @@
+//! Every operation of the contract as data: its name (the stem of its schemas), what it does
+//! to the memory, a description written for whoever decides when to call it, and a call from
+//! JSON to JSON. The MCP server lists its tools from this table and the language packages
+//! dispatch through it, so a door never lists or converts an operation of its own.
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{Env, Failure};
+
+/// What an operation does to the memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only.
+    Reads,
+    /// Adds to the memory.
+    Writes,
+    /// Deletes from the memory, for good.
+    Deletes,
+}
+
+type Call = Box<dyn Fn(&Env<'_>, Value) -> Result<Value> + Send + Sync>;
+
+/// One operation of the contract.
+pub struct Operation {
+    /// Its name: `<name>.input` and `<output>.output` are its schemas under `schemas/`.
+    pub name: &'static str,
+    /// When to call it, in a sentence or two.
+    pub description: &'static str,
+    /// Reads, writes or deletes.
+    pub effect: Effect,
+    /// The stem of its output schema (usually its name).
+    pub output: &'static str,
+    /// Whether it takes a JSON input (else its input is `{}` or null).
+    pub takes_input: bool,
+    /// Whether the MCP server offers it as a tool.
+    pub mcp: bool,
+    call: Call,
+}
+
+impl std::fmt::Debug for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation")
+            .field("name", &self.name)
+            .field("effect", &self.effect)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Operation {
+    /// Runs the operation on `input`, its JSON input (an object; null or `{}` for an
+    /// operation without input), and returns its output as JSON. An input that does not fit
+    /// the schema is an `invalid_input` failure naming the operation and serde's reason.
+    pub fn call(&self, env: &Env<'_>, input: Value) -> Result<Value> {
+        (self.call)(env, input)
+    }
+}
+
+/// The input as the operation's input type.
+fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I> {
+    serde_json::from_value(input).map_err(|e| {
+        Failure::invalid("arguments", format!("invalid arguments for {name}: {e}")).into()
+    })
+}
+
+fn encode<O: Serialize>(output: &O) -> Result<Value> {
+    serde_json::to_value(output).context("encoding the result as JSON")
+}
+
+fn operation(
+    name: &'static str,
+    description: &'static str,
+    effect: Effect,
+    output: &'static str,
+    takes_input: bool,
+    mcp: bool,
+    call: Call,
+) -> Operation {
+    Operation {
+        name,
+        description,
+        effect,
+        output,
+        takes_input,
+        mcp,
+        call,
+    }
+}
+
+/// An operation that takes its input by reference.
+fn with_input<I, O>(
+    name: &'static str,
+    description: &'static str,
+    effect: Effect,
+    op: fn(&Env<'_>, &I) -> Result<O>,
+) -> Operation
+where
+    I: DeserializeOwned + 'static,
+    O: Serialize + 'static,
+{
+    let call: Call = Box::new(move |env, input| encode(&op(env, &arguments::<I>(name, input)?)?));
+    operation(name, description, effect, name, true, true, call)
+}
+
+/// An operation that takes its input by value and whose output schema is shared.
+fn by_value<I, O>(
+    name: &'static str,
+    description: &'static str,
+    effect: Effect,
+    output: &'static str,
+    op: fn(&Env<'_>, I) -> Result<O>,
+) -> Operation
+where
+    I: DeserializeOwned + 'static,
+    O: Serialize + 'static,
+{
+    let call: Call = Box::new(move |env, input| encode(&op(env, arguments::<I>(name, input)?)?));
+    operation(name, description, effect, output, true, false, call)
+}
+
+/// An operation that takes no input: null or an empty object.
+fn without_input<O>(
+    name: &'static str,
+    description: &'static str,
+    effect: Effect,
+    op: fn(&Env<'_>) -> Result<O>,
+) -> Operation
+where
+    O: Serialize + 'static,
+{
+    let call: Call = Box::new(move |env, input| {
+        if let Value::Object(fields) = &input
+            && let Some(key) = fields.keys().next()
+        {
+            return Err(Failure::invalid(
+                key.as_str(),
+                format!("{name} takes no arguments (got {key:?})"),
+            )
+            .into());
+        }
+        if !matches!(input, Value::Null | Value::Object(_)) {
+            return Err(Failure::invalid(
+                "arguments",
+                format!("{name} takes no arguments (got {input})"),
+            )
+            .into());
+        }
+        encode(&op(env)?)
+    });
+    operation(name, description, effect, name, false, true, call)
+}
+
+/// Every operation: first the MCP server's tools in the order clients list them, then the
+/// operations only the command line and the language packages offer.
+pub fn all() -> Vec<Operation> {
+    use crate::{browser, memory, recording, runs, stats, trajectory, turns};
+    use Effect::{Deletes, Reads, Writes};
+    vec![
+        with_input(
+            "trajectory_record",
+            "Record finished tasks as episodes (fingerprint, actions taken, outcome) in procedural memory. Call it after each task so later tasks can learn what worked.",
+            Writes,
+            trajectory::record,
+        ),
+        with_input(
+            "trajectory_crystallize",
+            "Turn the episodes recorded since the last run into patterns: the action sequence that works for each fingerprint, with its confidence. Call it after recording a batch of episodes.",
+            Writes,
+            trajectory::crystallize,
+        ),
+        with_input(
+            "trajectory_recall",
+            "Recall the patterns that worked for a task like this one (a full or partial fingerprint), best first. Call it before starting a task to reuse a proven sequence of actions.",
+            Reads,
+            trajectory::recall,
+        ),
+        with_input(
+            "trajectory_patterns",
+            "List every pattern of a partition with its confidence and evidence, no fingerprint needed. Call it to review what procedural memory has learned.",
+            Reads,
+            trajectory::patterns,
+        ),
+        with_input(
+            "browser_context",
+            "The memory context for a browser run with this goal on this URL: past sessions on the site, a reference trajectory, app knowledge and known selectors. Call it before the run and put the text in the prompt.",
+            Reads,
+            browser::context,
+        ),
+        with_input(
+            "browser_record_run",
+            "Record a finished browser run (goal, start URL, turns, success) so later runs on the site get its trajectory, session, learned facts and selectors. Call it once when a run ends.",
+            Writes,
+            browser::record_run,
+        ),
+        with_input(
+            "browser_runs",
+            "List registered browser runs, newest first, filtered by session, domain or status. Call it to find a run to resume or fork.",
+            Reads,
+            browser::runs,
+        ),
+        with_input(
+            "browser_resume",
+            "The scenario that continues a run in its session from where it ended (goal, start URL, session). Call it to pick an interrupted run back up.",
+            Reads,
+            browser::resume,
+        ),
+        with_input(
+            "browser_fork",
+            "The scenario that branches from a run into a new session, starting where it ended. Call it to try another approach without touching the original session.",
+            Reads,
+            browser::fork,
+        ),
+        with_input(
+            "turns_append",
+            "Append a coding session's events (session start, user messages, assistant turns with their memory of files changed and commands failed) as they happen. Retrying with the same events at the same positions is safe.",
+            Writes,
+            turns::append,
+        ),
+        with_input(
+            "turns_view",
+            "The model view of a coding session rendered for a provider (OpenAI Chat, OpenAI Responses or Genkit), with the recent turns' memories. Call it to build the messages for the next model request.",
+            Reads,
+            turns::view,
+        ),
+        with_input(
+            "recording_append",
+            "Append recorded tool calls, each with the memory snapshot after it, to a session. Call it as tools run so the session can later become a replayable trail.",
+            Writes,
+            recording::append,
+        ),
+        with_input(
+            "recording_templatize",
+            "Turn a session's recorded tool calls into trail YAML whose literals from memory are ${key} tokens, so the recording survives a change of memory. Call it when a session succeeded and should be replayable.",
+            Reads,
+            recording::templatize,
+        ),
+        with_input(
+            "recording_lint",
+            "Find literals in a trail that equal current or past memory values: recordings that will go stale. Call it before committing or replaying a trail.",
+            Reads,
+            recording::lint,
+        ),
+        with_input(
+            "recording_next_call",
+            "The next step of a trail replay for a device: its tool calls resolved against memory as it stands now, or done. Call it after each step, passing the memory and the number of steps done.",
+            Reads,
+            recording::next_call,
+        ),
+        without_input(
+            "memory_list",
+            "List everything the memory holds: procedural partitions, coding sessions, tool-log sessions and browser scopes, with counts. Call it to discover what to recall or forget.",
+            Reads,
+            memory::list,
+        ),
+        with_input(
+            "memory_forget",
+            "Forget one partition, session, browser scope (or one site of it), run or trajectory for good, erasing its text from the database. Call it only when the user asks to delete that memory.",
+            Deletes,
+            memory::forget,
+        ),
+        without_input(
+            "memory_stats",
+            "The database file, its schema version, size and the rows of every table. Call it to check the memory store's health or size.",
+            Reads,
+            stats::stats,
+        ),
+        by_value(
+            "browser_run_start",
+            "Register a browser run as running (goal, domain, start URL, session, parent run) before it starts. Call it when a run begins so it can be listed, resumed or forked.",
+            Writes,
+            "browser_run",
+            runs::start,
+        ),
+        by_value(
+            "browser_run_update",
+            "Record a running browser run's progress (state, turns so far, current URL, artifacts). Call it as the run goes on; absent fields stay as they are.",
+            Writes,
+            "browser_run",
+            runs::update,
+        ),
+        by_value(
+            "browser_run_complete",
+            "Mark a browser run finished: success, turns taken, final URL, summary or failure reason. Call it once when the run ends.",
+            Writes,
+            "browser_run",
+            runs::complete,
+        ),
+    ]
+}
+
+/// The operation named `name`.
+pub fn find(name: &str) -> Option<Operation> {
+    all().into_iter().find(|op| op.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every operation has its schemas and a description of a useful length.
+    #[test]
+    fn every_operation_has_its_schemas_and_a_description() {
+        let schemas: Vec<&str> = crate::schemas().iter().map(|(n, _)| *n).collect();
+        for op in all() {
+            let input = format!("{}.input", op.name);
+            assert_eq!(
+                schemas.contains(&input.as_str()),
+                op.takes_input,
+                "{}",
+                op.name
+            );
+            let output = format!("{}.output", op.output);
+            assert!(schemas.contains(&output.as_str()), "{}", op.name);
+            assert!(
+                (40..=300).contains(&op.description.len()),
+                "{}: {}",
+                op.name,
+                op.description
+            );
+        }
+    }
+
+    /// An input that does not fit is an `invalid_input` failure naming the operation.
+    #[test]
+    fn a_wrong_input_is_invalid_input_naming_the_operation() {
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let recall = find("trajectory_recall").expect("recall");
+        let error = recall
+            .call(&env, serde_json::json!({"partition": 3}))
+            .expect_err("a number is no partition");
+        let body = crate::ErrorBody::of(&error, error.to_string());
+        assert_eq!(body.kind, "invalid_input");
+        assert!(
+            body.message.contains("trajectory_recall"),
+            "{}",
+            body.message
+        );
+        let list = find("memory_list").expect("list");
+        let error = list
+            .call(&env, serde_json::json!({"extra": 1}))
+            .expect_err("list takes nothing");
+        assert_eq!(
+            crate::ErrorBody::of(&error, String::new()).input.as_deref(),
+            Some("extra")
+        );
+        assert!(list.call(&env, Value::Null).is_ok());
+    }
+}
