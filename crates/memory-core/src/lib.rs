@@ -32,6 +32,7 @@ pub use ids::{IdSource, RandomIds, SeededIds, SplitMix64};
 pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
 pub use store::MetaStore;
+pub use store::NoteStore;
 pub use store::ToolLogStore;
 pub use store::{EpisodeStore, PatternStore};
 pub use store::{SessionEvent, SessionStore, SessionSummary};

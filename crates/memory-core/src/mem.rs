@@ -14,6 +14,7 @@ use crate::store::SessionEvent;
 use crate::store::meta::compare_and_set_conflict;
 
 mod browser;
+mod notes;
 mod tool_log;
 
 /// A store that keeps everything in memory and forgets it when dropped.
@@ -34,6 +35,7 @@ pub struct InMemoryStore {
     tool_logs: Mutex<Vec<crate::store::tool_log::ToolLog>>,
     trajectory: Mutex<trajectory::TrajectoryState>,
     browser: Mutex<browser::BrowserMemory>,
+    notes: Mutex<notes::NoteTrees>,
 }
 
 impl InMemoryStore {

@@ -15,12 +15,14 @@
 
 pub mod browser;
 pub mod meta;
+pub mod notes;
 pub mod session;
 mod shared;
 pub mod tool_log;
 pub mod trajectory;
 
 pub use meta::MetaStore;
+pub use notes::NoteStore;
 pub use session::{SessionEvent, SessionStore, SessionSummary};
 pub use tool_log::ToolLogStore;
 pub use trajectory::{EpisodeStore, PatternStore};

@@ -15,6 +15,7 @@
 pub mod browser;
 pub mod crash;
 pub mod meta;
+pub mod notes;
 pub mod session;
 pub mod tool_log;
 pub mod trajectory;

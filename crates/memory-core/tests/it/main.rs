@@ -3,6 +3,7 @@
 
 mod browser;
 mod meta;
+mod notes;
 mod session;
 mod shared;
 mod tool_log;

@@ -1,0 +1,461 @@
+//! [`NoteStore`]: a tree of UTF-8 text notes per scope, the storage behind the notes memory
+//! (the `/memories` directory of a client-side memory tool).
+//!
+//! The store keeps notes only; a directory is every note whose path lies below it, so a
+//! directory exists exactly while it holds a note, and the root of a scope always exists.
+//! Paths are [`NotePath`]s: relative, `/`-separated, without `.`, `..`, backslashes or control
+//! characters, checked once when the value is made. The rules every backend enforces inside
+//! its own transaction are here as functions and constants, so backends word them alike:
+//!
+//! - a note and a directory never share a path: creating or renaming onto a directory, or
+//!   below a note, is a [`Conflict`](crate::Error::Conflict);
+//! - [`NoteStore::note_replace`] is a compare-and-swap on the whole text, so an editor that
+//!   read an older text never overwrites another's edit;
+//! - every write checks the note's size and the scope's total against [`NoteLimits`] in the
+//!   same transaction, so concurrent writers cannot pass a limit together.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::names::Scope;
+
+/// The longest note path accepted, in bytes.
+pub const MAX_NOTE_PATH_BYTES: usize = 1024;
+/// The longest segment (file or directory name) of a note path, in bytes.
+pub const MAX_NOTE_SEGMENT_BYTES: usize = 255;
+/// The deepest a note may lie: segments of its path.
+pub const MAX_NOTE_DEPTH: usize = 32;
+
+/// The path of a note below its scope's root, e.g. `projects/plan.md`: non-empty segments
+/// separated by `/`, none of them `.` or `..`, no backslash and no control character, at most
+/// [`MAX_NOTE_PATH_BYTES`] bytes and [`MAX_NOTE_DEPTH`] segments.
+///
+/// ```
+/// use agent_memory_core::store::notes::NotePath;
+///
+/// let path = NotePath::new("projects/plan.md")?;
+/// assert_eq!(path.name(), "plan.md");
+/// assert!(path.is_below(&NotePath::new("projects")?));
+/// assert!(NotePath::new("../etc/passwd").is_err());
+/// # Ok::<(), agent_memory_core::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NotePath(String);
+
+impl NotePath {
+    /// Validates `value` and wraps it.
+    pub fn new(value: impl Into<String>) -> Result<Self> {
+        let value = value.into();
+        let reason = path_problem(&value);
+        match reason {
+            None => Ok(NotePath(value)),
+            Some(reason) => Err(Error::InvalidName {
+                kind: "note path",
+                value: value.chars().take(64).collect(),
+                reason,
+            }),
+        }
+    }
+
+    /// The path as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last segment: the note's (or directory's) own name.
+    pub fn name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// The directories above this path, nearest last: `a`, `a/b` for `a/b/c`.
+    pub fn ancestors(&self) -> impl Iterator<Item = &str> {
+        self.0.match_indices('/').map(move |(at, _)| &self.0[..at])
+    }
+
+    /// Whether this path lies strictly below the directory `dir`.
+    pub fn is_below(&self, dir: &NotePath) -> bool {
+        self.0.len() > dir.0.len()
+            && self.0.starts_with(&dir.0)
+            && self.0[dir.0.len()..].starts_with('/')
+    }
+
+    /// Whether this path is `other` or lies below it.
+    pub fn is_at_or_below(&self, other: &NotePath) -> bool {
+        self == other || self.is_below(other)
+    }
+
+    /// This path moved from below (or at) `from` to the same place below (or at) `to`; the
+    /// result is checked like any path, so a move that makes it too long fails.
+    pub fn moved(&self, from: &NotePath, to: &NotePath) -> Result<NotePath> {
+        match self.0.strip_prefix(&from.0) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                NotePath::new(format!("{}{rest}", to.0))
+            }
+            _ => Err(Error::invalid_input(
+                format!("note path {:?}", self.0),
+                format!("does not lie below {:?}", from.0),
+            )),
+        }
+    }
+
+    /// The smallest string greater than every path below this directory: paths below `d` are
+    /// those in `[d + "/", upper_bound)`, a range a sorted index scans directly.
+    pub fn below_upper_bound(&self) -> String {
+        // '0' is the character after '/'.
+        format!("{}0", self.0)
+    }
+}
+
+fn path_problem(value: &str) -> Option<&'static str> {
+    if value.is_empty() {
+        return Some("must not be empty");
+    }
+    if value.len() > MAX_NOTE_PATH_BYTES {
+        return Some("must be at most 1024 bytes");
+    }
+    if value.chars().any(char::is_control) {
+        return Some("must not contain control characters");
+    }
+    if value.contains('\\') {
+        return Some("must not contain backslashes");
+    }
+    if value.starts_with('/') {
+        return Some("must be relative to the root");
+    }
+    let mut depth = 0;
+    for segment in value.split('/') {
+        depth += 1;
+        match segment {
+            "" => return Some("must not contain an empty segment"),
+            "." | ".." => return Some("must not contain . or .. segments"),
+            s if s.len() > MAX_NOTE_SEGMENT_BYTES => {
+                return Some("must not have a segment over 255 bytes");
+            }
+            _ => {}
+        }
+    }
+    if depth > MAX_NOTE_DEPTH {
+        return Some("must be at most 32 segments deep");
+    }
+    None
+}
+
+impl fmt::Display for NotePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::borrow::Borrow<str> for NotePath {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for NotePath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The bounds a write must keep: the size of one note and the total of a scope. Backends check
+/// them inside the write's transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoteLimits {
+    /// The largest note, in bytes of UTF-8 text.
+    pub max_note_bytes: u64,
+    /// The most bytes all notes of a scope may hold together.
+    pub max_scope_bytes: u64,
+    /// The most notes a scope may hold.
+    pub max_scope_notes: u64,
+}
+
+impl Default for NoteLimits {
+    /// 256 KiB per note, 64 MiB and 100,000 notes per scope.
+    fn default() -> Self {
+        NoteLimits {
+            max_note_bytes: 256 * 1024,
+            max_scope_bytes: 64 * 1024 * 1024,
+            max_scope_notes: 100_000,
+        }
+    }
+}
+
+impl NoteLimits {
+    /// Fails when a note of `bytes` bytes at `path` is over the note limit.
+    pub fn check_note(&self, path: &NotePath, bytes: u64) -> Result<()> {
+        if bytes > self.max_note_bytes {
+            return Err(Error::invalid_input(
+                format!("note {path}"),
+                format!(
+                    "{bytes} bytes, over the limit of {} bytes per note",
+                    self.max_note_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fails when a scope would hold `notes` notes of `bytes` bytes in all.
+    pub fn check_scope(&self, scope: &Scope, notes: u64, bytes: u64) -> Result<()> {
+        if bytes > self.max_scope_bytes {
+            return Err(Error::invalid_input(
+                format!("notes of scope {scope}"),
+                format!(
+                    "{bytes} bytes in all, over the limit of {} bytes per scope",
+                    self.max_scope_bytes
+                ),
+            ));
+        }
+        if notes > self.max_scope_notes {
+            return Err(Error::invalid_input(
+                format!("notes of scope {scope}"),
+                format!(
+                    "{notes} notes, over the limit of {} notes per scope",
+                    self.max_scope_notes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One note of a listing: its path and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoteFile {
+    /// Where it is.
+    pub path: NotePath,
+    /// Its size in bytes of UTF-8 text.
+    pub bytes: u64,
+}
+
+/// A note found by [`NoteStore::note_search`], with its whole text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoteHit {
+    /// Where it is.
+    pub path: NotePath,
+    /// Its text.
+    pub text: String,
+}
+
+/// What [`NoteStore::note_scopes`] reports about one scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoteScopeSummary {
+    /// The scope.
+    pub scope: Scope,
+    /// How many notes it holds.
+    pub notes: u64,
+    /// Their bytes in all.
+    pub bytes: u64,
+}
+
+/// The reason of the conflict when a note already exists at the path written.
+pub const NOTE_EXISTS: &str = "a note already exists at this path";
+/// The reason of the conflict when the path written is a directory holding notes.
+pub const NOTE_IS_DIRECTORY: &str = "it is a directory of notes";
+/// The reason of the conflict when a directory above the path written is a note.
+pub const NOTE_UNDER_NOTE: &str = "a directory above it is a note";
+/// The reason of the conflict when a compare-and-swap finds another text.
+pub const NOTE_CHANGED: &str = "its text changed since it was read";
+/// The reason of the conflict when a directory would move into itself.
+pub const NOTE_INTO_ITSELF: &str = "a directory cannot move into itself";
+
+/// The conflict `reason` about the note at `path`.
+pub fn note_conflict(path: &NotePath, reason: &'static str) -> Error {
+    Error::conflict("note", path.as_str(), reason)
+}
+
+/// The note at `path` does not exist.
+pub fn note_not_found(path: &NotePath) -> Error {
+    Error::not_found("note", path.as_str())
+}
+
+/// Whether `error` is the conflict with `reason` that the rules above raise.
+pub fn is_note_conflict(error: &Error, reason: &str) -> bool {
+    matches!(error, Error::Conflict { entity: "note", reason: r, .. } if r == reason)
+}
+
+/// Whether `text` contains every term, ignoring ASCII case: the match rule of
+/// [`NoteStore::note_search`], which every backend applies alike.
+pub fn matches_terms(text: &str, terms: &[&str]) -> bool {
+    let lower = text.to_ascii_lowercase();
+    terms
+        .iter()
+        .all(|term| lower.contains(&term.to_ascii_lowercase()))
+}
+
+/// Trees of text notes, one per scope.
+pub trait NoteStore: Send + Sync {
+    /// The text of the note at `path`, or `None` when no note is there (a directory is not
+    /// a note).
+    fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>>;
+
+    /// The note at `dir` and every note below it (`None`: every note of the scope), ordered
+    /// by path (byte order).
+    fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>>;
+
+    /// Creates the note at `path` holding `text`. Fails with a conflict ([`NOTE_EXISTS`],
+    /// [`NOTE_IS_DIRECTORY`], [`NOTE_UNDER_NOTE`]) when the path is taken, and with
+    /// [`Error::InvalidInput`] when a limit would be passed; then nothing changes.
+    fn note_create(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        text: &str,
+        limits: &NoteLimits,
+    ) -> Result<()>;
+
+    /// Replaces the text of the note at `path` with `text` only when it is `expected`.
+    /// Fails with [`Error::NotFound`] when there is no note, with the conflict
+    /// [`NOTE_CHANGED`] when its text differs, and with [`Error::InvalidInput`] when a limit
+    /// would be passed; then nothing changes.
+    fn note_replace(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        expected: &str,
+        text: &str,
+        limits: &NoteLimits,
+    ) -> Result<()>;
+
+    /// Deletes the note at `path`, or every note below the directory `path`; returns how
+    /// many were deleted (0: nothing was there).
+    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64>;
+
+    /// Moves the note at `from` to `to`, or every note below the directory `from` to the
+    /// same place below `to`; returns how many moved. Fails with [`Error::NotFound`] when
+    /// nothing is at `from`, and with a conflict when `to` is taken (a note or a directory),
+    /// lies below a note, or lies below `from`; then nothing changes.
+    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64>;
+
+    /// The notes at or below `dir` (`None`: the whole scope) whose text contains every one
+    /// of `terms` (ASCII case ignored, see [`matches_terms`]), ordered by path, at most
+    /// `limit` of them. No terms match every note.
+    fn note_search(
+        &self,
+        scope: &Scope,
+        dir: Option<&NotePath>,
+        terms: &[&str],
+        limit: usize,
+    ) -> Result<Vec<NoteHit>>;
+
+    /// Every scope holding notes, ordered by name, with its counts.
+    fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>>;
+
+    /// Deletes every note of `scope`; returns how many there were.
+    fn note_forget(&self, scope: &Scope) -> Result<u64>;
+}
+
+macro_rules! forward_note_store {
+    ($($wrapper:ty),*) => {$(
+        impl<S: NoteStore + ?Sized> NoteStore for $wrapper {
+            fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
+                (**self).note_read(scope, path)
+            }
+            fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
+                (**self).note_list(scope, dir)
+            }
+            fn note_create(&self, scope: &Scope, path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
+                (**self).note_create(scope, path, text, limits)
+            }
+            fn note_replace(&self, scope: &Scope, path: &NotePath, expected: &str, text: &str, limits: &NoteLimits) -> Result<()> {
+                (**self).note_replace(scope, path, expected, text, limits)
+            }
+            fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+                (**self).note_delete(scope, path)
+            }
+            fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+                (**self).note_rename(scope, from, to)
+            }
+            fn note_search(&self, scope: &Scope, dir: Option<&NotePath>, terms: &[&str], limit: usize) -> Result<Vec<NoteHit>> {
+                (**self).note_search(scope, dir, terms, limit)
+            }
+            fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
+                (**self).note_scopes()
+            }
+            fn note_forget(&self, scope: &Scope) -> Result<u64> {
+                (**self).note_forget(scope)
+            }
+        }
+    )*};
+}
+
+// A borrowed or shared store is the store (see `store::shared`).
+forward_note_store!(&S, Arc<S>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(value: &str, expected: std::result::Result<(), &str>) {
+        let got = NotePath::new(value).map(|_| ()).map_err(|e| e.to_string());
+        assert_eq!(got, expected.map_err(str::to_owned), "value {value:?}");
+    }
+
+    #[test]
+    fn paths_follow_the_rules() {
+        check("a", Ok(()));
+        check("a/b c/d.md", Ok(()));
+        check("", Err("invalid note path \"\": must not be empty"));
+        check(
+            "a/../b",
+            Err("invalid note path \"a/../b\": must not contain . or .. segments"),
+        );
+        check(
+            "./a",
+            Err("invalid note path \"./a\": must not contain . or .. segments"),
+        );
+        check(
+            "a//b",
+            Err("invalid note path \"a//b\": must not contain an empty segment"),
+        );
+        check(
+            "a/",
+            Err("invalid note path \"a/\": must not contain an empty segment"),
+        );
+        check(
+            "/a",
+            Err("invalid note path \"/a\": must be relative to the root"),
+        );
+        check(
+            "a\\b",
+            Err("invalid note path \"a\\\\b\": must not contain backslashes"),
+        );
+        check(
+            "a\0b",
+            Err("invalid note path \"a\\0b\": must not contain control characters"),
+        );
+        let deep = vec!["d"; 33].join("/");
+        assert!(NotePath::new(deep).is_err());
+        assert!(NotePath::new("x".repeat(256)).is_err());
+        assert!(NotePath::new(vec!["x".repeat(200); 6].join("/")).is_err());
+    }
+
+    #[test]
+    fn paths_know_their_place() -> Result<()> {
+        let path = NotePath::new("a/b/c")?;
+        assert_eq!(path.ancestors().collect::<Vec<_>>(), ["a", "a/b"]);
+        assert!(path.is_below(&NotePath::new("a")?));
+        assert!(!NotePath::new("ab")?.is_below(&NotePath::new("a")?));
+        assert!(!path.is_below(&path));
+        assert_eq!(
+            path.moved(&NotePath::new("a")?, &NotePath::new("x/y")?)?
+                .as_str(),
+            "x/y/b/c"
+        );
+        assert!(
+            path.moved(&NotePath::new("b")?, &NotePath::new("x")?)
+                .is_err()
+        );
+        assert_eq!(NotePath::new("a")?.below_upper_bound(), "a0");
+        Ok(())
+    }
+
+    #[test]
+    fn terms_match_ignoring_ascii_case() {
+        assert!(matches_terms("Deploy with CARGO", &["cargo", "deploy"]));
+        assert!(!matches_terms("Deploy", &["deploy", "rust"]));
+        assert!(matches_terms("anything", &[]));
+    }
+}

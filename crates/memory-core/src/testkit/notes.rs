@@ -1,0 +1,497 @@
+//! The contract of [`NoteStore`].
+
+use crate::error::Error;
+use crate::names::Scope;
+use crate::store::notes::{
+    NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteLimits,
+    NotePath, NoteStore, is_note_conflict,
+};
+use crate::testkit::{Case, CaseResult, Violation};
+use crate::{ensure, ensure_eq};
+
+/// The suite's name in reports.
+pub const SUITE: &str = "NoteStore";
+
+/// Every case of the [`NoteStore`] contract.
+pub fn cases<S: NoteStore>() -> Vec<Case<S>> {
+    vec![
+        Case {
+            name: "missing note reads as none",
+            run: missing_note_reads_as_none,
+        },
+        Case {
+            name: "create then read and list",
+            run: create_then_read_and_list,
+        },
+        Case {
+            name: "create refuses a taken path",
+            run: create_refuses_a_taken_path,
+        },
+        Case {
+            name: "replace is compare and swap",
+            run: replace_is_compare_and_swap,
+        },
+        Case {
+            name: "delete a note or a directory tree",
+            run: delete_a_note_or_a_tree,
+        },
+        Case {
+            name: "rename a note or a directory tree",
+            run: rename_a_note_or_a_tree,
+        },
+        Case {
+            name: "rename refuses a taken destination",
+            run: rename_refuses_a_taken_destination,
+        },
+        Case {
+            name: "scopes are isolated",
+            run: scopes_are_isolated,
+        },
+        Case {
+            name: "limits are kept",
+            run: limits_are_kept,
+        },
+        Case {
+            name: "search matches every term ignoring case",
+            run: search_matches_every_term,
+        },
+        Case {
+            name: "search takes wildcards literally",
+            run: search_takes_wildcards_literally,
+        },
+        Case {
+            name: "scopes list with counts and forget",
+            run: scopes_list_and_forget,
+        },
+        Case {
+            name: "texts keep any text",
+            run: texts_keep_any_text,
+        },
+        Case {
+            name: "concurrent editors lose no edit",
+            run: concurrent_editors_lose_no_edit,
+        },
+    ]
+}
+
+fn path(value: &str) -> NotePath {
+    // The paths used here are literals that satisfy every rule.
+    NotePath::new(value).unwrap_or_else(|e| panic!("test path {value:?}: {e}"))
+}
+
+fn scope(value: &str) -> Scope {
+    Scope::new(value).unwrap_or_else(|e| panic!("test scope {value:?}: {e}"))
+}
+
+fn limits() -> NoteLimits {
+    NoteLimits::default()
+}
+
+fn listed<S: NoteStore>(
+    store: &S,
+    s: &Scope,
+    dir: Option<&str>,
+) -> Result<Vec<(String, u64)>, Violation> {
+    let dir = dir.map(path);
+    Ok(store
+        .note_list(s, dir.as_ref())?
+        .into_iter()
+        .map(|f| (f.path.as_str().to_owned(), f.bytes))
+        .collect())
+}
+
+fn pairs(items: &[(&str, u64)]) -> Vec<(String, u64)> {
+    items.iter().map(|(p, b)| ((*p).to_owned(), *b)).collect()
+}
+
+fn conflict<T: std::fmt::Debug>(got: crate::Result<T>, reason: &str, what: &str) -> CaseResult {
+    ensure!(
+        matches!(&got, Err(e) if is_note_conflict(e, reason)),
+        "{what}: expected the conflict {reason:?}, got {got:?}"
+    );
+    Ok(())
+}
+
+fn missing_note_reads_as_none<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    ensure_eq!(store.note_read(&s, &path("absent.md"))?, None);
+    ensure_eq!(listed(store, &s, None)?, pairs(&[]));
+    ensure_eq!(store.note_delete(&s, &path("absent.md"))?, 0);
+    ensure_eq!(store.note_scopes()?, vec![]);
+    let missing = store.note_replace(&s, &path("absent.md"), "", "x", &limits());
+    ensure!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "replacing a missing note: {missing:?}"
+    );
+    Ok(())
+}
+
+fn create_then_read_and_list<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    store.note_create(&s, &path("b.md"), "bee", &limits())?;
+    store.note_create(&s, &path("a/x.md"), "ex", &limits())?;
+    store.note_create(&s, &path("a/y/z.md"), "zed!", &limits())?;
+    store.note_create(&s, &path("a-b.md"), "", &limits())?;
+    ensure_eq!(
+        store.note_read(&s, &path("a/y/z.md"))?.as_deref(),
+        Some("zed!")
+    );
+    ensure_eq!(
+        store.note_read(&s, &path("a"))?,
+        None,
+        "a directory is no note"
+    );
+    ensure_eq!(
+        listed(store, &s, None)?,
+        pairs(&[("a-b.md", 0), ("a/x.md", 2), ("a/y/z.md", 4), ("b.md", 3)]),
+        "listing in byte order"
+    );
+    ensure_eq!(
+        listed(store, &s, Some("a"))?,
+        pairs(&[("a/x.md", 2), ("a/y/z.md", 4)]),
+        "listing a directory leaves out a-b.md"
+    );
+    ensure_eq!(
+        listed(store, &s, Some("b.md"))?,
+        pairs(&[("b.md", 3)]),
+        "listing a note"
+    );
+    Ok(())
+}
+
+fn create_refuses_a_taken_path<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    store.note_create(&s, &path("a/b.md"), "one", &limits())?;
+    conflict(
+        store.note_create(&s, &path("a/b.md"), "two", &limits()),
+        NOTE_EXISTS,
+        "create over a note",
+    )?;
+    conflict(
+        store.note_create(&s, &path("a"), "two", &limits()),
+        NOTE_IS_DIRECTORY,
+        "create over a directory",
+    )?;
+    conflict(
+        store.note_create(&s, &path("a/b.md/c"), "two", &limits()),
+        NOTE_UNDER_NOTE,
+        "create below a note",
+    )?;
+    ensure_eq!(
+        listed(store, &s, None)?,
+        pairs(&[("a/b.md", 3)]),
+        "a refused create changed the tree"
+    );
+    Ok(())
+}
+
+fn replace_is_compare_and_swap<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    let p = path("n.md");
+    store.note_create(&s, &p, "v1", &limits())?;
+    store.note_replace(&s, &p, "v1", "v2", &limits())?;
+    conflict(
+        store.note_replace(&s, &p, "v1", "v3", &limits()),
+        NOTE_CHANGED,
+        "replace from a stale text",
+    )?;
+    ensure_eq!(
+        store.note_read(&s, &p)?.as_deref(),
+        Some("v2"),
+        "a lost compare-and-swap overwrote the note"
+    );
+    store.note_create(&s, &path("d/e.md"), "e", &limits())?;
+    let dir = store.note_replace(&s, &path("d"), "", "x", &limits());
+    ensure!(
+        matches!(dir, Err(Error::NotFound { .. })),
+        "replacing a directory: {dir:?}"
+    );
+    Ok(())
+}
+
+fn delete_a_note_or_a_tree<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    for p in ["a/1.md", "a/b/2.md", "a/b/c/3.md", "ab.md", "a.md", "z.md"] {
+        store.note_create(&s, &path(p), p, &limits())?;
+    }
+    ensure_eq!(store.note_delete(&s, &path("z.md"))?, 1);
+    ensure_eq!(store.note_delete(&s, &path("a/b"))?, 2, "a directory tree");
+    ensure_eq!(
+        listed(store, &s, None)?,
+        pairs(&[("a.md", 4), ("a/1.md", 6), ("ab.md", 5)])
+    );
+    ensure_eq!(store.note_delete(&s, &path("a"))?, 1);
+    ensure_eq!(
+        listed(store, &s, None)?,
+        pairs(&[("a.md", 4), ("ab.md", 5)]),
+        "siblings sharing a prefix stay"
+    );
+    ensure_eq!(store.note_delete(&s, &path("a"))?, 0, "nothing left at a");
+    Ok(())
+}
+
+fn rename_a_note_or_a_tree<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    for p in ["a/1.md", "a/b/2.md", "ab.md"] {
+        store.note_create(&s, &path(p), p, &limits())?;
+    }
+    ensure_eq!(store.note_rename(&s, &path("ab.md"), &path("x/ab.md"))?, 1);
+    ensure_eq!(store.note_rename(&s, &path("a"), &path("m/n"))?, 2);
+    ensure_eq!(
+        listed(store, &s, None)?,
+        pairs(&[("m/n/1.md", 6), ("m/n/b/2.md", 8), ("x/ab.md", 5)])
+    );
+    ensure_eq!(
+        store.note_read(&s, &path("m/n/b/2.md"))?.as_deref(),
+        Some("a/b/2.md"),
+        "a moved note keeps its text"
+    );
+    let missing = store.note_rename(&s, &path("a"), &path("q"));
+    ensure!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "renaming nothing: {missing:?}"
+    );
+    Ok(())
+}
+
+fn rename_refuses_a_taken_destination<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    for p in ["a/1.md", "b/2.md", "c.md"] {
+        store.note_create(&s, &path(p), p, &limits())?;
+    }
+    let before = listed(store, &s, None)?;
+    conflict(
+        store.note_rename(&s, &path("a"), &path("c.md")),
+        NOTE_EXISTS,
+        "onto a note",
+    )?;
+    conflict(
+        store.note_rename(&s, &path("a"), &path("b")),
+        NOTE_IS_DIRECTORY,
+        "onto a directory",
+    )?;
+    conflict(
+        store.note_rename(&s, &path("a"), &path("c.md/a")),
+        NOTE_UNDER_NOTE,
+        "below a note",
+    )?;
+    conflict(
+        store.note_rename(&s, &path("a"), &path("a/inner")),
+        NOTE_INTO_ITSELF,
+        "into itself",
+    )?;
+    ensure_eq!(
+        listed(store, &s, None)?,
+        before,
+        "a refused rename changed the tree"
+    );
+    Ok(())
+}
+
+fn scopes_are_isolated<S: NoteStore>(store: &S) -> CaseResult {
+    let (one, two) = (scope("one"), scope("two"));
+    store.note_create(&one, &path("n.md"), "one", &limits())?;
+    store.note_create(&two, &path("n.md"), "two", &limits())?;
+    ensure_eq!(
+        store.note_read(&one, &path("n.md"))?.as_deref(),
+        Some("one")
+    );
+    ensure_eq!(store.note_delete(&two, &path("n.md"))?, 1);
+    ensure_eq!(
+        store.note_read(&one, &path("n.md"))?.as_deref(),
+        Some("one"),
+        "a delete crossed scopes"
+    );
+    ensure_eq!(
+        store.note_search(&two, None, &["one"], 10)?.len(),
+        0,
+        "a search crossed scopes"
+    );
+    Ok(())
+}
+
+fn limits_are_kept<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    let small = NoteLimits {
+        max_note_bytes: 10,
+        max_scope_bytes: 15,
+        max_scope_notes: 2,
+    };
+    let big = store.note_create(&s, &path("big.md"), "12345678901", &small);
+    ensure!(
+        matches!(big, Err(Error::InvalidInput { .. })),
+        "a note over the limit: {big:?}"
+    );
+    store.note_create(&s, &path("a.md"), "1234567890", &small)?;
+    let full = store.note_create(&s, &path("b.md"), "123456", &small);
+    ensure!(
+        matches!(full, Err(Error::InvalidInput { .. })),
+        "a scope over its bytes: {full:?}"
+    );
+    store.note_create(&s, &path("b.md"), "12345", &small)?;
+    let many = store.note_create(&s, &path("c.md"), "", &small);
+    ensure!(
+        matches!(many, Err(Error::InvalidInput { .. })),
+        "a scope over its notes: {many:?}"
+    );
+    let grown = store.note_replace(&s, &path("b.md"), "12345", "123456", &small);
+    ensure!(
+        matches!(grown, Err(Error::InvalidInput { .. })),
+        "a replace over the scope's bytes: {grown:?}"
+    );
+    ensure_eq!(
+        listed(store, &s, None)?,
+        pairs(&[("a.md", 10), ("b.md", 5)]),
+        "a refused write changed the tree"
+    );
+    Ok(())
+}
+
+fn search_matches_every_term<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    for (p, text) in [
+        ("deploy.md", "Deploy with Cargo\nthen restart"),
+        ("ops/cargo.md", "cargo build --release; deploy later"),
+        ("ops/other.md", "nothing here"),
+        ("zeta.md", "CARGO DEPLOY"),
+    ] {
+        store.note_create(&s, &path(p), text, &limits())?;
+    }
+    let found = |dir: Option<&str>, terms: &[&str], limit| -> Result<Vec<String>, Violation> {
+        let dir = dir.map(path);
+        Ok(store
+            .note_search(&s, dir.as_ref(), terms, limit)?
+            .into_iter()
+            .map(|h| h.path.as_str().to_owned())
+            .collect())
+    };
+    ensure_eq!(
+        found(None, &["deploy", "cargo"], 10)?,
+        vec!["deploy.md", "ops/cargo.md", "zeta.md"]
+    );
+    ensure_eq!(found(Some("ops"), &["DEPLOY"], 10)?, vec!["ops/cargo.md"]);
+    ensure_eq!(found(None, &["cargo", "restart"], 10)?, vec!["deploy.md"]);
+    ensure_eq!(
+        found(None, &["deploy"], 2)?,
+        vec!["deploy.md", "ops/cargo.md"]
+    );
+    ensure_eq!(found(None, &["absent"], 10)?, Vec::<String>::new());
+    let hit = store.note_search(&s, None, &["nothing"], 10)?;
+    ensure_eq!(
+        hit.first().map(|h| h.text.as_str()),
+        Some("nothing here"),
+        "a hit carries its text"
+    );
+    Ok(())
+}
+
+fn search_takes_wildcards_literally<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    store.note_create(&s, &path("a.md"), "100% done", &limits())?;
+    store.note_create(&s, &path("b.md"), "snake_case", &limits())?;
+    store.note_create(&s, &path("c.md"), "1000 done; snakeXcase", &limits())?;
+    let found = |term: &str| -> Result<Vec<String>, Violation> {
+        Ok(store
+            .note_search(&s, None, &[term], 10)?
+            .into_iter()
+            .map(|h| h.path.as_str().to_owned())
+            .collect())
+    };
+    ensure_eq!(found("0% d")?, vec!["a.md"]);
+    ensure_eq!(found("e_c")?, vec!["b.md"]);
+    ensure_eq!(found("\\")?, Vec::<String>::new());
+    Ok(())
+}
+
+fn scopes_list_and_forget<S: NoteStore>(store: &S) -> CaseResult {
+    let (a, b) = (scope("a"), scope("b"));
+    store.note_create(&a, &path("1.md"), "12", &limits())?;
+    store.note_create(&a, &path("d/2.md"), "345", &limits())?;
+    store.note_create(&b, &path("1.md"), "x", &limits())?;
+    let summary: Vec<(String, u64, u64)> = store
+        .note_scopes()?
+        .into_iter()
+        .map(|s| (s.scope.into_string(), s.notes, s.bytes))
+        .collect();
+    ensure_eq!(
+        summary,
+        vec![("a".to_owned(), 2, 5), ("b".to_owned(), 1, 1)]
+    );
+    ensure_eq!(store.note_forget(&a)?, 2);
+    ensure_eq!(store.note_forget(&a)?, 0, "a second forget");
+    ensure_eq!(listed(store, &a, None)?, pairs(&[]));
+    ensure_eq!(
+        store.note_scopes()?.len(),
+        1,
+        "forgotten scope still listed"
+    );
+    ensure_eq!(store.note_read(&b, &path("1.md"))?.as_deref(), Some("x"));
+    Ok(())
+}
+
+fn texts_keep_any_text<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    let text = "line one\r\nline 'two' \"quoted\" ; DROP TABLE notes; -- ünïcødé \u{1F600}\n\t";
+    let p = path("ünï/cødé \u{1F600}.md");
+    store.note_create(&s, &p, text, &limits())?;
+    ensure_eq!(store.note_read(&s, &p)?.as_deref(), Some(text));
+    ensure_eq!(
+        listed(store, &s, None)?,
+        vec![(p.as_str().to_owned(), text.len() as u64)],
+        "sizes are bytes of UTF-8"
+    );
+    Ok(())
+}
+
+fn concurrent_editors_lose_no_edit<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    let p = path("shared.md");
+    store.note_create(&s, &p, "", &limits())?;
+    let editors = 4;
+    let edits = 10;
+    let outcome: Vec<crate::Result<()>> = std::thread::scope(|threads| {
+        let handles: Vec<_> = (0..editors)
+            .map(|editor| {
+                let (s, p) = (&s, &p);
+                threads.spawn(move || -> crate::Result<()> {
+                    for edit in 0..edits {
+                        // Read, change, write back only if nobody wrote meanwhile.
+                        loop {
+                            let before = store.note_read(s, p)?.unwrap_or_default();
+                            let after = format!("{before}{editor}.{edit}\n");
+                            match store.note_replace(s, p, &before, &after, &limits()) {
+                                Ok(()) => break,
+                                Err(e) if is_note_conflict(&e, NOTE_CHANGED) => continue,
+                                Err(e) => return Err(e),
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::invalid_input("editor thread", "panicked")))
+            })
+            .collect()
+    });
+    for result in outcome {
+        result?;
+    }
+    let text = store.note_read(&s, &p)?.unwrap_or_default();
+    ensure_eq!(
+        text.lines().count(),
+        editors * edits,
+        "every edit of every editor is in the note"
+    );
+    for editor in 0..editors {
+        for edit in 0..edits {
+            let line = format!("{editor}.{edit}");
+            ensure!(text.lines().any(|l| l == line), "edit {line} was lost");
+        }
+    }
+    Ok(())
+}

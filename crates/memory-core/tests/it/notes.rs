@@ -1,0 +1,197 @@
+//! The `NoteStore` contract, against the in-memory store (owned, shared and borrowed) and
+//! against broken stores that the suite must catch.
+
+use std::sync::Arc;
+
+use agent_memory_core::store::notes::{
+    NoteFile, NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore,
+};
+use agent_memory_core::testkit::{notes, run};
+use agent_memory_core::{InMemoryStore, Result, Scope};
+
+#[test]
+fn in_memory_store_obeys_the_contract() {
+    if let Err(report) = run(notes::SUITE, &notes::cases(), InMemoryStore::new) {
+        panic!("{report}");
+    }
+}
+
+#[test]
+fn a_shared_or_borrowed_store_obeys_the_contract() {
+    let shared = || Arc::new(InMemoryStore::new());
+    if let Err(report) = run(notes::SUITE, &notes::cases(), shared) {
+        panic!("{report}");
+    }
+    let borrowed = || &*Box::leak(Box::new(InMemoryStore::new()));
+    if let Err(report) = run(notes::SUITE, &notes::cases(), borrowed) {
+        panic!("{report}");
+    }
+}
+
+/// An in-memory store with one seeded defect, so each test shows a case of the suite can
+/// fail.
+struct Broken {
+    defect: Defect,
+    inner: InMemoryStore,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Defect {
+    CreateOverwrites,
+    ReplaceIgnoresExpected,
+    DeleteMatchesPrefix,
+    RenameMovesOneNote,
+    IgnoresLimits,
+    SearchMatchesCase,
+    ForgetKeepsNotes,
+}
+
+impl Broken {
+    fn with(defect: Defect) -> Self {
+        Broken {
+            defect,
+            inner: InMemoryStore::new(),
+        }
+    }
+
+    fn limits(&self, limits: &NoteLimits) -> NoteLimits {
+        if self.defect == Defect::IgnoresLimits {
+            return NoteLimits {
+                max_note_bytes: u64::MAX / 4,
+                max_scope_bytes: u64::MAX / 4,
+                max_scope_notes: u64::MAX / 4,
+            };
+        }
+        *limits
+    }
+}
+
+impl NoteStore for Broken {
+    fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
+        self.inner.note_read(scope, path)
+    }
+    fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
+        self.inner.note_list(scope, dir)
+    }
+    fn note_create(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        text: &str,
+        limits: &NoteLimits,
+    ) -> Result<()> {
+        if self.defect == Defect::CreateOverwrites {
+            self.inner.note_delete(scope, path)?;
+        }
+        self.inner
+            .note_create(scope, path, text, &self.limits(limits))
+    }
+    fn note_replace(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        expected: &str,
+        text: &str,
+        limits: &NoteLimits,
+    ) -> Result<()> {
+        let expected = match self.defect {
+            Defect::ReplaceIgnoresExpected => self
+                .inner
+                .note_read(scope, path)?
+                .unwrap_or_else(|| expected.to_owned()),
+            _ => expected.to_owned(),
+        };
+        self.inner
+            .note_replace(scope, path, &expected, text, &self.limits(limits))
+    }
+    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+        if self.defect != Defect::DeleteMatchesPrefix {
+            return self.inner.note_delete(scope, path);
+        }
+        let mut deleted = 0;
+        for file in self.inner.note_list(scope, None)? {
+            if file.path.as_str().starts_with(path.as_str()) {
+                deleted += self.inner.note_delete(scope, &file.path)?;
+            }
+        }
+        Ok(deleted)
+    }
+    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+        let listed = self.inner.note_list(scope, Some(from))?;
+        match listed.first() {
+            Some(first) if self.defect == Defect::RenameMovesOneNote && first.path != *from => {
+                let target = first.path.moved(from, to)?;
+                let text = self
+                    .inner
+                    .note_read(scope, &first.path)?
+                    .unwrap_or_default();
+                self.inner
+                    .note_create(scope, &target, &text, &NoteLimits::default())?;
+                self.inner.note_delete(scope, &first.path)?;
+                Ok(1)
+            }
+            _ => self.inner.note_rename(scope, from, to),
+        }
+    }
+    fn note_search(
+        &self,
+        scope: &Scope,
+        dir: Option<&NotePath>,
+        terms: &[&str],
+        limit: usize,
+    ) -> Result<Vec<NoteHit>> {
+        let hits = self.inner.note_search(scope, dir, terms, limit)?;
+        if self.defect != Defect::SearchMatchesCase {
+            return Ok(hits);
+        }
+        Ok(hits
+            .into_iter()
+            .filter(|h| terms.iter().all(|t| h.text.contains(t)))
+            .collect())
+    }
+    fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
+        self.inner.note_scopes()
+    }
+    fn note_forget(&self, scope: &Scope) -> Result<u64> {
+        if self.defect == Defect::ForgetKeepsNotes {
+            return Ok(self.inner.note_list(scope, None)?.len() as u64);
+        }
+        self.inner.note_forget(scope)
+    }
+}
+
+#[test]
+fn the_suite_catches_broken_stores() {
+    let table = [
+        (Defect::CreateOverwrites, "create refuses a taken path"),
+        (
+            Defect::ReplaceIgnoresExpected,
+            "replace is compare and swap",
+        ),
+        (
+            Defect::DeleteMatchesPrefix,
+            "delete a note or a directory tree",
+        ),
+        (
+            Defect::RenameMovesOneNote,
+            "rename a note or a directory tree",
+        ),
+        (Defect::IgnoresLimits, "limits are kept"),
+        (
+            Defect::SearchMatchesCase,
+            "search matches every term ignoring case",
+        ),
+        (
+            Defect::ForgetKeepsNotes,
+            "scopes list with counts and forget",
+        ),
+    ];
+    for (defect, case) in table {
+        let report = run(notes::SUITE, &notes::cases(), || Broken::with(defect))
+            .expect_err("a broken store must fail the contract");
+        assert!(
+            report.failed(case),
+            "{defect:?}: {case} should fail:\n{report}"
+        );
+    }
+}
