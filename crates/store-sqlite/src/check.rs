@@ -64,6 +64,11 @@ pub const CHECKS: &[Check] = &[
         description: "steps, session logs, artifact paths and index keys decode; each site's \
                       next sequence number is past its facts and selectors",
     },
+    Check {
+        name: "notes",
+        description: "each scope's note count and bytes equal its notes; every note's bytes \
+                      is its text's length, its path is valid and no note lies below another",
+    },
 ];
 
 /// A problem [`SqliteStore::check`] found.
@@ -124,6 +129,9 @@ fn run_checks(conn: &Connection) -> rusqlite::Result<Vec<Finding>> {
     session_logs(conn, &mut found)?;
     tool_logs(conn, &mut found)?;
     encoded_lists(conn, &mut found)?;
+    crate::notes::check_notes(conn, &mut |location, detail| {
+        found.add("notes", location, detail);
+    })?;
     Ok(found.0)
 }
 

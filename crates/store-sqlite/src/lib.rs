@@ -32,6 +32,7 @@ mod codec;
 mod error;
 mod identity;
 mod meta;
+mod notes;
 mod schema;
 mod session;
 mod stats;

@@ -55,6 +55,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_token_tails",
         sql: include_str!("sql/0008_browser_token_tails.sql"),
     },
+    Migration {
+        version: 9,
+        name: "notes",
+        sql: include_str!("sql/0009_notes.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -7,6 +7,7 @@ mod contract;
 mod forget;
 mod full;
 mod identity;
+mod notes;
 mod open;
 mod readers;
 mod stats;

@@ -1,0 +1,409 @@
+//! [`NoteStore`] on the `notes` table: one row per note, keyed by `(scope, path)`, with the
+//! scope totals in `note_scopes` and a trigram index (`notes_search`) for keyword search, both
+//! kept by triggers in the write's own transaction (migration 9).
+
+use agent_memory_core::store::notes::{
+    NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteFile,
+    NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
+    note_not_found,
+};
+use agent_memory_core::{Error, Result, Scope};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::{SqliteStore, check_sizes, to_core};
+
+/// A note path read back from the table.
+fn stored_path(path: String) -> Result<NotePath> {
+    NotePath::new(path).map_err(|e| Error::corrupt("notes table", e.to_string()))
+}
+
+/// The rows at or below `dir` as `(lower, upper)` bounds of `path >= lower AND path < upper`
+/// for the rows below it; the row at `dir` itself is matched separately.
+fn below(dir: &NotePath) -> (String, String) {
+    (format!("{dir}/"), dir.below_upper_bound())
+}
+
+/// What already is at `path`, as the conflict of writing a note there.
+fn placement_conflict(
+    conn: &Connection,
+    scope: &Scope,
+    path: &NotePath,
+) -> rusqlite::Result<Option<&'static str>> {
+    let exists = |p: &str| -> rusqlite::Result<bool> {
+        conn.prepare_cached("SELECT 1 FROM notes WHERE scope = ?1 AND path = ?2")?
+            .query_row(params![scope.as_str(), p], |_| Ok(()))
+            .optional()
+            .map(|found| found.is_some())
+    };
+    if exists(path.as_str())? {
+        return Ok(Some(NOTE_EXISTS));
+    }
+    let (lower, upper) = below(path);
+    let directory = conn
+        .prepare_cached(
+            "SELECT 1 FROM notes WHERE scope = ?1 AND path >= ?2 AND path < ?3 LIMIT 1",
+        )?
+        .query_row(params![scope.as_str(), lower, upper], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if directory {
+        return Ok(Some(NOTE_IS_DIRECTORY));
+    }
+    for ancestor in path.ancestors() {
+        if exists(ancestor)? {
+            return Ok(Some(NOTE_UNDER_NOTE));
+        }
+    }
+    Ok(None)
+}
+
+/// A scope's notes and bytes.
+fn totals(conn: &Connection, scope: &Scope) -> rusqlite::Result<(u64, u64)> {
+    let (notes, bytes): (i64, i64) = conn
+        .prepare_cached("SELECT notes, bytes FROM note_scopes WHERE scope = ?1")?
+        .query_row([scope.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?
+        .unwrap_or((0, 0));
+    Ok((
+        u64::try_from(notes).unwrap_or(0),
+        u64::try_from(bytes).unwrap_or(0),
+    ))
+}
+
+/// `(id, path)` of the note at `dir` and of every note below it, ordered by path.
+fn at_or_below(
+    conn: &Connection,
+    scope: &Scope,
+    dir: &NotePath,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    let (lower, upper) = below(dir);
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, path FROM notes WHERE scope = ?1 \
+         AND (path = ?2 OR (path >= ?3 AND path < ?4)) ORDER BY path",
+    )?;
+    let rows = stmt.query_map(params![scope.as_str(), dir.as_str(), lower, upper], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    rows.collect()
+}
+
+fn text_fits(path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
+    limits.check_note(path, text.len() as u64)?;
+    check_sizes(|| format!("note {path}"), [("text", text)])
+}
+
+impl NoteStore for SqliteStore {
+    fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
+        self.read("read note", |conn| {
+            conn.prepare_cached("SELECT text FROM notes WHERE scope = ?1 AND path = ?2")?
+                .query_row(params![scope.as_str(), path.as_str()], |row| row.get(0))
+                .optional()
+        })
+    }
+
+    fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
+        let rows: Vec<(String, i64)> = self.read("list notes", |conn| {
+            let map = |row: &rusqlite::Row<'_>| Ok((row.get(0)?, row.get(1)?));
+            match dir {
+                None => conn
+                    .prepare_cached("SELECT path, bytes FROM notes WHERE scope = ?1 ORDER BY path")?
+                    .query_map([scope.as_str()], map)?
+                    .collect(),
+                Some(dir) => {
+                    let (lower, upper) = below(dir);
+                    conn.prepare_cached(
+                        "SELECT path, bytes FROM notes WHERE scope = ?1 \
+                         AND (path = ?2 OR (path >= ?3 AND path < ?4)) ORDER BY path",
+                    )?
+                    .query_map(params![scope.as_str(), dir.as_str(), lower, upper], map)?
+                    .collect()
+                }
+            }
+        })?;
+        rows.into_iter()
+            .map(|(path, bytes)| {
+                Ok(NoteFile {
+                    path: stored_path(path)?,
+                    bytes: u64::try_from(bytes).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    fn note_create(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        text: &str,
+        limits: &NoteLimits,
+    ) -> Result<()> {
+        text_fits(path, text, limits)?;
+        let op = "create note";
+        self.write(op, |tx| {
+            if let Some(reason) = placement_conflict(tx, scope, path).map_err(|e| to_core(op, e))? {
+                return Err(note_conflict(path, reason));
+            }
+            let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
+            limits.check_scope(scope, notes + 1, bytes + text.len() as u64)?;
+            tx.prepare_cached(
+                "INSERT INTO notes (scope, path, text, bytes) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    scope.as_str(),
+                    path.as_str(),
+                    text,
+                    text.len() as i64
+                ])
+            })
+            .map_err(|e| to_core(op, e))?;
+            Ok(())
+        })
+    }
+
+    fn note_replace(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        expected: &str,
+        text: &str,
+        limits: &NoteLimits,
+    ) -> Result<()> {
+        text_fits(path, text, limits)?;
+        let op = "replace note";
+        self.write(op, |tx| {
+            let current: Option<(i64, String)> = tx
+                .prepare_cached("SELECT id, text FROM notes WHERE scope = ?1 AND path = ?2")
+                .and_then(|mut s| {
+                    s.query_row(params![scope.as_str(), path.as_str()], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })
+                    .optional()
+                })
+                .map_err(|e| to_core(op, e))?;
+            let (id, current) = current.ok_or_else(|| note_not_found(path))?;
+            if current != expected {
+                return Err(note_conflict(path, NOTE_CHANGED));
+            }
+            let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
+            let after = (bytes + text.len() as u64).saturating_sub(current.len() as u64);
+            limits.check_scope(scope, notes, after)?;
+            tx.prepare_cached("UPDATE notes SET text = ?1, bytes = ?2 WHERE id = ?3")
+                .and_then(|mut s| s.execute(params![text, text.len() as i64, id]))
+                .map_err(|e| to_core(op, e))?;
+            Ok(())
+        })
+    }
+
+    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+        let op = "delete notes";
+        self.write(op, |tx| {
+            let (lower, upper) = below(path);
+            let deleted = tx
+                .prepare_cached(
+                    "DELETE FROM notes WHERE scope = ?1 \
+                     AND (path = ?2 OR (path >= ?3 AND path < ?4))",
+                )
+                .and_then(|mut s| s.execute(params![scope.as_str(), path.as_str(), lower, upper]))
+                .map_err(|e| to_core(op, e))?;
+            Ok(deleted as u64)
+        })
+    }
+
+    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+        let op = "rename notes";
+        self.write(op, |tx| {
+            let moving = at_or_below(tx, scope, from).map_err(|e| to_core(op, e))?;
+            if moving.is_empty() {
+                return Err(note_not_found(from));
+            }
+            if to.is_at_or_below(from) {
+                return Err(note_conflict(to, NOTE_INTO_ITSELF));
+            }
+            if let Some(reason) = placement_conflict(tx, scope, to).map_err(|e| to_core(op, e))? {
+                return Err(note_conflict(to, reason));
+            }
+            let mut update = tx
+                .prepare_cached("UPDATE notes SET path = ?1 WHERE id = ?2")
+                .map_err(|e| to_core(op, e))?;
+            // Nothing is at or below `to`, so no new path meets an old one; a path made too
+            // long fails before the transaction commits, leaving every note where it was.
+            for (id, path) in &moving {
+                let target = stored_path(path.clone())?.moved(from, to)?;
+                update
+                    .execute(params![target.as_str(), id])
+                    .map_err(|e| to_core(op, e))?;
+            }
+            Ok(moving.len() as u64)
+        })
+    }
+
+    fn note_search(
+        &self,
+        scope: &Scope,
+        dir: Option<&NotePath>,
+        terms: &[&str],
+        limit: usize,
+    ) -> Result<Vec<NoteHit>> {
+        let hits: Vec<(String, String)> = self.read("search notes", |conn| {
+            // The trigram index narrows the notes to those holding every term of three
+            // characters or more (it folds case as a superset of ASCII folding); the rule of
+            // the contract, `matches_terms`, then decides, so every backend matches alike.
+            let phrases: Vec<String> = terms
+                .iter()
+                .filter(|t| t.chars().count() >= 3)
+                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                .collect();
+            let (lower, upper) = match dir {
+                Some(dir) => below(dir),
+                None => (String::new(), String::new()),
+            };
+            let dir_text = dir.map(NotePath::as_str);
+            let filter = "scope = ?1 AND (?2 IS NULL OR path = ?2 OR (path >= ?3 AND path < ?4))";
+            let sql = if phrases.is_empty() {
+                format!("SELECT path, text FROM notes WHERE {filter} ORDER BY path")
+            } else {
+                format!(
+                    "SELECT path, text FROM notes WHERE {filter} AND id IN \
+                     (SELECT rowid FROM notes_search WHERE notes_search MATCH ?5) ORDER BY path"
+                )
+            };
+            let query = phrases.join(" AND ");
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = if phrases.is_empty() {
+                stmt.query(params![scope.as_str(), dir_text, lower, upper])?
+            } else {
+                stmt.query(params![scope.as_str(), dir_text, lower, upper, query])?
+            };
+            let mut hits = Vec::new();
+            while hits.len() < limit {
+                let Some(row) = rows.next()? else { break };
+                let text: String = row.get(1)?;
+                if matches_terms(&text, terms) {
+                    hits.push((row.get(0)?, text));
+                }
+            }
+            Ok(hits)
+        })?;
+        hits.into_iter()
+            .map(|(path, text)| {
+                Ok(NoteHit {
+                    path: stored_path(path)?,
+                    text,
+                })
+            })
+            .collect()
+    }
+
+    fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
+        let rows: Vec<(String, i64, i64)> = self.read("list note scopes", |conn| {
+            conn.prepare_cached("SELECT scope, notes, bytes FROM note_scopes ORDER BY scope")?
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .collect()
+        })?;
+        rows.into_iter()
+            .map(|(scope, notes, bytes)| {
+                Ok(NoteScopeSummary {
+                    scope: Scope::new(scope)
+                        .map_err(|e| Error::corrupt("note_scopes table", e.to_string()))?,
+                    notes: u64::try_from(notes).unwrap_or(0),
+                    bytes: u64::try_from(bytes).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    fn note_forget(&self, scope: &Scope) -> Result<u64> {
+        let op = "forget notes";
+        let deleted = self.write(op, |tx| {
+            let deleted = tx
+                .prepare_cached("DELETE FROM notes WHERE scope = ?1")
+                .and_then(|mut s| s.execute([scope.as_str()]))
+                .map_err(|e| to_core(op, e))?;
+            if deleted > 0 {
+                // A delete leaves the index's old entries behind a marker until segments
+                // merge; merging them all now drops the forgotten texts' trigrams.
+                tx.execute(
+                    "INSERT INTO notes_search (notes_search) VALUES ('optimize')",
+                    [],
+                )
+                .map_err(|e| to_core(op, e))?;
+            }
+            Ok(deleted as u64)
+        })?;
+        if deleted > 0 {
+            self.erase_freed_pages()?;
+        }
+        Ok(deleted)
+    }
+}
+
+/// The `notes` check of [`SqliteStore::check`]: reports each problem as `(location, detail)`.
+pub(crate) fn check_notes(
+    conn: &Connection,
+    report: &mut dyn FnMut(String, String),
+) -> rusqlite::Result<()> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut counted: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut paths: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut stmt =
+        conn.prepare("SELECT id, scope, path, bytes, length(CAST(text AS BLOB)) FROM notes")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (id, scope, path, bytes, length): (i64, String, String, i64, i64) = (
+            row.get(0)?,
+            row.get(1)?,
+            row.get(2)?,
+            row.get(3)?,
+            row.get(4)?,
+        );
+        if bytes != length {
+            report(
+                format!("notes row {id}"),
+                format!("bytes is {bytes}, but its text is {length} bytes"),
+            );
+        }
+        if let Err(e) = NotePath::new(path.as_str()) {
+            report(format!("notes row {id}"), e.to_string());
+        }
+        let entry = counted.entry(scope.clone()).or_default();
+        entry.0 += 1;
+        entry.1 += bytes;
+        paths.insert((scope, path));
+    }
+    for (scope, path) in &paths {
+        let mut at = 0;
+        while let Some(slash) = path[at..].find('/') {
+            let ancestor = &path[..at + slash];
+            if paths.contains(&(scope.clone(), ancestor.to_owned())) {
+                report(
+                    format!("notes {scope:?} {path:?}"),
+                    format!("lies below the note {ancestor:?}"),
+                );
+            }
+            at += slash + 1;
+        }
+    }
+    let mut stmt = conn.prepare("SELECT scope, notes, bytes FROM note_scopes")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (scope, notes, bytes): (String, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        let found = counted.remove(&scope).unwrap_or((0, 0));
+        if found != (notes, bytes) {
+            report(
+                format!("note_scopes {scope:?}"),
+                format!(
+                    "says {notes} notes of {bytes} bytes, the notes are {} of {} bytes",
+                    found.0, found.1
+                ),
+            );
+        }
+    }
+    for (scope, (notes, bytes)) in counted {
+        report(
+            format!("note_scopes {scope:?}"),
+            format!("missing, though the scope holds {notes} notes of {bytes} bytes"),
+        );
+    }
+    Ok(())
+}

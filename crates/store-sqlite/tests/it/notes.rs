@@ -1,0 +1,173 @@
+//! Notes on SQLite: the `NoteStore` contract in memory and on a file, editors on separate
+//! connections to one file losing no edit, forgetting a scope leaving no byte of its text,
+//! and the check finding the scope totals out of step.
+
+use std::path::Path;
+
+use agent_memory_core::Scope;
+use agent_memory_core::store::notes::{
+    NOTE_CHANGED, NoteLimits, NotePath, NoteStore, is_note_conflict,
+};
+use agent_memory_core::testkit::notes;
+use agent_memory_sqlite::SqliteStore;
+
+use crate::contract::check_on_sqlite;
+
+#[test]
+fn note_store_contract() {
+    check_on_sqlite(notes::SUITE, &notes::cases());
+}
+
+fn scope() -> Scope {
+    Scope::new("default").expect("scope")
+}
+
+fn path(p: &str) -> NotePath {
+    NotePath::new(p).expect("path")
+}
+
+/// Appends `line` to the note by read, change, compare-and-swap, retrying when another
+/// editor wrote in between.
+fn append_line(store: &SqliteStore, line: &str) {
+    loop {
+        let before = store
+            .note_read(&scope(), &path("shared.md"))
+            .expect("read")
+            .expect("the note exists");
+        let after = format!("{before}{line}\n");
+        match store.note_replace(
+            &scope(),
+            &path("shared.md"),
+            &before,
+            &after,
+            &NoteLimits::default(),
+        ) {
+            Ok(()) => return,
+            Err(e) if is_note_conflict(&e, NOTE_CHANGED) => continue,
+            Err(e) => panic!("replace: {e}"),
+        }
+    }
+}
+
+#[test]
+fn editors_on_separate_connections_lose_no_edit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let first = SqliteStore::open(&db).expect("open");
+    first
+        .note_create(&scope(), &path("shared.md"), "", &NoteLimits::default())
+        .expect("create");
+    std::thread::scope(|threads| {
+        for editor in 0..3 {
+            let db = &db;
+            threads.spawn(move || {
+                // Each editor has a connection of its own, as another process would.
+                let store = SqliteStore::open(db).expect("open");
+                for edit in 0..20 {
+                    append_line(&store, &format!("{editor}.{edit}"));
+                }
+            });
+        }
+    });
+    let text = first
+        .note_read(&scope(), &path("shared.md"))
+        .expect("read")
+        .expect("note");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    let mut expected: Vec<String> = (0..3)
+        .flat_map(|e| (0..20).map(move |i| format!("{e}.{i}")))
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(lines, expected, "every edit is in the note once");
+    assert!(first.check().expect("check").is_empty());
+}
+
+fn holds(db: &Path, needle: &str) -> bool {
+    let mut bytes = std::fs::read(db).expect("database file");
+    for suffix in ["-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        if let Ok(more) = std::fs::read(Path::new(&name)) {
+            bytes.extend(more);
+        }
+    }
+    bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn forgetting_a_scope_leaves_no_byte_of_its_text() {
+    const CANARY: &str = "canary-notes-5e1d77-forget-me";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let store = SqliteStore::open(&db).expect("open");
+    let kept = Scope::new("kept").expect("scope");
+    let limits = NoteLimits::default();
+    for i in 0..50 {
+        store
+            .note_create(
+                &kept,
+                &path(&format!("k{i}.md")),
+                &format!("kept {i}"),
+                &limits,
+            )
+            .expect("create kept");
+    }
+    store
+        .note_create(
+            &scope(),
+            &path("secret/a.md"),
+            &format!("x {CANARY} y"),
+            &limits,
+        )
+        .expect("create");
+    store
+        .note_replace(
+            &scope(),
+            &path("secret/a.md"),
+            &format!("x {CANARY} y"),
+            &format!("{CANARY} again"),
+            &limits,
+        )
+        .expect("replace");
+    assert!(holds(&db, CANARY), "the test must see the canary first");
+    assert_eq!(store.note_forget(&scope()).expect("forget"), 1);
+    assert!(
+        !holds(&db, CANARY),
+        "the forgotten text is still in the file"
+    );
+    assert_eq!(
+        store
+            .note_search(&kept, None, &["kept 7"], 10)
+            .expect("search")
+            .len(),
+        1,
+        "the kept scope is still searchable"
+    );
+    assert!(store.check().expect("check").is_empty());
+}
+
+#[test]
+fn the_check_finds_scope_totals_out_of_step() {
+    let store = crate::contract::in_memory();
+    store
+        .note_create(&scope(), &path("a.md"), "abc", &NoteLimits::default())
+        .expect("create");
+    assert!(store.check().expect("check").is_empty());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let on_file = SqliteStore::open(&db).expect("open");
+    on_file
+        .note_create(&scope(), &path("a.md"), "abc", &NoteLimits::default())
+        .expect("create");
+    drop(on_file);
+    let conn = rusqlite::Connection::open(&db).expect("raw open");
+    conn.execute("UPDATE note_scopes SET bytes = 99", [])
+        .expect("break the totals");
+    drop(conn);
+    let findings = SqliteStore::open(&db)
+        .expect("reopen")
+        .check()
+        .expect("check");
+    assert!(findings.iter().any(|f| f.check == "notes"), "{findings:?}");
+}
