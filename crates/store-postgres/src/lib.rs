@@ -47,6 +47,7 @@ mod browser;
 pub mod cluster;
 mod error;
 mod meta;
+mod notes;
 mod schema;
 mod session;
 mod stats;
@@ -376,6 +377,9 @@ pub(crate) mod lock {
     pub(crate) const TOOL_LOG: i32 = 0x616d_0004;
     /// One browser scope.
     pub(crate) const SCOPE: i32 = 0x616d_0005;
+    /// The notes of one scope (a value apart from the others' run, so classes added beside
+    /// it elsewhere do not meet it).
+    pub(crate) const NOTES: i32 = 0x616d_0010;
 }
 
 impl PostgresStore {

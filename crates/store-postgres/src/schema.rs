@@ -45,6 +45,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser",
         sql: include_str!("sql/0005_browser.sql"),
     },
+    Migration {
+        version: 6,
+        name: "notes",
+        sql: include_str!("sql/0006_notes.sql"),
+    },
 ];
 
 /// The schema version this build writes.

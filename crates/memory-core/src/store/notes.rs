@@ -63,6 +63,11 @@ impl NotePath {
         &self.0
     }
 
+    /// The path as an owned string.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
     /// The last segment: the note's (or directory's) own name.
     pub fn name(&self) -> &str {
         self.0.rsplit('/').next().unwrap_or(&self.0)

@@ -41,3 +41,11 @@ fn tool_log_store_contract() {
 fn trajectory_store_contract() {
     check_on_postgres(trajectory::SUITE, &trajectory::cases());
 }
+
+#[test]
+fn note_store_contract() {
+    check_on_postgres(
+        agent_memory_core::testkit::notes::SUITE,
+        &agent_memory_core::testkit::notes::cases(),
+    );
+}
