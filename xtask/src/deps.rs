@@ -19,6 +19,7 @@ const FEATURE_CRATES: &[&str] = &[
     "agent-memory-trajectory",
     "agent-memory-turns",
     "agent-memory-browser",
+    "agent-memory-notes",
 ];
 
 /// The packages that tie crates together, the only ones that may use `anyhow`.

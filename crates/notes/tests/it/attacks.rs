@@ -1,0 +1,145 @@
+//! Paths that try to leave `/memories`, and writes that try to pass the size limits.
+
+use agent_memory_core::store::notes::NoteLimits;
+use agent_memory_core::{InMemoryStore, Scope};
+use agent_memory_notes::{ErrorKind, Notes};
+
+use crate::support::*;
+
+#[test]
+fn traversal_is_refused_by_every_command() {
+    let attacks = [
+        (
+            "/memories/../etc/passwd",
+            "must not contain .. (it would escape /memories)",
+        ),
+        (
+            "/memories/a/../../etc",
+            "must not contain .. (it would escape /memories)",
+        ),
+        (
+            "/memories/%2e%2e/%2e%2e/etc",
+            "must not contain percent-encoded characters (such as %2e or %2f)",
+        ),
+        (
+            "/memories/..%2f..%2fetc",
+            "must not contain percent-encoded characters (such as %2e or %2f)",
+        ),
+        (
+            "/memories/%252e%252e/etc",
+            "must not contain percent-encoded characters (such as %2e or %2f)",
+        ),
+        ("/memories\\..\\..\\etc", "must not contain backslashes"),
+        ("/memories/..\\etc", "must not contain backslashes"),
+        ("/etc/passwd", "must start with /memories"),
+        ("/memories_evil/x", "must start with /memories"),
+        ("../memories/x", "must start with /memories"),
+        ("/memories/a\0.md", "must not contain NUL characters"),
+        ("/memories/./a", "must not contain . or .. segments"),
+    ];
+    for (_, notes) in each_store() {
+        for (path, reason) in attacks {
+            let commands = [
+                view(path),
+                create(path, "x"),
+                replace(path, "a", "b"),
+                insert(path, 0, "x"),
+                delete(path),
+                rename(path, "/memories/ok.md"),
+                rename("/memories/ok.md", path),
+                search("x", Some(path)),
+            ];
+            for command in commands {
+                let error = notes
+                    .execute(&command)
+                    .map(|o| o.text)
+                    .expect_err("an escaping path is refused");
+                assert_eq!(error.kind(), Some(ErrorKind::InvalidInput), "{command:?}");
+                assert!(error.to_string().ends_with(reason), "{command:?}: {error}");
+            }
+        }
+        assert_eq!(
+            answer(&notes, &view("/memories")),
+            "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories",
+            "nothing was written"
+        );
+    }
+}
+
+#[test]
+fn overlong_paths_are_refused() {
+    let long = format!("/memories/{}.md", "a".repeat(5000));
+    for (_, notes) in each_store() {
+        let error = notes.execute(&create(&long, "x")).expect_err("too long");
+        let message = error.to_string();
+        assert!(
+            message.contains("over the limit of 1034 bytes"),
+            "{message}"
+        );
+        assert!(
+            message.len() < 200,
+            "the error echoes the whole path: {message}"
+        );
+        let segment = format!("/memories/{}.md", "a".repeat(300));
+        let error = notes.execute(&create(&segment, "x")).expect_err("segment");
+        assert!(
+            error
+                .to_string()
+                .ends_with("must not have a segment over 255 bytes"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn size_limits_hold_for_every_write() {
+    let limits = NoteLimits {
+        max_note_bytes: 100,
+        max_scope_bytes: 150,
+        max_scope_notes: 3,
+    };
+    let store = InMemoryStore::new();
+    let notes = Notes::new(&store, Scope::new("default").expect("scope")).with_limits(limits);
+    let big = "x".repeat(101);
+    let cases = [
+        (
+            create("/memories/big.md", &big),
+            "File /memories/big.md would be 101 bytes, over the limit of 100 bytes per file",
+        ),
+        (
+            create("/memories/a.md", &format!("z{}", "a".repeat(99))),
+            "",
+        ),
+        (
+            replace("/memories/a.md", "z", "zz"),
+            "File /memories/a.md would be 101 bytes, over the limit of 100 bytes per file",
+        ),
+        (
+            insert("/memories/a.md", 0, ""),
+            "File /memories/a.md would be 102 bytes, over the limit of 100 bytes per file",
+        ),
+        (
+            create("/memories/b.md", &"b".repeat(51)),
+            "invalid notes of scope default: 151 bytes in all, over the limit of 150 bytes per scope",
+        ),
+        (create("/memories/b.md", "b"), ""),
+        (create("/memories/c.md", "c"), ""),
+        (
+            create("/memories/d.md", "d"),
+            "invalid notes of scope default: 4 notes, over the limit of 3 notes per scope",
+        ),
+    ];
+    for (command, expected) in cases {
+        match notes.execute(&command) {
+            Ok(_) => assert_eq!(expected, "", "{command:?} should fail"),
+            Err(e) => {
+                assert_eq!(e.to_string(), expected, "{command:?}");
+                assert_eq!(e.kind(), Some(ErrorKind::TooLarge));
+            }
+        }
+    }
+    assert_eq!(
+        answer(&notes, &view("/memories")),
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n102B\t/memories\n100B\t/memories/a.md\n1B\t/memories/b.md\n1B\t/memories/c.md"
+    );
+}

@@ -1,0 +1,7 @@
+//! Integration tests of `notes`: every command's documented texts on each store, traversal
+//! and size attacks, secrets, and editors on separate connections losing no edit.
+
+mod attacks;
+mod commands;
+mod concurrent;
+mod support;
