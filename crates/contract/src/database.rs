@@ -8,19 +8,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_memory_core::store::browser::BrowserStore;
-use agent_memory_core::{MetaStore, PatternStore, SessionStore, ToolLogStore};
+use agent_memory_core::{MetaStore, NoteStore, PatternStore, SessionStore, ToolLogStore};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
 use anyhow::{Context, Result, bail};
 
 /// What a command needs of a backend: every store trait, and a description of itself.
 pub trait AnyStore:
-    MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + Inspect
+    MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + NoteStore + Inspect
 {
 }
 
 impl<T> AnyStore for T where
-    T: MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + Inspect
+    T: MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + NoteStore + Inspect
 {
 }
 

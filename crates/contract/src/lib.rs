@@ -20,6 +20,7 @@
 pub mod browser;
 pub mod database;
 pub mod memory;
+pub mod notes;
 pub mod operations;
 pub mod recording;
 pub mod runs;
@@ -204,6 +205,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
     all.extend(browser::schemas());
     all.extend(turns::schemas());
     all.extend(recording::schemas());
+    all.extend(notes::schemas());
     all
 }
 

@@ -3,7 +3,8 @@
 use agent_memory_browser::site_key;
 use agent_memory_core::store::browser::{BrowserStore, SiteMemoryStore, TrajectoryStore};
 use agent_memory_core::{
-    MetaKey, MetaStore, Partition, PatternStore, Scope, SessionId, SessionStore, ToolLogStore,
+    MetaKey, MetaStore, NoteStore, Partition, PatternStore, Scope, SessionId, SessionStore,
+    ToolLogStore,
 };
 use anyhow::{Context, Result};
 use schemars::{JsonSchema, Schema};
@@ -22,6 +23,20 @@ pub struct MemoryList {
     pub tool_log_sessions: Vec<ToolLogSessionEntry>,
     /// Browser-memory scopes, by name.
     pub browser_scopes: Vec<BrowserScopeEntry>,
+    /// Scopes holding notes (a `/memories` tree each), by name; left out when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub note_scopes: Vec<NoteScopeEntry>,
+}
+
+/// One scope of notes.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NoteScopeEntry {
+    /// The scope's name.
+    pub scope: String,
+    /// Notes (files) it holds.
+    pub notes: u64,
+    /// Their bytes in all.
+    pub bytes: u64,
 }
 
 /// One procedural-memory partition.
@@ -131,11 +146,21 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
             scope: scope.as_str().to_owned(),
         });
     }
+    let note_scopes = store
+        .note_scopes()?
+        .into_iter()
+        .map(|s| NoteScopeEntry {
+            scope: s.scope.into_string(),
+            notes: s.notes,
+            bytes: s.bytes,
+        })
+        .collect();
     Ok(MemoryList {
         partitions,
         turn_sessions,
         tool_log_sessions,
         browser_scopes,
+        note_scopes,
     })
 }
 
@@ -149,7 +174,8 @@ pub struct ForgetInput {
     /// A session: its turn-memory events and its recorded tool calls.
     #[serde(default)]
     pub session: Option<String>,
-    /// A browser-memory scope, whole, or only `site` of it.
+    /// A scope, whole: its browser memory and its notes; or, with `site`, only that site of
+    /// its browser memory.
     #[serde(default)]
     pub scope: Option<String>,
     /// With `scope`: only this site (a site key such as `shop.example.com` or a URL on it).
@@ -185,6 +211,13 @@ pub struct ForgetOutput {
     pub runs: u64,
     /// Hint texts and suite summaries deleted.
     pub hints: u64,
+    /// Notes deleted; left out when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub notes: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// Forgets what `input` names. Each part is one store transaction, and the deleted text is
@@ -267,6 +300,11 @@ pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
     }
     let name = input.scope.as_deref().context("a scope is named")?;
     let scope = Scope::new(name)?;
+    // A whole scope takes its notes with it; a site of it only its browser memory.
+    let notes = match &input.site {
+        None => store.note_forget(&scope)?,
+        Some(_) => 0,
+    };
     let (target, forgotten) = match &input.site {
         None => (format!("scope:{name}"), store.forget_browser(&scope, None)?),
         Some(site) => {
@@ -296,6 +334,7 @@ pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
         sites: forgotten.sites,
         runs: forgotten.runs,
         hints: forgotten.hints,
+        notes,
         ..ForgetOutput::default()
     })
 }

@@ -155,7 +155,7 @@ where
 /// Every operation: first the MCP server's tools in the order clients list them, then the
 /// operations only the command line and the language packages offer.
 pub fn all() -> Vec<Operation> {
-    use crate::{browser, memory, recording, runs, stats, trajectory, turns};
+    use crate::{browser, memory, notes, recording, runs, stats, trajectory, turns};
     use Effect::{Deletes, Reads, Writes};
     vec![
         with_input(
@@ -248,6 +248,14 @@ pub fn all() -> Vec<Operation> {
             Reads,
             recording::next_call,
         ),
+        by_value(
+            "notes",
+            "Your memory directory /memories (Anthropic's memory tool: view, create, str_replace, insert, delete, rename, plus search). View it before starting a task; record progress, decisions and facts worth keeping as you go.",
+            Writes,
+            "notes",
+            notes::notes,
+        )
+        .for_mcp(),
         without_input(
             "memory_list",
             "List everything the memory holds: procedural partitions, coding sessions, tool-log sessions and browser scopes, with counts. Call it to discover what to recall or forget.",
@@ -288,6 +296,14 @@ pub fn all() -> Vec<Operation> {
             runs::complete,
         ),
     ]
+}
+
+impl Operation {
+    /// The same operation, offered by the MCP server too.
+    fn for_mcp(mut self) -> Self {
+        self.mcp = true;
+        self
+    }
 }
 
 /// The operation named `name`.

@@ -5,7 +5,8 @@ use crate::SqliteStore;
 
 impl SqliteStore {
     /// Every table of the schema with its number of rows, ordered by table name. SQLite's own
-    /// tables (`sqlite_*`) are left out.
+    /// tables (`sqlite_*`) are left out, and so are the search index's virtual table and the
+    /// shadow tables it keeps its pages in (FTS5 internals that hold rows from the start).
     ///
     /// ```
     /// let store = agent_memory_sqlite::SqliteStore::open_in_memory()?;
@@ -17,8 +18,9 @@ impl SqliteStore {
         self.read("count the rows of every table", |conn| {
             let tables: Vec<String> = conn
                 .prepare_cached(
-                    "SELECT name FROM sqlite_schema \
-                     WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
+                    "SELECT name FROM pragma_table_list \
+                     WHERE schema = 'main' AND type = 'table' \
+                     AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
                      ORDER BY name",
                 )?
                 .query_map([], |row| row.get(0))?
