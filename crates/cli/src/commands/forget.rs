@@ -17,7 +17,8 @@ pub(crate) struct ForgetArgs {
     /// A session: its turn-memory events and its recorded tool calls.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
-    /// A browser-memory scope, whole (or only `--site` of it).
+    /// A scope, whole: its browser memory and its notes (or only `--site` of its browser
+    /// memory).
     #[arg(long, value_name = "NAME")]
     scope: Option<String>,
     /// With `--scope`: only this site (its key, e.g. `shop.example.com`, or a URL on it).
@@ -58,6 +59,7 @@ pub(crate) fn run(args: &ForgetArgs, global: &GlobalArgs) -> Result<()> {
         ("site memories", forgotten.sites),
         ("runs", forgotten.runs),
         ("hints", forgotten.hints),
+        ("notes", forgotten.notes),
     ];
     if counts.iter().all(|(_, count)| *count == 0) {
         println!("nothing stored under {}", forgotten.target);

@@ -82,5 +82,15 @@ fn render(list: &MemoryList) -> String {
             text.push_str(&table);
         }
     }
+    // Notes are listed only when some scope holds them, so a database without notes lists
+    // as it always did.
+    if !list.note_scopes.is_empty() {
+        let mut notes = Table::new(["scope", "notes", "bytes"]);
+        for s in &list.note_scopes {
+            notes.row([s.scope.clone(), s.notes.to_string(), s.bytes.to_string()]);
+        }
+        text.push_str("\nnotes:\n");
+        text.push_str(&notes.to_string());
+    }
     text
 }

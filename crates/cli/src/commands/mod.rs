@@ -6,6 +6,7 @@ mod check;
 mod demo;
 mod forget;
 mod list;
+mod notes;
 // Read by tests only: the unit test below `main` and the integration tests.
 #[cfg(test)]
 pub(crate) mod outputs;
@@ -41,6 +42,8 @@ pub(crate) enum Command {
     List(list::ListArgs),
     /// Forget one partition, session, browser scope (or site), run or trajectory, for good.
     Forget(forget::ForgetArgs),
+    /// Notes: a /memories tree of text files per scope, edited with the memory tool's commands.
+    Notes(notes::NotesArgs),
     /// The JSON Schema of every input and output of the JSON contract.
     Schemas(schemas::SchemasArgs),
     /// Serve every memory to MCP clients (Model Context Protocol), over stdio or `--http`.
@@ -78,6 +81,7 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::Turns(args) => turns::run(args, global),
         Command::List(args) => list::run(&args, global),
         Command::Forget(args) => forget::run(&args, global),
+        Command::Notes(args) => notes::run(&args, global),
         Command::Schemas(args) => schemas::run(&args, global),
         Command::Mcp(args) => crate::mcp::run(&args, global),
     }

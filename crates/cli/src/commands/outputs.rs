@@ -54,6 +54,13 @@ pub(crate) const OUTPUTS: &[(&str, Option<&str>)] = &[
     ("turns sessions", Some("turns_sessions.output")),
     ("list", Some("memory_list.output")),
     ("forget", Some("memory_forget.output")),
+    ("notes view", Some("notes.output")),
+    ("notes create", Some("notes.output")),
+    ("notes str-replace", Some("notes.output")),
+    ("notes insert", Some("notes.output")),
+    ("notes delete", Some("notes.output")),
+    ("notes rename", Some("notes.output")),
+    ("notes search", Some("notes.output")),
     // It prints the schemas themselves.
     ("schemas", None),
     // A server: it speaks MCP, whose results follow the operations' schemas.

@@ -106,6 +106,7 @@ mod tests {
                 "recording_templatize",
                 "recording_lint",
                 "recording_next_call",
+                "notes",
                 "memory_list",
                 "memory_forget",
                 "memory_stats",

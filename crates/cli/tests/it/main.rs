@@ -13,6 +13,7 @@ mod demo;
 mod errors;
 mod imports;
 mod mcp;
+mod notes;
 mod races;
 mod recording;
 mod stats;

@@ -23,7 +23,7 @@ type Client = RunningService<RoleClient, ()>;
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 
 /// The tools, exactly as the issue names them.
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 19] = [
     "trajectory_record",
     "trajectory_crystallize",
     "trajectory_recall",
@@ -39,13 +39,14 @@ const TOOLS: [&str; 18] = [
     "recording_templatize",
     "recording_lint",
     "recording_next_call",
+    "notes",
     "memory_list",
     "memory_forget",
     "memory_stats",
 ];
 
 /// The server on `db` as a child process speaking MCP on its stdio.
-async fn stdio_client(db: &Path) -> Client {
+pub(crate) async fn stdio_client(db: &Path) -> Client {
     let command = tokio::process::Command::new(BIN).configure(|c| {
         c.arg("--db")
             .arg(db)
@@ -119,7 +120,7 @@ impl Drop for HttpServer {
 
 /// Calls `tool`, expecting success; the structured result is checked against the committed
 /// output schema and returned.
-async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
+pub(crate) async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
     let result = call_raw(client, tool, arguments).await;
     assert_ne!(
         result.is_error,
@@ -134,7 +135,7 @@ async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
 }
 
 /// Calls `tool`, expecting a tool error; returns its text and its error body.
-async fn call_error(client: &Client, tool: &str, arguments: Value) -> (String, Value) {
+pub(crate) async fn call_error(client: &Client, tool: &str, arguments: Value) -> (String, Value) {
     let result = call_raw(client, tool, arguments).await;
     assert_eq!(
         result.is_error,

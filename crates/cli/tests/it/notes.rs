@@ -1,0 +1,240 @@
+//! `agent-memory notes` and the MCP tool `notes`: the memory tool's commands from the command
+//! line and from an MCP client answer with the same texts; `list` shows note scopes and
+//! `forget --scope` erases their text from the file.
+
+use serde_json::json;
+
+use crate::mcp::{call, call_error, stdio_client};
+use crate::{Sandbox, conforms};
+
+#[test]
+fn help_lists_the_notes_commands() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(sandbox.run(&["notes", "--help"], &[]));
+}
+
+#[test]
+fn the_commands_answer_with_the_memory_tools_texts() {
+    let sandbox = Sandbox::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "notes",
+                "create",
+                "/memories/plan.md",
+                "--text",
+                "step one\nstep two\n",
+            ],
+            "File created successfully at: /memories/plan.md\n",
+        ),
+        (
+            &["notes", "view", "/memories/plan.md"],
+            "Here's the content of /memories/plan.md with line numbers:\n     1\tstep one\n     2\tstep two\n     3\t\n",
+        ),
+        (
+            &["notes", "view", "/memories/plan.md", "--range", "2", "-1"],
+            "Here's the content of /memories/plan.md with line numbers:\n     2\tstep two\n     3\t\n",
+        ),
+        (
+            &[
+                "notes",
+                "str-replace",
+                "/memories/plan.md",
+                "--old",
+                "step two",
+                "--new",
+                "step 2",
+            ],
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tstep one\n     2\tstep 2\n     3\t\n",
+        ),
+        (
+            &[
+                "notes",
+                "insert",
+                "/memories/plan.md",
+                "--line",
+                "0",
+                "--text",
+                "# Plan",
+            ],
+            "The file /memories/plan.md has been edited.\n",
+        ),
+        (
+            &["notes", "search", "STEP"],
+            "Found 1 file(s) in /memories containing `STEP` (matching lines as path:line):\n/memories/plan.md:2:\tstep one\n/memories/plan.md:3:\tstep 2\n",
+        ),
+        (
+            &[
+                "notes",
+                "rename",
+                "/memories/plan.md",
+                "/memories/done/plan.md",
+            ],
+            "Successfully renamed /memories/plan.md to /memories/done/plan.md\n",
+        ),
+        (
+            &["notes", "view"],
+            "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n23B\t/memories\n23B\t/memories/done/\n23B\t/memories/done/plan.md\n",
+        ),
+        (
+            &["notes", "--scope", "other", "view"],
+            "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories\n",
+        ),
+        (
+            &["notes", "delete", "/memories/done"],
+            "Successfully deleted /memories/done\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let run = sandbox.expect(0, args);
+        assert_eq!(run.stdout, *expected, "{}", args.join(" "));
+    }
+    let json = sandbox.expect(0, &["notes", "view", "--json"]);
+    let value = conforms("notes.output", &json.stdout);
+    assert_eq!(value["scope"], "default");
+    let missing = sandbox.expect(1, &["notes", "delete", "/memories/done"]);
+    assert_eq!(
+        missing.stderr,
+        "error: The path /memories/done does not exist\n"
+    );
+    let escape = sandbox.expect(1, &["notes", "view", "/memories/../etc/passwd"]);
+    assert_eq!(
+        escape.stderr,
+        "error: invalid path \"/memories/../etc/passwd\": must not contain .. (it would escape /memories)\n"
+    );
+    let stdin = sandbox.run_with_stdin(
+        &[
+            "notes",
+            "create",
+            "/memories/from-stdin.md",
+            "--text-file",
+            "-",
+        ],
+        "piped\n",
+    );
+    assert_eq!(stdin.code, Some(0), "{stdin}");
+}
+
+#[test]
+fn list_shows_note_scopes_and_forget_erases_them() {
+    const CANARY: &str = "canary-cli-notes-81c2";
+    let sandbox = Sandbox::new();
+    sandbox.expect(0, &["notes", "create", "/memories/a.md", "--text", "kept"]);
+    sandbox.expect(
+        0,
+        &[
+            "notes",
+            "--scope",
+            "doomed",
+            "create",
+            "/memories/s.md",
+            "--text",
+            CANARY,
+        ],
+    );
+    let list = sandbox.expect(0, &["list"]);
+    assert!(
+        list.stdout.ends_with(
+            "\nnotes:\nscope    notes  bytes\ndefault      1      4\ndoomed       1     21\n"
+        ),
+        "{}",
+        list.stdout
+    );
+    let json = sandbox.expect(0, &["list", "--json"]);
+    let value = conforms("memory_list.output", &json.stdout);
+    assert_eq!(
+        value["note_scopes"],
+        json!([
+            {"scope": "default", "notes": 1, "bytes": 4},
+            {"scope": "doomed", "notes": 1, "bytes": 21}
+        ])
+    );
+    let forgot = sandbox.expect(0, &["forget", "--scope", "doomed", "--json"]);
+    assert_eq!(conforms("memory_forget.output", &forgot.stdout)["notes"], 1);
+    let bytes = std::fs::read(sandbox.path().join("agent-memory.db")).expect("db");
+    let wal = std::fs::read(sandbox.path().join("agent-memory.db-wal")).unwrap_or_default();
+    for file in [&bytes, &wal] {
+        assert!(
+            !file.windows(CANARY.len()).any(|w| w == CANARY.as_bytes()),
+            "the forgotten note's text is still in the database"
+        );
+    }
+    let json = sandbox.expect(0, &["list", "--json"]);
+    assert_eq!(
+        conforms("memory_list.output", &json.stdout)["note_scopes"],
+        json!([{"scope": "default", "notes": 1, "bytes": 4}])
+    );
+}
+
+#[tokio::test]
+async fn the_mcp_tool_takes_the_memory_tools_input_and_answers_as_the_command_line() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("agent-memory.db");
+    let client = stdio_client(&db).await;
+    let created = call(
+        &client,
+        "notes",
+        json!({"command": "create", "path": "/memories/prefs.txt", "file_text": "Favorite color: blue\n"}),
+    )
+    .await;
+    assert_eq!(
+        created["text"],
+        "File created successfully at: /memories/prefs.txt"
+    );
+    let edited = call(
+        &client,
+        "notes",
+        json!({"command": "str_replace", "path": "/memories/prefs.txt",
+               "old_str": "blue", "new_str": "green"}),
+    )
+    .await;
+    assert!(
+        edited["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("The memory file has been edited.")
+    );
+    let viewed = call(
+        &client,
+        "notes",
+        json!({"command": "view", "path": "/memories/prefs.txt", "view_range": [1, 1]}),
+    )
+    .await;
+    assert_eq!(
+        viewed["text"],
+        "Here's the content of /memories/prefs.txt with line numbers:\n     1\tFavorite color: green"
+    );
+    let secret = call(
+        &client,
+        "notes",
+        json!({"command": "insert", "path": "/memories/prefs.txt", "insert_line": 1,
+               "insert_text": "token: tok-9f8e7d6c", "secrets": {"api_token": "tok-9f8e7d6c"}}),
+    )
+    .await;
+    assert_eq!(
+        secret["text"],
+        "The file /memories/prefs.txt has been edited."
+    );
+    let found = call(
+        &client,
+        "notes",
+        json!({"command": "search", "query": "token"}),
+    )
+    .await;
+    assert_eq!(found["matches"][0]["text"], "token: ${api_token}");
+    let (text, body) = call_error(
+        &client,
+        "notes",
+        json!({"command": "create", "path": "/memories/prefs.txt", "file_text": "again"}),
+    )
+    .await;
+    assert_eq!(text, "File /memories/prefs.txt already exists");
+    assert_eq!(body["kind"], "conflict");
+    assert_eq!(body["input"], "/memories/prefs.txt");
+    client.cancel().await.expect("close");
+    let cli = sandbox.expect(
+        1,
+        &["notes", "create", "/memories/prefs.txt", "--text", "again"],
+    );
+    assert_eq!(cli.stderr, format!("error: {text}\n"));
+}
