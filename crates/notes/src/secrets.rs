@@ -44,7 +44,8 @@ impl Secrets {
             ));
         }
         self.0.push((key.to_owned(), value.to_owned()));
-        self.0.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+        self.0
+            .sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
         Ok(())
     }
 
