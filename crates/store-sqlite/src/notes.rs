@@ -78,8 +78,8 @@ fn at_or_below(
 ) -> rusqlite::Result<Vec<(i64, String)>> {
     let (lower, upper) = below(dir);
     let mut stmt = conn.prepare_cached(
-        "SELECT id, path FROM notes WHERE scope = ?1 \
-         AND (path = ?2 OR (path >= ?3 AND path < ?4)) ORDER BY path",
+        "SELECT id, path FROM notes WHERE scope = ?1 AND path >= ?2 AND path < ?4 \
+         AND (path = ?2 OR path >= ?3) ORDER BY path",
     )?;
     let rows = stmt.query_map(params![scope.as_str(), dir.as_str(), lower, upper], |row| {
         Ok((row.get(0)?, row.get(1)?))
@@ -113,7 +113,7 @@ impl NoteStore for SqliteStore {
                     let (lower, upper) = below(dir);
                     conn.prepare_cached(
                         "SELECT path, bytes FROM notes WHERE scope = ?1 \
-                         AND (path = ?2 OR (path >= ?3 AND path < ?4)) ORDER BY path",
+                         AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3) ORDER BY path",
                     )?
                     .query_map(params![scope.as_str(), dir.as_str(), lower, upper], map)?
                     .collect()
@@ -202,7 +202,7 @@ impl NoteStore for SqliteStore {
             let deleted = tx
                 .prepare_cached(
                     "DELETE FROM notes WHERE scope = ?1 \
-                     AND (path = ?2 OR (path >= ?3 AND path < ?4))",
+                     AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3)",
                 )
                 .and_then(|mut s| s.execute(params![scope.as_str(), path.as_str(), lower, upper]))
                 .map_err(|e| to_core(op, e))?;
@@ -245,6 +245,7 @@ impl NoteStore for SqliteStore {
         terms: &[&str],
         limit: usize,
     ) -> Result<Vec<NoteHit>> {
+        let scope_text = scope.as_str();
         let hits: Vec<(String, String)> = self.read("search notes", |conn| {
             // The trigram index narrows the notes to those holding every term of three
             // characters or more (it folds case as a superset of ASCII folding); the rule of
@@ -254,27 +255,25 @@ impl NoteStore for SqliteStore {
                 .filter(|t| t.chars().count() >= 3)
                 .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
                 .collect();
-            let (lower, upper) = match dir {
-                Some(dir) => below(dir),
-                None => (String::new(), String::new()),
-            };
-            let dir_text = dir.map(NotePath::as_str);
-            let filter = "scope = ?1 AND (?2 IS NULL OR path = ?2 OR (path >= ?3 AND path < ?4))";
-            let sql = if phrases.is_empty() {
-                format!("SELECT path, text FROM notes WHERE {filter} ORDER BY path")
-            } else {
-                format!(
-                    "SELECT path, text FROM notes WHERE {filter} AND id IN \
-                     (SELECT rowid FROM notes_search WHERE notes_search MATCH ?5) ORDER BY path"
-                )
-            };
+            let (lower, upper) = dir.map(below).unwrap_or_default();
+            let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
             let query = phrases.join(" AND ");
+            // Only placeholders are added to the text; every value is bound.
+            let mut sql = String::from("SELECT path, text FROM notes WHERE scope = ?");
+            let mut values: Vec<&dyn rusqlite::ToSql> = vec![&scope_text];
+            if dir.is_some() {
+                sql.push_str(" AND path >= ? AND path < ? AND (path = ? OR path >= ?)");
+                values.extend([&dir_text as &dyn rusqlite::ToSql, &upper, &dir_text, &lower]);
+            }
+            if !phrases.is_empty() {
+                sql.push_str(
+                    " AND id IN (SELECT rowid FROM notes_search WHERE notes_search MATCH ?)",
+                );
+                values.push(&query);
+            }
+            sql.push_str(" ORDER BY path");
             let mut stmt = conn.prepare_cached(&sql)?;
-            let mut rows = if phrases.is_empty() {
-                stmt.query(params![scope.as_str(), dir_text, lower, upper])?
-            } else {
-                stmt.query(params![scope.as_str(), dir_text, lower, upper, query])?
-            };
+            let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
             let mut hits = Vec::new();
             while hits.len() < limit {
                 let Some(row) = rows.next()? else { break };
