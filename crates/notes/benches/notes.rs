@@ -83,15 +83,16 @@ fn main() {
         };
         b.iter(|| notes.execute(&command).expect("view"));
     });
+    // The note's state lives outside the closure: criterion calls it more than once.
+    let busy = std::cell::Cell::new(false);
     group.bench_function("str_replace", |b| {
-        let mut busy = false;
         b.iter(|| {
-            let (old, new) = if busy {
+            let (old, new) = if busy.get() {
                 ("busy", "idle")
             } else {
                 ("idle", "busy")
             };
-            busy = !busy;
+            busy.set(!busy.get());
             notes
                 .execute(&Command::StrReplace {
                     path: "/memories/dir_013/note_00013.md".into(),
