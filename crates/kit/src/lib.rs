@@ -81,3 +81,10 @@ pub use agent_memory_turns as turns;
 pub use agent_memory_browser as browser;
 #[cfg(feature = "browser")]
 pub use agent_memory_browser::BrowserMemory;
+
+/// Notes: a `/memories` tree of text files per scope, edited with the commands of Anthropic's
+/// client-side memory tool (`agent-memory-notes`).
+#[cfg(feature = "notes")]
+pub use agent_memory_notes as notes;
+#[cfg(feature = "notes")]
+pub use agent_memory_notes::Notes;
