@@ -238,3 +238,28 @@ async fn the_mcp_tool_takes_the_memory_tools_input_and_answers_as_the_command_li
     );
     assert_eq!(cli.stderr, format!("error: {text}\n"));
 }
+
+/// The README's notes example, run as written: every line succeeds, and the scope it forgets
+/// at the end is gone.
+#[test]
+fn the_readme_notes_example_runs_as_written() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .expect("README");
+    let sandbox = Sandbox::new();
+    let commands = crate::tour::section_commands(&readme, "Memory for Claude and other assistants");
+    assert!(commands.len() >= 8, "{commands:?}");
+    for command in &commands {
+        let words = crate::tour::words(command);
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let run = sandbox.run(&args, &[]);
+        assert_eq!(run.code, Some(0), "README notes example: {command}\n{run}");
+    }
+    let list = sandbox.expect(0, &["--db", "target/notes.db", "list", "--json"]);
+    assert!(
+        conforms("memory_list.output", &list.stdout)
+            .get("note_scopes")
+            .is_none()
+    );
+}

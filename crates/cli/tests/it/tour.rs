@@ -13,7 +13,7 @@ fn tour_commands(readme: &str) -> Vec<String> {
 }
 
 /// The lines of the first ```` ```sh ```` block after the `## <heading>` heading.
-fn section_commands(readme: &str, heading: &str) -> Vec<String> {
+pub(crate) fn section_commands(readme: &str, heading: &str) -> Vec<String> {
     let section = readme
         .split(&format!("\n## {heading}"))
         .nth(1)
@@ -81,7 +81,7 @@ fn tour() -> (Vec<String>, Sandbox) {
 }
 
 /// The arguments of a tour line (without `agent-memory`).
-fn words(command: &str) -> Vec<String> {
+pub(crate) fn words(command: &str) -> Vec<String> {
     let words = shell_words::split(command).unwrap_or_else(|e| panic!("{command}: {e}"));
     assert_eq!(
         words[0], "agent-memory",
