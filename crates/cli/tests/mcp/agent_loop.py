@@ -42,6 +42,7 @@ TOOLS = [
     "recording_templatize",
     "recording_lint",
     "recording_next_call",
+    "notes",
     "memory_list",
     "memory_forget",
     "memory_stats",
