@@ -92,6 +92,32 @@ fn text_fits(path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
     check_sizes(|| format!("note {path}"), [("text", text)])
 }
 
+/// How many notes a search reads in path order before it asks the trigram index.
+const SCAN_FIRST: usize = 256;
+
+/// The first `limit` rows of `sql` (path, text) whose text matches every term, and how many
+/// rows were read.
+fn matching<'a>(
+    conn: &Connection,
+    sql: &str,
+    values: impl IntoIterator<Item = &'a dyn rusqlite::ToSql>,
+    terms: &[&str],
+    limit: usize,
+) -> rusqlite::Result<(Vec<(String, String)>, usize)> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
+    let (mut hits, mut seen) = (Vec::new(), 0);
+    while hits.len() < limit {
+        let Some(row) = rows.next()? else { break };
+        seen += 1;
+        let text: String = row.get(1)?;
+        if matches_terms(&text, terms) {
+            hits.push((row.get(0)?, text));
+        }
+    }
+    Ok((hits, seen))
+}
+
 impl NoteStore for SqliteStore {
     fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
         self.read("read note", |conn| {
@@ -247,17 +273,8 @@ impl NoteStore for SqliteStore {
     ) -> Result<Vec<NoteHit>> {
         let scope_text = scope.as_str();
         let hits: Vec<(String, String)> = self.read("search notes", |conn| {
-            // The trigram index narrows the notes to those holding every term of three
-            // characters or more (it folds case as a superset of ASCII folding); the rule of
-            // the contract, `matches_terms`, then decides, so every backend matches alike.
-            let phrases: Vec<String> = terms
-                .iter()
-                .filter(|t| t.chars().count() >= 3)
-                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-                .collect();
             let (lower, upper) = dir.map(below).unwrap_or_default();
             let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
-            let query = phrases.join(" AND ");
             // Only placeholders are added to the text; every value is bound.
             let mut sql = String::from("SELECT path, text FROM notes WHERE scope = ?");
             let mut values: Vec<&dyn rusqlite::ToSql> = vec![&scope_text];
@@ -265,6 +282,31 @@ impl NoteStore for SqliteStore {
                 sql.push_str(" AND path >= ? AND path < ? AND (path = ? OR path >= ?)");
                 values.extend([&dir_text as &dyn rusqlite::ToSql, &upper, &dir_text, &lower]);
             }
+            // First the notes in path order, as far as `SCAN_FIRST` of them: common words
+            // are found there without touching the index.
+            let scan_first = SCAN_FIRST as i64;
+            let (hits, seen) = matching(
+                conn,
+                &format!("{sql} ORDER BY path LIMIT ?"),
+                values
+                    .iter()
+                    .copied()
+                    .chain([&scan_first as &dyn rusqlite::ToSql]),
+                terms,
+                limit,
+            )?;
+            if hits.len() >= limit || seen < SCAN_FIRST {
+                return Ok(hits);
+            }
+            // Then the trigram index narrows the notes to those holding every term of three
+            // characters or more (it folds case as a superset of ASCII folding); the rule of
+            // the contract, `matches_terms`, decides, so every backend matches alike.
+            let phrases: Vec<String> = terms
+                .iter()
+                .filter(|t| t.chars().count() >= 3)
+                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                .collect();
+            let query = phrases.join(" AND ");
             if !phrases.is_empty() {
                 sql.push_str(
                     " AND id IN (SELECT rowid FROM notes_search WHERE notes_search MATCH ?)",
@@ -272,17 +314,7 @@ impl NoteStore for SqliteStore {
                 values.push(&query);
             }
             sql.push_str(" ORDER BY path");
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
-            let mut hits = Vec::new();
-            while hits.len() < limit {
-                let Some(row) = rows.next()? else { break };
-                let text: String = row.get(1)?;
-                if matches_terms(&text, terms) {
-                    hits.push((row.get(0)?, text));
-                }
-            }
-            Ok(hits)
+            Ok(matching(conn, &sql, values, terms, limit)?.0)
         })?;
         hits.into_iter()
             .map(|(path, text)| {

@@ -171,3 +171,63 @@ fn the_check_finds_scope_totals_out_of_step() {
         .expect("check");
     assert!(findings.iter().any(|f| f.check == "notes"), "{findings:?}");
 }
+
+/// Past the notes a search reads in path order, the trigram index finds the rest: on 600
+/// notes, every query (rare and common words, words under three characters, wildcards of
+/// LIKE and FTS5 syntax, any case, within a directory) finds what the in-memory store finds.
+#[test]
+fn search_past_the_first_notes_agrees_with_the_in_memory_store() {
+    let sqlite = crate::contract::in_memory();
+    let memory = agent_memory_core::InMemoryStore::new();
+    let limits = NoteLimits::default();
+    let words = ["deploy", "Cargo", "snake_case", "100%", "a\"b", "OR", "x*"];
+    for i in 0..600 {
+        let mut text = format!("note {i}: {} {}", words[i % 7], words[(i / 7) % 7]);
+        if i % 97 == 5 {
+            text.push_str(" Zanzibar");
+        }
+        let p = path(&format!("d{}/n{i:04}.md", i % 3));
+        sqlite
+            .note_create(&scope(), &p, &text, &limits)
+            .expect("sqlite");
+        memory
+            .note_create(&scope(), &p, &text, &limits)
+            .expect("memory");
+    }
+    let queries: &[(&[&str], Option<&str>, usize)] = &[
+        (&["zanzibar"], None, 100),
+        (&["ZANZIBAR", "deploy"], None, 100),
+        (&["zanzibar"], Some("d2"), 100),
+        (&["e_c"], None, 1000),
+        (&["0%"], None, 5),
+        (&["a\"b", "or"], None, 1000),
+        (&["x*"], Some("d1"), 1000),
+        (&["n"], None, 1000),
+        (&["cargo", "deploy"], None, 1000),
+        (&["absent"], None, 10),
+    ];
+    for (terms, dir, limit) in queries {
+        let dir = dir.map(path);
+        let found = |store: &dyn NoteStore| -> Vec<String> {
+            store
+                .note_search(&scope(), dir.as_ref(), terms, *limit)
+                .expect("search")
+                .into_iter()
+                .map(|h| h.path.into_string())
+                .collect()
+        };
+        let expected = found(&memory);
+        assert_eq!(found(&sqlite), expected, "{terms:?} in {dir:?}");
+    }
+    assert!(
+        !found_nothing(&memory),
+        "the queries must find something for the comparison to mean anything"
+    );
+}
+
+fn found_nothing(store: &agent_memory_core::InMemoryStore) -> bool {
+    store
+        .note_search(&scope(), None, &["zanzibar"], 100)
+        .expect("search")
+        .is_empty()
+}
