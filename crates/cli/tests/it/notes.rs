@@ -263,3 +263,36 @@ fn the_readme_notes_example_runs_as_written() {
             .is_none()
     );
 }
+
+/// The README's notes example prints the same on PostgreSQL (`--db postgres://...`) as on
+/// the SQLite file: the two backends keep one contract.
+#[test]
+fn the_notes_commands_print_the_same_on_postgresql() {
+    let Some(url) = crate::postgres_url("notes") else {
+        return;
+    };
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .expect("README");
+    let sandbox = Sandbox::new();
+    for command in crate::tour::section_commands(&readme, "Memory for Claude and other assistants")
+    {
+        let words = crate::tour::words(&command);
+        let on_file: Vec<&str> = words.iter().map(String::as_str).collect();
+        let on_server: Vec<&str> = on_file
+            .iter()
+            .map(|w| {
+                if *w == "target/notes.db" {
+                    url.as_str()
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let file = sandbox.run(&on_file, &[]);
+        let server = sandbox.run(&on_server, &[]);
+        assert_eq!(file.code, Some(0), "{command}\n{file}");
+        assert_eq!(server.stdout, file.stdout, "{command}");
+    }
+}
