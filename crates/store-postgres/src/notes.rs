@@ -75,13 +75,21 @@ impl NoteStore for PostgresStore {
 
     fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
         let (lower, upper) = dir.map(below).unwrap_or_default();
-        let dir_text = dir.map(NotePath::as_str);
+        let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
         let rows = self.read_one("list notes", |one| {
-            Ok(one.rows(
-                "SELECT path, bytes FROM notes WHERE scope = $1 \
-                 AND ($2::text IS NULL OR path = $2 OR (path >= $3 AND path < $4)) ORDER BY path",
-                &[&scope.as_str(), &dir_text, &lower, &upper],
-            )?)
+            Ok(match dir {
+                None => one.rows(
+                    "SELECT path, bytes FROM notes WHERE scope = $1 ORDER BY path",
+                    &[&scope.as_str()],
+                )?,
+                // One range of the primary key: the row at `dir` and those below it, with
+                // the siblings that sort between them (`dir-x`, `dir.md`) filtered out.
+                Some(_) => one.rows(
+                    "SELECT path, bytes FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
+                     AND (path = $2 OR path >= $3) ORDER BY path",
+                    &[&scope.as_str(), &dir_text, &lower, &upper],
+                )?,
+            })
         })?;
         rows.into_iter()
             .map(|row| {
@@ -153,8 +161,8 @@ impl NoteStore for PostgresStore {
         self.write("delete notes", |tx| {
             lock_scope(tx, scope)?;
             Ok(tx.execute(
-                "DELETE FROM notes WHERE scope = $1 \
-                 AND (path = $2 OR (path >= $3 AND path < $4))",
+                "DELETE FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
+                 AND (path = $2 OR path >= $3)",
                 &[&scope.as_str(), &path.as_str(), &lower, &upper],
             )?)
         })
@@ -166,8 +174,8 @@ impl NoteStore for PostgresStore {
             lock_scope(tx, scope)?;
             let moving: Vec<String> = tx
                 .query(
-                    "SELECT path FROM notes WHERE scope = $1 \
-                     AND (path = $2 OR (path >= $3 AND path < $4)) ORDER BY path",
+                    "SELECT path FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
+                     AND (path = $2 OR path >= $3) ORDER BY path",
                     &[&scope.as_str(), &from.as_str(), &lower, &upper],
                 )?
                 .into_iter()
@@ -203,19 +211,28 @@ impl NoteStore for PostgresStore {
         limit: usize,
     ) -> Result<Vec<NoteHit>> {
         let (lower, upper) = dir.map(below).unwrap_or_default();
-        let dir_text = dir.map(NotePath::as_str);
+        let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
         let lowered: Vec<String> = terms.iter().map(|t| t.to_lowercase()).collect();
         // The server narrows to notes holding every term (its lower() folds at least ASCII);
         // the contract's rule, `matches_terms`, then decides, so every backend matches alike.
         let rows = self.read_one("search notes", |one| {
-            Ok(one.rows(
-                "SELECT path, text FROM notes WHERE scope = $1 \
-                 AND ($2::text IS NULL OR path = $2 OR (path >= $3 AND path < $4)) \
-                 AND NOT EXISTS (SELECT 1 FROM unnest($5::text[]) AS t(term) \
-                                 WHERE strpos(lower(text), t.term) = 0) \
-                 ORDER BY path",
-                &[&scope.as_str(), &dir_text, &lower, &upper, &lowered],
-            )?)
+            Ok(match dir {
+                None => one.rows(
+                    "SELECT path, text FROM notes WHERE scope = $1 \
+                     AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS t(term) \
+                                     WHERE strpos(lower(text), t.term) = 0) \
+                     ORDER BY path",
+                    &[&scope.as_str(), &lowered],
+                )?,
+                Some(_) => one.rows(
+                    "SELECT path, text FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
+                     AND (path = $2 OR path >= $3) \
+                     AND NOT EXISTS (SELECT 1 FROM unnest($5::text[]) AS t(term) \
+                                     WHERE strpos(lower(text), t.term) = 0) \
+                     ORDER BY path",
+                    &[&scope.as_str(), &dir_text, &lower, &upper, &lowered],
+                )?,
+            })
         })?;
         let mut hits = Vec::new();
         for row in rows {
