@@ -390,6 +390,7 @@ fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         return print_json(&report);
     }
+    note(report.note.as_deref());
     print_patterns(
         &report.patterns,
         &format!(
@@ -437,8 +438,17 @@ fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         return print_json(&report);
     }
+    note(report.note.as_deref());
     print_patterns(&report.patterns, "no pattern matches");
     Ok(())
+}
+
+/// Why a result is empty (a partition that holds nothing yet), on stderr so stdout keeps the
+/// result alone.
+fn note(note: Option<&str>) {
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
 }
 
 /// `trajectory fingerprint --json`.
@@ -478,6 +488,7 @@ fn run_patterns(args: &PatternsArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         return print_json(&listed);
     }
+    note(listed.note.as_deref());
     if listed.patterns.is_empty() {
         println!("no pattern in partition {} yet", listed.partition);
         return Ok(());

@@ -416,20 +416,24 @@ async fn agent_loop(client: &Client) {
     let forgotten = call(client, "memory_forget", json!({"session": "code-1"})).await;
     assert_eq!(forgotten["events"], 3);
 
-    // A failure is a tool error carrying the message and its kind.
-    let (text, body) = call_error(
+    // A partition nothing was recorded in recalls nothing, with a note saying why.
+    let empty = call(
         client,
         "trajectory_recall",
-        json!({"partition": "nobody", "fingerprint": {"task": "deploy"}}),
+        json!({"partition": "nobody", "fingerprint": {"problem_topology": "x"}}),
     )
     .await;
+    assert_eq!(empty["patterns"], json!([]));
     assert_eq!(
-        text,
-        "partition nobody does not exist (nothing was recorded in it)"
+        empty["note"],
+        "partition nobody holds nothing yet (nothing was recorded in it)"
     );
+    // A failure is a tool error carrying the message and its kind.
+    let (text, body) = call_error(client, "browser_resume", json!({"run_id": "nope"})).await;
+    assert!(text.contains("nope"), "{text}");
     assert_eq!(
         (&body["kind"], &body["input"]),
-        (&json!("not_found"), &json!("nobody"))
+        (&json!("not_found"), &json!("nope"))
     );
     let (text, body) = call_error(client, "memory_stats", json!({"verbose": true})).await;
     assert_eq!(text, "memory_stats takes no arguments (got \"verbose\")");
