@@ -10,7 +10,9 @@
 //! recording has the same three states, one tool per device at most.
 //!
 //! [`Trail::to_yaml_string`] writes the canonical form `recording fmt` produces: reading it
-//! back gives the same trail.
+//! back gives the same trail, with a YAML 1.2 reader and with a YAML 1.1 one (PyYAML,
+//! SnakeYAML 1.x): a string such as `8:00` or `yes` is quoted, since those read it as a number
+//! or a boolean.
 
 use std::fmt;
 use std::path::Path;
@@ -1251,9 +1253,11 @@ impl Trail {
             Trail::Legacy(items) => serde_yaml::to_string(items),
             Trail::Unified(trail) => serde_yaml::to_string(trail),
         };
-        text.map_err(|e| Error::Encode {
-            message: e.to_string(),
-        })
+        // Quoted also where only a YAML 1.1 reader would read another type (`8:00`, `yes`).
+        text.map(|text| crate::yaml11::requote(&text))
+            .map_err(|e| Error::Encode {
+                message: e.to_string(),
+            })
     }
 
     /// Writes the trail to `path`.

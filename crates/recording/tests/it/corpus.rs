@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use agent_memory_recording::{Error, ReplayOptions, Replayer, Seeds, Trail};
 use serde_yaml::Value as Yaml;
 
-fn corpus() -> PathBuf {
+pub(crate) fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/trailblaze-corpus")
 }
 
 /// Every `*.yaml` file under `dir`, sorted.
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -33,7 +33,7 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The text of a corpus file. A git symbolic link is stored as a file holding its target's
 /// relative path; it is followed, as a checkout would.
-fn text_of(path: &Path) -> String {
+pub(crate) fn text_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
     let trimmed = text.trim();
     if !trimmed.contains('\n') && trimmed.ends_with(".yaml") && trimmed.starts_with("..") {
