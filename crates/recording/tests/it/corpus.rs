@@ -47,7 +47,7 @@ pub(crate) fn text_of(path: &Path) -> String {
 
 /// The document with Trailblaze's defaults written out the way the canonical form writes
 /// them: `recordable: true` dropped, `recording: {}` and `recording: null` dropped (both
-/// declare nothing), and a legacy trailhead's bare tool name as its `{tools: [name: {}]}`.
+/// declare nothing). A legacy trailhead's bare tool name stays as the author wrote it.
 fn normalized(value: &Yaml) -> Yaml {
     match value {
         Yaml::Mapping(map) => {
@@ -60,20 +60,7 @@ fn normalized(value: &Yaml) -> Yaml {
                 {
                     continue;
                 }
-                let v = match (key, v) {
-                    ("trailhead", Yaml::String(tool)) => {
-                        let mut call = serde_yaml::Mapping::new();
-                        call.insert(
-                            Yaml::String(tool.clone()),
-                            Yaml::Mapping(serde_yaml::Mapping::new()),
-                        );
-                        let mut head = serde_yaml::Mapping::new();
-                        head.insert("tools".into(), Yaml::Sequence(vec![Yaml::Mapping(call)]));
-                        Yaml::Mapping(head)
-                    }
-                    _ => normalized(v),
-                };
-                out.insert(k.clone(), v);
+                out.insert(k.clone(), normalized(v));
             }
             Yaml::Mapping(out)
         }
