@@ -441,3 +441,41 @@ fn an_unreachable_server_is_a_database_error_naming_it_without_its_password() {
     assert!(!run.stderr.contains("hunter2"), "{run}");
     assert!(run.stderr.contains("127.0.0.1:1/memory"), "{run}");
 }
+
+/// No form a connection string allows shows any part of its credentials, with `--json` or
+/// without: a password in the userinfo (raw `/`, `?`, `#`, or percent-encoded), or as a
+/// `password`, `sslpassword` or `passfile` parameter in any case or encoding.
+#[test]
+fn no_form_of_a_connection_string_shows_its_credentials() {
+    let sandbox = Sandbox::new();
+    for url in [
+        "postgres://agent:Xq7%2FZk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7/Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7?Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7#Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7%40Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent@127.0.0.1:1/memory?password=Xq7Zk9&connect_timeout=1",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&pass%77ord=Xq7%2FZk9",
+        "postgresql://agent@127.0.0.1:1/memory?connect_timeout=1&PASSWORD=Xq7Zk9",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&sslpassword=Xq7Zk9",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&passfile=/Xq7/Zk9",
+    ] {
+        for json in [true, false] {
+            let mut args = vec!["--db", url, "list"];
+            if json {
+                args.push("--json");
+            }
+            let run = sandbox.expect(1, &args);
+            let lower = run.stderr.to_lowercase();
+            assert!(
+                !lower.contains("xq7") && !lower.contains("zk9"),
+                "{url}: {run}"
+            );
+            if json {
+                let error = conforms("error", run.stderr.trim());
+                let input = error["error"]["input"].as_str().unwrap_or_default();
+                assert!(input.contains("127.0.0.1:1/memory"), "{url}: {run}");
+            }
+        }
+    }
+}
