@@ -19,6 +19,7 @@
 
 pub mod browser;
 pub mod database;
+pub mod files;
 pub mod memory;
 pub mod recording;
 pub mod runs;
@@ -40,6 +41,9 @@ pub struct Env<'a> {
     pub clock: Box<dyn Clock>,
     /// Where new ids come from.
     pub ids: Box<dyn IdSource>,
+    /// Which files an input may name (`trail_path`): any for the command line, only those
+    /// inside the allowed folders for a server's clients.
+    pub files: files::FileAccess,
 }
 
 /// A time as the contract writes it: RFC 3339, UTC, milliseconds.
@@ -244,6 +248,7 @@ pub(crate) mod tests {
             store,
             clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
             ids: Box::new(SeededIds::new(7)),
+            files: crate::files::FileAccess::Any,
         }
     }
 

@@ -479,3 +479,32 @@ fn no_form_of_a_connection_string_shows_its_credentials() {
         }
     }
 }
+
+/// The command line reads the files its user names, but no more of one than a request body
+/// may hold: a device that never ends fails at once, naming the limit. (The shell bounds the
+/// process's memory, so a reader without a limit fails rather than eat the machine's.)
+#[test]
+fn a_file_without_end_fails_at_the_size_limit() {
+    let sandbox = Sandbox::new();
+    for command in [
+        "recording lint /dev/zero",
+        "trajectory record --partition p --file /dev/zero",
+    ] {
+        let output = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -v 4000000 && exec \"$0\" {command} --json"),
+                env!("CARGO_BIN_EXE_agent-memory"),
+            ])
+            .env_remove("AGENT_MEMORY_DB")
+            .current_dir(sandbox.path())
+            .output()
+            .expect("run agent-memory");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{command}: {stderr}");
+        let error = conforms("error", stderr.trim());
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("4 MiB"), "{command}: {message}");
+        assert_eq!(error["error"]["input"], "/dev/zero", "{command}: {stderr}");
+    }
+}

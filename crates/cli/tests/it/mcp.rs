@@ -1,10 +1,11 @@
 //! `agent-memory mcp` driven by a client we did not write, rmcp's own: over a child
 //! process's stdio and over streamable HTTP, through an agent's whole loop over all four
-//! memories, every result checked against its committed schema; and the HTTP server's
-//! refusals (no token: 401, a foreign origin: 403).
+//! memories, every result checked against its committed schema; the HTTP server's
+//! refusals (no token: 401, a foreign origin: 403); and the files a client may name.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -46,10 +47,16 @@ const TOOLS: [&str; 18] = [
 
 /// The server on `db` as a child process speaking MCP on its stdio.
 async fn stdio_client(db: &Path) -> Client {
+    stdio_client_with(db, &[]).await
+}
+
+/// The server on `db` with `extra` options, speaking MCP on its stdio.
+async fn stdio_client_with(db: &Path, extra: &[&OsStr]) -> Client {
     let command = tokio::process::Command::new(BIN).configure(|c| {
         c.arg("--db")
             .arg(db)
             .arg("mcp")
+            .args(extra)
             .env_remove("AGENT_MEMORY_DB");
     });
     let transport = TokioChildProcess::builder(command)
@@ -663,4 +670,84 @@ fn a_non_loopback_address_needs_a_token() {
         !sandbox.path().join(".agent-memory").exists(),
         "no database is opened before the check"
     );
+}
+
+/// A client names files only inside the folders the server was started with
+/// (`--allow-dir`): none by default, none reached through `..` or a symlink, nothing but
+/// regular files, none larger than a request body; a refusal reads the same whether the
+/// file exists or not and quotes nothing of it.
+#[tokio::test]
+async fn a_client_reads_trail_files_only_inside_allowed_folders() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path();
+    let db = root.join("memory.db");
+    let trails = root.join("trails");
+    std::fs::create_dir(&trails).expect("trails folder");
+    let inside = trails.join("sign-in.yaml");
+    std::fs::write(
+        &inside,
+        "- tools:\n  - signIn:\n      email: shop+coffee.abc123@example.com\n",
+    )
+    .expect("trail");
+    let secret = root.join("secret.yaml");
+    std::fs::write(&secret, "api_key: Xq7Zk9\n").expect("secret");
+    std::os::unix::fs::symlink(&secret, trails.join("link.yaml")).expect("symlink");
+    std::os::unix::fs::symlink("/dev/zero", trails.join("zero.yaml")).expect("symlink");
+    let big = trails.join("big.yaml");
+    std::fs::write(&big, "#".repeat(5 * 1024 * 1024)).expect("big file");
+    let lint = |path: &Path| json!({"trail_path": path, "memory": {"merchant_email": "shop+coffee.abc123@example.com"}});
+
+    // By default no path is read, and the refusal says how to allow one.
+    let closed = stdio_client(&db).await;
+    let (refused, body) = call_error(&closed, "recording_lint", lint(&inside)).await;
+    assert!(refused.contains("--allow-dir"), "{refused}");
+    assert_eq!(body["kind"], "invalid_input");
+    assert_eq!(body["input"], inside.display().to_string());
+    let missing = root.join("missing.yaml");
+    let (refused_missing, _) = call_error(&closed, "recording_lint", lint(&missing)).await;
+    assert_eq!(
+        refused_missing.replace(&missing.display().to_string(), "PATH"),
+        refused.replace(&inside.display().to_string(), "PATH"),
+        "a missing file is refused alike"
+    );
+    closed.cancel().await.expect("close");
+
+    let open = stdio_client_with(&db, &[OsStr::new("--allow-dir"), trails.as_os_str()]).await;
+    let found = call(&open, "recording_lint", lint(&inside)).await;
+    assert_eq!(found["findings"][0]["key"], "merchant_email");
+    let next = call(
+        &open,
+        "recording_next_call",
+        json!({"trail_path": inside, "device": "android-phone"}),
+    )
+    .await;
+    assert_eq!(next["next"]["tool"], "signIn");
+    let outside: [(PathBuf, &str); 5] = [
+        (trails.join("../secret.yaml"), "a way out through .."),
+        (trails.join("link.yaml"), "a symlink out"),
+        (trails.join("zero.yaml"), "a symlink to a device"),
+        (secret.clone(), "a file outside"),
+        (PathBuf::from("/dev/zero"), "a device"),
+    ];
+    let mut texts = Vec::new();
+    for (path, why) in &outside {
+        let (text, body) = call_error(&open, "recording_lint", lint(path)).await;
+        assert!(
+            !text.contains("Xq7Zk9") && !text.contains("api_key"),
+            "{why}: {text}"
+        );
+        assert_eq!(body["kind"], "invalid_input", "{why}: {text}");
+        assert_eq!(body["input"], path.display().to_string(), "{why}");
+        texts.push(text.replace(&path.display().to_string(), "PATH"));
+    }
+    let (missing_outside, _) =
+        call_error(&open, "recording_lint", lint(&root.join("missing.yaml"))).await;
+    texts.push(missing_outside.replace(&root.join("missing.yaml").display().to_string(), "PATH"));
+    assert!(
+        texts.windows(2).all(|w| w[0] == w[1]),
+        "every refusal reads alike: {texts:#?}"
+    );
+    let (too_big, _) = call_error(&open, "recording_lint", lint(&big)).await;
+    assert!(too_big.contains("4 MiB"), "{too_big}");
+    open.cancel().await.expect("close");
 }
