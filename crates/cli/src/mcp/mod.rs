@@ -40,6 +40,24 @@ pub(crate) struct McpArgs {
     /// client names no file. Paths are resolved (`..`, symlinks) before they are checked.
     #[arg(long = "allow-dir", value_name = "DIR")]
     allow_dir: Vec<PathBuf>,
+    /// The most HTTP connections open at once; beyond it the connection that has waited
+    /// longest for a request is closed to make room.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = http::DEFAULT_MAX_CONNECTIONS,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_connections: u32,
+    /// The most MCP sessions over HTTP at once (each holds about 50 KB until it is closed or
+    /// idle for 5 minutes); beyond it an `initialize` gets 503.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = http::DEFAULT_MAX_SESSIONS,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_sessions: u32,
 }
 
 /// Serves MCP until the client closes stdin (stdio) or the process is interrupted (HTTP).
@@ -70,6 +88,8 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
                 let access = http::Access {
                     token: args.token.clone(),
                     origins: args.allow_origin.clone(),
+                    max_connections: args.max_connections as usize,
+                    max_sessions: args.max_sessions as usize,
                 };
                 http::serve(server, address, access).await
             }

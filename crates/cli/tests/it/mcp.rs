@@ -1,12 +1,14 @@
 //! `agent-memory mcp` driven by a client we did not write, rmcp's own: over a child
 //! process's stdio and over streamable HTTP, through an agent's whole loop over all four
 //! memories, every result checked against its committed schema; the HTTP server's
-//! refusals (no token: 401, a foreign origin: 403); and the files a client may name.
+//! refusals (no token: 401, a foreign origin: 403, a session beyond its limit: 503); its
+//! liveness while a thousand connections stall; and the files a client may name.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -75,10 +77,16 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(db: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(BIN)
+        HttpServer::launch(Command::new(BIN), db, "127.0.0.1:0", extra)
+    }
+
+    /// The server on `address`, started by `command` (the binary itself, or a shell that
+    /// sets limits first and runs it with the arguments that follow).
+    fn launch(mut command: Command, db: &Path, address: &str, extra: &[&str]) -> HttpServer {
+        let mut child = command
             .arg("--db")
             .arg(db)
-            .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(["mcp", "--http", address])
             .args(extra)
             .env_remove("AGENT_MEMORY_DB")
             .env_remove("AGENT_MEMORY_TOKEN")
@@ -593,6 +601,11 @@ async fn http_serves_several_clients_at_once() {
 
 /// A raw `initialize` POST with optional headers; the HTTP status it gets.
 async fn status_of(url: &str, headers: &[(&str, &str)]) -> u16 {
+    initialize(url, headers).await.status().as_u16()
+}
+
+/// A raw `initialize` POST with optional headers; the response.
+async fn initialize(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -607,7 +620,7 @@ async fn status_of(url: &str, headers: &[(&str, &str)]) -> u16 {
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    request.send().await.expect("request").status().as_u16()
+    request.send().await.expect("request")
 }
 
 #[tokio::test]
@@ -670,6 +683,111 @@ fn a_non_loopback_address_needs_a_token() {
         !sandbox.path().join(".agent-memory").exists(),
         "no database is opened before the check"
     );
+}
+
+/// A thousand connections that never finish their request line, against a server limited to
+/// 512 open files (fewer than the stalled connections), leave a real client answered:
+/// stalled connections are timed out, capped, and the oldest closed to make room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_answers_a_real_client_while_a_thousand_connections_stall() {
+    use tokio::io::AsyncWriteExt;
+    let sandbox = Sandbox::new();
+    let mut shell = Command::new("sh");
+    shell.args(["-c", "ulimit -n 512 && exec \"$0\" \"$@\"", BIN]);
+    let server = HttpServer::launch(shell, &sandbox.path().join("memory.db"), "127.0.0.1:0", &[]);
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut stalled = Vec::new();
+    for _ in 0..1000 {
+        let connect = tokio::net::TcpStream::connect(address.as_str());
+        let Ok(Ok(mut socket)) = tokio::time::timeout(Duration::from_secs(5), connect).await else {
+            break;
+        };
+        // Half a request line, never finished.
+        let _ = socket.write_all(b"POST /mcp HT").await;
+        stalled.push(socket);
+    }
+    assert_eq!(stalled.len(), 1000, "the stalled connections were opened");
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        let client = server.client(None).await;
+        let list = call(&client, "memory_list", json!({})).await;
+        client.cancel().await.expect("close");
+        list
+    })
+    .await
+    .expect("a real client is answered while 1,000 connections stall");
+    assert_eq!(answered["partitions"], json!([]));
+    drop(stalled);
+}
+
+/// Each MCP session holds memory until it ends, so the server keeps at most
+/// `--max-sessions`: one more `initialize` gets 503 naming the limit and the flag, and
+/// closing a session makes room.
+#[tokio::test]
+async fn http_holds_at_most_max_sessions() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::start(&sandbox.path().join("memory.db"), &["--max-sessions", "3"]);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let response = initialize(&server.url, &[]).await;
+        assert_eq!(response.status().as_u16(), 200);
+        let id = response.headers()["mcp-session-id"].to_str().expect("id");
+        sessions.push(id.to_owned());
+    }
+    let refused = initialize(&server.url, &[]).await;
+    assert_eq!(refused.status().as_u16(), 503);
+    let body = refused.text().await.expect("a body");
+    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("3 sessions") && message.contains("--max-sessions"),
+        "{body}"
+    );
+    let closed = reqwest::Client::new()
+        .delete(server.url.as_str())
+        .header("mcp-session-id", sessions[0].as_str())
+        .send()
+        .await
+        .expect("close a session");
+    assert!(closed.status().is_success(), "{}", closed.status());
+    assert_eq!(status_of(&server.url, &[]).await, 200, "room again");
+}
+
+/// Every loopback address is this machine: a server on 127.0.0.2 answers its clients and
+/// pages served from any loopback address, and still refuses a DNS-rebound name and a
+/// foreign origin.
+#[tokio::test]
+async fn http_on_another_loopback_address_answers_its_clients() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::launch(
+        Command::new(BIN),
+        &sandbox.path().join("memory.db"),
+        "127.0.0.2:0",
+        &[],
+    );
+    let url = server.url.as_str();
+    assert!(url.starts_with("http://127.0.0.2:"), "{url}");
+    for (headers, status) in [
+        (&[][..], 200),
+        (&[("host", "localhost")][..], 200),
+        (&[("origin", "http://127.0.0.2:3000")][..], 200),
+        (&[("origin", "https://127.200.1.1")][..], 200),
+        (&[("origin", "http://[::1]:8080")][..], 200),
+        (&[("origin", "http://localhost:3000")][..], 200),
+        (&[("host", "rebound.example")][..], 403),
+        (&[("host", "127.0.0.2.rebound.example")][..], 403),
+        (&[("origin", "https://evil.example")][..], 403),
+        (&[("origin", "http://127.0.0.2.evil.example")][..], 403),
+    ] {
+        assert_eq!(status_of(url, headers).await, status, "{headers:?}");
+    }
+    let client = server.client(None).await;
+    let list = call(&client, "memory_list", json!({})).await;
+    assert_eq!(list["partitions"], json!([]));
+    client.cancel().await.expect("close");
 }
 
 /// A client names files only inside the folders the server was started with
