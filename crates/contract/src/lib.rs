@@ -5,8 +5,10 @@
 //! command line builds the input from its flags or a JSON document and prints the output
 //! with `--json`, and the MCP server takes the input as a tool's arguments and returns the
 //! output as its structured result. [`database`] opens the store they run on, from a SQLite
-//! file's path or a `postgres://` URL. Every input and output derives its JSON Schema, and the
-//! schemas are committed under `schemas/` ([`schemas`] lists them; a test compares).
+//! file's path or a `postgres://` URL; [`files`] reads a file an input names (at most 4 MiB,
+//! and for a server's clients only inside the folders it allows). Every input and output
+//! derives its JSON Schema, and the schemas are committed under `schemas/` ([`schemas`] lists
+//! them; a test compares).
 //!
 //! The conventions of the contract, for every type here:
 //!
@@ -33,7 +35,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::Serialize;
 
-/// What every operation runs with: the store, the clock and the id source.
+/// What every operation runs with: the store, the clock, the id source and the files an
+/// input may name.
 pub struct Env<'a> {
     /// The database.
     pub store: &'a Store,
