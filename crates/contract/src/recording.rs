@@ -6,6 +6,7 @@
 //! camelCase tool-log JSON, `toolName`, `memorySnapshot`, ...): that is their format.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
@@ -311,11 +312,15 @@ pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOu
     })
 }
 
-/// The trail of `text` or `path` (exactly one), and how errors name it.
-fn read_trail(text: Option<&str>, path: Option<&str>) -> Result<(Trail, String)> {
+/// The trail of `text` or `path` (exactly one, the file read as `env` allows), and how
+/// errors name it.
+fn read_trail(env: &Env<'_>, text: Option<&str>, path: Option<&str>) -> Result<(Trail, String)> {
     match (text, path) {
         (Some(text), None) => Ok((Trail::from_yaml_str(text, "trail")?, "trail".to_owned())),
-        (None, Some(path)) => Ok((Trail::read(path)?, path.to_owned())),
+        (None, Some(path)) => {
+            let text = crate::files::read_text(Path::new(path), &env.files)?;
+            Ok((Trail::from_yaml_str(&text, path)?, path.to_owned()))
+        }
         _ => Err(Failure::invalid("trail", "give exactly one of trail and trail_path").into()),
     }
 }
@@ -327,7 +332,8 @@ pub struct LintInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
     pub trail: Option<String>,
-    /// A trail file the server can read (give this or `trail`).
+    /// A trail file (give this or `trail`): for a server's client, only inside the folders
+    /// the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
     #[serde(default)]
     pub trail_path: Option<String>,
     /// The current memory values, by key.
@@ -363,7 +369,7 @@ pub struct LintFinding {
 
 /// The trail's literals that equal current or past memory values.
 pub fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
-    let (trail, _) = read_trail(input.trail.as_deref(), input.trail_path.as_deref())?;
+    let (trail, _) = read_trail(env, input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut memory = Memory::new();
     for (key, value) in &input.memory {
         memory.remember(
@@ -426,7 +432,8 @@ pub struct NextCallInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
     pub trail: Option<String>,
-    /// A trail file the server can read (give this or `trail`).
+    /// A trail file (give this or `trail`): for a server's client, only inside the folders
+    /// the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
     #[serde(default)]
     pub trail_path: Option<String>,
     /// The device classifier; the closest recording wins (`android-phone`, then `android`).
@@ -459,8 +466,8 @@ pub struct NextCallOutput {
 }
 
 /// The next call of the replay `input` describes.
-pub fn next_call(_env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
-    let (trail, name) = read_trail(input.trail.as_deref(), input.trail_path.as_deref())?;
+pub fn next_call(env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
+    let (trail, name) = read_trail(env, input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut seeds = Seeds::new();
     for (key, value) in &input.memory {
         seeds = seeds.with_memory(key.clone(), value.clone());

@@ -706,10 +706,11 @@ mod tests {
                 given: Settings::default(),
             },
         )
-        .expect_err("nothing was recorded");
+        .expect("a partition nothing was recorded in recalls nothing");
+        assert!(missing.patterns.is_empty());
         assert_eq!(
-            missing.to_string(),
-            "partition team does not exist (nothing was recorded in it)"
+            missing.note.as_deref(),
+            Some("partition team holds nothing yet (nothing was recorded in it)")
         );
     }
 

@@ -684,8 +684,8 @@ fn stored_events(
 
 /// The 1-based lines of the JSONL file at `path` that hold an event (its non-blank lines).
 fn event_lines(path: &std::path::Path) -> Result<Vec<usize>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::ops::files::read_regular(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(text
         .lines()
         .enumerate()

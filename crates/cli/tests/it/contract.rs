@@ -446,3 +446,70 @@ fn an_unreachable_server_is_a_database_error_naming_it_without_its_password() {
     assert!(!run.stderr.contains("hunter2"), "{run}");
     assert!(run.stderr.contains("127.0.0.1:1/memory"), "{run}");
 }
+
+/// No form a connection string allows shows any part of its credentials, with `--json` or
+/// without: a password in the userinfo (raw `/`, `?`, `#`, or percent-encoded), or as a
+/// `password`, `sslpassword` or `passfile` parameter in any case or encoding.
+#[test]
+fn no_form_of_a_connection_string_shows_its_credentials() {
+    let sandbox = Sandbox::new();
+    for url in [
+        "postgres://agent:Xq7%2FZk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7/Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7?Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7#Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7%40Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent@127.0.0.1:1/memory?password=Xq7Zk9&connect_timeout=1",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&pass%77ord=Xq7%2FZk9",
+        "postgresql://agent@127.0.0.1:1/memory?connect_timeout=1&PASSWORD=Xq7Zk9",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&sslpassword=Xq7Zk9",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&passfile=/Xq7/Zk9",
+    ] {
+        for json in [true, false] {
+            let mut args = vec!["--db", url, "list"];
+            if json {
+                args.push("--json");
+            }
+            let run = sandbox.expect(1, &args);
+            let lower = run.stderr.to_lowercase();
+            assert!(
+                !lower.contains("xq7") && !lower.contains("zk9"),
+                "{url}: {run}"
+            );
+            if json {
+                let error = conforms("error", run.stderr.trim());
+                let input = error["error"]["input"].as_str().unwrap_or_default();
+                assert!(input.contains("127.0.0.1:1/memory"), "{url}: {run}");
+            }
+        }
+    }
+}
+
+/// The command line reads the files its user names, but no more of one than a request body
+/// may hold: a device that never ends fails at once, naming the limit. (The shell bounds the
+/// process's memory, so a reader without a limit fails rather than eat the machine's.)
+#[test]
+fn a_file_without_end_fails_at_the_size_limit() {
+    let sandbox = Sandbox::new();
+    for command in [
+        "recording lint /dev/zero",
+        "trajectory record --partition p --file /dev/zero",
+    ] {
+        let output = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -v 4000000 && exec \"$0\" {command} --json"),
+                env!("CARGO_BIN_EXE_agent-memory"),
+            ])
+            .env_remove("AGENT_MEMORY_DB")
+            .current_dir(sandbox.path())
+            .output()
+            .expect("run agent-memory");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{command}: {stderr}");
+        let error = conforms("error", stderr.trim());
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("4 MiB"), "{command}: {message}");
+        assert_eq!(error["error"]["input"], "/dev/zero", "{command}: {stderr}");
+    }
+}

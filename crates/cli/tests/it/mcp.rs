@@ -1,11 +1,14 @@
 //! `agent-memory mcp` driven by a client we did not write, rmcp's own: over a child
 //! process's stdio and over streamable HTTP, through an agent's whole loop over all four
-//! memories, every result checked against its committed schema; and the HTTP server's
-//! refusals (no token: 401, a foreign origin: 403).
+//! memories, every result checked against its committed schema; the HTTP server's
+//! refusals (no token: 401, a foreign origin: 403, a session beyond its limit: 503); its
+//! liveness while a thousand connections stall; and the files a client may name.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -46,10 +49,16 @@ const TOOLS: [&str; 18] = [
 
 /// The server on `db` as a child process speaking MCP on its stdio.
 async fn stdio_client(db: &Path) -> Client {
+    stdio_client_with(db, &[]).await
+}
+
+/// The server on `db` with `extra` options, speaking MCP on its stdio.
+async fn stdio_client_with(db: &Path, extra: &[&OsStr]) -> Client {
     let command = tokio::process::Command::new(BIN).configure(|c| {
         c.arg("--db")
             .arg(db)
             .arg("mcp")
+            .args(extra)
             .env_remove("AGENT_MEMORY_DB");
     });
     let transport = TokioChildProcess::builder(command)
@@ -68,10 +77,16 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(db: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(BIN)
+        HttpServer::launch(Command::new(BIN), db, "127.0.0.1:0", extra)
+    }
+
+    /// The server on `address`, started by `command` (the binary itself, or a shell that
+    /// sets limits first and runs it with the arguments that follow).
+    fn launch(mut command: Command, db: &Path, address: &str, extra: &[&str]) -> HttpServer {
+        let mut child = command
             .arg("--db")
             .arg(db)
-            .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(["mcp", "--http", address])
             .args(extra)
             .env_remove("AGENT_MEMORY_DB")
             .env_remove("AGENT_MEMORY_TOKEN")
@@ -590,6 +605,11 @@ async fn http_serves_several_clients_at_once() {
 
 /// A raw `initialize` POST with optional headers; the HTTP status it gets.
 async fn status_of(url: &str, headers: &[(&str, &str)]) -> u16 {
+    initialize(url, headers).await.status().as_u16()
+}
+
+/// A raw `initialize` POST with optional headers; the response.
+async fn initialize(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -604,7 +624,7 @@ async fn status_of(url: &str, headers: &[(&str, &str)]) -> u16 {
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    request.send().await.expect("request").status().as_u16()
+    request.send().await.expect("request")
 }
 
 #[tokio::test]
@@ -667,4 +687,189 @@ fn a_non_loopback_address_needs_a_token() {
         !sandbox.path().join(".agent-memory").exists(),
         "no database is opened before the check"
     );
+}
+
+/// A thousand connections that never finish their request line, against a server limited to
+/// 512 open files (fewer than the stalled connections), leave a real client answered:
+/// stalled connections are timed out, capped, and the oldest closed to make room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_answers_a_real_client_while_a_thousand_connections_stall() {
+    use tokio::io::AsyncWriteExt;
+    let sandbox = Sandbox::new();
+    let mut shell = Command::new("sh");
+    shell.args(["-c", "ulimit -n 512 && exec \"$0\" \"$@\"", BIN]);
+    let server = HttpServer::launch(shell, &sandbox.path().join("memory.db"), "127.0.0.1:0", &[]);
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut stalled = Vec::new();
+    for _ in 0..1000 {
+        let connect = tokio::net::TcpStream::connect(address.as_str());
+        let Ok(Ok(mut socket)) = tokio::time::timeout(Duration::from_secs(5), connect).await else {
+            break;
+        };
+        // Half a request line, never finished.
+        let _ = socket.write_all(b"POST /mcp HT").await;
+        stalled.push(socket);
+    }
+    assert_eq!(stalled.len(), 1000, "the stalled connections were opened");
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        let client = server.client(None).await;
+        let list = call(&client, "memory_list", json!({})).await;
+        client.cancel().await.expect("close");
+        list
+    })
+    .await
+    .expect("a real client is answered while 1,000 connections stall");
+    assert_eq!(answered["partitions"], json!([]));
+    drop(stalled);
+}
+
+/// Each MCP session holds memory until it ends, so the server keeps at most
+/// `--max-sessions`: one more `initialize` gets 503 naming the limit and the flag, and
+/// closing a session makes room.
+#[tokio::test]
+async fn http_holds_at_most_max_sessions() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::start(&sandbox.path().join("memory.db"), &["--max-sessions", "3"]);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let response = initialize(&server.url, &[]).await;
+        assert_eq!(response.status().as_u16(), 200);
+        let id = response.headers()["mcp-session-id"].to_str().expect("id");
+        sessions.push(id.to_owned());
+    }
+    let refused = initialize(&server.url, &[]).await;
+    assert_eq!(refused.status().as_u16(), 503);
+    let body = refused.text().await.expect("a body");
+    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("3 sessions") && message.contains("--max-sessions"),
+        "{body}"
+    );
+    let closed = reqwest::Client::new()
+        .delete(server.url.as_str())
+        .header("mcp-session-id", sessions[0].as_str())
+        .send()
+        .await
+        .expect("close a session");
+    assert!(closed.status().is_success(), "{}", closed.status());
+    assert_eq!(status_of(&server.url, &[]).await, 200, "room again");
+}
+
+/// Every loopback address is this machine: a server on 127.0.0.2 answers its clients and
+/// pages served from any loopback address, and still refuses a DNS-rebound name and a
+/// foreign origin.
+#[tokio::test]
+async fn http_on_another_loopback_address_answers_its_clients() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::launch(
+        Command::new(BIN),
+        &sandbox.path().join("memory.db"),
+        "127.0.0.2:0",
+        &[],
+    );
+    let url = server.url.as_str();
+    assert!(url.starts_with("http://127.0.0.2:"), "{url}");
+    for (headers, status) in [
+        (&[][..], 200),
+        (&[("host", "localhost")][..], 200),
+        (&[("origin", "http://127.0.0.2:3000")][..], 200),
+        (&[("origin", "https://127.200.1.1")][..], 200),
+        (&[("origin", "http://[::1]:8080")][..], 200),
+        (&[("origin", "http://localhost:3000")][..], 200),
+        (&[("host", "rebound.example")][..], 403),
+        (&[("host", "127.0.0.2.rebound.example")][..], 403),
+        (&[("origin", "https://evil.example")][..], 403),
+        (&[("origin", "http://127.0.0.2.evil.example")][..], 403),
+    ] {
+        assert_eq!(status_of(url, headers).await, status, "{headers:?}");
+    }
+    let client = server.client(None).await;
+    let list = call(&client, "memory_list", json!({})).await;
+    assert_eq!(list["partitions"], json!([]));
+    client.cancel().await.expect("close");
+}
+
+/// A client names files only inside the folders the server was started with
+/// (`--allow-dir`): none by default, none reached through `..` or a symlink, nothing but
+/// regular files, none larger than a request body; a refusal reads the same whether the
+/// file exists or not and quotes nothing of it.
+#[tokio::test]
+async fn a_client_reads_trail_files_only_inside_allowed_folders() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path();
+    let db = root.join("memory.db");
+    let trails = root.join("trails");
+    std::fs::create_dir(&trails).expect("trails folder");
+    let inside = trails.join("sign-in.yaml");
+    std::fs::write(
+        &inside,
+        "- tools:\n  - signIn:\n      email: shop+coffee.abc123@example.com\n",
+    )
+    .expect("trail");
+    let secret = root.join("secret.yaml");
+    std::fs::write(&secret, "api_key: Xq7Zk9\n").expect("secret");
+    std::os::unix::fs::symlink(&secret, trails.join("link.yaml")).expect("symlink");
+    std::os::unix::fs::symlink("/dev/zero", trails.join("zero.yaml")).expect("symlink");
+    let big = trails.join("big.yaml");
+    std::fs::write(&big, "#".repeat(5 * 1024 * 1024)).expect("big file");
+    let lint = |path: &Path| json!({"trail_path": path, "memory": {"merchant_email": "shop+coffee.abc123@example.com"}});
+
+    // By default no path is read, and the refusal says how to allow one.
+    let closed = stdio_client(&db).await;
+    let (refused, body) = call_error(&closed, "recording_lint", lint(&inside)).await;
+    assert!(refused.contains("--allow-dir"), "{refused}");
+    assert_eq!(body["kind"], "invalid_input");
+    assert_eq!(body["input"], inside.display().to_string());
+    let missing = root.join("missing.yaml");
+    let (refused_missing, _) = call_error(&closed, "recording_lint", lint(&missing)).await;
+    assert_eq!(
+        refused_missing.replace(&missing.display().to_string(), "PATH"),
+        refused.replace(&inside.display().to_string(), "PATH"),
+        "a missing file is refused alike"
+    );
+    closed.cancel().await.expect("close");
+
+    let open = stdio_client_with(&db, &[OsStr::new("--allow-dir"), trails.as_os_str()]).await;
+    let found = call(&open, "recording_lint", lint(&inside)).await;
+    assert_eq!(found["findings"][0]["key"], "merchant_email");
+    let next = call(
+        &open,
+        "recording_next_call",
+        json!({"trail_path": inside, "device": "android-phone"}),
+    )
+    .await;
+    assert_eq!(next["next"]["tool"], "signIn");
+    let outside: [(PathBuf, &str); 5] = [
+        (trails.join("../secret.yaml"), "a way out through .."),
+        (trails.join("link.yaml"), "a symlink out"),
+        (trails.join("zero.yaml"), "a symlink to a device"),
+        (secret.clone(), "a file outside"),
+        (PathBuf::from("/dev/zero"), "a device"),
+    ];
+    let mut texts = Vec::new();
+    for (path, why) in &outside {
+        let (text, body) = call_error(&open, "recording_lint", lint(path)).await;
+        assert!(
+            !text.contains("Xq7Zk9") && !text.contains("api_key"),
+            "{why}: {text}"
+        );
+        assert_eq!(body["kind"], "invalid_input", "{why}: {text}");
+        assert_eq!(body["input"], path.display().to_string(), "{why}");
+        texts.push(text.replace(&path.display().to_string(), "PATH"));
+    }
+    let (missing_outside, _) =
+        call_error(&open, "recording_lint", lint(&root.join("missing.yaml"))).await;
+    texts.push(missing_outside.replace(&root.join("missing.yaml").display().to_string(), "PATH"));
+    assert!(
+        texts.windows(2).all(|w| w[0] == w[1]),
+        "every refusal reads alike: {texts:#?}"
+    );
+    let (too_big, _) = call_error(&open, "recording_lint", lint(&big)).await;
+    assert!(too_big.contains("4 MiB"), "{too_big}");
+    open.cancel().await.expect("close");
 }
