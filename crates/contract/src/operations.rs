@@ -220,7 +220,7 @@ pub fn all() -> Vec<Operation> {
         ),
         with_input(
             "turns_view",
-            "The model view of a coding session rendered for a provider (OpenAI Chat, OpenAI Responses or Genkit), with the recent turns' memories. Call it to build the messages for the next model request.",
+            "The model view of a coding session rendered for a provider (OpenAI Chat or Responses, Genkit, Anthropic, Gemini), with the recent turns' memories. Call it to build the messages for the next model request.",
             Reads,
             turns::view,
         ),

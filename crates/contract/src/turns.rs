@@ -148,6 +148,10 @@ pub enum Provider {
     OpenaiResponses,
     /// Genkit `messages`.
     Genkit,
+    /// Anthropic Messages: the request's `system` and `messages`.
+    Anthropic,
+    /// Gemini `generateContent`: the request's `system_instruction` and `contents`.
+    Gemini,
 }
 
 /// Which session to render, for which provider.
@@ -173,7 +177,9 @@ pub struct ViewOutput {
     pub provider: Provider,
     /// Completed turns in the session.
     pub turns: u64,
-    /// The payload in the provider's own format (a list of messages or input items).
+    /// The payload in the provider's own format: a list of messages or input items (OpenAI,
+    /// Genkit), or the request body that carries them with the system prompt apart
+    /// (Anthropic's `system` and `messages`, Gemini's `system_instruction` and `contents`).
     pub messages: Value,
 }
 
@@ -198,6 +204,8 @@ pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
         Provider::OpenaiChat => serde_json::to_value(render::openai_chat(&model)),
         Provider::OpenaiResponses => serde_json::to_value(render::openai_responses(&model)),
         Provider::Genkit => serde_json::to_value(render::genkit(&model)),
+        Provider::Anthropic => serde_json::to_value(render::anthropic(&model)),
+        Provider::Gemini => serde_json::to_value(render::gemini(&model)),
     }
     .context("rendering the model view")?;
     Ok(ViewOutput {

@@ -353,6 +353,23 @@ async fn agent_loop(client: &Client) {
     .await;
     assert_eq!(view["messages"][0]["role"], "user");
     assert!(view["messages"].to_string().contains("src/retry.rs"));
+    // Every format the command line renders: Anthropic's and Gemini's request bodies too.
+    let anthropic = call(
+        client,
+        "turns_view",
+        json!({"session": "code-1", "provider": "anthropic"}),
+    )
+    .await;
+    assert_eq!(anthropic["messages"]["messages"][0]["role"], "user");
+    assert!(anthropic["messages"].to_string().contains("src/retry.rs"));
+    let gemini = call(
+        client,
+        "turns_view",
+        json!({"session": "code-1", "provider": "gemini"}),
+    )
+    .await;
+    assert_eq!(gemini["messages"]["contents"][0]["role"], "user");
+    assert!(gemini["messages"].to_string().contains("src/retry.rs"));
 
     // Recorded tool calls: appended, templatized, linted, replayed step by step.
     let logs = json!([
