@@ -58,6 +58,16 @@ pub(crate) struct McpArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     max_sessions: u32,
+    /// Serve only these families of tools, comma-separated: `notes`, `trajectory`, `browser`,
+    /// `turns`, `recording`, `admin` (list, forget, stats). Default: all of them. Fewer tools
+    /// keep a client's context small.
+    #[arg(
+        long,
+        value_name = "FAMILIES",
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(agent_memory_contract::operations::FAMILIES)
+    )]
+    tools: Vec<String>,
 }
 
 /// Serves MCP until the client closes stdin (stdio) or the process is interrupted (HTTP).
@@ -74,7 +84,12 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
     // connections with a runtime of its own, which cannot start inside another.
     let server = server::MemoryServer::new(
         std::sync::Arc::clone(&store),
-        tools::all()?,
+        if args.tools.is_empty() {
+            tools::all()?
+        } else {
+            let families: Vec<&str> = args.tools.iter().map(String::as_str).collect();
+            tools::of_families(&families)?
+        },
         global.now,
         files,
     );

@@ -890,3 +890,57 @@ async fn a_client_reads_trail_files_only_inside_allowed_folders() {
     assert!(too_big.contains("4 MiB"), "{too_big}");
     open.cancel().await.expect("close");
 }
+
+/// `--tools` serves only the named families, and the list a client pays for in its context
+/// shrinks with them; an unknown family is a usage error naming the known ones.
+#[tokio::test]
+async fn tools_serves_only_the_named_families() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let size = |tools: &[rmcp::model::Tool]| serde_json::to_string(tools).expect("json").len();
+
+    let client = stdio_client(&db).await;
+    let all = client.list_all_tools().await.expect("tools");
+    client.cancel().await.expect("close");
+
+    let only: Vec<&OsStr> = ["--tools", "trajectory,admin"].map(OsStr::new).to_vec();
+    let client = stdio_client_with(&db, &only).await;
+    let some = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = some.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "trajectory_record",
+            "trajectory_crystallize",
+            "trajectory_recall",
+            "trajectory_patterns",
+            "memory_list",
+            "memory_forget",
+            "memory_stats",
+        ]
+    );
+    assert!(
+        size(&some) < size(&all),
+        "{} vs {}",
+        size(&some),
+        size(&all)
+    );
+    let recalled = call(
+        &client,
+        "trajectory_recall",
+        json!({"partition": "team", "fingerprint": {"problem_topology": "x"}}),
+    )
+    .await;
+    assert_eq!(recalled["patterns"], json!([]));
+    client.cancel().await.expect("close");
+    eprintln!(
+        "tools/list: {} bytes for all {} tools, {} for trajectory and admin",
+        size(&all),
+        all.len(),
+        size(&some)
+    );
+
+    let wrong = sandbox.run(&["mcp", "--tools", "trajectory,nope"], &[]);
+    assert_eq!(wrong.code, Some(2), "{wrong}");
+    assert!(wrong.stderr.contains("nope"), "{wrong}");
+}
