@@ -10,6 +10,8 @@
 
 #![deny(missing_docs)]
 
+pub mod browser;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -156,6 +158,14 @@ impl NativeStore {
     #[napi(getter)]
     pub fn location(&self) -> String {
         self.location.clone()
+    }
+
+    /// "Now": the fixed time the store was opened with, else the system clock.
+    fn clock(&self) -> Box<dyn Clock> {
+        match self.now {
+            Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
+            None => Box::new(SystemClock),
+        }
     }
 
     fn store(&self) -> Result<Store> {
