@@ -6,8 +6,9 @@
 //! built by `scripts/build.mjs` with napi-rs from the workspace's own target folder and dev
 //! profile (so the dependencies the other steps compiled are reused); `npm pack` makes the
 //! tarball; a fresh project under `target/node-test/` installs it (a copy, not a link to the
-//! sources) and runs the package's tests there with node's test runner, then type-checks the
-//! examples against the installed declarations with `tsc --noEmit`.
+//! sources) and runs the package's tests there with node's test runner, then type-checks an
+//! example against the installed declarations with `tsc --noEmit`, and type-checks, compiles
+//! and runs every ```ts block of the README against the installed package.
 //!
 //! Without Node.js or npm the step says so and passes on a developer's machine; with
 //! `CI=true` either missing is an error, never a skip.
@@ -63,11 +64,22 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             .args(test_files(&project.join("test"))?)
             .current_dir(&project),
     )?;
+    let tsc = package.join("node_modules/typescript/bin/tsc");
     step(
         "type-checking the examples (tsc --noEmit)",
         Command::new("node")
-            .arg(package.join("node_modules/typescript/bin/tsc"))
+            .arg(&tsc)
             .args(["--project", "test/types/tsconfig.json"])
+            .current_dir(&project),
+    )?;
+    step(
+        "the README's TypeScript examples",
+        Command::new("node")
+            .arg(package.join("scripts/readme-examples.mjs"))
+            .arg(root.join("README.md"))
+            .arg(project.join("readme"))
+            .arg(&tsc)
+            .arg(package.join("node_modules/@types"))
             .current_dir(&project),
     )
 }

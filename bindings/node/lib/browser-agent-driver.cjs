@@ -15,7 +15,7 @@ const native = require('../native.js')
 const { createHash } = require('node:crypto')
 const { mkdirSync } = require('node:fs')
 const path = require('node:path')
-const { InvalidInputError, fromNative } = require('./errors.cjs')
+const { InvalidInputError, fromNative, wellFormed } = require('./errors.cjs')
 
 let chosen
 const open = new Map()
@@ -60,7 +60,7 @@ function siteUrl(domain) {
 }
 
 function checkText(value, name) {
-  if (typeof value !== 'string' || !value.isWellFormed()) {
+  if (typeof value !== 'string' || !wellFormed(value)) {
     throw new InvalidInputError(`${name} must be a string of well-formed text`, name)
   }
 }

@@ -61,7 +61,15 @@ function fromNative(error) {
   return new AgentMemoryError(text)
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Whether `text` is well-formed UTF-16 (no lone surrogate), on Node 18 too. */
+function wellFormed(text) {
+  return typeof text.isWellFormed === 'function' ? text.isWellFormed() : !LONE_SURROGATE.test(text)
+}
+
 module.exports = {
+  wellFormed,
   AgentMemoryError,
   UsageError,
   InvalidInputError,

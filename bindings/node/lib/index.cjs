@@ -21,6 +21,7 @@ const {
   DatabaseError,
   fromBody,
   fromNative,
+  wellFormed,
 } = require('./errors.cjs')
 
 const MAX_DEPTH = 128
@@ -34,7 +35,7 @@ const MAX_DEPTH = 128
 function checkJson(value, where, depth = 0, seen = new Set()) {
   switch (typeof value) {
     case 'string':
-      if (!value.isWellFormed()) {
+      if (!wellFormed(value)) {
         throw new InvalidInputError(`${where} holds a lone UTF-16 surrogate, which is no text`, where)
       }
       return
@@ -68,7 +69,7 @@ function checkJson(value, where, depth = 0, seen = new Set()) {
     }
     for (const [key, item] of Object.entries(value)) {
       if (item === undefined) continue
-      if (!key.isWellFormed()) {
+      if (!wellFormed(key)) {
         throw new InvalidInputError(`a key in ${where} holds a lone UTF-16 surrogate`, where)
       }
       checkJson(item, `${where}.${key}`, depth + 1, seen)
@@ -120,7 +121,7 @@ function checkDatabase(db) {
       'db',
     )
   }
-  if (!db.isWellFormed() || db.includes('\0')) throw new InvalidInputError('db holds a lone surrogate or a NUL character', 'db')
+  if (!wellFormed(db) || db.includes('\0')) throw new InvalidInputError('db holds a lone surrogate or a NUL character', 'db')
 }
 
 function checkOptions(options) {
@@ -313,7 +314,7 @@ function operations() {
  * name) and returns its exit status. It blocks until the command ends.
  */
 function runCli(args) {
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && a.isWellFormed())) {
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && wellFormed(a))) {
     throw new InvalidInputError('args must be an array of strings', 'args')
   }
   return native.runCli(args)
