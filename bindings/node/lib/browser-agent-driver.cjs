@@ -273,4 +273,105 @@ class ProjectStore {
   }
 }
 
-module.exports = { TrajectoryStore, AppKnowledge, SelectorCache, ProjectStore, useDatabase }
+/** `{run_id: ...}` as `{runId: ...}`, recursively over plain objects. */
+function camel(value) {
+  if (Array.isArray(value)) return value.map(camel)
+  if (value === null || typeof value !== 'object') return value
+  const out = {}
+  for (const [key, item] of Object.entries(value)) {
+    if (item === null) continue
+    out[key.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] = camel(item)
+  }
+  return out
+}
+
+/** `{runId: ...}` as `{run_id: ...}` (top level), leaving out undefined fields. */
+function snake(value) {
+  const out = {}
+  for (const [key, item] of Object.entries(value ?? {})) {
+    if (item !== undefined) out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = item
+  }
+  return out
+}
+
+/** The contract's operation `name` on the database in use, its result in camelCase. */
+function operation(name, input) {
+  return camel(call(() => database().callSync(name, input)))
+}
+
+/** `fn()`, or undefined when it names a run that does not exist. */
+function unlessMissing(fn) {
+  try {
+    return fn()
+  } catch (error) {
+    if (error.kind === 'not_found') return undefined
+    throw error
+  }
+}
+
+/**
+ * The run registry: manifests of runs (start, update, complete, get, list), and the scenarios
+ * that resume or fork one. Runs of one memory folder share a scope.
+ */
+class RunRegistry {
+  #scope
+
+  constructor(memoryDir) {
+    checkText(memoryDir, 'memoryDir')
+    this.#scope = scopeOf(path.join(memoryDir, 'agent-runs'))
+  }
+
+  /** Registers a run as running; returns its id. */
+  startRun(opts) {
+    const { runId, sessionId, parentRunId, goal, domain, startUrl } = opts ?? {}
+    operation('browser_run_start', snake({ runId, sessionId, parentRunId, goal, domain, startUrl, scope: this.#scope }))
+    return runId
+  }
+
+  /** Updates a running run (status, current url, turns, artifacts); undefined for an unknown run. */
+  updateRun(runId, updates = {}) {
+    const { status, currentUrl, turnCount, artifactPaths } = updates
+    return unlessMissing(() =>
+      operation('browser_run_update', snake({ runId, status, currentUrl, turnCount, artifactPaths, scope: this.#scope })),
+    )
+  }
+
+  /** Completes a run (`completed` on success, else `failed`); undefined for an unknown run. */
+  completeRun(runId, result) {
+    const { success, finalUrl, summary, result: text, reason, turnCount, artifactPaths } = result ?? {}
+    return unlessMissing(() =>
+      operation(
+        'browser_run_complete',
+        snake({ runId, success, finalUrl, summary, result: text, reason, turnCount, artifactPaths, scope: this.#scope }),
+      ),
+    )
+  }
+
+  /** The manifest of a run, or undefined. */
+  getRun(runId) {
+    return this.listRuns().find((run) => run.runId === runId)
+  }
+
+  /** Manifests, newest first, filtered by domain, session and status, at most `limit`. */
+  listRuns(filters = {}) {
+    const { domain, sessionId, status, limit } = filters
+    return operation('browser_runs', snake({ domain, sessionId, status, limit, scope: this.#scope })).runs
+  }
+
+  /** The scenario that continues a run in its session; undefined for an unknown run. */
+  buildResumeScenario(runId, newGoal) {
+    return unlessMissing(() => operation('browser_resume', snake({ runId, goal: newGoal, scope: this.#scope })))
+  }
+
+  /** The scenario that branches a run into a new session; undefined for an unknown run. */
+  buildForkScenario(runId, goal) {
+    return unlessMissing(() => operation('browser_fork', snake({ runId, goal, scope: this.#scope })))
+  }
+
+  /** A fresh run id, `run_<ms>_<6 base36>`. */
+  static generateRunId() {
+    return native.generateRunId()
+  }
+}
+
+module.exports = { TrajectoryStore, AppKnowledge, SelectorCache, ProjectStore, RunRegistry, useDatabase }

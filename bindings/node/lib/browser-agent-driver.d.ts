@@ -106,5 +106,57 @@ export declare class ProjectStore {
   loadHints(): string | null
 }
 
+export type RunStatus = 'running' | 'completed' | 'failed'
+
+export interface RunManifest {
+  runId: string
+  sessionId?: string
+  parentRunId?: string
+  status: RunStatus
+  goal: string
+  domain: string
+  startUrl?: string
+  finalUrl?: string
+  currentUrl?: string
+  startedAt: string
+  updatedAt: string
+  completedAt?: string
+  success?: boolean
+  summary?: string
+  artifactPaths: string[]
+  turnCount: number
+  result?: string
+  reason?: string
+}
+
+export interface RunFilters {
+  domain?: string
+  sessionId?: string
+  status?: RunStatus
+  limit?: number
+}
+
+export interface Scenario {
+  goal: string
+  startUrl: string
+  sessionId: string
+  parentRunId: string
+}
+
+export declare class RunRegistry {
+  constructor(memoryDir: string)
+  startRun(opts: { runId: string; sessionId?: string; parentRunId?: string; goal: string; domain: string; startUrl?: string }): string
+  updateRun(runId: string, updates: { status?: RunStatus; currentUrl?: string; turnCount?: number; artifactPaths?: string[] }): RunManifest | undefined
+  completeRun(
+    runId: string,
+    result: { success: boolean; finalUrl?: string; summary?: string; result?: string; reason?: string; turnCount: number; artifactPaths?: string[] },
+  ): RunManifest | undefined
+  getRun(runId: string): RunManifest | undefined
+  listRuns(filters?: RunFilters): RunManifest[]
+  buildResumeScenario(runId: string, newGoal?: string): Scenario | undefined
+  buildForkScenario(runId: string, goal: string): Scenario | undefined
+  static generateRunId(): string
+}
+
 /** Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL). */
 export declare function useDatabase(db: string): void

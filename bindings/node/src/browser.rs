@@ -396,3 +396,10 @@ pub fn site_key_of(url: String) -> String {
 pub fn reference_text(trajectory: Value) -> String {
     reference_trajectory(&trajectory_from(&trajectory))
 }
+
+/// A fresh run id, `run_<ms>_<6 base36>`, as the run registry makes them.
+#[napi]
+pub fn generate_run_id() -> String {
+    let now = agent_memory_core::Clock::now(&agent_memory_core::SystemClock);
+    agent_memory_browser::generate_run_id(now, &RandomIds::new())
+}
