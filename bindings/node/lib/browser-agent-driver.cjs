@@ -374,4 +374,26 @@ class RunRegistry {
   }
 }
 
-module.exports = { TrajectoryStore, AppKnowledge, SelectorCache, ProjectStore, RunRegistry, useDatabase }
+/**
+ * The context budget: parts with priorities, assembled highest first within 8,000 characters
+ * (UTF-16 units, as JavaScript counts them), stopping at the first part that overflows and
+ * cutting it when more than 200 remain, as the reference does.
+ */
+class ContextBudget {
+  #parts = []
+
+  /** Adds a part of the context. */
+  add(label, content, priority) {
+    checkText(label, 'label')
+    checkText(content, 'content')
+    if (!Number.isInteger(priority)) throw new InvalidInputError('priority must be an integer', 'priority')
+    this.#parts.push({ label, content, priority })
+  }
+
+  /** The assembled context. */
+  build() {
+    return call(() => native.buildContext(this.#parts, 8000, 'stop'))
+  }
+}
+
+module.exports = { TrajectoryStore, AppKnowledge, SelectorCache, ProjectStore, RunRegistry, ContextBudget, useDatabase }

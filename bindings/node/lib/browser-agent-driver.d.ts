@@ -158,5 +158,11 @@ export declare class RunRegistry {
   static generateRunId(): string
 }
 
+/** Parts with priorities, assembled highest first within 8,000 characters. */
+export declare class ContextBudget {
+  add(label: string, content: string, priority: number): void
+  build(): string
+}
+
 /** Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL). */
 export declare function useDatabase(db: string): void

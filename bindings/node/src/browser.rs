@@ -403,3 +403,33 @@ pub fn generate_run_id() -> String {
     let now = agent_memory_core::Clock::now(&agent_memory_core::SystemClock);
     agent_memory_browser::generate_run_id(now, &RandomIds::new())
 }
+
+/// The parts (`{label, content, priority}`) assembled highest priority first within `budget`
+/// UTF-16 units, as the reference's `ContextBudget` counts: `policy` `stop` (the reference's:
+/// stop at the first part that overflows, cutting it when more than 200 units remain) or
+/// `skip` (skip a part that does not fit and keep filling).
+#[napi]
+pub fn build_context(parts: Vec<Value>, budget: u32, policy: String) -> Result<String> {
+    let policy = match policy.as_str() {
+        "stop" => agent_memory_browser::Policy::StopAtOverflow,
+        "skip" => agent_memory_browser::Policy::SkipOverflow,
+        other => {
+            return Err(failure(
+                "invalid_input",
+                format!("policy {other:?} is neither \"stop\" nor \"skip\""),
+                Some("policy"),
+            ));
+        }
+    };
+    let mut context = agent_memory_browser::ContextBudget::new();
+    for part in &parts {
+        let priority = part
+            .get("priority")
+            .and_then(Value::as_i64)
+            .and_then(|p| i32::try_from(p).ok())
+            .unwrap_or(0);
+        context.add(text(part, "label"), text(part, "content"), priority);
+    }
+    let units = usize::try_from(budget).unwrap_or(usize::MAX);
+    Ok(context.build(agent_memory_browser::Budget::Utf16Units(units), policy))
+}
