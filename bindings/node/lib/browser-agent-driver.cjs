@@ -157,6 +157,18 @@ class AppKnowledge {
     for (const fact of facts) this.recordFact(fact.type, fact.key, fact.value)
   }
 
+  /** The sessions of previous runs on the site, newest first. */
+  getSessions() {
+    return call(() => database().browserSessionsSync(this.#scope, this.#url))
+  }
+
+  /** Appends a session; the newest five are kept. */
+  recordSession(session) {
+    if (session === null || typeof session !== 'object') throw new InvalidInputError('session must be an object', 'session')
+    checkText(session.timestamp, 'session.timestamp')
+    call(() => database().browserRecordSessionSync(this.#scope, this.#url, JSON.parse(JSON.stringify(session))))
+  }
+
   /** The `APP KNOWLEDGE` block for the prompt (facts of confidence 0.5 and up), or ''. */
   formatForBrain() {
     return call(() => database().browserKnowledgeTextSync(this.#scope, this.#url))

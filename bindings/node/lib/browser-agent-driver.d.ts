@@ -66,6 +66,17 @@ export interface Fact {
   lastSeen: string
 }
 
+export interface Session {
+  id: string
+  goal: string
+  outcome: string
+  success: boolean
+  finalUrl: string
+  timestamp: string
+  turnsUsed: number
+  durationMs: number
+}
+
 export declare class AppKnowledge {
   constructor(path: string, domain: string)
   getFacts(minConfidence?: number): Fact[]
@@ -73,6 +84,8 @@ export declare class AppKnowledge {
   getFact(type: FactType, key: string): Fact | undefined
   recordFact(type: FactType, key: string, value: string): void
   recordFacts(facts: Array<{ type: FactType; key: string; value: string }>): void
+  getSessions(): Session[]
+  recordSession(session: Session): void
   formatForBrain(): string
   save(): void
 }

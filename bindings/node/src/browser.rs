@@ -10,7 +10,7 @@ use agent_memory_browser::{
 };
 use agent_memory_contract::ErrorBody;
 use agent_memory_core::store::browser::{
-    Fact, FactKind, SelectorEntry, Trajectory, TrajectoryStep,
+    Fact, FactKind, SelectorEntry, SessionEntry, SiteObservation, Trajectory, TrajectoryStep,
 };
 use agent_memory_core::{RandomIds, Scope};
 use napi::Result;
@@ -296,6 +296,75 @@ impl NativeStore {
         let memory = BrowserMemory::new(&store, scope_of(&scope)?, clock.as_ref(), &ids);
         let facts = memory.facts(&url, min).map_err(browser_failure)?;
         Ok(facts.iter().map(fact_json).collect())
+    }
+
+    /// Appends a session (`{id, goal, outcome, success, finalUrl, timestamp, turnsUsed,
+    /// durationMs}`) to the site of `url`; the store keeps the newest five.
+    #[napi]
+    pub fn browser_record_session_sync(
+        &self,
+        scope: String,
+        url: String,
+        session: Value,
+    ) -> Result<()> {
+        let entry = SessionEntry {
+            id: text(&session, "id"),
+            goal: text(&session, "goal"),
+            outcome: text(&session, "outcome"),
+            success: session.get("success").and_then(Value::as_bool) == Some(true),
+            final_url: text(&session, "finalUrl"),
+            timestamp: text(&session, "timestamp"),
+            turns_used: session
+                .get("turnsUsed")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
+            duration_ms: session
+                .get("durationMs")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        };
+        let observation = SiteObservation {
+            site: site_key(&url),
+            label: url.clone(),
+            observed_at: entry.timestamp.clone(),
+            session: Some(entry),
+            ..SiteObservation::default()
+        };
+        let store = self.store()?;
+        store
+            .site_observe(&scope_of(&scope)?, &observation)
+            .map_err(|e| browser_failure(e.into()))
+    }
+
+    /// The sessions of the site of `url`, newest first.
+    #[napi]
+    pub fn browser_sessions_sync(&self, scope: String, url: String) -> Result<Vec<Value>> {
+        let store = self.store()?;
+        let site = store
+            .site_get(&scope_of(&scope)?, &site_key(&url))
+            .map_err(|e| browser_failure(e.into()))?;
+        let Some(site) = site else {
+            return Ok(Vec::new());
+        };
+        // As the reference's getter: by timestamp text, newest first (a stable sort).
+        let mut sessions = site.sessions;
+        sessions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+        Ok(sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.id,
+                    "goal": s.goal,
+                    "outcome": s.outcome,
+                    "success": s.success,
+                    "finalUrl": s.final_url,
+                    "timestamp": s.timestamp,
+                    "turnsUsed": s.turns_used,
+                    "durationMs": s.duration_ms,
+                })
+            })
+            .collect())
     }
 
     /// The `APP KNOWLEDGE` block of the site of `url` (empty when nothing reaches 0.5).

@@ -21,6 +21,14 @@ test('the command is linked into node_modules/.bin', () => {
   assert.ok(existsSync(linked), linked)
 })
 
+test('npx durable-agent-memory runs the command', () => {
+  const project = dirname(dirname(dirname(packageJson)))
+  const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'
+  const version = spawnSync(npx, ['--no-install', 'durable-agent-memory', '--version'], { cwd: project, encoding: 'utf8' })
+  assert.equal(version.status, 0, version.stderr)
+  assert.match(version.stdout, /^agent-memory \d+\.\d+\.\d+/)
+})
+
 test('it writes and reads a database, with exit codes and JSON errors', () => {
   const db = join(tempFolder(), 'cli.db')
   const help = run(['--help'])

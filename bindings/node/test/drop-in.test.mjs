@@ -100,6 +100,27 @@ test('AppKnowledge: confidence starts at 0.6, confirmation boosts, contradiction
   assert.deepEqual(new AppKnowledge(file, 'other.example.com').getFacts(), [])
 })
 
+test('AppKnowledge: sessions, newest first, the newest five kept', () => {
+  const kb = new AppKnowledge(join(tempFolder(), 'knowledge.json'), 'shop.example.com')
+  assert.deepEqual(kb.getSessions(), [])
+  for (let day = 1; day <= 7; day++) {
+    kb.recordSession({
+      id: `s${day}`,
+      goal: `goal ${day}`,
+      outcome: 'done',
+      success: day % 2 === 0,
+      finalUrl: 'https://shop.example.com/done',
+      timestamp: `2026-01-0${day}T10:00:00.000Z`,
+      turnsUsed: day,
+      durationMs: 1000 * day,
+    })
+  }
+  const sessions = kb.getSessions()
+  assert.deepEqual(sessions.map((s) => s.id), ['s7', 's6', 's5', 's4', 's3'])
+  assert.equal(sessions[1].success, true)
+  assert.equal(sessions[0].turnsUsed, 7)
+})
+
 test('AppKnowledge: batches, types and the rendered block', () => {
   const kb = new AppKnowledge(join(tempFolder(), 'knowledge.json'), 'shop.example.com')
   assert.equal(kb.formatForBrain(), '')
