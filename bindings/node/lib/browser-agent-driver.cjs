@@ -10,6 +10,9 @@
 // their memory and stores on two folders never see each other's. Every write is durable when
 // the call returns, so `save()` has nothing left to do. The rules (matching, confidence,
 // pruning, ranking, rendering) are the browser memory's own, in the native addon.
+//
+// Not here: the reference's `TrajectoryAnalyzer` (the analysis object of a test suite) and
+// `ProjectStore.saveRunSummary`, whose point is the `runs/*.json` file it writes.
 
 const native = require('../native.js')
 const { createHash } = require('node:crypto')
