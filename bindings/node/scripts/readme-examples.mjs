@@ -44,6 +44,10 @@ for (const name of files) {
   console.log(`--- README example ${name} (in ${cwd})`)
   const env = { ...process.env }
   delete env.AGENT_MEMORY_DB
-  execFileSync(process.execPath, [compiled], { cwd, stdio: 'inherit', env })
+  try {
+    execFileSync(process.execPath, [compiled], { cwd, stdio: 'inherit', env })
+  } finally {
+    rmSync(cwd, { recursive: true, force: true })
+  }
 }
 console.log(`${files.length} README examples type-checked and ran`)

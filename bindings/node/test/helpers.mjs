@@ -1,11 +1,18 @@
 // Shared by the package's tests: temporary databases and the inputs every memory is driven with.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-/** A fresh folder for one test's files. */
+const folders = []
+process.on('exit', () => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+
+/** A fresh folder for one test's files, removed when the test process ends. */
 export function tempFolder(prefix = 'agent-memory-') {
-  return mkdtempSync(join(tmpdir(), prefix))
+  const folder = mkdtempSync(join(tmpdir(), prefix))
+  folders.push(folder)
+  return folder
 }
 
 /** The databases the memories are tested on: a file, memory, and PostgreSQL when configured. */
