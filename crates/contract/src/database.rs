@@ -171,11 +171,15 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), or the
-/// memory in a PostgreSQL database (its schema created or migrated on first use).
+/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), the memory
+/// in a PostgreSQL database (its schema created or migrated on first use), or, for
+/// `":memory:"`, a private SQLite database in memory that lives as long as the store.
 pub fn open(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         return connect(db, false);
+    }
+    if db.as_os_str() == ":memory:" {
+        return Ok(Arc::new(SqliteStore::open_in_memory()?));
     }
     Ok(Arc::new(open_file(db)?))
 }
