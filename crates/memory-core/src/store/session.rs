@@ -44,6 +44,11 @@ impl SessionEvent {
     }
 }
 
+/// The kind of the event that opens a session's log (`turn-memory`'s `session_started`). A
+/// log that holds one holds it once, as its first event; the stores' own checks report a log
+/// that does not (two processes that both appended a session's start, say).
+pub const SESSION_STARTED: &str = "session_started";
+
 /// The longest event kind a store accepts, in bytes.
 pub const MAX_KIND_BYTES: usize = 64;
 
