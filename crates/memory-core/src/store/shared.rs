@@ -127,6 +127,7 @@ shared_store!(SiteMemoryStore {
 
 shared_store!(RunManifestStore {
     fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>>;
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
     fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;
