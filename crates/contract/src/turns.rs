@@ -79,8 +79,9 @@ fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>
 /// retry, or several copies of one append sent at once, store each event once.
 pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
-    // A concurrent writer moves the log at most between the read and the append; the second
-    // plan sees its events and either skips them or names the first that differs.
+    // When another writer appended between the read and the append, the store refuses ours;
+    // one more plan sees its events and skips them or names the first that differs. A second
+    // refusal is reported as the store words it (the session, both lengths).
     let mut attempts = 0;
     loop {
         attempts += 1;
