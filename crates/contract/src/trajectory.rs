@@ -400,6 +400,27 @@ pub fn record_naming(
             )
             .into());
         }
+        // A field the partition does not have would be dropped from the fingerprint, and a
+        // recall naming it refused: refuse it here, where the caller can still fix it.
+        let unknown: Vec<&str> = episode
+            .fingerprint
+            .keys()
+            .filter(|k| !fields.contains(*k))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Failure::invalid(
+                format!("episodes[{i}].fingerprint"),
+                format!(
+                    "{}: fingerprint field(s) {} not among the fields of partition {:?} ({})",
+                    name(i),
+                    unknown.join(", "),
+                    input.partition,
+                    fields.join(", ")
+                ),
+            )
+            .into());
+        }
         times.push(match &episode.recorded_at {
             None => None,
             Some(TimeInput::Millis(ms)) => Some(Timestamp::from_millis(*ms)),
@@ -694,6 +715,26 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "episode 1: fingerprint is missing field(s) task"
+        );
+        let mut extra = episode("deploy", &["a"], true);
+        extra
+            .fingerprint
+            .insert("env".to_owned(), "prod".to_owned());
+        let error = record(
+            &env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: None,
+                evidence_cap: None,
+                initial_confidence: None,
+                episodes: vec![extra],
+            },
+        )
+        .expect_err("a field the partition does not have");
+        assert_eq!(
+            error.to_string(),
+            "episode 0: fingerprint field(s) env not among the fields of partition \"team\" (task)"
         );
         let missing = recall(
             &env,

@@ -34,5 +34,5 @@ pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
 pub use store::MetaStore;
 pub use store::ToolLogStore;
 pub use store::{EpisodeStore, PatternStore};
-pub use store::{SessionEvent, SessionStore, SessionSummary};
+pub use store::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
 pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SystemClock, Timestamp};

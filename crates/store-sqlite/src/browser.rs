@@ -7,7 +7,7 @@ use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
     ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
     SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore,
+    TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Result, Scope, Timestamp};
@@ -824,6 +824,19 @@ impl RunManifestStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(removed > 0)
+    }
+
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+        let op = "start run";
+        // One immediate transaction: no other start of the run can come between the look and
+        // the insert.
+        self.write(op, |tx| match get_run(tx, scope, &manifest.run_id)? {
+            Some(stored) => run_start_outcome(stored, manifest).map(Some),
+            None => {
+                put_run(tx, scope, manifest).map_err(|e| to_core(op, e))?;
+                Ok(None)
+            }
+        })
     }
 
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {

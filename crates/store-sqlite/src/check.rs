@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use agent_memory_core::store::session::SESSION_STARTED;
 use agent_memory_core::store::trajectory::decode_texts;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -53,7 +54,8 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "session logs",
-        description: "each session's events are numbered 0, 1, 2, ... without a gap",
+        description: "each session's events are numbered 0, 1, 2, ... without a gap; a log \
+                      that holds session_started holds it once, as its first event",
     },
     Check {
         name: "tool logs",
@@ -429,6 +431,23 @@ fn session_logs(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()>
                 format!("{count} events numbered {min} to {max}"),
             );
         }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT session, group_concat(seq, ', ') FROM \
+         (SELECT session, seq FROM session_events WHERE kind = ?1 ORDER BY session, seq) \
+         GROUP BY session HAVING count(*) > 1 OR min(seq) <> 0",
+    )?;
+    let mut rows = stmt.query([SESSION_STARTED])?;
+    while let Some(row) = rows.next()? {
+        let session: String = row.get(0)?;
+        let positions: String = row.get(1)?;
+        found.add(
+            "session logs",
+            format!("session_events {session:?}"),
+            format!(
+                "{SESSION_STARTED} at position(s) {positions}: a log holds it once, as its first event"
+            ),
+        );
     }
     Ok(())
 }

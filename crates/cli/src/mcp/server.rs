@@ -1,7 +1,9 @@
 //! [`MemoryServer`]: the MCP server handler over one open database. Every call runs its
 //! operation on a blocking thread (the store is synchronous), each store call one
-//! transaction; calls that read before they write are serialized by a write gate, so two
-//! clients appending to one session cannot interleave.
+//! transaction; calls that write are serialized by a write gate within this process. The
+//! gate is not what keeps a session's log valid: a turns append checks its position in the
+//! store's atomic step (`SessionStore::session_append_at`), which holds across processes,
+//! servers and hosts too.
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -1,6 +1,8 @@
 //! The JSON contract: listing, forgetting, and errors as JSON, each output checked against its
 //! committed schema.
 
+use serde_json::json;
+
 use crate::{Sandbox, conforms};
 
 /// A database holding a little of every memory, written through the command line.
@@ -157,6 +159,49 @@ fn a_run_goes_through_its_life_cycle_from_json_documents() {
     assert_eq!(manifest["success"], true);
     let runs = sandbox.expect(0, &["browser", "runs"]);
     assert!(runs.stdout.contains("run-1"), "{runs}");
+    // Starting it again the same way (a retry) changes nothing and shows the run as it is.
+    let again = sandbox.expect(
+        0,
+        &["browser", "run", "start", "--file", "start.json", "--json"],
+    );
+    assert_eq!(conforms("browser_run.output", &again.stdout), manifest);
+    // Starting it with another goal is refused, naming the run; the completed run stays.
+    let other = sandbox.run_with_stdin(
+        &["browser", "run", "start", "--file", "-", "--json"],
+        r#"{"goal": "Sell a watch", "domain": "shop.test", "start_url": "https://shop.test/", "run_id": "run-1"}"#,
+    );
+    assert_eq!(other.code, Some(1), "{other}");
+    let error = conforms("error", other.stderr.trim());
+    assert_eq!(
+        (
+            error["error"]["kind"].as_str(),
+            error["error"]["input"].as_str()
+        ),
+        (Some("conflict"), Some("run-1"))
+    );
+    assert_eq!(
+        error["error"]["message"],
+        "conflict on run \"run-1\": already started (completed) with another goal; start a run with a new id"
+    );
+    let kept = sandbox.run_with_stdin(
+        &["browser", "run", "update", "--file", "-", "--json"],
+        r#"{"run_id": "run-1"}"#,
+    );
+    let kept = conforms("browser_run.output", &kept.stdout);
+    assert_eq!(
+        (
+            kept["status"].clone(),
+            kept["success"].clone(),
+            kept["turn_count"].clone(),
+            kept["goal"].clone()
+        ),
+        (
+            json!("completed"),
+            json!(true),
+            json!(5),
+            json!("Buy a watch")
+        )
+    );
 }
 
 #[test]

@@ -545,6 +545,65 @@ async fn acknowledged_writes_survive_a_killed_server() {
     again.cancel().await.expect("close");
 }
 
+/// Four MCP servers (four processes) on one database get the same `turns_append` at once,
+/// round after round, as an agent retrying through another server would send it: each round
+/// exactly one appends, the others find the events already stored, and the session reads
+/// back whole. No server's gate covers the others: the store's atomic append does.
+#[tokio::test]
+async fn servers_sending_one_append_at_once_store_it_once() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let servers = [
+        stdio_client(&db).await,
+        stdio_client(&db).await,
+        stdio_client(&db).await,
+        stdio_client(&db).await,
+    ];
+    for round in 0..20 {
+        let session = format!("retried-{round}");
+        let arguments = json!({"session": session, "start": 0, "events": [
+            {"type": "session_started", "session": session, "started_at": 0},
+            {"type": "user_message", "text": "fix the tests"},
+        ]});
+        let [a, b, c, d] = &servers;
+        let answers = tokio::join!(
+            call(a, "turns_append", arguments.clone()),
+            call(b, "turns_append", arguments.clone()),
+            call(c, "turns_append", arguments.clone()),
+            call(d, "turns_append", arguments.clone()),
+        );
+        let answers = [answers.0, answers.1, answers.2, answers.3];
+        let appended: Vec<u64> = answers
+            .iter()
+            .map(|answer| answer["appended"].as_u64().unwrap_or(u64::MAX))
+            .collect();
+        assert_eq!(
+            (
+                appended.iter().filter(|n| **n == 2).count(),
+                appended.iter().filter(|n| **n == 0).count()
+            ),
+            (1, 3),
+            "round {round}: {answers:#?}"
+        );
+        let viewed = call(
+            a,
+            "turns_view",
+            json!({"session": session, "provider": "openai_chat"}),
+        )
+        .await;
+        assert_eq!(viewed["session"], session.as_str(), "round {round}");
+    }
+    let list = call(&servers[0], "memory_list", json!({})).await;
+    let counts: Vec<u64> = list["turn_sessions"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["events"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(counts, vec![2; 20]);
+    for server in servers {
+        server.cancel().await.expect("close");
+    }
+}
+
 /// A tool error carries the very message the command line prints for the same mistake.
 #[tokio::test]
 async fn tool_errors_carry_the_command_lines_message() {

@@ -21,6 +21,6 @@ pub mod tool_log;
 pub mod trajectory;
 
 pub use meta::MetaStore;
-pub use session::{SessionEvent, SessionStore, SessionSummary};
+pub use session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
 pub use tool_log::ToolLogStore;
 pub use trajectory::{EpisodeStore, PatternStore};
