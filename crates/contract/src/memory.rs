@@ -127,7 +127,7 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
     for scope in store.browser_scopes()? {
         browser_scopes.push(BrowserScopeEntry {
             sites: store.site_list(&scope)?,
-            trajectories: store.trajectory_list(&scope)?.len() as u64,
+            trajectories: store.trajectory_count(&scope)?,
             scope: scope.as_str().to_owned(),
         });
     }
