@@ -643,3 +643,81 @@ fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_memory_core::Scope;
+    use agent_memory_core::store::browser::{Trajectory, TrajectoryStore};
+    use rusqlite::Connection;
+
+    use super::{Findings, exact_token_index, streamed_token_index};
+
+    /// The streamed token index check reports what the exact one reports whenever it vouches
+    /// for the keys, and hands over to it whenever a key is posted other than once.
+    #[test]
+    fn the_streamed_token_index_check_agrees_with_the_exact_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let clean = dir.path().join("clean.db");
+        {
+            let store = crate::SqliteStore::open(&clean).expect("open");
+            for i in 0..40 {
+                let trajectory = Trajectory {
+                    id: format!("traj_{i}"),
+                    goal: format!("buy watch {i}"),
+                    origin: Some(format!("https://shop{}.test", i % 3)),
+                    steps: Vec::new(),
+                    success: i % 2 == 0,
+                    duration_ms: 5,
+                    model: "m".into(),
+                    timestamp: "2026-01-01T00:00:00.000Z".into(),
+                    recorded_at: Some(agent_memory_core::Timestamp::from_millis(i)),
+                };
+                let tokens = ["buy".to_owned(), "watch".to_owned(), format!("n{i}")];
+                store
+                    .trajectory_put(&Scope::shared(), &trajectory, &tokens)
+                    .expect("put");
+            }
+        }
+        // (defect, whether every key is still posted exactly once)
+        let defects = [
+            ("SELECT 1", true),
+            (
+                "UPDATE browser_trajectories SET success = 1 - success WHERE id = 3",
+                true,
+            ),
+            ("DELETE FROM browser_trajectories WHERE id = 5", true),
+            (
+                "UPDATE browser_trajectories SET index_keys = index_keys || '5:extra' WHERE id = 7",
+                false,
+            ),
+            (
+                "UPDATE browser_trajectories SET index_keys = index_keys || '3:buy' WHERE id = 8",
+                false,
+            ),
+            ("DELETE FROM browser_token_tails WHERE token = 'n9'", false),
+            (
+                "DELETE FROM browser_trajectory_tokens_pending WHERE token = 'n9'",
+                false,
+            ),
+        ];
+        for (i, (sql, vouched)) in defects.into_iter().enumerate() {
+            let path = dir.path().join(format!("defect{i}.db"));
+            std::fs::copy(&clean, &path).expect("copy");
+            let conn = Connection::open(&path).expect("open");
+            conn.execute_batch(sql).expect("plant");
+            let mut streamed = Findings::default();
+            let complete = streamed_token_index(&conn, &mut streamed).expect("streamed");
+            let mut exact = Findings::default();
+            exact_token_index(&conn, &mut exact).expect("exact");
+            if sql.contains("n9") && exact.0.is_empty() {
+                // The posting was in the other of the two tables.
+                continue;
+            }
+            // When it does not vouch, the check reports the exact comparison's findings.
+            assert_eq!(complete, vouched, "{sql}: {:?}", exact.0);
+            if complete {
+                assert_eq!(streamed.0, exact.0, "{sql}");
+            }
+        }
+    }
+}
