@@ -352,6 +352,16 @@ impl TrajectoryStore for PostgresStore {
         })
     }
 
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
+        self.read_one("count trajectories", |one| {
+            let row = one.row(
+                "SELECT count(*) FROM browser_trajectory WHERE scope = $1",
+                &[&scope.as_str()],
+            )?;
+            Ok(row.map_or(0, |r| crate::count(r.get(0))))
+        })
+    }
+
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
         self.write("prune trajectories", |tx| {
             lock_scope(tx, scope)?;

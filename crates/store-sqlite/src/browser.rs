@@ -306,6 +306,15 @@ impl TrajectoryStore for SqliteStore {
         })
     }
 
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
+        let op = "count trajectories";
+        let count: i64 = self.read(op, |conn| {
+            conn.prepare_cached("SELECT count(*) FROM browser_trajectories WHERE scope = ?1")
+                .and_then(|mut stmt| stmt.query_row([scope.as_str()], |r| r.get(0)))
+        })?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
         let op = "prune trajectories";
         self.write(op, |tx| {

@@ -622,6 +622,69 @@ async fn tool_errors_carry_the_command_lines_message() {
     client.cancel().await.expect("close");
 }
 
+/// A secret used before the log whose snapshot marks it sensitive, through
+/// `recording_append` (the store never receives it) and `recording_templatize` (a stored
+/// session, and logs given inline), and a sensitive integer PIN refused without being quoted:
+/// no result, no error and no database byte holds either.
+#[tokio::test]
+async fn recording_tools_never_show_a_secret_revealed_late() {
+    const CANARY: &str = "zq9999canary";
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let client = stdio_client(&db).await;
+    let logs = json!([
+        {"toolName": "typePassword", "parameters": {"text": CANARY}, "successful": false,
+         "exceptionMessage": format!("rejected {CANARY}"), "durationMs": 5, "timestamp": 1000},
+        {"toolName": "rememberPassword", "parameters": {}, "successful": true,
+         "durationMs": 5, "timestamp": 2000,
+         "memorySnapshot": [{"key": "password", "value": CANARY, "sensitive": true}]}
+    ]);
+    let mut outputs = vec![
+        call(
+            &client,
+            "recording_append",
+            json!({"session": "s", "logs": logs}),
+        )
+        .await,
+        call(&client, "recording_templatize", json!({"session": "s"})).await,
+        call(&client, "recording_templatize", json!({"logs": logs})).await,
+    ];
+    for tool in ["recording_append", "recording_templatize"] {
+        let pin = json!([{"toolName": "enterPin", "parameters": {}, "successful": true,
+            "durationMs": 1, "timestamp": 1,
+            "memorySnapshot": [{"key": "pin", "value": 99990001, "sensitive": true}]}]);
+        let arguments = match tool {
+            "recording_append" => json!({"session": "s", "logs": pin}),
+            _ => json!({"logs": pin}),
+        };
+        let (text, body) = call_error(&client, tool, arguments).await;
+        assert!(
+            text.contains("invalid value: a number, expected a string"),
+            "{tool}: {text}"
+        );
+        outputs.push(json!({"text": text, "body": body}));
+    }
+    client.cancel().await.expect("close");
+    for output in &outputs {
+        let text = output.to_string();
+        assert!(
+            !text.contains(CANARY) && !text.contains("99990001"),
+            "{text}"
+        );
+    }
+    for templatized in &outputs[1..3] {
+        let trail = templatized["trail"].as_str().unwrap_or_default();
+        assert!(trail.contains("text: ${password}"), "{trail}");
+    }
+    let mut bytes = std::fs::read(&db).expect("read database");
+    if let Ok(wal) = std::fs::read(sandbox.path().join("memory.db-wal")) {
+        bytes.extend(wal);
+    }
+    let holds = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(holds("typePassword"), "the logs were stored");
+    assert!(!holds(CANARY), "the database holds the secret");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_serves_several_clients_at_once() {
     let sandbox = Sandbox::new();

@@ -131,6 +131,12 @@ pub trait TrajectoryStore: Send + Sync {
     /// Every trajectory of `scope`, in the order they were first stored.
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
 
+    /// How many trajectories `scope` holds. The default lists them; a store on disk counts
+    /// them without reading one into memory.
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
+        Ok(self.trajectory_list(scope)?.len() as u64)
+    }
+
     /// Removes trajectories recorded before `cutoff` (undated ones stay); returns how many.
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
 

@@ -114,6 +114,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>>;
     fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
 });

@@ -319,6 +319,14 @@ fn trajectory_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
         vec![],
         "many: another scope's ids are not found"
     );
+    ensure_eq!(store.trajectory_count(&s)?, 2, "count: both of the scope");
+    put(store, &s, &t)?;
+    ensure_eq!(store.trajectory_count(&s)?, 2, "count: a replaced one once");
+    ensure_eq!(
+        store.trajectory_count(&Scope::new("other")?)?,
+        0,
+        "count: another scope's are not counted"
+    );
     Ok(())
 }
 
