@@ -96,11 +96,11 @@ role: "tool_result"
 /**
  * The provider format.
  */
-export type Provider = ("openai_chat" | "openai_responses" | "genkit")
+export type Provider = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 /**
  * The provider format.
  */
-export type Provider1 = ("openai_chat" | "openai_responses" | "genkit")
+export type Provider1 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 /**
  * How the memory parts are assembled into the context.
  * 
@@ -114,7 +114,7 @@ export type LayoutInput1 = ("layered" | "compat")
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "Provider".
  */
-export type Provider2 = ("openai_chat" | "openai_responses" | "genkit")
+export type Provider2 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 
 /**
  * Every JSON input and output of the contract, by schema file name.
@@ -1382,7 +1382,8 @@ session?: (string | null)
  */
 trail?: (string | null)
 /**
- * A trail file the server can read (give this or `trail`).
+ * A trail file (give this or `trail`): for a server's client, only inside the folders
+ * the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
  */
 trail_path?: (string | null)
 }
@@ -1465,7 +1466,8 @@ secrets?: {
  */
 trail?: (string | null)
 /**
- * A trail file the server can read (give this or `trail`).
+ * A trail file (give this or `trail`): for a server's client, only inside the folders
+ * the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
  */
 trail_path?: (string | null)
 /**
@@ -1681,6 +1683,10 @@ partition: string
  */
 export interface TrajectoryCrystallizeOutput {
 /**
+ * Present when the partition holds nothing yet: why the result is empty.
+ */
+note?: (string | null)
+/**
  * The partition.
  */
 partition: string
@@ -1795,6 +1801,10 @@ export interface TrajectoryPatternsOutput {
  */
 fields: string[]
 /**
+ * Present when the partition holds nothing yet: why the result is empty.
+ */
+note?: (string | null)
+/**
  * The partition.
  */
 partition: string
@@ -1840,6 +1850,10 @@ recency_weight?: (number | null)
  * via the `definition` "TrajectoryRecallOutput".
  */
 export interface TrajectoryRecallOutput {
+/**
+ * Present when the partition holds nothing yet: why the result is empty.
+ */
+note?: (string | null)
 /**
  * The partition.
  */
@@ -2094,7 +2108,9 @@ session: string
  */
 export interface TurnsViewOutput {
 /**
- * The payload in the provider's own format (a list of messages or input items).
+ * The payload in the provider's own format: a list of messages or input items (OpenAI,
+ * Genkit), or the request body that carries them with the system prompt apart
+ * (Anthropic's `system` and `messages`, Gemini's `system_instruction` and `contents`).
  */
 messages: {
 [k: string]: unknown | undefined
