@@ -116,6 +116,13 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::readme::run(&[])),
         ),
         (
+            // The npm package as its users get it: packed, installed into a fresh project,
+            // tested with node's test runner and type-checked (before `package`, which
+            // drops our crates' fingerprints, so the addon reuses what `test` compiled).
+            "node",
+            Box::new(|| crate::node::run(&[])),
+        ),
+        (
             // Every library crate and the command line must be publishable as they stand:
             // packaged and built from the packaged sources alone.
             "package",
@@ -128,6 +135,9 @@ fn run_steps() -> Result<()> {
                         "--workspace",
                         "--exclude",
                         "xtask",
+                        // Published to npm inside `durable-agent-memory`, not to crates.io.
+                        "--exclude",
+                        "agent-memory-node",
                         "--allow-dirty",
                         "--quiet",
                     ],

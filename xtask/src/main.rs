@@ -12,6 +12,7 @@
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 //! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
+//! - `cargo xtask node`: the npm package built, packed, installed into a fresh project and tested.
 
 mod agent_cli;
 mod bench;
@@ -20,6 +21,7 @@ mod demo;
 mod deps;
 mod fuzz;
 mod mcp_python;
+mod node;
 mod peers;
 mod postgres;
 mod readme;
@@ -58,6 +60,7 @@ fn run() -> Result<()> {
         "readme" => readme::run(rest),
         "agent-cli" => agent_cli::run(rest),
         "mcp-python" => mcp_python::run(rest),
+        "node" => node::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -81,7 +84,8 @@ fn print_usage() {
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
-         mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)"
+         mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
+         node       build, pack and install the npm package into a fresh project under target/ and run its tests"
     );
 }
 

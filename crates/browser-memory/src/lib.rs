@@ -2,6 +2,12 @@
 //! store, session history, app knowledge, selector cache), its context budget, its run
 //! registry and hints, and import/export of its `.agent-memory/` directories.
 //!
+//! Where browser-agent-driver's answers are reproduced, they are reproduced to the bit: trace
+//! scores use V8's `Math.exp`, lengths count UTF-16 units, and equal scores keep its order
+//! (the ids' order when a time does not parse). One deliberate difference: a cut that falls
+//! inside a surrogate pair writes U+FFFD where the reference leaves half the pair, which a Rust
+//! string cannot hold.
+//!
 //! Everything is scoped by a [`Scope`](agent_memory_core::Scope) and generic over the store traits
 //! of [`agent_memory_core::store::browser`]; time and ids come from an injected
 //! [`Clock`](agent_memory_core::Clock) and [`IdSource`](agent_memory_core::IdSource).
@@ -44,6 +50,7 @@ mod error;
 mod extract;
 mod files;
 mod hints;
+mod jsmath;
 mod json;
 mod matching;
 mod memory;
@@ -60,7 +67,8 @@ pub use budget::{
     priority,
 };
 pub use dir::{
-    MAX_FILE_BYTES, MemoryRoot, Skipped, Transfer, export_dir, import_dir, manifest_stem,
+    AtomicBatch, MAX_FILE_BYTES, MemoryRoot, Skipped, Transfer, export_dir, import_dir,
+    manifest_stem,
 };
 pub use error::{Error, Result};
 pub use extract::{Turn, extract_facts};

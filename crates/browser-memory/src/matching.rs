@@ -86,7 +86,8 @@ pub struct Match {
 /// + 0.1 * verified_steps / steps` (no steps: 0.5; undated: recency 0.5).
 pub fn trace_score(similarity: f64, trajectory: &Trajectory, now: Timestamp) -> f64 {
     let recency = match trajectory.recorded_at {
-        Some(at) => (-(now.days_since(at).max(0.0)) / 14.0).exp(),
+        // V8's Math.exp, so scores print as the reference prints them.
+        Some(at) => crate::jsmath::exp(-(now.days_since(at).max(0.0)) / 14.0),
         None => 0.5,
     };
     let speed = 1.0 / (1.0 + trajectory.duration_ms as f64 / 60_000.0);
@@ -106,7 +107,8 @@ fn ttl_cutoff(now: Timestamp, ttl_days: f64) -> Timestamp {
 /// The best successful trajectory for `goal` (on `origin`'s site when given), or `None`.
 ///
 /// Only candidates whose similarity is strictly above the threshold are considered; among
-/// them the highest score wins, ties going to the older trajectory.
+/// them the highest score wins, ties going to the older trajectory (by id when a time does
+/// not parse, as the reference's directory order does).
 pub fn find_best_match<S: TrajectoryStore + ?Sized>(
     store: &S,
     scope: &Scope,
@@ -244,15 +246,14 @@ fn best_where<S: TrajectoryStore + ?Sized>(
     Ok(winner)
 }
 
-/// Whether `a` was recorded before `b` (undated last; then by id).
+/// Whether `a` comes before `b` among equal scores: the one recorded first, by time and then
+/// by id. When either time does not parse, the reference's directory order decides, which is
+/// the order of the ids (its files are named by id and read in name order).
 fn older(a: &Trajectory, b: &Trajectory) -> bool {
-    let key = |t: &Trajectory| {
-        (
-            t.recorded_at.map_or(i64::MAX, Timestamp::as_millis),
-            t.id.clone(),
-        )
-    };
-    key(a) < key(b)
+    match (a.recorded_at, b.recorded_at) {
+        (Some(x), Some(y)) if x != y => x < y,
+        _ => a.id < b.id,
+    }
 }
 
 /// The reference's matching, as the baseline of benchmarks and divergence tests: it scans

@@ -224,7 +224,10 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
         generate_run_id(self.clock.now(), &self.ids)
     }
 
-    /// Writes the manifest of a starting run and returns its id.
+    /// Writes the manifest of a starting run and returns its id. A run with that id is never
+    /// replaced: starting it again the same way (same session, parent, goal, domain and start
+    /// url, as a retry does) changes nothing, and otherwise is [`Error::Store`] with a
+    /// conflict naming the run (see `RunManifestStore::run_start`).
     pub fn start(&self, start: RunStart) -> Result<String> {
         let now = iso(self.clock.now());
         let manifest = RunManifest {
@@ -247,7 +250,7 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
             result: None,
             reason: None,
         };
-        self.store.run_put(&self.scope, &manifest)?;
+        self.store.run_start(&self.scope, &manifest)?;
         Ok(start.run_id)
     }
 

@@ -8,6 +8,12 @@
 //! calls and the command line runs 100 times; p50 and p99 are printed and appended to
 //! `<target>/bench-figures/W-mcp.jsonl` with the command line's figure as the baseline.
 //! Under `cargo test --benches` (no `--bench`) a few calls check that it all runs.
+//!
+//! With `--bench`, and `node` and `npm` on the machine, the official MCP TypeScript SDK
+//! (`@modelcontextprotocol/sdk`, installed by npm under `<target>/mcp-ts`, the client in
+//! `benches/mcp_ts/latency.mjs`) makes the same calls over stdio and over streamable HTTP
+//! (`mcp --http 127.0.0.1:0`); its HTTP figures are reported with its stdio ones as the
+//! baseline. Without node or npm that part is skipped, saying so.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -162,11 +168,155 @@ fn cli_samples(db: &Path, question: &Question, runs: usize) -> Vec<f64> {
         .collect()
 }
 
-fn figure(name: &str, n: usize, value: f64, baseline: f64) {
-    let target = std::env::var("CARGO_TARGET_DIR")
+fn target_dir() -> PathBuf {
+    std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("bench-figures");
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
+/// The TypeScript SDK's client script, with the SDK installed beside it under
+/// `<target>/mcp-ts`; `None`, after saying why, when node or npm is missing or fails.
+fn ts_client() -> Option<PathBuf> {
+    let skip = |why: String| {
+        eprintln!("{WORKLOAD}: skipping the TypeScript SDK: {why}");
+        None
+    };
+    if !Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return skip("node is not installed".to_owned());
+    }
+    let dir = target_dir().join("mcp-ts");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/mcp_ts");
+    for file in ["package.json", "latency.mjs"] {
+        let copied = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::copy(source.join(file), dir.join(file)));
+        if let Err(e) = copied {
+            return skip(format!("cannot copy {file} into {}: {e}", dir.display()));
+        }
+    }
+    if !dir.join("node_modules/@modelcontextprotocol/sdk").exists() {
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent"])
+            .current_dir(&dir)
+            .status();
+        if !installed.is_ok_and(|s| s.success()) {
+            return skip(format!("npm install failed in {}", dir.display()));
+        }
+    }
+    Some(dir.join("latency.mjs"))
+}
+
+/// Microseconds per warm call, measured by the TypeScript client `script` with `config`
+/// (its transport, the tool and its arguments, the warm-up and measured calls).
+fn ts_samples(script: &Path, config: &Value) -> Vec<f64> {
+    let output = Command::new("node")
+        .arg(script)
+        .arg(config.to_string())
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run node");
+    assert!(output.status.success(), "the TypeScript client failed");
+    let result: Value = serde_json::from_slice(&output.stdout).expect("the client's JSON");
+    result["samples_us"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|v| v.as_f64().expect("a number"))
+        .collect()
+}
+
+/// `agent-memory mcp --http 127.0.0.1:0` on `db`, and the URL it serves.
+fn http_server(db: &Path) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(db)
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .env_remove("AGENT_MEMORY_DB")
+        .env_remove("AGENT_MEMORY_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the HTTP server");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the server listens")
+            .expect("its stderr");
+        if let Some(at) = line.find("http://") {
+            break line[at..].to_owned();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url)
+}
+
+/// The TypeScript SDK's calls of every question over stdio and HTTP, printed, and reported
+/// as figures with stdio as the baseline.
+fn typescript(db: &Path, warm: usize, calls: usize) {
+    let Some(script) = ts_client() else {
+        return;
+    };
+    let (mut server, url) = http_server(db);
+    println!("{WORKLOAD}: {calls} warm calls with the official TypeScript SDK");
+    println!(
+        "{:<18} {:>12} {:>12} {:>12} {:>12}",
+        "tool", "http p50 us", "http p99 us", "stdio p50 us", "stdio p99 us"
+    );
+    for question in questions() {
+        let config = |transport: Value| {
+            let mut config = json!({
+                "tool": question.tool, "arguments": question.arguments,
+                "warm": warm, "calls": calls,
+            });
+            if let (Value::Object(config), Value::Object(transport)) = (&mut config, transport) {
+                config.extend(transport);
+            }
+            config
+        };
+        let stdio = config(json!({
+            "transport": "stdio", "command": BIN,
+            "args": ["--db", db, "mcp"],
+        }));
+        let http = config(json!({"transport": "http", "url": url}));
+        let mut over_stdio = ts_samples(&script, &stdio);
+        let mut over_http = ts_samples(&script, &http);
+        let (s50, s99) = (
+            percentile(&mut over_stdio, 0.5),
+            percentile(&mut over_stdio, 0.99),
+        );
+        let (h50, h99) = (
+            percentile(&mut over_http, 0.5),
+            percentile(&mut over_http, 0.99),
+        );
+        let tool = question.tool;
+        println!("{tool:<18} {h50:>12.1} {h99:>12.1} {s50:>12.1} {s99:>12.1}");
+        figure(
+            &format!("{tool} p50 (TS SDK HTTP vs stdio)"),
+            calls,
+            h50,
+            s50,
+        );
+        figure(
+            &format!("{tool} p99 (TS SDK HTTP vs stdio)"),
+            calls,
+            h99,
+            s99,
+        );
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+fn figure(name: &str, n: usize, value: f64, baseline: f64) {
+    let dir = target_dir().join("bench-figures");
     let _ = std::fs::create_dir_all(&dir);
     let line = json!({
         "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
@@ -237,5 +387,8 @@ fn main() {
             figure(&format!("{tool} p50 (MCP stdio vs CLI)"), calls, p50, c50);
             figure(&format!("{tool} p99 (MCP stdio vs CLI)"), calls, p99, c99);
         }
+    }
+    if full {
+        typescript(&db, warm, calls);
     }
 }

@@ -8,19 +8,28 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 
 use crate::ops::Failure;
+use crate::ops::files::{MAX_FILE_BYTES, read_bounded};
 
-/// The text of `source`: a file path, or `-` for standard input. A UTF-8 byte-order mark is
-/// dropped; text that is not UTF-8 is an error naming the input.
+/// The text of `source`: a file path, or `-` for standard input, at most 4 MiB. A UTF-8
+/// byte-order mark is dropped; text that is not UTF-8 is an error naming the input.
 pub(crate) fn read_text(source: &Path) -> Result<(String, String)> {
     let (name, bytes) = if source == Path::new("-") {
         let mut bytes = Vec::new();
         std::io::stdin()
+            .take(MAX_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
             .context("reading standard input")?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(Failure::invalid(
+                "<stdin>",
+                "standard input holds more than 4 MiB, the most an input may hold",
+            )
+            .into());
+        }
         ("<stdin>".to_owned(), bytes)
     } else {
         let name = source.display().to_string();
-        let bytes = std::fs::read(source).with_context(|| format!("cannot read {name}"))?;
+        let bytes = read_bounded(source).with_context(|| format!("cannot read {name}"))?;
         (name, bytes)
     };
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);

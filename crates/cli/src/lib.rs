@@ -86,6 +86,8 @@ impl GlobalArgs {
             store,
             clock: self.clock(),
             ids: Box::new(agent_memory_core::RandomIds::new()),
+            // The user names their own files.
+            files: ops::files::FileAccess::Any,
         }
     }
 

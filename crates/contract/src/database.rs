@@ -76,31 +76,110 @@ pub fn is_postgres(db: &Path) -> bool {
         .is_some_and(|s| s.starts_with("postgres://") || s.starts_with("postgresql://"))
 }
 
-/// `--db` as messages may show it: a URL loses its password.
+/// `--db` as messages may show it: a URL loses every credential it carries.
+///
+/// The password of the userinfo is masked as the driver reads it (up to the first `@`, so raw
+/// `/`, `?` and `#` belong to it, and further up to a raw `@` left in the host), and so is
+/// the value of every query parameter whose name, percent-decoded and in any case, speaks of
+/// a password or key (`password`, `sslpassword`, `passfile`, `sslkey`). Where the two
+/// readings of a malformed URL differ, both are masked: showing too little is the safe side.
 pub fn describe(db: &Path) -> String {
     let text = db.display().to_string();
     if !is_postgres(db) {
         return text;
     }
-    // postgres://user:password@host/... -> postgres://user:***@host/...
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text;
+    redact(&text)
+}
+
+/// `url` with every byte of a credential replaced, each masked run shown as `***`.
+fn redact(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
     };
-    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => text,
-        },
-        None => text,
+    let mut masked = vec![false; url.len()];
+    let rest = &url[start..];
+    if let Some(end) = credentials_end(rest)
+        && let Some(colon) = rest[..end].find(':')
+    {
+        masked[start + colon + 1..start + end].fill(true);
+    }
+    if let Some(question) = rest.find('?') {
+        let mut at = start + question + 1;
+        for pair in url[at..].split('&') {
+            if let Some((key, _)) = pair.split_once('=')
+                && secret_parameter(key)
+            {
+                masked[at + key.len() + 1..at + pair.len()].fill(true);
+            }
+            at += pair.len() + 1;
+        }
+    }
+    let mut shown = String::with_capacity(url.len());
+    let mut hiding = false;
+    for (i, c) in url.char_indices() {
+        match (masked[i], hiding) {
+            (true, false) => shown.push_str("***"),
+            (false, _) => shown.push(c),
+            (true, true) => {}
+        }
+        hiding = masked[i];
+    }
+    shown
+}
+
+/// Where the userinfo of `rest` (a URL after `://`) ends, as the driver reads it: the first
+/// `@`, moved on past any `@` still in the host that follows (a raw `@` in a password).
+fn credentials_end(rest: &str) -> Option<usize> {
+    let mut end = rest.find('@')?;
+    loop {
+        let after = &rest[end + 1..];
+        let host = &after[..after.find(['/', '?']).unwrap_or(after.len())];
+        match host.rfind('@') {
+            Some(more) => end += 1 + more,
+            None => return Some(end),
+        }
     }
 }
 
-/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), or the
-/// memory in a PostgreSQL database (its schema created or migrated on first use).
+/// Whether a query parameter named `key` (raw) carries a credential or names one.
+fn secret_parameter(key: &str) -> bool {
+    let key = percent_decoded(key).to_ascii_lowercase();
+    key.contains("pass") || key.contains("sslkey")
+}
+
+/// `text` with `%XX` escapes decoded (invalid ones kept), lossily as UTF-8.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), the memory
+/// in a PostgreSQL database (its schema created or migrated on first use), or, for
+/// `":memory:"`, a private SQLite database in memory that lives as long as the store.
 pub fn open(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         return connect(db, false);
+    }
+    if db.as_os_str() == ":memory:" {
+        return Ok(Arc::new(SqliteStore::open_in_memory()?));
     }
     Ok(Arc::new(open_file(db)?))
 }
@@ -206,5 +285,62 @@ mod tests {
             "postgres://agent@h/m"
         );
         assert_eq!(describe(Path::new("memory.db")), "memory.db");
+    }
+
+    /// Every form a connection string can carry a credential in, and what messages show.
+    #[test]
+    fn no_credential_survives_describe() {
+        let check = |url: &str, shown: &str| {
+            let described = describe(Path::new(url));
+            assert_eq!(described, shown, "{url}");
+            let lower = described.to_lowercase();
+            assert!(!lower.contains("xq7") && !lower.contains("zk9"), "{url}");
+        };
+        check("postgres://a:Xq7Zk9@h:5432/m", "postgres://a:***@h:5432/m");
+        check("postgres://a:Xq7%2FZk9@h/m", "postgres://a:***@h/m");
+        check("postgres://a:Xq7%40Zk9@h/m", "postgres://a:***@h/m");
+        check(
+            "postgres://a:Xq7/Zk9@h/m?schema=s",
+            "postgres://a:***@h/m?schema=s",
+        );
+        check(
+            "postgres://a:Xq7?Zk9@h/m?schema=s",
+            "postgres://a:***@h/m?schema=s",
+        );
+        check("postgres://a:Xq7#Zk9@h/m", "postgres://a:***@h/m");
+        check("postgres://a:Xq7@Zk9@h/m", "postgres://a:***@h/m");
+        check("postgres://a:Xq7/Zk9@h", "postgres://a:***@h");
+        check("postgresql://a:@h/m", "postgresql://a:@h/m");
+        check(
+            "postgres://a@h/m?password=Xq7Zk9&schema=s",
+            "postgres://a@h/m?password=***&schema=s",
+        );
+        check(
+            "postgres://h/m?schema=s&PassWord=Xq7%26Zk9",
+            "postgres://h/m?schema=s&PassWord=***",
+        );
+        check(
+            "postgres://h/m?pass%77ord=Xq7Zk9",
+            "postgres://h/m?pass%77ord=***",
+        );
+        check(
+            "postgres://h/m?sslpassword=Xq7Zk9",
+            "postgres://h/m?sslpassword=***",
+        );
+        check(
+            "postgres://h/m?passfile=/Xq7/Zk9",
+            "postgres://h/m?passfile=***",
+        );
+        check(
+            "postgres://h/m?sslkey=/Xq7/Zk9",
+            "postgres://h/m?sslkey=***",
+        );
+        check(
+            "postgres://h/m?password=Xq7@Zk9",
+            "postgres://h/m?password=***",
+        );
+        // The driver would read `h:5432/m?password=Xq7` as userinfo; both readings are masked.
+        check("postgres://h:5432/m?password=Xq7@Zk9", "postgres://h:***");
+        check("postgres://h/m?user=a@b", "postgres://h/m?user=a@b");
     }
 }

@@ -5,8 +5,10 @@
 //! command line builds the input from its flags or a JSON document and prints the output
 //! with `--json`, and the MCP server takes the input as a tool's arguments and returns the
 //! output as its structured result. [`database`] opens the store they run on, from a SQLite
-//! file's path or a `postgres://` URL. Every input and output derives its JSON Schema, and the
-//! schemas are committed under `schemas/` ([`schemas`] lists them; a test compares).
+//! file's path or a `postgres://` URL; [`files`] reads a file an input names (at most 4 MiB,
+//! and for a server's clients only inside the folders it allows). Every input and output
+//! derives its JSON Schema, and the schemas are committed under `schemas/` ([`schemas`] lists
+//! them; a test compares).
 //!
 //! The conventions of the contract, for every type here:
 //!
@@ -19,6 +21,7 @@
 
 pub mod browser;
 pub mod database;
+pub mod files;
 pub mod memory;
 pub mod notes;
 pub mod operations;
@@ -34,7 +37,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::Serialize;
 
-/// What every operation runs with: the store, the clock and the id source.
+/// What every operation runs with: the store, the clock, the id source and the files an
+/// input may name.
 pub struct Env<'a> {
     /// The database.
     pub store: &'a Store,
@@ -42,6 +46,9 @@ pub struct Env<'a> {
     pub clock: Box<dyn Clock>,
     /// Where new ids come from.
     pub ids: Box<dyn IdSource>,
+    /// Which files an input may name (`trail_path`): any for the command line, only those
+    /// inside the allowed folders for a server's clients.
+    pub files: files::FileAccess,
 }
 
 /// A time as the contract writes it: RFC 3339, UTC, milliseconds.
@@ -247,6 +254,7 @@ pub(crate) mod tests {
             store,
             clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
             ids: Box::new(SeededIds::new(7)),
+            files: crate::files::FileAccess::Any,
         }
     }
 

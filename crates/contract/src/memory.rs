@@ -142,7 +142,7 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
     for scope in store.browser_scopes()? {
         browser_scopes.push(BrowserScopeEntry {
             sites: store.site_list(&scope)?,
-            trajectories: store.trajectory_list(&scope)?.len() as u64,
+            trajectories: store.trajectory_count(&scope)?,
             scope: scope.as_str().to_owned(),
         });
     }
@@ -273,10 +273,14 @@ pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
     }
     if let Some(name) = &input.session {
         let session = SessionId::new(name.as_str())?;
+        // Both parts are forgotten even when the first reports an error (its erasure held up
+        // by a reader, say): a failure never leaves the other part behind.
+        let events = store.session_forget(&session);
+        let tool_logs = store.forget_tool_logs(&session);
         return Ok(ForgetOutput {
             target: format!("session:{name}"),
-            events: store.session_forget(&session)?,
-            tool_logs: store.forget_tool_logs(&session)?,
+            events: events?,
+            tool_logs: tool_logs?,
             ..ForgetOutput::default()
         });
     }

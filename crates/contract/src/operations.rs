@@ -49,7 +49,33 @@ impl std::fmt::Debug for Operation {
     }
 }
 
+/// The families of operations, which a door may serve apart (`agent-memory mcp --tools`).
+pub const FAMILIES: &[&str] = &[
+    "notes",
+    "trajectory",
+    "browser",
+    "turns",
+    "recording",
+    "admin",
+];
+
 impl Operation {
+    /// Its family: the memory it belongs to (`trajectory`, `browser`, `turns`, `recording`,
+    /// `notes`), or `admin` for what spans them (list, forget, stats).
+    pub fn family(&self) -> &'static str {
+        FAMILIES
+            .iter()
+            .copied()
+            .find(|family| {
+                self.name == *family
+                    || self
+                        .name
+                        .strip_prefix(family)
+                        .is_some_and(|rest| rest.starts_with('_'))
+            })
+            .unwrap_or("admin")
+    }
+
     /// Runs the operation on `input`, its JSON input (an object; null or `{}` for an
     /// operation without input), and returns its output as JSON. An input that does not fit
     /// the schema is an `invalid_input` failure naming the operation and serde's reason.
@@ -220,7 +246,7 @@ pub fn all() -> Vec<Operation> {
         ),
         with_input(
             "turns_view",
-            "The model view of a coding session rendered for a provider (OpenAI Chat, OpenAI Responses or Genkit), with the recent turns' memories. Call it to build the messages for the next model request.",
+            "The model view of a coding session rendered for a provider (OpenAI Chat or Responses, Genkit, Anthropic, Gemini), with the recent turns' memories. Call it to build the messages for the next model request.",
             Reads,
             turns::view,
         ),
@@ -335,6 +361,21 @@ mod tests {
                 op.name,
                 op.description
             );
+        }
+    }
+
+    /// Every operation is in the family its name says; the memory-wide ones are admin.
+    #[test]
+    fn families_follow_the_names() {
+        let family = |name: &str| find(name).expect(name).family();
+        assert_eq!(family("trajectory_recall"), "trajectory");
+        assert_eq!(family("browser_run_start"), "browser");
+        assert_eq!(family("turns_view"), "turns");
+        assert_eq!(family("recording_next_call"), "recording");
+        assert_eq!(family("memory_forget"), "admin");
+        assert_eq!(family("memory_stats"), "admin");
+        for op in all() {
+            assert!(FAMILIES.contains(&op.family()), "{}", op.name);
         }
     }
 

@@ -6,13 +6,14 @@
 //! camelCase tool-log JSON, `toolName`, `memorySnapshot`, ...): that is their format.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
     GenerationPolicy, Memory, MemoryWrites, Objective, Origin, Provenance, ReplayOptions, Replayer,
     Seeds, Snapshot, StepKind, TemplatePolicy, Trail, generate_recording, lint_trail,
-    read_tool_logs, tool_log_from_json,
+    read_tool_logs,
 };
 use anyhow::{Context, Result};
 use schemars::{JsonSchema, Schema};
@@ -26,24 +27,39 @@ use crate::{Env, Failure, pair};
 #[serde(rename_all = "camelCase")]
 pub struct ToolLogDocument {
     /// The session the call belongs to; may be left out when appending to a session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub session: Option<String>,
     /// The tool's name, e.g. `inputText`.
+    #[serde(deserialize_with = "unquoted")]
     pub tool_name: String,
     /// The call's parameters, as the tool received them.
     pub parameters: Value,
     /// Whether the tool reported success.
+    #[serde(deserialize_with = "unquoted")]
     pub successful: bool,
     /// The tool's error message when it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub exception_message: Option<String>,
     /// How long the call took, in milliseconds.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unquoted")]
     pub duration_ms: u64,
     /// When the call finished, in milliseconds since the epoch.
+    #[serde(deserialize_with = "unquoted")]
     pub timestamp: i64,
     /// The trace the call belongs to; repeated entries of one execution share it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub trace_id: Option<String>,
     /// The agent's memory after the call, one entry per key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,32 +71,84 @@ pub struct ToolLogDocument {
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotEntryDocument {
     /// The memory key.
+    #[serde(deserialize_with = "unquoted")]
     pub key: String,
     /// The value; left out for a sensitive key (a sensitive value is never kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub value: Option<String>,
     /// The key holds a secret: only its name is kept.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unquoted")]
     pub sensitive: bool,
     /// The tool whose call last wrote the key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub written_by: Option<String>,
     /// When the key was last written, in milliseconds since the epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub written_at: Option<i64>,
     /// Whether the key existed before the call (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "unquoted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub existed_before: Option<bool>,
 }
 
-impl ToolLogDocument {
-    /// The stored form, in `session`; `at` names the document in errors.
-    fn to_log(&self, session: &str, at: &str) -> Result<ToolLog> {
-        let mut document = self.clone();
-        document.session = Some(session.to_owned());
-        let text = serde_json::to_string(&document).with_context(|| at.to_owned())?;
-        tool_log_from_json(&text).map_err(|e| Failure::invalid(at, format!("{at}: {e}")).into())
+/// A field of a tool log document read as `T`. A value of the wrong type is named by its JSON
+/// type only, never quoted: any value of a tool log may be a secret (an integer PIN marked
+/// sensitive), and serde's own message would quote it.
+fn unquoted<'de, D, T>(deserializer: D) -> std::result::Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    T::deserialize(&value).map_err(|e| {
+        let message = e.to_string();
+        // serde's message is `invalid type: integer `1234`, expected a string`: only what it
+        // expected is kept.
+        let expected = message
+            .find("expected ")
+            .map_or("of another type", |at| &message[at..]);
+        let got = match &value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "an object",
+        };
+        serde::de::Error::custom(format!("invalid value: {got}, {expected}"))
+    })
+}
+
+/// The stored form of `documents`, each in `session` unless it names one. They are read
+/// together, as the lines of one `recording import` file: a value any snapshot of them marks
+/// sensitive is scrubbed from every field of every one, the earlier ones included, before
+/// anything is returned. An error names the document as `logs:LINE`, the LINE-th document.
+fn read_documents(documents: &[ToolLogDocument], session: &str) -> Result<Vec<ToolLog>> {
+    let mut lines = String::new();
+    for (i, document) in documents.iter().enumerate() {
+        let mut document = document.clone();
+        document.session.get_or_insert_with(|| session.to_owned());
+        lines.push_str(&serde_json::to_string(&document).with_context(|| format!("logs[{i}]"))?);
+        lines.push('\n');
     }
+    let file = read_tool_logs(&lines, "logs")
+        .map_err(|e| anyhow::Error::from(Failure::invalid("logs", e.to_string())))?;
+    Ok(file.logs)
 }
 
 fn session_id(name: &str) -> Result<SessionId> {
@@ -115,7 +183,6 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     if input.logs.is_empty() {
         return Err(Failure::invalid("logs", "give at least one tool log to append").into());
     }
-    let mut lines = String::new();
     for (i, document) in input.logs.iter().enumerate() {
         let at = format!("logs[{i}]");
         if let Some(other) = document.session.as_deref().filter(|s| *s != input.session) {
@@ -128,16 +195,10 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
             )
             .into());
         }
-        let mut document = document.clone();
-        document.session = Some(input.session.clone());
-        lines.push_str(&serde_json::to_string(&document).with_context(|| at.clone())?);
-        lines.push('\n');
     }
-    // Read as `recording import` reads a file: a value a snapshot marks sensitive is scrubbed
-    // from every field of its log and of the later logs of this append.
-    let file = read_tool_logs(&lines, "logs")
-        .map_err(|e| anyhow::Error::from(Failure::invalid("logs", e.to_string())))?;
-    let logs = file.logs;
+    // Every secret the batch reveals is scrubbed from every log of it before the store sees
+    // any: the store never receives one.
+    let logs = read_documents(&input.logs, &input.session)?;
     if logs.is_empty() {
         return Err(Failure::invalid("logs", "no tool log to keep (every one was skipped)").into());
     }
@@ -230,11 +291,8 @@ pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOu
             (logs, format!("session {id}"))
         }
         (None, Some(documents)) => {
-            let mut logs = Vec::with_capacity(documents.len());
-            for (i, document) in documents.iter().enumerate() {
-                let session = document.session.as_deref().unwrap_or("inline");
-                logs.push(document.to_log(session, &format!("logs[{i}]"))?);
-            }
+            // Read together, so a secret a later log reveals is masked in the earlier ones.
+            let logs = read_documents(documents, "inline")?;
             let sessions: BTreeSet<&str> = logs.iter().map(|l| l.session.as_str()).collect();
             if sessions.len() > 1 {
                 return Err(Failure::invalid(
@@ -311,11 +369,15 @@ pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOu
     })
 }
 
-/// The trail of `text` or `path` (exactly one), and how errors name it.
-fn read_trail(text: Option<&str>, path: Option<&str>) -> Result<(Trail, String)> {
+/// The trail of `text` or `path` (exactly one, the file read as `env` allows), and how
+/// errors name it.
+fn read_trail(env: &Env<'_>, text: Option<&str>, path: Option<&str>) -> Result<(Trail, String)> {
     match (text, path) {
         (Some(text), None) => Ok((Trail::from_yaml_str(text, "trail")?, "trail".to_owned())),
-        (None, Some(path)) => Ok((Trail::read(path)?, path.to_owned())),
+        (None, Some(path)) => {
+            let text = crate::files::read_text(Path::new(path), &env.files)?;
+            Ok((Trail::from_yaml_str(&text, path)?, path.to_owned()))
+        }
         _ => Err(Failure::invalid("trail", "give exactly one of trail and trail_path").into()),
     }
 }
@@ -327,7 +389,8 @@ pub struct LintInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
     pub trail: Option<String>,
-    /// A trail file the server can read (give this or `trail`).
+    /// A trail file (give this or `trail`): for a server's client, only inside the folders
+    /// the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
     #[serde(default)]
     pub trail_path: Option<String>,
     /// The current memory values, by key.
@@ -363,7 +426,7 @@ pub struct LintFinding {
 
 /// The trail's literals that equal current or past memory values.
 pub fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
-    let (trail, _) = read_trail(input.trail.as_deref(), input.trail_path.as_deref())?;
+    let (trail, _) = read_trail(env, input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut memory = Memory::new();
     for (key, value) in &input.memory {
         memory.remember(
@@ -426,7 +489,8 @@ pub struct NextCallInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
     pub trail: Option<String>,
-    /// A trail file the server can read (give this or `trail`).
+    /// A trail file (give this or `trail`): for a server's client, only inside the folders
+    /// the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
     #[serde(default)]
     pub trail_path: Option<String>,
     /// The device classifier; the closest recording wins (`android-phone`, then `android`).
@@ -459,8 +523,8 @@ pub struct NextCallOutput {
 }
 
 /// The next call of the replay `input` describes.
-pub fn next_call(_env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
-    let (trail, name) = read_trail(input.trail.as_deref(), input.trail_path.as_deref())?;
+pub fn next_call(env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
+    let (trail, name) = read_trail(env, input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut seeds = Seeds::new();
     for (key, value) in &input.memory {
         seeds = seeds.with_memory(key.clone(), value.clone());

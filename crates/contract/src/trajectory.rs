@@ -139,6 +139,9 @@ pub struct CrystallizeOutput {
     pub threshold: u64,
     /// Every fingerprint group still below the threshold, by fingerprint, with its episodes.
     pub pending_groups: Vec<PendingGroup>,
+    /// Present when the partition holds nothing yet: why the result is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A fingerprint group that has not become a pattern yet.
@@ -180,6 +183,9 @@ pub struct RecallOutput {
     pub partition: String,
     /// The matching patterns, best first (empty when none matches).
     pub patterns: Vec<PatternEntry>,
+    /// Present when the partition holds nothing yet: why the result is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Which partition's patterns to list.
@@ -199,6 +205,9 @@ pub struct PatternsOutput {
     pub fields: Vec<String>,
     /// Every pattern, by fingerprint.
     pub patterns: Vec<PatternEntry>,
+    /// Present when the partition holds nothing yet: why the result is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A crystallized pattern: the sequence that worked for a fingerprint, and how sure it is.
@@ -338,23 +347,21 @@ fn open_partition<'a>(
 }
 
 /// Fails unless `partition` holds episodes or patterns, naming it.
-fn must_exist(env: &Env<'_>, partition: &Partition) -> Result<()> {
+/// `None` when the partition holds episodes, else the note its empty results carry: as
+/// popoto and the library do, a read or crystallize of a partition nothing was recorded in
+/// answers with nothing rather than failing (an agent's first run recalls before it records).
+fn empty_note(env: &Env<'_>, partition: &Partition) -> Result<Option<String>> {
     let known = env
         .store
         .partitions()?
         .iter()
         .any(|p| p.partition == *partition);
-    if known {
-        return Ok(());
-    }
-    Err(Failure::not_found(
-        partition.as_str(),
+    Ok((!known).then(|| {
         format!(
-            "partition {} does not exist (nothing was recorded in it)",
+            "partition {} holds nothing yet (nothing was recorded in it)",
             partition.as_str()
-        ),
-    )
-    .into())
+        )
+    }))
 }
 
 /// Records the episodes in one transaction, and the partition's configuration on its first
@@ -389,6 +396,27 @@ pub fn record_naming(
                     "{}: fingerprint is missing field(s) {}",
                     name(i),
                     missing.join(", ")
+                ),
+            )
+            .into());
+        }
+        // A field the partition does not have would be dropped from the fingerprint, and a
+        // recall naming it refused: refuse it here, where the caller can still fix it.
+        let unknown: Vec<&str> = episode
+            .fingerprint
+            .keys()
+            .filter(|k| !fields.contains(*k))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Failure::invalid(
+                format!("episodes[{i}].fingerprint"),
+                format!(
+                    "{}: fingerprint field(s) {} not among the fields of partition {:?} ({})",
+                    name(i),
+                    unknown.join(", "),
+                    input.partition,
+                    fields.join(", ")
                 ),
             )
             .into());
@@ -476,7 +504,15 @@ pub fn record_naming(
 /// threshold.
 pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
-    must_exist(env, &target.partition)?;
+    if let Some(note) = empty_note(env, &target.partition)? {
+        return Ok(CrystallizeOutput {
+            partition: input.partition.clone(),
+            patterns: Vec::new(),
+            threshold: target.memory.config().cluster_threshold,
+            pending_groups: Vec::new(),
+            note: Some(note),
+        });
+    }
     let patterns = target.memory.crystallize(&target.partition)?;
     let pending_groups = env
         .store
@@ -495,13 +531,20 @@ pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<Crystalliz
             .collect(),
         threshold: target.memory.config().cluster_threshold,
         pending_groups,
+        note: None,
     })
 }
 
 /// The patterns matching the fingerprint, ranked.
 pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
-    must_exist(env, &target.partition)?;
+    if let Some(note) = empty_note(env, &target.partition)? {
+        return Ok(RecallOutput {
+            partition: input.partition.clone(),
+            patterns: Vec::new(),
+            note: Some(note),
+        });
+    }
     let filter: Vec<(&str, &str)> = input
         .fingerprint
         .iter()
@@ -531,13 +574,14 @@ pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
             .iter()
             .map(|s| PatternEntry::new(&s.pattern, Some(s.score)))
             .collect(),
+        note: None,
     })
 }
 
 /// Every pattern of the partition, ordered by fingerprint.
 pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
     let target = open_partition(env, &input.partition, &Settings::default())?;
-    must_exist(env, &target.partition)?;
+    let note = empty_note(env, &target.partition)?;
     let mut patterns = env
         .store
         .patterns(&target.partition, &Fingerprint::default())?;
@@ -549,6 +593,7 @@ pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> 
             .iter()
             .map(|p| PatternEntry::new(p, None))
             .collect(),
+        note,
     })
 }
 
@@ -671,6 +716,26 @@ mod tests {
             error.to_string(),
             "episode 1: fingerprint is missing field(s) task"
         );
+        let mut extra = episode("deploy", &["a"], true);
+        extra
+            .fingerprint
+            .insert("env".to_owned(), "prod".to_owned());
+        let error = record(
+            &env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: None,
+                evidence_cap: None,
+                initial_confidence: None,
+                episodes: vec![extra],
+            },
+        )
+        .expect_err("a field the partition does not have");
+        assert_eq!(
+            error.to_string(),
+            "episode 0: fingerprint field(s) env not among the fields of partition \"team\" (task)"
+        );
         let missing = recall(
             &env,
             &RecallInput {
@@ -682,10 +747,11 @@ mod tests {
                 given: Settings::default(),
             },
         )
-        .expect_err("nothing was recorded");
+        .expect("a partition nothing was recorded in recalls nothing");
+        assert!(missing.patterns.is_empty());
         assert_eq!(
-            missing.to_string(),
-            "partition team does not exist (nothing was recorded in it)"
+            missing.note.as_deref(),
+            Some("partition team holds nothing yet (nothing was recorded in it)")
         );
     }
 

@@ -3,7 +3,9 @@
 //!
 //! Appending is idempotent by position: an event already stored at the same position with
 //! the same content is skipped, so a client that retries after a lost answer changes nothing;
-//! a gap or a different event at a stored position is an error naming the position.
+//! a gap or a different event at a stored position is an error naming the position. The
+//! position check is part of the store's atomic append ([`SessionStore::session_append_at`]),
+//! so this holds for appends sent at once from several processes, servers or hosts.
 
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{ContextPolicy, EventLog, History, SessionEvent, StoreLog, render};
@@ -69,9 +71,56 @@ fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>
 }
 
 /// Appends the events the log does not hold yet, after checking every one against it.
+///
+/// The log is read, the input checked against it, and the new events appended with
+/// [`SessionStore::session_append_at`] at the length that was read: the store refuses them
+/// when another writer (another process, another MCP server, another host) appended
+/// meanwhile, and this operation then checks the input against the log as it is now. So a
+/// retry, or several copies of one append sent at once, store each event once.
 pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
-    let held = stored_events(env, &session)?;
+    // When another writer appended between the read and the append, the store refuses ours;
+    // one more plan sees its events and skips them or names the first that differs. A second
+    // refusal is reported as the store words it (the session, both lengths).
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let plan = plan(env, &session, input)?;
+        let output = |appended: u64, events: u64| AppendOutput {
+            session: input.session.clone(),
+            appended,
+            already_stored: input.events.len() as u64 - appended,
+            events,
+        };
+        if plan.fresh.is_empty() {
+            return Ok(output(0, plan.held));
+        }
+        let stored = plan
+            .fresh
+            .iter()
+            .map(SessionEvent::to_stored)
+            .collect::<agent_memory_turns::Result<Vec<_>>>()?;
+        match env.store.session_append_at(&session, plan.held, &stored) {
+            Ok(done) if done.already_stored => return Ok(output(0, done.events)),
+            Ok(done) => return Ok(output(stored.len() as u64, done.events)),
+            Err(e) if e.is_conflict() && attempts < 2 => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// What an append must write, given the log as it was read.
+struct Plan {
+    /// Events the log held.
+    held: u64,
+    /// The input's events the log does not hold yet.
+    fresh: Vec<SessionEvent>,
+}
+
+/// Checks the input's events against the stored log: a gap or a different event at a stored
+/// position is refused, and the log with the new events must form a session.
+fn plan(env: &Env<'_>, session: &SessionId, input: &AppendInput) -> Result<Plan> {
+    let held = stored_events(env, session)?;
     let held_len = held.len() as u64;
     let start = input.start.unwrap_or(held_len);
     if start > held_len {
@@ -85,7 +134,6 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
         .into());
     }
     let mut fresh = Vec::new();
-    let mut already_stored = 0;
     for (i, object) in input.events.iter().enumerate() {
         let position = start + i as u64;
         let event: SessionEvent =
@@ -96,7 +144,7 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
                 )
             })?;
         match usize::try_from(position).ok().and_then(|p| held.get(p)) {
-            Some(stored) if *stored == event => already_stored += 1,
+            Some(stored) if *stored == event => {}
             Some(stored) => {
                 return Err(conflict(
                     format!("events[{i}]"),
@@ -113,8 +161,8 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     if !fresh.is_empty() {
         // The whole log must still form a session: it starts with this session's
         // `session_started` and every event can follow the ones before it.
-        let history = History::replay(held.iter().chain(&fresh).cloned())?;
-        if history.session() != &session {
+        let history = History::replay_of(session, held.iter().chain(&fresh).cloned())?;
+        if history.session() != session {
             return Err(conflict(
                 "events[0]".to_owned(),
                 format!(
@@ -124,17 +172,10 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
                 ),
             ));
         }
-        let stored = fresh
-            .iter()
-            .map(SessionEvent::to_stored)
-            .collect::<agent_memory_turns::Result<Vec<_>>>()?;
-        env.store.session_append(&session, &stored)?;
     }
-    Ok(AppendOutput {
-        session: input.session.clone(),
-        appended: fresh.len() as u64,
-        already_stored,
-        events: held_len + fresh.len() as u64,
+    Ok(Plan {
+        held: held_len,
+        fresh,
     })
 }
 
@@ -148,6 +189,10 @@ pub enum Provider {
     OpenaiResponses,
     /// Genkit `messages`.
     Genkit,
+    /// Anthropic Messages: the request's `system` and `messages`.
+    Anthropic,
+    /// Gemini `generateContent`: the request's `system_instruction` and `contents`.
+    Gemini,
 }
 
 /// Which session to render, for which provider.
@@ -173,7 +218,9 @@ pub struct ViewOutput {
     pub provider: Provider,
     /// Completed turns in the session.
     pub turns: u64,
-    /// The payload in the provider's own format (a list of messages or input items).
+    /// The payload in the provider's own format: a list of messages or input items (OpenAI,
+    /// Genkit), or the request body that carries them with the system prompt apart
+    /// (Anthropic's `system` and `messages`, Gemini's `system_instruction` and `contents`).
     pub messages: Value,
 }
 
@@ -188,7 +235,7 @@ pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
         )
         .into());
     }
-    let history = History::replay(events)?;
+    let history = History::replay_of(&session, events)?;
     let mut policy = ContextPolicy::default();
     if let Some(recent) = input.recent_memories {
         policy.recent_memories = recent;
@@ -198,6 +245,8 @@ pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
         Provider::OpenaiChat => serde_json::to_value(render::openai_chat(&model)),
         Provider::OpenaiResponses => serde_json::to_value(render::openai_responses(&model)),
         Provider::Genkit => serde_json::to_value(render::genkit(&model)),
+        Provider::Anthropic => serde_json::to_value(render::anthropic(&model)),
+        Provider::Gemini => serde_json::to_value(render::gemini(&model)),
     }
     .context("rendering the model view")?;
     Ok(ViewOutput {
@@ -297,9 +346,9 @@ mod tests {
         let store = crate::tests::in_memory();
         let env = env_on(&store);
         let headless = append_at(&env, None, &opening()[1..]).expect_err("no session_started");
-        assert!(
-            headless.to_string().contains("instead of session_started"),
-            "{headless}"
+        assert_eq!(
+            headless.to_string(),
+            "session \"s1\" is inconsistent at event 0: log begins with user_message instead of session_started"
         );
         let mut foreign = opening();
         foreign[0] = json!({"type": "session_started", "session": "s2", "started_at": 0});

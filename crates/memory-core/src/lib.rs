@@ -35,5 +35,5 @@ pub use store::MetaStore;
 pub use store::NoteStore;
 pub use store::ToolLogStore;
 pub use store::{EpisodeStore, PatternStore};
-pub use store::{SessionEvent, SessionStore, SessionSummary};
+pub use store::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
 pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SystemClock, Timestamp};

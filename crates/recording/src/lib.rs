@@ -41,6 +41,7 @@ mod path;
 mod replay;
 mod templatize;
 mod trail;
+mod yaml11;
 
 pub use args::Args;
 pub use config::{ArgDeclaration, ArgType, Config};

@@ -12,9 +12,10 @@
 //! both forms.
 //!
 //! A snapshot entry marked sensitive may arrive with its value. That value is then replaced
-//! by its `${key}` token in every string of that log and of every later log of the session
-//! (tool name, parameters and their keys, error message, trace id, other snapshot values),
-//! and dropped from the snapshot. No error message of this module quotes a value.
+//! by its `${key}` token in every string of every log read with it, earlier logs and other
+//! sessions included (tool name, parameters and their keys, error message, trace id, other
+//! snapshot values), and dropped from the snapshot. No error message of this module quotes a
+//! value.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -461,7 +462,7 @@ pub fn tool_log_from_json(text: &str) -> Result<ToolLog> {
         } => {
             let mut scrubber = Scrubber::default();
             scrubber.learn(&secrets);
-            scrubber.scrub(&mut log, &at)?;
+            scrub(&scrubber.set(), &mut log, &at)?;
             log.validate().map_err(|e| at.error(e.to_string()))?;
             Ok(log)
         }
@@ -479,7 +480,7 @@ fn json_message(error: &serde_json::Error) -> String {
     }
 }
 
-/// The secrets a session has revealed so far, each replaced by its token.
+/// The secrets the logs read together reveal, each with the token that replaces it.
 #[derive(Default)]
 struct Scrubber {
     secrets: BTreeMap<String, String>,
@@ -497,50 +498,55 @@ impl Scrubber {
         }
     }
 
-    fn scrub(&self, log: &mut ToolLog, at: &At<'_>) -> Result<()> {
-        if self.secrets.is_empty() {
-            return Ok(());
-        }
-        let set = SecretSet::new(
+    /// The secrets learnt, to scrub logs with; built once for all the logs of a file.
+    fn set(&self) -> SecretSet<'_> {
+        SecretSet::new(
             self.secrets
                 .iter()
                 .map(|(value, token)| (value.as_str(), token.clone()))
                 .collect(),
-        );
-        let text = |s: &mut String| {
-            if let Cow::Owned(new) = set.scrub(s, |_| {}) {
-                *s = new;
-            }
-        };
-        text(&mut log.tool_name);
-        if let Some(error) = log.error.as_mut() {
-            text(error);
-        }
-        if let Some(trace) = log.trace_id.as_mut() {
-            text(trace);
-        }
-        let session = log.session.as_str().to_owned();
-        if let Cow::Owned(new) = set.scrub(&session, |_| {}) {
-            log.session = SessionId::new(new)
-                .map_err(|_| at.error("`session` holds a secret and is not a name without it"))?;
-        }
-        let parameters: Value = serde_json::from_str(&log.parameters)
-            .map_err(|e| at.error(format!("`parameters`: {}", json_message(&e))))?;
-        if let Cow::Owned(new) = set.scrub_json(&parameters) {
-            log.parameters = new.to_string();
-        }
-        if let Some(snapshot) = log.memory_snapshot.as_mut() {
-            for entry in &mut snapshot.entries {
-                if let SnapshotValue::Plain(value) = &mut entry.value {
-                    text(value);
-                }
-                if let Some(writer) = entry.written_by.as_mut() {
-                    text(writer);
-                }
-            }
-        }
-        Ok(())
+        )
     }
+}
+
+/// `log` with every secret of `set` replaced by its token.
+fn scrub(set: &SecretSet<'_>, log: &mut ToolLog, at: &At<'_>) -> Result<()> {
+    if set.is_empty() {
+        return Ok(());
+    }
+    let text = |s: &mut String| {
+        if let Cow::Owned(new) = set.scrub(s, |_| {}) {
+            *s = new;
+        }
+    };
+    text(&mut log.tool_name);
+    if let Some(error) = log.error.as_mut() {
+        text(error);
+    }
+    if let Some(trace) = log.trace_id.as_mut() {
+        text(trace);
+    }
+    let session = log.session.as_str().to_owned();
+    if let Cow::Owned(new) = set.scrub(&session, |_| {}) {
+        log.session = SessionId::new(new)
+            .map_err(|_| at.error("`session` holds a secret and is not a name without it"))?;
+    }
+    let parameters: Value = serde_json::from_str(&log.parameters)
+        .map_err(|e| at.error(format!("`parameters`: {}", json_message(&e))))?;
+    if let Cow::Owned(new) = set.scrub_json(&parameters) {
+        log.parameters = new.to_string();
+    }
+    if let Some(snapshot) = log.memory_snapshot.as_mut() {
+        for entry in &mut snapshot.entries {
+            if let SnapshotValue::Plain(value) = &mut entry.value {
+                text(value);
+            }
+            if let Some(writer) = entry.written_by.as_mut() {
+                text(writer);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The 1-based line of byte `offset` in `text`.
@@ -555,7 +561,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 /// Reads a file of tool log documents (`file` names it in errors): one JSON document per
 /// line, or pretty-printed documents one after another, of this crate's form or Trailblaze's.
 /// Keeps the tool logs Trailblaze's recording generator keeps, scrubs every secret a
-/// snapshot reveals from that log and the later logs of its session, and collects
+/// snapshot reveals from every log of the file (earlier ones included), and collects
 /// Trailblaze's objectives. An error names the file, the line and the field.
 ///
 /// ```
@@ -574,25 +580,36 @@ pub fn read_tool_logs(text: &str, file: &str) -> Result<ToolLogFile> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let documents = documents(text, file)?;
     let mut out = ToolLogFile::default();
-    // Per session: its secrets so far, and its Trailblaze calls by objective window.
-    let mut scrubbers: BTreeMap<SessionId, Scrubber> = BTreeMap::new();
+    // Every document is read before any log is kept: a secret the snapshot of a later log
+    // reveals is scrubbed from the earlier ones too, and from the other sessions of the file
+    // (over-masking a secret is the safe failure).
+    let mut read = Vec::with_capacity(documents.len());
+    let mut scrubber = Scrubber::default();
+    for (line, value) in &documents {
+        let document = read_document(value, &At { file, line: *line })?;
+        if let Document::Tool { secrets, .. } = &document {
+            scrubber.learn(secrets);
+        }
+        read.push((*line, document));
+    }
+    drop(documents);
+    let secrets = scrubber.set();
+    // Per session, its Trailblaze calls by objective window.
     let mut windows: BTreeMap<SessionId, usize> = BTreeMap::new();
     let mut kept: Vec<Kept> = Vec::new();
-    for (line, value) in &documents {
-        let at = At { file, line: *line };
-        match read_document(value, &at)? {
+    for (line, document) in read {
+        let at = At { file, line };
+        match document {
             Document::Tool {
                 mut log,
-                secrets,
                 trailblaze,
+                ..
             } => {
-                let scrubber = scrubbers.entry(log.session.clone()).or_default();
-                scrubber.learn(&secrets);
-                scrubber.scrub(&mut log, &at)?;
+                scrub(&secrets, &mut log, &at)?;
                 log.validate().map_err(|e| at.error(e.to_string()))?;
                 let window = windows.get(&log.session).copied().unwrap_or(0);
                 kept.push(Kept {
-                    line: *line,
+                    line,
                     log,
                     trailblaze,
                     window,
@@ -603,7 +620,7 @@ pub fn read_tool_logs(text: &str, file: &str) -> Result<ToolLogFile> {
                 out.objectives.push((session, objective));
             }
             Document::Other(class) => out.skipped.push(SkippedLog {
-                line: *line,
+                line,
                 tool: None,
                 reason: SkipReason::NotAToolLog(class),
             }),

@@ -289,6 +289,11 @@ impl<'s> SecretSet<'s> {
         set
     }
 
+    /// Whether the set holds no secret.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
     /// `value` with every secret replaced in every string and object key, at any depth
     /// (values nested deeper than [`MAX_DEPTH`] are replaced whole by `[too deep]`, so no
     /// secret survives in them); borrowed when none occurs.

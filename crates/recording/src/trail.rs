@@ -10,7 +10,9 @@
 //! recording has the same three states, one tool per device at most.
 //!
 //! [`Trail::to_yaml_string`] writes the canonical form `recording fmt` produces: reading it
-//! back gives the same trail.
+//! back gives the same trail, with a YAML 1.2 reader and with a YAML 1.1 one (PyYAML,
+//! SnakeYAML 1.x): a string such as `8:00` or `yes` is quoted, since those read it as a number
+//! or a boolean.
 
 use std::fmt;
 use std::path::Path;
@@ -739,7 +741,7 @@ impl Serialize for TrailheadOut<'_> {
 /// The legacy `- trailhead:` item: the trail's step 0. Written as a bare tool name
 /// (`trailhead: launchApp`, one call with no parameters), as `{step, tools}`, or as natural
 /// language only (`{step}`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct LegacyTrailhead {
     /// What the starting state is, in natural language.
@@ -749,6 +751,18 @@ pub struct LegacyTrailhead {
     pub tools: Option<Vec<ToolCall>>,
     /// The trailhead's own retry budget when the agent drives it.
     pub max_retries: Option<i32>,
+    /// Whether it was written as a bare tool name: the canonical form keeps that shorthand
+    /// while it still says the same (one call, no parameters, no step). It is how the
+    /// trailhead is written, not what it means, so equality leaves it out.
+    pub shorthand: bool,
+}
+
+impl PartialEq for LegacyTrailhead {
+    fn eq(&self, other: &Self) -> bool {
+        self.step == other.step
+            && self.tools == other.tools
+            && self.max_retries == other.max_retries
+    }
 }
 
 impl LegacyTrailhead {
@@ -762,6 +776,7 @@ impl LegacyTrailhead {
             step,
             tools,
             max_retries: None,
+            shorthand: false,
         };
         match trailhead.problem() {
             Some(message) => Err(Error::Parse {
@@ -783,8 +798,26 @@ impl LegacyTrailhead {
     }
 }
 
+impl LegacyTrailhead {
+    /// The tool name the shorthand writes, when it was written so and still says the same.
+    fn shorthand_tool(&self) -> Option<&str> {
+        if !self.shorthand || self.step.is_some() || self.max_retries.is_some() {
+            return None;
+        }
+        match self.tools.as_deref() {
+            Some([call]) if call.params.as_mapping().is_some_and(Mapping::is_empty) => {
+                Some(&call.name)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Serialize for LegacyTrailhead {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if let Some(tool) = self.shorthand_tool() {
+            return serializer.serialize_str(tool);
+        }
         let mut map = serializer.serialize_map(None)?;
         if let Some(step) = &self.step {
             map.serialize_entry("step", step)?;
@@ -815,6 +848,7 @@ impl<'de> Deserialize<'de> for LegacyTrailhead {
                     step: None,
                     tools: Some(vec![ToolCall::new(name, Yaml::Mapping(Mapping::new()))]),
                     max_retries: None,
+                    shorthand: true,
                 })
             }
 
@@ -823,6 +857,7 @@ impl<'de> Deserialize<'de> for LegacyTrailhead {
                     step: None,
                     tools: None,
                     max_retries: None,
+                    shorthand: false,
                 };
                 let mut seen: Vec<String> = Vec::new();
                 let keys = KeySeed {
@@ -1251,9 +1286,11 @@ impl Trail {
             Trail::Legacy(items) => serde_yaml::to_string(items),
             Trail::Unified(trail) => serde_yaml::to_string(trail),
         };
-        text.map_err(|e| Error::Encode {
-            message: e.to_string(),
-        })
+        // Quoted also where only a YAML 1.1 reader would read another type (`8:00`, `yes`).
+        text.map(|text| crate::yaml11::requote(&text))
+            .map_err(|e| Error::Encode {
+                message: e.to_string(),
+            })
     }
 
     /// Writes the trail to `path`.

@@ -16,7 +16,7 @@ use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
     ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
     SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStep, TrajectoryStore,
+    TrajectoryStep, TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::{Error, Result, Scope, Timestamp};
 use postgres::Row;
@@ -349,6 +349,16 @@ impl TrajectoryStore for PostgresStore {
                 .iter()
                 .map(trajectory_from)
                 .collect()
+        })
+    }
+
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
+        self.read_one("count trajectories", |one| {
+            let row = one.row(
+                "SELECT count(*) FROM browser_trajectory WHERE scope = $1",
+                &[&scope.as_str()],
+            )?;
+            Ok(row.map_or(0, |r| crate::count(r.get(0))))
         })
     }
 
@@ -858,6 +868,27 @@ impl RunManifestStore for PostgresStore {
         self.write("store run manifest", |tx| {
             lock_scope(tx, scope)?;
             put_run(tx, scope, manifest)
+        })
+    }
+
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+        check_run(manifest)?;
+        let sql = concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM browser_run WHERE scope = $1 AND run_id = $2"
+        );
+        self.write("start run", |tx| {
+            // The scope's lock, taken before the look, queues every other start of the run
+            // (and every other write of the scope) until this transaction ends.
+            lock_scope(tx, scope)?;
+            match tx.query_opt(sql, &[&scope.as_str(), &manifest.run_id])? {
+                Some(row) => Ok(Some(run_start_outcome(run_from(&row)?, manifest)?)),
+                None => {
+                    put_run(tx, scope, manifest)?;
+                    Ok(None)
+                }
+            }
         })
     }
 

@@ -703,6 +703,7 @@ struct OutcomeUnknown {
 
 /// Splits our own `schema` parameter off a connection string and parses the rest.
 fn parse_url(url: &str) -> Result<(postgres::Config, Option<String>), Error> {
+    refuse_at_in_query(url)?;
     let mut schema = None;
     let rest = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         match url.split_once('?') {
@@ -736,19 +737,49 @@ fn parse_url(url: &str) -> Result<(postgres::Config, Option<String>), Error> {
     Ok((config, schema))
 }
 
-/// Host, port and database of `config`, for messages; never the password.
+/// Refuses a URL whose first `@` stands in its query (`?password=a@b`, legal in a URL): the
+/// driver ends the userinfo at the first `@` wherever it is, so it would take the host, path
+/// and part of the password for a user and password, and the rest of the password for the
+/// host that every message names.
+fn refuse_at_in_query(url: &str) -> Result<(), Error> {
+    let Some(rest) = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+    else {
+        return Ok(());
+    };
+    let Some(before) = rest.find('@').map(|at| &rest[..at]) else {
+        return Ok(());
+    };
+    if before.find('?').is_some_and(|q| before[q..].contains('=')) {
+        return Err(Error::InvalidUrl {
+            reason: "write an '@' in the query as %40 (the driver reads up to a raw '@' as \
+                     the user and password)"
+                .to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Host, port and database of `config`, for messages; never the password, nor a part of it
+/// a malformed URL (a raw `@` in the password) left in the host.
 fn describe(config: &postgres::Config) -> String {
     use postgres::config::Host;
     let host = match config.get_hosts().first() {
-        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Tcp(name)) => name.rsplit('@').next().unwrap_or_default().to_owned(),
         #[cfg(unix)]
         Some(Host::Unix(path)) => path.display().to_string(),
         None => "localhost".to_owned(),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
+    // PostgreSQL's default database is the user's name; shown only when it is a plain name.
+    let plain = |name: &&str| {
+        name.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
     let database = config
         .get_dbname()
-        .or(config.get_user())
+        .or(config.get_user().filter(plain))
         .unwrap_or("postgres");
     format!("{host}:{port}/{database}")
 }
@@ -782,6 +813,28 @@ mod tests {
         assert!(!describe(&config).contains("secret"));
         let (_, none) = parse_url("host=/tmp dbname=x").expect("key=value form");
         assert_eq!(none, None);
+    }
+
+    #[test]
+    fn no_part_of_a_password_reaches_the_target() {
+        for url in [
+            "postgres://me:Xq7@Zk9@db.example/memory",
+            "postgres://me:Xq7/Zk9@db.example/memory",
+            "postgres://me:Xq7?Zk9@db.example/memory",
+            "postgres://me@db.example/memory?password=Xq7%40Zk9",
+        ] {
+            let (config, _) = parse_url(url).expect("parses");
+            assert_eq!(describe(&config), "db.example:5432/memory", "{url}");
+        }
+        for url in [
+            "postgres://db.example/memory?password=Xq7@Zk9",
+            "postgres://db.example:5432/memory?user=me&password=Xq7@Zk9",
+        ] {
+            let error = parse_url(url).expect_err("an '@' in the query");
+            let text = error.to_string();
+            assert!(text.contains("%40"), "{text}");
+            assert!(!text.contains("Xq7") && !text.contains("Zk9"), "{text}");
+        }
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! never claim the same position and of two creates exactly one wins.
 
 use agent_memory_core::store::session::{
-    session_already_exists, session_not_found, validate_new_session,
+    append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
-use agent_memory_core::{Error, Result, SessionEvent, SessionId, SessionStore, SessionSummary};
+use agent_memory_core::{
+    Error, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+};
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
@@ -59,6 +61,57 @@ impl SessionStore for PostgresStore {
                 return Ok(count(next));
             }
             insert(tx, session, next, events)
+        })
+    }
+
+    fn session_append_at(
+        &self,
+        session: &SessionId,
+        expected_len: u64,
+        events: &[SessionEvent],
+    ) -> Result<SessionAppended> {
+        events.iter().try_for_each(SessionEvent::validate)?;
+        events_fit(events)?;
+        self.write("append session events", |tx| {
+            // The session's lock serializes its writers until this transaction ends, so the
+            // length read next is the one the insert appends to, even for a session that has
+            // no row yet to lock.
+            lock_session(tx, session)?;
+            let held: i64 = tx
+                .query_one(
+                    "SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = $1",
+                    &[&session.as_str()],
+                )?
+                .get(0);
+            if count(held) != expected_len {
+                let from = i64::try_from(expected_len).unwrap_or(i64::MAX);
+                let to = from.saturating_add(i64::try_from(events.len()).unwrap_or(i64::MAX));
+                let stored: Vec<SessionEvent> = tx
+                    .query(
+                        "SELECT kind, payload FROM session_events \
+                         WHERE session = $1 AND seq >= $2 AND seq < $3 ORDER BY seq",
+                        &[&session.as_str(), &from, &to],
+                    )?
+                    .into_iter()
+                    .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
+                    .collect();
+                return Ok(append_at_outcome(
+                    session,
+                    expected_len,
+                    count(held),
+                    &stored,
+                    events,
+                )?);
+            }
+            let events = if events.is_empty() {
+                count(held)
+            } else {
+                insert(tx, session, held, events)?
+            };
+            Ok(SessionAppended {
+                events,
+                already_stored: false,
+            })
         })
     }
 

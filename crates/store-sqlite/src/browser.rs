@@ -7,7 +7,7 @@ use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
     ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
     SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore,
+    TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Result, Scope, Timestamp};
@@ -304,6 +304,15 @@ impl TrajectoryStore for SqliteStore {
                 .into_iter()
                 .collect()
         })
+    }
+
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
+        let op = "count trajectories";
+        let count: i64 = self.read(op, |conn| {
+            conn.prepare_cached("SELECT count(*) FROM browser_trajectories WHERE scope = ?1")
+                .and_then(|mut stmt| stmt.query_row([scope.as_str()], |r| r.get(0)))
+        })?;
+        Ok(u64::try_from(count).unwrap_or(0))
     }
 
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
@@ -824,6 +833,19 @@ impl RunManifestStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(removed > 0)
+    }
+
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+        let op = "start run";
+        // One immediate transaction: no other start of the run can come between the look and
+        // the insert.
+        self.write(op, |tx| match get_run(tx, scope, &manifest.run_id)? {
+            Some(stored) => run_start_outcome(stored, manifest).map(Some),
+            None => {
+                put_run(tx, scope, manifest).map_err(|e| to_core(op, e))?;
+                Ok(None)
+            }
+        })
     }
 
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {

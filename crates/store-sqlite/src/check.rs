@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use agent_memory_core::store::session::SESSION_STARTED;
 use agent_memory_core::store::trajectory::decode_texts;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -53,7 +54,8 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "session logs",
-        description: "each session's events are numbered 0, 1, 2, ... without a gap",
+        description: "each session's events are numbered 0, 1, 2, ... without a gap; a log \
+                      that holds session_started holds it once, as its first event",
     },
     Check {
         name: "tool logs",
@@ -250,21 +252,27 @@ fn evidence(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    let observed: HashMap<i64, i64> = {
+    // Episodes at or below their partition's watermark, by fingerprint, counted while the
+    // rows stream by: a `GROUP BY fp_id` would sort every episode in memory first (temporary
+    // storage is in memory), so memory would grow with the store.
+    let mut observed: HashMap<i64, i64> = HashMap::new();
+    {
         let mut stmt = conn.prepare(
-            "SELECT e.fp_id, count(*) FROM trajectory_episode e \
+            "SELECT e.fp_id FROM trajectory_episode e \
              JOIN trajectory_watermark w ON w.partition = e.partition \
-             WHERE e.seq <= w.seq GROUP BY e.fp_id",
+             WHERE e.seq <= w.seq",
         )?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
-    for (fp_id, location, group) in trajectory::all_groups(conn)? {
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            *observed.entry(row.get(0)?).or_default() += 1;
+        }
+    }
+    trajectory::for_each_group(conn, |fp_id, location, group| {
         let group = match group {
             Ok(group) => group,
             Err(e) => {
                 found.add("evidence", location, e.to_string());
-                continue;
+                return;
             }
         };
         let count = group.episode_count;
@@ -309,8 +317,7 @@ fn evidence(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
                 ),
             );
         }
-    }
-    Ok(())
+    })
 }
 
 /// What a trajectory row says its postings must be.
@@ -321,6 +328,152 @@ struct Expected {
 }
 
 fn token_index(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut streamed = Findings::default();
+    if streamed_token_index(conn, &mut streamed)? {
+        found.0.extend(streamed.0);
+        return Ok(());
+    }
+    // Some key is posted other than once: the exact comparison names which.
+    exact_token_index(conn, found)
+}
+
+/// An order-independent digest of a multiset of `(trajectory row, key)` pairs: two sums of
+/// independent hashes, and the count. Equal digests mean equal multisets, but for a chance
+/// of 2^-128.
+#[derive(Default, PartialEq, Eq)]
+struct PairDigest {
+    sums: [u64; 2],
+    count: u64,
+}
+
+impl PairDigest {
+    fn add(&mut self, traj: i64, key: &str) {
+        use std::hash::{Hash, Hasher};
+        for (salt, sum) in self.sums.iter_mut().enumerate() {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            (salt, traj, key).hash(&mut hasher);
+            *sum = sum.wrapping_add(hasher.finish());
+        }
+        self.count += 1;
+    }
+}
+
+/// The token index check in memory that does not grow with the store: the trajectory rows
+/// and the posting lists stream by once each, every posting is compared with its row read by
+/// id, and the pairs `(row, key)` each side holds are compared by digest. Reports what
+/// [`exact_token_index`] reports and returns `true` when every key of every row is posted
+/// exactly once; `false` (its findings to be dropped) when not.
+fn streamed_token_index(conn: &Connection, found: &mut Findings) -> rusqlite::Result<bool> {
+    let mut expected = PairDigest::default();
+    {
+        let mut stmt = conn.prepare("SELECT id, index_keys FROM browser_trajectories")?;
+        let mut query = stmt.query([])?;
+        while let Some(row) = query.next()? {
+            let id: i64 = row.get(0)?;
+            let Some(keys) = decode_texts(row.get_ref(1)?.as_str()?) else {
+                found.add(
+                    "token index",
+                    format!("browser_trajectories row {id}"),
+                    "its index keys are not an encoded list",
+                );
+                continue;
+            };
+            let mut seen = std::collections::HashSet::with_capacity(keys.len());
+            for key in &keys {
+                if !seen.insert(key.as_str()) {
+                    // A key listed twice: only the exact comparison reports it as the
+                    // rows-first comparison would.
+                    return Ok(false);
+                }
+                expected.add(id, key);
+            }
+        }
+    }
+    let mut posted = PairDigest::default();
+    let mut row_of = conn.prepare_cached(
+        "SELECT scope, coalesce(origin, ''), success, recorded_at, token_count, index_keys \
+         FROM browser_trajectories WHERE id = ?1",
+    )?;
+    token_index::for_each_posting_list(conn, |place, list| {
+        let postings = match list.postings {
+            Ok(ref postings) => postings,
+            Err(detail) => {
+                found.add("token index", place, detail);
+                return Ok(());
+            }
+        };
+        for p in postings {
+            let row = row_of
+                .query_row([p.traj], |row| {
+                    let keys_decode = decode_texts(row.get_ref(5)?.as_str()?).is_some();
+                    Ok(keys_decode.then(|| -> rusqlite::Result<Expected> {
+                        Ok(Expected {
+                            scope: row.get(0)?,
+                            origin: row.get(1)?,
+                            posting: Posting {
+                                traj: p.traj,
+                                success: row.get(2)?,
+                                recorded_at: row.get(3)?,
+                                token_count: row.get(4)?,
+                            },
+                        })
+                    }))
+                })
+                .optional()?
+                .flatten()
+                .transpose()?;
+            let Some(expected) = row else {
+                found.add(
+                    "token index",
+                    place.clone(),
+                    format!(
+                        "a posting points at trajectory row {}, which does not exist",
+                        p.traj
+                    ),
+                );
+                continue;
+            };
+            report_posting(found, &place, &list, &expected, p);
+            posted.add(p.traj, &list.token);
+        }
+        Ok(())
+    })?;
+    Ok(posted == expected)
+}
+
+/// A posting filed under another scope or origin than its row's, or saying something else.
+fn report_posting(
+    found: &mut Findings,
+    place: &str,
+    list: &token_index::PostingList,
+    expected: &Expected,
+    p: &Posting,
+) {
+    if expected.scope != list.scope || expected.origin != list.origin {
+        found.add(
+            "token index",
+            place,
+            format!(
+                "a posting of trajectory row {} is filed under scope {:?} and origin {:?}, \
+                 but the row has {:?} and {:?}",
+                p.traj, list.scope, list.origin, expected.scope, expected.origin
+            ),
+        );
+    } else if expected.posting != *p {
+        found.add(
+            "token index",
+            place,
+            format!(
+                "the posting of trajectory row {} says {p:?}, the row says {:?}",
+                p.traj, expected.posting
+            ),
+        );
+    }
+}
+
+/// The token index check holding every row's keys and every posted pair in memory: run only
+/// when [`streamed_token_index`] found a key posted other than once, to name each.
+fn exact_token_index(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
     let mut rows: HashMap<i64, (Expected, Vec<String>)> = HashMap::new();
     {
         let mut stmt = conn.prepare(
@@ -354,12 +507,12 @@ fn token_index(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> 
     }
     // How often each (trajectory, key) is posted.
     let mut posted: HashMap<(i64, String), u32> = HashMap::new();
-    for (place, list) in token_index::all_postings(conn)? {
+    token_index::for_each_posting_list(conn, |place, list| {
         let postings = match list.postings {
-            Ok(postings) => postings,
+            Ok(ref postings) => postings,
             Err(detail) => {
                 found.add("token index", place, detail);
-                continue;
+                return Ok(());
             }
         };
         for p in postings {
@@ -374,29 +527,11 @@ fn token_index(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> 
                 );
                 continue;
             };
-            if expected.scope != list.scope || expected.origin != list.origin {
-                found.add(
-                    "token index",
-                    place.clone(),
-                    format!(
-                        "a posting of trajectory row {} is filed under scope {:?} and origin {:?}, \
-                         but the row has {:?} and {:?}",
-                        p.traj, list.scope, list.origin, expected.scope, expected.origin
-                    ),
-                );
-            } else if expected.posting != p {
-                found.add(
-                    "token index",
-                    place.clone(),
-                    format!(
-                        "the posting of trajectory row {} says {p:?}, the row says {:?}",
-                        p.traj, expected.posting
-                    ),
-                );
-            }
+            report_posting(found, &place, &list, expected, p);
             *posted.entry((p.traj, list.token.clone())).or_default() += 1;
         }
-    }
+        Ok(())
+    })?;
     let mut ids: Vec<&i64> = rows.keys().collect();
     ids.sort();
     for id in ids {
@@ -437,6 +572,23 @@ fn session_logs(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()>
                 format!("{count} events numbered {min} to {max}"),
             );
         }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT session, group_concat(seq, ', ') FROM \
+         (SELECT session, seq FROM session_events WHERE kind = ?1 ORDER BY session, seq) \
+         GROUP BY session HAVING count(*) > 1 OR min(seq) <> 0",
+    )?;
+    let mut rows = stmt.query([SESSION_STARTED])?;
+    while let Some(row) = rows.next()? {
+        let session: String = row.get(0)?;
+        let positions: String = row.get(1)?;
+        found.add(
+            "session logs",
+            format!("session_events {session:?}"),
+            format!(
+                "{SESSION_STARTED} at position(s) {positions}: a log holds it once, as its first event"
+            ),
+        );
     }
     Ok(())
 }
@@ -517,4 +669,82 @@ fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_memory_core::Scope;
+    use agent_memory_core::store::browser::{Trajectory, TrajectoryStore};
+    use rusqlite::Connection;
+
+    use super::{Findings, exact_token_index, streamed_token_index};
+
+    /// The streamed token index check reports what the exact one reports whenever it vouches
+    /// for the keys, and hands over to it whenever a key is posted other than once.
+    #[test]
+    fn the_streamed_token_index_check_agrees_with_the_exact_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let clean = dir.path().join("clean.db");
+        {
+            let store = crate::SqliteStore::open(&clean).expect("open");
+            for i in 0..40 {
+                let trajectory = Trajectory {
+                    id: format!("traj_{i}"),
+                    goal: format!("buy watch {i}"),
+                    origin: Some(format!("https://shop{}.test", i % 3)),
+                    steps: Vec::new(),
+                    success: i % 2 == 0,
+                    duration_ms: 5,
+                    model: "m".into(),
+                    timestamp: "2026-01-01T00:00:00.000Z".into(),
+                    recorded_at: Some(agent_memory_core::Timestamp::from_millis(i)),
+                };
+                let tokens = ["buy".to_owned(), "watch".to_owned(), format!("n{i}")];
+                store
+                    .trajectory_put(&Scope::shared(), &trajectory, &tokens)
+                    .expect("put");
+            }
+        }
+        // (defect, whether every key is still posted exactly once)
+        let defects = [
+            ("SELECT 1", true),
+            (
+                "UPDATE browser_trajectories SET success = 1 - success WHERE id = 3",
+                true,
+            ),
+            ("DELETE FROM browser_trajectories WHERE id = 5", true),
+            (
+                "UPDATE browser_trajectories SET index_keys = index_keys || '5:extra' WHERE id = 7",
+                false,
+            ),
+            (
+                "UPDATE browser_trajectories SET index_keys = index_keys || '3:buy' WHERE id = 8",
+                false,
+            ),
+            ("DELETE FROM browser_token_tails WHERE token = 'n9'", false),
+            (
+                "DELETE FROM browser_trajectory_tokens_pending WHERE token = 'n9'",
+                false,
+            ),
+        ];
+        for (i, (sql, vouched)) in defects.into_iter().enumerate() {
+            let path = dir.path().join(format!("defect{i}.db"));
+            std::fs::copy(&clean, &path).expect("copy");
+            let conn = Connection::open(&path).expect("open");
+            conn.execute_batch(sql).expect("plant");
+            let mut streamed = Findings::default();
+            let complete = streamed_token_index(&conn, &mut streamed).expect("streamed");
+            let mut exact = Findings::default();
+            exact_token_index(&conn, &mut exact).expect("exact");
+            if sql.contains("n9") && exact.0.is_empty() {
+                // The posting was in the other of the two tables.
+                continue;
+            }
+            // When it does not vouch, the check reports the exact comparison's findings.
+            assert_eq!(complete, vouched, "{sql}: {:?}", exact.0);
+            if complete {
+                assert_eq!(streamed.0, exact.0, "{sql}");
+            }
+        }
+    }
 }

@@ -78,6 +78,18 @@ pub enum Error {
         /// What SQLite reported.
         source: rusqlite::Error,
     },
+    /// A forget deleted its rows, but another connection reads a snapshot from before it, so
+    /// their bytes stay in the file and its `-wal` until that reader ends; the next write or
+    /// open after that erases them.
+    #[error(
+        "the forgotten rows are deleted, but their bytes stay in {path} and its -wal while another connection reads a snapshot from before the forget (waited {waited:?} for it to end); they are erased at the next write to or open of the database after it ends"
+    )]
+    ErasePending {
+        /// The database file.
+        path: PathBuf,
+        /// How long the forget waited for the reader.
+        waited: std::time::Duration,
+    },
     /// Any other SQLite failure while opening.
     #[error("cannot open database {path}: {source}")]
     Open {

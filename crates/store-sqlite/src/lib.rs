@@ -29,6 +29,7 @@
 mod browser;
 mod check;
 mod codec;
+mod erase;
 mod error;
 mod identity;
 mod meta;
@@ -100,6 +101,10 @@ pub struct SqliteOptions {
     /// fails as a full disk does and changes nothing. `None` (the default): no limit beyond
     /// the disk.
     pub max_pages: Option<u32>,
+    /// How long a forget waits for other connections still reading a snapshot from before it
+    /// (their snapshot holds the forgotten bytes) before it reports the erasure pending
+    /// ([`Error::ErasePending`]). Default 30 s.
+    pub erase_wait: Duration,
 }
 
 impl Default for SqliteOptions {
@@ -112,6 +117,7 @@ impl Default for SqliteOptions {
             read_only: false,
             checkpoint_pages: 10_000,
             max_pages: None,
+            erase_wait: Duration::from_secs(30),
         }
     }
 }
@@ -158,6 +164,13 @@ impl SqliteOptions {
         self.max_pages = pages;
         self
     }
+
+    /// A forget waiting at most `wait` for older readers before reporting its erasure
+    /// pending.
+    pub fn with_erase_wait(mut self, wait: Duration) -> Self {
+        self.erase_wait = wait;
+        self
+    }
 }
 
 /// A memory store on one SQLite file. `Send + Sync`: share it behind an `Arc`.
@@ -168,6 +181,9 @@ pub struct SqliteStore {
     /// False for a read-only open and for a file SQLite could only open for reading.
     writable: bool,
     fingerprint_ids: trajectory::FingerprintIds,
+    /// [`SqliteOptions::busy_timeout`] and [`SqliteOptions::erase_wait`].
+    busy_timeout: Duration,
+    erase_wait: Duration,
 }
 
 const IN_MEMORY: &str = ":memory:";
@@ -298,6 +314,11 @@ impl SqliteStore {
             if state.needs_write() {
                 SqliteStore::upgrade(&mut conn, &path)?;
             }
+            // A forget's erasure that a reader held up is finished now, if that reader has
+            // ended; if not, it stays pending for a later write.
+            if let Ok(Some(stage)) = erase::pending(&conn) {
+                let _ = erase::finish(&mut conn, stage, Duration::ZERO, options.busy_timeout);
+            }
         } else {
             if found < SCHEMA_VERSION {
                 return Err(Error::NeedsMigration {
@@ -320,6 +341,8 @@ impl SqliteStore {
             path,
             writable,
             fingerprint_ids: trajectory::FingerprintIds::default(),
+            busy_timeout: options.busy_timeout,
+            erase_wait: options.erase_wait,
         })
     }
 
@@ -406,21 +429,15 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| to_core(operation, e))?;
         let value = f(&tx)?;
+        // A point read of one meta key: whether an earlier forget's erasure is still pending.
+        let pending = erase::pending(&tx).map_err(|e| to_core(operation, e))?;
         tx.commit().map_err(|e| to_core(operation, e))?;
+        if let Some(stage) = pending {
+            // The write is committed whatever happens here; a reader that still holds the
+            // forgotten bytes leaves the erasure pending for a later write.
+            let _ = erase::finish(&mut conn, stage, Duration::ZERO, self.busy_timeout);
+        }
         Ok(value)
-    }
-
-    /// Leaves no copy of deleted rows in the file: after a forget, SQLite would keep their
-    /// bytes in free pages and in the write-ahead log. `VACUUM` rebuilds the file from the
-    /// live rows only, then a truncating checkpoint empties the log. Forgetting is rare and
-    /// asked for explicitly, so it pays for the rewrite; no other write does.
-    pub(crate) fn erase_freed_pages(&self) -> agent_memory_core::Result<()> {
-        let conn = self.lock();
-        conn.execute_batch("VACUUM")
-            .map_err(|e| to_core("erase forgotten rows (vacuum)", e))?;
-        // On a database without a log (in memory) this is a no-op that still answers a row.
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .map_err(|e| to_core("erase forgotten rows (checkpoint)", e))
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {

@@ -2,10 +2,12 @@
 //! its position in the log.
 
 use agent_memory_core::store::session::{
-    session_already_exists, session_not_found, validate_new_session,
+    append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
-use agent_memory_core::{Result, SessionEvent, SessionId, SessionStore, SessionSummary};
-use rusqlite::params;
+use agent_memory_core::{
+    Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+};
+use rusqlite::{Transaction, params};
 
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
@@ -20,29 +22,89 @@ fn events_fit(events: &[SessionEvent]) -> Result<()> {
     Ok(())
 }
 
+/// How many events `session`'s log holds (its next position).
+fn log_len(tx: &Transaction<'_>, session: &SessionId) -> rusqlite::Result<u64> {
+    let next: i64 = tx
+        .prepare_cached("SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = ?1")?
+        .query_row([session.as_str()], |row| row.get(0))?;
+    Ok(u64::try_from(next).unwrap_or(0))
+}
+
+/// At most `count` events of `session`'s log from position `from` on.
+fn events_from(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    from: u64,
+    count: usize,
+) -> rusqlite::Result<Vec<SessionEvent>> {
+    let from = i64::try_from(from).unwrap_or(i64::MAX);
+    let to = from.saturating_add(i64::try_from(count).unwrap_or(i64::MAX));
+    let mut stmt = tx.prepare_cached(
+        "SELECT kind, payload FROM session_events WHERE session = ?1 AND seq >= ?2 AND seq < ?3 \
+         ORDER BY seq",
+    )?;
+    let rows = stmt.query_map(params![session.as_str(), from, to], |row| {
+        Ok(SessionEvent {
+            kind: row.get(0)?,
+            payload: row.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Inserts `events` at positions `from..`; returns the length of the log afterwards.
+fn insert(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    from: u64,
+    events: &[SessionEvent],
+) -> rusqlite::Result<u64> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO session_events (session, seq, kind, payload) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut seq = from;
+    for event in events {
+        let at = i64::try_from(seq).unwrap_or(i64::MAX);
+        insert.execute(params![session.as_str(), at, event.kind, event.payload])?;
+        seq += 1;
+    }
+    Ok(seq)
+}
+
 impl SessionStore for SqliteStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
         events.iter().try_for_each(SessionEvent::validate)?;
         events_fit(events)?;
         let op = "append session events";
         self.write(op, |tx| {
-            let run = || -> rusqlite::Result<u64> {
-                let next: i64 = tx
-                    .prepare_cached(
-                        "SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = ?1",
-                    )?
-                    .query_row([session.as_str()], |row| row.get(0))?;
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO session_events (session, seq, kind, payload) VALUES (?1, ?2, ?3, ?4)",
-                )?;
-                let mut seq = next;
-                for event in events {
-                    insert.execute(params![session.as_str(), seq, event.kind, event.payload])?;
-                    seq += 1;
-                }
-                Ok(u64::try_from(seq).unwrap_or(0))
-            };
-            run().map_err(|e| to_core(op, e))
+            let next = log_len(tx, session).map_err(|e| to_core(op, e))?;
+            insert(tx, session, next, events).map_err(|e| to_core(op, e))
+        })
+    }
+
+    fn session_append_at(
+        &self,
+        session: &SessionId,
+        expected_len: u64,
+        events: &[SessionEvent],
+    ) -> Result<SessionAppended> {
+        events.iter().try_for_each(SessionEvent::validate)?;
+        events_fit(events)?;
+        let op = "append session events";
+        // One immediate transaction: the length read here is the length the insert appends
+        // to, whichever process or connection writes next.
+        self.write(op, |tx| {
+            let held = log_len(tx, session).map_err(|e| to_core(op, e))?;
+            if held != expected_len {
+                let stored = events_from(tx, session, expected_len, events.len())
+                    .map_err(|e| to_core(op, e))?;
+                return append_at_outcome(session, expected_len, held, &stored, events);
+            }
+            let events = insert(tx, session, held, events).map_err(|e| to_core(op, e))?;
+            Ok(SessionAppended {
+                events,
+                already_stored: false,
+            })
         })
     }
 
@@ -122,7 +184,10 @@ impl SessionStore for SqliteStore {
                 .and_then(|mut s| s.execute([session.as_str()]))
                 .map_err(|e| to_core(op, e))
         })?;
-        self.erase_freed_pages()?;
+        // Nothing deleted, nothing to erase (and no reader to wait for).
+        if deleted > 0 {
+            self.erase_freed_pages()?;
+        }
         Ok(deleted as u64)
     }
 }

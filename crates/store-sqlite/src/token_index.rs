@@ -301,10 +301,13 @@ pub(crate) struct PostingList {
     pub(crate) postings: Result<Vec<Posting>, String>,
 }
 
-/// Every posting list: blocks, tails and the pending list (one list per pending row), each
-/// with where it is stored.
-pub(crate) fn all_postings(conn: &Connection) -> rusqlite::Result<Vec<(String, PostingList)>> {
-    let mut lists = Vec::new();
+/// Hands `visit` every posting list, one at a time (the check holds one list in memory, not
+/// the index): blocks, tails and the pending list (one list per pending row), each with
+/// where it is stored.
+pub(crate) fn for_each_posting_list(
+    conn: &Connection,
+    mut visit: impl FnMut(String, PostingList) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
     for (table, sql) in [
         (
             "browser_token_blocks",
@@ -329,7 +332,7 @@ pub(crate) fn all_postings(conn: &Connection) -> rusqlite::Result<Vec<(String, P
             let postings = unpack_all(blob)
                 .map(Iterator::collect)
                 .map_err(|e| e.to_string());
-            lists.push((
+            visit(
                 place,
                 PostingList {
                     scope,
@@ -337,7 +340,7 @@ pub(crate) fn all_postings(conn: &Connection) -> rusqlite::Result<Vec<(String, P
                     origin,
                     postings,
                 },
-            ));
+            )?;
         }
     }
     let mut stmt = conn.prepare(
@@ -355,7 +358,7 @@ pub(crate) fn all_postings(conn: &Connection) -> rusqlite::Result<Vec<(String, P
             token_count: row.get(6)?,
         };
         let place = format!("browser_trajectory_tokens_pending {scope:?} {token:?} {origin:?}");
-        lists.push((
+        visit(
             place,
             PostingList {
                 scope,
@@ -363,9 +366,9 @@ pub(crate) fn all_postings(conn: &Connection) -> rusqlite::Result<Vec<(String, P
                 origin,
                 postings: Ok(vec![posting]),
             },
-        ));
+        )?;
     }
-    Ok(lists)
+    Ok(())
 }
 
 /// What a candidate query filters on.

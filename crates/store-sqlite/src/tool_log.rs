@@ -40,7 +40,10 @@ impl ToolLogStore for SqliteStore {
                 .and_then(|mut s| s.execute([session.as_str()]))
                 .map_err(|e| to_core(op, e))
         })?;
-        self.erase_freed_pages()?;
+        // Nothing deleted, nothing to erase (and no reader to wait for).
+        if deleted > 0 {
+            self.erase_freed_pages()?;
+        }
         Ok(deleted as u64)
     }
 

@@ -235,15 +235,18 @@ impl GroupRow {
     }
 }
 
-/// Every stored group with its fingerprint id and where it is (for `check`), decoded or with
-/// the reason it does not decode.
-pub(crate) fn all_groups(conn: &Connection) -> rusqlite::Result<Vec<(i64, String, Result<Group>)>> {
+/// Hands `visit` every stored group, one at a time and in fingerprint id order (for `check`,
+/// which so holds one group in memory), with its fingerprint id and where it is, decoded or
+/// with the reason it does not decode.
+pub(crate) fn for_each_group(
+    conn: &Connection,
+    mut visit: impl FnMut(i64, String, Result<Group>),
+) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare(&format!(
         "SELECT g.fp_id, f.partition, {GROUP_COLUMNS} FROM trajectory_group g \
          JOIN trajectory_fingerprint f ON f.id = g.fp_id ORDER BY g.fp_id"
     ))?;
     let mut rows = stmt.query([])?;
-    let mut groups = Vec::new();
     while let Some(row) = rows.next()? {
         let fp_id: i64 = row.get(0)?;
         let partition: String = row.get(1)?;
@@ -262,9 +265,9 @@ pub(crate) fn all_groups(conn: &Connection) -> rusqlite::Result<Vec<(i64, String
             last_reinforced: row.get(13)?,
         };
         let location = format!("trajectory_group {fp_id} of partition {partition:?}");
-        groups.push((fp_id, location, group.decode()));
+        visit(fp_id, location, group.decode());
     }
-    Ok(groups)
+    Ok(())
 }
 
 /// How many filter pairs recall narrows by in SQL; any further pairs are checked on the rows.

@@ -51,6 +51,13 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// Events that do not begin with `session_started`, read where the session they belong
+    /// to is not known (the caller names the log, e.g. its file).
+    #[error("{reason}")]
+    Unstarted {
+        /// What the log holds instead.
+        reason: String,
+    },
     /// A foreign session log (Keen Code's) that cannot be converted.
     #[error("cannot import session log {}: {reason}", path.display())]
     Import {

@@ -84,8 +84,35 @@ impl History {
         (history, event)
     }
 
-    /// Rebuilds a history from its events, which must begin with `session_started`.
+    /// Rebuilds a history from its events, which must begin with `session_started`. A log
+    /// that does not is [`Error::Unstarted`], naming no session: use
+    /// [`replay_of`](Self::replay_of) when the caller knows whose log it is.
     pub fn replay(events: impl IntoIterator<Item = SessionEvent>) -> Result<Self> {
+        Self::replay_named(None, events)
+    }
+
+    /// Rebuilds the history of `session` from its log: as [`replay`](Self::replay), and a log
+    /// that does not begin with `session_started` is [`Error::Inconsistent`] naming `session`.
+    /// (Whether its `session_started` names `session` too is the caller's rule to apply.)
+    pub fn replay_of(
+        session: &SessionId,
+        events: impl IntoIterator<Item = SessionEvent>,
+    ) -> Result<Self> {
+        Self::replay_named(Some(session), events)
+    }
+
+    fn replay_named(
+        named: Option<&SessionId>,
+        events: impl IntoIterator<Item = SessionEvent>,
+    ) -> Result<Self> {
+        let unstarted = |reason: String| match named {
+            Some(session) => Error::Inconsistent {
+                session: session.as_str().to_owned(),
+                index: 0,
+                reason,
+            },
+            None => Error::Unstarted { reason },
+        };
         let mut events = events.into_iter();
         let mut history = match events.next() {
             Some(SessionEvent::SessionStarted {
@@ -100,22 +127,12 @@ impl History {
                 History::start(id, Timestamp::from_millis(started_at)).0
             }
             Some(other) => {
-                return Err(Error::Inconsistent {
-                    session: String::new(),
-                    index: 0,
-                    reason: format!(
-                        "log begins with {} instead of session_started",
-                        other.kind()
-                    ),
-                });
+                return Err(unstarted(format!(
+                    "log begins with {} instead of session_started",
+                    other.kind()
+                )));
             }
-            None => {
-                return Err(Error::Inconsistent {
-                    session: String::new(),
-                    index: 0,
-                    reason: "log holds no event".to_owned(),
-                });
-            }
+            None => return Err(unstarted("log holds no event".to_owned())),
         };
         // Most events add one entry: reserving once spares the copies of a growing vector.
         history.entries.reserve(events.size_hint().0);

@@ -73,6 +73,12 @@ pub trait EventLog {
 
     /// Every event in the log, in order.
     fn load(&mut self) -> Result<Loaded>;
+
+    /// The session the log belongs to, when the log knows it before reading its first event;
+    /// errors about a log that does not begin with `session_started` name it.
+    fn session(&self) -> Option<&SessionId> {
+        None
+    }
 }
 
 /// A session's log as a JSONL file, `<dir>/<session>.jsonl`: one event per line, each
@@ -80,6 +86,7 @@ pub trait EventLog {
 #[derive(Debug)]
 pub struct JsonlLog {
     path: PathBuf,
+    session: Option<SessionId>,
     file: Option<File>,
     sync: bool,
     line: Vec<u8>,
@@ -102,13 +109,16 @@ impl JsonlLog {
                 reason,
             });
         }
-        Ok(JsonlLog::at(dir.as_ref().join(format!("{id}.jsonl"))))
+        let mut log = JsonlLog::at(dir.as_ref().join(format!("{id}.jsonl")));
+        log.session = Some(session.clone());
+        Ok(log)
     }
 
     /// The log in the file at `path`.
     pub fn at(path: impl Into<PathBuf>) -> Self {
         JsonlLog {
             path: path.into(),
+            session: None,
             file: None,
             sync: false,
             line: Vec::new(),
@@ -155,6 +165,10 @@ impl JsonlLog {
 }
 
 impl EventLog for JsonlLog {
+    fn session(&self) -> Option<&SessionId> {
+        self.session.as_ref()
+    }
+
     fn append(&mut self, event: &SessionEvent) -> Result<()> {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
@@ -327,6 +341,10 @@ impl<S: SessionStore> EventLog for StoreLog<S> {
             warnings: Vec::new(),
         })
     }
+
+    fn session(&self) -> Option<&SessionId> {
+        Some(&self.session)
+    }
 }
 
 /// A history and its log, kept in step: every change is written to the log first, then
@@ -371,7 +389,10 @@ impl<L: EventLog> Session<L> {
     pub fn resume(mut log: L) -> Result<(Self, Vec<Warning>)> {
         let Loaded { events, warnings } = log.load()?;
         let count = events.len();
-        let history = History::replay(events)?;
+        let history = match log.session() {
+            Some(session) => History::replay_of(session, events)?,
+            None => History::replay(events)?,
+        };
         let session = Session {
             history,
             log,

@@ -257,6 +257,37 @@ fn registry<'a>(
     RunRegistry::new(store, Scope::shared(), clock, ids)
 }
 
+/// Starting a run whose id is stored never erases it (the reference's `startRun` overwrote
+/// the manifest): the same start again, as a retry sends it later, is a no-op; another start
+/// is a conflict naming the run.
+#[test]
+fn starting_a_stored_run_never_erases_it() {
+    let store = InMemoryStore::new();
+    let clock = ManualClock::new(NOW);
+    let ids = SeededIds::new(5);
+    let runs = registry(&store, &clock, &ids);
+    let start = || RunStart::new("run_1", "Buy a kettle", "shop.test").with_session_id("proj_1");
+    runs.start(start()).expect("start");
+    let done = runs
+        .complete("run_1", RunOutcome::new(true, 7).with_summary("bought"))
+        .expect("complete");
+    clock.advance(60_000);
+    assert_eq!(runs.start(start()).expect("the same start"), "run_1");
+    assert_eq!(runs.get("run_1").expect("get"), Some(done.clone()));
+    let other = runs
+        .start(RunStart::new("run_1", "Sell a kettle", "shop.test").with_session_id("proj_1"))
+        .expect_err("another start of run_1");
+    assert!(
+        matches!(&other, Error::Store(e) if e.is_conflict()),
+        "{other:?}"
+    );
+    assert_eq!(
+        other.to_string(),
+        "conflict on run \"run_1\": already started (completed) with another goal; start a run with a new id"
+    );
+    assert_eq!(runs.get("run_1").expect("get"), Some(done));
+}
+
 /// An update changes status, current url, turn count and artifact paths when given and keeps
 /// each one that is `None`; every update moves `updated_at` to the clock's now and leaves
 /// `started_at` alone; the result is what `get` returns afterwards.

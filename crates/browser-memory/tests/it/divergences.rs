@@ -285,3 +285,58 @@ fn d8_exported_files_are_replaced_atomically() {
     assert_eq!(names, ["x.json"]);
     assert!(dir.path().join("runs/x.json").is_dir());
 }
+
+/// A batch puts every file in place at its commit (each still replaced whole), and one
+/// dropped before its commit changes no file and leaves no temporary file behind.
+#[test]
+fn d8_a_batch_of_exported_files_lands_at_its_commit_or_not_at_all() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = MemoryRoot::new(dir.path());
+    root.write_atomic(&["traj_0.json"], "old").expect("write");
+    let names = |sub: &str| {
+        let mut names: Vec<String> = fs::read_dir(dir.path().join(sub))
+            .expect("read")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    {
+        let mut batch = root.batch();
+        batch.write(&["traj_0.json"], "new").expect("stage");
+        batch.write(&["traj_1.json"], "one").expect("stage");
+        assert_eq!(batch.len(), 2);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("traj_0.json")).expect("read"),
+            "old",
+            "nothing is in place before the commit"
+        );
+    }
+    assert_eq!(names(""), ["traj_0.json"], "a dropped batch leaves nothing");
+    let mut batch = root.batch();
+    batch.write(&["traj_0.json"], "new").expect("stage");
+    batch.write(&["traj_1.json"], "one").expect("stage");
+    batch
+        .write(&["domains", "shop.test", "knowledge.json"], "{}")
+        .expect("stage");
+    batch.commit().expect("commit");
+    assert!(batch.is_empty());
+    assert_eq!(names(""), ["domains", "traj_0.json", "traj_1.json"]);
+    assert_eq!(names("domains/shop.test"), ["knowledge.json"]);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("traj_0.json")).expect("read"),
+        "new"
+    );
+    // A file that cannot be put in place fails the commit, naming it, and no temporary
+    // file stays behind.
+    fs::create_dir_all(dir.path().join("runs/x.json")).expect("dir in the way");
+    batch.write(&["runs", "y.json"], "y").expect("stage");
+    batch.write(&["runs", "x.json"], "x").expect("stage");
+    let error = batch.commit().expect_err("a directory is in the way");
+    assert!(error.to_string().contains("x.json"), "{error}");
+    assert!(
+        names("runs").iter().all(|n| !n.contains(".tmp-")),
+        "{:?}",
+        names("runs")
+    );
+}

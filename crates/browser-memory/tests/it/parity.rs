@@ -320,3 +320,65 @@ fn facts_are_learned_only_from_a_start_url_with_a_hostname() {
     assert!(facts("not a url").is_empty(), "{:?}", facts("not a url"));
     assert!(!facts("https://shop.test/").is_empty());
 }
+
+#[test]
+fn a_tie_with_an_unparsable_time_goes_to_directory_order() {
+    use agent_memory_browser::baseline::linear_scan_match;
+    use agent_memory_core::store::browser::{Trajectory, TrajectoryStep};
+
+    // Two trajectories with the same goal tie on similarity (scoring off). The reference reads
+    // its files in name order and keeps that order among equal scores; when one time does not
+    // parse, it is that order (the ids) that decides, not which one is dated.
+    let trajectory = |id: &str, timestamp: &str, recorded_at: Option<Timestamp>| Trajectory {
+        id: id.to_owned(),
+        goal: "Buy a kettle".to_owned(),
+        origin: Some("https://shop.test".to_owned()),
+        steps: vec![TrajectoryStep {
+            url: "https://shop.test/".to_owned(),
+            action: r#"{"action":"click","selector":"@b1"}"#.to_owned(),
+            snapshot_hash: "1".to_owned(),
+            verified: true,
+            expected_effect: None,
+        }],
+        success: true,
+        duration_ms: 1000,
+        model: "m".to_owned(),
+        timestamp: timestamp.to_owned(),
+        recorded_at,
+    };
+    let dated_at = NOW.add_millis(-MILLIS_PER_DAY);
+    for (first, second) in [
+        (
+            trajectory("traj_a", "not a time", None),
+            trajectory("traj_b", "2025-12-31T00:00:00.000Z", Some(dated_at)),
+        ),
+        (
+            trajectory("traj_a", "2025-12-31T00:00:00.000Z", Some(dated_at)),
+            trajectory("traj_b", "not a time", None),
+        ),
+    ] {
+        let in_directory_order = [first.clone(), second.clone()];
+        let options = MatchOptions::default();
+        let reference = linear_scan_match(
+            &in_directory_order,
+            "Buy a kettle",
+            Some("https://shop.test/"),
+            &options,
+            NOW,
+        )
+        .expect("the reference matches");
+        let store = crate::support::store_of(&[second, first]);
+        let ours = find_best_match(
+            &store,
+            &Scope::shared(),
+            "Buy a kettle",
+            Some("https://shop.test/"),
+            &options,
+            NOW,
+        )
+        .expect("match")
+        .expect("a match");
+        assert_eq!(ours.trajectory.id, reference.id);
+        assert_eq!(ours.trajectory.id, "traj_a");
+    }
+}

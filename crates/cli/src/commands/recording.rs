@@ -218,8 +218,16 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
+/// The trail file at `path`, read as `Trail::read` does but never more than 4 MiB of it.
+fn read_trail(path: &Path) -> Result<Trail> {
+    let file = path.display().to_string();
+    let text =
+        crate::ops::files::read_string(path).with_context(|| format!("trail file {file}"))?;
+    Ok(Trail::from_yaml_str(without_bom(text).as_str(), &file)?)
+}
+
 fn read_text(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::ops::files::read_regular(path)
         .with_context(|| format!("cannot read tool logs {}", path.display()))?;
     Ok(without_bom(text))
 }
@@ -479,7 +487,7 @@ struct ObjectiveDocument {
 }
 
 fn read_objectives(path: &Path) -> Result<Vec<Objective>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::ops::files::read_string(path)
         .map(without_bom)
         .with_context(|| format!("cannot read objectives {}", path.display()))?;
     let documents: Vec<ObjectiveDocument> =
@@ -754,7 +762,7 @@ fn memory_file_value(path: &Path, key: &str, value: serde_json::Value) -> Result
 fn memory_values(values: &MemoryValues) -> Result<Seeds> {
     let mut seeds = Seeds::new();
     if let Some(path) = &values.memory {
-        let text = std::fs::read_to_string(path)
+        let text = crate::ops::files::read_string(path)
             .map(without_bom)
             .with_context(|| format!("cannot read memory values {}", path.display()))?;
         let object: serde_json::Map<String, serde_json::Value> =
@@ -889,7 +897,7 @@ fn kind_name(kind: StepKind) -> &'static str {
 }
 
 fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
-    let trail = Trail::read(&args.trail)?;
+    let trail = read_trail(&args.trail)?;
     let mut seeds = memory_values(&args.values)?;
     for (name, value) in &args.args {
         seeds
@@ -1056,7 +1064,7 @@ struct StaleRow {
 }
 
 fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
-    let trail = Trail::read(&args.trail)?;
+    let trail = read_trail(&args.trail)?;
     let memory = seeds_memory(&memory_values(&args.values)?);
     let policy = TemplatePolicy::default().with_min_chars(args.min_chars);
     // Each past snapshot with the index of the tool log that holds it.
@@ -1138,7 +1146,7 @@ struct FormattedTrail {
 fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
     let mut formatted = Vec::new();
     for path in &args.trails {
-        let text = std::fs::read_to_string(path)
+        let text = crate::ops::files::read_string(path)
             .with_context(|| format!("cannot read trail {}", path.display()))?;
         let trail = Trail::from_yaml_str(&text, &path.display().to_string())?;
         let canonical = trail.to_yaml_string()?;

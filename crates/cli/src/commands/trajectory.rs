@@ -90,14 +90,15 @@ struct RecordArgs {
     /// One action of the trajectory (repeat, in order).
     #[arg(long, requires = "outcome")]
     action: Vec<String>,
-    /// The whole trajectory, comma-separated.
+    /// The whole trajectory, comma-separated (an action holding a comma: --action)
+    // A value whose commas may not all separate actions is a usage error (`parse_trajectory`).
     #[arg(
         long,
-        value_delimiter = ',',
+        value_parser = parse_trajectory,
         requires = "outcome",
         value_name = "A,B,C"
     )]
-    trajectory: Vec<String>,
+    trajectory: Vec<Actions>,
     /// The episode succeeded (`{"success": true}`).
     #[arg(long)]
     success: bool,
@@ -148,6 +149,43 @@ fn parse_pair(text: &str) -> Result<(String, String), String> {
         Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
         _ => Err(format!("expected name=value, got {text:?}")),
     }
+}
+
+/// The actions of one `--trajectory` value.
+#[derive(Debug, Clone)]
+struct Actions(Vec<String>);
+
+/// `a,b,c` as actions, refusing a value whose commas may not all separate actions: a comma
+/// inside brackets or quotes (`click(a, b)`), a space beside a comma, an empty action.
+fn parse_trajectory(text: &str) -> Result<Actions, String> {
+    let mut depth = 0_i32;
+    let mut quote: Option<char> = None;
+    let mut nested_comma = false;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), ',') => nested_comma = true,
+            (Some(_), _) => {}
+            (None, '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth > 0 => nested_comma = true,
+            _ => {}
+        }
+    }
+    let actions: Vec<String> = text.split(',').map(str::to_owned).collect();
+    let reason = if nested_comma {
+        "it holds a comma inside brackets or quotes"
+    } else if actions.iter().any(|a| a.is_empty()) {
+        "an action would be empty"
+    } else if actions.iter().any(|a| a.trim() != a) {
+        "an action would begin or end with a space"
+    } else {
+        return Ok(Actions(actions));
+    };
+    Err(format!(
+        "{text:?} is ambiguous: --trajectory splits actions at every comma, and {reason}; give each action with --action (repeat, in order) or record from a JSON file with --file"
+    ))
 }
 
 /// A number in `[0, 1]`.
@@ -216,7 +254,7 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs) -> Result<()> {
                 json!({"success": args.score.unwrap_or(0.5)})
             };
             let trajectory = if args.action.is_empty() {
-                args.trajectory.clone()
+                args.trajectory.iter().flat_map(|a| a.0.clone()).collect()
             } else {
                 args.action.clone()
             };
@@ -390,6 +428,7 @@ fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         return print_json(&report);
     }
+    note(report.note.as_deref());
     print_patterns(
         &report.patterns,
         &format!(
@@ -437,8 +476,17 @@ fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         return print_json(&report);
     }
+    note(report.note.as_deref());
     print_patterns(&report.patterns, "no pattern matches");
     Ok(())
+}
+
+/// Why a result is empty (a partition that holds nothing yet), on stderr so stdout keeps the
+/// result alone.
+fn note(note: Option<&str>) {
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
 }
 
 /// `trajectory fingerprint --json`.
@@ -478,6 +526,7 @@ fn run_patterns(args: &PatternsArgs, global: &GlobalArgs) -> Result<()> {
     if global.json {
         return print_json(&listed);
     }
+    note(listed.note.as_deref());
     if listed.patterns.is_empty() {
         println!("no pattern in partition {} yet", listed.partition);
         return Ok(());

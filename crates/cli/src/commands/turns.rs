@@ -290,7 +290,11 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
         (_, _) => View::Model,
     };
     let events = load_events(&args.source, global)?;
-    let history = History::replay(events).with_context(|| source_name(&args.source))?;
+    let history = match (&args.source.session, &args.source.log) {
+        // A stored session's errors name it already.
+        (Some(id), None) => History::replay_of(&SessionId::new(id.as_str())?, events)?,
+        _ => History::replay(events).with_context(|| source_name(&args.source))?,
+    };
     if view == View::Ui {
         return show_ui(&history, global);
     }
@@ -684,8 +688,8 @@ fn stored_events(
 
 /// The 1-based lines of the JSONL file at `path` that hold an event (its non-blank lines).
 fn event_lines(path: &std::path::Path) -> Result<Vec<usize>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::ops::files::read_regular(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(text
         .lines()
         .enumerate()

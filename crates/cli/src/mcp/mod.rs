@@ -8,10 +8,12 @@ mod server;
 mod tools;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use rmcp::ServiceExt;
 
+use crate::ops::files::{Confined, FileAccess};
 use crate::{GlobalArgs, database};
 
 /// `mcp`'s options.
@@ -34,6 +36,38 @@ pub(crate) struct McpArgs {
     /// `https://app.example.com:443` (repeat for more).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origin: Vec<String>,
+    /// A folder whose files clients may name (`trail_path`), repeat for more; by default a
+    /// client names no file. Paths are resolved (`..`, symlinks) before they are checked.
+    #[arg(long = "allow-dir", value_name = "DIR")]
+    allow_dir: Vec<PathBuf>,
+    /// The most HTTP connections open at once; beyond it the connection that has waited
+    /// longest for a request is closed to make room.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = http::DEFAULT_MAX_CONNECTIONS,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_connections: u32,
+    /// The most MCP sessions over HTTP at once (each holds about 50 KB until it is closed or
+    /// idle for 5 minutes); beyond it an `initialize` gets 503.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = http::DEFAULT_MAX_SESSIONS,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_sessions: u32,
+    /// Serve only these families of tools, comma-separated: `notes`, `trajectory`, `browser`,
+    /// `turns`, `recording`, `admin` (list, forget, stats). Default: all of them. Fewer tools
+    /// keep a client's context small.
+    #[arg(
+        long,
+        value_name = "FAMILIES",
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(agent_memory_contract::operations::FAMILIES)
+    )]
+    tools: Vec<String>,
 }
 
 /// Serves MCP until the client closes stdin (stdio) or the process is interrupted (HTTP).
@@ -41,11 +75,24 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
     if let Some(address) = args.http {
         check_access(address, args.token.as_deref())?;
     }
+    let files = FileAccess::Within(Confined::new(
+        &args.allow_dir,
+        "start the server with --allow-dir DIR to let clients read files inside DIR",
+    )?);
     let store = database::open(&global.db)?;
     // The last reference is dropped here, after the runtime: the PostgreSQL driver closes its
     // connections with a runtime of its own, which cannot start inside another.
-    let server =
-        server::MemoryServer::new(std::sync::Arc::clone(&store), tools::all()?, global.now);
+    let server = server::MemoryServer::new(
+        std::sync::Arc::clone(&store),
+        if args.tools.is_empty() {
+            tools::all()?
+        } else {
+            let families: Vec<&str> = args.tools.iter().map(String::as_str).collect();
+            tools::of_families(&families)?
+        },
+        global.now,
+        files,
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -56,6 +103,8 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
                 let access = http::Access {
                     token: args.token.clone(),
                     origins: args.allow_origin.clone(),
+                    max_connections: args.max_connections as usize,
+                    max_sessions: args.max_sessions as usize,
                 };
                 http::serve(server, address, access).await
             }

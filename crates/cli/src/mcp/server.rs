@@ -1,7 +1,9 @@
 //! [`MemoryServer`]: the MCP server handler over one open database. Every call runs its
 //! operation on a blocking thread (the store is synchronous), each store call one
-//! transaction; calls that read before they write are serialized by a write gate, so two
-//! clients appending to one session cannot interleave.
+//! transaction; calls that write are serialized by a write gate within this process. The
+//! gate is not what keeps a session's log valid: a turns append checks its position in the
+//! store's atomic step (`SessionStore::session_append_at`), which holds across processes,
+//! servers and hosts too.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -17,6 +19,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::mcp::tools::{Effect, ToolDef};
+use crate::ops::files::FileAccess;
 use crate::ops::{Env, ErrorBody};
 
 /// What every call shares: the open database, the tools and the write gate.
@@ -28,6 +31,8 @@ struct Shared {
     now: Option<Timestamp>,
     /// Held by every call that writes, for the whole operation.
     writes: Mutex<()>,
+    /// The files a client may name (`--allow-dir`).
+    files: FileAccess,
 }
 
 /// The MCP server: cheap to clone (one per HTTP session), all clones on one database.
@@ -40,8 +45,14 @@ pub(crate) struct MemoryServer {
 pub(crate) const ERROR_META_KEY: &str = "agent-memory/error";
 
 impl MemoryServer {
-    /// A server over `store` offering `tools`.
-    pub(crate) fn new(store: Store, tools: Vec<ToolDef>, now: Option<Timestamp>) -> Self {
+    /// A server over `store` offering `tools`, reading for its clients only the files
+    /// `files` allows.
+    pub(crate) fn new(
+        store: Store,
+        tools: Vec<ToolDef>,
+        now: Option<Timestamp>,
+        files: FileAccess,
+    ) -> Self {
         MemoryServer {
             shared: Arc::new(Shared {
                 store,
@@ -49,6 +60,7 @@ impl MemoryServer {
                 ids: Arc::new(RandomIds::new()),
                 now,
                 writes: Mutex::new(()),
+                files,
             }),
         }
     }
@@ -85,6 +97,7 @@ fn run(shared: &Shared, index: usize, arguments: JsonObject) -> anyhow::Result<V
             None => Box::new(SystemClock),
         },
         ids: Box::new(Arc::clone(&shared.ids)),
+        files: shared.files.clone(),
     };
     if def.effect == Effect::Reads {
         return def.call(&env, arguments);

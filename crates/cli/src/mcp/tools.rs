@@ -72,9 +72,14 @@ fn define(operation: Operation) -> Result<ToolDef> {
 
 /// Every tool, in the order clients list them: the contract's operations the server offers.
 pub(crate) fn all() -> Result<Vec<ToolDef>> {
+    of_families(operations::FAMILIES)
+}
+
+/// The tools of the named families only (`--tools trajectory,browser`), in the same order.
+pub(crate) fn of_families(families: &[&str]) -> Result<Vec<ToolDef>> {
     operations::all()
         .into_iter()
-        .filter(|op| op.mcp)
+        .filter(|op| op.mcp && families.contains(&op.family()))
         .map(define)
         .collect()
 }

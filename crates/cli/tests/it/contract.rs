@@ -1,6 +1,8 @@
 //! The JSON contract: listing, forgetting, and errors as JSON, each output checked against its
 //! committed schema.
 
+use serde_json::json;
+
 use crate::{Sandbox, conforms};
 
 /// A database holding a little of every memory, written through the command line.
@@ -157,6 +159,49 @@ fn a_run_goes_through_its_life_cycle_from_json_documents() {
     assert_eq!(manifest["success"], true);
     let runs = sandbox.expect(0, &["browser", "runs"]);
     assert!(runs.stdout.contains("run-1"), "{runs}");
+    // Starting it again the same way (a retry) changes nothing and shows the run as it is.
+    let again = sandbox.expect(
+        0,
+        &["browser", "run", "start", "--file", "start.json", "--json"],
+    );
+    assert_eq!(conforms("browser_run.output", &again.stdout), manifest);
+    // Starting it with another goal is refused, naming the run; the completed run stays.
+    let other = sandbox.run_with_stdin(
+        &["browser", "run", "start", "--file", "-", "--json"],
+        r#"{"goal": "Sell a watch", "domain": "shop.test", "start_url": "https://shop.test/", "run_id": "run-1"}"#,
+    );
+    assert_eq!(other.code, Some(1), "{other}");
+    let error = conforms("error", other.stderr.trim());
+    assert_eq!(
+        (
+            error["error"]["kind"].as_str(),
+            error["error"]["input"].as_str()
+        ),
+        (Some("conflict"), Some("run-1"))
+    );
+    assert_eq!(
+        error["error"]["message"],
+        "conflict on run \"run-1\": already started (completed) with another goal; start a run with a new id"
+    );
+    let kept = sandbox.run_with_stdin(
+        &["browser", "run", "update", "--file", "-", "--json"],
+        r#"{"run_id": "run-1"}"#,
+    );
+    let kept = conforms("browser_run.output", &kept.stdout);
+    assert_eq!(
+        (
+            kept["status"].clone(),
+            kept["success"].clone(),
+            kept["turn_count"].clone(),
+            kept["goal"].clone()
+        ),
+        (
+            json!("completed"),
+            json!(true),
+            json!(5),
+            json!("Buy a watch")
+        )
+    );
 }
 
 #[test]
@@ -197,8 +242,9 @@ fn errors_say_what_was_not_found_whichever_memory_raised_them() {
         ),
         (Some("not_found"), Some("nope"))
     );
+    // A partition nothing was recorded in is no error: it recalls nothing, saying why.
     let partition = sandbox.expect(
-        1,
+        0,
         &[
             "trajectory",
             "recall",
@@ -209,8 +255,12 @@ fn errors_say_what_was_not_found_whichever_memory_raised_them() {
             "--json",
         ],
     );
-    let error = conforms("error", partition.stderr.trim());
-    assert_eq!(error["error"]["kind"], "not_found");
+    let empty = conforms("trajectory_recall.output", partition.stdout.trim());
+    assert_eq!(empty["patterns"], serde_json::json!([]));
+    assert_eq!(
+        empty["note"],
+        "partition elsewhere holds nothing yet (nothing was recorded in it)"
+    );
 }
 
 /// A run recorded with `browser record` gives the next run the same context as the same run
@@ -440,4 +490,71 @@ fn an_unreachable_server_is_a_database_error_naming_it_without_its_password() {
     );
     assert!(!run.stderr.contains("hunter2"), "{run}");
     assert!(run.stderr.contains("127.0.0.1:1/memory"), "{run}");
+}
+
+/// No form a connection string allows shows any part of its credentials, with `--json` or
+/// without: a password in the userinfo (raw `/`, `?`, `#`, or percent-encoded), or as a
+/// `password`, `sslpassword` or `passfile` parameter in any case or encoding.
+#[test]
+fn no_form_of_a_connection_string_shows_its_credentials() {
+    let sandbox = Sandbox::new();
+    for url in [
+        "postgres://agent:Xq7%2FZk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7/Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7?Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7#Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent:Xq7%40Zk9@127.0.0.1:1/memory?connect_timeout=1",
+        "postgres://agent@127.0.0.1:1/memory?password=Xq7Zk9&connect_timeout=1",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&pass%77ord=Xq7%2FZk9",
+        "postgresql://agent@127.0.0.1:1/memory?connect_timeout=1&PASSWORD=Xq7Zk9",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&sslpassword=Xq7Zk9",
+        "postgres://agent@127.0.0.1:1/memory?connect_timeout=1&passfile=/Xq7/Zk9",
+    ] {
+        for json in [true, false] {
+            let mut args = vec!["--db", url, "list"];
+            if json {
+                args.push("--json");
+            }
+            let run = sandbox.expect(1, &args);
+            let lower = run.stderr.to_lowercase();
+            assert!(
+                !lower.contains("xq7") && !lower.contains("zk9"),
+                "{url}: {run}"
+            );
+            if json {
+                let error = conforms("error", run.stderr.trim());
+                let input = error["error"]["input"].as_str().unwrap_or_default();
+                assert!(input.contains("127.0.0.1:1/memory"), "{url}: {run}");
+            }
+        }
+    }
+}
+
+/// The command line reads the files its user names, but no more of one than a request body
+/// may hold: a device that never ends fails at once, naming the limit. (The shell bounds the
+/// process's memory, so a reader without a limit fails rather than eat the machine's.)
+#[test]
+fn a_file_without_end_fails_at_the_size_limit() {
+    let sandbox = Sandbox::new();
+    for command in [
+        "recording lint /dev/zero",
+        "trajectory record --partition p --file /dev/zero",
+    ] {
+        let output = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -v 4000000 && exec \"$0\" {command} --json"),
+                env!("CARGO_BIN_EXE_agent-memory"),
+            ])
+            .env_remove("AGENT_MEMORY_DB")
+            .current_dir(sandbox.path())
+            .output()
+            .expect("run agent-memory");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{command}: {stderr}");
+        let error = conforms("error", stderr.trim());
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("4 MiB"), "{command}: {message}");
+        assert_eq!(error["error"]["input"], "/dev/zero", "{command}: {stderr}");
+    }
 }

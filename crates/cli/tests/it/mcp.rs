@@ -1,11 +1,14 @@
 //! `agent-memory mcp` driven by a client we did not write, rmcp's own: over a child
 //! process's stdio and over streamable HTTP, through an agent's whole loop over all four
-//! memories, every result checked against its committed schema; and the HTTP server's
-//! refusals (no token: 401, a foreign origin: 403).
+//! memories, every result checked against its committed schema; the HTTP server's
+//! refusals (no token: 401, a foreign origin: 403, a session beyond its limit: 503); its
+//! liveness while a thousand connections stall; and the files a client may name.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -47,10 +50,16 @@ const TOOLS: [&str; 19] = [
 
 /// The server on `db` as a child process speaking MCP on its stdio.
 pub(crate) async fn stdio_client(db: &Path) -> Client {
+    stdio_client_with(db, &[]).await
+}
+
+/// The server on `db` with `extra` options, speaking MCP on its stdio.
+async fn stdio_client_with(db: &Path, extra: &[&OsStr]) -> Client {
     let command = tokio::process::Command::new(BIN).configure(|c| {
         c.arg("--db")
             .arg(db)
             .arg("mcp")
+            .args(extra)
             .env_remove("AGENT_MEMORY_DB");
     });
     let transport = TokioChildProcess::builder(command)
@@ -69,10 +78,16 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(db: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(BIN)
+        HttpServer::launch(Command::new(BIN), db, "127.0.0.1:0", extra)
+    }
+
+    /// The server on `address`, started by `command` (the binary itself, or a shell that
+    /// sets limits first and runs it with the arguments that follow).
+    fn launch(mut command: Command, db: &Path, address: &str, extra: &[&str]) -> HttpServer {
+        let mut child = command
             .arg("--db")
             .arg(db)
-            .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(["mcp", "--http", address])
             .args(extra)
             .env_remove("AGENT_MEMORY_DB")
             .env_remove("AGENT_MEMORY_TOKEN")
@@ -339,6 +354,23 @@ async fn agent_loop(client: &Client) {
     .await;
     assert_eq!(view["messages"][0]["role"], "user");
     assert!(view["messages"].to_string().contains("src/retry.rs"));
+    // Every format the command line renders: Anthropic's and Gemini's request bodies too.
+    let anthropic = call(
+        client,
+        "turns_view",
+        json!({"session": "code-1", "provider": "anthropic"}),
+    )
+    .await;
+    assert_eq!(anthropic["messages"]["messages"][0]["role"], "user");
+    assert!(anthropic["messages"].to_string().contains("src/retry.rs"));
+    let gemini = call(
+        client,
+        "turns_view",
+        json!({"session": "code-1", "provider": "gemini"}),
+    )
+    .await;
+    assert_eq!(gemini["messages"]["contents"][0]["role"], "user");
+    assert!(gemini["messages"].to_string().contains("src/retry.rs"));
 
     // Recorded tool calls: appended, templatized, linted, replayed step by step.
     let logs = json!([
@@ -417,20 +449,24 @@ async fn agent_loop(client: &Client) {
     let forgotten = call(client, "memory_forget", json!({"session": "code-1"})).await;
     assert_eq!(forgotten["events"], 3);
 
-    // A failure is a tool error carrying the message and its kind.
-    let (text, body) = call_error(
+    // A partition nothing was recorded in recalls nothing, with a note saying why.
+    let empty = call(
         client,
         "trajectory_recall",
-        json!({"partition": "nobody", "fingerprint": {"task": "deploy"}}),
+        json!({"partition": "nobody", "fingerprint": {"problem_topology": "x"}}),
     )
     .await;
+    assert_eq!(empty["patterns"], json!([]));
     assert_eq!(
-        text,
-        "partition nobody does not exist (nothing was recorded in it)"
+        empty["note"],
+        "partition nobody holds nothing yet (nothing was recorded in it)"
     );
+    // A failure is a tool error carrying the message and its kind.
+    let (text, body) = call_error(client, "browser_resume", json!({"run_id": "nope"})).await;
+    assert!(text.contains("nope"), "{text}");
     assert_eq!(
         (&body["kind"], &body["input"]),
-        (&json!("not_found"), &json!("nobody"))
+        (&json!("not_found"), &json!("nope"))
     );
     let (text, body) = call_error(client, "memory_stats", json!({"verbose": true})).await;
     assert_eq!(text, "memory_stats takes no arguments (got \"verbose\")");
@@ -510,6 +546,65 @@ async fn acknowledged_writes_survive_a_killed_server() {
     again.cancel().await.expect("close");
 }
 
+/// Four MCP servers (four processes) on one database get the same `turns_append` at once,
+/// round after round, as an agent retrying through another server would send it: each round
+/// exactly one appends, the others find the events already stored, and the session reads
+/// back whole. No server's gate covers the others: the store's atomic append does.
+#[tokio::test]
+async fn servers_sending_one_append_at_once_store_it_once() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let servers = [
+        stdio_client(&db).await,
+        stdio_client(&db).await,
+        stdio_client(&db).await,
+        stdio_client(&db).await,
+    ];
+    for round in 0..20 {
+        let session = format!("retried-{round}");
+        let arguments = json!({"session": session, "start": 0, "events": [
+            {"type": "session_started", "session": session, "started_at": 0},
+            {"type": "user_message", "text": "fix the tests"},
+        ]});
+        let [a, b, c, d] = &servers;
+        let answers = tokio::join!(
+            call(a, "turns_append", arguments.clone()),
+            call(b, "turns_append", arguments.clone()),
+            call(c, "turns_append", arguments.clone()),
+            call(d, "turns_append", arguments.clone()),
+        );
+        let answers = [answers.0, answers.1, answers.2, answers.3];
+        let appended: Vec<u64> = answers
+            .iter()
+            .map(|answer| answer["appended"].as_u64().unwrap_or(u64::MAX))
+            .collect();
+        assert_eq!(
+            (
+                appended.iter().filter(|n| **n == 2).count(),
+                appended.iter().filter(|n| **n == 0).count()
+            ),
+            (1, 3),
+            "round {round}: {answers:#?}"
+        );
+        let viewed = call(
+            a,
+            "turns_view",
+            json!({"session": session, "provider": "openai_chat"}),
+        )
+        .await;
+        assert_eq!(viewed["session"], session.as_str(), "round {round}");
+    }
+    let list = call(&servers[0], "memory_list", json!({})).await;
+    let counts: Vec<u64> = list["turn_sessions"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["events"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(counts, vec![2; 20]);
+    for server in servers {
+        server.cancel().await.expect("close");
+    }
+}
+
 /// A tool error carries the very message the command line prints for the same mistake.
 #[tokio::test]
 async fn tool_errors_carry_the_command_lines_message() {
@@ -526,6 +621,69 @@ async fn tool_errors_carry_the_command_lines_message() {
     assert_eq!(format!("error: {text}\n"), cli.stderr);
     assert_eq!(body, cli_body["error"]);
     client.cancel().await.expect("close");
+}
+
+/// A secret used before the log whose snapshot marks it sensitive, through
+/// `recording_append` (the store never receives it) and `recording_templatize` (a stored
+/// session, and logs given inline), and a sensitive integer PIN refused without being quoted:
+/// no result, no error and no database byte holds either.
+#[tokio::test]
+async fn recording_tools_never_show_a_secret_revealed_late() {
+    const CANARY: &str = "zq9999canary";
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let client = stdio_client(&db).await;
+    let logs = json!([
+        {"toolName": "typePassword", "parameters": {"text": CANARY}, "successful": false,
+         "exceptionMessage": format!("rejected {CANARY}"), "durationMs": 5, "timestamp": 1000},
+        {"toolName": "rememberPassword", "parameters": {}, "successful": true,
+         "durationMs": 5, "timestamp": 2000,
+         "memorySnapshot": [{"key": "password", "value": CANARY, "sensitive": true}]}
+    ]);
+    let mut outputs = vec![
+        call(
+            &client,
+            "recording_append",
+            json!({"session": "s", "logs": logs}),
+        )
+        .await,
+        call(&client, "recording_templatize", json!({"session": "s"})).await,
+        call(&client, "recording_templatize", json!({"logs": logs})).await,
+    ];
+    for tool in ["recording_append", "recording_templatize"] {
+        let pin = json!([{"toolName": "enterPin", "parameters": {}, "successful": true,
+            "durationMs": 1, "timestamp": 1,
+            "memorySnapshot": [{"key": "pin", "value": 99990001, "sensitive": true}]}]);
+        let arguments = match tool {
+            "recording_append" => json!({"session": "s", "logs": pin}),
+            _ => json!({"logs": pin}),
+        };
+        let (text, body) = call_error(&client, tool, arguments).await;
+        assert!(
+            text.contains("invalid value: a number, expected a string"),
+            "{tool}: {text}"
+        );
+        outputs.push(json!({"text": text, "body": body}));
+    }
+    client.cancel().await.expect("close");
+    for output in &outputs {
+        let text = output.to_string();
+        assert!(
+            !text.contains(CANARY) && !text.contains("99990001"),
+            "{text}"
+        );
+    }
+    for templatized in &outputs[1..3] {
+        let trail = templatized["trail"].as_str().unwrap_or_default();
+        assert!(trail.contains("text: ${password}"), "{trail}");
+    }
+    let mut bytes = std::fs::read(&db).expect("read database");
+    if let Ok(wal) = std::fs::read(sandbox.path().join("memory.db-wal")) {
+        bytes.extend(wal);
+    }
+    let holds = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(holds("typePassword"), "the logs were stored");
+    assert!(!holds(CANARY), "the database holds the secret");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -587,6 +745,11 @@ async fn http_serves_several_clients_at_once() {
 
 /// A raw `initialize` POST with optional headers; the HTTP status it gets.
 async fn status_of(url: &str, headers: &[(&str, &str)]) -> u16 {
+    initialize(url, headers).await.status().as_u16()
+}
+
+/// A raw `initialize` POST with optional headers; the response.
+async fn initialize(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -601,7 +764,7 @@ async fn status_of(url: &str, headers: &[(&str, &str)]) -> u16 {
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    request.send().await.expect("request").status().as_u16()
+    request.send().await.expect("request")
 }
 
 #[tokio::test]
@@ -664,4 +827,243 @@ fn a_non_loopback_address_needs_a_token() {
         !sandbox.path().join(".agent-memory").exists(),
         "no database is opened before the check"
     );
+}
+
+/// A thousand connections that never finish their request line, against a server limited to
+/// 512 open files (fewer than the stalled connections), leave a real client answered:
+/// stalled connections are timed out, capped, and the oldest closed to make room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_answers_a_real_client_while_a_thousand_connections_stall() {
+    use tokio::io::AsyncWriteExt;
+    let sandbox = Sandbox::new();
+    let mut shell = Command::new("sh");
+    shell.args(["-c", "ulimit -n 512 && exec \"$0\" \"$@\"", BIN]);
+    let server = HttpServer::launch(shell, &sandbox.path().join("memory.db"), "127.0.0.1:0", &[]);
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut stalled = Vec::new();
+    for _ in 0..1000 {
+        let connect = tokio::net::TcpStream::connect(address.as_str());
+        let Ok(Ok(mut socket)) = tokio::time::timeout(Duration::from_secs(5), connect).await else {
+            break;
+        };
+        // Half a request line, never finished.
+        let _ = socket.write_all(b"POST /mcp HT").await;
+        stalled.push(socket);
+    }
+    assert_eq!(stalled.len(), 1000, "the stalled connections were opened");
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        let client = server.client(None).await;
+        let list = call(&client, "memory_list", json!({})).await;
+        client.cancel().await.expect("close");
+        list
+    })
+    .await
+    .expect("a real client is answered while 1,000 connections stall");
+    assert_eq!(answered["partitions"], json!([]));
+    drop(stalled);
+}
+
+/// Each MCP session holds memory until it ends, so the server keeps at most
+/// `--max-sessions`: one more `initialize` gets 503 naming the limit and the flag, and
+/// closing a session makes room.
+#[tokio::test]
+async fn http_holds_at_most_max_sessions() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::start(&sandbox.path().join("memory.db"), &["--max-sessions", "3"]);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let response = initialize(&server.url, &[]).await;
+        assert_eq!(response.status().as_u16(), 200);
+        let id = response.headers()["mcp-session-id"].to_str().expect("id");
+        sessions.push(id.to_owned());
+    }
+    let refused = initialize(&server.url, &[]).await;
+    assert_eq!(refused.status().as_u16(), 503);
+    let body = refused.text().await.expect("a body");
+    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("3 sessions") && message.contains("--max-sessions"),
+        "{body}"
+    );
+    let closed = reqwest::Client::new()
+        .delete(server.url.as_str())
+        .header("mcp-session-id", sessions[0].as_str())
+        .send()
+        .await
+        .expect("close a session");
+    assert!(closed.status().is_success(), "{}", closed.status());
+    assert_eq!(status_of(&server.url, &[]).await, 200, "room again");
+}
+
+/// Every loopback address is this machine: a server on 127.0.0.2 answers its clients and
+/// pages served from any loopback address, and still refuses a DNS-rebound name and a
+/// foreign origin.
+#[tokio::test]
+async fn http_on_another_loopback_address_answers_its_clients() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::launch(
+        Command::new(BIN),
+        &sandbox.path().join("memory.db"),
+        "127.0.0.2:0",
+        &[],
+    );
+    let url = server.url.as_str();
+    assert!(url.starts_with("http://127.0.0.2:"), "{url}");
+    for (headers, status) in [
+        (&[][..], 200),
+        (&[("host", "localhost")][..], 200),
+        (&[("origin", "http://127.0.0.2:3000")][..], 200),
+        (&[("origin", "https://127.200.1.1")][..], 200),
+        (&[("origin", "http://[::1]:8080")][..], 200),
+        (&[("origin", "http://localhost:3000")][..], 200),
+        (&[("host", "rebound.example")][..], 403),
+        (&[("host", "127.0.0.2.rebound.example")][..], 403),
+        (&[("origin", "https://evil.example")][..], 403),
+        (&[("origin", "http://127.0.0.2.evil.example")][..], 403),
+    ] {
+        assert_eq!(status_of(url, headers).await, status, "{headers:?}");
+    }
+    let client = server.client(None).await;
+    let list = call(&client, "memory_list", json!({})).await;
+    assert_eq!(list["partitions"], json!([]));
+    client.cancel().await.expect("close");
+}
+
+/// A client names files only inside the folders the server was started with
+/// (`--allow-dir`): none by default, none reached through `..` or a symlink, nothing but
+/// regular files, none larger than a request body; a refusal reads the same whether the
+/// file exists or not and quotes nothing of it.
+#[tokio::test]
+async fn a_client_reads_trail_files_only_inside_allowed_folders() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path();
+    let db = root.join("memory.db");
+    let trails = root.join("trails");
+    std::fs::create_dir(&trails).expect("trails folder");
+    let inside = trails.join("sign-in.yaml");
+    std::fs::write(
+        &inside,
+        "- tools:\n  - signIn:\n      email: shop+coffee.abc123@example.com\n",
+    )
+    .expect("trail");
+    let secret = root.join("secret.yaml");
+    std::fs::write(&secret, "api_key: Xq7Zk9\n").expect("secret");
+    std::os::unix::fs::symlink(&secret, trails.join("link.yaml")).expect("symlink");
+    std::os::unix::fs::symlink("/dev/zero", trails.join("zero.yaml")).expect("symlink");
+    let big = trails.join("big.yaml");
+    std::fs::write(&big, "#".repeat(5 * 1024 * 1024)).expect("big file");
+    let lint = |path: &Path| json!({"trail_path": path, "memory": {"merchant_email": "shop+coffee.abc123@example.com"}});
+
+    // By default no path is read, and the refusal says how to allow one.
+    let closed = stdio_client(&db).await;
+    let (refused, body) = call_error(&closed, "recording_lint", lint(&inside)).await;
+    assert!(refused.contains("--allow-dir"), "{refused}");
+    assert_eq!(body["kind"], "invalid_input");
+    assert_eq!(body["input"], inside.display().to_string());
+    let missing = root.join("missing.yaml");
+    let (refused_missing, _) = call_error(&closed, "recording_lint", lint(&missing)).await;
+    assert_eq!(
+        refused_missing.replace(&missing.display().to_string(), "PATH"),
+        refused.replace(&inside.display().to_string(), "PATH"),
+        "a missing file is refused alike"
+    );
+    closed.cancel().await.expect("close");
+
+    let open = stdio_client_with(&db, &[OsStr::new("--allow-dir"), trails.as_os_str()]).await;
+    let found = call(&open, "recording_lint", lint(&inside)).await;
+    assert_eq!(found["findings"][0]["key"], "merchant_email");
+    let next = call(
+        &open,
+        "recording_next_call",
+        json!({"trail_path": inside, "device": "android-phone"}),
+    )
+    .await;
+    assert_eq!(next["next"]["tool"], "signIn");
+    let outside: [(PathBuf, &str); 5] = [
+        (trails.join("../secret.yaml"), "a way out through .."),
+        (trails.join("link.yaml"), "a symlink out"),
+        (trails.join("zero.yaml"), "a symlink to a device"),
+        (secret.clone(), "a file outside"),
+        (PathBuf::from("/dev/zero"), "a device"),
+    ];
+    let mut texts = Vec::new();
+    for (path, why) in &outside {
+        let (text, body) = call_error(&open, "recording_lint", lint(path)).await;
+        assert!(
+            !text.contains("Xq7Zk9") && !text.contains("api_key"),
+            "{why}: {text}"
+        );
+        assert_eq!(body["kind"], "invalid_input", "{why}: {text}");
+        assert_eq!(body["input"], path.display().to_string(), "{why}");
+        texts.push(text.replace(&path.display().to_string(), "PATH"));
+    }
+    let (missing_outside, _) =
+        call_error(&open, "recording_lint", lint(&root.join("missing.yaml"))).await;
+    texts.push(missing_outside.replace(&root.join("missing.yaml").display().to_string(), "PATH"));
+    assert!(
+        texts.windows(2).all(|w| w[0] == w[1]),
+        "every refusal reads alike: {texts:#?}"
+    );
+    let (too_big, _) = call_error(&open, "recording_lint", lint(&big)).await;
+    assert!(too_big.contains("4 MiB"), "{too_big}");
+    open.cancel().await.expect("close");
+}
+
+/// `--tools` serves only the named families, and the list a client pays for in its context
+/// shrinks with them; an unknown family is a usage error naming the known ones.
+#[tokio::test]
+async fn tools_serves_only_the_named_families() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let size = |tools: &[rmcp::model::Tool]| serde_json::to_string(tools).expect("json").len();
+
+    let client = stdio_client(&db).await;
+    let all = client.list_all_tools().await.expect("tools");
+    client.cancel().await.expect("close");
+
+    let only: Vec<&OsStr> = ["--tools", "trajectory,admin"].map(OsStr::new).to_vec();
+    let client = stdio_client_with(&db, &only).await;
+    let some = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = some.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "trajectory_record",
+            "trajectory_crystallize",
+            "trajectory_recall",
+            "trajectory_patterns",
+            "memory_list",
+            "memory_forget",
+            "memory_stats",
+        ]
+    );
+    assert!(
+        size(&some) < size(&all),
+        "{} vs {}",
+        size(&some),
+        size(&all)
+    );
+    let recalled = call(
+        &client,
+        "trajectory_recall",
+        json!({"partition": "team", "fingerprint": {"problem_topology": "x"}}),
+    )
+    .await;
+    assert_eq!(recalled["patterns"], json!([]));
+    client.cancel().await.expect("close");
+    eprintln!(
+        "tools/list: {} bytes for all {} tools, {} for trajectory and admin",
+        size(&all),
+        all.len(),
+        size(&some)
+    );
+
+    let wrong = sandbox.run(&["mcp", "--tools", "trajectory,nope"], &[]);
+    assert_eq!(wrong.code, Some(2), "{wrong}");
+    assert!(wrong.stderr.contains("nope"), "{wrong}");
 }

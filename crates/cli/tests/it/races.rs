@@ -3,6 +3,8 @@
 //! default, `AGENT_MEMORY_RACE_ROUNDS` to change); exactly one stores the content, the other
 //! seven report it is already there (and succeed), the database holds it once and passes `check`. Odd
 //! rounds start on a database that does not exist yet, so the eight also race to create it.
+//! The same holds for eight copies of one `turns append --start 0` (an agent retrying after a
+//! timeout), on SQLite and, with `AGENT_MEMORY_TEST_POSTGRES`, on PostgreSQL.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -179,5 +181,89 @@ fn copy_dir(from: &Path, to: &Path) {
         } else {
             std::fs::copy(&path, &target).expect("copy");
         }
+    }
+}
+
+/// The opening of session `session` as `turns append` reads it: three JSON lines.
+fn opening(session: &str) -> String {
+    [
+        format!(r#"{{"type":"session_started","session":"{session}","started_at":1767225600000}}"#),
+        r#"{"type":"user_message","text":"fix the tests"}"#.to_owned(),
+        r#"{"type":"assistant_turn","text":"Fixed.","memory":{"files_changed":["src/a.rs"]}}"#
+            .to_owned(),
+    ]
+    .map(|line| line + "\n")
+    .concat()
+}
+
+/// Eight copies of `turns append --session <session> --start 0` on `db`: every one succeeds,
+/// exactly one appends the three events and the other seven find them already stored.
+fn race_appends(sandbox: &Sandbox, db: &str, session: &str, round: usize) {
+    let file = format!("{session}.jsonl");
+    std::fs::write(sandbox.path().join(&file), opening(session)).expect("write events");
+    let outputs = race(
+        sandbox,
+        db,
+        &[
+            "turns",
+            "append",
+            "--session",
+            session,
+            "--start",
+            "0",
+            "--file",
+            &file,
+        ],
+    );
+    for output in &outputs {
+        assert!(output.status.success(), "round {round}: {output:#?}");
+    }
+    let stdout: Vec<String> = outputs.iter().map(|o| text(&o.stdout)).collect();
+    let count = |line: &str| stdout.iter().filter(|s| s.trim_end() == line).count();
+    let wrote = count(&format!(
+        "session {session}: 3 event(s) appended, 0 already stored; 3 in all"
+    ));
+    let retried = count(&format!(
+        "session {session}: 0 event(s) appended, 3 already stored; 3 in all"
+    ));
+    assert_eq!(
+        (wrote, retried),
+        (1, PROCESSES - 1),
+        "round {round}: {stdout:#?}"
+    );
+    // The session reads back whole: one session_started, first.
+    let shown = sandbox.expect(0, &["--json", "--db", db, "turns", "sessions"]);
+    let sessions: serde_json::Value = serde_json::from_str(&shown.stdout).expect("json");
+    let events = sessions
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["session"] == session))
+        .map(|s| s["events"].clone());
+    assert_eq!(
+        events,
+        Some(serde_json::json!(3)),
+        "round {round}: {sessions}"
+    );
+    sandbox.expect(0, &["--db", db, "turns", "show", session]);
+}
+
+#[test]
+fn eight_identical_turns_appends_store_the_events_once() {
+    let sandbox = Sandbox::new();
+    for round in 0..rounds() {
+        let db = database(&sandbox, "append", round);
+        race_appends(&sandbox, &db, "s", round);
+        check_passes(&sandbox, &db);
+    }
+}
+
+/// The same race on one PostgreSQL schema, a new session each round.
+#[test]
+fn eight_identical_turns_appends_store_the_events_once_on_postgres() {
+    let Some(url) = crate::postgres_url("append_race") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    for round in 0..rounds() {
+        race_appends(&sandbox, &url, &format!("s{round}"), round);
     }
 }

@@ -1063,3 +1063,114 @@ fn a_sensitive_value_reaches_no_database_output_or_trail() {
     );
     assert!(!holds(&bytes, CANARY), "the database holds the secret");
 }
+
+/// A batch appended at once whose secret is used in an earlier log than the one whose
+/// snapshot marks it sensitive (a password typed, then remembered by the tool that checked
+/// it): the store never receives it, and nothing prints it. A sensitive value of the wrong
+/// JSON type (an integer PIN) is refused without being quoted.
+#[test]
+fn an_append_scrubs_a_secret_from_the_logs_before_the_one_revealing_it() {
+    const CANARY: &str = "zq9999canary";
+    let sandbox = Sandbox::new();
+    let logs = [
+        format!(
+            r#"{{"toolName":"typePassword","parameters":{{"text":"{CANARY}"}},"successful":false,"exceptionMessage":"rejected {CANARY}","durationMs":5,"timestamp":1000,"traceId":"t-{CANARY}"}}"#
+        ),
+        format!(
+            r#"{{"toolName":"rememberPassword","parameters":{{"again":"{CANARY}"}},"successful":true,"durationMs":5,"timestamp":2000,"memorySnapshot":[{{"key":"password","value":"{CANARY}","sensitive":true,"writtenBy":"rememberPassword"}}]}}"#
+        ),
+    ];
+    std::fs::write(sandbox.path().join("batch.jsonl"), logs.join("\n")).expect("write");
+    std::fs::write(
+        sandbox.path().join("typed.jsonl"),
+        r#"{"toolName":"enterPin","parameters":{},"successful":true,"durationMs":1,"timestamp":1,"memorySnapshot":[{"key":"pin","value":99990001,"sensitive":true}]}"#,
+    )
+    .expect("write");
+    let db = ["--db", "memory.db"];
+    fn with<'a>(db: &[&'a str], args: &[&'a str]) -> Vec<&'a str> {
+        [db, args].concat()
+    }
+    let runs = [
+        sandbox.expect(
+            0,
+            &with(
+                &db,
+                &[
+                    "recording",
+                    "append",
+                    "--session",
+                    "s",
+                    "--file",
+                    "batch.jsonl",
+                ],
+            ),
+        ),
+        sandbox.expect(
+            0,
+            &with(&db, &["recording", "templatize", "--session", "s"]),
+        ),
+        sandbox.expect(
+            0,
+            &with(
+                &db,
+                &["--json", "recording", "templatize", "--session", "s"],
+            ),
+        ),
+        sandbox.expect(0, &with(&db, &["--json", "list"])),
+        sandbox.expect(
+            1,
+            &with(
+                &db,
+                &[
+                    "recording",
+                    "append",
+                    "--session",
+                    "s",
+                    "--file",
+                    "typed.jsonl",
+                ],
+            ),
+        ),
+        sandbox.expect(
+            1,
+            &with(
+                &db,
+                &[
+                    "--json",
+                    "recording",
+                    "append",
+                    "--session",
+                    "s",
+                    "--file",
+                    "typed.jsonl",
+                ],
+            ),
+        ),
+    ];
+    for run in &runs {
+        assert!(
+            !run.stdout.contains(CANARY) && !run.stderr.contains(CANARY),
+            "{run}"
+        );
+        assert!(
+            !run.stdout.contains("99990001") && !run.stderr.contains("99990001"),
+            "{run}"
+        );
+    }
+    assert!(
+        runs[1].stdout.contains("text: ${password}"),
+        "the earlier log's secret became its token: {}",
+        runs[1]
+    );
+    assert!(
+        runs[4].stderr.contains("typed.jsonl:1:")
+            && runs[4]
+                .stderr
+                .contains("invalid value: a number, expected a string"),
+        "the error names the input and the type: {}",
+        runs[4]
+    );
+    let bytes = database_bytes(&sandbox, "memory.db");
+    assert!(holds(&bytes, "typePassword"), "the logs were stored");
+    assert!(!holds(&bytes, CANARY), "the database holds the secret");
+}

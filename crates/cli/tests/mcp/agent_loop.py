@@ -242,11 +242,15 @@ class Agent:
         assert stats["schema_version"] > 0, stats
         forgotten = await self.call("memory_forget", {"partition": "py-team"})
         assert forgotten["episodes"] == 3, forgotten
-        message, error = await self.fails(
+        # A forgotten partition holds nothing: it recalls nothing, with a note saying so.
+        empty = await self.call(
             "trajectory_recall", {"partition": "py-team", "fingerprint": {"task": "deploy"}}
         )
-        assert message == "partition py-team does not exist (nothing was recorded in it)", message
-        assert error.get("kind") == "not_found", error
+        assert empty["patterns"] == [], empty
+        assert empty["note"] == "partition py-team holds nothing yet (nothing was recorded in it)", empty
+        message, error = await self.fails("browser_resume", {"run_id": "run_9"})
+        assert message == 'run "run_9" not found', message
+        assert error.get("kind") == "not_found" and error.get("input") == "run_9", error
 
     async def run(self) -> None:
         await self.check_tools()

@@ -9,7 +9,7 @@ use crate::names::Scope;
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
     MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
 use crate::time::Timestamp;
 
@@ -328,6 +328,16 @@ impl RunManifestStore for InMemoryStore {
             m.runs.insert(manifest.run_id.clone(), manifest.clone());
         });
         Ok(())
+    }
+
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+        with_scope(self, scope, |m| match m.runs.get(&manifest.run_id) {
+            Some(stored) => run_start_outcome(stored.clone(), manifest).map(Some),
+            None => {
+                m.runs.insert(manifest.run_id.clone(), manifest.clone());
+                Ok(None)
+            }
+        })
     }
 
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {

@@ -4,8 +4,8 @@ use crate::error::Result;
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::store::session::{
-    SessionEvent, SessionStore, SessionSummary, session_already_exists, session_not_found,
-    validate_new_session,
+    SessionAppended, SessionEvent, SessionStore, SessionSummary, append_at_outcome,
+    session_already_exists, session_not_found, validate_new_session,
 };
 
 impl SessionStore for InMemoryStore {
@@ -20,6 +20,35 @@ impl SessionStore for InMemoryStore {
             sessions.remove(session);
         }
         Ok(len)
+    }
+
+    fn session_append_at(
+        &self,
+        session: &SessionId,
+        expected_len: u64,
+        events: &[SessionEvent],
+    ) -> Result<SessionAppended> {
+        events.iter().try_for_each(SessionEvent::validate)?;
+        let mut sessions = lock(&self.sessions);
+        let log = sessions.get(session).map_or(&[][..], Vec::as_slice);
+        let held = log.len() as u64;
+        if held != expected_len {
+            let from = usize::try_from(expected_len)
+                .unwrap_or(usize::MAX)
+                .min(log.len());
+            let to = from.saturating_add(events.len()).min(log.len());
+            return append_at_outcome(session, expected_len, held, &log[from..to], events);
+        }
+        if !events.is_empty() {
+            sessions
+                .entry(session.clone())
+                .or_default()
+                .extend_from_slice(events);
+        }
+        Ok(SessionAppended {
+            events: held + events.len() as u64,
+            already_stored: false,
+        })
     }
 
     fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {

@@ -7,7 +7,7 @@
 //! counting, the rolling session log) are pure functions in this module, so the in-memory
 //! store and SQLite cannot drift apart. Free-form JSON (a browser action) is held as JSON text.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::names::Scope;
 use crate::time::Timestamp;
 
@@ -130,6 +130,12 @@ pub trait TrajectoryStore: Send + Sync {
 
     /// Every trajectory of `scope`, in the order they were first stored.
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
+
+    /// How many trajectories `scope` holds. The default lists them; a store on disk counts
+    /// them without reading one into memory.
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
+        Ok(self.trajectory_list(scope)?.len() as u64)
+    }
 
     /// Removes trajectories recorded before `cutoff` (undated ones stay); returns how many.
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
@@ -463,6 +469,52 @@ pub struct RunManifest {
     pub reason: Option<String>,
 }
 
+impl RunManifest {
+    /// Whether `other` starts the same run: the same id, session, parent, goal, domain and
+    /// start url (what a start sets; the rest is the run's progress).
+    pub fn same_start(&self, other: &RunManifest) -> bool {
+        self.run_id == other.run_id && start_differences(self, other).is_empty()
+    }
+}
+
+/// The fields a start sets in which `a` and `b` differ, by name.
+fn start_differences(a: &RunManifest, b: &RunManifest) -> Vec<&'static str> {
+    [
+        ("session_id", a.session_id != b.session_id),
+        ("parent_run_id", a.parent_run_id != b.parent_run_id),
+        ("goal", a.goal != b.goal),
+        ("domain", a.domain != b.domain),
+        ("start_url", a.start_url != b.start_url),
+    ]
+    .into_iter()
+    .filter_map(|(field, differs)| differs.then_some(field))
+    .collect()
+}
+
+/// What [`RunManifestStore::run_start`] answers when `stored` has the id of the starting run
+/// `starting`: the stored manifest when the start is the same, else the conflict naming the
+/// run and the fields that differ. Every store calls this inside its atomic step.
+pub fn run_start_outcome(stored: RunManifest, starting: &RunManifest) -> Result<RunManifest> {
+    if stored.same_start(starting) {
+        return Ok(stored);
+    }
+    Err(run_already_started(&stored, starting))
+}
+
+/// The conflict of [`RunManifestStore::run_start`]: run `stored.run_id` is stored, started
+/// otherwise than `starting`.
+pub fn run_already_started(stored: &RunManifest, starting: &RunManifest) -> Error {
+    Error::conflict(
+        "run",
+        stored.run_id.as_str(),
+        format!(
+            "already started ({}) with another {}; start a run with a new id",
+            stored.status.as_str(),
+            start_differences(stored, starting).join(", ")
+        ),
+    )
+}
+
 /// Filters of [`RunManifestStore::run_list`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunFilter {
@@ -480,6 +532,14 @@ pub struct RunFilter {
 pub trait RunManifestStore: Send + Sync {
     /// Stores `manifest`, replacing the one with the same run id.
     fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
+
+    /// Stores the manifest of a starting run, never replacing a stored one: when a run with
+    /// its id is stored, nothing is written, and the call returns the stored manifest if it
+    /// has the same start ([`RunManifest::same_start`]: a retry, whatever the run did since),
+    /// else fails with [`Error::Conflict`] ([`run_already_started`]) naming the run. `None`:
+    /// the manifest was stored. The check and the write are one atomic step, so of several
+    /// concurrent starts of one run exactly one stores it.
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>>;
 
     /// The manifest of `run_id`, if stored.
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;

@@ -23,6 +23,6 @@ pub mod trajectory;
 
 pub use meta::MetaStore;
 pub use notes::NoteStore;
-pub use session::{SessionEvent, SessionStore, SessionSummary};
+pub use session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
 pub use tool_log::ToolLogStore;
 pub use trajectory::{EpisodeStore, PatternStore};

@@ -44,6 +44,11 @@ impl SessionEvent {
     }
 }
 
+/// The kind of the event that opens a session's log (`turn-memory`'s `session_started`). A
+/// log that holds one holds it once, as its first event; the stores' own checks report a log
+/// that does not (two processes that both appended a session's start, say).
+pub const SESSION_STARTED: &str = "session_started";
+
 /// The longest event kind a store accepts, in bytes.
 pub const MAX_KIND_BYTES: usize = 64;
 
@@ -63,6 +68,27 @@ pub trait SessionStore: Send + Sync {
     /// number of events the log holds afterwards.
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
 
+    /// Appends `events` to `session`'s log only where the caller expects them: when the log
+    /// holds exactly `expected_len` events (0 for a session that has none). The position
+    /// check and the write are one atomic step, so of several concurrent appends at one
+    /// position exactly one writes, whatever process or host it runs in. The others see:
+    ///
+    /// - the same `events` already stored at `expected_len` (a retry, or a concurrent twin of
+    ///   the append that won): success, nothing written, [`SessionAppended::already_stored`]
+    ///   set;
+    /// - anything else: [`Error::Conflict`] ([`session_moved`]) naming the session, the
+    ///   expected and the actual length, and nothing written.
+    ///
+    /// Events are checked as [`session_append`](Self::session_append) checks them, before any
+    /// write. An empty `events` writes nothing; it succeeds when `expected_len` is at most the
+    /// log's length.
+    fn session_append_at(
+        &self,
+        session: &SessionId,
+        expected_len: u64,
+        events: &[SessionEvent],
+    ) -> Result<SessionAppended>;
+
     /// Creates `session` with `events` as its log, all or nothing. When the session already
     /// has events, fails with [`Error::Conflict`] ([`session_already_exists`]) and writes
     /// nothing; the check and the write are one atomic step, so of several concurrent imports
@@ -80,6 +106,47 @@ pub trait SessionStore: Send + Sync {
     /// Deletes `session`'s whole log in one atomic call; returns how many events it held
     /// (0 when there was no such session).
     fn session_forget(&self, session: &SessionId) -> Result<u64>;
+}
+
+/// What [`SessionStore::session_append_at`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionAppended {
+    /// How many events the log holds afterwards.
+    pub events: u64,
+    /// Whether the events were already stored at the expected position, so nothing was
+    /// written.
+    pub already_stored: bool,
+}
+
+/// What [`SessionStore::session_append_at`] answers when the log does not hold exactly
+/// `expected_len` events: `held` is the log's length, `stored` the events it holds from
+/// `expected_len` on (at most as many as were offered). Every store calls this inside its
+/// atomic step, so they all answer alike.
+pub fn append_at_outcome(
+    session: &SessionId,
+    expected_len: u64,
+    held: u64,
+    stored: &[SessionEvent],
+    events: &[SessionEvent],
+) -> Result<SessionAppended> {
+    if expected_len <= held && stored == events {
+        return Ok(SessionAppended {
+            events: held,
+            already_stored: true,
+        });
+    }
+    Err(session_moved(session, expected_len, held))
+}
+
+/// The conflict of [`SessionStore::session_append_at`]: the log of `session` holds `held`
+/// events, not the `expected_len` the caller appended after (and not the offered events at
+/// that position).
+pub fn session_moved(session: &SessionId, expected_len: u64, held: u64) -> Error {
+    Error::conflict(
+        "session",
+        session.as_str(),
+        format!("expected {expected_len} event(s) before the appended ones, found {held}"),
+    )
 }
 
 /// The error every store returns when a session is missing, worded the same everywhere.

@@ -33,7 +33,7 @@ use crate::store::browser::{
     SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use crate::store::meta::MetaStore;
-use crate::store::session::{SessionEvent, SessionStore, SessionSummary};
+use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
 use crate::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
 use crate::store::trajectory::{
     CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
@@ -84,6 +84,7 @@ shared_store!(ToolLogStore {
 
 shared_store!(SessionStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
+    fn session_append_at(&self, session: &SessionId, expected_len: u64, events: &[SessionEvent]) -> Result<SessionAppended>;
     fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
@@ -113,6 +114,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>>;
     fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
+    fn trajectory_count(&self, scope: &Scope) -> Result<u64>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
 });
@@ -126,6 +128,7 @@ shared_store!(SiteMemoryStore {
 
 shared_store!(RunManifestStore {
     fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>>;
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
     fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;

@@ -61,6 +61,18 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             run: runs_list_newest_first,
         },
         Case {
+            name: "run start stores a new run and never replaces one",
+            run: run_start_never_replaces,
+        },
+        Case {
+            name: "run start of the same run again changes nothing",
+            run: run_start_again_changes_nothing,
+        },
+        Case {
+            name: "concurrent starts of one run store it once",
+            run: concurrent_starts_store_once,
+        },
+        Case {
             name: "hints and suite summaries",
             run: hints_and_suites,
         },
@@ -306,6 +318,14 @@ fn trajectory_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
         store.trajectory_get_many(&Scope::new("other")?, &["traj_1"])?,
         vec![],
         "many: another scope's ids are not found"
+    );
+    ensure_eq!(store.trajectory_count(&s)?, 2, "count: both of the scope");
+    put(store, &s, &t)?;
+    ensure_eq!(store.trajectory_count(&s)?, 2, "count: a replaced one once");
+    ensure_eq!(
+        store.trajectory_count(&Scope::new("other")?)?,
+        0,
+        "count: another scope's are not counted"
     );
     Ok(())
 }
@@ -934,5 +954,119 @@ fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseRe
             .any(|(id, _, _)| id == "traj_b"),
         "a replaced trajectory is still found by its old goal"
     );
+    Ok(())
+}
+
+/// A run that finished: what a start must never erase.
+fn finished(id: &str) -> RunManifest {
+    RunManifest {
+        status: RunStatus::Completed,
+        success: Some(true),
+        turn_count: 9,
+        completed_at: Some("2026-01-01T00:05:00.000Z".into()),
+        ..manifest(
+            id,
+            "2026-01-01T00:05:00.000Z",
+            "a.test",
+            RunStatus::Completed,
+        )
+    }
+}
+
+/// The start of run `id` as [`finished`] began it.
+fn starting(id: &str) -> RunManifest {
+    RunManifest {
+        status: RunStatus::Running,
+        success: None,
+        turn_count: 0,
+        completed_at: None,
+        summary: None,
+        artifact_paths: Vec::new(),
+        ..manifest(id, "2026-01-01T00:06:00.000Z", "a.test", RunStatus::Running)
+    }
+}
+
+fn run_start_never_replaces<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    ensure_eq!(store.run_start(&s, &starting("new"))?, None, "a new run");
+    ensure_eq!(store.run_get(&s, "new")?, Some(starting("new")));
+    store.run_put(&s, &finished("done"))?;
+    for other in [
+        RunManifest {
+            goal: "another goal".into(),
+            ..starting("done")
+        },
+        RunManifest {
+            domain: "b.test".into(),
+            ..starting("done")
+        },
+        RunManifest {
+            session_id: None,
+            ..starting("done")
+        },
+    ] {
+        let result = store.run_start(&s, &other);
+        ensure!(
+            matches!(&result, Err(e) if e.is_conflict() && e.to_string().contains("\"done\"")),
+            "starting a stored run otherwise should be a conflict naming it, got {result:?}"
+        );
+    }
+    ensure_eq!(
+        store.run_get(&s, "done")?,
+        Some(finished("done")),
+        "a refused start changed the run"
+    );
+    // The same id in another scope is another run.
+    let other_scope = Scope::new("other")?;
+    ensure_eq!(store.run_start(&other_scope, &starting("done"))?, None);
+    Ok(())
+}
+
+fn run_start_again_changes_nothing<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    store.run_put(&s, &finished("done"))?;
+    // A retry of the start, later (its times differ): the stored run is returned as it is.
+    ensure_eq!(
+        store.run_start(&s, &starting("done"))?,
+        Some(finished("done"))
+    );
+    ensure_eq!(store.run_get(&s, "done")?, Some(finished("done")));
+    Ok(())
+}
+
+fn concurrent_starts_store_once<S: BrowserStore>(store: &S) -> CaseResult {
+    const THREADS: usize = 6;
+    let s = Scope::shared();
+    for round in 0..8 {
+        let id = format!("raced{round}");
+        let barrier = std::sync::Barrier::new(THREADS);
+        let results: Vec<std::thread::Result<_>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|thread| {
+                    let (barrier, s, id) = (&barrier, &s, &id);
+                    scope.spawn(move || {
+                        // Each thread's start happens at its own time: only the start matters.
+                        let mine = RunManifest {
+                            started_at: format!("t{thread}"),
+                            ..starting(id)
+                        };
+                        barrier.wait();
+                        store.run_start(s, &mine)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        let mut stored = 0;
+        for result in results {
+            let Ok(result) = result else {
+                return Err(crate::testkit::Violation(format!(
+                    "round {round}: a starting thread panicked"
+                )));
+            };
+            stored += usize::from(result?.is_none());
+        }
+        ensure_eq!(stored, 1, "round {round}: starts that stored the run");
+    }
     Ok(())
 }

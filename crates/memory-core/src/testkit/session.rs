@@ -1,8 +1,8 @@
 //! The contract of [`SessionStore`].
 
 use crate::names::SessionId;
-use crate::store::session::{SessionEvent, SessionStore, SessionSummary};
-use crate::testkit::{Case, CaseResult};
+use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
+use crate::testkit::{Case, CaseResult, Violation};
 use crate::{ensure, ensure_eq};
 
 /// The suite's name in reports.
@@ -54,6 +54,26 @@ pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
         Case {
             name: "create checks every event first",
             run: create_checks_every_event_first,
+        },
+        Case {
+            name: "append at the expected length writes",
+            run: append_at_the_expected_length_writes,
+        },
+        Case {
+            name: "append at a stale length of the stored events is already stored",
+            run: append_at_a_stale_length_is_already_stored,
+        },
+        Case {
+            name: "append at another length is a conflict naming both and writes nothing",
+            run: append_at_another_length_is_a_conflict,
+        },
+        Case {
+            name: "append at checks every event first",
+            run: append_at_checks_every_event_first,
+        },
+        Case {
+            name: "concurrent appends at one position write once",
+            run: concurrent_appends_at_one_position_write_once,
         },
     ]
 }
@@ -252,5 +272,163 @@ fn create_checks_every_event_first<S: SessionStore>(store: &S) -> CaseResult {
         store.session_load(&s).is_err(),
         "a refused create left a session behind"
     );
+    Ok(())
+}
+
+fn appended(events: u64, already_stored: bool) -> SessionAppended {
+    SessionAppended {
+        events,
+        already_stored,
+    }
+}
+
+fn append_at_the_expected_length_writes<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("at");
+    let first = [event("started", "1"), event("turn", "2")];
+    ensure_eq!(store.session_append_at(&s, 0, &first)?, appended(2, false));
+    ensure_eq!(
+        store.session_append_at(&s, 2, &[event("turn", "3")])?,
+        appended(3, false)
+    );
+    ensure_eq!(
+        store.session_append_at(&s, 3, &[])?,
+        appended(3, false),
+        "an empty append at the end changes nothing"
+    );
+    ensure_eq!(
+        store.session_load(&s)?,
+        vec![
+            event("started", "1"),
+            event("turn", "2"),
+            event("turn", "3")
+        ]
+    );
+    ensure!(
+        store.session_append_at(&session("none"), 0, &[])?.events == 0
+            && store.session_list()?.len() == 1,
+        "an empty append created a session"
+    );
+    Ok(())
+}
+
+fn append_at_a_stale_length_is_already_stored<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("retried");
+    let log = [
+        event("started", "1"),
+        event("turn", "2"),
+        event("turn", "3"),
+    ];
+    store.session_append_at(&s, 0, &log)?;
+    // The same append again, as a client retries after a lost answer.
+    ensure_eq!(store.session_append_at(&s, 0, &log)?, appended(3, true));
+    // A later part of the log, at its own position.
+    ensure_eq!(
+        store.session_append_at(&s, 1, &log[1..])?,
+        appended(3, true)
+    );
+    ensure_eq!(
+        store.session_append_at(&s, 2, &log[2..])?,
+        appended(3, true)
+    );
+    ensure_eq!(
+        store.session_load(&s)?,
+        log.to_vec(),
+        "a retry changed the log"
+    );
+    Ok(())
+}
+
+fn append_at_another_length_is_a_conflict<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("moved");
+    let log = [event("started", "1"), event("turn", "2")];
+    store.session_append_at(&s, 0, &log)?;
+    let attempts: [(u64, Vec<SessionEvent>); 4] = [
+        // Other events at a stored position.
+        (0, vec![event("started", "other")]),
+        (1, vec![event("turn", "other")]),
+        // The stored events and one more: the position is taken, the batch is not there.
+        (1, vec![event("turn", "2"), event("turn", "3")]),
+        // A gap.
+        (5, vec![event("turn", "3")]),
+    ];
+    for (expected, events) in attempts {
+        let result = store.session_append_at(&s, expected, &events);
+        ensure!(
+            matches!(&result, Err(e) if e.is_conflict()
+                && e.to_string().contains("\"moved\"")
+                && e.to_string().contains(&format!("expected {expected} event(s)"))
+                && e.to_string().contains("found 2")),
+            "appending at {expected} to a log of 2 should be a conflict naming the session and both lengths, got {result:?}"
+        );
+    }
+    ensure_eq!(
+        store.session_load(&s)?,
+        log.to_vec(),
+        "a refused append changed the log"
+    );
+    let fresh = store.session_append_at(&session("fresh"), 1, &[event("turn", "1")]);
+    ensure!(
+        matches!(&fresh, Err(e) if e.is_conflict() && e.to_string().contains("found 0")),
+        "appending at 1 to a session without events should be a conflict, got {fresh:?}"
+    );
+    ensure!(
+        store.session_load(&session("fresh")).is_err(),
+        "a refused append created the session"
+    );
+    Ok(())
+}
+
+fn append_at_checks_every_event_first<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("checked");
+    let bad = store.session_append_at(&s, 0, &[event("started", "1"), event("", "x")]);
+    ensure!(
+        matches!(bad, Err(crate::Error::InvalidInput { .. })),
+        "an invalid event should be refused, got {bad:?}"
+    );
+    ensure!(
+        store.session_load(&s).is_err(),
+        "a refused append left events behind"
+    );
+    Ok(())
+}
+
+/// Several threads append the same events at the start of one new session at once, round
+/// after round: each round exactly one writes, the others find their events already stored.
+fn concurrent_appends_at_one_position_write_once<S: SessionStore>(store: &S) -> CaseResult {
+    const THREADS: usize = 6;
+    const ROUNDS: usize = 8;
+    for round in 0..ROUNDS {
+        let s = session(&format!("raced{round}"));
+        let log = [event("started", &format!("{round}")), event("turn", "1")];
+        let barrier = std::sync::Barrier::new(THREADS);
+        let results: Vec<std::thread::Result<_>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        store.session_append_at(&s, 0, &log)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        let mut written = 0;
+        for result in results {
+            let Ok(result) = result else {
+                return Err(Violation(format!(
+                    "round {round}: an appending thread panicked"
+                )));
+            };
+            let done: SessionAppended = result?;
+            ensure_eq!(done.events, 2, "round {round}: the log length reported");
+            written += usize::from(!done.already_stored);
+        }
+        ensure_eq!(written, 1, "round {round}: appends that wrote");
+        ensure_eq!(
+            store.session_load(&s)?,
+            log.to_vec(),
+            "round {round}: the log"
+        );
+    }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
     MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::testkit::{browser, run};
 use agent_memory_core::{InMemoryStore, Result, Scope, Timestamp};
@@ -28,6 +28,11 @@ enum Defect {
     RewritesImages,
     /// Stores an image without its hints.
     DropsImageHints,
+    /// Starts a run by putting its manifest, replacing a stored one.
+    StartsByPutting,
+    /// Starts a run by reading, then putting, in two steps: a stored run is refused, but
+    /// concurrent starts all store theirs.
+    StartsInTwoSteps,
 }
 
 /// The in-memory store with one seeded defect.
@@ -97,6 +102,21 @@ impl SiteMemoryStore for Broken {
 impl RunManifestStore for Broken {
     fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
         self.inner.run_put(&self.scope(scope), manifest)
+    }
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+        let scope = self.scope(scope);
+        match self.defect {
+            Defect::StartsByPutting => self.inner.run_put(&scope, manifest).map(|()| None),
+            Defect::StartsInTwoSteps => match self.inner.run_get(&scope, &manifest.run_id)? {
+                Some(stored) => run_start_outcome(stored, manifest).map(Some),
+                None => {
+                    // Another thread's start can slip in here.
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    self.inner.run_put(&scope, manifest).map(|()| None)
+                }
+            },
+            _ => self.inner.run_start(&scope, manifest),
+        }
     }
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
         self.inner.run_get(&self.scope(scope), run_id)
@@ -191,6 +211,18 @@ fn the_suite_catches_broken_stores() {
             "an image leaves equal records unchanged",
         ),
         (Defect::DropsImageHints, "an image is stored whole"),
+        (
+            Defect::StartsByPutting,
+            "run start stores a new run and never replaces one",
+        ),
+        (
+            Defect::StartsByPutting,
+            "run start of the same run again changes nothing",
+        ),
+        (
+            Defect::StartsInTwoSteps,
+            "concurrent starts of one run store it once",
+        ),
     ];
     for (defect, case) in table {
         let report = run(browser::SUITE, &browser::cases(), || Broken {

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::store::session::{session_already_exists, validate_new_session};
+use agent_memory_core::store::session::{
+    SessionAppended, append_at_outcome, session_already_exists, validate_new_session,
+};
 use agent_memory_core::testkit::{run, session};
 use agent_memory_core::{
     InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary,
@@ -35,6 +37,11 @@ enum Defect {
     ForgetsEverySession,
     /// Creates a session by appending, even to one that has events.
     CreatesByAppending,
+    /// Appends at the end of the log whatever length the caller expected, as an append that
+    /// reads the log in one step and writes in another does when a concurrent one slips in.
+    AppendsAtAnyLength,
+    /// Refuses a retry of events already stored at their position.
+    RefusesRetries,
 }
 
 impl Broken {
@@ -69,6 +76,36 @@ impl SessionStore for Broken {
         let len = log.len() as u64;
         logs.retain(|_, log| !log.is_empty());
         Ok(len)
+    }
+
+    fn session_append_at(
+        &self,
+        session: &SessionId,
+        expected_len: u64,
+        events: &[SessionEvent],
+    ) -> Result<SessionAppended> {
+        events.iter().try_for_each(SessionEvent::validate)?;
+        let held = self
+            .logs()
+            .get(session.as_str())
+            .cloned()
+            .unwrap_or_default();
+        let len = held.len() as u64;
+        if len != expected_len && self.defect != Defect::AppendsAtAnyLength {
+            let from = (expected_len as usize).min(held.len());
+            let to = (from + events.len()).min(held.len());
+            let stored: &[SessionEvent] = if self.defect == Defect::RefusesRetries {
+                &[]
+            } else {
+                &held[from..to]
+            };
+            return append_at_outcome(session, expected_len, len, stored, events);
+        }
+        let events = self.session_append(session, events)?;
+        Ok(SessionAppended {
+            events,
+            already_stored: false,
+        })
     }
 
     fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
@@ -131,6 +168,22 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::CreatesByAppending,
             "create refuses a session with events and writes nothing",
+        ),
+        (
+            Defect::AppendsAtAnyLength,
+            "append at another length is a conflict naming both and writes nothing",
+        ),
+        (
+            Defect::AppendsAtAnyLength,
+            "concurrent appends at one position write once",
+        ),
+        (
+            Defect::RefusesRetries,
+            "append at a stale length of the stored events is already stored",
+        ),
+        (
+            Defect::RefusesRetries,
+            "concurrent appends at one position write once",
         ),
     ];
     for (defect, case) in table {

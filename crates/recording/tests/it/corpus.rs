@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use agent_memory_recording::{Error, ReplayOptions, Replayer, Seeds, Trail};
 use serde_yaml::Value as Yaml;
 
-fn corpus() -> PathBuf {
+pub(crate) fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/trailblaze-corpus")
 }
 
 /// Every `*.yaml` file under `dir`, sorted.
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -33,7 +33,7 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The text of a corpus file. A git symbolic link is stored as a file holding its target's
 /// relative path; it is followed, as a checkout would.
-fn text_of(path: &Path) -> String {
+pub(crate) fn text_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
     let trimmed = text.trim();
     if !trimmed.contains('\n') && trimmed.ends_with(".yaml") && trimmed.starts_with("..") {
@@ -47,7 +47,7 @@ fn text_of(path: &Path) -> String {
 
 /// The document with Trailblaze's defaults written out the way the canonical form writes
 /// them: `recordable: true` dropped, `recording: {}` and `recording: null` dropped (both
-/// declare nothing), and a legacy trailhead's bare tool name as its `{tools: [name: {}]}`.
+/// declare nothing). A legacy trailhead's bare tool name stays as the author wrote it.
 fn normalized(value: &Yaml) -> Yaml {
     match value {
         Yaml::Mapping(map) => {
@@ -60,20 +60,7 @@ fn normalized(value: &Yaml) -> Yaml {
                 {
                     continue;
                 }
-                let v = match (key, v) {
-                    ("trailhead", Yaml::String(tool)) => {
-                        let mut call = serde_yaml::Mapping::new();
-                        call.insert(
-                            Yaml::String(tool.clone()),
-                            Yaml::Mapping(serde_yaml::Mapping::new()),
-                        );
-                        let mut head = serde_yaml::Mapping::new();
-                        head.insert("tools".into(), Yaml::Sequence(vec![Yaml::Mapping(call)]));
-                        Yaml::Mapping(head)
-                    }
-                    _ => normalized(v),
-                };
-                out.insert(k.clone(), v);
+                out.insert(k.clone(), normalized(v));
             }
             Yaml::Mapping(out)
         }

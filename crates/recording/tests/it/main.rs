@@ -11,3 +11,4 @@ mod secrets;
 mod templating;
 mod trailblaze_logs;
 mod trails;
+mod yaml11;

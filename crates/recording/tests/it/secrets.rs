@@ -93,15 +93,19 @@ fn reading_logs_scrubs_a_revealed_secret_from_that_log_and_the_later_ones() {
         ),
     ];
     let file = read_tool_logs(&logs.join("\n"), "logs.jsonl").unwrap_or_else(|e| panic!("{e}"));
-    for log in &file.logs[..2] {
+    // Another session never revealed it, but a secret is masked wherever it is read.
+    for log in &file.logs {
         clean("a read log", &format!("{log:?}"));
         clean(
             "a written log",
             &tool_log_to_json(log).unwrap_or_else(|e| panic!("{e}")),
         );
     }
-    // Another session never revealed it: its logs are its own.
-    assert!(file.logs[2].parameters.contains(CANARY));
+    assert!(
+        file.logs[2].parameters.contains("not-the-${pin}-session"),
+        "{}",
+        file.logs[2].parameters
+    );
     let single = tool_log_from_json(&logs[0]).unwrap_or_else(|e| panic!("{e}"));
     clean("one log", &format!("{single:?}"));
     for wrong in [
@@ -121,6 +125,33 @@ fn reading_logs_scrubs_a_revealed_secret_from_that_log_and_the_later_ones() {
             message.starts_with("logs.jsonl:1: `memorySnapshot[0].value` must be a string"),
             "{message}"
         );
+    }
+}
+
+/// The secret is used first and marked sensitive only by a later log's snapshot (a password
+/// typed, then stored by the tool that checked it): every log read with that snapshot is
+/// scrubbed, the earlier ones too, in either of the forms a log file takes.
+#[test]
+fn reading_logs_scrubs_a_secret_from_the_logs_before_the_one_revealing_it() {
+    let logs = [
+        format!(
+            r#"{{"session":"s","toolName":"typePassword","parameters":{{"text":"{CANARY}"}},"successful":false,"exceptionMessage":"rejected {CANARY}","durationMs":1,"timestamp":1,"traceId":"t-{CANARY}","memorySnapshot":[{{"key":"note","value":"was {CANARY}"}}]}}"#
+        ),
+        format!(
+            r#"{{"class":"xyz.block.trailblaze.logs.client.TrailblazeLog.TrailblazeToolLog","trailblazeTool":{{"toolName":"inputText","raw":{{"text":"{CANARY}"}}}},"toolName":"inputText","successful":true,"traceId":"tool-1","durationMs":3,"session":"s","timestamp":"2026-07-21T10:00:01Z","isTopLevelToolCall":true}}"#
+        ),
+        format!(
+            r#"{{"session":"s","toolName":"rememberPassword","parameters":{{}},"successful":true,"durationMs":1,"timestamp":3,"memorySnapshot":[{{"key":"password","value":"{CANARY}","sensitive":true}}]}}"#
+        ),
+    ];
+    for text in [logs.join("\n"), logs.join("\n\n")] {
+        let file = read_tool_logs(&text, "logs.jsonl").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(file.logs.len(), 3);
+        for log in &file.logs {
+            clean("a read log", &format!("{log:?}"));
+        }
+        assert_eq!(file.logs[0].parameters, r#"{"text":"${password}"}"#);
+        assert_eq!(file.logs[1].parameters, r#"{"text":"${password}"}"#);
     }
 }
 

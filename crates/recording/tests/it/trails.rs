@@ -305,3 +305,25 @@ fn a_byte_order_mark_before_a_trail_is_skipped() {
         "trail:\n- step: a\n"
     );
 }
+
+#[test]
+fn a_trailhead_keeps_the_form_its_author_wrote() {
+    let check = |text: &str, expected: &str| {
+        let trail = Trail::from_yaml_str(text, "t.trail.yaml").expect("a trail");
+        assert_eq!(trail.to_yaml_string().expect("canonical form"), expected);
+    };
+    // The shorthand stays a bare tool name, and the long form stays long: they mean the same.
+    check(
+        "- trailhead: launchApp\n- prompts:\n  - step: hi\n",
+        "- trailhead: launchApp\n- prompts:\n  - step: hi\n",
+    );
+    check(
+        "- trailhead:\n    tools:\n    - launchApp: {}\n- prompts:\n  - step: hi\n",
+        "- trailhead:\n    tools:\n    - launchApp: {}\n- prompts:\n  - step: hi\n",
+    );
+    // Both read as the same trail.
+    let short = Trail::from_yaml_str("- trailhead: launchApp\n", "a").expect("short");
+    let long =
+        Trail::from_yaml_str("- trailhead:\n    tools:\n    - launchApp: {}\n", "b").expect("long");
+    assert_eq!(short, long);
+}

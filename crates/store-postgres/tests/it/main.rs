@@ -10,4 +10,5 @@ mod contract;
 
 mod browser;
 mod cluster;
+mod forget;
 mod one_statement;

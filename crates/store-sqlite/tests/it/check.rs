@@ -85,6 +85,16 @@ fn populated(path: &Path) {
     store
         .session_append(&session, &[SessionEvent::new("c", "3")])
         .expect("append");
+    store
+        .session_append_at(
+            &SessionId::new("started").expect("session"),
+            0,
+            &[
+                SessionEvent::new("session_started", "{}"),
+                SessionEvent::new("user_message", "{}"),
+            ],
+        )
+        .expect("append at");
     let partition = Partition::new("team").expect("partition");
     let episodes = |n: usize| -> Vec<NewEpisode> {
         (0..n)
@@ -214,6 +224,19 @@ const DEFECTS: &[(&str, &str)] = &[
     (
         "session logs",
         "DELETE FROM session_events WHERE session = 'turns' AND seq = 1",
+    ),
+    // What two appends of one session's start that both passed their position check leave.
+    (
+        "session logs",
+        "INSERT INTO session_events (session, seq, kind, payload) \
+         SELECT session, seq + 2, kind, payload FROM session_events \
+         WHERE session = 'started' AND seq < 2",
+    ),
+    // A log whose start is not its first event.
+    (
+        "session logs",
+        "UPDATE session_events SET kind = 'user_message' WHERE session = 'started' AND seq = 0; \
+         UPDATE session_events SET kind = 'session_started' WHERE session = 'started' AND seq = 1",
     ),
     ("tool logs", "UPDATE tool_logs SET has_snapshot = 0"),
     (

@@ -169,3 +169,97 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
         },
     );
 }
+
+/// A store whose forget waits only briefly for older readers, and a session holding the
+/// canary among kept events.
+fn store_with_canary(db: &Path) -> SqliteStore {
+    let options = agent_memory_sqlite::SqliteOptions::default()
+        .with_erase_wait(std::time::Duration::from_millis(200));
+    let store = SqliteStore::open_with(db, &options).expect("open");
+    filler(&store, 200);
+    let event = SessionEvent::new("user_message", format!(r#"{{"text":"{CANARY}"}}"#));
+    store
+        .session_append(&SessionId::new("secret-session").expect("id"), &[event])
+        .expect("append");
+    filler(&store, 200);
+    store
+}
+
+/// Another connection (as another process would) holding a read transaction on `db`,
+/// begun before the forget.
+fn reader(db: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(db).expect("reader");
+    conn.execute_batch("BEGIN").expect("begin");
+    let events: i64 = conn
+        .query_row("SELECT count(*) FROM session_events", [], |r| r.get(0))
+        .expect("read");
+    assert_eq!(events, 401);
+    conn
+}
+
+/// A forget never reports success while the text is still on disk: with a reader of an older
+/// snapshot, it reports the erasure pending (the rows are gone), and the next write after the
+/// reader ends erases the bytes.
+#[test]
+fn a_forget_held_up_by_a_reader_says_so_and_the_next_write_erases() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let store = store_with_canary(&db);
+    let reader = reader(&db);
+    let error = store
+        .session_forget(&SessionId::new("secret-session").expect("id"))
+        .expect_err("the erasure cannot finish while the reader holds the old pages");
+    let message = error.to_string();
+    assert!(
+        message.contains("the forgotten rows are deleted")
+            && message.contains("erased at the next write"),
+        "{message}"
+    );
+    assert!(
+        store
+            .session_load(&SessionId::new("secret-session").expect("id"))
+            .is_err_and(|e| e.is_not_found()),
+        "the rows are gone"
+    );
+    assert!(
+        holds_canary(&db),
+        "what the error says: the bytes are still there"
+    );
+    // A write while the reader still holds them leaves the erasure pending.
+    filler(&store, 1);
+    assert!(holds_canary(&db));
+    reader.execute_batch("COMMIT").expect("end the read");
+    filler(&store, 1);
+    assert!(
+        !holds_canary(&db),
+        "the next write erased the forgotten text"
+    );
+    drop(reader);
+    assert_eq!(
+        store
+            .session_load(&SessionId::new("keep").expect("id"))
+            .expect("kept")
+            .len(),
+        402
+    );
+}
+
+/// The store that forgot is gone before the reader ends: the next open erases the bytes.
+#[test]
+fn a_pending_erasure_is_finished_at_the_next_open() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let store = store_with_canary(&db);
+    let reader = reader(&db);
+    store
+        .session_forget(&SessionId::new("secret-session").expect("id"))
+        .expect_err("held up by the reader");
+    drop(store);
+    // The reader's connection stays open, so closing it cannot checkpoint for us.
+    reader.execute_batch("COMMIT").expect("end the read");
+    assert!(holds_canary(&db));
+    let store = SqliteStore::open(&db).expect("reopen");
+    assert!(!holds_canary(&db), "opening erased the forgotten text");
+    drop(store);
+    drop(reader);
+}

@@ -91,3 +91,35 @@ fn corrupt_store_events_are_reported_with_their_position() {
         "{missing}"
     );
 }
+
+/// A stored log that does not begin with `session_started` is reported naming its session,
+/// from the store and from a JSONL log of a known session; a log read without knowing whose it
+/// is names no session at all (rather than an empty one).
+#[test]
+fn a_log_without_its_start_names_the_session() {
+    let store = InMemoryStore::new();
+    let id = session_id("headless");
+    let user = r#"{"type":"user_message","text":"hi"}"#;
+    store
+        .session_append(&id, &[StoredEvent::new("user_message", user)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let expected = "session \"headless\" is inconsistent at event 0: \
+                    log begins with user_message instead of session_started";
+    let from_store = Session::resume(StoreLog::new(&store, id.clone()))
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(from_store.to_string(), expected);
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let named = JsonlLog::new(dir.path(), &id).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(named.path(), format!("{user}\n")).unwrap_or_else(|e| panic!("{e}"));
+    let from_file = Session::resume(named).map(|_| ()).unwrap_err();
+    assert_eq!(from_file.to_string(), expected);
+
+    let unnamed = JsonlLog::at(dir.path().join("headless.jsonl"));
+    let anonymous = Session::resume(unnamed).map(|_| ()).unwrap_err();
+    assert_eq!(
+        anonymous.to_string(),
+        "log begins with user_message instead of session_started"
+    );
+}

@@ -1,0 +1,335 @@
+'use strict'
+// durable-agent-memory: the JSON contract of agent-memory as a Node.js API.
+//
+// A thin door: `Store` methods check that an input is plain JSON (naming the offending
+// argument when it is not), hand it to the native addon, which runs the contract's operation
+// off the JavaScript thread, and turn a failure into the `Error` subclass of its kind. Every
+// rule of the memory lives in the Rust crates under the addon.
+
+const native = require('../native.js')
+const { execFile, execFileSync } = require('node:child_process')
+const path = require('node:path')
+
+const {
+  AgentMemoryError,
+  UsageError,
+  InvalidInputError,
+  NotFoundError,
+  ConflictError,
+  CorruptError,
+  IoError,
+  DatabaseError,
+  fromBody,
+  fromNative,
+  wellFormed,
+} = require('./errors.cjs')
+
+const MAX_DEPTH = 128
+
+/**
+ * Throws an `InvalidInputError` naming the first part of `value` (at `where`) that is not
+ * plain JSON: a lone surrogate, a number that is not finite, `undefined` in an array, a
+ * bigint, function, symbol, class instance or cycle. `undefined` properties count as absent,
+ * as in `JSON.stringify`.
+ */
+function checkJson(value, where, depth = 0, seen = new Set()) {
+  switch (typeof value) {
+    case 'string':
+      if (!wellFormed(value)) {
+        throw new InvalidInputError(`${where} holds a lone UTF-16 surrogate, which is no text`, where)
+      }
+      return
+    case 'number':
+      if (!Number.isFinite(value)) {
+        throw new InvalidInputError(`${where} must be a finite number (got ${value})`, where)
+      }
+      return
+    case 'boolean':
+      return
+    case 'undefined':
+      throw new InvalidInputError(`${where} is undefined`, where)
+    case 'object':
+      break
+    default:
+      throw new InvalidInputError(`${where} must be JSON (got a ${typeof value})`, where)
+  }
+  if (value === null) return
+  if (depth >= MAX_DEPTH) {
+    throw new InvalidInputError(`${where} is nested deeper than ${MAX_DEPTH} levels`, where)
+  }
+  if (seen.has(value)) throw new InvalidInputError(`${where} refers to itself (a cycle)`, where)
+  seen.add(value)
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkJson(item, `${where}[${i}]`, depth + 1, seen))
+  } else {
+    const proto = Object.getPrototypeOf(value)
+    if (proto !== Object.prototype && proto !== null) {
+      const name = value.constructor && value.constructor.name ? value.constructor.name : 'object'
+      throw new InvalidInputError(`${where} must be a plain object or array (got a ${name})`, where)
+    }
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue
+      if (!wellFormed(key)) {
+        throw new InvalidInputError(`a key in ${where} holds a lone UTF-16 surrogate`, where)
+      }
+      checkJson(item, `${where}.${key}`, depth + 1, seen)
+    }
+  }
+  seen.delete(value)
+}
+
+/** `input` as the operation takes it, or an error naming the argument. */
+function operationInput(operation, input, takesInput) {
+  if (!takesInput) {
+    if (input === undefined || input === null) return null
+    if (typeof input === 'object' && !Array.isArray(input) && Object.keys(input).length === 0) return null
+    throw new InvalidInputError(`${operation} takes no input`, 'input')
+  }
+  if (input === undefined || input === null || typeof input !== 'object' || Array.isArray(input)) {
+    const got = input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input
+    throw new InvalidInputError(`${operation} takes an object as its input (got ${got})`, 'input')
+  }
+  checkJson(input, 'input')
+  return stripUndefined(input)
+}
+
+/** A copy without `undefined` properties, which JSON has no way to say. */
+function stripUndefined(value) {
+  if (Array.isArray(value)) return value.map(stripUndefined)
+  if (value === null || typeof value !== 'object') return value
+  const out = {}
+  for (const [key, item] of Object.entries(value)) {
+    if (item !== undefined) out[key] = stripUndefined(item)
+  }
+  return out
+}
+
+/** `now` as milliseconds since the epoch: a `Date`, an RFC 3339 string or a number. */
+function nowMillis(now) {
+  if (now === undefined || now === null) return undefined
+  const ms = now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : now
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms)) {
+    throw new InvalidInputError('options.now must be a Date, an RFC 3339 time or milliseconds since the epoch', 'options.now')
+  }
+  return ms
+}
+
+function checkDatabase(db) {
+  if (typeof db !== 'string' || db.length === 0) {
+    throw new InvalidInputError(
+      `db must be a SQLite file's path, ":memory:" or a postgres:// URL (got ${db === '' ? 'an empty string' : typeof db})`,
+      'db',
+    )
+  }
+  if (!wellFormed(db) || db.includes('\0')) throw new InvalidInputError('db holds a lone surrogate or a NUL character', 'db')
+}
+
+function checkOptions(options) {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidInputError(`options must be an object (got ${Array.isArray(options) ? 'an array' : typeof options})`, 'options')
+  }
+  return options
+}
+
+/**
+ * The operations, by group and method: `[group, method, operation, takesInput]`. `group`
+ * null puts the method on the store itself.
+ */
+const METHODS = [
+  ['trajectory', 'record', 'trajectory_record', true],
+  ['trajectory', 'crystallize', 'trajectory_crystallize', true],
+  ['trajectory', 'recall', 'trajectory_recall', true],
+  ['trajectory', 'patterns', 'trajectory_patterns', true],
+  ['browser', 'recordRun', 'browser_record_run', true],
+  ['browser', 'context', 'browser_context', true],
+  ['browser', 'runs', 'browser_runs', true],
+  ['browser', 'resume', 'browser_resume', true],
+  ['browser', 'fork', 'browser_fork', true],
+  ['browser', 'runStart', 'browser_run_start', true],
+  ['browser', 'runUpdate', 'browser_run_update', true],
+  ['browser', 'runComplete', 'browser_run_complete', true],
+  ['turns', 'append', 'turns_append', true],
+  ['turns', 'view', 'turns_view', true],
+  ['recording', 'append', 'recording_append', true],
+  ['recording', 'templatize', 'recording_templatize', true],
+  ['recording', 'lint', 'recording_lint', true],
+  ['recording', 'nextCall', 'recording_next_call', true],
+  [null, 'list', 'memory_list', false],
+  [null, 'forget', 'memory_forget', true],
+  [null, 'stats', 'memory_stats', false],
+]
+
+/** The package's `agent-memory` command, run by this Node. */
+const BIN = path.join(__dirname, '..', 'bin', 'agent-memory.cjs')
+
+/** One open database: a SQLite file, a private in-memory database or PostgreSQL. */
+class Store {
+  #native
+  #db
+
+  /** Use `Store.open` or `Store.openSync`. */
+  constructor(nativeStore, db) {
+    if (!(nativeStore instanceof native.NativeStore)) {
+      throw new UsageError('open a store with Store.open(db) or Store.openSync(db)', 'db')
+    }
+    this.#native = nativeStore
+    this.#db = db
+    for (const [group, method, operation, takesInput] of METHODS) {
+      const target = group === null ? this : (this[group] ??= {})
+      target[method] = (input) => this.#call(operation, input, takesInput)
+      target[`${method}Sync`] = (input) => this.#callSync(operation, input, takesInput)
+    }
+  }
+
+  /**
+   * Opens (creating if needed) `db`, off the JavaScript thread: a SQLite file's path,
+   * `":memory:"` or a `postgres://` URL. `options.now` fixes "now" for every call.
+   */
+  static async open(db, options) {
+    checkDatabase(db)
+    const now = nowMillis(checkOptions(options).now)
+    try {
+      return new Store(await native.open(db, now), db)
+    } catch (error) {
+      throw fromNative(error)
+    }
+  }
+
+  /** `Store.open` on the calling thread. */
+  static openSync(db, options) {
+    checkDatabase(db)
+    const now = nowMillis(checkOptions(options).now)
+    try {
+      return new Store(native.NativeStore.openSync(db, now), db)
+    } catch (error) {
+      throw fromNative(error)
+    }
+  }
+
+  /** The database, as messages show it (a URL without its password). */
+  get location() {
+    return this.#native.location
+  }
+
+  /** Whether `close` was called. */
+  get closed() {
+    return this.#native.closed
+  }
+
+  /** Closes the store; calls in flight finish, later ones fail with a `UsageError`. */
+  close() {
+    this.#native.close()
+  }
+
+  /** Runs the contract operation `name` (as in `operations()`) with its input. */
+  async call(name, input) {
+    const [operation, takesInput] = this.#named(name)
+    return this.#call(operation, input, takesInput)
+  }
+
+  /** `call` on the calling thread. */
+  callSync(name, input) {
+    const [operation, takesInput] = this.#named(name)
+    return this.#callSync(operation, input, takesInput)
+  }
+
+  /**
+   * SQLite's integrity check and the store's own invariants, as `agent-memory check --json`
+   * reports them (`findings` empty when all is well). It runs the package's command line on
+   * the file, read-only, in a child process.
+   */
+  async check() {
+    const args = this.#checkArgs()
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, args, { maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+        try {
+          resolve(checkReport(error, stdout, stderr))
+        } catch (failure) {
+          reject(failure)
+        }
+      })
+    })
+  }
+
+  /** `check` on the calling thread. */
+  checkSync() {
+    const args = this.#checkArgs()
+    try {
+      return checkReport(null, execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 << 20, stdio: 'pipe' }), '')
+    } catch (error) {
+      if (error instanceof AgentMemoryError) throw error
+      return checkReport(error, String(error.stdout ?? ''), String(error.stderr ?? ''))
+    }
+  }
+
+  #checkArgs() {
+    if (this.closed) throw new UsageError(`the store ${this.location} is closed`, 'store')
+    return [BIN, '--db', this.#db, '--json', 'check']
+  }
+
+  #named(name) {
+    const found = METHODS.find((m) => m[2] === name)
+    if (!found) throw new UsageError(`no operation named ${JSON.stringify(name)}`, 'name')
+    return [found[2], found[3]]
+  }
+
+  async #call(operation, input, takesInput) {
+    const value = operationInput(operation, input, takesInput)
+    try {
+      return await this.#native.call(operation, value)
+    } catch (error) {
+      throw fromNative(error)
+    }
+  }
+
+  #callSync(operation, input, takesInput) {
+    const value = operationInput(operation, input, takesInput)
+    try {
+      return this.#native.callSync(operation, value)
+    } catch (error) {
+      throw fromNative(error)
+    }
+  }
+}
+
+/** The check's report, or its error: a report with findings exits 1 but is still a report. */
+function checkReport(error, stdout, stderr) {
+  if (stdout && stdout.trim().startsWith('{')) return JSON.parse(stdout)
+  const text = String(stderr ?? '').trim()
+  if (text.startsWith('{')) {
+    const document = JSON.parse(text)
+    if (document.error) throw fromBody(document.error)
+  }
+  throw new AgentMemoryError(text || (error ? error.message : 'check printed nothing'))
+}
+
+/** Every operation of the contract: name, effect, description, output schema, whether it takes input. */
+function operations() {
+  return native.operations()
+}
+
+/**
+ * Runs the `agent-memory` command line in this process on `args` (without the program's
+ * name) and returns its exit status. It blocks until the command ends.
+ */
+function runCli(args) {
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && wellFormed(a))) {
+    throw new InvalidInputError('args must be an array of strings', 'args')
+  }
+  return native.runCli(args)
+}
+
+module.exports = {
+  Store,
+  operations,
+  runCli,
+  AgentMemoryError,
+  UsageError,
+  InvalidInputError,
+  NotFoundError,
+  ConflictError,
+  CorruptError,
+  IoError,
+  DatabaseError,
+}

@@ -1,0 +1,75 @@
+// Builds the native addon with napi-rs from the Cargo workspace's own target folder, so the
+// workspace's compiled dependencies are reused: `cargo build -p agent-memory-node` (the dev
+// profile unless `--release` or `--profile NAME` is given), with napi-derive writing its type
+// definitions, then napi-rs's own generators write `native.d.ts` and the loader `native.js`
+// (which tries the `.node` file beside it first, then the per-platform package), and the
+// library is copied to `agent-memory.<platform>.node`.
+//
+// `napi build` itself always passes `--target`, which gives Cargo a second target folder and
+// rebuilds every dependency; this script does what it does without that flag.
+
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { generateTypeDef, writeJsBinding } from '@napi-rs/cli'
+
+const here = dirname(dirname(fileURLToPath(import.meta.url)))
+const args = process.argv.slice(2)
+let profile = 'dev'
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--release') profile = 'release'
+  else if (args[i] === '--profile') profile = args[++i]
+  else throw new Error(`unknown argument ${JSON.stringify(args[i])} (expected --release or --profile NAME)`)
+}
+
+const cargo = process.env.CARGO || 'cargo'
+const metadata = JSON.parse(
+  execFileSync(cargo, ['metadata', '--format-version', '1', '--no-deps', '--offline'], { cwd: here, encoding: 'utf8', maxBuffer: 64 << 20 }),
+)
+const targetDir = metadata.target_directory
+const typeDefDir = join(targetDir, 'napi-type-def', 'agent-memory-node')
+mkdirSync(typeDefDir, { recursive: true })
+if (readdirSync(typeDefDir).length === 0) {
+  // napi-derive writes the definitions only while it expands the crate: make Cargo do so.
+  const lib = join(here, 'src', 'lib.rs')
+  const now = new Date()
+  utimesSync(lib, now, now)
+}
+execFileSync(cargo, ['build', '-p', 'agent-memory-node', '--lib', '--profile', profile], {
+  cwd: here,
+  stdio: 'inherit',
+  env: { ...process.env, NAPI_TYPE_DEF_TMP_FOLDER: typeDefDir },
+})
+
+const pkg = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8'))
+const { exports, dts } = await generateTypeDef({ typeDefDir, cwd: here, constEnum: true })
+writeFileSync(join(here, 'native.d.ts'), dts)
+await writeJsBinding({
+  platform: true,
+  idents: exports,
+  jsBinding: 'native.js',
+  format: 'commonjs',
+  binaryName: pkg.napi.binaryName,
+  packageName: pkg.napi.packageName,
+  version: pkg.version,
+  outputDir: here,
+})
+
+if (process.platform !== 'linux' || process.arch !== 'x64') {
+  throw new Error(`this script names the library for linux-x64-gnu only (running on ${process.platform}-${process.arch})`)
+}
+const folder = profile === 'dev' ? 'debug' : profile
+const library = join(targetDir, folder, 'libagent_memory_node.so')
+const addon = join(here, `${pkg.napi.binaryName}.linux-x64-gnu.node`)
+rmSync(addon, { force: true })
+copyFileSync(library, addon)
+if (!existsSync(addon)) throw new Error(`${addon} was not written`)
+// The dev profile's debug information is most of the file; the packed addon does without it.
+// (The copy is stripped, never Cargo's own output, so nothing is rebuilt.)
+try {
+  execFileSync('strip', ['--strip-debug', addon], { stdio: 'inherit' })
+} catch (error) {
+  if (error.code !== 'ENOENT') throw error
+}
+console.log(`built ${addon} (${profile})`)

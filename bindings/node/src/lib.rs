@@ -1,0 +1,336 @@
+//! The native part of the npm package `durable-agent-memory`: a door onto the JSON contract
+//! (`agent-memory-contract`) and the command line (`agent-memory-cli`), nothing more.
+//!
+//! It converts values (JavaScript objects to `serde_json::Value` and back, through napi's
+//! `serde-json` feature) and maps errors (each to its contract `kind`, `message` and `input`);
+//! every rule of the memory stays in the crates below. Store calls run on libuv's thread pool
+//! ([`AsyncTask`]) and resolve a Promise; the `...Sync` variants run on the calling thread.
+//! The JavaScript wrapper (`index.js`) turns these functions into the package's camelCase
+//! methods and its `Error` subclasses.
+
+#![deny(missing_docs)]
+
+pub mod browser;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_memory_contract::database::{self, Store};
+use agent_memory_contract::{Env as OperationEnv, ErrorBody, operations};
+use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
+use napi::bindgen_prelude::{AsyncTask, Env, Result, ToNapiValue, TypeName, ValueType};
+use napi::{Error, Task};
+use napi_derive::napi;
+use serde_json::{Value, json};
+
+/// A failure as the wrapper receives it: the error's `code` is the contract's kind and its
+/// message the JSON of the contract's error body, so `index.js` can build the right class.
+fn failure(kind: &str, message: String, input: Option<&str>) -> Error {
+    let body = json!({ "kind": kind, "message": message, "input": input });
+    Error::new(napi::Status::GenericFailure, body.to_string())
+}
+
+/// The contract's classification of an error, as a failure for JavaScript.
+fn contract_failure(body: ErrorBody) -> Error {
+    failure(body.kind, body.message, body.input.as_deref())
+}
+
+/// The store handle shared by a JavaScript `Store` and its calls in flight: closing empties it,
+/// and a call already running keeps its own reference until it ends.
+type Slot = Arc<Mutex<Option<Store>>>;
+
+/// One open database, as JavaScript holds it.
+#[napi]
+pub struct NativeStore {
+    slot: Slot,
+    now: Option<i64>,
+    location: String,
+}
+
+/// Opens `db` and describes it for messages (a URL loses its password).
+fn open_store(db: &str) -> Result<(Store, String)> {
+    let path = Path::new(db);
+    let store =
+        database::open(path).map_err(|e| contract_failure(ErrorBody::of(&e, format!("{e:#}"))))?;
+    Ok((store, database::describe(path)))
+}
+
+/// `value` with every whole number JavaScript gave as a float made an integer: napi converts
+/// a JS number outside the 32-bit range to a float, and the contract's counts and epoch
+/// milliseconds are integers. Beyond 2^53 a JS number is no exact integer and stays a float.
+fn integers(value: &mut Value) {
+    const SAFE: f64 = 9_007_199_254_740_991.0;
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n
+                .as_f64()
+                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() <= SAFE)
+            {
+                // The guard makes the cast exact.
+                #[allow(clippy::cast_possible_truncation)]
+                let whole = f as i64;
+                *n = whole.into();
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integers),
+        Value::Object(fields) => fields.values_mut().for_each(integers),
+        _ => {}
+    }
+}
+
+/// Runs the operation `name` on `store` with `input`.
+fn call_operation(store: &Store, now: Option<i64>, name: &str, mut input: Value) -> Result<Value> {
+    integers(&mut input);
+    let Some(operation) = operations::find(name) else {
+        return Err(failure(
+            "usage",
+            format!("no operation named {name:?}"),
+            Some("name"),
+        ));
+    };
+    let clock: Box<dyn Clock> = match now {
+        Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
+        None => Box::new(SystemClock),
+    };
+    let env = OperationEnv {
+        store,
+        clock,
+        ids: Box::new(RandomIds::new()),
+        // A program in the same process names its own files, as on the command line.
+        files: agent_memory_contract::files::FileAccess::Any,
+    };
+    operation
+        .call(&env, input)
+        .map_err(|e| contract_failure(ErrorBody::of(&e, format!("{e:#}"))))
+}
+
+#[napi]
+impl NativeStore {
+    /// Opens (creating if needed) `db`, a SQLite file's path, `":memory:"` or a
+    /// `postgres://` URL, on the calling thread. `now`, in milliseconds since the epoch,
+    /// fixes the clock of every call.
+    #[napi(factory)]
+    pub fn open_sync(db: String, now: Option<i64>) -> Result<Self> {
+        let (store, location) = open_store(&db)?;
+        Ok(NativeStore {
+            slot: Arc::new(Mutex::new(Some(store))),
+            now,
+            location,
+        })
+    }
+
+    /// Runs the contract operation `name` with its JSON input, off the JavaScript thread.
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn call(&self, name: String, input: Value) -> Result<AsyncTask<CallTask>> {
+        let store = self.store()?;
+        Ok(AsyncTask::new(CallTask {
+            store,
+            now: self.now,
+            name,
+            input: Some(input),
+        }))
+    }
+
+    /// Runs the contract operation `name` with its JSON input, on the calling thread.
+    #[napi]
+    pub fn call_sync(&self, name: String, input: Value) -> Result<Value> {
+        let store = self.store()?;
+        call_operation(&store, self.now, &name, input)
+    }
+
+    /// Closes the store: later calls fail with a `usage` error; calls in flight finish.
+    #[napi]
+    pub fn close(&self) {
+        self.slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+
+    /// Whether [`NativeStore::close`] was called.
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
+    /// The database, as messages show it (a URL without its password).
+    #[napi(getter)]
+    pub fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    /// "Now": the fixed time the store was opened with, else the system clock.
+    fn clock(&self) -> Box<dyn Clock> {
+        match self.now {
+            Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
+            None => Box::new(SystemClock),
+        }
+    }
+
+    fn store(&self) -> Result<Store> {
+        self.slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or_else(|| {
+                failure(
+                    "usage",
+                    format!("the store {} is closed", self.location),
+                    Some("store"),
+                )
+            })
+    }
+}
+
+/// Opening a store off the JavaScript thread.
+pub struct OpenTask {
+    db: String,
+    now: Option<i64>,
+}
+
+impl Task for OpenTask {
+    type Output = (Store, String);
+    type JsValue = NativeStore;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        open_store(&self.db)
+    }
+
+    fn resolve(&mut self, _env: Env, (store, location): Self::Output) -> Result<NativeStore> {
+        Ok(NativeStore {
+            slot: Arc::new(Mutex::new(Some(store))),
+            now: self.now,
+            location,
+        })
+    }
+}
+
+/// Opens `db` (see [`NativeStore::open_sync`]) off the JavaScript thread.
+#[napi(ts_return_type = "Promise<NativeStore>")]
+pub fn open(db: String, now: Option<i64>) -> AsyncTask<OpenTask> {
+    AsyncTask::new(OpenTask { db, now })
+}
+
+/// One operation call off the JavaScript thread.
+pub struct CallTask {
+    store: Store,
+    now: Option<i64>,
+    name: String,
+    input: Option<Value>,
+}
+
+impl Task for CallTask {
+    type Output = Value;
+    type JsValue = Json;
+
+    fn compute(&mut self) -> Result<Value> {
+        let input = self.input.take().unwrap_or(Value::Null);
+        call_operation(&self.store, self.now, &self.name, input)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
+        Ok(Json(output))
+    }
+}
+
+/// A JSON value resolved by a Promise: napi converts `serde_json::Value` but does not name its
+/// TypeScript type, which a task's result needs.
+pub struct Json(Value);
+
+impl TypeName for Json {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ToNapiValue for Json {
+    /// # Safety
+    ///
+    /// As `serde_json::Value`'s conversion: `env` must be the current call's environment.
+    unsafe fn to_napi_value(
+        env: napi::sys::napi_env,
+        value: Self,
+    ) -> Result<napi::sys::napi_value> {
+        // SAFETY: the caller's `env` is passed through unchanged.
+        unsafe { Value::to_napi_value(env, value.0) }
+    }
+}
+
+/// One operation of the contract, as `operations()` lists it.
+#[napi(object)]
+pub struct OperationInfo {
+    /// Its name, the stem of its schemas.
+    pub name: String,
+    /// `reads`, `writes` or `deletes`.
+    pub effect: String,
+    /// When to call it.
+    pub description: String,
+    /// The stem of its output schema.
+    pub output: String,
+    /// Whether it takes a JSON input.
+    pub takes_input: bool,
+}
+
+/// Every operation of the contract.
+#[napi]
+pub fn operations() -> Vec<OperationInfo> {
+    operations::all()
+        .into_iter()
+        .map(|op| OperationInfo {
+            name: op.name.to_owned(),
+            effect: match op.effect {
+                operations::Effect::Reads => "reads",
+                operations::Effect::Writes => "writes",
+                operations::Effect::Deletes => "deletes",
+            }
+            .to_owned(),
+            description: op.description.to_owned(),
+            output: op.output.to_owned(),
+            takes_input: op.takes_input,
+        })
+        .collect()
+}
+
+/// Runs the `agent-memory` command line in-process on `args` (without the program's name)
+/// and returns its exit status. It blocks the calling thread: the package's `bin` calls it
+/// and exits with the status.
+#[napi]
+pub fn run_cli(args: Vec<String>) -> u32 {
+    let status = agent_memory_cli::run(std::iter::once("agent-memory".to_owned()).chain(args));
+    // `ExitCode` does not expose its number; the command line only returns 0, 1 and 2.
+    (0..=u8::MAX)
+        .find(|code| std::process::ExitCode::from(*code) == status)
+        .map_or(1, u32::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_floats_become_integers_and_fractions_stay() {
+        let mut value = json!({
+            "at": 1_767_225_600_000.0_f64,
+            "items": [2.0_f64, 2.5_f64, -3.0_f64, 1e300_f64],
+            "n": 7,
+        });
+        integers(&mut value);
+        assert_eq!(value["at"], json!(1_767_225_600_000_i64));
+        assert!(value["at"].is_i64());
+        assert_eq!(value["items"][0], json!(2));
+        assert!(value["items"][1].is_f64());
+        assert!(value["items"][2].is_i64());
+        assert!(
+            value["items"][3].is_f64(),
+            "beyond 2^53 a number is no exact integer"
+        );
+        assert_eq!(value["n"], json!(7));
+    }
+}

@@ -1,0 +1,210 @@
+//! `cargo xtask node`: the npm package `durable-agent-memory` (`bindings/node`) tested as its
+//! users get it.
+//!
+//! In order: `npm ci` installs the package's build tools (pinned by its `package-lock.json`);
+//! the types generated from `schemas/` are checked against the committed ones; the addon is
+//! built by `scripts/build.mjs` with napi-rs from the workspace's own target folder and dev
+//! profile (so the dependencies the other steps compiled are reused); `npm pack` makes the
+//! tarball; a fresh project under `target/node-test/` installs it (a copy, not a link to the
+//! sources) and runs the package's tests there with node's test runner, then type-checks an
+//! example against the installed declarations with `tsc --noEmit`, and type-checks, compiles
+//! and runs every ```ts block of the README against the installed package.
+//!
+//! Without Node.js or npm the step says so and passes on a developer's machine; with
+//! `CI=true` either missing is an error, never a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{target_dir, workspace_root};
+
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    if let Some(extra) = args.first() {
+        bail!("`cargo xtask node` takes no arguments (got {extra:?})");
+    }
+    let root = workspace_root();
+    let package = root.join("bindings/node");
+    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
+        if in_ci() {
+            bail!(
+                "{missing} is not installed: CI tests the Node package, install Node.js 18+ and npm"
+            );
+        }
+        println!(
+            "{missing} not found: the Node package was not tested (CI=true makes this an error)"
+        );
+        return Ok(());
+    }
+    install_tools(&package)?;
+    step(
+        "types from schemas/ are current",
+        Command::new("node")
+            .args(["scripts/generate-types.mjs", "--check"])
+            .current_dir(&package),
+    )?;
+    let started = Instant::now();
+    step(
+        "building the addon",
+        Command::new("node")
+            .arg("scripts/build.mjs")
+            .current_dir(&package),
+    )?;
+    println!("addon built in {:.1}s", started.elapsed().as_secs_f64());
+    let work = target_dir(&root).join("node-test");
+    let tarball = pack(&package, &work)?;
+    let project = fresh_project(&work, &tarball)?;
+    copy_folder(&package.join("test"), &project.join("test"))?;
+    step(
+        "the package's tests (node --test)",
+        Command::new("node")
+            .args(["--test", "--test-reporter=spec", "--test-concurrency=1"])
+            .args(test_files(&project.join("test"))?)
+            .current_dir(&project),
+    )?;
+    let tsc = package.join("node_modules/typescript/bin/tsc");
+    step(
+        "type-checking the examples (tsc --noEmit)",
+        Command::new("node")
+            .arg(&tsc)
+            .args(["--project", "test/types/tsconfig.json"])
+            .current_dir(&project),
+    )?;
+    step(
+        "the README's TypeScript examples",
+        Command::new("node")
+            .arg(package.join("scripts/readme-examples.mjs"))
+            .arg(root.join("README.md"))
+            .arg(project.join("readme"))
+            .arg(&tsc)
+            .arg(package.join("node_modules/@types"))
+            .current_dir(&project),
+    )
+}
+
+/// `npm ci` when the installed tools are missing or older than the lock file.
+fn install_tools(package: &Path) -> Result<()> {
+    let installed = package.join("node_modules/.package-lock.json");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let current = match (
+        modified(&installed),
+        modified(&package.join("package-lock.json")),
+    ) {
+        (Some(installed), Some(lock)) => installed >= lock,
+        _ => false,
+    };
+    if current {
+        return Ok(());
+    }
+    step(
+        "installing the build tools (npm ci)",
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(package),
+    )
+}
+
+/// `npm pack` into `work`; returns the tarball.
+fn pack(package: &Path, work: &Path) -> Result<PathBuf> {
+    let destination = work.join("pack");
+    if destination.exists() {
+        std::fs::remove_dir_all(&destination)
+            .with_context(|| format!("removing {}", destination.display()))?;
+    }
+    std::fs::create_dir_all(&destination)
+        .with_context(|| format!("creating {}", destination.display()))?;
+    step(
+        "packing the tarball (npm pack)",
+        Command::new("npm")
+            .args(["pack", "--silent", "--pack-destination"])
+            .arg(&destination)
+            .current_dir(package),
+    )?;
+    let tarballs: Vec<PathBuf> = std::fs::read_dir(&destination)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tgz"))
+        .collect();
+    match tarballs.as_slice() {
+        [one] => Ok(one.clone()),
+        other => bail!("npm pack wrote {} tarballs, expected one", other.len()),
+    }
+}
+
+/// A new project in `work/project` with the tarball installed from its file.
+fn fresh_project(work: &Path, tarball: &Path) -> Result<PathBuf> {
+    let project = work.join("project");
+    if project.exists() {
+        std::fs::remove_dir_all(&project)
+            .with_context(|| format!("removing {}", project.display()))?;
+    }
+    std::fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;
+    std::fs::write(
+        project.join("package.json"),
+        "{\n  \"name\": \"durable-agent-memory-test\",\n  \"private\": true,\n  \"version\": \"0.0.0\"\n}\n",
+    )?;
+    step(
+        "installing the tarball into a fresh project",
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--no-package-lock"])
+            .arg(tarball)
+            .current_dir(&project),
+    )?;
+    Ok(project)
+}
+
+/// The test files (`*.test.mjs`) in `folder`, as paths relative to its parent; their helpers
+/// are modules beside them that node's runner must not run as tests.
+fn test_files(folder: &Path) -> Result<Vec<String>> {
+    let mut files: Vec<String> = std::fs::read_dir(folder)
+        .with_context(|| format!("reading {}", folder.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".test.mjs"))
+        .map(|name| format!("test/{name}"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no *.test.mjs files in {}", folder.display());
+    }
+    Ok(files)
+}
+
+fn copy_folder(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_folder(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn step(what: &str, command: &mut Command) -> Result<()> {
+    println!("--- {what}");
+    let status = command
+        .status()
+        .with_context(|| format!("{what}: could not start {:?}", command.get_program()))?;
+    if !status.success() {
+        bail!("{what} failed ({status})");
+    }
+    Ok(())
+}
+
+fn runs(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
