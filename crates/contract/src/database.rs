@@ -96,11 +96,19 @@ pub fn describe(db: &Path) -> String {
     }
 }
 
-/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), or the
-/// memory in a PostgreSQL database (its schema created or migrated on first use).
+/// The name that opens a private SQLite database in memory instead of a file, as in SQLite.
+pub const IN_MEMORY: &str = ":memory:";
+
+/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), a private
+/// SQLite database in memory for [`IN_MEMORY`] (`":memory:"`, gone when the store is
+/// dropped), or the memory in a PostgreSQL database (its schema created or migrated on first
+/// use).
 pub fn open(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         return connect(db, false);
+    }
+    if db == Path::new(IN_MEMORY) {
+        return Ok(Arc::new(SqliteStore::open_in_memory()?));
     }
     Ok(Arc::new(open_file(db)?))
 }
@@ -206,5 +214,17 @@ mod tests {
             "postgres://agent@h/m"
         );
         assert_eq!(describe(Path::new("memory.db")), "memory.db");
+    }
+
+    #[test]
+    fn memory_opens_a_private_database_in_memory_and_no_file() {
+        use agent_memory_core::MetaKey;
+        let first = open(Path::new(IN_MEMORY)).expect("in memory");
+        let second = open(Path::new(IN_MEMORY)).expect("in memory");
+        let key = MetaKey::new("probe").expect("key");
+        first.meta_set(&key, "1").expect("write");
+        assert_eq!(first.meta_get(&key).expect("read").as_deref(), Some("1"));
+        assert_eq!(second.meta_get(&key).expect("read"), None);
+        assert!(!Path::new(IN_MEMORY).exists());
     }
 }
