@@ -157,6 +157,23 @@ impl ErrorBody {
     }
 }
 
+/// The error and its causes on one line, "what failed: why", each cause once: an error that
+/// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 /// The store error inside a feature crate's `Store` variant, if `cause` is one.
 fn store_error_of<'e>(
     cause: &'e (dyn std::error::Error + 'static),
@@ -252,5 +269,21 @@ pub(crate) mod tests {
     fn times_are_rfc3339_utc_with_milliseconds() {
         let at = agent_memory_core::Timestamp::from_millis(1_767_225_600_123);
         assert_eq!(super::time(at), "2026-01-01T00:00:00.123Z");
+    }
+
+    #[test]
+    fn causes_join_on_one_line_each_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let repeated = anyhow::Error::new(io).context("trail file t.yaml: no such file");
+        assert_eq!(
+            super::one_line(&repeated),
+            "trail file t.yaml: no such file"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let distinct = anyhow::Error::new(io).context("cannot read t.yaml");
+        assert_eq!(
+            super::one_line(&distinct),
+            "cannot read t.yaml: no such file"
+        );
     }
 }
