@@ -12,6 +12,8 @@
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 //! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
+//! - `cargo xtask python [--release]`: the Python package's wheel built, installed into a fresh
+//!   virtual environment and tested with pytest.
 
 mod agent_cli;
 mod bench;
@@ -22,6 +24,7 @@ mod fuzz;
 mod mcp_python;
 mod peers;
 mod postgres;
+mod python;
 mod readme;
 mod snapshots;
 
@@ -58,6 +61,7 @@ fn run() -> Result<()> {
         "readme" => readme::run(rest),
         "agent-cli" => agent_cli::run(rest),
         "mcp-python" => mcp_python::run(rest),
+        "python" => python::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -81,7 +85,8 @@ fn print_usage() {
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
-         mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)"
+         mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
+         python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite"
     );
 }
 
