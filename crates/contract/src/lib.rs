@@ -130,6 +130,11 @@ impl ErrorBody {
                 (body.kind, body.input) = classify_core(core);
                 return body;
             }
+            if let Some(input) = trajectory_input_of(cause) {
+                body.kind = "invalid_input";
+                body.input = Some(input);
+                return body;
+            }
             if let Some(agent_memory_browser::Error::RunNotFound(run)) = cause.downcast_ref() {
                 body.kind = "not_found";
                 body.input = Some(run.clone());
@@ -172,6 +177,20 @@ pub fn one_line(error: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line
+}
+
+/// The input a procedural-memory error of the caller's making is about (a recall's unknown
+/// fingerprint field, a weight, the configuration), if `cause` is one.
+fn trajectory_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use agent_memory_trajectory::Error as E;
+    Some(match cause.downcast_ref::<E>()? {
+        E::MissingFields { .. } | E::UnknownFields { .. } => "fingerprint".to_owned(),
+        E::InvalidWeight { name, .. } => format!("{name}_weight"),
+        E::UnknownWeight(name) => name.clone(),
+        E::MissingFeature(_) | E::InvalidFeatures(_) => "features".to_owned(),
+        E::InvalidConfig(_) => "configuration".to_owned(),
+        _ => return None,
+    })
 }
 
 /// The store error inside a feature crate's `Store` variant, if `cause` is one.
@@ -269,6 +288,43 @@ pub(crate) mod tests {
     fn times_are_rfc3339_utc_with_milliseconds() {
         let at = agent_memory_core::Timestamp::from_millis(1_767_225_600_123);
         assert_eq!(super::time(at), "2026-01-01T00:00:00.123Z");
+    }
+
+    /// A recall by a field that is not a fingerprint field is the caller's mistake.
+    #[test]
+    fn an_unknown_fingerprint_field_is_invalid_input() {
+        let store = in_memory();
+        let env = env_on(&store);
+        let record = crate::operations::find("trajectory_record").expect("record");
+        let episode =
+            serde_json::json!({"fingerprint": {"task": "t"}, "trajectory": ["a"], "outcome": 1});
+        record
+            .call(
+                &env,
+                serde_json::json!({"partition": "p", "fields": ["task"], "episodes": [episode]}),
+            )
+            .expect("recorded");
+        let recall = crate::operations::find("trajectory_recall").expect("recall");
+        let error = recall
+            .call(
+                &env,
+                serde_json::json!({"partition": "p", "fingerprint": {"bogus": "x"}}),
+            )
+            .expect_err("bogus is no field");
+        let body = super::ErrorBody::of(&error, super::one_line(&error));
+        assert_eq!(
+            (body.kind, body.input.as_deref()),
+            ("invalid_input", Some("fingerprint"))
+        );
+        assert!(body.message.contains("bogus"), "{}", body.message);
+        let long = "p".repeat(100_000);
+        let error = recall
+            .call(
+                &env,
+                serde_json::json!({"partition": long, "fingerprint": {"task": "t"}}),
+            )
+            .expect_err("too long");
+        assert!(super::one_line(&error).len() < 1_000);
     }
 
     #[test]
