@@ -146,7 +146,7 @@ impl NativeStore {
             None => Value::Null,
             Some(value) if value.is_none() => Value::Null,
             Some(value) if value.is_instance_of::<PyDict>() => {
-                to_json(value, &mut "input".to_owned(), 0).map_err(|e| e.into_py(py))?
+                to_json(value, &mut "input".to_owned(), 0)?
             }
             Some(value) => {
                 return Err(PyTypeError::new_err(format!(
@@ -223,11 +223,16 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "object".to_owned())
 }
 
-/// A Python value as JSON; `path` names it in errors (`input.episodes[0].trajectory`).
-fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<Value, Failure> {
+/// A Python value as JSON; `path` names it in errors (`input.episodes[0].trajectory`). A
+/// value of a type JSON has no place for is a `TypeError`; a value JSON cannot hold (a lone
+/// surrogate, an integer beyond 64 bits, NaN) is an `agent_memory.InvalidInputError`.
+fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<Value> {
+    let py = value.py();
+    let invalid =
+        |path: &str, message: String| Failure::invalid(path.to_owned(), message).into_py(py);
     if depth > MAX_DEPTH {
-        return Err(Failure::invalid(
-            path.clone(),
+        return Err(invalid(
+            path,
             format!("{path} nests deeper than {MAX_DEPTH} levels"),
         ));
     }
@@ -244,26 +249,22 @@ fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<
         if let Ok(n) = value.extract::<u64>() {
             return Ok(Value::from(n));
         }
-        return Err(Failure::invalid(
-            path.clone(),
+        return Err(invalid(
+            path,
             format!("{path}: the integer does not fit in 64 bits"),
         ));
     }
     if let Ok(float) = value.cast::<PyFloat>() {
-        return Number::from_f64(float.value())
+        let x = float.value();
+        return Number::from_f64(x)
             .map(Value::Number)
-            .ok_or_else(|| {
-                Failure::invalid(
-                    path.clone(),
-                    format!("{path}: {} is not a JSON number", float.value()),
-                )
-            });
+            .ok_or_else(|| invalid(path, format!("{path}: {x} is not a JSON number")));
     }
     if let Ok(text) = value.cast::<PyString>() {
         return match text.to_cow() {
             Ok(text) => Ok(Value::String(text.into_owned())),
-            Err(_) => Err(Failure::invalid(
-                path.clone(),
+            Err(_) => Err(invalid(
+                path,
                 format!("{path}: the text is not valid Unicode (it holds a lone surrogate)"),
             )),
         };
@@ -272,14 +273,14 @@ fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<
         let mut object = Map::with_capacity(dict.len());
         for (key, item) in dict.iter() {
             let Ok(key) = key.cast::<PyString>() else {
-                return Err(Failure::invalid(
-                    path.clone(),
-                    format!("{path}: a key is a {}, not a str", type_name(&key)),
-                ));
+                return Err(PyTypeError::new_err(format!(
+                    "{path}: keys must be str, not {}",
+                    type_name(&key)
+                )));
             };
             let Ok(key) = key.to_cow() else {
-                return Err(Failure::invalid(
-                    path.clone(),
+                return Err(invalid(
+                    path,
                     format!("{path}: a key is not valid Unicode (it holds a lone surrogate)"),
                 ));
             };
@@ -297,13 +298,10 @@ fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<
     } else if let Ok(tuple) = value.cast::<PyTuple>() {
         tuple.iter().collect()
     } else {
-        return Err(Failure::invalid(
-            path.clone(),
-            format!(
-                "{path}: a {} is not JSON (give a dict, list, tuple, str, int, float, bool or None)",
-                type_name(value)
-            ),
-        ));
+        return Err(PyTypeError::new_err(format!(
+            "{path}: a {} is not JSON (give a dict, list, tuple, str, int, float, bool or None)",
+            type_name(value)
+        )));
     };
     let mut array = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -364,9 +362,9 @@ fn compute_fingerprint_json(py: Python<'_>, features: &str) -> PyResult<String> 
 /// popoto's mapping of an episode's outcome to a confidence signal in `[0, 1]`, the one the
 /// store applies when it crystallizes.
 #[pyfunction]
-fn episode_signal(py: Python<'_>, outcome: &Bound<'_, PyAny>) -> PyResult<f64> {
+fn episode_signal(outcome: &Bound<'_, PyAny>) -> PyResult<f64> {
     use agent_memory_trajectory::policy::{SignalMapping, SuccessSignal};
-    let outcome = to_json(outcome, &mut "outcome".to_owned(), 0).map_err(|e| e.into_py(py))?;
+    let outcome = to_json(outcome, &mut "outcome".to_owned(), 0)?;
     Ok(SuccessSignal.signal(&outcome))
 }
 
