@@ -38,6 +38,11 @@ pub trait Inspect {
     fn size_bytes(&self) -> agent_memory_core::Result<u64>;
     /// Every table with its rows.
     fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>>;
+    /// What the store's own checks find wrong, or `None` for a backend checked by its own
+    /// tools (PostgreSQL's amcheck).
+    fn check(&self) -> Option<agent_memory_core::Result<Vec<agent_memory_sqlite::Finding>>> {
+        None
+    }
 }
 
 impl Inspect for SqliteStore {
@@ -52,6 +57,9 @@ impl Inspect for SqliteStore {
     }
     fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>> {
         SqliteStore::table_counts(self)
+    }
+    fn check(&self) -> Option<agent_memory_core::Result<Vec<agent_memory_sqlite::Finding>>> {
+        Some(SqliteStore::check(self))
     }
 }
 

@@ -18,6 +18,7 @@
 //!   schema says otherwise.
 
 pub mod browser;
+pub mod check;
 pub mod database;
 pub mod memory;
 pub mod operations;
@@ -236,6 +237,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
     all.extend(memory::schemas());
     all.extend(runs::schemas());
     all.extend(stats::schemas());
+    all.extend(check::schemas());
     all.extend(trajectory::schemas());
     all.extend(browser::schemas());
     all.extend(turns::schemas());
