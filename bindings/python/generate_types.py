@@ -47,6 +47,7 @@ METHODS = [
     ("list", "memory_list", None, ("memory_list_output", "MemoryList")),
     ("forget", "memory_forget", ("memory_forget_input", "ForgetInput"), ("memory_forget_output", "ForgetOutput")),
     ("stats", "memory_stats", None, ("memory_stats_output", "DatabaseStats")),
+    ("check", "check", None, ("check_output", "Report")),
 ]
 
 def store_stubs() -> str:

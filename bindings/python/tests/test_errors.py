@@ -84,6 +84,7 @@ def test_corrupt_rows_are_a_corrupt_error(tmp_path):
         store.trajectory_patterns({"partition": "p"})
     assert raised.value.kind == "corrupt", raised.value
     assert isinstance(raised.value, agent_memory.CorruptError)
+    assert store.check()["findings"], "check finds the damaged row"
 
 
 def test_wrong_python_types_name_the_argument():

@@ -4,6 +4,8 @@ value marked sensitive never reaches an output or the database."""
 import asyncio
 import json
 
+import pytest
+
 import agent_memory
 import agent_memory.aio
 
@@ -11,9 +13,12 @@ from conftest import NOW
 from memories import CANARY, walk
 
 
+# The operations whose method has a shorter name.
+names = {"memory_list": "list", "memory_forget": "forget", "memory_stats": "stats"}
+
+
 def methods(store):
     """The store's own method for each operation, so the walk goes through the public API."""
-    names = {"memory_list": "list", "memory_forget": "forget", "memory_stats": "stats"}
 
     def call(name, input):
         method = getattr(store, names.get(name, name))
@@ -53,7 +58,6 @@ def test_a_sensitive_value_never_reaches_the_database_file(tmp_path):
 
 def test_every_operation_has_a_method():
     store = agent_memory.Store(":memory:")
-    names = {"memory_list": "list", "memory_forget": "forget", "memory_stats": "stats"}
     for name in agent_memory.OPERATIONS:
         assert callable(getattr(store, names.get(name, name))), name
         assert callable(getattr(agent_memory.aio.Store, names.get(name, name))), name
@@ -67,3 +71,14 @@ def test_memory_stores_are_private_and_leave_no_file(tmp_path, monkeypatch):
     assert [p["partition"] for p in first.list()["partitions"]] == ["p"]
     assert second.list()["partitions"] == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_check_reports_every_check_and_what_it_finds(location):
+    store = agent_memory.Store(location)
+    if location.startswith("postgres"):
+        with pytest.raises(agent_memory.InvalidInputError, match="pg_amcheck"):
+            store.check()
+        return
+    report = store.check()
+    assert report["findings"] == [] and report["checks"], report
+    assert all(check["findings"] == 0 for check in report["checks"])

@@ -178,3 +178,8 @@ class Store:
     def stats(self) -> Dict[str, Any]:
         """The database, its schema version, size and rows per table."""
         return self.call("memory_stats")
+
+    def check(self) -> Dict[str, Any]:
+        """Checks a SQLite database (its integrity and the store's own invariants): every
+        check with its findings. A PostgreSQL database is checked by its own tools."""
+        return self.call("check")

@@ -65,7 +65,7 @@ for _name in (
     "trajectory_patterns", "browser_record_run", "browser_context", "browser_runs", "browser_resume",
     "browser_fork", "browser_run_start", "browser_run_update", "browser_run_complete", "turns_append",
     "turns_view", "recording_append", "recording_templatize", "recording_lint", "recording_next_call",
-    "list", "forget", "stats",
+    "list", "forget", "stats", "check",
 ):
     setattr(Store, _name, _coroutine(_name))
 del _name
