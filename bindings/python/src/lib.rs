@@ -1,14 +1,14 @@
 //! The native part of the Python package `agent_memory` (module `agent_memory._native`): a
 //! door onto the JSON contract that converts values and maps errors, nothing more.
 //!
-//! [`NativeStore`] opens a store with the contract's `database::open` and runs any operation
+//! `NativeStore` opens a store with the contract's `database::open` and runs any operation
 //! of `operations::all()` by name, with Python values in and out (dicts, lists, str, int,
 //! float, bool, None, converted to and from JSON here); the Python package gives each
 //! operation a method of its own. Every call into the store releases the GIL, so other Python
 //! threads run meanwhile, and runs under `catch_unwind`, so a panic becomes an
 //! `agent_memory.Error` instead of reaching Python. A contract error becomes the exception
 //! class of its kind (`agent_memory.errors`), with `kind`, `message` and `input`.
-//! [`exit_status`] is the whole `agent-memory` command line, in-process.
+//! `exit_status` is the whole `agent-memory` command line, in-process.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
