@@ -73,6 +73,12 @@ def store_stubs() -> str:
             f"    def call(self, operation: str, input: Optional[Dict[str, Any]] = None) -> {wrap.format('Any')}: ...",
             f"    def trajectory_record_episode(self, partition: str, episode: trajectory_record_input.EpisodeInput) -> {wrap.format('trajectory_record_output.RecordOutput')}: ...",
         ]
+        if cls == "AsyncStore":
+            lines += [
+                "    sync: Store",
+                "    @classmethod",
+                "    async def open(cls, path_or_url: Union[str, os.PathLike[str]], *, clock: Optional[Clock] = None) -> AsyncStore: ...",
+            ]
         for method, _, given, output in METHODS:
             argument = f", input: {given[0]}.{given[1]}" if given else ""
             lines.append(f"    def {method}(self{argument}) -> {wrap.format(f'{output[0]}.{output[1]}')}: ...")
