@@ -191,3 +191,12 @@ def test_an_overridden_episode_signal_is_honoured():
     [pattern] = tm.crystallize(partition="p")
     assert pattern.confidence == pytest.approx((0.5 + 1.0 + 1.0 + 0.0) / 4)
     assert (pattern.corroborations, pattern.contradictions) == (2, 1)
+
+
+def test_an_overridden_canonical_sequence_is_refused_not_ignored():
+    class Longest(TrajectoryMemory):
+        def _canonical_sequence(self, episodes):
+            return max((e.trajectory for e in episodes), key=len)
+
+    with pytest.raises(TypeError, match="Longest overrides _canonical_sequence"):
+        Longest(db=":memory:", fingerprint_fields=["task"])

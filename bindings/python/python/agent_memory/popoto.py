@@ -22,7 +22,11 @@ confidence take the top places), and crystallize observes each episode once even
 crystallizers race.
 
 A subclass that overrides ``_episode_signal`` is honoured: each episode's signal is computed
-by the override when it is recorded and stored as the episode's outcome.
+by the override when it is recorded and stored as the episode's outcome. A subclass that
+overrides ``_canonical_sequence`` is refused with a ``TypeError`` when it is constructed: the
+store chooses a group's canonical sequence inside its crystallize transaction, from the
+group's trajectory tallies, and cannot call back into Python there yet, so the override would
+be silently ignored.
 """
 
 import datetime
@@ -125,6 +129,11 @@ class TrajectoryMemory:
                  evidence_cap: Optional[int] = None, clock: Optional[Callable[[], float]] = None):
         if not fingerprint_fields:
             raise TypeError("fingerprint_fields must be a non-empty list of field names")
+        if getattr(type(self), "_canonical_sequence", None) is not None:
+            raise TypeError(
+                f"{type(self).__name__} overrides _canonical_sequence, which agent_memory.popoto cannot honour: "
+                "the store chooses the canonical sequence (the modal trajectory, ties to the most recent)"
+            )
         self.fingerprint_fields = list(fingerprint_fields)
         self.cluster_threshold = cluster_threshold
         self.score_weights = dict(score_weights) if score_weights is not None else dict(DEFAULT_SCORE_WEIGHTS)
