@@ -69,6 +69,14 @@ def test_a_file_that_is_not_a_database_is_a_database_error_naming_it(tmp_path):
     assert str(path) in raised.value.message
 
 
+def test_a_folder_that_cannot_be_made_is_an_io_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    path = tmp_path / "notes.txt" / "deeper" / "memory.db"
+    with pytest.raises(agent_memory.IoError) as raised:
+        agent_memory.Store(str(path))
+    assert raised.value.kind == "io" and str(path) in raised.value.message
+
+
 def test_corrupt_rows_are_a_corrupt_error(tmp_path):
     path = tmp_path / "memory.db"
     store = agent_memory.Store(str(path))
