@@ -3,8 +3,9 @@
 //! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with a
 //!   throwaway PostgreSQL server for the shared store's tests.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
-//! - `cargo xtask bench [--quick] [--peers]`: every criterion bench, then one table and a
-//!   report with charts in `target/bench-report/`; `--peers` adds popoto on Redis and PostgreSQL.
+//! - `cargo xtask bench [--quick] [--peers]`: every criterion bench and W-traj through the
+//!   Python package, then one table and a report with charts in `target/bench-report/`;
+//!   `--peers` adds popoto on Redis and PostgreSQL.
 //! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
 //!   snapshots without `cargo-insta`.
 //! - `cargo xtask agent-cli`: the Python agent of `crates/cli/tests/agent_cli.py`.

@@ -4,11 +4,13 @@
 //!    pinned maturin, pytest and type-stub generator.
 //! 2. maturin builds the abi3 wheel from the workspace's own target folder, so the
 //!    dependencies the other steps compiled are reused; the `dev` profile keeps it from
-//!    rebuilding the workspace in release (`--release` builds the optimized wheel instead,
-//!    as `cargo xtask bench` measures it).
+//!    rebuilding the workspace in release (`--release` builds the optimized wheel instead).
 //! 3. A fresh environment under `target/python/venv` gets the wheel (not editable) and
 //!    pytest, and pytest runs `bindings/python/tests` there: on SQLite, and on PostgreSQL
 //!    too when `AGENT_MEMORY_TEST_POSTGRES` names a server.
+//!
+//! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
+//! the bench profile, reusing what the criterion benches compiled.
 //!
 //! Without Python the step says so and passes on a developer's machine; with `CI=true` a
 //! missing Python is an error, never a skip. pytest collecting no test (its exit status 5)
@@ -37,9 +39,9 @@ const TEST_REQUIREMENTS: &[&str] = &["pytest==9.2.0"];
 const PYTEST_NO_TESTS: i32 = 5;
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
-    let release = match args {
-        [] => false,
-        [flag] if flag == "--release" => true,
+    let profile = match args {
+        [] => "dev",
+        [flag] if flag == "--release" => "release",
         [other, ..] => bail!("`cargo xtask python` takes only --release (got {other:?})"),
     };
     let root = workspace_root();
@@ -55,13 +57,32 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         return Ok(());
     };
     let tools = tools(&root, &python)?;
-    let wheel = build_wheel(&root, &tools, release)?;
-    let venv = fresh_venv(&root, &python, &wheel)?;
+    let wheel = build_wheel(&root, &tools, profile)?;
+    let venv = fresh_venv(&root, &python, &wheel, "venv", TEST_REQUIREMENTS)?;
     pytest(&root, &venv)
 }
 
+/// W-traj through the Python package (`bindings/python/bench/w_traj.py`, via
+/// `agent_memory.popoto`) at each of `sizes`, its figures appended to `figures/python.jsonl`.
+pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
+    let Some(python) = find_python()? else {
+        println!("python3 not found: W-traj (Python) is not measured");
+        return Ok(());
+    };
+    let tools = tools(root, &python)?;
+    let wheel = build_wheel(root, &tools, "bench")?;
+    let venv = fresh_venv(root, &python, &wheel, "bench-venv", &[])?;
+    run_checked(
+        Command::new(&venv)
+            .arg(root.join("bindings/python/bench/w_traj.py"))
+            .args(["--sizes", sizes, "--figures"])
+            .arg(figures.join("python.jsonl")),
+        "W-traj through the Python package",
+    )
+}
+
 /// The tools environment's Python, with the pinned tools installed.
-pub(crate) fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
+fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
     let venv = target_dir(root).join("python").join("tools");
     let tools_python = venv_python(&venv);
     if !tools_python.exists() {
@@ -92,8 +113,9 @@ pub(crate) fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
     Ok(tools_python)
 }
 
-/// Builds the wheel into an empty `target/python/wheels` and returns its path.
-pub(crate) fn build_wheel(root: &Path, tools_python: &Path, release: bool) -> Result<PathBuf> {
+/// Builds the wheel with cargo's `profile` into an empty `target/python/wheels` and returns
+/// its path.
+fn build_wheel(root: &Path, tools_python: &Path, profile: &str) -> Result<PathBuf> {
     let out = target_dir(root).join("python").join("wheels");
     if out.exists() {
         std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
@@ -107,13 +129,12 @@ pub(crate) fn build_wheel(root: &Path, tools_python: &Path, release: bool) -> Re
         .arg(&out)
         .arg("--interpreter")
         .arg(tools_python)
-        .args(["--profile", if release { "release" } else { "dev" }])
+        .args(["--profile", profile])
         .current_dir(root);
     let started = Instant::now();
     run_checked(&mut build, "building the wheel with maturin")?;
     println!(
-        "python: built the {} wheel in {:.1}s",
-        if release { "release" } else { "dev" },
+        "python: built the {profile} wheel in {:.1}s",
         started.elapsed().as_secs_f64()
     );
     let wheels: Vec<PathBuf> = std::fs::read_dir(&out)
@@ -132,9 +153,16 @@ pub(crate) fn build_wheel(root: &Path, tools_python: &Path, release: bool) -> Re
     }
 }
 
-/// A new environment with the wheel and the test requirements installed; returns its Python.
-pub(crate) fn fresh_venv(root: &Path, python: &Path, wheel: &Path) -> Result<PathBuf> {
-    let venv = target_dir(root).join("python").join("venv");
+/// A new environment `target/python/<name>` with the wheel and `requirements` installed;
+/// returns its Python.
+fn fresh_venv(
+    root: &Path,
+    python: &Path,
+    wheel: &Path,
+    name: &str,
+    requirements: &[&str],
+) -> Result<PathBuf> {
+    let venv = target_dir(root).join("python").join(name);
     if venv.exists() {
         std::fs::remove_dir_all(&venv).with_context(|| format!("clearing {}", venv.display()))?;
     }
@@ -153,7 +181,7 @@ pub(crate) fn fresh_venv(root: &Path, python: &Path, wheel: &Path) -> Result<Pat
                 "--disable-pip-version-check",
             ])
             .arg(wheel)
-            .args(TEST_REQUIREMENTS),
+            .args(requirements),
         "installing the wheel into a fresh environment",
     )?;
     Ok(venv_python)
