@@ -10,7 +10,8 @@
 //!    too when `AGENT_MEMORY_TEST_POSTGRES` names a server.
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
-//! the bench profile, reusing what the criterion benches compiled.
+//! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
+//! harness, not a loadable module).
 //!
 //! Without Python the step says so and passes on a developer's machine; with `CI=true` a
 //! missing Python is an error, never a skip. pytest collecting no test (its exit status 5)
@@ -70,7 +71,7 @@ pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
         return Ok(());
     };
     let tools = tools(root, &python)?;
-    let wheel = build_wheel(root, &tools, "bench")?;
+    let wheel = build_wheel(root, &tools, "release")?;
     let venv = fresh_venv(root, &python, &wheel, "bench-venv", &[])?;
     run_checked(
         Command::new(&venv)
