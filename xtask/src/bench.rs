@@ -89,6 +89,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
         bench_args.extend(cargo_args.iter().map(String::as_str));
         cargo(&root, &bench_args, &env)?;
+        // The Python package on the same workload, next to the Rust library's W-traj.
+        crate::python::bench(&root, sizes, &figures_dir)?;
         if let Some(venv) = &venv {
             let redis = peers::Redis::start()?;
             venv.run_w_traj(

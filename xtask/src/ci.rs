@@ -90,6 +90,11 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::mcp_python::run(&[])),
         ),
         (
+            // The Python package as its users get it: the wheel installed into a fresh venv.
+            "python",
+            Box::new(|| crate::python::run(&[])),
+        ),
+        (
             // What docs.rs and a user's `cargo doc` build (default features), then everything.
             "doc",
             Box::new(|| {
@@ -138,6 +143,9 @@ fn run_steps() -> Result<()> {
                         // Published to npm inside `durable-agent-memory`, not to crates.io.
                         "--exclude",
                         "agent-memory-node",
+                        // The Python package ships as a wheel (maturin), not on crates.io.
+                        "--exclude",
+                        "agent-memory-python",
                         "--allow-dirty",
                         "--quiet",
                     ],

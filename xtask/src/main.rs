@@ -3,8 +3,9 @@
 //! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with a
 //!   throwaway PostgreSQL server for the shared store's tests.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
-//! - `cargo xtask bench [--quick] [--peers]`: every criterion bench, then one table and a
-//!   report with charts in `target/bench-report/`; `--peers` adds popoto on Redis and PostgreSQL.
+//! - `cargo xtask bench [--quick] [--peers]`: every criterion bench and W-traj through the
+//!   Python package, then one table and a report with charts in `target/bench-report/`;
+//!   `--peers` adds popoto on Redis and PostgreSQL.
 //! - `cargo xtask snapshots [--check | --accept-all | --reject-all]`: review or check insta
 //!   snapshots without `cargo-insta`.
 //! - `cargo xtask agent-cli`: the Python agent of `crates/cli/tests/agent_cli.py`.
@@ -13,6 +14,8 @@
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 //! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
 //! - `cargo xtask node`: the npm package built, packed, installed into a fresh project and tested.
+//! - `cargo xtask python [--release]`: the Python package's wheel built, installed into a fresh
+//!   virtual environment and tested with pytest.
 
 mod agent_cli;
 mod bench;
@@ -24,6 +27,7 @@ mod mcp_python;
 mod node;
 mod peers;
 mod postgres;
+mod python;
 mod readme;
 mod snapshots;
 
@@ -61,6 +65,7 @@ fn run() -> Result<()> {
         "agent-cli" => agent_cli::run(rest),
         "mcp-python" => mcp_python::run(rest),
         "node" => node::run(rest),
+        "python" => python::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -85,7 +90,8 @@ fn print_usage() {
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
          mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
-         node       build, pack and install the npm package into a fresh project under target/ and run its tests"
+         node       build, pack and install the npm package into a fresh project under target/ and run its tests\n  \
+         python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite"
     );
 }
 

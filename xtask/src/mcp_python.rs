@@ -80,12 +80,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     )
 }
 
-fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// `$PYTHON`, else the first of `python3` and `python` that runs.
-fn find_python() -> Result<Option<PathBuf>> {
+pub(crate) fn find_python() -> Result<Option<PathBuf>> {
     let candidates: Vec<PathBuf> = match std::env::var_os("PYTHON") {
         Some(given) if !given.is_empty() => vec![PathBuf::from(given)],
         _ => vec![PathBuf::from("python3"), PathBuf::from("python")],
@@ -104,7 +104,7 @@ fn find_python() -> Result<Option<PathBuf>> {
     Ok(None)
 }
 
-fn venv_python(venv: &Path) -> PathBuf {
+pub(crate) fn venv_python(venv: &Path) -> PathBuf {
     if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
     } else {
@@ -112,7 +112,7 @@ fn venv_python(venv: &Path) -> PathBuf {
     }
 }
 
-fn run_checked(command: &mut Command, what: &str) -> Result<()> {
+pub(crate) fn run_checked(command: &mut Command, what: &str) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("{what}: could not start {:?}", command.get_program()))?;

@@ -1028,32 +1028,63 @@ turn_count: number
 updated_at: string
 }
 /**
- * The report, as printed with `--json`.
+ * The report of a check.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "CheckOutput".
  */
 export interface CheckOutput {
+/**
+ * Every check, with its number of findings.
+ */
 checks: CheckRow[]
+/**
+ * The database checked.
+ */
 database: string
+/**
+ * Every finding; none when the database is sound.
+ */
 findings: FindingRow[]
 }
 /**
+ * One check and what it found.
+ * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "CheckRow".
  */
 export interface CheckRow {
+/**
+ * What it verifies.
+ */
 description: string
+/**
+ * How many findings it reported.
+ */
 findings: number
+/**
+ * Its short name.
+ */
 name: string
 }
 /**
+ * One thing a check found wrong.
+ * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "FindingRow".
  */
 export interface FindingRow {
+/**
+ * The check that found it.
+ */
 check: string
+/**
+ * What is wrong.
+ */
 detail: string
+/**
+ * Where: a table and the key of the row.
+ */
 location: string
 }
 /**

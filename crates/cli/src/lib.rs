@@ -25,6 +25,7 @@ mod progress;
 // The contract's operations and store opening, under the names the commands use.
 use agent_memory_contract as ops;
 use agent_memory_contract::database;
+pub(crate) use agent_memory_contract::one_line;
 
 use std::process::ExitCode;
 
@@ -112,6 +113,17 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    ExitCode::from(exit_status(args))
+}
+
+/// [`run`], returning the exit status as a number (0 success, 1 failure, 2 usage), for a
+/// caller that hands it to another runtime (the Python package's `sys.exit`), since an
+/// [`ExitCode`] cannot be read back.
+pub fn exit_status<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     // With `--json` even a usage error is JSON, so look for the flag before parsing.
     let json = args.iter().any(|arg| arg == "--json");
@@ -130,13 +142,13 @@ where
                 message: first.to_owned(),
                 input: None,
             });
-            return ExitCode::from(2);
+            return 2;
         }
         // Help, the version and usage errors print as clap prints them, with clap's status.
         Err(error) => {
             // Nothing useful is left to do when stderr or stdout itself cannot be written.
             let _ = error.print();
-            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+            return u8::try_from(error.exit_code()).unwrap_or(2);
         }
     };
     // A closed stdout (`agent-memory ... | head`) ends a command quietly, as it does any Unix
@@ -145,18 +157,18 @@ where
         sigpipe::reset();
     }
     match commands::run(cli.command, &cli.global) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(error) if cli.global.json => {
             let mut body = ops::ErrorBody::of(&error, one_line(&error));
             if body.kind == "database" && body.input.is_none() {
                 body.input = Some(database::describe(&cli.global.db));
             }
             print_json_error(body);
-            ExitCode::FAILURE
+            1
         }
         Err(error) => {
             eprintln!("error: {}", one_line(&error));
-            ExitCode::FAILURE
+            1
         }
     }
 }
@@ -171,26 +183,8 @@ fn print_json_error(body: ops::ErrorBody) {
     }
 }
 
-/// The error and its causes on one line, "what failed: why", each cause once: an error that
-/// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
-pub(crate) fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain() {
-        let text = cause.to_string();
-        if line.ends_with(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
-
 #[cfg(test)]
 mod tests {
-    use super::one_line;
     use clap::CommandFactory;
 
     #[test]
@@ -246,15 +240,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn causes_join_on_one_line_each_once() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        let repeated = anyhow::Error::new(io).context("trail file t.yaml: no such file");
-        assert_eq!(one_line(&repeated), "trail file t.yaml: no such file");
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        let distinct = anyhow::Error::new(io).context("cannot read t.yaml");
-        assert_eq!(one_line(&distinct), "cannot read t.yaml: no such file");
     }
 }

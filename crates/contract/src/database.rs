@@ -38,6 +38,11 @@ pub trait Inspect {
     fn size_bytes(&self) -> agent_memory_core::Result<u64>;
     /// Every table with its rows.
     fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>>;
+    /// What the store's own checks find wrong, or `None` for a backend checked by its own
+    /// tools (PostgreSQL's amcheck).
+    fn check(&self) -> Option<agent_memory_core::Result<Vec<agent_memory_sqlite::Finding>>> {
+        None
+    }
 }
 
 impl Inspect for SqliteStore {
@@ -52,6 +57,9 @@ impl Inspect for SqliteStore {
     }
     fn table_counts(&self) -> agent_memory_core::Result<Vec<(String, u64)>> {
         SqliteStore::table_counts(self)
+    }
+    fn check(&self) -> Option<agent_memory_core::Result<Vec<agent_memory_sqlite::Finding>>> {
+        Some(SqliteStore::check(self))
     }
 }
 
@@ -171,14 +179,18 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), the memory
-/// in a PostgreSQL database (its schema created or migrated on first use), or, for
-/// `":memory:"`, a private SQLite database in memory that lives as long as the store.
+/// The name that opens a private SQLite database in memory instead of a file, as in SQLite.
+pub const IN_MEMORY: &str = ":memory:";
+
+/// Opens (creating if needed) the database `db`: a SQLite file (and its folder), a private
+/// SQLite database in memory for [`IN_MEMORY`] (`":memory:"`, gone when the store is
+/// dropped), or the memory in a PostgreSQL database (its schema created or migrated on first
+/// use).
 pub fn open(db: &Path) -> Result<Store> {
     if is_postgres(db) {
         return connect(db, false);
     }
-    if db.as_os_str() == ":memory:" {
+    if db == Path::new(IN_MEMORY) {
         return Ok(Arc::new(SqliteStore::open_in_memory()?));
     }
     Ok(Arc::new(open_file(db)?))
@@ -342,5 +354,17 @@ mod tests {
         // The driver would read `h:5432/m?password=Xq7` as userinfo; both readings are masked.
         check("postgres://h:5432/m?password=Xq7@Zk9", "postgres://h:***");
         check("postgres://h/m?user=a@b", "postgres://h/m?user=a@b");
+    }
+
+    #[test]
+    fn memory_opens_a_private_database_in_memory_and_no_file() {
+        use agent_memory_core::MetaKey;
+        let first = open(Path::new(IN_MEMORY)).expect("in memory");
+        let second = open(Path::new(IN_MEMORY)).expect("in memory");
+        let key = MetaKey::new("probe").expect("key");
+        first.meta_set(&key, "1").expect("write");
+        assert_eq!(first.meta_get(&key).expect("read").as_deref(), Some("1"));
+        assert_eq!(second.meta_get(&key).expect("read"), None);
+        assert!(!Path::new(IN_MEMORY).exists());
     }
 }

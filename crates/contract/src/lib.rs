@@ -20,6 +20,7 @@
 //!   schema says otherwise.
 
 pub mod browser;
+pub mod check;
 pub mod database;
 pub mod files;
 pub mod memory;
@@ -138,6 +139,11 @@ impl ErrorBody {
                 (body.kind, body.input) = classify_core(core);
                 return body;
             }
+            if let Some(input) = trajectory_input_of(cause) {
+                body.kind = "invalid_input";
+                body.input = Some(input);
+                return body;
+            }
             if let Some(agent_memory_browser::Error::RunNotFound(run)) = cause.downcast_ref() {
                 body.kind = "not_found";
                 body.input = Some(run.clone());
@@ -163,6 +169,37 @@ impl ErrorBody {
         }
         body
     }
+}
+
+/// The error and its causes on one line, "what failed: why", each cause once: an error that
+/// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// The input a procedural-memory error of the caller's making is about (a recall's unknown
+/// fingerprint field, a weight, the configuration), if `cause` is one.
+fn trajectory_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use agent_memory_trajectory::Error as E;
+    Some(match cause.downcast_ref::<E>()? {
+        E::MissingFields { .. } | E::UnknownFields { .. } => "fingerprint".to_owned(),
+        E::InvalidWeight { name, .. } => format!("{name}_weight"),
+        E::UnknownWeight(name) => name.clone(),
+        E::MissingFeature(_) | E::InvalidFeatures(_) => "features".to_owned(),
+        E::InvalidConfig(_) => "configuration".to_owned(),
+        _ => return None,
+    })
 }
 
 /// The store error inside a feature crate's `Store` variant, if `cause` is one.
@@ -208,6 +245,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
     all.extend(memory::schemas());
     all.extend(runs::schemas());
     all.extend(stats::schemas());
+    all.extend(check::schemas());
     all.extend(trajectory::schemas());
     all.extend(browser::schemas());
     all.extend(turns::schemas());
@@ -262,5 +300,58 @@ pub(crate) mod tests {
     fn times_are_rfc3339_utc_with_milliseconds() {
         let at = agent_memory_core::Timestamp::from_millis(1_767_225_600_123);
         assert_eq!(super::time(at), "2026-01-01T00:00:00.123Z");
+    }
+
+    /// A recall by a field that is not a fingerprint field is the caller's mistake.
+    #[test]
+    fn an_unknown_fingerprint_field_is_invalid_input() {
+        let store = in_memory();
+        let env = env_on(&store);
+        let record = crate::operations::find("trajectory_record").expect("record");
+        let episode =
+            serde_json::json!({"fingerprint": {"task": "t"}, "trajectory": ["a"], "outcome": 1});
+        record
+            .call(
+                &env,
+                serde_json::json!({"partition": "p", "fields": ["task"], "episodes": [episode]}),
+            )
+            .expect("recorded");
+        let recall = crate::operations::find("trajectory_recall").expect("recall");
+        let error = recall
+            .call(
+                &env,
+                serde_json::json!({"partition": "p", "fingerprint": {"bogus": "x"}}),
+            )
+            .expect_err("bogus is no field");
+        let body = super::ErrorBody::of(&error, super::one_line(&error));
+        assert_eq!(
+            (body.kind, body.input.as_deref()),
+            ("invalid_input", Some("fingerprint"))
+        );
+        assert!(body.message.contains("bogus"), "{}", body.message);
+        let long = "p".repeat(100_000);
+        let error = recall
+            .call(
+                &env,
+                serde_json::json!({"partition": long, "fingerprint": {"task": "t"}}),
+            )
+            .expect_err("too long");
+        assert!(super::one_line(&error).len() < 1_000);
+    }
+
+    #[test]
+    fn causes_join_on_one_line_each_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let repeated = anyhow::Error::new(io).context("trail file t.yaml: no such file");
+        assert_eq!(
+            super::one_line(&repeated),
+            "trail file t.yaml: no such file"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let distinct = anyhow::Error::new(io).context("cannot read t.yaml");
+        assert_eq!(
+            super::one_line(&distinct),
+            "cannot read t.yaml: no such file"
+        );
     }
 }

@@ -181,7 +181,7 @@ where
 /// Every operation: first the MCP server's tools in the order clients list them, then the
 /// operations only the command line and the language packages offer.
 pub fn all() -> Vec<Operation> {
-    use crate::{browser, memory, notes, recording, runs, stats, trajectory, turns};
+    use crate::{browser, check, memory, notes, recording, runs, stats, trajectory, turns};
     use Effect::{Deletes, Reads, Writes};
     vec![
         with_input(
@@ -321,6 +321,15 @@ pub fn all() -> Vec<Operation> {
             "browser_run",
             runs::complete,
         ),
+        Operation {
+            mcp: false,
+            ..without_input(
+                "check",
+                "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
+                Reads,
+                check::check,
+            )
+        },
     ]
 }
 

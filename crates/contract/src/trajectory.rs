@@ -14,7 +14,7 @@ use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Time
 use agent_memory_trajectory::{
     Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
 };
-use anyhow::{Context, Result};
+use anyhow::Result;
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -256,8 +256,10 @@ struct PartitionMemory<'a> {
     settings: Vec<(MetaKey, String)>,
 }
 
+/// The partition `name`; the store's error names it (cut short when it is long, so a
+/// megabyte of name never fills a message).
 fn partition_name(name: &str) -> Result<Partition> {
-    Partition::new(name).with_context(|| format!("partition {name:?}"))
+    Ok(Partition::new(name)?)
 }
 
 /// The partition's memory with its configuration, by one rule for every caller: each

@@ -3,10 +3,9 @@
 //! finding; exit 1 when anything is found. The file is opened read-only and never changed.
 
 use anyhow::{Result, bail};
-use schemars::{JsonSchema, Schema};
-use serde::Serialize;
 
-use agent_memory_sqlite::{CHECKS, Finding, SqliteStore};
+use agent_memory_contract::check::Report;
+use agent_memory_sqlite::SqliteStore;
 
 use crate::GlobalArgs;
 use crate::output::{Table, print_json};
@@ -15,33 +14,6 @@ use crate::progress::Progress;
 /// `check` takes no arguments of its own.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {}
-
-/// The report, as printed with `--json`.
-#[derive(Debug, Serialize, JsonSchema)]
-struct Report<'a> {
-    database: String,
-    checks: Vec<CheckRow>,
-    findings: Vec<FindingRow<'a>>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-struct CheckRow {
-    name: &'static str,
-    description: &'static str,
-    findings: usize,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-struct FindingRow<'a> {
-    check: &'static str,
-    location: &'a str,
-    detail: &'a str,
-}
-
-/// The schema of `check --json`.
-pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
-    vec![crate::ops::output::<Report<'static>>("check.output")]
-}
 
 pub(crate) fn run(_args: &CheckArgs, global: &GlobalArgs) -> Result<()> {
     if crate::database::is_postgres(&global.db) {
@@ -53,46 +25,29 @@ pub(crate) fn run(_args: &CheckArgs, global: &GlobalArgs) -> Result<()> {
     if !global.db.is_file() {
         bail!("no database at {}", global.db.display());
     }
-    let store = SqliteStore::open_read_only(&global.db)?;
+    let store: crate::database::Store =
+        std::sync::Arc::new(SqliteStore::open_read_only(&global.db)?);
     let progress = Progress::start(None, "checking");
-    let findings = store.check();
+    let report = crate::ops::check::check(&global.env(&store));
     progress.finish();
-    let findings = findings?;
-    let report = report(global, &findings);
+    let mut report = report?;
+    report.database = global.db.display().to_string();
     if global.json {
         print_json(&report)?;
     } else {
         print!("{}", table(&report));
     }
-    if !findings.is_empty() {
-        bail!("{} finding(s) in {}", findings.len(), global.db.display());
+    if !report.findings.is_empty() {
+        bail!(
+            "{} finding(s) in {}",
+            report.findings.len(),
+            global.db.display()
+        );
     }
     Ok(())
 }
 
-fn report<'a>(global: &GlobalArgs, findings: &'a [Finding]) -> Report<'a> {
-    Report {
-        database: global.db.display().to_string(),
-        checks: CHECKS
-            .iter()
-            .map(|check| CheckRow {
-                name: check.name,
-                description: check.description,
-                findings: findings.iter().filter(|f| f.check == check.name).count(),
-            })
-            .collect(),
-        findings: findings
-            .iter()
-            .map(|f| FindingRow {
-                check: f.check,
-                location: &f.location,
-                detail: &f.detail,
-            })
-            .collect(),
-    }
-}
-
-fn table(report: &Report<'_>) -> String {
+fn table(report: &Report) -> String {
     let mut checks = Table::new(["check", "result"]);
     for check in &report.checks {
         let result = match check.findings {

@@ -62,7 +62,6 @@ impl Command {
 pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
     let mut all = Vec::new();
     all.extend(browser::schemas());
-    all.extend(check::schemas());
     all.extend(recording::schemas());
     all.extend(trajectory::schemas());
     all.extend(turns::schemas());

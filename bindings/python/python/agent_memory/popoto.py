@@ -1,0 +1,207 @@
+"""A drop-in for popoto's ``TrajectoryMemory`` recipe (``popoto.recipes.trajectory_memory``,
+popoto 1.10.1) on agent_memory's store: change the import and the constructor, keep the calls.
+
+.. code-block:: diff
+
+    -from popoto.recipes.trajectory_memory import TrajectoryMemory, compute_fingerprint
+    -tm = TrajectoryMemory(episode_model=CyclicEpisode, pattern_model=ProceduralPattern,
+    -                      fingerprint_fields=["problem_topology", "affected_layer"])
+    +from agent_memory.popoto import TrajectoryMemory, compute_fingerprint
+    +tm = TrajectoryMemory(db="memory.db",
+    +                      fingerprint_fields=["problem_topology", "affected_layer"])
+
+``record_episode``, ``crystallize`` and ``recall`` keep popoto's names, arguments, results
+and errors; patterns carry ``canonical_sequence``, ``confidence``, ``last_reinforced``
+(seconds since the epoch, as popoto's ``DecayingSortedField``), ``partition`` and each
+fingerprint field as attributes. Every rule (confidence, the canonical sequence, ranking)
+runs in the store; this module only converts arguments and results.
+
+Where this differs from popoto on purpose: recall filters by fingerprint before it cuts to
+``limit`` and ranks within the partition only (popoto cuts first and lets other partitions'
+confidence take the top places), and crystallize observes each episode once even when
+crystallizers race.
+
+A subclass that overrides ``_episode_signal`` is honoured: each episode's signal is computed
+by the override when it is recorded and stored as the episode's outcome. A subclass that
+overrides ``_canonical_sequence`` is refused with a ``TypeError`` when it is constructed: the
+store chooses a group's canonical sequence inside its crystallize transaction, from the
+group's trajectory tallies, and cannot call back into Python there yet, so the override would
+be silently ignored.
+"""
+
+import datetime
+import json
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+from . import Store, _native
+
+__all__ = [
+    "TrajectoryMemory",
+    "compute_fingerprint",
+    "Episode",
+    "Pattern",
+    "DEFAULT_RECALL_LIMIT",
+    "DEFAULT_SCORE_WEIGHTS",
+]
+
+#: popoto's default number of patterns a recall returns.
+DEFAULT_RECALL_LIMIT = 5
+#: popoto's default ranking weights.
+DEFAULT_SCORE_WEIGHTS = {"confidence": 0.6, "last_reinforced": 0.4}
+
+# popoto's weight names as the contract's recall input names them.
+_WEIGHTS = {"confidence": "confidence_weight", "last_reinforced": "recency_weight", "recency": "recency_weight"}
+
+
+def compute_fingerprint(features: Dict[str, Any], include_fields: Optional[Iterable[str]] = None,
+                        include_timestamp: bool = False) -> str:
+    """popoto's ``compute_fingerprint``: 16 hex characters of SHA-256 over the features'
+    canonical JSON (keys sorted, Python's ``json.dumps`` text)."""
+    if include_fields is not None:
+        features = {k: features[k] for k in include_fields}
+    if include_timestamp:
+        features = dict(features)
+        features["__hour_bucket__"] = int(time.time()) // 3600
+    return _native.compute_fingerprint_json(json.dumps(features, default=str))
+
+
+def _seconds(text: str) -> float:
+    """An RFC 3339 time of the contract as seconds since the epoch."""
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class Episode:
+    """A recorded episode, as popoto's ``record_episode`` returns it: ``partition``,
+    ``trajectory``, ``outcome``, ``recorded_at`` and each fingerprint field."""
+
+    def __init__(self, partition: str, fingerprint: Dict[str, str], trajectory: List[str],
+                 outcome: Any, recorded_at: float):
+        self.partition = partition
+        self.trajectory = trajectory
+        self.outcome = outcome
+        self.recorded_at = recorded_at
+        self.fingerprint = dict(fingerprint)
+        for name, value in fingerprint.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"Episode(partition={self.partition!r}, fingerprint={self.fingerprint!r}, trajectory={self.trajectory!r})"
+
+
+class Pattern:
+    """A crystallized pattern: ``canonical_sequence``, ``confidence``, ``last_reinforced``
+    (seconds since the epoch), ``partition``, each fingerprint field, and the evidence
+    (``evidence_count``, ``corroborations``, ``contradictions``; ``score`` after a recall)."""
+
+    def __init__(self, partition: str, entry: Dict[str, Any]):
+        self.partition = partition
+        self.fingerprint: Dict[str, str] = dict(entry["fingerprint"])
+        for name, value in self.fingerprint.items():
+            setattr(self, name, value)
+        self.canonical_sequence: List[str] = list(entry["canonical_sequence"])
+        self.confidence: float = entry["confidence"]
+        self.last_reinforced: float = _seconds(entry["last_reinforced"])
+        self.evidence_count: int = entry["evidence_count"]
+        self.corroborations: int = entry["corroborations"]
+        self.contradictions: int = entry["contradictions"]
+        self.score: Optional[float] = entry.get("score")
+
+    def __repr__(self) -> str:
+        return (f"Pattern(partition={self.partition!r}, fingerprint={self.fingerprint!r}, "
+                f"canonical_sequence={self.canonical_sequence!r}, confidence={self.confidence!r})")
+
+
+class TrajectoryMemory:
+    """popoto's ``TrajectoryMemory`` on a store: ``db`` is a SQLite file, ``":memory:"``, a
+    ``postgres://`` URL or an open :class:`agent_memory.Store`.
+
+    ``fingerprint_fields``, ``cluster_threshold`` and ``score_weights`` are popoto's;
+    ``initial_confidence`` and ``evidence_cap`` are the confidence settings popoto's
+    ``ConfidenceField`` takes. A partition keeps the settings of its first record. ``clock``
+    is "now" (a function returning seconds since the epoch, default ``time.time``), for
+    episodes' ``recorded_at`` and recall's recency.
+    """
+
+    def __init__(self, db: Any, fingerprint_fields: Iterable[str], cluster_threshold: Optional[int] = None,
+                 score_weights: Optional[Dict[str, float]] = None, *, initial_confidence: Optional[float] = None,
+                 evidence_cap: Optional[int] = None, clock: Optional[Callable[[], float]] = None):
+        if not fingerprint_fields:
+            raise TypeError("fingerprint_fields must be a non-empty list of field names")
+        if getattr(type(self), "_canonical_sequence", None) is not None:
+            raise TypeError(
+                f"{type(self).__name__} overrides _canonical_sequence, which agent_memory.popoto cannot honour: "
+                "the store chooses the canonical sequence (the modal trajectory, ties to the most recent)"
+            )
+        self.fingerprint_fields = list(fingerprint_fields)
+        self.cluster_threshold = cluster_threshold
+        self.score_weights = dict(score_weights) if score_weights is not None else dict(DEFAULT_SCORE_WEIGHTS)
+        self.initial_confidence = initial_confidence
+        self.evidence_cap = evidence_cap
+        self.clock = clock if clock is not None else time.time
+        self.store = db if isinstance(db, Store) else Store(db, clock=lambda: self.clock())
+        self._custom_signal = type(self)._episode_signal is not TrajectoryMemory._episode_signal
+
+    def record_episode(self, fingerprint: Dict[str, Any], trajectory: Iterable[str], outcome: Any,
+                       partition: str) -> Episode:
+        """Records one finished task; returns the episode. A fingerprint missing a field is a
+        ``ValueError``."""
+        return self.record_episodes([(fingerprint, trajectory, outcome)], partition)[0]
+
+    def record_episodes(self, episodes: Iterable[Any], partition: str) -> List[Episode]:
+        """Records many ``(fingerprint, trajectory, outcome)`` episodes in one transaction
+        (all or none); returns them."""
+        now = float(self.clock())
+        made = []
+        for fingerprint, trajectory, outcome in episodes:
+            values = {name: str(value) for name, value in fingerprint.items()}
+            made.append(Episode(partition, values, list(trajectory), outcome, now))
+        given: Dict[str, Any] = {"fields": self.fingerprint_fields}
+        for name in ("cluster_threshold", "evidence_cap", "initial_confidence"):
+            if getattr(self, name) is not None:
+                given[name] = getattr(self, name)
+        self.store.trajectory_record({
+            "partition": partition,
+            **given,
+            "episodes": [{
+                "fingerprint": e.fingerprint,
+                "trajectory": e.trajectory,
+                # An overridden signal is computed here and stored as the outcome, which
+                # the store's rule maps to itself.
+                "outcome": float(self._episode_signal(e)) if self._custom_signal else e.outcome,
+                "recorded_at": round(now * 1000),
+            } for e in made],
+        })
+        return made
+
+    def crystallize(self, partition: str) -> List[Pattern]:
+        """Turns the episodes recorded since the last run into patterns; returns the patterns
+        created or reinforced."""
+        output = self.store.trajectory_crystallize({"partition": partition})
+        return [Pattern(partition, entry) for entry in output["patterns"]]
+
+    def recall(self, fingerprint: Dict[str, Any], partition: str, limit: Optional[int] = None,
+               score_weights: Optional[Dict[str, float]] = None) -> List[Pattern]:
+        """The patterns for a full or partial fingerprint, best first (popoto's ranking). An
+        empty fingerprint or a limit of 0 or less recalls ``[]``; a field that is not a
+        fingerprint field is a ``ValueError``."""
+        if limit is None:
+            limit = DEFAULT_RECALL_LIMIT
+        query: Dict[str, Any] = {
+            "partition": partition,
+            "fingerprint": {name: str(value) for name, value in fingerprint.items()},
+            "limit": max(int(limit), 0),
+        }
+        weights = score_weights if score_weights is not None else self.score_weights
+        for name, weight in weights.items():
+            if name not in _WEIGHTS:
+                raise ValueError(f"unknown score weight {name!r}; expected confidence or last_reinforced")
+            query[_WEIGHTS[name]] = weight
+        # A partition nothing was recorded in recalls nothing, as in popoto.
+        output = self.store.trajectory_recall(query)
+        return [Pattern(partition, entry) for entry in output["patterns"]]
+
+    def _episode_signal(self, episode: Any) -> float:
+        """popoto's mapping of an episode's outcome to a signal in [0, 1]; override it to
+        plug in another."""
+        return _native.episode_signal(getattr(episode, "outcome", None))

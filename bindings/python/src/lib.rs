@@ -1,0 +1,388 @@
+//! The native part of the Python package `agent_memory` (module `agent_memory._native`): a
+//! door onto the JSON contract that converts values and maps errors, nothing more.
+//!
+//! `NativeStore` opens a store with the contract's `database::open` and runs any operation
+//! of `operations::all()` by name, with Python values in and out (dicts, lists, str, int,
+//! float, bool, None, converted to and from JSON here); the Python package gives each
+//! operation a method of its own. Every call into the store releases the GIL, so other Python
+//! threads run meanwhile, and runs under `catch_unwind`, so a panic becomes an
+//! `agent_memory.Error` instead of reaching Python. A contract error becomes the exception
+//! class of its kind (`agent_memory.errors`), with `kind`, `message` and `input`.
+//! `exit_status` is the whole `agent-memory` command line, in-process.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use agent_memory_contract::database::{self, Store};
+use agent_memory_contract::operations::{self, Operation};
+use agent_memory_contract::{Env, ErrorBody, one_line};
+use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// How deep a Python value may nest before it is refused (a JSON document nested deeper is
+/// no input any operation takes, and the limit keeps conversion off the end of the stack).
+const MAX_DEPTH: usize = 128;
+
+/// Every operation of the contract, built once.
+fn operations() -> &'static [Operation] {
+    static ALL: OnceLock<Vec<Operation>> = OnceLock::new();
+    ALL.get_or_init(operations::all)
+}
+
+/// An error as the contract describes it, before it becomes a Python exception.
+struct Failure {
+    kind: &'static str,
+    message: String,
+    input: Option<String>,
+}
+
+impl Failure {
+    fn panic(what: &str) -> Self {
+        Failure {
+            kind: "error",
+            message: format!("internal error: {what} panicked"),
+            input: None,
+        }
+    }
+
+    fn invalid(input: String, message: String) -> Self {
+        Failure {
+            kind: "invalid_input",
+            message,
+            input: Some(input),
+        }
+    }
+
+    /// The exception of this failure's kind, made by `agent_memory.errors.from_contract`.
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        let raised = py
+            .import("agent_memory.errors")
+            .and_then(|errors| errors.getattr("from_contract"))
+            .and_then(|make| make.call1((self.kind, self.message, self.input)));
+        match raised {
+            Ok(exception) => PyErr::from_value(exception),
+            Err(error) => error,
+        }
+    }
+}
+
+/// The contract's error as a [`Failure`]: its kind, one-line message and input.
+macro_rules! failure_of {
+    ($error:expr) => {{
+        let error = $error;
+        let body = ErrorBody::of(&error, one_line(&error));
+        Failure {
+            kind: body.kind,
+            message: body.message,
+            input: body.input,
+        }
+    }};
+}
+
+/// Runs `work` without the GIL, turning a panic into a [`Failure`] about `what`.
+fn detached<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    work: impl FnOnce() -> Result<T, Failure> + Send,
+) -> PyResult<T> {
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(work)));
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(failure)) => Err(failure.into_py(py)),
+        Err(_) => Err(Failure::panic(what).into_py(py)),
+    }
+}
+
+/// An open memory store: a SQLite file, a private SQLite database in memory, or a
+/// PostgreSQL database. One store is shared by every thread that holds it.
+#[pyclass(frozen, module = "agent_memory._native", name = "Store")]
+struct NativeStore {
+    store: Store,
+    location: String,
+}
+
+#[pymethods]
+impl NativeStore {
+    /// Opens (creating if needed) the store at `path_or_url`.
+    #[new]
+    fn new(py: Python<'_>, path_or_url: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let path = path_argument(path_or_url)?;
+        let location = database::describe(&path);
+        let shown = location.clone();
+        let store = detached(py, "opening the store", move || {
+            database::open(&path).map_err(|error| {
+                let mut failure = failure_of!(error);
+                if failure.input.is_none() {
+                    failure.input = Some(shown);
+                }
+                failure
+            })
+        })?;
+        Ok(NativeStore { store, location })
+    }
+
+    /// Runs the operation `operation` on `input` (a dict, or None for an operation without
+    /// input) and returns its output; `now_ms` fixes "now" (milliseconds since the epoch).
+    #[pyo3(signature = (operation, input=None, now_ms=None))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        operation: &str,
+        input: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some(op) = operations().iter().find(|op| op.name == operation) else {
+            return Err(Failure::invalid(
+                operation.to_owned(),
+                format!("there is no operation {operation:?}"),
+            )
+            .into_py(py));
+        };
+        let input = match input {
+            None => Value::Null,
+            Some(value) if value.is_none() => Value::Null,
+            Some(value) if value.is_instance_of::<PyDict>() => {
+                to_json(value, &mut "input".to_owned(), 0)?
+            }
+            Some(value) => {
+                return Err(PyTypeError::new_err(format!(
+                    "{operation}: input must be a dict, not {}",
+                    type_name(value)
+                )));
+            }
+        };
+        let store = &self.store;
+        let location = &self.location;
+        let output = detached(py, operation, move || {
+            let env = Env {
+                store,
+                clock: clock(now_ms),
+                ids: Box::new(RandomIds::new()),
+                // A program in the same process names its own files, as on the command line.
+                files: agent_memory_contract::files::FileAccess::Any,
+            };
+            op.call(&env, input).map_err(|error| {
+                let mut failure = failure_of!(error);
+                if failure.kind == "database" && failure.input.is_none() {
+                    failure.input = Some(location.clone());
+                }
+                failure
+            })
+        })?;
+        to_python(py, &output)
+    }
+
+    /// The database: a file's path, `:memory:`, or a URL without its password.
+    #[getter]
+    fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Store({:?})", self.location)
+    }
+}
+
+/// "Now" for one call.
+fn clock(now_ms: Option<i64>) -> Box<dyn Clock> {
+    match now_ms {
+        Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
+        None => Box::new(SystemClock),
+    }
+}
+
+/// `path_or_url` as a path: a str or an `os.PathLike`.
+fn path_argument(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let py = value.py();
+    let text = py
+        .import("os")?
+        .getattr("fspath")?
+        .call1((value,))
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "path_or_url must be a str or os.PathLike, not {}",
+                type_name(value)
+            ))
+        })?;
+    if !text.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!(
+            "path_or_url must be a str or os.PathLike of str, not {}",
+            type_name(&text)
+        )));
+    }
+    text.extract::<PathBuf>()
+}
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "object".to_owned())
+}
+
+/// A Python value as JSON; `path` names it in errors (`input.episodes[0].trajectory`). A
+/// value of a type JSON has no place for is a `TypeError`; a value JSON cannot hold (a lone
+/// surrogate, an integer beyond 64 bits, NaN) is an `agent_memory.InvalidInputError`.
+fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<Value> {
+    let py = value.py();
+    let invalid =
+        |path: &str, message: String| Failure::invalid(path.to_owned(), message).into_py(py);
+    if depth > MAX_DEPTH {
+        return Err(invalid(
+            path,
+            format!("{path} nests deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    if value.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        if let Ok(n) = value.extract::<i64>() {
+            return Ok(Value::from(n));
+        }
+        if let Ok(n) = value.extract::<u64>() {
+            return Ok(Value::from(n));
+        }
+        return Err(invalid(
+            path,
+            format!("{path}: the integer does not fit in 64 bits"),
+        ));
+    }
+    if let Ok(float) = value.cast::<PyFloat>() {
+        let x = float.value();
+        return Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| invalid(path, format!("{path}: {x} is not a JSON number")));
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return match text.to_cow() {
+            Ok(text) => Ok(Value::String(text.into_owned())),
+            Err(_) => Err(invalid(
+                path,
+                format!("{path}: the text is not valid Unicode (it holds a lone surrogate)"),
+            )),
+        };
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut object = Map::with_capacity(dict.len());
+        for (key, item) in dict.iter() {
+            let Ok(key) = key.cast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "{path}: keys must be str, not {}",
+                    type_name(&key)
+                )));
+            };
+            let Ok(key) = key.to_cow() else {
+                return Err(invalid(
+                    path,
+                    format!("{path}: a key is not valid Unicode (it holds a lone surrogate)"),
+                ));
+            };
+            let len = path.len();
+            path.push('.');
+            path.push_str(&key);
+            let item = to_json(&item, path, depth + 1);
+            path.truncate(len);
+            object.insert(key.into_owned(), item?);
+        }
+        return Ok(Value::Object(object));
+    }
+    let items = if let Ok(list) = value.cast::<PyList>() {
+        list.iter().collect::<Vec<_>>()
+    } else if let Ok(tuple) = value.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{path}: a {} is not JSON (give a dict, list, tuple, str, int, float, bool or None)",
+            type_name(value)
+        )));
+    };
+    let mut array = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let len = path.len();
+        path.push_str(&format!("[{i}]"));
+        let item = to_json(item, path, depth + 1);
+        path.truncate(len);
+        array.push(item?);
+    }
+    Ok(Value::Array(array))
+}
+
+/// JSON as a Python value: dicts, lists, str, int, float, bool and None.
+fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(text) => PyString::new(py, text).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(fields) => {
+            let dict = PyDict::new(py);
+            for (key, item) in fields {
+                dict.set_item(key, to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// The `agent-memory` command line on `args` (the program's name first), in this process
+/// and without the GIL; returns its exit status.
+#[pyfunction]
+fn exit_status(py: Python<'_>, args: Vec<std::ffi::OsString>) -> PyResult<u8> {
+    detached(py, "the command line", move || {
+        Ok(agent_memory_cli::exit_status(args))
+    })
+}
+
+/// popoto's fingerprint of a JSON object of features given as text (Python's `json.dumps`,
+/// so integers of any size keep their digits): 16 hex characters of SHA-256.
+#[pyfunction]
+fn compute_fingerprint_json(py: Python<'_>, features: &str) -> PyResult<String> {
+    agent_memory_trajectory::compute_fingerprint_json(features)
+        .map_err(|error| Failure::invalid("features".to_owned(), error.to_string()).into_py(py))
+}
+
+/// popoto's mapping of an episode's outcome to a confidence signal in `[0, 1]`, the one the
+/// store applies when it crystallizes.
+#[pyfunction]
+fn episode_signal(outcome: &Bound<'_, PyAny>) -> PyResult<f64> {
+    use agent_memory_trajectory::policy::{SignalMapping, SuccessSignal};
+    let outcome = to_json(outcome, &mut "outcome".to_owned(), 0)?;
+    Ok(SuccessSignal.signal(&outcome))
+}
+
+/// The names of every operation of the contract.
+#[pyfunction]
+fn operation_names() -> Vec<&'static str> {
+    operations().iter().map(|op| op.name).collect()
+}
+
+/// The module `agent_memory._native`.
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<NativeStore>()?;
+    module.add_function(wrap_pyfunction!(exit_status, module)?)?;
+    module.add_function(wrap_pyfunction!(operation_names, module)?)?;
+    module.add_function(wrap_pyfunction!(compute_fingerprint_json, module)?)?;
+    module.add_function(wrap_pyfunction!(episode_signal, module)?)?;
+    Ok(())
+}
