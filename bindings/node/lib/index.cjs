@@ -7,7 +7,6 @@
 // rule of the memory lives in the Rust crates under the addon.
 
 const native = require('../native.js')
-const { execFile, execFileSync } = require('node:child_process')
 const path = require('node:path')
 
 const {
@@ -158,10 +157,10 @@ const METHODS = [
   [null, 'list', 'memory_list', false],
   [null, 'forget', 'memory_forget', true],
   [null, 'stats', 'memory_stats', false],
+  [null, 'check', 'check', false],
+  [null, 'notes', 'notes', true],
 ]
 
-/** The package's `agent-memory` command, run by this Node. */
-const BIN = path.join(__dirname, '..', 'bin', 'agent-memory.cjs')
 
 /** One open database: a SQLite file, a private in-memory database or PostgreSQL. */
 class Store {
@@ -234,40 +233,6 @@ class Store {
     return this.#callSync(operation, input, takesInput)
   }
 
-  /**
-   * SQLite's integrity check and the store's own invariants, as `agent-memory check --json`
-   * reports them (`findings` empty when all is well). It runs the package's command line on
-   * the file, read-only, in a child process.
-   */
-  async check() {
-    const args = this.#checkArgs()
-    return new Promise((resolve, reject) => {
-      execFile(process.execPath, args, { maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-        try {
-          resolve(checkReport(error, stdout, stderr))
-        } catch (failure) {
-          reject(failure)
-        }
-      })
-    })
-  }
-
-  /** `check` on the calling thread. */
-  checkSync() {
-    const args = this.#checkArgs()
-    try {
-      return checkReport(null, execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 << 20, stdio: 'pipe' }), '')
-    } catch (error) {
-      if (error instanceof AgentMemoryError) throw error
-      return checkReport(error, String(error.stdout ?? ''), String(error.stderr ?? ''))
-    }
-  }
-
-  #checkArgs() {
-    if (this.closed) throw new UsageError(`the store ${this.location} is closed`, 'store')
-    return [BIN, '--db', this.#db, '--json', 'check']
-  }
-
   #named(name) {
     const found = METHODS.find((m) => m[2] === name)
     if (!found) throw new UsageError(`no operation named ${JSON.stringify(name)}`, 'name')
@@ -291,17 +256,6 @@ class Store {
       throw fromNative(error)
     }
   }
-}
-
-/** The check's report, or its error: a report with findings exits 1 but is still a report. */
-function checkReport(error, stdout, stderr) {
-  if (stdout && stdout.trim().startsWith('{')) return JSON.parse(stdout)
-  const text = String(stderr ?? '').trim()
-  if (text.startsWith('{')) {
-    const document = JSON.parse(text)
-    if (document.error) throw fromBody(document.error)
-  }
-  throw new AgentMemoryError(text || (error ? error.message : 'check printed nothing'))
 }
 
 /** Every operation of the contract: name, effect, description, output schema, whether it takes input. */

@@ -130,8 +130,15 @@ export declare class Store {
   stats(input?: Record<string, never>): Promise<S.MemoryStatsOutput>
   statsSync(input?: Record<string, never>): S.MemoryStatsOutput
   /** SQLite's integrity check and the store's invariants (a SQLite file only). */
-  check(): Promise<S.CheckOutput>
-  checkSync(): S.CheckOutput
+  check(input?: Record<string, never>): Promise<S.CheckOutput>
+  checkSync(input?: Record<string, never>): S.CheckOutput
+  /**
+   * One command of Anthropic's memory tool (`view`, `create`, `str_replace`, `insert`,
+   * `delete`, `rename`) or a `search`, on a scope's `/memories` notes; `text` is the tool's
+   * answer.
+   */
+  notes(input: S.NotesInput): Promise<S.NotesOutput>
+  notesSync(input: S.NotesInput): S.NotesOutput
 
   /** Runs a contract operation by name (as `operations()` lists them). */
   call<K extends keyof OperationTypes>(name: K, input: OperationTypes[K][0]): Promise<OperationTypes[K][1]>
@@ -161,6 +168,8 @@ export interface OperationTypes {
   memory_list: [Record<string, never> | undefined, S.MemoryListOutput]
   memory_forget: [S.MemoryForgetInput, S.MemoryForgetOutput]
   memory_stats: [Record<string, never> | undefined, S.MemoryStatsOutput]
+  check: [Record<string, never> | undefined, S.CheckOutput]
+  notes: [S.NotesInput, S.NotesOutput]
 }
 
 /** One operation of the contract. */

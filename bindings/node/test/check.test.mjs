@@ -1,4 +1,5 @@
-// `store.check()`: the command line's integrity check of a SQLite file, as a report.
+// `store.check()`: the contract's check of a SQLite database (its integrity and the store's own
+// invariants), as a report.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -18,7 +19,16 @@ test('a sound file checks clean, asynchronously and synchronously', async () => 
   await assert.rejects(store.check(), UsageError)
 })
 
-test('a database with no file is an error, not a report', async () => {
+test('a private database in memory is checked too', async () => {
   const store = await Store.open(':memory:')
-  await assert.rejects(store.check(), (error) => error instanceof AgentMemoryError && error.message.includes(':memory:'))
+  await store.trajectory.record({ partition: 'p', episodes: [EPISODE] })
+  const report = store.checkSync()
+  assert.ok(report.checks.length > 0)
+  assert.deepEqual(report.findings, [])
+})
+
+test('a check of a closed store is an error naming it', async () => {
+  const store = await Store.open(':memory:')
+  store.close()
+  assert.throws(() => store.checkSync(), (error) => error instanceof AgentMemoryError)
 })

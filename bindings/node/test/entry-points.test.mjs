@@ -22,8 +22,9 @@ test('operations lists every operation of the contract, each with a Store method
     assert.ok(['reads', 'writes', 'deletes'].includes(op.effect), op.name)
     assert.ok(op.description.length > 20, op.name)
     const [group, ...rest] = op.name.split('_')
-    const method = rest.map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('')
-    const owner = group === 'memory' ? store : store[group]
+    // A one-word operation (`check`, `notes`) is a method of the store itself.
+    const method = rest.length === 0 ? group : rest.map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('')
+    const owner = group === 'memory' || rest.length === 0 ? store : store[group]
     assert.equal(typeof owner?.[method], 'function', `${op.name} as ${group}.${method}`)
     assert.equal(typeof owner?.[`${method}Sync`], 'function', `${op.name} as ${group}.${method}Sync`)
   }
