@@ -21,6 +21,7 @@ mod input;
 mod mcp;
 mod output;
 mod progress;
+mod ui;
 
 // The contract's operations and store opening, under the names the commands use.
 use agent_memory_contract as ops;

@@ -48,12 +48,14 @@ pub(crate) enum Command {
     Schemas(schemas::SchemasArgs),
     /// Serve every memory to MCP clients (Model Context Protocol), over stdio or `--http`.
     Mcp(crate::mcp::McpArgs),
+    /// See what the memory holds: a local inspector page in the browser, with forget.
+    Ui(crate::ui::UiArgs),
 }
 
 impl Command {
     /// Whether the command is a long-running server (it keeps the default of ignoring SIGPIPE).
     pub(crate) fn serves(&self) -> bool {
-        matches!(self, Command::Mcp(_))
+        matches!(self, Command::Mcp(_) | Command::Ui(_))
     }
 }
 
@@ -83,5 +85,6 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::Notes(args) => notes::run(&args, global),
         Command::Schemas(args) => schemas::run(&args, global),
         Command::Mcp(args) => crate::mcp::run(&args, global),
+        Command::Ui(args) => crate::ui::run(&args, global),
     }
 }

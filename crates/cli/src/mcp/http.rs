@@ -66,7 +66,7 @@ pub(crate) struct Access {
     pub(crate) max_sessions: usize,
 }
 
-type Body = BoxBody<Bytes, Infallible>;
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 struct Gate {
     service: StreamableHttpService<MemoryServer, LocalSessionManager>,
@@ -83,7 +83,7 @@ struct Gate {
     origins: Vec<AllowedOrigin>,
 }
 
-fn plain(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
+pub(crate) fn plain(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
     let mut response = Response::new(Full::new(text.into()).boxed());
     *response.status_mut() = status;
     response
@@ -91,12 +91,12 @@ fn plain(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
 
 /// Compares in time independent of where the texts differ, so the token cannot be guessed
 /// a byte at a time.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Whether `host` (a URL's or `Host` header's host, IPv6 in brackets or not) is this machine.
-fn is_local_host(host: &str) -> bool {
+pub(crate) fn is_local_host(host: &str) -> bool {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     bare.eq_ignore_ascii_case("localhost")
         || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
@@ -116,7 +116,7 @@ enum AllowedOrigin {
 }
 
 /// The scheme, host and port of an `Origin` value; `None` for `null` or a malformed one.
-fn parse_origin(value: &str) -> Option<(String, String, Option<u16>)> {
+pub(crate) fn parse_origin(value: &str) -> Option<(String, String, Option<u16>)> {
     let uri = value.trim().parse::<hyper::Uri>().ok()?;
     let scheme = uri.scheme_str()?.to_ascii_lowercase();
     let authority = uri.authority()?;
@@ -232,33 +232,9 @@ impl Gate {
             return refusal;
         }
         let (parts, body) = request.into_parts();
-        let collected = tokio::time::timeout(
-            BODY_READ_TIMEOUT,
-            Limited::new(body, MAX_FILE_BYTES as usize).collect(),
-        )
-        .await;
-        let body = match collected {
-            Ok(Ok(body)) => body.to_bytes(),
-            Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
-                return plain(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!(
-                        "payload too large: a request body holds at most {MAX_FILE_BYTES} bytes (4 MiB)\n"
-                    ),
-                );
-            }
-            Ok(Err(error)) => {
-                return plain(StatusCode::BAD_REQUEST, format!("bad request: {error}\n"));
-            }
-            Err(_) => {
-                return plain(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "request timeout: the body did not arrive within {} s\n",
-                        BODY_READ_TIMEOUT.as_secs()
-                    ),
-                );
-            }
+        let body = match read_body(body, MAX_FILE_BYTES as usize).await {
+            Ok(body) => body,
+            Err(refusal) => return refusal,
         };
         let request = Request::from_parts(parts, Full::new(body));
         // A POST without a session id is an `initialize` that opens a session (or a request
@@ -274,6 +250,31 @@ impl Gate {
             return too_many_sessions(self.max_sessions);
         }
         self.service.handle(request).await
+    }
+}
+
+/// A request's body, read within [`BODY_READ_TIMEOUT`] and `limit` bytes; the answer to send
+/// when it is too large, malformed or too slow.
+pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
+    let collected =
+        tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect()).await;
+    match collected {
+        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("payload too large: a request body holds at most {limit} bytes\n"),
+        )),
+        Ok(Err(error)) => Err(plain(
+            StatusCode::BAD_REQUEST,
+            format!("bad request: {error}\n"),
+        )),
+        Err(_) => Err(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "request timeout: the body did not arrive within {} s\n",
+                BODY_READ_TIMEOUT.as_secs()
+            ),
+        )),
     }
 }
 
@@ -425,12 +426,37 @@ pub(crate) async fn serve(server: MemoryServer, address: SocketAddr, access: Acc
         local_hosts_only: address.ip().is_loopback(),
         origins,
     });
-    let connections = Arc::new(Connections::new(access.max_connections));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr().context("reading the bound address")?;
     eprintln!("agent-memory: MCP over streamable HTTP at http://{bound}{PATH}");
+    let handler: Handler = Arc::new(move |request| {
+        let gate = Arc::clone(&gate);
+        Box::pin(async move { gate.handle(request).await })
+    });
+    accept(listener, access.max_connections, handler).await?;
+    stop.cancel();
+    Ok(())
+}
+
+/// Answers one request; what [`accept`] calls for each.
+pub(crate) type Handler = Arc<
+    dyn Fn(
+            Request<Incoming>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Accepts connections on `listener` and answers their requests with `handler` until
+/// interrupted (Ctrl-C or SIGTERM), holding at most `max_connections` open at once.
+pub(crate) async fn accept(
+    listener: tokio::net::TcpListener,
+    max_connections: usize,
+    handler: Handler,
+) -> Result<()> {
+    let connections = Arc::new(Connections::new(max_connections));
     let mut terminate = terminate_signal()?;
     let mut pause = Duration::ZERO;
     loop {
@@ -471,11 +497,10 @@ pub(crate) async fn serve(server: MemoryServer, address: SocketAddr, access: Acc
             stream,
             id,
             connection,
-            Arc::clone(&gate),
+            Arc::clone(&handler),
             Arc::clone(&connections),
         ));
     }
-    stop.cancel();
     Ok(())
 }
 
@@ -484,15 +509,15 @@ async fn serve_connection(
     stream: tokio::net::TcpStream,
     id: u64,
     connection: Arc<Connection>,
-    gate: Arc<Gate>,
+    handler: Handler,
     connections: Arc<Connections>,
 ) {
     let counted = Arc::clone(&connection);
     let service = hyper::service::service_fn(move |request| {
-        let gate = Arc::clone(&gate);
+        let handler = Arc::clone(&handler);
         let answering = Answering::begin(&counted);
         async move {
-            let response = gate.handle(request).await;
+            let response = handler(request).await;
             // The request counts as answered until its body (perhaps a stream) is done.
             let response = response.map(|body| {
                 body.map_frame(move |frame| {

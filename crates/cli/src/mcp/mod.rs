@@ -3,7 +3,7 @@
 //! (`rmcp`). One long-running process keeps the database open; every tool is one operation
 //! of [`crate::ops`], listed with that operation's committed input and output schemas.
 
-mod http;
+pub(crate) mod http;
 mod server;
 mod tools;
 
@@ -124,7 +124,7 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
 }
 
 /// Refuses to bind beyond loopback without a token, and an empty token anywhere.
-fn check_access(address: SocketAddr, token: Option<&str>) -> Result<()> {
+pub(crate) fn check_access(address: SocketAddr, token: Option<&str>) -> Result<()> {
     match token {
         Some(token) if token.trim().is_empty() => {
             bail!("the bearer token is empty; give a non-empty --token or AGENT_MEMORY_TOKEN")

@@ -1,0 +1,352 @@
+// The inspector page: one view per memory, drawn from the server's /api/<view> answers.
+// Every text from the store is set as text (never as markup).
+"use strict";
+
+const CSRF = document.querySelector('meta[name="csrf-token"]').content;
+const main = document.getElementById("main");
+
+async function api(view, input) {
+  const response = await fetch("/api/" + view, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": CSRF },
+    body: JSON.stringify(input || {}),
+  });
+  const text = await response.text();
+  let body;
+  try { body = JSON.parse(text); } catch { throw new Error(text.trim() || response.statusText); }
+  if (!response.ok) throw new Error(body.error ? body.error.message : text);
+  return body;
+}
+
+// h("tag", {attr: value, onclick: fn}, child, "text", [children]...)
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "class") el.className = value;
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  const add = (child) => {
+    if (child === undefined || child === null || child === false) return;
+    if (Array.isArray(child)) child.forEach(add);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  };
+  children.forEach(add);
+  return el;
+}
+
+const link = (hash, text) => h("a", { href: "#" + hash }, text);
+const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : n ?? "");
+const pct = (x) => (typeof x === "number" ? (x * 100).toFixed(1) + "%" : "");
+const bytes = (n) => (n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : n + " B");
+const enc = encodeURIComponent;
+
+function table(headers, rows, numeric = []) {
+  return h("div", { class: "table-wrap" },
+    h("table", {},
+      h("thead", {}, h("tr", {}, headers.map((t, i) => h("th", { class: numeric.includes(i) ? "num" : null, scope: "col" }, t)))),
+      h("tbody", {}, rows.map((row) => h("tr", {}, row.map((cell, i) => h("td", { class: numeric.includes(i) ? "num" : null }, cell)))))));
+}
+
+function sequence(steps) {
+  return h("ol", { class: "seq" }, (steps || []).map((s) => h("li", {}, s)));
+}
+
+function bar(value) {
+  return h("div", { class: "bar", role: "meter", "aria-valuemin": 0, "aria-valuemax": 1, "aria-valuenow": value, title: pct(value) },
+    h("span", { style: null }, ""));
+}
+
+function setBars(root) {
+  // CSP forbids inline styles in markup; widths are set as properties instead.
+  root.querySelectorAll(".bar").forEach((el) => {
+    el.firstChild.style.width = Math.max(0, Math.min(1, Number(el.getAttribute("aria-valuenow")))) * 100 + "%";
+  });
+}
+
+function show(title, ...content) {
+  main.replaceChildren(h("h1", {}, title), ...content.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  setBars(main);
+  main.focus({ preventScroll: true });
+}
+
+function failure(error) {
+  return h("p", { class: "error", role: "alert" }, error.message);
+}
+
+// Forget: a confirmation naming what goes, then memory_forget, then the view again.
+async function forget(target, description) {
+  const dialog = document.getElementById("confirm");
+  document.getElementById("confirm-text").textContent =
+    "This erases " + description + " from the database, for good. It cannot be undone.";
+  dialog.returnValue = "";
+  dialog.showModal();
+  await new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
+  if (dialog.returnValue !== "forget") return;
+  try {
+    const gone = await api("forget", target);
+    route(gone);
+  } catch (error) {
+    main.prepend(failure(error));
+  }
+}
+
+function forgetButton(target, description) {
+  return h("button", { class: "danger", type: "button", "aria-label": "Forget " + description, onclick: () => forget(target, description) }, "Forget…");
+}
+
+function forgotten(gone) {
+  if (!gone) return null;
+  const counts = Object.entries(gone).filter(([k, v]) => typeof v === "number" && v > 0).map(([k, v]) => v + " " + k.replace("_", " "));
+  return h("p", { class: "ok", role: "status" }, "Forgotten: " + (gone.target || "") + (counts.length ? " (" + counts.join(", ") + ")" : ""));
+}
+
+// ---- Overview ----
+async function overview(notice) {
+  const data = await api("overview");
+  const list = data.list;
+  const stats = data.stats;
+  const card = (title, body) => h("section", { class: "card" }, h("h3", {}, title), body);
+  show("What the memory holds",
+    forgotten(notice),
+    h("p", { class: "muted" }, data.database, " · schema ", stats.schema_version, stats.size_bytes != null ? " · " + bytes(stats.size_bytes) : ""),
+    h("h2", {}, "Procedural memory"),
+    list.partitions.length ? table(["Partition", "Episodes", "Patterns", "Below threshold", "Fields"],
+      list.partitions.map((p) => [link("/procedural/" + enc(p.partition), p.partition), fmt(p.episodes), fmt(p.patterns), fmt(p.pending_groups), (p.fields || []).join(", ")]), [1, 2, 3])
+      : h("p", { class: "muted" }, "No partitions."),
+    h("h2", {}, "Browser memory"),
+    list.browser_scopes.length ? table(["Scope", "Sites", "Trajectories"],
+      list.browser_scopes.map((s) => [link("/browser/" + enc(s.scope), s.scope), s.sites.join(", "), fmt(s.trajectories)]), [2])
+      : h("p", { class: "muted" }, "No browser scopes."),
+    h("h2", {}, "Coding sessions"),
+    list.turn_sessions.length ? table(["Session", "Events"], list.turn_sessions.map((s) => [link("/turns/" + enc(s.session), s.session), fmt(s.events)]), [1])
+      : h("p", { class: "muted" }, "No sessions."),
+    h("h2", {}, "Recordings"),
+    list.tool_log_sessions.length ? table(["Session", "Tool calls"], list.tool_log_sessions.map((s) => [link("/recordings/" + enc(s.session), s.session), fmt(s.logs)]), [1])
+      : h("p", { class: "muted" }, "No recordings."),
+    h("h2", {}, "Notes"),
+    (list.note_scopes || []).length ? table(["Scope", "Notes", "Size"], list.note_scopes.map((s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes)]), [1, 2])
+      : h("p", { class: "muted" }, "No notes."),
+    h("h2", {}, "Tables"),
+    h("div", { class: "grid" }, card("Rows", table(["Table", "Rows"], stats.tables.map((t) => [t.name, fmt(t.rows)]), [1]))));
+}
+
+// ---- Procedural ----
+function chart(points) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 640 200");
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "Confidence after each of " + points.length + " episodes");
+  const el = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text) e.textContent = text;
+    svg.append(e);
+  };
+  const times = points.map((p) => Date.parse(p.at));
+  const t0 = Math.min(...times), t1 = Math.max(...times);
+  const x = (t) => 40 + (t1 > t0 ? ((t - t0) / (t1 - t0)) * 590 : 295);
+  const y = (c) => 180 - c * 170;
+  el("line", { class: "axis", x1: 40, y1: y(0), x2: 630, y2: y(0) });
+  el("line", { class: "axis", x1: 40, y1: y(1), x2: 630, y2: y(1) });
+  el("text", { x: 4, y: y(1) + 4 }, "1.0");
+  el("text", { x: 4, y: y(0) + 4 }, "0.0");
+  el("text", { x: 40, y: 196 }, new Date(t0).toISOString().slice(0, 10));
+  el("text", { x: 560, y: 196 }, new Date(t1).toISOString().slice(0, 10));
+  el("polyline", { class: "line", points: points.map((p, i) => x(times[i]).toFixed(1) + "," + y(p.confidence).toFixed(1)).join(" ") });
+  return svg;
+}
+
+async function procedural(name, notice) {
+  if (!name) {
+    const data = await api("overview");
+    return show("Procedural memory", forgotten(notice),
+      data.list.partitions.length ? h("ul", {}, data.list.partitions.map((p) => h("li", {}, link("/procedural/" + enc(p.partition), p.partition), " · ", fmt(p.episodes), " episodes")))
+        : h("p", { class: "muted" }, "No partitions."));
+  }
+  const data = await api("partition", { partition: name });
+  const fields = data.patterns.fields || [];
+  const detail = h("div", { id: "pattern-detail" });
+  const patterns = data.patterns.patterns;
+  const rows = patterns.map((p, i) => [
+    Object.entries(p.fingerprint).map(([k, v]) => k + "=" + v).join(", "),
+    h("span", {}, pct(p.confidence), bar(p.confidence)),
+    fmt(p.evidence_count) + " (" + fmt(p.corroborations) + " ✓, " + fmt(p.contradictions) + " ✗)",
+    sequence(p.canonical_sequence),
+    (p.last_reinforced || "").slice(0, 19),
+    h("button", { type: "button", onclick: () => timeline(name, p.fingerprint, detail) }, "Chart"),
+  ]);
+  const recallOut = h("div", { id: "recall-result" });
+  const inputs = fields.map((f) => h("label", {}, f, h("input", { name: f, autocomplete: "off" })));
+  const form = h("form", { class: "inline", "aria-label": "Recall", onsubmit: async (e) => {
+    e.preventDefault();
+    const fingerprint = {};
+    for (const input of form.querySelectorAll("input")) if (input.value.trim()) fingerprint[input.name] = input.value.trim();
+    try {
+      const recalled = await api("recall", { partition: name, fingerprint, limit: 10 });
+      recallOut.replaceChildren(recalled.patterns.length ? table(["#", "Fingerprint", "Score", "Confidence part (0.6 × c)", "Recency part", "Sequence"],
+        recalled.patterns.map((p, i) => {
+          const c = 0.6 * p.confidence;
+          return [i + 1, Object.entries(p.fingerprint).map(([k, v]) => k + "=" + v).join(", "), (p.score ?? 0).toFixed(4), c.toFixed(4), ((p.score ?? 0) - c).toFixed(4), sequence(p.canonical_sequence)];
+        }), [0, 2, 3, 4]) : h("p", { class: "muted" }, recalled.note || "Nothing matches."));
+    } catch (error) { recallOut.replaceChildren(failure(error)); }
+  } }, inputs, h("button", { type: "submit" }, "Recall"));
+  show("Partition " + name,
+    h("p", {}, forgetButton({ partition: name }, "partition " + name + ": its episodes, patterns and settings")),
+    h("h2", {}, "Patterns, as recall ranks them"),
+    rows.length ? table(["Fingerprint", "Confidence", "Evidence", "Canonical sequence", "Last reinforced", ""], rows, [2]) : h("p", { class: "muted" }, data.patterns.note || "No patterns yet."),
+    detail,
+    h("h2", {}, "Below the threshold"),
+    data.pending.length ? table(["Fingerprint", "Episodes", "Most common sequence"],
+      data.pending.map((g) => [Object.entries(g.fingerprint).map(([k, v]) => k + "=" + v).join(", "), fmt(g.episodes), sequence(g.canonical_sequence)]), [1])
+      : h("p", { class: "muted" }, "No group is waiting."),
+    h("h2", {}, "Recall"),
+    h("p", { class: "muted" }, "Enter a full or partial fingerprint."),
+    form, recallOut);
+}
+
+async function timeline(partition, fingerprint, into) {
+  try {
+    const data = await api("timeline", { partition, fingerprint });
+    into.replaceChildren(h("h3", {}, "Confidence after each episode of ", Object.values(fingerprint).join(" / ")), chart(data.points));
+  } catch (error) { into.replaceChildren(failure(error)); }
+}
+
+// ---- Browser ----
+async function browser(scope, notice) {
+  if (!scope) {
+    const data = await api("overview");
+    return show("Browser memory", forgotten(notice),
+      data.list.browser_scopes.length ? h("ul", {}, data.list.browser_scopes.map((s) => h("li", {}, link("/browser/" + enc(s.scope), s.scope), " · ", s.sites.length, " sites")))
+        : h("p", { class: "muted" }, "No browser scopes."));
+  }
+  const data = await api("browser", { scope });
+  const contextOut = h("div", { id: "context-result" });
+  const form = h("form", { class: "inline", "aria-label": "Context", onsubmit: async (e) => {
+    e.preventDefault();
+    const v = (n) => form.querySelector('[name="' + n + '"]').value;
+    try {
+      const ctx = await api("context", { scope, goal: v("goal"), url: v("url"), budget: Number(v("budget")) || undefined });
+      contextOut.replaceChildren(
+        table(["Part", "Priority", "Fate"], ctx.parts.map((p) => [p.label, p.priority, p.fate]), [1]),
+        h("pre", {}, ctx.context || "(empty context)"));
+    } catch (error) { contextOut.replaceChildren(failure(error)); }
+  } },
+    h("label", {}, "Goal", h("input", { name: "goal", required: true, size: 30 })),
+    h("label", {}, "URL", h("input", { name: "url", required: true, size: 30, value: data.sites[0] ? "https://" + data.sites[0].site + "/" : "" })),
+    h("label", {}, "Budget", h("input", { name: "budget", type: "number", min: 0, value: 8000 })),
+    h("button", { type: "submit" }, "Show context"));
+  show("Browser scope " + scope,
+    h("p", {}, forgetButton({ scope }, "scope " + scope + ": its browser memory and its notes")),
+    h("h2", {}, "Sites"),
+    data.sites.length ? data.sites.map((s) => h("section", { class: "card" },
+      h("h3", {}, s.site, " ", forgetButton({ scope, site: s.site }, "site " + s.site + " of scope " + scope)),
+      h("h4", {}, "Facts"),
+      s.facts.length ? table(["Kind", "Key", "Value", "Confidence", "Sources", "Last seen"], s.facts.map((f) => [f.kind, f.key, f.value, h("span", {}, pct(f.confidence), bar(f.confidence)), fmt(f.sources), f.last_seen]), [4]) : h("p", { class: "muted" }, "No facts."),
+      h("h4", {}, "Selectors"),
+      s.selectors.length ? table(["Element", "Selector", "Last ref", "Worked"], s.selectors.map((x) => [x.element, x.stable_selector || "", x.last_ref || "", fmt(x.success_count)]), [3]) : h("p", { class: "muted" }, "No selectors.")))
+      : h("p", { class: "muted" }, "No sites."),
+    h("h2", {}, "Trajectories"),
+    data.trajectories.length ? table(["Goal", "Origin", "Steps", "Verified", "Outcome", "Age", ""],
+      data.trajectories.map((t) => [t.goal, t.origin || "", fmt(t.steps.length), fmt(t.verified), t.success ? h("span", { class: "ok" }, "success") : h("span", { class: "bad" }, "failure"),
+        t.age_days == null ? t.timestamp : t.age_days.toFixed(1) + " d", forgetButton({ trajectory: t.id, in_scope: scope }, "trajectory " + t.id + " (" + t.goal + ")")]), [2, 3])
+      : h("p", { class: "muted" }, "No trajectories."),
+    h("h2", {}, "Runs"),
+    data.runs.runs.length ? table(["Run", "Goal", "Status", "Domain", "Started", ""],
+      data.runs.runs.map((r) => [r.run_id, r.goal, r.status, r.domain, r.started_at, forgetButton({ run: r.run_id, in_scope: scope }, "run " + r.run_id)]))
+      : h("p", { class: "muted" }, "No runs."),
+    h("h2", {}, "Context"),
+    h("p", { class: "muted" }, "The exact context an agent would receive, and each part's fate."),
+    form, contextOut);
+}
+
+// ---- Turns ----
+const PROVIDERS = ["openai_chat", "openai_responses", "anthropic", "gemini", "genkit"];
+
+async function turns(session, notice, provider = "openai_chat") {
+  if (!session) {
+    const data = await api("overview");
+    return show("Coding sessions", forgotten(notice),
+      data.list.turn_sessions.length ? h("ul", {}, data.list.turn_sessions.map((s) => h("li", {}, link("/turns/" + enc(s.session), s.session), " · ", fmt(s.events), " events")))
+        : h("p", { class: "muted" }, "No sessions."));
+  }
+  const data = await api("session", { session, provider });
+  const tabs = h("div", { class: "tabs", role: "group", "aria-label": "Provider format" },
+    PROVIDERS.map((p) => h("button", { type: "button", "aria-pressed": p === provider ? "true" : "false", onclick: () => turns(session, null, p).catch((e) => main.replaceChildren(failure(e))) }, p)));
+  show("Session " + session,
+    h("p", {}, forgetButton({ session }, "session " + session + ": its turn-memory events and its recorded tool calls")),
+    h("h2", {}, "History"),
+    data.events.map((e) => h("div", { class: "event " + e.kind }, h("strong", {}, e.kind), h("pre", {}, typeof e.payload === "string" ? e.payload : JSON.stringify(e.payload, null, 2)))),
+    h("h2", {}, "Model view"),
+    tabs,
+    data.view ? h("pre", { "data-provider": provider }, JSON.stringify(data.view.messages, null, 2)) : h("p", { class: "muted" }, "No events."));
+}
+
+// ---- Recordings ----
+async function recordings(session, notice) {
+  if (!session) {
+    const data = await api("overview");
+    return show("Recordings", forgotten(notice),
+      data.list.tool_log_sessions.length ? h("ul", {}, data.list.tool_log_sessions.map((s) => h("li", {}, link("/recordings/" + enc(s.session), s.session), " · ", fmt(s.logs), " tool calls")))
+        : h("p", { class: "muted" }, "No recordings."));
+  }
+  const data = await api("recording", { session });
+  show("Recording " + session,
+    h("p", {}, forgetButton({ session }, "session " + session + ": its recorded tool calls and its turn-memory events")),
+    h("h2", {}, "Tool calls"),
+    data.calls.length ? table(["#", "Tool", "Parameters"], data.calls.map((c, i) => [i + 1, (c && (c.toolName || c.tool_name || c.name)) || "", h("pre", {}, JSON.stringify(c, null, 2))]), [0])
+      : h("p", { class: "muted" }, "No calls."),
+    h("h2", {}, "Trail"),
+    data.trail ? h("pre", {}, data.trail.trail) : h("p", { class: "muted" }, "No trail."),
+    h("h2", {}, "Lint"),
+    data.lint && data.lint.findings.length ? table(["Key", "Where", "Found in", "Why"], data.lint.findings.map((f) => [f.key, f.location, f.found_in, f.reason]))
+      : h("p", { class: "muted" }, "No findings."));
+}
+
+// ---- Notes ----
+async function notes(scope, notice, path = "/memories") {
+  if (!scope) {
+    const data = await api("overview");
+    return show("Notes", forgotten(notice),
+      (data.list.note_scopes || []).length ? h("ul", {}, data.list.note_scopes.map((s) => h("li", {}, link("/notes/" + enc(s.scope), s.scope), " · ", fmt(s.notes), " notes")))
+        : h("p", { class: "muted" }, "No notes."));
+  }
+  const data = await api("notes", { scope, path });
+  const lines = data.text.split("\n");
+  const entries = lines[0].startsWith("Here") ? lines.slice(1).map((l) => l.split("\t")).filter((p) => p.length === 2) : [];
+  show("Notes of " + scope,
+    h("p", {}, forgetButton({ scope }, "scope " + scope + ": its notes and its browser memory")),
+    h("p", {}, h("code", {}, path), path !== "/memories" ? [" · ", h("a", { href: "#/notes/" + enc(scope) }, "back to /memories")] : null),
+    entries.length ? table(["Size", "Path"], entries.map(([size, p]) => [size, h("a", { href: "#/notes/" + enc(scope) + "/" + enc(p) }, p)]))
+      : h("pre", {}, data.text));
+}
+
+// ---- Routing ----
+async function route(notice) {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const [view, name, extra] = parts;
+  document.querySelectorAll("nav a").forEach((a) => {
+    const target = a.getAttribute("href").replace(/^#\/?/, "");
+    a.toggleAttribute("aria-current", target === (view || ""));
+    if (target === (view || "")) a.setAttribute("aria-current", "page");
+  });
+  try {
+    switch (view || "") {
+      case "": return await overview(notice);
+      case "procedural": return await procedural(name, notice);
+      case "browser": return await browser(name, notice);
+      case "turns": return await turns(name, notice);
+      case "recordings": return await recordings(name, notice);
+      case "notes": return await notes(name, notice, extra || "/memories");
+      default: return show("Not found", h("p", {}, "No view ", view, "."));
+    }
+  } catch (error) {
+    show("Something went wrong", failure(error));
+  }
+}
+
+window.addEventListener("hashchange", () => route());
+route();

@@ -1,0 +1,348 @@
+//! `agent-memory ui`: the inspector page. A small web application served by the binary itself
+//! (its page, script and style are compiled in), reading the memory through the contract's
+//! operations ([`views`]) and forgetting through `memory_forget`, on SQLite and PostgreSQL
+//! alike.
+//!
+//! It binds loopback by default; any other address needs a bearer token, as `mcp --http`
+//! does (a browser sends it once as `/?token=TOKEN`, which sets an `HttpOnly` cookie). Every
+//! data request is a `POST` to `/api/<view>` carrying the per-server CSRF token the page was
+//! served with, from a page of this server's own origin; a loopback server answers only a
+//! `Host` naming this machine (against DNS rebinding). The page shows what the store holds,
+//! and the store never holds a value given as sensitive.
+
+mod views;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode, header};
+use serde_json::Value;
+
+use agent_memory_contract::files::{Confined, FileAccess};
+use agent_memory_contract::{Env, ErrorBody};
+use agent_memory_core::{IdSource, ManualClock, RandomIds, SystemClock, Timestamp};
+
+use crate::mcp::http::{self, Body, plain};
+use crate::{GlobalArgs, database};
+
+/// The page, its script and its style, compiled into the binary.
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/style.css");
+
+/// The most bytes a view's input may hold.
+const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The name of the cookie that carries the bearer token for a browser.
+const TOKEN_COOKIE: &str = "agent_memory_token";
+
+/// `ui`'s options.
+#[derive(Debug, clap::Args)]
+pub(crate) struct UiArgs {
+    /// The address to serve the page on (port 0 picks one); anything but loopback needs
+    /// a token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    listen: SocketAddr,
+    /// The bearer token every request must carry, required to bind an address other than
+    /// loopback; open `http://HOST:PORT/?token=TOKEN` once in the browser.
+    #[arg(
+        long,
+        env = "AGENT_MEMORY_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    token: Option<String>,
+    /// The most connections open at once.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_connections: u32,
+}
+
+/// What every request is answered with.
+struct Inspector {
+    store: database::Store,
+    now: Option<Timestamp>,
+    ids: Arc<RandomIds>,
+    /// The per-server token every `POST` must carry in `X-CSRF-Token`.
+    csrf: String,
+    /// `Bearer <token>` and the cookie value, when a token is required.
+    token: Option<String>,
+    local_hosts_only: bool,
+}
+
+/// Serves the inspector until interrupted.
+pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
+    crate::mcp::check_access(args.listen, args.token.as_deref())?;
+    let store = database::open(&global.db)?;
+    let inspector = Arc::new(Inspector {
+        store: Arc::clone(&store),
+        now: global.now,
+        ids: Arc::new(RandomIds::new()),
+        csrf: random_token()?,
+        token: args.token.clone(),
+        local_hosts_only: args.listen.ip().is_loopback(),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let bound = listener.local_addr().context("reading the bound address")?;
+        eprintln!("agent-memory: the inspector is at http://{bound}/");
+        let handler: http::Handler = Arc::new(move |request| {
+            let inspector = Arc::clone(&inspector);
+            Box::pin(async move { inspector.handle(request).await })
+        });
+        http::accept(listener, args.max_connections as usize, handler).await
+    });
+    drop(runtime);
+    drop(store);
+    served
+}
+
+/// 32 random hex digits from the operating system's generator.
+fn random_token() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no random numbers: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn with_type(mut response: Response<Body>, content_type: &'static str) -> Response<Body> {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    headers.insert(
+        "x-content-type-options",
+        header::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    headers.insert(
+        "referrer-policy",
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    response
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut response = plain(status, value.to_string());
+    *response.status_mut() = status;
+    with_type(response, "application/json")
+}
+
+impl Inspector {
+    /// The refusal of a request the token, `Host` or `Origin` rules turn away.
+    fn refusal(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
+        if let Some(token) = &self.token {
+            let bearer = format!("Bearer {token}");
+            let by_header = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .is_some_and(|v| http::same(v.as_bytes(), bearer.as_bytes()));
+            let by_cookie = request
+                .headers()
+                .get_all(header::COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(';'))
+                .filter_map(|pair| pair.trim().split_once('='))
+                .any(|(name, value)| {
+                    name == TOKEN_COOKIE && http::same(value.as_bytes(), token.as_bytes())
+                });
+            if !by_header && !by_cookie {
+                return Some(plain(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized: open /?token=TOKEN once, or send Authorization: Bearer TOKEN\n",
+                ));
+            }
+        }
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let host_name = host
+            .parse::<hyper::Uri>()
+            .ok()
+            .and_then(|uri| uri.host().map(str::to_owned))
+            .unwrap_or_default();
+        if self.local_hosts_only && !http::is_local_host(&host_name) {
+            return Some(plain(
+                StatusCode::FORBIDDEN,
+                "forbidden: the Host header must name this machine (localhost or a loopback address)\n",
+            ));
+        }
+        if let Some(origin) = request.headers().get(header::ORIGIN) {
+            let own = format!("http://{host}");
+            let same_origin = origin
+                .to_str()
+                .is_ok_and(|origin| origin.eq_ignore_ascii_case(&own));
+            if !same_origin {
+                return Some(plain(
+                    StatusCode::FORBIDDEN,
+                    "forbidden: only this server's own page may call it (foreign Origin)\n",
+                ));
+            }
+        }
+        None
+    }
+
+    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        if let Some(token) = self.token_login(&request) {
+            return token;
+        }
+        if let Some(refusal) = self.refusal(&request) {
+            return refusal;
+        }
+        let path = request.uri().path().to_owned();
+        match (request.method(), path.as_str()) {
+            (&Method::GET, "/") => with_type(
+                plain(StatusCode::OK, INDEX.replace("{{CSRF}}", &self.csrf)),
+                "text/html; charset=utf-8",
+            ),
+            (&Method::GET, "/app.js") => with_type(
+                plain(StatusCode::OK, SCRIPT),
+                "text/javascript; charset=utf-8",
+            ),
+            (&Method::GET, "/style.css") => {
+                with_type(plain(StatusCode::OK, STYLE), "text/css; charset=utf-8")
+            }
+            (&Method::POST, api) if api.starts_with("/api/") => self.api(request).await,
+            (_, "/" | "/app.js" | "/style.css") => {
+                plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n")
+            }
+            _ => plain(StatusCode::NOT_FOUND, "not found\n"),
+        }
+    }
+
+    /// `GET /?token=TOKEN` with the right token: sets the cookie and goes to the page.
+    fn token_login(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
+        let token = self.token.as_ref()?;
+        if request.method() != Method::GET || request.uri().path() != "/" {
+            return None;
+        }
+        let given = request
+            .uri()
+            .query()?
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("token="))?;
+        if !http::same(given.as_bytes(), token.as_bytes()) {
+            return None;
+        }
+        let mut response = plain(StatusCode::SEE_OTHER, "");
+        let headers = response.headers_mut();
+        headers.insert(header::LOCATION, header::HeaderValue::from_static("/"));
+        let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
+        if let Ok(value) = header::HeaderValue::from_str(&cookie) {
+            headers.insert(header::SET_COOKIE, value);
+        }
+        Some(response)
+    }
+
+    async fn api(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let given = request
+            .headers()
+            .get("x-csrf-token")
+            .map(|v| v.as_bytes().to_vec())
+            .unwrap_or_default();
+        if !http::same(&given, self.csrf.as_bytes()) {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "forbidden: a request needs this page's X-CSRF-Token (reload the page)\n",
+            );
+        }
+        let json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if !json {
+            return plain(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported media type: send Content-Type: application/json\n",
+            );
+        }
+        let view = request.uri().path().trim_start_matches("/api/").to_owned();
+        if !views::VIEWS.contains(&view.as_str()) {
+            return plain(
+                StatusCode::NOT_FOUND,
+                format!("not found: no view {view:?}\n"),
+            );
+        }
+        let body = match http::read_body(request.into_body(), MAX_BODY_BYTES).await {
+            Ok(body) => body,
+            Err(refusal) => return refusal,
+        };
+        let input: Value = if body.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            match serde_json::from_slice(&body) {
+                Ok(input) => input,
+                Err(e) => {
+                    let body = ErrorBody {
+                        kind: "invalid_input",
+                        message: format!("the request body is not JSON: {e}"),
+                        input: None,
+                    };
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        &serde_json::json!({ "error": body }),
+                    );
+                }
+            }
+        };
+        let inspector = Arc::clone(&self);
+        let answered = tokio::task::spawn_blocking(move || {
+            let env = Env {
+                store: &inspector.store,
+                clock: match inspector.now {
+                    Some(at) => Box::new(ManualClock::new(at)),
+                    None => Box::new(SystemClock),
+                },
+                ids: Box::new(Arc::clone(&inspector.ids) as Arc<dyn IdSource>),
+                files: FileAccess::Within(
+                    Confined::new(&[], "the inspector reads no file a page names")
+                        .expect("no folders to resolve"),
+                ),
+            };
+            views::answer(&env, &view, input)
+        })
+        .await;
+        match answered {
+            Ok(Ok(value)) => json_response(StatusCode::OK, &value),
+            Ok(Err(error)) => {
+                let body = ErrorBody::of(&error, crate::one_line(&error));
+                let status = match body.kind {
+                    "invalid_input" | "usage" => StatusCode::BAD_REQUEST,
+                    "not_found" => StatusCode::NOT_FOUND,
+                    "conflict" => StatusCode::CONFLICT,
+                    _ => StatusCode::INTERNAL_SERVER_ERROR,
+                };
+                json_response(status, &serde_json::json!({ "error": body }))
+            }
+            Err(_) => plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error: the view failed\n",
+            ),
+        }
+    }
+}
