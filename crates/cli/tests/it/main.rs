@@ -20,6 +20,7 @@ mod stats;
 mod tour;
 mod trajectory;
 mod turns;
+mod ui;
 
 use std::path::Path;
 use std::process::Command;

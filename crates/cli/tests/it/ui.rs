@@ -1,0 +1,479 @@
+//! `agent-memory ui`: the inspector's views answer with the memory's data, a forget erases
+//! what it names, and requests without the page's CSRF token, from a foreign Origin or for
+//! another Host are refused. (`cargo xtask ui` drives the page itself in Chromium.)
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use reqwest::redirect::Policy;
+use serde_json::{Value, json};
+
+use crate::Sandbox;
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
+
+struct Inspector {
+    child: Child,
+    url: String,
+}
+
+impl Inspector {
+    fn start(db: &str, extra: &[&str]) -> Inspector {
+        let mut child = Command::new(BIN)
+            .args([
+                "--db",
+                db,
+                "--now",
+                "2026-02-01T00:00:00Z",
+                "ui",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .env_remove("AGENT_MEMORY_DB")
+            .env_remove("AGENT_MEMORY_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the inspector");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let url = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(at) = line.find("http://") {
+                        break line[at..].trim_end_matches('/').to_owned();
+                    }
+                }
+                other => {
+                    let _ = child.kill();
+                    panic!("the inspector ended before listening: {other:?}");
+                }
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Inspector { child, url }
+    }
+
+    fn client() -> reqwest::Client {
+        reqwest::Client::builder()
+            .redirect(Policy::none())
+            .build()
+            .expect("client")
+    }
+
+    /// The page, and the CSRF token it carries.
+    async fn page(&self) -> (String, String) {
+        let page = Self::client()
+            .get(format!("{}/", self.url))
+            .send()
+            .await
+            .expect("GET /")
+            .text()
+            .await
+            .expect("page");
+        let token = page
+            .split("name=\"csrf-token\" content=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("the page carries a CSRF token")
+            .to_owned();
+        (page, token)
+    }
+
+    async fn post(&self, view: &str, input: Value, headers: &[(&str, &str)]) -> (u16, String) {
+        let mut request = Self::client()
+            .post(format!("{}/api/{view}", self.url))
+            .header("content-type", "application/json")
+            .body(input.to_string());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("POST");
+        let status = response.status().as_u16();
+        (status, response.text().await.expect("body"))
+    }
+
+    /// A view's data, asked as the page asks.
+    async fn view(&self, token: &str, view: &str, input: Value) -> Value {
+        let origin = self.url.clone();
+        let (status, body) = self
+            .post(view, input, &[("x-csrf-token", token), ("origin", &origin)])
+            .await;
+        assert_eq!(status, 200, "{view}: {body}");
+        serde_json::from_str(&body).expect("JSON")
+    }
+}
+
+impl Drop for Inspector {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A database the demo filled, plus a note and a recorded session whose tool typed a
+/// sensitive value.
+fn demo_database(sandbox: &Sandbox, db: &str) {
+    sandbox.expect(0, &["--db", db, "demo"]);
+    sandbox.expect(
+        0,
+        &[
+            "--db",
+            db,
+            "notes",
+            "create",
+            "/memories/login.md",
+            "--text",
+            "Sign in first.",
+        ],
+    );
+    let log = json!({"session": "canary", "toolName": "typePassword",
+        "parameters": {"text": "hunter2-canary-7781"}, "successful": true, "durationMs": 5,
+        "timestamp": 2000, "traceId": "t1",
+        "memorySnapshot": [{"key": "password", "value": "hunter2-canary-7781", "sensitive": true}]});
+    let file = sandbox.path().join("canary.logs.jsonl");
+    std::fs::write(&file, format!("{log}\n")).expect("write the log");
+    sandbox.expect(
+        0,
+        &[
+            "--db",
+            db,
+            "recording",
+            "import",
+            file.to_str().expect("utf-8"),
+        ],
+    );
+}
+
+async fn every_view_shows_the_memory(db: &str) {
+    let inspector = Inspector::start(db, &[]);
+    let (page, token) = inspector.page().await;
+    assert!(page.contains("<script src=\"/app.js\""), "{page}");
+    assert_eq!(token.len(), 32);
+
+    let overview = inspector.view(&token, "overview", json!({})).await;
+    let list = &overview["list"];
+    assert_eq!(list["partitions"][0]["partition"], "demo-team");
+    assert_eq!(list["turn_sessions"][0]["session"], "demo-coding");
+    assert_eq!(
+        list["tool_log_sessions"],
+        json!([{"session": "canary", "logs": 1}, {"session": "demo-recording", "logs": 2}])
+    );
+    assert_eq!(
+        list["browser_scopes"][0]["sites"],
+        json!(["shop.example.com"])
+    );
+    assert_eq!(list["note_scopes"][0]["notes"], 1);
+
+    let partition = inspector
+        .view(&token, "partition", json!({"partition": "demo-team"}))
+        .await;
+    let pattern = &partition["patterns"]["patterns"][0];
+    assert_eq!(
+        pattern["canonical_sequence"],
+        json!(["read_logs", "pin_seed", "run_tests"])
+    );
+    // The chart replays the group's episodes and ends where the pattern's confidence is.
+    let timeline = inspector
+        .view(
+            &token,
+            "timeline",
+            json!({"partition": "demo-team", "fingerprint": pattern["fingerprint"]}),
+        )
+        .await;
+    let points = timeline["points"].as_array().expect("points");
+    assert_eq!(
+        points.len() as u64,
+        pattern["evidence_count"].as_u64().expect("evidence")
+    );
+    assert_eq!(
+        points.last().expect("a point")["confidence"],
+        pattern["confidence"]
+    );
+    let recall = inspector
+        .view(
+            &token,
+            "recall",
+            json!({"partition": "demo-team", "fingerprint": {"affected_layer": "ci"}}),
+        )
+        .await;
+    assert!(
+        recall["patterns"][0]["score"].as_f64().expect("a score") > 0.0,
+        "{recall}"
+    );
+
+    let browser = inspector
+        .view(&token, "browser", json!({"scope": "shared"}))
+        .await;
+    assert_eq!(browser["sites"][0]["site"], "shop.example.com");
+    assert!(
+        !browser["sites"][0]["selectors"]
+            .as_array()
+            .expect("selectors")
+            .is_empty()
+    );
+    assert_eq!(
+        browser["trajectories"]
+            .as_array()
+            .expect("trajectories")
+            .len(),
+        2
+    );
+    let context = inspector
+        .view(&token, "context", json!({"scope": "shared", "goal": "Find reviews of the Acme smart watch", "url": "https://shop.example.com/", "budget": 4000}))
+        .await;
+    assert!(
+        context["context"]
+            .as_str()
+            .expect("context")
+            .contains("REFERENCE TRAJECTORY"),
+        "{context}"
+    );
+    assert!(
+        context["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .all(|p| p["fate"].is_string())
+    );
+
+    for provider in [
+        "openai_chat",
+        "openai_responses",
+        "anthropic",
+        "gemini",
+        "genkit",
+    ] {
+        let session = inspector
+            .view(
+                &token,
+                "session",
+                json!({"session": "demo-coding", "provider": provider}),
+            )
+            .await;
+        assert_eq!(session["events"][0]["kind"], "session_started");
+        assert_eq!(session["view"]["provider"], provider, "{session}");
+    }
+
+    let recording = inspector
+        .view(&token, "recording", json!({"session": "demo-recording"}))
+        .await;
+    assert_eq!(recording["calls"].as_array().expect("calls").len(), 2);
+    let trail = recording["trail"]["trail"].as_str().expect("a trail");
+    assert!(trail.contains("${merchant_password}"), "{trail}");
+
+    let notes = inspector
+        .view(&token, "notes", json!({"scope": "default"}))
+        .await;
+    assert!(
+        notes["text"]
+            .as_str()
+            .expect("text")
+            .contains("/memories/login.md"),
+        "{notes}"
+    );
+    let note = inspector
+        .view(
+            &token,
+            "notes",
+            json!({"scope": "default", "path": "/memories/login.md"}),
+        )
+        .await;
+    let text = note["text"].as_str().expect("text");
+    assert!(text.contains("1\tSign in first."), "{text}");
+    // The recorded session shows its call, with the sensitive value as its token only.
+    let canary = inspector
+        .view(&token, "recording", json!({"session": "canary"}))
+        .await;
+    assert_eq!(canary["calls"][0]["toolName"], "typePassword", "{canary}");
+    assert!(
+        canary["trail"]["trail"]
+            .as_str()
+            .expect("trail")
+            .contains("${password}"),
+        "{canary}"
+    );
+    for (view, input) in [
+        ("overview", json!({})),
+        ("recording", json!({"session": "canary"})),
+    ] {
+        let shown = inspector.view(&token, view, input).await.to_string();
+        assert!(!shown.contains("hunter2-canary-7781"), "{view}");
+    }
+
+    // Forget from the page, through the same operation as `agent-memory forget`.
+    let gone = inspector
+        .view(&token, "forget", json!({"partition": "demo-team"}))
+        .await;
+    assert_eq!(gone["episodes"], 5, "{gone}");
+    let gone = inspector
+        .view(
+            &token,
+            "forget",
+            json!({"scope": "shared", "site": "shop.example.com"}),
+        )
+        .await;
+    assert!(
+        gone["trajectories"].as_u64().expect("trajectories") >= 2,
+        "{gone}"
+    );
+    let after = inspector.view(&token, "overview", json!({})).await;
+    assert_eq!(after["list"]["partitions"], json!([]), "{after}");
+    let browser = inspector
+        .view(&token, "browser", json!({"scope": "shared"}))
+        .await;
+    assert_eq!(browser["trajectories"], json!([]), "{browser}");
+}
+
+#[tokio::test]
+async fn ui_views_show_the_memory_and_forget_erases_it() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let db = db.to_str().expect("utf-8");
+    demo_database(&sandbox, db);
+    every_view_shows_the_memory(db).await;
+}
+
+#[tokio::test]
+async fn ui_views_on_postgres() {
+    let Some(url) = crate::postgres_url("ui_views") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    demo_database(&sandbox, &url);
+    every_view_shows_the_memory(&url).await;
+}
+
+#[tokio::test]
+async fn ui_refuses_requests_without_the_token_or_from_elsewhere() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let db = db.to_str().expect("utf-8");
+    demo_database(&sandbox, db);
+    let inspector = Inspector::start(db, &[]);
+    let (_, token) = inspector.page().await;
+    let own = inspector.url.clone();
+    let forget = json!({"partition": "demo-team"});
+    let refused = [
+        (vec![("origin", own.as_str())], 403, "CSRF"),
+        (
+            vec![
+                ("x-csrf-token", "0".repeat(32).leak() as &str),
+                ("origin", own.as_str()),
+            ],
+            403,
+            "CSRF",
+        ),
+        (
+            vec![
+                ("x-csrf-token", token.as_str()),
+                ("origin", "http://evil.example"),
+            ],
+            403,
+            "foreign Origin",
+        ),
+        (
+            vec![
+                ("x-csrf-token", token.as_str()),
+                ("origin", "http://localhost:1"),
+            ],
+            403,
+            "foreign Origin",
+        ),
+        (
+            vec![
+                ("x-csrf-token", token.as_str()),
+                ("host", "rebound.example"),
+            ],
+            403,
+            "Host",
+        ),
+    ];
+    for (headers, status, says) in refused {
+        let (got, body) = inspector.post("forget", forget.clone(), &headers).await;
+        assert_eq!(got, status, "{headers:?}: {body}");
+        assert!(body.contains(says), "{body}");
+    }
+    let (status, body) = Inspector::client()
+        .post(format!("{}/api/forget", inspector.url))
+        .header("x-csrf-token", &token)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("partition=demo-team")
+        .send()
+        .await
+        .map(|r| (r.status().as_u16(), r))
+        .expect("POST");
+    assert_eq!(status, 415, "{:?}", body.text().await);
+    let (status, _) = inspector
+        .post("nothing", json!({}), &[("x-csrf-token", &token)])
+        .await;
+    assert_eq!(status, 404);
+    let (status, body) = inspector
+        .post("partition", json!({}), &[("x-csrf-token", &token)])
+        .await;
+    assert_eq!(status, 400);
+    assert!(body.contains("partition is required"), "{body}");
+    // Nothing was forgotten by the refused requests.
+    let overview = inspector.view(&token, "overview", json!({})).await;
+    assert_eq!(overview["list"]["partitions"][0]["episodes"], 5);
+}
+
+#[tokio::test]
+async fn ui_beyond_loopback_needs_a_token() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let db = db.to_str().expect("utf-8");
+    let run = sandbox.run(&["--db", db, "ui", "--listen", "0.0.0.0:0"], &[]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("needs a bearer token"),
+        "{}",
+        run.stderr
+    );
+
+    let inspector = Inspector::start(db, &["--token", "s3cret-ui-token"]);
+    let client = Inspector::client();
+    let status = client
+        .get(format!("{}/", inspector.url))
+        .send()
+        .await
+        .expect("GET")
+        .status();
+    assert_eq!(status, 401);
+    let login = client
+        .get(format!("{}/?token=s3cret-ui-token", inspector.url))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(login.status().as_u16(), 303);
+    let cookie = login.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().expect("pair").to_owned();
+    let page = client
+        .get(format!("{}/", inspector.url))
+        .header("cookie", pair)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(page.status().as_u16(), 200);
+    let bearer = client
+        .get(format!("{}/", inspector.url))
+        .header("authorization", "Bearer s3cret-ui-token")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(bearer.status().as_u16(), 200);
+    let wrong = client
+        .get(format!("{}/?token=guess", inspector.url))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(wrong.status().as_u16(), 401);
+}
