@@ -128,6 +128,11 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::node::run(&[])),
         ),
         (
+            // The inspector page as a person sees it: the real binary in headless Chromium.
+            "ui",
+            Box::new(|| crate::ui::run(&[])),
+        ),
+        (
             // Every library crate and the command line must be publishable as they stand:
             // packaged and built from the packaged sources alone.
             "package",

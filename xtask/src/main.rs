@@ -14,6 +14,8 @@
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 //! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
 //! - `cargo xtask node`: the npm package built, packed, installed into a fresh project and tested.
+//! - `cargo xtask ui`: the inspector page driven in headless Chromium, screenshots in
+//!   `target/ui-screenshots/`.
 //! - `cargo xtask python [--release]`: the Python package's wheel built, installed into a fresh
 //!   virtual environment and tested with pytest.
 
@@ -30,6 +32,7 @@ mod postgres;
 mod python;
 mod readme;
 mod snapshots;
+mod ui;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -66,6 +69,7 @@ fn run() -> Result<()> {
         "mcp-python" => mcp_python::run(rest),
         "node" => node::run(rest),
         "python" => python::run(rest),
+        "ui" => ui::run(rest),
         "help" | "--help" | "-h" => {
             print_usage();
             Ok(())
@@ -91,7 +95,8 @@ fn print_usage() {
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
          mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
          node       build, pack and install the npm package into a fresh project under target/ and run its tests\n  \
-         python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite"
+         python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite\n  \
+         ui         drive `agent-memory ui` in headless Chromium on the demo's database; screenshots in target/ui-screenshots/"
     );
 }
 

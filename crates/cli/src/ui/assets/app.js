@@ -75,8 +75,9 @@ function failure(error) {
   return h("p", { class: "error", role: "alert" }, error.message);
 }
 
-// Forget: a confirmation naming what goes, then memory_forget, then the view again.
-async function forget(target, description) {
+// Forget: a confirmation naming what goes, then memory_forget, then the view again (or,
+// when the view's subject itself is gone, the list it was chosen from).
+async function forget(target, description, back) {
   const dialog = document.getElementById("confirm");
   document.getElementById("confirm-text").textContent =
     "This erases " + description + " from the database, for good. It cannot be undone.";
@@ -85,21 +86,29 @@ async function forget(target, description) {
   await new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
   if (dialog.returnValue !== "forget") return;
   try {
-    const gone = await api("forget", target);
-    route(gone);
+    const gone = { description, counts: await api("forget", target) };
+    if (back && location.hash !== back) {
+      pendingNotice = gone;
+      location.hash = back;
+    } else {
+      route(gone);
+    }
   } catch (error) {
     main.prepend(failure(error));
   }
 }
 
-function forgetButton(target, description) {
-  return h("button", { class: "danger", type: "button", "aria-label": "Forget " + description, onclick: () => forget(target, description) }, "Forget…");
+let pendingNotice = null;
+
+function forgetButton(target, description, back) {
+  return h("button", { class: "danger", type: "button", "aria-label": "Forget " + description, onclick: () => forget(target, description, back) }, "Forget…");
 }
 
-function forgotten(gone) {
-  if (!gone) return null;
-  const counts = Object.entries(gone).filter(([k, v]) => typeof v === "number" && v > 0).map(([k, v]) => v + " " + k.replace("_", " "));
-  return h("p", { class: "ok", role: "status" }, "Forgotten: " + (gone.target || "") + (counts.length ? " (" + counts.join(", ") + ")" : ""));
+function forgotten(notice) {
+  if (!notice) return null;
+  const counts = Object.entries(notice.counts).filter(([, v]) => typeof v === "number" && v > 0).map(([k, v]) => v + " " + k.replace("_", " "));
+  const what = notice.description.split(":")[0];
+  return h("p", { class: "ok", role: "status" }, "Forgotten: " + what + (counts.length ? " (" + counts.join(", ") + ")" : ""));
 }
 
 // ---- Overview ----
@@ -195,7 +204,7 @@ async function procedural(name, notice) {
     } catch (error) { recallOut.replaceChildren(failure(error)); }
   } }, inputs, h("button", { type: "submit" }, "Recall"));
   show("Partition " + name,
-    h("p", {}, forgetButton({ partition: name }, "partition " + name + ": its episodes, patterns and settings")),
+    h("p", {}, forgetButton({ partition: name }, "partition " + name + ": its episodes, patterns and settings", "#/procedural")),
     h("h2", {}, "Patterns, as recall ranks them"),
     rows.length ? table(["Fingerprint", "Confidence", "Evidence", "Canonical sequence", "Last reinforced", ""], rows, [2]) : h("p", { class: "muted" }, data.patterns.note || "No patterns yet."),
     detail,
@@ -240,7 +249,7 @@ async function browser(scope, notice) {
     h("label", {}, "Budget", h("input", { name: "budget", type: "number", min: 0, value: 8000 })),
     h("button", { type: "submit" }, "Show context"));
   show("Browser scope " + scope,
-    h("p", {}, forgetButton({ scope }, "scope " + scope + ": its browser memory and its notes")),
+    h("p", {}, forgetButton({ scope }, "scope " + scope + ": its browser memory and its notes", "#/browser")),
     h("h2", {}, "Sites"),
     data.sites.length ? data.sites.map((s) => h("section", { class: "card" },
       h("h3", {}, s.site, " ", forgetButton({ scope, site: s.site }, "site " + s.site + " of scope " + scope)),
@@ -277,7 +286,7 @@ async function turns(session, notice, provider = "openai_chat") {
   const tabs = h("div", { class: "tabs", role: "group", "aria-label": "Provider format" },
     PROVIDERS.map((p) => h("button", { type: "button", "aria-pressed": p === provider ? "true" : "false", onclick: () => turns(session, null, p).catch((e) => main.replaceChildren(failure(e))) }, p)));
   show("Session " + session,
-    h("p", {}, forgetButton({ session }, "session " + session + ": its turn-memory events and its recorded tool calls")),
+    h("p", {}, forgetButton({ session }, "session " + session + ": its turn-memory events and its recorded tool calls", "#/turns")),
     h("h2", {}, "History"),
     data.events.map((e) => h("div", { class: "event " + e.kind }, h("strong", {}, e.kind), h("pre", {}, typeof e.payload === "string" ? e.payload : JSON.stringify(e.payload, null, 2)))),
     h("h2", {}, "Model view"),
@@ -295,7 +304,7 @@ async function recordings(session, notice) {
   }
   const data = await api("recording", { session });
   show("Recording " + session,
-    h("p", {}, forgetButton({ session }, "session " + session + ": its recorded tool calls and its turn-memory events")),
+    h("p", {}, forgetButton({ session }, "session " + session + ": its recorded tool calls and its turn-memory events", "#/recordings")),
     h("h2", {}, "Tool calls"),
     data.calls.length ? table(["#", "Tool", "Parameters"], data.calls.map((c, i) => [i + 1, (c && (c.toolName || c.tool_name || c.name)) || "", h("pre", {}, JSON.stringify(c, null, 2))]), [0])
       : h("p", { class: "muted" }, "No calls."),
@@ -318,7 +327,7 @@ async function notes(scope, notice, path = "/memories") {
   const lines = data.text.split("\n");
   const entries = lines[0].startsWith("Here") ? lines.slice(1).map((l) => l.split("\t")).filter((p) => p.length === 2) : [];
   show("Notes of " + scope,
-    h("p", {}, forgetButton({ scope }, "scope " + scope + ": its notes and its browser memory")),
+    h("p", {}, forgetButton({ scope }, "scope " + scope + ": its notes and its browser memory", "#/notes")),
     h("p", {}, h("code", {}, path), path !== "/memories" ? [" · ", h("a", { href: "#/notes/" + enc(scope) }, "back to /memories")] : null),
     entries.length ? table(["Size", "Path"], entries.map(([size, p]) => [size, h("a", { href: "#/notes/" + enc(scope) + "/" + enc(p) }, p)]))
       : h("pre", {}, data.text));
@@ -348,5 +357,9 @@ async function route(notice) {
   }
 }
 
-window.addEventListener("hashchange", () => route());
+window.addEventListener("hashchange", () => {
+  const notice = pendingNotice;
+  pendingNotice = null;
+  route(notice);
+});
 route();

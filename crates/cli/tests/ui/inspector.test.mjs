@@ -1,0 +1,221 @@
+// `agent-memory ui` in headless Chromium: each view renders the demo's data, the recall,
+// context and chart controls work, a forget removes what it names and the page updates,
+// a request without the CSRF token or from a foreign Origin is refused, and the page is
+// usable at 1280x800 and phone width, by keyboard, in light and dark schemes. Screenshots
+// of each view go to $SCREENSHOTS. Run by `cargo xtask ui`, which fills $DB with the demo.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import puppeteer from "puppeteer-core";
+
+const { AGENT_MEMORY_BIN: bin, DB: db, CHROMIUM: chromium, SCREENSHOTS: shots } = process.env;
+assert.ok(bin && db && chromium && shots, "cargo xtask ui sets AGENT_MEMORY_BIN, DB, CHROMIUM and SCREENSHOTS");
+mkdirSync(shots, { recursive: true });
+
+let server;
+let url;
+let browser;
+
+before(async () => {
+  server = spawn(bin, ["--db", db, "--now", "2026-01-03T00:00:00Z", "ui", "--listen", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+  url = await new Promise((resolve, reject) => {
+    const lines = createInterface({ input: server.stderr });
+    lines.on("line", (line) => {
+      const at = line.indexOf("http://");
+      if (at >= 0) resolve(line.slice(at).replace(/\/$/, ""));
+    });
+    server.on("exit", (code) => reject(new Error("the inspector exited with " + code)));
+  });
+  browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill();
+});
+
+async function open(hash, { width = 1280, height = 800, dark = false } = {}) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => { if (message.type() === "error") errors.push(message.text()); });
+  await page.setViewport({ width, height });
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: dark ? "dark" : "light" }]);
+  await page.goto(url + "/" + hash, { waitUntil: "networkidle0" });
+  page.errors = errors;
+  return page;
+}
+
+const text = (page) => page.$eval("main", (main) => main.innerText);
+
+async function waitForText(page, needle) {
+  await page.waitForFunction((n) => document.querySelector("main").innerText.includes(n), { timeout: 10000 }, needle);
+}
+
+test("each view renders its data", async () => {
+  const views = [
+    ["overview", "#/", ["demo-team", "shop.example.com", "demo-coding", "demo-recording", "default"]],
+    ["procedural", "#/procedural/demo-team", ["read_logs", "pin_seed", "run_tests", "70.0%", "Below the threshold"]],
+    ["browser", "#/browser/shared", ["shop.example.com", "typical-turns", "searchbox \"Search\"", "Find reviews of the Acme smart watch", "success"]],
+    ["turns", "#/turns/demo-coding", ["session_started", "make the parser tests pass", "Model view"]],
+    ["recordings", "#/recordings/demo-recording", ["merchantFactory_loadAccount", "${merchant_password}", "No findings."]],
+    ["notes", "#/notes/default", ["/memories/project.md"]],
+  ];
+  for (const [name, hash, needles] of views) {
+    const page = await open(hash);
+    for (const needle of needles) await waitForText(page, needle);
+    assert.deepEqual(page.errors, [], name);
+    await page.screenshot({ path: join(shots, name + ".png"), fullPage: false });
+    await page.close();
+  }
+});
+
+test("a note opens from the tree with its numbered lines", async () => {
+  const page = await open("#/notes/default");
+  await waitForText(page, "/memories/project.md");
+  await page.click('main a[href*="project.md"]');
+  await waitForText(page, "1\tBuild: cargo build");
+  await page.close();
+});
+
+test("the recall box ranks patterns with each score's parts", async () => {
+  const page = await open("#/procedural/demo-team");
+  await page.waitForSelector('form[aria-label="Recall"] input[name="affected_layer"]');
+  await page.type('input[name="affected_layer"]', "ci");
+  await page.click('form[aria-label="Recall"] button[type="submit"]');
+  await page.waitForSelector("#recall-result table");
+  const result = await page.$eval("#recall-result", (el) => el.innerText);
+  assert.match(result, /read_logs/);
+  assert.match(result, /Confidence part/);
+  await page.close();
+});
+
+test("a pattern's chart plots its confidence after each episode", async () => {
+  const page = await open("#/procedural/demo-team");
+  await page.waitForSelector("main table button");
+  await page.click("main table button");
+  await page.waitForSelector("#pattern-detail svg.chart polyline");
+  const points = await page.$eval("#pattern-detail polyline", (el) => el.getAttribute("points").trim().split(" ").length);
+  assert.equal(points, 5);
+  await page.screenshot({ path: join(shots, "procedural-chart.png") });
+  await page.close();
+});
+
+test("the context box shows the exact context and each part's fate", async () => {
+  const page = await open("#/browser/shared");
+  await page.waitForSelector('form[aria-label="Context"]');
+  await page.type('input[name="goal"]', "Find reviews of the Acme smart watch");
+  await page.click('form[aria-label="Context"] button[type="submit"]');
+  await page.waitForSelector("#context-result pre");
+  const shown = await page.$eval("#context-result", (el) => el.innerText);
+  assert.match(shown, /REFERENCE TRAJECTORY/);
+  assert.match(shown, /whole|cut|left/);
+  await page.close();
+});
+
+test("every provider format of the model view", async () => {
+  const page = await open("#/turns/demo-coding");
+  for (const provider of ["openai_responses", "anthropic", "gemini", "genkit", "openai_chat"]) {
+    await page.waitForSelector(".tabs button");
+    const buttons = await page.$$(".tabs button");
+    for (const button of buttons) {
+      if ((await button.evaluate((b) => b.textContent)) === provider) await button.click();
+    }
+    await page.waitForSelector(`pre[data-provider="${provider}"]`);
+  }
+  const anthropic = await open("#/turns/demo-coding");
+  await anthropic.close();
+  await page.close();
+});
+
+test("keyboard: Tab reaches the views and Enter opens one", async () => {
+  const page = await open("#/");
+  await waitForText(page, "demo-team");
+  await page.focus("a.brand");
+  const focused = [await page.evaluate(() => document.activeElement.textContent)];
+  for (let i = 0; i < 2; i++) {
+    await page.keyboard.press("Tab");
+    focused.push(await page.evaluate(() => document.activeElement.textContent));
+  }
+  assert.deepEqual(focused, ["agent-memory", "Overview", "Procedural"]);
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => location.hash === "#/procedural");
+  await waitForText(page, "demo-team");
+  await page.close();
+});
+
+test("phone width: nothing overflows sideways; dark scheme", async () => {
+  const phone = await open("#/", { width: 390, height: 844 });
+  await waitForText(phone, "demo-team");
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, "the page is " + overflow + " px wider than the window");
+  await phone.screenshot({ path: join(shots, "overview-phone.png") });
+  await phone.close();
+  const dark = await open("#/browser/shared", { dark: true });
+  await waitForText(dark, "typical-turns");
+  const background = await dark.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(background, "rgb(13, 17, 23)");
+  await dark.screenshot({ path: join(shots, "browser-dark.png") });
+  await dark.close();
+});
+
+test("requests without the CSRF token or from a foreign Origin are refused", async () => {
+  const page = await open("#/");
+  await waitForText(page, "demo-team");
+  const status = await page.evaluate(async () => {
+    const response = await fetch("/api/forget", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ partition: "demo-team" }),
+    });
+    return response.status;
+  });
+  assert.equal(status, 403);
+  const token = await page.$eval('meta[name="csrf-token"]', (m) => m.content);
+  await page.close();
+  const foreign = await fetch(url + "/api/forget", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": token, Origin: "http://evil.example" },
+    body: JSON.stringify({ partition: "demo-team" }),
+  });
+  assert.equal(foreign.status, 403);
+  const again = await open("#/procedural/demo-team");
+  await waitForText(again, "read_logs");
+  await again.close();
+});
+
+// Last: it erases what the other tests look at.
+test("forget asks, names what goes, erases it and the page updates", async () => {
+  const page = await open("#/procedural/demo-team");
+  await waitForText(page, "read_logs");
+  await page.click('button[aria-label^="Forget partition demo-team"]');
+  await page.waitForSelector("dialog[open]");
+  const asked = await page.$eval("#confirm-text", (el) => el.textContent);
+  assert.match(asked, /partition demo-team: its episodes, patterns and settings/);
+  await page.screenshot({ path: join(shots, "forget-confirm.png") });
+  await page.click("#confirm-forget");
+  await page.waitForFunction(() => location.hash === "#/procedural");
+  await waitForText(page, "Forgotten: partition demo-team");
+  await waitForText(page, "No partitions.");
+  // Cancel leaves everything in place.
+  await page.goto(url + "/#/browser/shared", { waitUntil: "networkidle0" });
+  await waitForText(page, "Add the Acme smart watch to the cart");
+  await page.click('button[aria-label^="Forget trajectory"]');
+  await page.waitForSelector("dialog[open]");
+  await page.keyboard.press("Escape");
+  await page.waitForFunction(() => !document.querySelector("dialog[open]"));
+  assert.match(await text(page), /Add the Acme smart watch to the cart/);
+  // A site, forgotten from its own card.
+  await page.click('button[aria-label^="Forget site shop.example.com"]');
+  await page.click("#confirm-forget");
+  await waitForText(page, "No sites.");
+  assert.doesNotMatch(await text(page), /Find reviews of the Acme smart watch/);
+  await page.close();
+});
