@@ -306,6 +306,24 @@ impl TrajectoryStore for SqliteStore {
         })
     }
 
+    fn trajectory_recent(&self, scope: &Scope, limit: usize) -> Result<Vec<Trajectory>> {
+        let sql = format!(
+            "SELECT {TRAJECTORY_COLUMNS} FROM browser_trajectories WHERE scope = ?1 \
+             ORDER BY recorded_at IS NULL, recorded_at DESC, traj_id DESC LIMIT ?2"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read_with(|conn| {
+            conn.prepare_cached(&sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![scope.as_str(), limit], trajectory_from)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| to_core("list trajectories", e))?
+                .into_iter()
+                .collect()
+        })
+    }
+
     fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
         let op = "count trajectories";
         let count: i64 = self.read(op, |conn| {

@@ -348,17 +348,29 @@ fn read_episodes(
     after: Seq,
     limit: usize,
 ) -> Result<Vec<(i64, Episode)>> {
+    read_episodes_of(conn, partition, None, after, limit)
+}
+
+/// Up to `limit` episodes of `partition` above `after`, of group `group` only when given.
+fn read_episodes_of(
+    conn: &Connection,
+    partition: &Partition,
+    group: Option<i64>,
+    after: Seq,
+    limit: usize,
+) -> Result<Vec<(i64, Episode)>> {
     let op = "read episodes";
     let sql = |e| to_core(op, e);
     let mut stmt = conn
         .prepare_cached(
             "SELECT seq, fp_id, trajectory, outcome, recorded_at FROM trajectory_episode \
-             WHERE partition = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+             WHERE partition = ?1 AND seq > ?2 AND (?4 IS NULL OR fp_id = ?4) \
+             ORDER BY seq LIMIT ?3",
         )
         .map_err(sql)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut rows = stmt
-        .query(params![partition.as_str(), seq_to_sql(after), limit])
+        .query(params![partition.as_str(), seq_to_sql(after), limit, group])
         .map_err(sql)?;
     let mut known: HashMap<i64, Fingerprint> = HashMap::new();
     let mut episodes = Vec::new();
@@ -477,6 +489,24 @@ impl EpisodeStore for SqliteStore {
     ) -> Result<Vec<Episode>> {
         let conn = self.lock();
         Ok(read_episodes(&conn, partition, after, limit)?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect())
+    }
+
+    fn group_episodes(
+        &self,
+        partition: &Partition,
+        fingerprint: &Fingerprint,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        let conn = self.lock();
+        let Some(fp_id) = lookup(&conn, partition.as_str(), fingerprint)
+            .map_err(|e| to_core("read episodes", e))?
+        else {
+            return Ok(Vec::new());
+        };
+        Ok(read_episodes_of(&conn, partition, Some(fp_id), 0, limit)?
             .into_iter()
             .map(|(_, e)| e)
             .collect())

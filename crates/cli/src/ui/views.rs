@@ -13,9 +13,11 @@ use agent_memory_trajectory::Config;
 use agent_memory_trajectory::Fingerprint;
 use agent_memory_trajectory::policy::{SignalMapping, SuccessSignal, update_confidence};
 
-/// The most episodes a confidence chart replays (the newest group's history beyond it is
-/// summarised by the pattern's own statistics).
-const CHART_EPISODES: usize = 200_000;
+/// The most episodes of a group a confidence chart replays.
+const CHART_EPISODES: usize = 100_000;
+
+/// The most trajectories the browser view lists (the newest).
+const SHOWN_TRAJECTORIES: usize = 200;
 
 /// The views the page asks for, by the path after `/api/`.
 pub(crate) const VIEWS: &[&str] = &[
@@ -111,37 +113,29 @@ fn timeline(env: &Env<'_>, input: &Value) -> Result<Value> {
         .get("fingerprint")
         .and_then(Value::as_object)
         .ok_or_else(|| Failure::invalid("fingerprint", "fingerprint is required (an object)"))?;
+    let pairs = wanted
+        .iter()
+        .map(|(k, v)| {
+            v.as_str()
+                .map(|v| (k.clone(), v.to_owned()))
+                .ok_or_else(|| {
+                    Failure::invalid("fingerprint", format!("fingerprint.{k} is not a string"))
+                })
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let fingerprint =
+        Fingerprint::new(pairs).map_err(|e| Failure::invalid("fingerprint", e.to_string()))?;
     let config = Config::new(Vec::<String>::new());
     let mut confidence = config.initial_confidence;
-    let mut count = 0u64;
-    let mut points = Vec::new();
-    let mut after = 0;
-    let mut read = 0usize;
-    loop {
-        let page = env.store.episodes_after(&partition, after, 10_000)?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        read += page.len();
-        for episode in &page {
-            let pairs = episode.episode.fingerprint.pairs();
-            let matches = pairs.len() == wanted.len()
-                && pairs
-                    .iter()
-                    .all(|(k, v)| wanted.get(k).and_then(Value::as_str) == Some(v.as_str()));
-            if !matches {
-                continue;
-            }
-            let outcome: Value =
-                serde_json::from_str(&episode.episode.outcome).unwrap_or(Value::Null);
-            let signal = SuccessSignal.signal(&outcome);
-            confidence = update_confidence(confidence, count, signal, config.evidence_cap);
-            count += 1;
-            points
-                .push(json!({ "at": time(episode.episode.recorded_at), "confidence": confidence }));
-        }
-        if read >= CHART_EPISODES {
-            break;
-        }
+    let episodes = env
+        .store
+        .group_episodes(&partition, &fingerprint, CHART_EPISODES)?;
+    let mut points = Vec::with_capacity(episodes.len());
+    for (count, episode) in episodes.iter().enumerate() {
+        let outcome: Value = serde_json::from_str(&episode.episode.outcome).unwrap_or(Value::Null);
+        let signal = SuccessSignal.signal(&outcome);
+        confidence = update_confidence(confidence, count as u64, signal, config.evidence_cap);
+        points.push(json!({ "at": time(episode.episode.recorded_at), "confidence": confidence }));
     }
     Ok(json!({ "partition": name, "points": points }))
 }
@@ -154,7 +148,8 @@ fn browser(env: &Env<'_>, input: &Value) -> Result<Value> {
         .unwrap_or("shared");
     let scope = Scope::new(name).map_err(|e| Failure::invalid("scope", e.to_string()))?;
     let now = env.clock.now();
-    let trajectories = env.store.trajectory_list(&scope)?;
+    let count = env.store.trajectory_count(&scope)?;
+    let trajectories = env.store.trajectory_recent(&scope, SHOWN_TRAJECTORIES)?;
     let mut sites = Vec::new();
     for site in env.store.site_list(&scope)? {
         let Some(memory) = env.store.site_get(&scope, &site)? else {
@@ -179,6 +174,7 @@ fn browser(env: &Env<'_>, input: &Value) -> Result<Value> {
         sites.push(json!({ "site": site, "label": memory.label, "facts": facts,
                            "selectors": selectors, "sessions": memory.sessions.len() }));
     }
+    // Newest first, and only the first ones: a scope may hold tens of thousands.
     let trajectories = trajectories
         .iter()
         .map(|t| {
@@ -194,7 +190,10 @@ fn browser(env: &Env<'_>, input: &Value) -> Result<Value> {
         })
         .collect::<Vec<_>>();
     let runs = call(env, "browser_runs", json!({ "scope": name, "limit": 200 }))?;
-    Ok(json!({ "scope": name, "sites": sites, "trajectories": trajectories, "runs": runs }))
+    Ok(
+        json!({ "scope": name, "sites": sites, "trajectories": trajectories,
+                "trajectory_count": count, "runs": runs }),
+    )
 }
 
 /// A coding session's events and its model view in `format`.

@@ -3,6 +3,7 @@
 //! another Host are refused. (`cargo xtask ui` drives the page itself in Chromium.)
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use reqwest::redirect::Policy;
@@ -19,16 +20,23 @@ struct Inspector {
 
 impl Inspector {
     fn start(db: &str, extra: &[&str]) -> Inspector {
+        let mut args = vec![
+            "--db",
+            db,
+            "--now",
+            "2026-02-01T00:00:00Z",
+            "ui",
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        args.extend_from_slice(extra);
+        Inspector::start_with(&args, &[])
+    }
+
+    /// `agent-memory ARGS EXTRA`, once it listens.
+    fn start_with(args: &[&str], extra: &[&str]) -> Inspector {
         let mut child = Command::new(BIN)
-            .args([
-                "--db",
-                db,
-                "--now",
-                "2026-02-01T00:00:00Z",
-                "ui",
-                "--listen",
-                "127.0.0.1:0",
-            ])
+            .args(args)
             .args(extra)
             .env_remove("AGENT_MEMORY_DB")
             .env_remove("AGENT_MEMORY_TOKEN")
@@ -476,4 +484,34 @@ async fn ui_beyond_loopback_needs_a_token() {
         .await
         .expect("GET");
     assert_eq!(wrong.status().as_u16(), 401);
+}
+
+/// The README's two lines, as written: the demo's database, then the inspector on it (on a
+/// free port rather than the default one, which another program may hold).
+#[tokio::test]
+async fn the_readme_inspector_commands_run_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../../README.md")).expect("README");
+    let commands =
+        crate::tour::section_commands(&readme, "See what an agent remembers: the inspector page");
+    assert_eq!(commands[0], "cargo xtask demo", "{commands:?}");
+    let ui = crate::tour::words(&commands[1]);
+    assert_eq!(ui[ui.len() - 1], "ui", "{commands:?}");
+    let db = ui
+        .windows(2)
+        .find(|pair| pair[0] == "--db")
+        .map(|pair| pair[1].clone())
+        .expect("the command names its database");
+    // What `cargo xtask demo` does: the demo on a fresh database at that path.
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join(db);
+    let db = db.to_str().expect("utf-8");
+    sandbox.expect(0, &["--db", db, "demo"]);
+    let mut args: Vec<&str> = ui.iter().map(String::as_str).collect();
+    let at = args.iter().position(|a| *a == "--db").expect("--db");
+    args[at + 1] = db;
+    let inspector = Inspector::start_with(&args, &["--listen", "127.0.0.1:0"]);
+    let (_, token) = inspector.page().await;
+    let overview = inspector.view(&token, "overview", json!({})).await;
+    assert_eq!(overview["list"]["partitions"][0]["partition"], "demo-team");
 }

@@ -137,6 +137,19 @@ pub trait TrajectoryStore: Send + Sync {
         Ok(self.trajectory_list(scope)?.len() as u64)
     }
 
+    /// Up to `limit` trajectories of `scope`, newest `recorded_at` first (undated ones last),
+    /// ties by id descending. The default lists them all; a store on disk reads only those.
+    fn trajectory_recent(&self, scope: &Scope, limit: usize) -> Result<Vec<Trajectory>> {
+        let mut all = self.trajectory_list(scope)?;
+        all.sort_by(|a, b| {
+            b.recorded_at
+                .cmp(&a.recorded_at)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        all.truncate(limit);
+        Ok(all)
+    }
+
     /// Removes trajectories recorded before `cutoff` (undated ones stay); returns how many.
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
 

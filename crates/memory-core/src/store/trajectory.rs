@@ -407,6 +407,30 @@ pub trait EpisodeStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<Episode>>;
 
+    /// Up to `limit` episodes of the group `fingerprint` of `partition`, ascending by sequence
+    /// number. The default reads the partition's episodes in pages; a store on disk asks for
+    /// the group's alone.
+    fn group_episodes(
+        &self,
+        partition: &Partition,
+        fingerprint: &Fingerprint,
+        limit: usize,
+    ) -> Result<Vec<Episode>> {
+        let mut found = Vec::new();
+        let mut after = 0;
+        while found.len() < limit {
+            let page = self.episodes_after(partition, after, 10_000)?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            found.extend(
+                page.into_iter()
+                    .filter(|e| &e.episode.fingerprint == fingerprint)
+                    .take(limit - found.len()),
+            );
+        }
+        Ok(found)
+    }
+
     /// Removes the episodes of `partition` recorded before `before` that crystallize has
     /// already observed (at or below the watermark); returns how many. Patterns keep every
     /// count, so nothing they say changes.

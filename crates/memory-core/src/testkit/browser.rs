@@ -41,6 +41,10 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             run: prune_removes_only_expired,
         },
         Case {
+            name: "recent trajectories come newest first, undated last",
+            run: recent_trajectories_newest_first,
+        },
+        Case {
             name: "scopes are isolated",
             run: scopes_are_isolated,
         },
@@ -480,6 +484,40 @@ fn prune_removes_only_expired<S: BrowserStore>(store: &S) -> CaseResult {
         found(store, &s, &query("alpha"))?.len(),
         1,
         "pruned postings are gone"
+    );
+    Ok(())
+}
+
+fn recent_trajectories_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    ensure_eq!(store.trajectory_recent(&s, 10)?, Vec::new());
+    let mut undated = trajectory("u", "alpha", "https://a.test", true, 0);
+    undated.recorded_at = None;
+    undated.timestamp = "not a time".to_owned();
+    for t in [
+        trajectory("b", "alpha", "https://a.test", true, 20),
+        undated,
+        trajectory("a", "alpha", "https://a.test", true, 20),
+        trajectory("c", "alpha", "https://a.test", false, 30),
+        trajectory("d", "alpha", "https://a.test", true, 10),
+    ] {
+        put(store, &s, &t)?;
+    }
+    put(
+        store,
+        &scope("other"),
+        &trajectory("z", "alpha", "https://a.test", true, 99),
+    )?;
+    let ids = |list: Vec<Trajectory>| list.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    ensure_eq!(
+        ids(store.trajectory_recent(&s, 10)?),
+        vec!["c", "b", "a", "d", "u"]
+    );
+    ensure_eq!(ids(store.trajectory_recent(&s, 2)?), vec!["c", "b"]);
+    ensure_eq!(
+        store.trajectory_recent(&s, 1)?,
+        vec![trajectory("c", "alpha", "https://a.test", false, 30)],
+        "every field is read back"
     );
     Ok(())
 }

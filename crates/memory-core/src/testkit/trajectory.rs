@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::error::Result;
 use crate::names::{MetaKey, Partition};
 use crate::store::trajectory::{
-    CrystallizeInput, CrystallizeOutput, Fingerprint, Group, NewEpisode, PatternStats,
+    CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, PatternStats,
     PatternStore, TrajectoryTally, decode_texts, encode_texts,
 };
 use crate::testkit::{Case, CaseResult};
@@ -78,6 +78,10 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             name: "pending groups are the groups below the threshold, by fingerprint",
             run: pending_groups_below_the_threshold,
         },
+        Case {
+            name: "a group's episodes, in order, and only its own",
+            run: group_episodes_in_order,
+        },
     ]
 }
 
@@ -97,6 +101,35 @@ fn step_with_threshold_two(input: &CrystallizeInput) -> Result<CrystallizeOutput
             .any(|g| &g.fingerprint == fp && g.pattern.is_some())
     });
     Ok(output)
+}
+
+fn group_episodes_in_order<S: PatternStore>(store: &S) -> CaseResult {
+    let one = fingerprint(&[("f", "1"), ("g", "x")]);
+    ensure_eq!(store.group_episodes(&partition("p"), &one, 10)?, Vec::new());
+    let stored = store.append_episodes(&[
+        episode("p", &[("f", "1"), ("g", "x")], &["a"], 1),
+        episode("p", &[("f", "1")], &["b"], 2),
+        episode("q", &[("f", "1"), ("g", "x")], &["c"], 3),
+        episode("p", &[("f", "1"), ("g", "x")], &["d"], 4),
+        episode("p", &[("f", "2"), ("g", "x")], &["e"], 5),
+        episode("p", &[("g", "x"), ("f", "1")], &["f"], 6),
+    ])?;
+    let mine: Vec<Episode> = [0, 3, 5].iter().map(|&i| stored[i].clone()).collect();
+    ensure_eq!(
+        store.group_episodes(&partition("p"), &one, 10)?,
+        mine.clone()
+    );
+    ensure_eq!(
+        store.group_episodes(&partition("p"), &one, 2)?,
+        mine[..2].to_vec()
+    );
+    ensure_eq!(store.group_episodes(&partition("p"), &one, 0)?, Vec::new());
+    ensure_eq!(
+        store.group_episodes(&partition("r"), &one, 10)?,
+        Vec::new(),
+        "an unknown partition"
+    );
+    Ok(())
 }
 
 fn partitions_list_with_counts<S: PatternStore>(store: &S) -> CaseResult {

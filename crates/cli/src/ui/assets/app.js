@@ -259,6 +259,7 @@ async function browser(scope, notice) {
       s.selectors.length ? table(["Element", "Selector", "Last ref", "Worked"], s.selectors.map((x) => [x.element, x.stable_selector || "", x.last_ref || "", fmt(x.success_count)]), [3]) : h("p", { class: "muted" }, "No selectors.")))
       : h("p", { class: "muted" }, "No sites."),
     h("h2", {}, "Trajectories"),
+    data.trajectory_count > data.trajectories.length ? h("p", { class: "muted" }, "The newest " + fmt(data.trajectories.length) + " of " + fmt(data.trajectory_count) + ".") : null,
     data.trajectories.length ? table(["Goal", "Origin", "Steps", "Verified", "Outcome", "Age", ""],
       data.trajectories.map((t) => [t.goal, t.origin || "", fmt(t.steps.length), fmt(t.verified), t.success ? h("span", { class: "ok" }, "success") : h("span", { class: "bad" }, "failure"),
         t.age_days == null ? t.timestamp : t.age_days.toFixed(1) + " d", forgetButton({ trajectory: t.id, in_scope: scope }, "trajectory " + t.id + " (" + t.goal + ")")]), [2, 3])

@@ -1,0 +1,309 @@
+//! W-ui: how fast the inspector page (`agent-memory ui`) gets each view's data, over HTTP
+//! from the real binary, on a SQLite store holding 100,000 episodes (1,000 fingerprint
+//! groups, crystallized) and 10,000 browser trajectories on 10 sites, plus a coding session,
+//! a recorded session and a notes tree. The target: every view's data under 50 ms p99.
+//!
+//! Each view is asked 200 times after 10 warm-up requests, the way the page asks (a `POST`
+//! with the CSRF token); p50 and p99 are printed and appended to
+//! `<target>/bench-figures/W-ui.jsonl`, with the round trip of a static asset (`GET
+//! /app.js`), measured between the same requests, as the baseline: the floor of any request
+//! to the server. Under `cargo test --benches` (no `--bench`) the store is small and each
+//! view is asked a few times, to check that it all runs.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use agent_memory_contract::files::FileAccess;
+use agent_memory_contract::{Env, database, operations};
+use agent_memory_core::{ManualClock, SeededIds, SplitMix64, Timestamp};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
+const WORKLOAD: &str = "W-ui";
+/// 2026-01-01T00:00:00Z: every record is written at or after it, the server's "now" is
+/// 2026-01-20.
+const START: i64 = 1_767_225_600_000;
+const ACTIONS: [&str; 8] = [
+    "read_logs",
+    "pin_seed",
+    "run_tests",
+    "bisect",
+    "revert",
+    "retry",
+    "patch",
+    "deploy",
+];
+
+fn call(env: &Env<'_>, operation: &str, input: Value) -> Value {
+    operations::find(operation)
+        .expect("operation")
+        .call(env, input)
+        .unwrap_or_else(|e| panic!("{operation}: {e:#}"))
+}
+
+/// Fills `db` with `episodes` episodes and `trajectories` browser runs, and the rest.
+fn fill(db: &Path, episodes: usize, trajectories: usize) {
+    let store = database::open(db).expect("open the store");
+    let env = Env {
+        store: &store,
+        clock: Box::new(ManualClock::new(Timestamp::from_millis(START))),
+        ids: Box::new(SeededIds::new(7)),
+        files: FileAccess::Any,
+    };
+    let mut rng = SplitMix64::new(20_261_126);
+    let groups = (episodes / 100).max(1);
+    for batch in 0..episodes.div_ceil(5_000) {
+        let episodes = (batch * 5_000..((batch + 1) * 5_000).min(episodes))
+            .map(|i| {
+                let group = rng.below(groups as u64);
+                let steps: Vec<&str> = (0..4)
+                    .map(|k| ACTIONS[((group + k) % ACTIONS.len() as u64) as usize])
+                    .collect();
+                json!({
+                    "fingerprint": {"task": format!("task-{group}"), "env": "ci"},
+                    "trajectory": steps,
+                    "outcome": {"success": rng.below(10) < 8},
+                    "recorded_at": START + i as i64 * 1_000,
+                })
+            })
+            .collect::<Vec<_>>();
+        call(
+            &env,
+            "trajectory_record",
+            json!({"partition": "bench", "fields": ["task", "env"], "episodes": episodes}),
+        );
+    }
+    call(
+        &env,
+        "trajectory_crystallize",
+        json!({"partition": "bench"}),
+    );
+    for i in 0..trajectories {
+        let site = format!("https://site{}.test/", i % 10);
+        let turns = (0..5)
+            .map(|k| {
+                json!({"url": format!("{site}page{k}"),
+                       "action": format!("{{\"action\":\"click\",\"selector\":\"@e{k}\"}}"),
+                       "verified": k % 2 == 0})
+            })
+            .collect::<Vec<_>>();
+        call(
+            &env,
+            "browser_record_run",
+            json!({"goal": format!("find report {} of {}", i % 50, i % 7), "start_url": site,
+                   "turns": turns, "success": i % 4 != 0, "selectors": [
+                       {"element": "button \"Search\"", "selector": "[data-testid=search]"}]}),
+        );
+    }
+    call(
+        &env,
+        "turns_append",
+        json!({"session": "coding", "events": [
+            {"type": "session_started", "session": "coding", "started_at": START},
+            {"type": "user_message", "text": "make the tests pass"},
+            {"type": "assistant_turn", "text": "Fixed the parser.",
+             "memory": {"files_changed": ["src/parser.rs"]}}]}),
+    );
+    call(
+        &env,
+        "recording_append",
+        json!({"session": "recorded", "logs": [
+            {"toolName": "signIn", "parameters": {"email": "shop@example.com"}, "successful": true,
+             "durationMs": 5, "timestamp": 1000,
+             "memorySnapshot": [{"key": "email", "value": "shop@example.com"}]}]}),
+    );
+    for i in 0..50 {
+        call(
+            &env,
+            "notes",
+            json!({"command": "create", "path": format!("/memories/dir{}/note{i}.md", i % 5),
+                   "file_text": "a note about the release\n"}),
+        );
+    }
+}
+
+struct Server {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(db: &Path) -> Server {
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(db)
+        .args([
+            "--now",
+            "2026-01-20T00:00:00Z",
+            "ui",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env_remove("AGENT_MEMORY_DB")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the inspector");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the inspector listens")
+            .expect("stderr");
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim_end_matches('/').to_owned();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    Server { child, url }
+}
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let at = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[at.min(samples.len() - 1)]
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
+fn figure(name: &str, n: usize, value: f64, baseline: f64) {
+    let dir = target_dir().join("bench-figures");
+    let _ = std::fs::create_dir_all(&dir);
+    let line = json!({
+        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
+        "baseline": baseline, "lower_is_better": true,
+    });
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("W-ui.jsonl"))
+    {
+        let _ = writeln!(file, "{line}");
+    }
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let (episodes, trajectories, warm, calls) = if full {
+        (100_000, 10_000, 10, 200)
+    } else {
+        (1_000, 50, 1, 3)
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let filled = Instant::now();
+    fill(&db, episodes, trajectories);
+    println!(
+        "{WORKLOAD}: {episodes} episodes and {trajectories} browser trajectories written in {:.1}s",
+        filled.elapsed().as_secs_f64()
+    );
+    let server = start(&db);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let views: Vec<(&str, Value)> = vec![
+        ("overview", json!({})),
+        ("partition", json!({"partition": "bench"})),
+        (
+            "recall",
+            json!({"partition": "bench", "fingerprint": {"task": "task-7"}}),
+        ),
+        (
+            "timeline",
+            json!({"partition": "bench", "fingerprint": {"task": "task-7", "env": "ci"}}),
+        ),
+        ("browser", json!({"scope": "shared"})),
+        (
+            "context",
+            json!({"scope": "shared", "goal": "find report 7 of 3", "url": "https://site3.test/"}),
+        ),
+        (
+            "session",
+            json!({"session": "coding", "provider": "anthropic"}),
+        ),
+        ("recording", json!({"session": "recorded"})),
+        ("notes", json!({"scope": "default"})),
+    ];
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let page = client
+            .get(format!("{}/", server.url))
+            .send()
+            .await
+            .expect("GET /")
+            .text()
+            .await
+            .expect("page");
+        let token = page
+            .split("name=\"csrf-token\" content=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a CSRF token")
+            .to_owned();
+        println!(
+            "{:<10} {:>10} {:>10} {:>12} {:>12} {:>10}",
+            "view", "p50 ms", "p99 ms", "floor p50 ms", "floor p99 ms", "bytes"
+        );
+        for (view, input) in &views {
+            let mut samples = Vec::with_capacity(calls);
+            let mut floor = Vec::with_capacity(calls);
+            let mut size = 0;
+            for i in 0..warm + calls {
+                let started = Instant::now();
+                let response = client
+                    .post(format!("{}/api/{view}", server.url))
+                    .header("x-csrf-token", &token)
+                    .header("content-type", "application/json")
+                    .body(input.to_string())
+                    .send()
+                    .await
+                    .expect("POST");
+                assert_eq!(response.status().as_u16(), 200, "{view}");
+                size = response.bytes().await.expect("body").len();
+                let took = started.elapsed().as_secs_f64() * 1e6;
+                let started = Instant::now();
+                let asset = client
+                    .get(format!("{}/app.js", server.url))
+                    .send()
+                    .await
+                    .expect("GET");
+                asset.bytes().await.expect("asset");
+                let asset_took = started.elapsed().as_secs_f64() * 1e6;
+                if i >= warm {
+                    samples.push(took);
+                    floor.push(asset_took);
+                }
+            }
+            let (p50, p99) = (
+                percentile(&mut samples, 0.5),
+                percentile(&mut samples, 0.99),
+            );
+            let (f50, f99) = (percentile(&mut floor, 0.5), percentile(&mut floor, 0.99));
+            println!(
+                "{view:<10} {:>10.2} {:>10.2} {:>12.2} {:>12.2} {size:>10}",
+                p50 / 1e3,
+                p99 / 1e3,
+                f50 / 1e3,
+                f99 / 1e3
+            );
+            if full {
+                figure(&format!("{view} p50 (vs GET /app.js)"), calls, p50, f50);
+                figure(&format!("{view} p99 (vs GET /app.js)"), calls, p99, f99);
+            }
+        }
+    });
+}
