@@ -10,7 +10,9 @@
 //! The PostgreSQL benches measure over TCP on 127.0.0.1 against a throwaway cluster started
 //! for the run (`target/pg-bench`, named in `AGENT_MEMORY_TEST_POSTGRES`). `--peers` also
 //! runs popoto 1.10.1 on the same workload on Redis and on PostgreSQL ([`crate::peers`]),
-//! whose figures become the baselines of ours.
+//! whose figures become the baselines of ours. After the criterion benches, W-traj runs through
+//! the Python package ([`crate::python::bench`]) and W-bad through the npm package
+//! ([`crate::node::bench`]), each figure of the latter next to the Rust library's of this run.
 
 mod chart;
 mod collect;
@@ -91,6 +93,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         cargo(&root, &bench_args, &env)?;
         // The Python package on the same workload, next to the Rust library's W-traj.
         crate::python::bench(&root, sizes, &figures_dir)?;
+        // The Node package on W-bad, next to the Rust library's W-bad of this run.
+        crate::node::bench(&root, sizes, &figures_dir)?;
         if let Some(venv) = &venv {
             let redis = peers::Redis::start()?;
             venv.run_w_traj(

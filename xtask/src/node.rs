@@ -6,9 +6,16 @@
 //! built by `scripts/build.mjs` with napi-rs from the workspace's own target folder and dev
 //! profile (so the dependencies the other steps compiled are reused); `npm pack` makes the
 //! tarball; a fresh project under `target/node-test/` installs it (a copy, not a link to the
-//! sources) and runs the package's tests there with node's test runner, then type-checks an
-//! example against the installed declarations with `tsc --noEmit`, and type-checks, compiles
-//! and runs every ```ts block of the README against the installed package.
+//! sources), with the pinned Anthropic SDK beside it, and runs the package's tests there with
+//! node's test runner, then type-checks an example against the installed declarations with
+//! `tsc --noEmit`, and type-checks, compiles and runs every ```ts block of the README against
+//! the installed package (never reaching the Anthropic API: the examples run without
+//! `ANTHROPIC_API_KEY`).
+//!
+//! `cargo xtask bench` measures W-bad through the package (`bench`): the addon built with the
+//! release profile, packed and installed into a fresh project as above, runs
+//! `bindings/node/bench/w_bad.mjs` there, next to the Rust library's W-bad figures of the same
+//! run.
 //!
 //! Without Node.js or npm the step says so and passes on a developer's machine; with
 //! `CI=true` either missing is an error, never a skip.
@@ -20,6 +27,10 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::{target_dir, workspace_root};
+
+/// The Anthropic SDK the test project installs beside the package (an optional peer of it):
+/// the memory tool handlers are tested through its `betaMemoryTool` helper and tool runner.
+const ANTHROPIC_SDK: &str = "@anthropic-ai/sdk@1.14.0";
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
@@ -55,7 +66,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     println!("addon built in {:.1}s", started.elapsed().as_secs_f64());
     let work = target_dir(&root).join("node-test");
     let tarball = pack(&package, &work)?;
-    let project = fresh_project(&work, &tarball)?;
+    let project = fresh_project(&work, &tarball, &[ANTHROPIC_SDK])?;
     copy_folder(&package.join("test"), &project.join("test"))?;
     step(
         "the package's tests (node --test)",
@@ -82,6 +93,43 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             .arg(package.join("node_modules/@types"))
             .current_dir(&project),
     )
+}
+
+/// W-bad through the package (`bindings/node/bench/w_bad.mjs`) at each of `sizes`, its
+/// figures appended to `figures/node.jsonl`, each next to the Rust library's figure of the
+/// same name in `figures/W-bad.jsonl` (written by `cargo bench` earlier in the run).
+pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
+    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
+        println!("{missing} not found: W-bad (Node) is not measured");
+        return Ok(());
+    }
+    let package = root.join("bindings/node");
+    install_tools(&package)?;
+    step(
+        "building the release addon",
+        Command::new("node")
+            .args(["scripts/build.mjs", "--release"])
+            .current_dir(&package),
+    )?;
+    let work = target_dir(root).join("node-bench");
+    let tarball = pack(&package, &work)?;
+    let project = fresh_project(&work, &tarball, &[])?;
+    let script = project.join("w_bad.mjs");
+    std::fs::copy(package.join("bench/w_bad.mjs"), &script)
+        .with_context(|| format!("copying the bench into {}", project.display()))?;
+    step(
+        "W-bad through the Node package",
+        Command::new("node")
+            .arg(&script)
+            .args(["--sizes", sizes, "--figures"])
+            .arg(figures.join("node.jsonl"))
+            .arg("--rust")
+            .arg(figures.join("W-bad.jsonl"))
+            .env_remove("AGENT_MEMORY_DB")
+            .current_dir(&project),
+    )?;
+    // The bench's addon is the release build: the next `cargo xtask node` builds its own.
+    Ok(())
 }
 
 /// `npm ci` when the installed tools are missing or older than the lock file.
@@ -133,8 +181,9 @@ fn pack(package: &Path, work: &Path) -> Result<PathBuf> {
     }
 }
 
-/// A new project in `work/project` with the tarball installed from its file.
-fn fresh_project(work: &Path, tarball: &Path) -> Result<PathBuf> {
+/// A new project in `work/project` with the tarball installed from its file, and `beside`
+/// from the registry.
+fn fresh_project(work: &Path, tarball: &Path, beside: &[&str]) -> Result<PathBuf> {
     let project = work.join("project");
     if project.exists() {
         std::fs::remove_dir_all(&project)
@@ -150,6 +199,7 @@ fn fresh_project(work: &Path, tarball: &Path) -> Result<PathBuf> {
         Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--no-package-lock"])
             .arg(tarball)
+            .args(beside)
             .current_dir(&project),
     )?;
     Ok(project)

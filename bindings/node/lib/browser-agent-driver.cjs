@@ -11,33 +11,45 @@
 // the call returns, so `save()` has nothing left to do. The rules (matching, confidence,
 // pruning, ranking, rendering) are the browser memory's own, in the native addon.
 //
-// Not here: the reference's `TrajectoryAnalyzer` (the analysis object of a test suite) and
-// `ProjectStore.saveRunSummary`, whose point is the `runs/*.json` file it writes.
+// `TrajectoryAnalyzer` reads a test suite's results, which live with the caller: its analysis
+// is computed here, its hints by the browser memory's own rules in the addon.
 
 const native = require('../native.js')
 const { createHash } = require('node:crypto')
-const { mkdirSync } = require('node:fs')
+const { mkdirSync, renameSync, writeFileSync } = require('node:fs')
 const path = require('node:path')
 const { InvalidInputError, fromNative, wellFormed } = require('./errors.cjs')
 
 let chosen
+let frozen
 const open = new Map()
 
-/** Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL). */
-function useDatabase(db) {
+/**
+ * Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL);
+ * `options.now` (a `Date`, an RFC 3339 time or milliseconds) fixes "now" for every call, as
+ * `Store.open`'s option does.
+ */
+function useDatabase(db, options = {}) {
   if (typeof db !== 'string' || db.length === 0) {
     throw new InvalidInputError('db must be a SQLite file path, ":memory:" or a postgres:// URL', 'db')
   }
+  const now = options?.now
+  const ms = now === undefined || now === null ? undefined : now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : now
+  if (ms !== undefined && !Number.isSafeInteger(ms)) {
+    throw new InvalidInputError('options.now must be a Date, an RFC 3339 time or milliseconds since the epoch', 'options.now')
+  }
   chosen = db
+  frozen = ms
 }
 
-/** The native store of the database in use, opened once per process. */
+/** The native store of the database in use, opened once per process (and per frozen clock). */
 function database() {
   const db = chosen ?? process.env.AGENT_MEMORY_DB ?? path.join(process.cwd(), 'agent-memory.db')
-  let store = open.get(db)
+  const key = `${frozen ?? ''}\u0000${db}`
+  let store = open.get(key)
   if (!store) {
-    store = call(() => native.NativeStore.openSync(db, undefined))
-    open.set(db, store)
+    store = call(() => native.NativeStore.openSync(db, frozen))
+    open.set(key, store)
   }
   return store
 }
@@ -177,6 +189,21 @@ class AppKnowledge {
     return call(() => database().browserKnowledgeTextSync(this.#scope, this.#url))
   }
 
+  /** Forgets every learned fact of the site; the session history stays. */
+  clearPatterns() {
+    call(() => database().browserForgetKnowledgeSync(this.#scope, this.#url, false))
+  }
+
+  /** Forgets the site's facts and sessions (its selectors are `SelectorCache`'s). */
+  reset() {
+    call(() => database().browserForgetKnowledgeSync(this.#scope, this.#url, true))
+  }
+
+  /** How many facts are stored, whatever their confidence. */
+  get factCount() {
+    return this.getFacts(0).length
+  }
+
   /** Every write is already stored; kept for the reference's callers. */
   save() {}
 }
@@ -285,6 +312,213 @@ class ProjectStore {
   /** The stored hints, or null. */
   loadHints() {
     return call(() => database().browserHintsSync(scopeOf(this.#root))) || null
+  }
+
+  /**
+   * Keeps a test suite's summary (model, counts, pass rate, averages, and per test its id,
+   * name, verdict, turns and time) in the database, and writes it as `runs/<id>.json` in the
+   * reference's layout (replaced atomically); returns its id, `run_<ms>_<base36>`.
+   */
+  saveRunSummary(suite) {
+    if (suite === null || typeof suite !== 'object' || !Array.isArray(suite.results) || typeof suite.summary !== 'object') {
+      throw new InvalidInputError('suite must be a test suite result with `results` and `summary`', 'suite')
+    }
+    const id = native.generateRunId()
+    const { summary } = suite
+    const record = plain({
+      id,
+      model: suite.model,
+      timestamp: suite.timestamp,
+      total: summary.total,
+      passed: summary.passed,
+      failed: summary.failed,
+      passRate: summary.passRate,
+      avgTurns: summary.avgTurns,
+      avgDurationMs: summary.avgDurationMs,
+      totalDurationMs: summary.totalDurationMs,
+      tests: suite.results.map((r) => ({
+        id: r.testCase?.id,
+        name: r.testCase?.name,
+        verified: r.verified,
+        turnsUsed: r.turnsUsed,
+        durationMs: r.durationMs,
+      })),
+    })
+    call(() => database().browserSaveSuiteSummarySync(scopeOf(this.#root), record))
+    const file = path.join(this.#root, 'runs', `${id}.json`)
+    const partial = `${file}.${process.pid}.tmp`
+    writeFileSync(partial, JSON.stringify(record, null, 2))
+    renameSync(partial, file)
+    return id
+  }
+
+  /** The suite summaries kept for this root, oldest id first. */
+  loadRunSummaries() {
+    return call(() => database().browserSuiteSummariesSync(scopeOf(this.#root)))
+  }
+}
+
+/** `value` through JSON: what a file of it would hold (no `undefined`, no class instances). */
+function plain(value) {
+  return JSON.parse(JSON.stringify(value))
+}
+
+/** The action's `selector` as text, when the action names one. */
+function selectorOf(action) {
+  return action !== null && typeof action === 'object' && 'selector' in action ? String(action.selector) : undefined
+}
+
+/** What identifies a repeated action: its kind and the target that makes it the same. */
+function actionKey(action) {
+  switch (action?.action) {
+    case 'click':
+    case 'type':
+      return `${action.action}:${action.selector}`
+    case 'press':
+      return `press:${action.selector}:${action.key}`
+    case 'scroll':
+      return `scroll:${action.direction}`
+    case 'navigate':
+      return `navigate:${action.url}`
+    default:
+      return String(action?.action)
+  }
+}
+
+const evaluated = new WeakMap()
+
+/**
+ * The analysis of a test suite's results: turn efficiency, verification gaps, action and
+ * goal patterns, wasted turns and the top failure reasons; and the hints for the next runs.
+ */
+class TrajectoryAnalyzer {
+  /** The analysis of `suite` (skipped tests left out of every figure but `totalTests`). */
+  analyze(suite) {
+    if (suite === null || typeof suite !== 'object' || !Array.isArray(suite.results)) {
+      throw new InvalidInputError('suite must be a test suite result with `results`', 'suite')
+    }
+    const results = suite.results.filter((r) => !r.skipped)
+    const turnsOf = (r) => r.agentResult?.turns ?? []
+    const failed = (t) => Boolean(t.error || t.verificationFailure)
+    const wasted = (t) => failed(t) || (t.action?.action === 'wait' && t.action.ms === 0)
+
+    const all = results.flatMap(turnsOf)
+    const wastedTurns = all.filter(wasted).length
+    const turnEfficiency = {
+      totalTurns: all.length,
+      productiveTurns: all.length - wastedTurns,
+      wastedTurns,
+      efficiencyRate: all.length > 0 ? (all.length - wastedTurns) / all.length : 1,
+    }
+
+    const says = results.filter((r) => r.agentSuccess).length
+    const confirmed = results.filter((r) => r.agentSuccess && r.verified).length
+    const verificationGaps = {
+      agentSaysSuccess: says,
+      groundTruthConfirms: confirmed,
+      falsePositiveRate: says > 0 ? (says - confirmed) / says : 0,
+    }
+
+    const patterns = new Map()
+    for (const turn of all) {
+      const selector = selectorOf(turn.action)
+      const key = `${turn.action?.action}:${selector || '*'}`
+      const pattern = patterns.get(key) ?? { action: String(turn.action?.action), selector, occurrences: 0, failures: 0 }
+      pattern.occurrences += 1
+      pattern.failures += failed(turn) ? 1 : 0
+      patterns.set(key, pattern)
+    }
+    const actionPatterns = [...patterns.values()]
+      .map((p) => ({ ...p, failureRate: p.failures / p.occurrences }))
+      .sort((a, b) => b.occurrences - a.occurrences)
+
+    const goals = new Map()
+    for (const r of results) {
+      const prefix = String(r.testCase?.goal ?? '').split('\n')[0].slice(0, 80)
+      const goal = goals.get(prefix) ?? { goalPrefix: prefix, attempts: 0, successes: 0, turns: 0, duration: 0, commonFailures: [] }
+      goal.attempts += 1
+      goal.successes += r.verified ? 1 : 0
+      goal.turns += r.turnsUsed
+      goal.duration += r.durationMs
+      if (!r.verified && r.verdict) goal.commonFailures.push(r.verdict)
+      goals.set(prefix, goal)
+    }
+    const goalPatterns = [...goals.values()].map((g) => ({
+      goalPrefix: g.goalPrefix,
+      attempts: g.attempts,
+      successes: g.successes,
+      avgTurns: g.turns / g.attempts,
+      avgDurationMs: g.duration / g.attempts,
+      commonFailures: g.commonFailures,
+    }))
+
+    const wasteBreakdown = []
+    for (const r of results) {
+      const turns = turnsOf(r)
+      const name = r.testCase?.name
+      const stale = turns.filter((t) => t.error?.includes('Stale ref')).map((t) => t.turn)
+      if (stale.length > 0) {
+        wasteBreakdown.push({ category: 'stale-ref', turnNumbers: stale, description: `${name}: ${stale.length} stale ref errors` })
+      }
+      for (let i = 2; i < turns.length; i++) {
+        const key = actionKey(turns[i].action)
+        if (actionKey(turns[i - 2].action) === key && actionKey(turns[i - 1].action) === key) {
+          const numbers = [turns[i - 2].turn, turns[i - 1].turn, turns[i].turn]
+          wasteBreakdown.push({ category: 'stuck-loop', turnNumbers: numbers, description: `${name}: repeated "${key}" at turns ${numbers[0]}-${numbers[2]}` })
+        }
+      }
+      const errors = turns.filter((t) => t.error && !t.error.includes('Stale ref')).map((t) => t.turn)
+      if (errors.length > 0) {
+        wasteBreakdown.push({ category: 'error', turnNumbers: errors, description: `${name}: ${errors.length} execution errors` })
+      }
+    }
+
+    const reasons = new Map()
+    for (const r of results.filter((r) => !r.verified)) {
+      const found = r.criteriaResults ? r.criteriaResults.filter((c) => !c.passed && c.detail).map((c) => c.detail) : r.verdict ? [r.verdict] : []
+      for (const reason of found) reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
+    }
+    const topFailureReasons = [...reasons.entries()].sort((a, b) => b[1] - a[1]).map(([reason]) => reason)
+
+    const analysis = {
+      timestamp: new Date().toISOString(),
+      suiteModel: suite.model,
+      totalTests: suite.results.length,
+      passRate: suite.summary?.passRate,
+      turnEfficiency,
+      verificationGaps,
+      actionPatterns,
+      goalPatterns,
+      wasteBreakdown,
+      topFailureReasons,
+    }
+    evaluated.set(
+      analysis,
+      plain(
+        results.map((r) => ({
+          name: r.testCase?.name ?? '',
+          goal: r.testCase?.goal ?? '',
+          turns: turnsOf(r),
+          agentSuccess: r.agentSuccess === true,
+          verified: r.verified === true,
+          verdict: r.verdict,
+          failedCriteria: r.criteriaResults ? r.criteriaResults.filter((c) => !c.passed && c.detail).map((c) => c.detail) : undefined,
+          turnsUsed: r.turnsUsed,
+          durationMs: r.durationMs,
+        })),
+      ),
+    )
+    return analysis
+  }
+
+  /**
+   * The `FEEDBACK FROM PREVIOUS RUNS:` block for the prompt, or '' when nothing stands out:
+   * the browser memory's hints over the runs `analysis` was made from.
+   */
+  generateHints(analysis) {
+    const runs = evaluated.get(analysis)
+    if (!runs) throw new InvalidInputError('analysis must be one this analyzer returned from analyze()', 'analysis')
+    return call(() => native.suiteHints(runs))
   }
 }
 
@@ -411,4 +645,4 @@ class ContextBudget {
   }
 }
 
-module.exports = { TrajectoryStore, AppKnowledge, SelectorCache, ProjectStore, RunRegistry, ContextBudget, useDatabase }
+module.exports = { TrajectoryStore, TrajectoryAnalyzer, AppKnowledge, SelectorCache, ProjectStore, RunRegistry, ContextBudget, useDatabase }

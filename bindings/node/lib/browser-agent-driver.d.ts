@@ -87,6 +87,12 @@ export declare class AppKnowledge {
   getSessions(): Session[]
   recordSession(session: Session): void
   formatForBrain(): string
+  /** Forgets every learned fact of the site; the session history stays. */
+  clearPatterns(): void
+  /** Forgets the site's facts and sessions. */
+  reset(): void
+  /** How many facts are stored, whatever their confidence. */
+  readonly factCount: number
   save(): void
 }
 
@@ -117,6 +123,100 @@ export declare class ProjectStore {
   getHintsPath(): string
   saveHints(hints: string): void
   loadHints(): string | null
+  /** Keeps the suite's summary in the database and writes `runs/<id>.json`; returns the id. */
+  saveRunSummary(suite: TestSuiteResult): string
+  /** The suite summaries kept for this root, oldest id first. */
+  loadRunSummaries(): RunSummary[]
+}
+
+/** A test case's result, as browser-agent-driver's test runner reports it (the fields read here). */
+export interface TestResult {
+  testCase: { id: string; name: string; goal: string; startUrl?: string; [field: string]: unknown }
+  agentResult: { success?: boolean; turns: Turn[]; [field: string]: unknown }
+  agentSuccess: boolean
+  verified: boolean
+  verdict?: string
+  skipped?: boolean
+  criteriaResults?: Array<{ criterion?: string; passed: boolean; detail?: string }>
+  turnsUsed: number
+  durationMs: number
+  [field: string]: unknown
+}
+
+/** A test suite's results. */
+export interface TestSuiteResult {
+  model: string
+  timestamp: string
+  results: TestResult[]
+  summary: {
+    total: number
+    passed: number
+    failed: number
+    passRate: number
+    avgTurns: number
+    avgDurationMs: number
+    totalDurationMs: number
+    [field: string]: unknown
+  }
+  [field: string]: unknown
+}
+
+/** A suite summary as `saveRunSummary` keeps it. */
+export interface RunSummary {
+  id: string
+  model: string
+  timestamp: string
+  total: number
+  passed: number
+  failed: number
+  passRate: number
+  avgTurns: number
+  avgDurationMs: number
+  totalDurationMs: number
+  tests: Array<{ id: string; name: string; verified: boolean; turnsUsed: number; durationMs: number }>
+}
+
+export interface ActionPattern {
+  action: string
+  selector?: string
+  occurrences: number
+  failures: number
+  failureRate: number
+}
+
+export interface GoalPattern {
+  goalPrefix: string
+  attempts: number
+  successes: number
+  avgTurns: number
+  avgDurationMs: number
+  commonFailures: string[]
+}
+
+export interface TurnWaste {
+  category: 'stale-ref' | 'repeated-action' | 'stuck-loop' | 'error' | 'unnecessary-wait'
+  turnNumbers: number[]
+  description: string
+}
+
+export interface RunAnalysis {
+  timestamp: string
+  suiteModel: string
+  totalTests: number
+  passRate: number
+  turnEfficiency: { totalTurns: number; productiveTurns: number; wastedTurns: number; efficiencyRate: number }
+  verificationGaps: { agentSaysSuccess: number; groundTruthConfirms: number; falsePositiveRate: number }
+  actionPatterns: ActionPattern[]
+  goalPatterns: GoalPattern[]
+  wasteBreakdown: TurnWaste[]
+  topFailureReasons: string[]
+}
+
+/** A test suite's analysis, and the hints for the next runs. */
+export declare class TrajectoryAnalyzer {
+  analyze(suite: TestSuiteResult): RunAnalysis
+  /** The `FEEDBACK FROM PREVIOUS RUNS:` block, or ''; `analysis` must come from `analyze`. */
+  generateHints(analysis: RunAnalysis): string
 }
 
 export type RunStatus = 'running' | 'completed' | 'failed'
@@ -177,5 +277,8 @@ export declare class ContextBudget {
   build(): string
 }
 
-/** Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL). */
-export declare function useDatabase(db: string): void
+/**
+ * Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL);
+ * `options.now` fixes "now" for every call.
+ */
+export declare function useDatabase(db: string, options?: { now?: Date | string | number }): void

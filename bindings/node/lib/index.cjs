@@ -274,8 +274,11 @@ function runCli(args) {
   return native.runCli(args)
 }
 
+const { memoryToolHandlers } = require('./memory-tool.cjs')
+
 module.exports = {
   Store,
+  memoryToolHandlers,
   operations,
   runCli,
   AgentMemoryError,

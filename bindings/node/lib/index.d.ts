@@ -186,3 +186,32 @@ export declare function operations(): OperationInfo[]
 
 /** Runs the `agent-memory` command line in this process; returns its exit status. */
 export declare function runCli(args: string[]): number
+
+/** A command of Anthropic's memory tool (`memory_20250818`), as the model sends it. */
+export type MemoryToolCommand =
+  | { command: 'view'; path: string; view_range?: number[] | null }
+  | { command: 'create'; path: string; file_text: string }
+  | { command: 'str_replace'; path: string; old_str: string; new_str: string }
+  | { command: 'insert'; path: string; insert_line: number; insert_text: string }
+  | { command: 'delete'; path: string }
+  | { command: 'rename'; old_path: string; new_path: string }
+
+/**
+ * The handlers of Anthropic's memory tool, one per command, as the Anthropic SDK's
+ * `betaMemoryTool` (`@anthropic-ai/sdk/helpers/beta/memory`) takes them: each resolves with
+ * the tool's text and rejects with an `Error` whose message is the tool's error text.
+ */
+export type MemoryToolHandlers = {
+  [K in MemoryToolCommand['command']]: (command: Extract<MemoryToolCommand, { command: K }>) => Promise<string>
+}
+
+/** Where the memory tool keeps its notes. */
+export interface MemoryToolOptions {
+  /** Whose `/memories` tree: each scope is one of its own (`default` when absent). */
+  scope?: string
+  /** Values never stored or shown, by name: each occurrence becomes `${name}`. */
+  secrets?: Record<string, string>
+}
+
+/** Anthropic's memory tool on `store`'s notes: `betaMemoryTool(memoryToolHandlers(store, { scope }))`. */
+export declare function memoryToolHandlers(store: Store, options?: MemoryToolOptions): MemoryToolHandlers

@@ -3,6 +3,7 @@ import memory from './index.cjs'
 
 export const {
   Store,
+  memoryToolHandlers,
   operations,
   runCli,
   AgentMemoryError,

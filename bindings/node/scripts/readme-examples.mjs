@@ -44,6 +44,8 @@ for (const name of files) {
   console.log(`--- README example ${name} (in ${cwd})`)
   const env = { ...process.env }
   delete env.AGENT_MEMORY_DB
+  // An example that would call the Anthropic API does so only with a key: never here.
+  delete env.ANTHROPIC_API_KEY
   try {
     execFileSync(process.execPath, [compiled], { cwd, stdio: 'inherit', env })
   } finally {

@@ -5,12 +5,13 @@
 //! and calls the crate; the rules (matching, confidence, ranking, rendering) stay there.
 
 use agent_memory_browser::{
-    BrowserMemory, MatchOptions, RunReport, Turn, app_knowledge, find_replayable, known_selectors,
-    reference_trajectory, site_key,
+    BrowserMemory, EvaluatedRun, MatchOptions, RunReport, Turn, app_knowledge, find_replayable,
+    generate_hints, known_selectors, reference_trajectory, site_key,
 };
 use agent_memory_contract::ErrorBody;
 use agent_memory_core::store::browser::{
-    Fact, FactKind, SelectorEntry, SessionEntry, SiteObservation, Trajectory, TrajectoryStep,
+    Fact, FactKind, SelectorEntry, SessionEntry, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStep,
 };
 use agent_memory_core::{RandomIds, Scope};
 use napi::Result;
@@ -441,6 +442,66 @@ impl NativeStore {
         memory.save_hints(&hints).map_err(browser_failure)
     }
 
+    /// Forgets the facts learned about the site of `url` and, with `sessions`, its session
+    /// history too; its selectors stay. One replacement of the site's memory.
+    #[napi]
+    pub fn browser_forget_knowledge_sync(
+        &self,
+        scope: String,
+        url: String,
+        sessions: bool,
+    ) -> Result<()> {
+        let store = self.store()?;
+        let scope = scope_of(&scope)?;
+        let site = store
+            .site_get(&scope, &site_key(&url))
+            .map_err(|e| browser_failure(e.into()))?;
+        let Some(mut site) = site else {
+            return Ok(());
+        };
+        site.facts.clear();
+        if sessions {
+            site.sessions.clear();
+        }
+        site.knowledge_updated_at = agent_memory_browser::compat::iso(self.clock().now());
+        store
+            .site_put(&scope, &site)
+            .map_err(|e| browser_failure(e.into()))
+    }
+
+    /// Stores a test suite's summary (`summary.id` names it) in `scope`, replacing one with
+    /// the same id.
+    #[napi]
+    pub fn browser_save_suite_summary_sync(&self, scope: String, summary: Value) -> Result<()> {
+        let id = text(&summary, "id");
+        if id.is_empty() {
+            return Err(failure(
+                "invalid_input",
+                "a suite summary needs a non-empty `id`".to_owned(),
+                Some("summary.id"),
+            ));
+        }
+        let store = self.store()?;
+        let json = serde_json::to_string_pretty(&summary)
+            .map_err(|e| failure("invalid_input", e.to_string(), Some("summary")))?;
+        store
+            .suite_summary_put(&scope_of(&scope)?, &SuiteSummary { id, json })
+            .map_err(|e| browser_failure(e.into()))
+    }
+
+    /// Every suite summary stored in `scope`, ordered by id.
+    #[napi]
+    pub fn browser_suite_summaries_sync(&self, scope: String) -> Result<Vec<Value>> {
+        let store = self.store()?;
+        let list = store
+            .suite_summaries(&scope_of(&scope)?)
+            .map_err(|e| browser_failure(e.into()))?;
+        Ok(list
+            .iter()
+            .map(|s| serde_json::from_str(&s.json).unwrap_or_else(|_| json!({ "id": s.id })))
+            .collect())
+    }
+
     /// The hints stored for `scope`, or null.
     #[napi]
     pub fn browser_hints_sync(&self, scope: String) -> Result<Option<String>> {
@@ -464,6 +525,45 @@ pub fn site_key_of(url: String) -> String {
 #[napi]
 pub fn reference_text(trajectory: Value) -> String {
     reference_trajectory(&trajectory_from(&trajectory))
+}
+
+/// The `FEEDBACK FROM PREVIOUS RUNS:` hints of a test suite's evaluated runs (`{name, goal,
+/// turns, agentSuccess, verified, skipped, verdict, failedCriteria, turnsUsed, durationMs}`,
+/// turns in the reference's shape), or an empty string when nothing stands out.
+#[napi]
+pub fn suite_hints(runs: Vec<Value>) -> String {
+    let runs: Vec<EvaluatedRun> = runs
+        .iter()
+        .map(|r| {
+            let flag = |field: &str| r.get(field).and_then(Value::as_bool) == Some(true);
+            EvaluatedRun {
+                name: text(r, "name"),
+                goal: text(r, "goal"),
+                turns: r
+                    .get("turns")
+                    .and_then(Value::as_array)
+                    .map(|turns| turns.iter().map(turn_from).collect())
+                    .unwrap_or_default(),
+                agent_success: flag("agentSuccess"),
+                verified: flag("verified"),
+                skipped: flag("skipped"),
+                verdict: r.get("verdict").and_then(Value::as_str).map(str::to_owned),
+                failed_criteria: r.get("failedCriteria").and_then(Value::as_array).map(|d| {
+                    d.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                }),
+                turns_used: r
+                    .get("turnsUsed")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(0),
+                duration_ms: r.get("durationMs").and_then(Value::as_u64).unwrap_or(0),
+            }
+        })
+        .collect();
+    generate_hints(&runs)
 }
 
 /// A fresh run id, `run_<ms>_<6 base36>`, as the run registry makes them.

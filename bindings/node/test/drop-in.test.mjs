@@ -224,3 +224,112 @@ test('ContextBudget: highest priority first, the overflowing part cut, then noth
   assert.ok(!built.includes('ZZZ'), 'a part after the overflow is left out')
   assert.throws(() => big.add('x', 'y', 1.5), { kind: 'invalid_input', input: 'priority' })
 })
+
+test('AppKnowledge: clearPatterns forgets facts and keeps sessions, reset forgets both', () => {
+  const file = join(tempFolder(), 'knowledge.json')
+  const kb = new AppKnowledge(file, 'shop.example.com')
+  kb.clearPatterns()
+  kb.reset()
+  assert.equal(kb.factCount, 0)
+  kb.recordFact('timing', 'load', '2s')
+  kb.recordFact('quirk', 'banner', 'a')
+  kb.recordFact('quirk', 'banner', 'b')
+  assert.equal(kb.factCount, 3)
+  const session = { id: 's1', goal: 'g', outcome: 'done', success: true, finalUrl: 'https://shop.example.com/', timestamp: '2026-01-01T10:00:00.000Z', turnsUsed: 1, durationMs: 5 }
+  kb.recordSession(session)
+  const selectors = new SelectorCache(join(tempFolder(), 'selectors.json'))
+  selectors.recordSuccess('button "Pay"', '#pay')
+  kb.clearPatterns()
+  assert.equal(kb.factCount, 0)
+  assert.equal(kb.formatForBrain(), '')
+  assert.deepEqual(kb.getSessions().map((s) => s.id), ['s1'])
+  kb.recordFact('timing', 'load', '3s')
+  assert.equal(new AppKnowledge(file, 'shop.example.com').getFact('timing', 'load').confidence, 0.6, 'learning starts afresh')
+  kb.reset()
+  assert.equal(new AppKnowledge(file, 'shop.example.com').factCount, 0)
+  assert.deepEqual(kb.getSessions(), [])
+  assert.equal(selectors.lookup('button "Pay"').successCount, 1, 'selectors are not knowledge')
+})
+
+test('ProjectStore: a run summary is kept in the database and written as runs/<id>.json', async () => {
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const root = join(tempFolder(), 'memory')
+  const project = new ProjectStore(root)
+  assert.deepEqual(project.loadRunSummaries(), [])
+  const id = project.saveRunSummary(suiteOf([result({ verified: true }), result({ verified: false, name: 'checkout' })]))
+  assert.match(id, /^run_\d+_[0-9a-z]+$/)
+  assert.deepEqual(readdirSync(join(root, 'runs')), [`${id}.json`])
+  const file = JSON.parse(readFileSync(join(root, 'runs', `${id}.json`), 'utf8'))
+  assert.equal(file.id, id)
+  assert.equal(file.model, 'model-a')
+  assert.equal(file.passed, 1)
+  assert.equal(file.failed, 1)
+  assert.deepEqual(file.tests.map((t) => [t.name, t.verified, t.turnsUsed]), [['case', true, 2], ['checkout', false, 2]])
+  assert.deepEqual(new ProjectStore(root).loadRunSummaries(), [file])
+  assert.deepEqual(new ProjectStore(join(tempFolder(), 'memory')).loadRunSummaries(), [])
+  assert.throws(() => project.saveRunSummary({ results: 'no' }), { kind: 'invalid_input', input: 'suite' })
+})
+
+/** A test result of browser-agent-driver's test runner, with the fields the analysis reads. */
+function result({ verified = true, success = true, turns = [step(1), step(2)], name = 'case', goal = 'finish the checkout', ...rest } = {}) {
+  const duration = turns.reduce((sum, t) => sum + t.durationMs, 0)
+  return {
+    testCase: { id: `id-${name}`, name, startUrl: 'https://shop.example.com', goal },
+    agentResult: { success, turns, totalMs: duration },
+    agentSuccess: success,
+    verified,
+    verdict: verified ? 'passed' : 'failed',
+    turnsUsed: turns.length,
+    durationMs: duration,
+    ...rest,
+  }
+}
+
+function suiteOf(results) {
+  const passed = results.filter((r) => r.verified).length
+  return {
+    model: 'model-a',
+    timestamp: '2026-01-01T00:00:00.000Z',
+    results,
+    summary: { total: results.length, passed, failed: results.length - passed, passRate: passed / results.length, avgTurns: 2, avgDurationMs: 500, totalDurationMs: 1000 },
+  }
+}
+
+test('TrajectoryAnalyzer: efficiency, verification gaps, patterns, waste and failure reasons', async () => {
+  const { TrajectoryAnalyzer } = await import('durable-agent-memory/browser-agent-driver')
+  const analyzer = new TrajectoryAnalyzer()
+  const same = { action: 'click', selector: '@same' }
+  const analysis = analyzer.analyze(
+    suiteOf([
+      result({ turns: [step(1), step(2, undefined, { error: 'Stale ref @b2' }), step(3, undefined, { error: 'timeout' })] }),
+      result({ verified: false, turns: [step(1, same), step(2, same), step(3, same), step(4, same)], criteriaResults: [{ criterion: 'c', passed: false, detail: 'cart empty' }] }),
+      result({ verified: false, verdict: 'wrong page', turns: [step(1, { action: 'wait', ms: 0 })] }),
+      result({ skipped: true, turns: [step(1, undefined, { error: 'x' })] }),
+    ]),
+  )
+  assert.equal(analysis.totalTests, 4)
+  assert.equal(analysis.suiteModel, 'model-a')
+  assert.deepEqual(analysis.turnEfficiency, { totalTurns: 8, productiveTurns: 5, wastedTurns: 3, efficiencyRate: 5 / 8 })
+  assert.deepEqual(analysis.verificationGaps, { agentSaysSuccess: 3, groundTruthConfirms: 1, falsePositiveRate: 2 / 3 })
+  assert.deepEqual(analysis.actionPatterns[0], { action: 'click', selector: '@same', occurrences: 4, failures: 0, failureRate: 0 })
+  assert.equal(analysis.actionPatterns.find((p) => p.selector === '@b2').failures, 1)
+  assert.deepEqual(analysis.wasteBreakdown.map((w) => [w.category, w.turnNumbers]), [
+    ['stale-ref', [2]],
+    ['error', [3]],
+    ['stuck-loop', [1, 2, 3]],
+    ['stuck-loop', [2, 3, 4]],
+  ])
+  assert.deepEqual(analysis.topFailureReasons, ['cart empty', 'wrong page'])
+  assert.deepEqual(analysis.goalPatterns, [
+    { goalPrefix: 'finish the checkout', attempts: 3, successes: 1, avgTurns: 8 / 3, avgDurationMs: 2000 / 3, commonFailures: ['failed', 'wrong page'] },
+  ])
+  const hints = analyzer.generateHints(analysis)
+  assert.match(hints, /^FEEDBACK FROM PREVIOUS RUNS:\n- EFFICIENCY WARNING: Only 63% of turns are productive\. 3 turns/)
+  assert.match(hints, /- ACCURACY WARNING: The agent reports success 67% more often/)
+  assert.match(hints, /- STALE REFS: 1 turns wasted/)
+  assert.match(hints, /- STUCK LOOPS DETECTED: The agent repeated the same action sequence 2 time\(s\)/)
+  assert.match(hints, /- COMMON FAILURES: cart empty; wrong page$/)
+  assert.equal(analyzer.generateHints(analyzer.analyze(suiteOf([result()]))), '', 'a healthy suite gives no hints')
+  assert.throws(() => analyzer.generateHints({ ...analysis }), { kind: 'invalid_input', input: 'analysis' })
+  assert.throws(() => analyzer.analyze({}), { kind: 'invalid_input', input: 'suite' })
+})
