@@ -41,6 +41,35 @@ enum TurnsCommand {
     Append(AppendArgs),
     /// Every session the database holds, with its number of events.
     Sessions,
+    /// The session's tool-history setting, the model view's tokens per part and, with
+    /// `--context-window`, whether to compact now (Keen Code's automatic compaction rules).
+    Context(ContextArgs),
+    /// Show the session's tool-history setting, or set it (`full` or `none`) for the turns
+    /// that start after it.
+    ToolHistory(ToolHistoryArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ContextArgs {
+    /// The session in the database.
+    #[arg(value_name = "SESSION")]
+    session: String,
+    /// The model's context window in tokens.
+    #[arg(long, value_name = "TOKENS")]
+    context_window: Option<usize>,
+    /// Count tool outputs compressed as Keen Code compresses them.
+    #[arg(long)]
+    compress: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ToolHistoryArgs {
+    /// The session in the database.
+    #[arg(value_name = "SESSION")]
+    session: String,
+    /// The new setting; absent, the current one is shown.
+    #[arg(value_name = "full|none")]
+    mode: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -168,7 +197,101 @@ pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
         TurnsCommand::Import(args) => import(&args, global),
         TurnsCommand::Append(args) => append(&args, global),
         TurnsCommand::Sessions => sessions(global),
+        TurnsCommand::Context(args) => context(&args, global),
+        TurnsCommand::ToolHistory(args) => tool_history(&args, global),
     }
+}
+
+/// `turns context`: the contract's `turns_view` without its messages.
+fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing(&global.db)?;
+    let viewed = crate::ops::turns::view(
+        &global.env(&store),
+        &crate::ops::turns::ViewInput {
+            session: args.session.clone(),
+            provider: crate::ops::turns::Provider::OpenaiChat,
+            recent_memories: None,
+            compress_outputs: Some(args.compress),
+            context_window: args.context_window,
+        },
+    )?;
+    if global.json {
+        return print_json(&serde_json::json!({
+            "session": viewed.session,
+            "tool_history": viewed.tool_history,
+            "breakdown": viewed.breakdown,
+            "compaction": viewed.compaction,
+        }));
+    }
+    let b = &viewed.breakdown;
+    println!(
+        "session {}: tool history {}",
+        viewed.session, viewed.tool_history
+    );
+    let mut table = Table::new(["part", "tokens"]);
+    for (part, tokens) in [
+        ("system prompt", b.system_prompt_tokens),
+        ("user messages", b.user_message_tokens),
+        ("assistant", b.assistant_tokens),
+        ("tool calls and results", b.tool_result_tokens),
+        ("total", b.total_estimated),
+    ] {
+        table.row([part.to_owned(), tokens.to_string()]);
+    }
+    print!("{table}");
+    if let Some(c) = &viewed.compaction {
+        println!(
+            "compaction: {} ({}); {} of {} tokens, threshold {}, {} old tool result(s) to replace",
+            c.action,
+            c.reason,
+            c.estimated_tokens,
+            c.input_budget,
+            c.threshold,
+            c.removed_tool_results
+        );
+    }
+    Ok(())
+}
+
+/// `turns tool-history`: the setting, or a `tool_history` event appended through the
+/// contract's `turns_append`.
+fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
+    let Some(mode) = &args.mode else {
+        let store = database::open_existing(&global.db)?;
+        let events = StoreLog::new(&store, SessionId::new(args.session.as_str())?)
+            .load()
+            .with_context(|| format!("session {:?}", args.session))?
+            .events;
+        let history = History::replay_of(&SessionId::new(args.session.as_str())?, events)?;
+        let mode = history.tool_history().as_str();
+        if global.json {
+            return print_json(&serde_json::json!({"session": args.session, "tool_history": mode}));
+        }
+        println!("{mode}");
+        return Ok(());
+    };
+    let mode: agent_memory_turns::ToolHistory = mode.parse().map_err(anyhow::Error::msg)?;
+    let store = database::open(&global.db)?;
+    let mut event = serde_json::Map::new();
+    event.insert("type".to_owned(), Value::from("tool_history"));
+    event.insert("mode".to_owned(), Value::from(mode.as_str()));
+    let appended = crate::ops::turns::append(
+        &global.env(&store),
+        &crate::ops::turns::AppendInput {
+            session: args.session.clone(),
+            start: None,
+            events: vec![event],
+        },
+    )?;
+    if global.json {
+        return print_json(&appended);
+    }
+    println!(
+        "session {}: tool history {} for the turns that start now",
+        appended.session,
+        mode.as_str()
+    );
+    Ok(())
 }
 
 /// `turns append`: the events of the file after the session's stored ones, in one write.
