@@ -202,26 +202,38 @@ pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
     }
 }
 
-/// `turns context`: the contract's `turns_view` without its messages.
-fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing(&global.db)?;
-    let viewed = crate::ops::turns::view(
-        &global.env(&store),
+/// The contract's `turns_view` of a stored session, for the reports below.
+fn report(
+    store: &database::Store,
+    global: &GlobalArgs,
+    session: &str,
+    compress: bool,
+    context_window: Option<usize>,
+) -> Result<crate::ops::turns::ViewOutput> {
+    crate::ops::turns::view(
+        &global.env(store),
         &crate::ops::turns::ViewInput {
-            session: args.session.clone(),
+            session: session.to_owned(),
             provider: crate::ops::turns::Provider::OpenaiChat,
             recent_memories: None,
-            compress_outputs: Some(args.compress),
-            context_window: args.context_window,
+            compress_outputs: Some(compress),
+            context_window,
         },
+    )
+}
+
+/// `turns context`: the setting, the breakdown and the compaction answer of `turns_view`.
+fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing(&global.db)?;
+    let viewed = report(
+        &store,
+        global,
+        &args.session,
+        args.compress,
+        args.context_window,
     )?;
     if global.json {
-        return print_json(&serde_json::json!({
-            "session": viewed.session,
-            "tool_history": viewed.tool_history,
-            "breakdown": viewed.breakdown,
-            "compaction": viewed.compaction,
-        }));
+        return print_json(&viewed);
     }
     let b = &viewed.breakdown;
     println!(
@@ -253,44 +265,37 @@ fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// `turns tool-history`: the setting, or a `tool_history` event appended through the
-/// contract's `turns_append`.
+/// `turns tool-history`: the setting, after appending a `tool_history` event through the
+/// contract's `turns_append` when a mode is given.
 fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
-    let Some(mode) = &args.mode else {
-        let store = database::open_existing(&global.db)?;
-        let events = StoreLog::new(&store, SessionId::new(args.session.as_str())?)
-            .load()
-            .with_context(|| format!("session {:?}", args.session))?
-            .events;
-        let history = History::replay_of(&SessionId::new(args.session.as_str())?, events)?;
-        let mode = history.tool_history().as_str();
-        if global.json {
-            return print_json(&serde_json::json!({"session": args.session, "tool_history": mode}));
-        }
-        println!("{mode}");
-        return Ok(());
+    let mode = args
+        .mode
+        .as_deref()
+        .map(str::parse::<agent_memory_turns::ToolHistory>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let store = match mode {
+        Some(_) => database::open(&global.db)?,
+        None => database::open_existing(&global.db)?,
     };
-    let mode: agent_memory_turns::ToolHistory = mode.parse().map_err(anyhow::Error::msg)?;
-    let store = database::open(&global.db)?;
-    let mut event = serde_json::Map::new();
-    event.insert("type".to_owned(), Value::from("tool_history"));
-    event.insert("mode".to_owned(), Value::from(mode.as_str()));
-    let appended = crate::ops::turns::append(
-        &global.env(&store),
-        &crate::ops::turns::AppendInput {
-            session: args.session.clone(),
-            start: None,
-            events: vec![event],
-        },
-    )?;
-    if global.json {
-        return print_json(&appended);
+    if let Some(mode) = mode {
+        let mut event = serde_json::Map::new();
+        event.insert("type".to_owned(), Value::from("tool_history"));
+        event.insert("mode".to_owned(), Value::from(mode.as_str()));
+        crate::ops::turns::append(
+            &global.env(&store),
+            &crate::ops::turns::AppendInput {
+                session: args.session.clone(),
+                start: None,
+                events: vec![event],
+            },
+        )?;
     }
-    println!(
-        "session {}: tool history {} for the turns that start now",
-        appended.session,
-        mode.as_str()
-    );
+    let viewed = report(&store, global, &args.session, false, None)?;
+    if global.json {
+        return print_json(&viewed);
+    }
+    println!("{}", viewed.tool_history);
     Ok(())
 }
 
