@@ -8,7 +8,10 @@
 //! so this holds for appends sent at once from several processes, servers or hosts.
 
 use agent_memory_core::{SessionId, SessionStore};
-use agent_memory_turns::{ContextPolicy, EventLog, History, SessionEvent, StoreLog, render};
+use agent_memory_turns::{
+    AutoCompaction, BytesOverThree, ContextPolicy, EventLog, History, SUMMARY_INSTRUCTIONS,
+    SessionEvent, StoreLog, render,
+};
 use anyhow::{Context, Result};
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
@@ -207,6 +210,12 @@ pub struct ViewInput {
     /// (default 10).
     #[serde(default)]
     pub recent_memories: Option<usize>,
+    /// Compress tool outputs as Keen Code does (default false).
+    #[serde(default)]
+    pub compress_outputs: Option<bool>,
+    /// The model's context window in tokens; given, the output says whether to compact.
+    #[serde(default)]
+    pub context_window: Option<usize>,
 }
 
 /// The model view of a session, ready to send.
@@ -222,6 +231,81 @@ pub struct ViewOutput {
     /// Genkit), or the request body that carries them with the system prompt apart
     /// (Anthropic's `system` and `messages`, Gemini's `system_instruction` and `contents`).
     pub messages: Value,
+    /// The session's tool-history setting, `full` or `none` (a `tool_history` event sets it).
+    pub tool_history: String,
+    /// The view's estimated tokens per part.
+    pub breakdown: Breakdown,
+    /// The automatic compaction policy's answer, when `context_window` is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionAnswer>,
+}
+
+/// Estimated tokens per part of the model view (Keen Code's estimate: bytes / 3).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Breakdown {
+    /// The system prompt.
+    pub system_prompt_tokens: u64,
+    /// User messages and summaries.
+    pub user_message_tokens: u64,
+    /// Assistant text.
+    pub assistant_tokens: u64,
+    /// Tool calls' inputs and results.
+    pub tool_result_tokens: u64,
+    /// The sum.
+    pub total_estimated: u64,
+}
+
+/// Whether to compact now, by Keen Code's rules, treating the last turn as the new tool turn.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CompactionAnswer {
+    /// `continue`, `reduce` (old tool results replaced by a marker) or `summarise`.
+    pub action: String,
+    /// `no_new_tool_turn`, `under_threshold`, `threshold`, `suppressed` or `over_budget`.
+    pub reason: String,
+    /// The view's estimate before reduction.
+    pub estimated_tokens: u64,
+    /// The context window less max(4096, 5%).
+    pub input_budget: u64,
+    /// 90% of the input budget.
+    pub threshold: u64,
+    /// Tool results the reducer replaces to fit the budget.
+    pub removed_tool_results: u64,
+    /// When summarising: the instructions for the summary's five sections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// When summarising: the latest user message, to keep verbatim beside the summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_user_message: Option<String>,
+    /// When summarising: how many entries the compaction replaces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compacted_entries: Option<u64>,
+}
+
+fn label<T: Serialize>(value: T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+fn compaction_answer(history: &History, policy: &ContextPolicy, window: usize) -> CompactionAnswer {
+    let advice = AutoCompaction::new(window).after_recorded_turn(history, policy);
+    let plan = advice.plan.as_ref();
+    CompactionAnswer {
+        action: label(advice.action),
+        reason: label(advice.reason),
+        estimated_tokens: count(advice.estimated_tokens),
+        input_budget: count(advice.input_budget),
+        threshold: count(advice.threshold),
+        removed_tool_results: count(advice.reduction.removed_tool_results),
+        instructions: plan.map(|_| SUMMARY_INSTRUCTIONS.to_owned()),
+        last_user_message: plan.map(|p| p.last_user_message.clone()),
+        compacted_entries: plan.map(|p| count(p.entries)),
+    }
 }
 
 /// The session's model view, rendered for the provider.
@@ -236,11 +320,23 @@ pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
         .into());
     }
     let history = History::replay_of(&session, events)?;
-    let mut policy = ContextPolicy::default();
+    let mut policy =
+        ContextPolicy::default().with_compressed_outputs(input.compress_outputs.unwrap_or(false));
     if let Some(recent) = input.recent_memories {
         policy.recent_memories = recent;
     }
     let model = history.model_view(&policy);
+    let parts = model.breakdown(&BytesOverThree, &[]);
+    let breakdown = Breakdown {
+        system_prompt_tokens: count(parts.system_prompt_tokens),
+        user_message_tokens: count(parts.user_message_tokens),
+        assistant_tokens: count(parts.assistant_tokens),
+        tool_result_tokens: count(parts.tool_result_tokens),
+        total_estimated: count(parts.total_estimated),
+    };
+    let compaction = input
+        .context_window
+        .map(|window| compaction_answer(&history, &policy, window));
     let messages = match input.provider {
         Provider::OpenaiChat => serde_json::to_value(render::openai_chat(&model)),
         Provider::OpenaiResponses => serde_json::to_value(render::openai_responses(&model)),
@@ -254,6 +350,9 @@ pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
         provider: input.provider,
         turns: history.turns(),
         messages,
+        tool_history: history.tool_history().as_str().to_owned(),
+        breakdown,
+        compaction,
     })
 }
 
@@ -366,6 +465,58 @@ mod tests {
     }
 
     #[test]
+    fn the_view_reports_the_setting_the_breakdown_and_the_compaction_answer() {
+        let store = crate::tests::in_memory();
+        let env = env_on(&store);
+        let read = json!({"text_offset": 0, "tool": "read_file", "status": "success",
+            "retained_output": {"content": "x".repeat(900), "bytes_read": 900}});
+        let mut events = opening();
+        events.extend([
+            json!({"type": "tool_history", "mode": "full"}),
+            json!({"type": "user_message", "text": "read it"}),
+            json!({"type": "assistant_turn", "text": "Read.", "tool_activity": [read],
+                "tool_calls": [{"id": "c1", "tool": "read_file", "input": {},
+                    "output": json!({"content": "y".repeat(900), "bytes_read": 900, "lines_read": 1}).to_string()}]}),
+        ]);
+        append_at(&env, None, &events).expect("append");
+        let input = |window, compress| ViewInput {
+            session: "s1".to_owned(),
+            provider: Provider::OpenaiChat,
+            recent_memories: None,
+            compress_outputs: Some(compress),
+            context_window: window,
+        };
+        let plain = view(&env, &input(None, false)).expect("view");
+        assert_eq!(plain.tool_history, "full");
+        assert!(plain.compaction.is_none());
+        let b = &plain.breakdown;
+        assert_eq!(
+            b.total_estimated,
+            b.system_prompt_tokens
+                + b.user_message_tokens
+                + b.assistant_tokens
+                + b.tool_result_tokens
+        );
+        let compressed = view(&env, &input(None, true)).expect("view");
+        assert!(compressed.breakdown.tool_result_tokens < b.tool_result_tokens);
+        // (context window, action, reason)
+        for (window, action, reason) in [
+            (200_000, "continue", "under_threshold"),
+            (4_400, "summarise", "threshold"),
+        ] {
+            let answer = view(&env, &input(Some(window), false))
+                .expect("view")
+                .compaction
+                .expect("an answer");
+            assert_eq!(
+                (answer.action.as_str(), answer.reason.as_str()),
+                (action, reason)
+            );
+            assert_eq!(answer.last_user_message.is_some(), action == "summarise");
+        }
+    }
+
+    #[test]
     fn the_model_view_is_rendered_for_each_provider() {
         let store = crate::tests::in_memory();
         let env = env_on(&store);
@@ -381,6 +532,8 @@ mod tests {
                     session: "s1".to_owned(),
                     provider,
                     recent_memories: None,
+                    compress_outputs: None,
+                    context_window: None,
                 },
             )
             .expect("view");
@@ -397,6 +550,8 @@ mod tests {
                 session: "nobody".to_owned(),
                 provider: Provider::Genkit,
                 recent_memories: None,
+                compress_outputs: None,
+                context_window: None,
             },
         )
         .expect_err("no such session");

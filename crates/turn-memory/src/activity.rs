@@ -4,7 +4,9 @@
 //! This is Keen Code's record of a turn (0.30 and later): one activity per tool call, with the
 //! byte offset of the call in the assistant's text, the tool's name, its input cut to
 //! [`DEFAULT_MAX_INPUT_FIELD_BYTES`] per field, a status and a shell command's non-zero exit
-//! code. Outputs are never kept. The bounding rules are Keen's:
+//! code. Outputs are kept only in [`ToolActivity::retained_output`], when the session's
+//! [`ToolHistory`] is `full` for the turn (Keen's `/tool-history full`), bounded to
+//! [`DEFAULT_MAX_RETAINED_OUTPUT_BYTES`]. The bounding rules are Keen's:
 //!
 //! - only the inputs of the tools listed in [`CaptureConfig::activity_input_tools`] are kept;
 //! - the `path` field of the tools in [`CaptureConfig::activity_path_tools`] is made relative
@@ -27,6 +29,46 @@ use serde_json::{Map, Value};
 
 /// The per-field input limit of Keen Code's turn memory, in bytes.
 pub const DEFAULT_MAX_INPUT_FIELD_BYTES: usize = 4 * 1024;
+
+/// The largest retained output a tool activity keeps, in bytes (Keen keeps it whole; we bound
+/// it as we bound every other input).
+pub const DEFAULT_MAX_RETAINED_OUTPUT_BYTES: usize = 16 * 1024;
+
+/// The session's tool-history setting (Keen's `/tool-history`): whether tool results are kept
+/// for later turns. It applies to turns that start after it is set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolHistory {
+    /// Results are not kept: later turns see each call's status only (the default).
+    #[default]
+    None,
+    /// Results are kept, bounded, as each activity's `retained_output`.
+    Full,
+}
+
+impl ToolHistory {
+    /// `"none"` or `"full"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolHistory::None => "none",
+            ToolHistory::Full => "full",
+        }
+    }
+}
+
+impl std::str::FromStr for ToolHistory {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "none" => Ok(ToolHistory::None),
+            "full" => Ok(ToolHistory::Full),
+            other => Err(format!(
+                "tool history {other:?} is neither \"full\" nor \"none\""
+            )),
+        }
+    }
+}
 
 /// Whether a tool call succeeded, as the model is told when the call is replayed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -91,6 +133,17 @@ pub struct ToolActivity {
     /// A shell command's exit code, only when it was not 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The file a successful write or edit changed, relative to the workspace (the first
+    /// one when the call names several); a field of the tool result, as Keen names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_changed: Option<String>,
+    /// The command of a shell call that exited non-zero; a field of the tool result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_command: Option<String>,
+    /// The tool's result, bounded, kept when the turn ran with [`ToolHistory::Full`]; replay
+    /// sends it in place of the status object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retained_output: Option<Value>,
 }
 
 impl ToolActivity {
@@ -102,7 +155,28 @@ impl ToolActivity {
             input: None,
             status: ActivityStatus::Success,
             exit_code: None,
+            file_changed: None,
+            failed_command: None,
+            retained_output: None,
         }
+    }
+
+    /// With this retained output, bounded to [`DEFAULT_MAX_RETAINED_OUTPUT_BYTES`].
+    pub fn with_retained_output(mut self, output: &str) -> Self {
+        self.retained_output = Some(retained_output(output, DEFAULT_MAX_RETAINED_OUTPUT_BYTES));
+        self
+    }
+
+    /// With the file the call changed.
+    pub fn with_file_changed(mut self, path: Option<String>) -> Self {
+        self.file_changed = path;
+        self
+    }
+
+    /// With the command that failed.
+    pub fn with_failed_command(mut self, command: Option<String>) -> Self {
+        self.failed_command = command;
+        self
     }
 
     /// With this (already bounded) input; an empty object or a non-object keeps none.
@@ -126,9 +200,15 @@ impl ToolActivity {
         self
     }
 
-    /// The result a replayed call gets, as Keen writes it: `{"status":"success"}`,
+    /// The result a replayed call gets, as Keen writes it: the retained output when there is
+    /// one (a string as it is, anything else as JSON text), else `{"status":"success"}`,
     /// `{"status":"error"}`, or either with `"exit_code":N`.
-    pub fn result(&self) -> Cow<'static, str> {
+    pub fn result(&self) -> Cow<'_, str> {
+        match &self.retained_output {
+            Some(Value::String(text)) => return Cow::Borrowed(text),
+            Some(other) => return Cow::Owned(other.to_string()),
+            None => {}
+        }
         match (self.status, self.exit_code) {
             (ActivityStatus::Success, None) => Cow::Borrowed(r#"{"status":"success"}"#),
             (ActivityStatus::Error, None) => Cow::Borrowed(r#"{"status":"error"}"#),
@@ -136,6 +216,33 @@ impl ToolActivity {
                 Cow::Owned(format!(r#"{{"status":"{status}","exit_code":{code}}}"#))
             }
         }
+    }
+}
+
+/// A tool's output as an activity retains it: a JSON object or array kept as such when its
+/// text fits in `max_bytes`, anything else as a string cut to `max_bytes` on a UTF-8 boundary.
+pub(crate) fn retained_output(output: &str, max_bytes: usize) -> Value {
+    let trimmed = output.trim_start();
+    if output.len() <= max_bytes && (trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        if let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(output) {
+            return value;
+        }
+    }
+    Value::String(truncate_utf8(output, max_bytes).to_owned())
+}
+
+/// A retained output read from elsewhere (a Keen log), bounded as capture bounds it: a value
+/// whose JSON text is longer than `max_bytes` is kept as that text, cut.
+pub(crate) fn bound_retained(value: Value, max_bytes: usize) -> Option<Value> {
+    match value {
+        Value::Null => None,
+        Value::String(text) if text.len() > max_bytes => {
+            Some(Value::String(truncate_utf8(&text, max_bytes).to_owned()))
+        }
+        other if go_json_len(&other, max_bytes) > max_bytes => Some(Value::String(
+            truncate_utf8(&other.to_string(), max_bytes).to_owned(),
+        )),
+        other => Some(other),
     }
 }
 

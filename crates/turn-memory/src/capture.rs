@@ -1,8 +1,9 @@
 //! Capture: the accumulator that turns one turn's tool-end events into a [`TurnMemory`].
 //!
 //! Memory comes from what tools did, never from what the model wrote, so no text the model
-//! produces can forge or hide it. Capture reads each event's input and exit code and never
-//! its output: outputs are neither parsed nor copied.
+//! produces can forge or hide it. Capture reads each event's input and exit code; it copies a
+//! tool's output only into the activity's `retained_output`, bounded, when the turn runs with
+//! [`ToolHistory::Full`], and never derives memory from it.
 //!
 //! Beside the memory, the accumulator records each call's [`ToolActivity`] (Keen Code's record
 //! of a turn): the tool, its bounded input, its status and exit code, and where in the
@@ -13,7 +14,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::activity::{
-    ActivityStatus, DEFAULT_MAX_INPUT_FIELD_BYTES, ToolActivity, bounded_input, keen_relative,
+    ActivityStatus, DEFAULT_MAX_INPUT_FIELD_BYTES, DEFAULT_MAX_RETAINED_OUTPUT_BYTES, ToolActivity,
+    ToolHistory, bounded_input, keen_relative, retained_output,
 };
 use crate::error::{Error, Result};
 use crate::event::AssistantTurn;
@@ -81,6 +83,9 @@ pub struct CaptureConfig {
     /// The largest input field the activity keeps, in bytes of JSON text; string fields of
     /// write and edit tools are cut to it instead (default 4 KiB).
     pub max_input_field_bytes: usize,
+    /// The largest tool output an activity retains under [`ToolHistory::Full`], in bytes
+    /// (default 16 KiB).
+    pub max_retained_output_bytes: usize,
 }
 
 impl CaptureConfig {
@@ -110,6 +115,7 @@ impl CaptureConfig {
             ]),
             activity_path_tools: names(&["read_file", "grep", "glob", "write_file", "edit_file"]),
             max_input_field_bytes: DEFAULT_MAX_INPUT_FIELD_BYTES,
+            max_retained_output_bytes: DEFAULT_MAX_RETAINED_OUTPUT_BYTES,
         }
     }
 
@@ -155,6 +161,7 @@ pub struct CaptureRules {
     keep_dangerous: bool,
     record_activity: bool,
     max_input_field_bytes: usize,
+    max_retained_output_bytes: usize,
 }
 
 impl CaptureRules {
@@ -239,6 +246,9 @@ impl CaptureRules {
         if config.max_input_field_bytes == 0 {
             problems.push("max_input_field_bytes must be at least 1".to_owned());
         }
+        if config.max_retained_output_bytes == 0 {
+            problems.push("max_retained_output_bytes must be at least 1".to_owned());
+        }
         if !problems.is_empty() {
             return Err(Error::InvalidConfig { problems });
         }
@@ -251,6 +261,7 @@ impl CaptureRules {
             keep_dangerous: config.keep_dangerous,
             record_activity: config.record_activity,
             max_input_field_bytes: config.max_input_field_bytes,
+            max_retained_output_bytes: config.max_retained_output_bytes,
         })
     }
 
@@ -259,13 +270,20 @@ impl CaptureRules {
         CaptureRules::new(CaptureConfig::new(root))
     }
 
-    /// A fresh accumulator for one turn.
+    /// A fresh accumulator for one turn, keeping no tool output ([`ToolHistory::None`]).
     pub fn start_turn(&self) -> TurnCapture<'_> {
+        self.start_turn_with(ToolHistory::None)
+    }
+
+    /// A fresh accumulator for one turn under the session's tool-history setting (see
+    /// [`History::tool_history`](crate::History::tool_history)).
+    pub fn start_turn_with(&self, tool_history: ToolHistory) -> TurnCapture<'_> {
         TurnCapture {
             rules: self,
             memory: TurnMemory::default(),
             activity: Vec::new(),
             text: String::new(),
+            tool_history,
         }
     }
 
@@ -276,10 +294,32 @@ impl CaptureRules {
             .find(|t| t.name.len() == tool.len() && t.name.as_bytes() == tool.as_bytes())
     }
 
-    /// The activity of one finished call at `text_offset`, its input bounded by Keen's rules.
+    /// The activity of one finished call at `text_offset`, its input bounded by Keen's rules,
+    /// without its output.
     pub fn activity(&self, event: &ToolEnd<'_>, text_offset: usize) -> ToolActivity {
+        self.activity_with(event, text_offset, ToolHistory::None)
+    }
+
+    /// The activity of one finished call at `text_offset` under `tool_history`: with
+    /// [`ToolHistory::Full`], the output of a tool whose input is kept is retained, bounded.
+    pub fn activity_with(
+        &self,
+        event: &ToolEnd<'_>,
+        text_offset: usize,
+        tool_history: ToolHistory,
+    ) -> ToolActivity {
         let entry = self.entry(event.tool);
         let role = entry.and_then(|e| e.role);
+        let retained = (tool_history == ToolHistory::Full && entry.is_some_and(|e| e.keep_input))
+            .then(|| retained_output(event.output, self.max_retained_output_bytes));
+        let file_changed = (role == Some(ToolRole::File) && !event.is_error)
+            .then(|| self.first_path(event.input))
+            .flatten();
+        let failed_command = event
+            .exit_code
+            .filter(|code| *code != 0 && role == Some(ToolRole::Shell))
+            .and_then(|_| event.input.get(&self.command_field)?.as_str())
+            .map(str::to_owned);
         let input = entry.filter(|e| e.keep_input).and_then(|e| {
             bounded_input(
                 event.input,
@@ -304,7 +344,20 @@ impl CaptureRules {
             exit_code: event
                 .exit_code
                 .filter(|code| *code != 0 && role == Some(ToolRole::Shell)),
+            file_changed,
+            failed_command,
+            retained_output: retained,
         }
+    }
+
+    /// The first path a write or edit names, relative to the workspace and normalized.
+    fn first_path(&self, input: &Value) -> Option<String> {
+        let path = match input.get(&self.path_field)? {
+            Value::String(path) => path.as_str(),
+            Value::Array(paths) => paths.iter().find_map(Value::as_str)?,
+            _ => return None,
+        };
+        self.relative_path(path).map(Cow::into_owned)
     }
 
     /// `path` relative to the workspace root and normalized, borrowed when it already is;
@@ -395,6 +448,7 @@ pub struct TurnCapture<'r> {
     memory: TurnMemory,
     activity: Vec<ToolActivity>,
     text: String,
+    tool_history: ToolHistory,
 }
 
 impl TurnCapture<'_> {
@@ -406,7 +460,9 @@ impl TurnCapture<'_> {
     /// Takes one tool-end event into account.
     pub fn observe(&mut self, event: &ToolEnd<'_>) {
         if self.rules.record_activity {
-            let activity = self.rules.activity(event, self.text.len());
+            let activity = self
+                .rules
+                .activity_with(event, self.text.len(), self.tool_history);
             self.activity.push(activity);
         }
         match self.rules.entry(event.tool).and_then(|e| e.role) {

@@ -92,6 +92,12 @@ pub enum Error {
         /// serde_json's error.
         source: serde_json::Error,
     },
+    /// The log cannot do what was asked of it.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What was asked.
+        what: &'static str,
+    },
     /// The session store failed.
     #[error(transparent)]
     Store(#[from] agent_memory_core::Error),

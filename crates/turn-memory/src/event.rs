@@ -5,6 +5,7 @@
 //! {"type":"user_message","text":"fix the tests"}
 //! {"type":"assistant_turn","text":"Fixed.","memory":{"files_changed":["src/a.rs"]},"tool_activity":[…]}
 //! {"type":"compaction_applied","summary":"…","compacted_entries":12,"memory":{…}}
+//! {"type":"tool_history","mode":"full"}
 //! ```
 //!
 //! Readers ignore fields they do not know, so a log written by a newer version that adds a
@@ -13,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::activity::ToolActivity;
+use crate::activity::{ToolActivity, ToolHistory};
 use crate::capture::ToolEnd;
 use crate::error::{Error, Result};
 use crate::memory::TurnMemory;
@@ -38,6 +39,13 @@ pub enum SessionEvent {
     AssistantTurn(AssistantTurn),
     /// Older entries were replaced by a summary.
     CompactionApplied(Compaction),
+    /// The session's tool-history setting changed (Keen's `/tool-history`); it applies to
+    /// the turns that start after it.
+    #[serde(rename = "tool_history")]
+    ToolHistorySet {
+        /// `"full"` or `"none"`.
+        mode: ToolHistory,
+    },
 }
 
 impl SessionEvent {
@@ -48,6 +56,7 @@ impl SessionEvent {
             SessionEvent::UserMessage { .. } => "user_message",
             SessionEvent::AssistantTurn(_) => "assistant_turn",
             SessionEvent::CompactionApplied(_) => "compaction_applied",
+            SessionEvent::ToolHistorySet { .. } => "tool_history",
         }
     }
 
@@ -225,6 +234,9 @@ pub struct Compaction {
     /// The cumulative memory of every compacted turn (and of an earlier compaction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<TurnMemory>,
+    /// The latest user message, kept verbatim beside the summary (automatic compaction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_user_message: Option<String>,
 }
 
 /// The tag of a line that begins `{"type":"<tag>",`.

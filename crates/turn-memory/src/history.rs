@@ -5,6 +5,7 @@
 
 use agent_memory_core::{SessionId, Timestamp};
 
+use crate::activity::ToolHistory;
 use crate::error::{Error, Result};
 use crate::event::{AssistantTurn, Compaction, SessionEvent};
 use crate::memory::TurnMemory;
@@ -65,6 +66,10 @@ pub struct History {
     entries: Vec<Entry>,
     turns: u64,
     compactions: u64,
+    /// The tool-history setting now, and the one in force for the turn under way (fixed
+    /// when its user message arrived).
+    tool_history: ToolHistory,
+    turn_tool_history: ToolHistory,
 }
 
 impl History {
@@ -80,6 +85,8 @@ impl History {
             entries: Vec::new(),
             turns: 0,
             compactions: 0,
+            tool_history: ToolHistory::None,
+            turn_tool_history: ToolHistory::None,
         };
         (history, event)
     }
@@ -170,8 +177,18 @@ impl History {
     pub(crate) fn apply_checked(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::SessionStarted { .. } => {}
-            SessionEvent::UserMessage { text } => self.entries.push(Entry::User { text }),
-            SessionEvent::AssistantTurn(turn) => {
+            SessionEvent::UserMessage { text } => {
+                self.turn_tool_history = self.tool_history;
+                self.entries.push(Entry::User { text });
+            }
+            SessionEvent::ToolHistorySet { mode } => self.tool_history = mode,
+            SessionEvent::AssistantTurn(mut turn) => {
+                // A turn that started under `none` keeps no output, whatever its host sent.
+                if self.turn_tool_history == ToolHistory::None {
+                    for activity in &mut turn.tool_activity {
+                        activity.retained_output = None;
+                    }
+                }
                 self.turns += 1;
                 self.entries.push(Entry::Assistant {
                     number: self.turns,
@@ -205,6 +222,18 @@ impl History {
     /// The entries, oldest first.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// The session's tool-history setting now; a turn that starts now runs under it (pass it
+    /// to [`CaptureRules::start_turn_with`](crate::CaptureRules::start_turn_with)).
+    pub fn tool_history(&self) -> ToolHistory {
+        self.tool_history
+    }
+
+    /// The tool-history setting the turn under way runs under (the one in force when its
+    /// user message arrived).
+    pub fn turn_tool_history(&self) -> ToolHistory {
+        self.turn_tool_history
     }
 
     /// How many assistant turns the session has recorded, compacted ones included.
@@ -275,6 +304,7 @@ impl History {
             summary,
             compacted_entries: cut,
             memory,
+            last_user_message: None,
         }))
     }
 }

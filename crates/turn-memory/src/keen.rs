@@ -9,7 +9,8 @@
 //! - up to 0.29 (0.2.3 among them): `{"files_changed":[…],"failed_bash":[{"command":…,
 //!   "exit_code":…}]}`;
 //! - from 0.30: `{"tool_activity":[{"text_offset":…,"tool":…,"input":{…},"status":…,
-//!   "exit_code":…}]}` (0.32 to 0.35 write both).
+//!   "exit_code":…}]}` (0.32 to 0.35 write both); the current version adds each activity's
+//!   `retained_output` (written under `/tool-history full`), kept here bounded.
 //!
 //! The conversion follows Keen's own reader: a line that does not decode is skipped (with a
 //! [`Warning::SkippedLine`]), an assistant turn that said and did nothing is left out, an
@@ -43,7 +44,9 @@ use serde_json::{Map, Value};
 
 use agent_memory_core::{SessionId, Timestamp};
 
-use crate::activity::{ActivityStatus, ToolActivity};
+use crate::activity::{
+    ActivityStatus, DEFAULT_MAX_RETAINED_OUTPUT_BYTES, ToolActivity, bound_retained,
+};
 use crate::capture::{CaptureConfig, CaptureRules, ToolEnd};
 use crate::error::{Error, Result};
 use crate::event::{AssistantTurn, Compaction, SessionEvent};
@@ -212,6 +215,8 @@ struct KeenActivity {
     status: Option<String>,
     #[serde(default)]
     exit_code: Option<i32>,
+    #[serde(default)]
+    retained_output: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -345,6 +350,11 @@ impl Import {
                         _ => ActivityStatus::Error,
                     },
                     exit_code: a.exit_code,
+                    file_changed: None,
+                    failed_command: None,
+                    retained_output: a.retained_output.and_then(|output| {
+                        bound_retained(output, DEFAULT_MAX_RETAINED_OUTPUT_BYTES)
+                    }),
                 })
             })
             .collect();
@@ -399,9 +409,13 @@ impl Import {
             .collect();
         let compacted = self.history.entries().len();
         if compacted > 0 {
-            let summary = match messages.first() {
+            let first = match messages.first() {
                 Some(first) if first.role == "user" => messages.remove(0).content,
                 _ => String::new(),
+            };
+            let (summary, last_user_message) = match automatic_parts(&first) {
+                Some((summary, last)) => (summary.to_owned(), Some(last.to_owned())),
+                None => (first, None),
             };
             let memory =
                 TurnMemory::cumulative(self.history.entries().iter().filter_map(memory_of));
@@ -409,6 +423,7 @@ impl Import {
                 summary,
                 compacted_entries: compacted,
                 memory,
+                last_user_message,
             }));
         }
         for message in messages {
@@ -425,6 +440,19 @@ impl Import {
             }
         }
     }
+}
+
+/// The summary and the latest user message of an automatic compaction's message, which Keen
+/// writes as `<compacted_context>\n{preamble}\n\n{summary}\n</compacted_context>\n\n
+/// <last_user_message>\n{preamble}\n\n{message}\n</last_user_message>`; `None` for any other
+/// message (a manual compaction's summary).
+fn automatic_parts(message: &str) -> Option<(&str, &str)> {
+    let rest = message.strip_prefix("<compacted_context>\n")?;
+    let (context, rest) = rest.split_once("\n</compacted_context>\n\n<last_user_message>\n")?;
+    let last = rest.strip_suffix("\n</last_user_message>")?;
+    let (_, summary) = context.split_once("\n\n")?;
+    let (_, last) = last.split_once("\n\n")?;
+    Some((summary, last))
 }
 
 /// Milliseconds since the epoch of an RFC 3339 time (`2026-07-30T09:00:00.123456789Z`,

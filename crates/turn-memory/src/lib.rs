@@ -14,7 +14,12 @@
 //!   [`SessionStore`](agent_memory_core::SessionStore), and [`Session`], which keeps a history and
 //!   its log in step; [`keen`] reads Keen Code's session logs;
 //! - compaction ([`Session::compact`]) that keeps the compacted turns' memories, and the cheap
-//!   tiers ([`ContextPolicy`], [`History::fit_context`]) that come before it.
+//!   tiers ([`ContextPolicy`], [`History::fit_context`]) that come before it;
+//! - Keen Code's current additions: the session's tool-history setting ([`ToolHistory`],
+//!   `full` keeps each tool's output, bounded, as the activity's `retained_output`),
+//!   [`compaction`] (automatic compaction as a policy the host asks after each tool turn,
+//!   applied in one atomic step), [`compress`] (tool outputs shortened for the model) and
+//!   [`ModelView::breakdown`] (tokens per part of the view).
 //!
 //! ```
 //! use agent_memory_core::{InMemoryStore, ManualClock, SessionId, Timestamp};
@@ -53,6 +58,8 @@
 
 mod activity;
 pub mod capture;
+pub mod compaction;
+pub mod compress;
 mod error;
 mod event;
 mod history;
@@ -62,15 +69,24 @@ mod memory;
 pub mod render;
 mod view;
 
-pub use activity::{ActivityStatus, DEFAULT_MAX_INPUT_FIELD_BYTES, ToolActivity};
+pub use activity::{
+    ActivityStatus, DEFAULT_MAX_INPUT_FIELD_BYTES, DEFAULT_MAX_RETAINED_OUTPUT_BYTES, ToolActivity,
+    ToolHistory,
+};
 pub use capture::{CaptureConfig, CaptureRules, ToolEnd, TurnCapture};
+pub use compaction::{
+    AutoCompaction, AutoCompactionEvent, BytesOverThree, CompactionAction, CompactionAdvice,
+    CompactionPlan, CompactionReason, ContextBudget, REMOVED_TOOL_RESULT, Reduction,
+    SUMMARY_INSTRUCTIONS, SUMMARY_SECTIONS,
+};
 pub use error::{Error, Result};
 pub use event::{AssistantTurn, Compaction, SessionEvent, ToolCallRecord};
 pub use history::{Entry, History, UiMessage, UiRole};
 pub use log::{EventLog, JsonlLog, Loaded, Session, StoreLog, Warning};
 pub use memory::{DangerousCommand, FailedCommand, TurnMemory};
 pub use view::{
-    CharsOverFour, CheapTiers, ContextFit, ContextPolicy, DEFAULT_MAX_FILES_LISTED, HIDDEN_OUTPUT,
-    INTERRUPTED_MARKER, MemoryStyle, ModelItem, ModelView, SUMMARY_PREFIX, SizeEstimator,
-    Truncation, memory_block, truncate, write_memory_block,
+    CharsOverFour, CheapTiers, ContextBreakdown, ContextFit, ContextPolicy,
+    DEFAULT_MAX_FILES_LISTED, HIDDEN_OUTPUT, INTERRUPTED_MARKER, MemoryStyle, ModelItem, ModelView,
+    SUMMARY_PREFIX, SizeEstimator, Truncation, automatic_summary, memory_block, truncate,
+    write_memory_block,
 };

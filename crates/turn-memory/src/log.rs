@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use agent_memory_core::{Clock, SessionId, SessionStore};
 
+use crate::activity::ToolHistory;
 use crate::error::{Error, Result};
 use crate::event::{AssistantTurn, SessionEvent};
 use crate::history::History;
@@ -73,6 +74,18 @@ pub trait EventLog {
 
     /// Every event in the log, in order.
     fn load(&mut self) -> Result<Loaded>;
+
+    /// Appends `events` in one atomic step: after a crash the log holds all of them or none.
+    /// The default accepts one event at a time; logs that can do more override it.
+    fn append_all(&mut self, events: &[SessionEvent]) -> Result<()> {
+        match events {
+            [] => Ok(()),
+            [event] => self.append(event),
+            _ => Err(Error::Unsupported {
+                what: "appending several events in one atomic step to this log",
+            }),
+        }
+    }
 
     /// The session the log belongs to, when the log knows it before reading its first event;
     /// errors about a log that does not begin with `session_started` name it.
@@ -190,6 +203,44 @@ impl EventLog for JsonlLog {
 
     fn load(&mut self) -> Result<Loaded> {
         self.scan(true)
+    }
+
+    /// Writes the log and the new lines to a temporary file beside it, then renames it over
+    /// the log: a crash leaves the old log or the new one, never half of the batch.
+    fn append_all(&mut self, events: &[SessionEvent]) -> Result<()> {
+        let mut lines = Vec::new();
+        for event in events {
+            serde_json::to_writer(&mut lines, event).map_err(|source| Error::Encode {
+                kind: event.kind(),
+                source,
+            })?;
+            lines.push(b'\n');
+        }
+        let mut bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(self.io("read")(e)),
+        };
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(&lines);
+        let mut temporary = self.path.clone().into_os_string();
+        temporary.push(".compacting");
+        let temporary = PathBuf::from(temporary);
+        let written = File::create(&temporary)
+            .and_then(|mut file| {
+                file.write_all(&bytes)?;
+                file.sync_data()
+            })
+            .and_then(|()| std::fs::rename(&temporary, &self.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(self.io("append to")(e));
+        }
+        // The open handle points at the replaced file.
+        self.file = None;
+        Ok(())
     }
 }
 
@@ -312,6 +363,16 @@ impl<S: SessionStore> EventLog for StoreLog<S> {
         Ok(())
     }
 
+    /// One store append of every event: each store writes a batch in one transaction.
+    fn append_all(&mut self, events: &[SessionEvent]) -> Result<()> {
+        let stored = events
+            .iter()
+            .map(SessionEvent::to_stored)
+            .collect::<Result<Vec<_>>>()?;
+        self.store.session_append(&self.session, &stored)?;
+        Ok(())
+    }
+
     fn load(&mut self) -> Result<Loaded> {
         let stored = self.store.session_load(&self.session)?;
         let events = stored
@@ -411,14 +472,40 @@ impl<L: EventLog> Session<L> {
         Ok(())
     }
 
+    /// Writes `events` to the log in one atomic step and applies them; when any is rejected
+    /// or the write fails, nothing is written or applied.
+    pub fn record_all(&mut self, events: Vec<SessionEvent>) -> Result<()> {
+        let mut next = self.history.clone();
+        for (i, event) in events.iter().enumerate() {
+            next.check(event, self.events + i)?;
+            next.apply_checked(event.clone());
+        }
+        self.log.append_all(&events)?;
+        self.history = next;
+        self.events += events.len();
+        Ok(())
+    }
+
     /// Records a user message.
     pub fn user_message(&mut self, text: impl Into<String>) -> Result<()> {
         self.record(SessionEvent::UserMessage { text: text.into() })
     }
 
-    /// Records an assistant turn.
-    pub fn assistant_turn(&mut self, turn: AssistantTurn) -> Result<()> {
+    /// Records an assistant turn. A turn that started under [`ToolHistory::None`] is written
+    /// without retained outputs.
+    pub fn assistant_turn(&mut self, mut turn: AssistantTurn) -> Result<()> {
+        if self.history.turn_tool_history() == ToolHistory::None {
+            for activity in &mut turn.tool_activity {
+                activity.retained_output = None;
+            }
+        }
         self.record(SessionEvent::AssistantTurn(turn))
+    }
+
+    /// Records the session's tool-history setting (Keen's `/tool-history full|none`); turns
+    /// that start after it run under it.
+    pub fn set_tool_history(&mut self, mode: ToolHistory) -> Result<()> {
+        self.record(SessionEvent::ToolHistorySet { mode })
     }
 
     /// Compacts everything older than the last `keep_recent_turns` turns into `summary`,

@@ -110,6 +110,9 @@ pub struct ContextPolicy {
     /// Appended to the text of an interrupted turn as the model sees it (none by default, the
     /// format of Keen Code 0.2.3; [`ContextPolicy::keen`] sets [`INTERRUPTED_MARKER`]).
     pub interrupted_marker: Option<String>,
+    /// Compress tool outputs as Keen does before they reach the model (off by default):
+    /// see [`compress`](crate::compress).
+    pub compress_outputs: bool,
 }
 
 impl Default for ContextPolicy {
@@ -122,6 +125,7 @@ impl Default for ContextPolicy {
             outputs_of_last_turns: None,
             system_prompt: None,
             interrupted_marker: None,
+            compress_outputs: false,
         }
     }
 }
@@ -168,6 +172,12 @@ impl ContextPolicy {
     /// With outputs of tool calls older than the last `turns` turns hidden (tier 2), or not.
     pub fn with_outputs_of_last_turns(mut self, turns: Option<usize>) -> Self {
         self.outputs_of_last_turns = turns;
+        self
+    }
+
+    /// With tool outputs compressed for the model (or not).
+    pub fn with_compressed_outputs(mut self, compress: bool) -> Self {
+        self.compress_outputs = compress;
         self
     }
 
@@ -289,8 +299,82 @@ impl<'a> ModelView<'a> {
     }
 }
 
+/// How many tokens each part of a model view costs, with Keen's parts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ContextBreakdown {
+    /// The system prompt.
+    pub system_prompt_tokens: usize,
+    /// How many tool definitions were counted.
+    pub tool_definition_count: usize,
+    /// The tool definitions (name, description and input schema).
+    pub tool_def_tokens: usize,
+    /// User messages, compaction summaries included.
+    pub user_message_tokens: usize,
+    /// Assistant text.
+    pub assistant_tokens: usize,
+    /// Tool calls' inputs and tool results.
+    pub tool_result_tokens: usize,
+    /// The sum of the parts.
+    pub total_estimated: usize,
+}
+
+impl ModelView<'_> {
+    /// The view's cost per part as `estimator` counts it, with the tool definitions the
+    /// request will carry (JSON objects with `name`, `description` and `input_schema`).
+    pub fn breakdown(
+        &self,
+        estimator: &dyn SizeEstimator,
+        tool_definitions: &[Value],
+    ) -> ContextBreakdown {
+        let mut b = ContextBreakdown {
+            system_prompt_tokens: self.system.as_deref().map_or(0, |s| estimator.tokens(s)),
+            tool_definition_count: tool_definitions.len(),
+            ..ContextBreakdown::default()
+        };
+        for definition in tool_definitions {
+            let text = |key: &str| definition.get(key).and_then(Value::as_str).unwrap_or("");
+            b.tool_def_tokens += estimator.tokens(text("name"))
+                + estimator.tokens(text("description"))
+                + definition
+                    .get("input_schema")
+                    .map_or(0, |schema| estimator.tokens(&schema.to_string()));
+        }
+        for item in &self.items {
+            match item {
+                ModelItem::User(text) => b.user_message_tokens += estimator.tokens(text),
+                ModelItem::Assistant(text) => b.assistant_tokens += estimator.tokens(text),
+                ModelItem::ToolCall { input, .. } => {
+                    b.tool_result_tokens += estimator.tokens(&input.to_string());
+                }
+                ModelItem::ToolResult { output, .. } => {
+                    b.tool_result_tokens += estimator.tokens(output);
+                }
+            }
+        }
+        b.total_estimated = b.system_prompt_tokens
+            + b.tool_def_tokens
+            + b.user_message_tokens
+            + b.assistant_tokens
+            + b.tool_result_tokens;
+        b
+    }
+}
+
 /// The prefix of the user message that carries a compaction's summary.
 pub const SUMMARY_PREFIX: &str = "Summary of the earlier conversation:\n\n";
+
+/// The user message of an automatic compaction, in Keen's form: the summary in
+/// `<compacted_context>`, then the latest user message verbatim in `<last_user_message>`.
+pub fn automatic_summary(summary: &str, last_user_message: &str) -> String {
+    format!(
+        "<compacted_context>\nThe earlier conversation was compacted automatically to fit the \
+         context window; this summary keeps its goals, constraints, progress, discoveries, tool \
+         results and pending work.\n\n{summary}\n</compacted_context>\n\n<last_user_message>\n\
+         The latest user message follows: it is the current task, and its requirements \
+         prevail.\n\n{last_user_message}\n</last_user_message>"
+    )
+}
 
 impl History {
     /// The model view under `policy`.
@@ -343,10 +427,17 @@ impl History {
                     }
                 }
                 Entry::Compaction { number, compaction } => {
-                    let mut text =
-                        String::with_capacity(SUMMARY_PREFIX.len() + compaction.summary.len());
-                    text.push_str(SUMMARY_PREFIX);
-                    text.push_str(&compaction.summary);
+                    let text = match &compaction.last_user_message {
+                        Some(last) => automatic_summary(&compaction.summary, last),
+                        None => {
+                            let mut text = String::with_capacity(
+                                SUMMARY_PREFIX.len() + compaction.summary.len(),
+                            );
+                            text.push_str(SUMMARY_PREFIX);
+                            text.push_str(&compaction.summary);
+                            text
+                        }
+                    };
                     let id = ('c', *number);
                     push_with_memory(
                         &mut items,
@@ -360,12 +451,26 @@ impl History {
                 }
             }
         }
+        if policy.compress_outputs {
+            compress_results(&mut items);
+        }
         ModelView {
             system: policy
                 .system_prompt
                 .as_deref()
                 .map(|s| Cow::Owned(s.to_owned())),
             items,
+        }
+    }
+}
+
+/// Replaces each tool result that compression shortens.
+fn compress_results(items: &mut [ModelItem<'_>]) {
+    for item in items {
+        if let ModelItem::ToolResult { name, output, .. } = item {
+            if let Some(compact) = crate::compress::text_for_model(name, output) {
+                *output = Cow::Owned(compact);
+            }
         }
     }
 }

@@ -52,6 +52,9 @@ pub(crate) const OUTPUTS: &[(&str, Option<&str>)] = &[
     ("turns import", Some("turns_import.output")),
     ("turns append", Some("turns_append.output")),
     ("turns sessions", Some("turns_sessions.output")),
+    // Both print the contract's `turns_view` output, which carries the setting and the report.
+    ("turns context", Some("turns_view.output")),
+    ("turns tool-history", Some("turns_view.output")),
     ("list", Some("memory_list.output")),
     ("forget", Some("memory_forget.output")),
     ("notes view", Some("notes.output")),

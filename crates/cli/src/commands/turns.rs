@@ -41,6 +41,35 @@ enum TurnsCommand {
     Append(AppendArgs),
     /// Every session the database holds, with its number of events.
     Sessions,
+    /// The session's tool-history setting, the model view's tokens per part and, with
+    /// `--context-window`, whether to compact now (Keen Code's automatic compaction rules).
+    Context(ContextArgs),
+    /// Show the session's tool-history setting, or set it (`full` or `none`) for the turns
+    /// that start after it.
+    ToolHistory(ToolHistoryArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ContextArgs {
+    /// The session in the database.
+    #[arg(value_name = "SESSION")]
+    session: String,
+    /// The model's context window in tokens.
+    #[arg(long, value_name = "TOKENS")]
+    context_window: Option<usize>,
+    /// Count tool outputs compressed as Keen Code compresses them.
+    #[arg(long)]
+    compress: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ToolHistoryArgs {
+    /// The session in the database.
+    #[arg(value_name = "SESSION")]
+    session: String,
+    /// The new setting; absent, the current one is shown.
+    #[arg(value_name = "full|none")]
+    mode: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -168,7 +197,106 @@ pub(crate) fn run(args: TurnsArgs, global: &GlobalArgs) -> Result<()> {
         TurnsCommand::Import(args) => import(&args, global),
         TurnsCommand::Append(args) => append(&args, global),
         TurnsCommand::Sessions => sessions(global),
+        TurnsCommand::Context(args) => context(&args, global),
+        TurnsCommand::ToolHistory(args) => tool_history(&args, global),
     }
+}
+
+/// The contract's `turns_view` of a stored session, for the reports below.
+fn report(
+    store: &database::Store,
+    global: &GlobalArgs,
+    session: &str,
+    compress: bool,
+    context_window: Option<usize>,
+) -> Result<crate::ops::turns::ViewOutput> {
+    crate::ops::turns::view(
+        &global.env(store),
+        &crate::ops::turns::ViewInput {
+            session: session.to_owned(),
+            provider: crate::ops::turns::Provider::OpenaiChat,
+            recent_memories: None,
+            compress_outputs: Some(compress),
+            context_window,
+        },
+    )
+}
+
+/// `turns context`: the setting, the breakdown and the compaction answer of `turns_view`.
+fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
+    let store = database::open_existing(&global.db)?;
+    let viewed = report(
+        &store,
+        global,
+        &args.session,
+        args.compress,
+        args.context_window,
+    )?;
+    if global.json {
+        return print_json(&viewed);
+    }
+    let b = &viewed.breakdown;
+    println!(
+        "session {}: tool history {}",
+        viewed.session, viewed.tool_history
+    );
+    let mut table = Table::new(["part", "tokens"]);
+    for (part, tokens) in [
+        ("system prompt", b.system_prompt_tokens),
+        ("user messages", b.user_message_tokens),
+        ("assistant", b.assistant_tokens),
+        ("tool calls and results", b.tool_result_tokens),
+        ("total", b.total_estimated),
+    ] {
+        table.row([part.to_owned(), tokens.to_string()]);
+    }
+    print!("{table}");
+    if let Some(c) = &viewed.compaction {
+        println!(
+            "compaction: {} ({}); {} of {} tokens, threshold {}, {} old tool result(s) to replace",
+            c.action,
+            c.reason,
+            c.estimated_tokens,
+            c.input_budget,
+            c.threshold,
+            c.removed_tool_results
+        );
+    }
+    Ok(())
+}
+
+/// `turns tool-history`: the setting, after appending a `tool_history` event through the
+/// contract's `turns_append` when a mode is given.
+fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
+    let mode = args
+        .mode
+        .as_deref()
+        .map(str::parse::<agent_memory_turns::ToolHistory>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let store = match mode {
+        Some(_) => database::open(&global.db)?,
+        None => database::open_existing(&global.db)?,
+    };
+    if let Some(mode) = mode {
+        let mut event = serde_json::Map::new();
+        event.insert("type".to_owned(), Value::from("tool_history"));
+        event.insert("mode".to_owned(), Value::from(mode.as_str()));
+        crate::ops::turns::append(
+            &global.env(&store),
+            &crate::ops::turns::AppendInput {
+                session: args.session.clone(),
+                start: None,
+                events: vec![event],
+            },
+        )?;
+    }
+    let viewed = report(&store, global, &args.session, false, None)?;
+    if global.json {
+        return print_json(&viewed);
+    }
+    println!("{}", viewed.tool_history);
+    Ok(())
 }
 
 /// `turns append`: the events of the file after the session's stored ones, in one write.

@@ -519,3 +519,66 @@ fn a_blank_summary_is_refused_and_a_summary_trimmed() {
     let ui = sandbox.expect(0, &["--db", "memory.db", "turns", "show", "verbose-flag"]);
     assert!(ui.stdout.starts_with("summary: Added the flag.\n"), "{ui}");
 }
+
+#[test]
+fn the_tool_history_setting_and_the_context_report() {
+    let sandbox = imported();
+    let db = ["--db", "memory.db", "turns"];
+    let with = |rest: &[&'static str]| [&db[..], rest].concat();
+    assert_eq!(
+        sandbox
+            .expect(0, &with(&["tool-history", "verbose-flag"]))
+            .stdout,
+        "none\n"
+    );
+    sandbox.expect(0, &with(&["tool-history", "verbose-flag", "full"]));
+    assert_eq!(
+        sandbox
+            .expect(0, &with(&["tool-history", "verbose-flag"]))
+            .stdout,
+        "full\n"
+    );
+    assert_eq!(stored_events(&sandbox, "verbose-flag"), 10);
+    let bad = sandbox.run(&with(&["tool-history", "verbose-flag", "all"]), &[]);
+    assert_ne!(bad.code, Some(0), "{bad}");
+    assert!(bad.stderr.contains("\"all\""), "{bad}");
+    assert_eq!(stored_events(&sandbox, "verbose-flag"), 10);
+
+    // The last turn ran no tool, so the policy never says to summarise, even over the
+    // budget of a small window. (context window, over budget)
+    for (window, over) in [("200000", false), ("4200", true)] {
+        let run = sandbox.expect(
+            0,
+            &[
+                &["--json"][..],
+                &with(&["context", "verbose-flag", "--context-window", window]),
+            ]
+            .concat(),
+        );
+        let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        assert_eq!(json["tool_history"], "full", "{run}");
+        assert_eq!(json["compaction"]["reason"], "no_new_tool_turn", "{run}");
+        assert_ne!(json["compaction"]["action"], "summarise", "{run}");
+        let c = &json["compaction"];
+        let over_budget = c["estimated_tokens"].as_u64() > c["input_budget"].as_u64();
+        assert_eq!(over_budget, over, "{run}");
+        let b = &json["breakdown"];
+        let parts: u64 = [
+            "system_prompt_tokens",
+            "user_message_tokens",
+            "assistant_tokens",
+            "tool_result_tokens",
+        ]
+        .iter()
+        .map(|k| b[k].as_u64().unwrap_or(0))
+        .sum();
+        assert_eq!(b["total_estimated"].as_u64(), Some(parts), "{run}");
+    }
+    let text = sandbox.expect(0, &with(&["context", "verbose-flag", "--compress"]));
+    assert!(
+        text.stdout
+            .starts_with("session verbose-flag: tool history full\n"),
+        "{text}"
+    );
+    assert!(text.stdout.contains("total"), "{text}");
+}

@@ -422,6 +422,7 @@ fn inconsistent_logs_are_refused() {
             summary: "x".to_owned(),
             compacted_entries: n,
             memory: None,
+            last_user_message: None,
         })
     };
     let cases: Vec<(Vec<SessionEvent>, &str)> = vec![

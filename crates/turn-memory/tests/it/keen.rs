@@ -232,3 +232,53 @@ fn bad_logs_are_reported_with_their_path() {
         "without a readable start, the folder names the session"
     );
 }
+
+#[test]
+fn keens_current_log_with_retained_output_and_an_automatic_compaction() {
+    let loaded = import("keen-auto-compaction.transcript_events.jsonl");
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let kinds: Vec<&str> = loaded.events.iter().map(SessionEvent::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "session_started",
+            "user_message",
+            "assistant_turn",
+            "compaction_applied",
+            "assistant_turn"
+        ]
+    );
+    let SessionEvent::AssistantTurn(checkpoint) = &loaded.events[2] else {
+        panic!("a checkpoint")
+    };
+    assert_eq!(
+        checkpoint.tool_activity[0].retained_output,
+        Some(json!({"content": "1:aa|[package]\n2:bb|name = \"quiet\"", "total_lines": 2}))
+    );
+    let SessionEvent::CompactionApplied(compaction) = &loaded.events[3] else {
+        panic!("a compaction")
+    };
+    // The summary without Keen's framing; the latest user message apart, verbatim.
+    assert!(
+        compaction.summary.starts_with("## Goal\nRename"),
+        "{}",
+        compaction.summary
+    );
+    assert!(
+        compaction
+            .summary
+            .ends_with("## Relevant Files\nCargo.toml")
+    );
+    assert_eq!(
+        compaction.last_user_message.as_deref(),
+        Some("Rename the crate to loud.")
+    );
+    assert_eq!(compaction.compacted_entries, 2);
+    let history = replay(loaded.events);
+    let view = history.model_view(&ContextPolicy::keen());
+    let messages =
+        serde_json::to_value(render::openai_chat(&view)).unwrap_or_else(|e| panic!("{e}"));
+    let first = messages[0]["content"].as_str().unwrap_or_default();
+    assert!(first.starts_with("<compacted_context>\n"), "{first}");
+    assert!(first.ends_with("\n\nRename the crate to loud.\n</last_user_message>"));
+}

@@ -3,11 +3,14 @@
 
 mod activity;
 mod capture;
+mod compaction;
+mod compress;
 mod fixture;
 mod history;
 mod keen;
 mod log;
 mod positional;
 mod render;
+mod retained;
 mod schema;
 mod store;

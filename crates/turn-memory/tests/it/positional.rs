@@ -149,6 +149,7 @@ fn message_numbers_count_what_keen_sends() {
             }],
             ..TurnMemory::default()
         }),
+        last_user_message: None,
     });
     check(
         vec![

@@ -521,6 +521,7 @@ fn session(steps: &[Step]) -> History {
                     summary: "summary".to_owned(),
                     compacted_entries: compacted,
                     memory: None,
+                    last_user_message: None,
                 }));
                 entries = entries - compacted + 1;
             }
