@@ -3,6 +3,7 @@
 //! generator.
 
 mod divergences;
+mod hooks;
 mod laws;
 mod parity;
 mod processes;
