@@ -91,12 +91,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
         bench_args.extend(cargo_args.iter().map(String::as_str));
         cargo(&root, &bench_args, &env)?;
-        // The Python package on the same workload, next to the Rust library's W-traj.
-        crate::python::bench(&root, sizes, &figures_dir)?;
-        // The Node package on W-bad, next to the Rust library's W-bad of this run.
-        crate::node::bench(&root, sizes, &figures_dir)?;
         if let Some(venv) = &venv {
             let redis = peers::Redis::start()?;
+            // The Python package on the same workload, next to the same calls in Rust and
+            // to popoto on this Redis, timed by one Python process.
+            crate::python::bench(&root, sizes, &figures_dir, Some(&redis.url()))?;
             venv.run_w_traj(
                 &root,
                 "redis",
@@ -116,7 +115,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     &figures_dir.join("peers-postgres.jsonl"),
                 )?;
             }
+        } else {
+            // The Python package on the same workload, next to the same calls in Rust.
+            crate::python::bench(&root, sizes, &figures_dir, None)?;
         }
+        // The Node package on W-bad, next to the Rust library's W-bad of this run.
+        crate::node::bench(&root, sizes, &figures_dir)?;
         if let Some(server) = server {
             server.stop()?;
         }

@@ -17,7 +17,7 @@
 //! - `cargo xtask ui`: the inspector page driven in headless Chromium, screenshots in
 //!   `target/ui-screenshots/`.
 //! - `cargo xtask python [--release]`: the Python package's wheel built, installed into a fresh
-//!   virtual environment and tested with pytest.
+//!   virtual environment and tested with pytest; `--bench [--peers]`: only its W-traj bench.
 
 mod agent_cli;
 mod bench;
@@ -95,7 +95,7 @@ fn print_usage() {
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
          mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
          node       build, pack and install the npm package into a fresh project under target/ and run its tests\n  \
-         python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite\n  \
+         python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite (--bench [--peers]: only its W-traj bench)\n  \
          ui         drive `agent-memory ui` in headless Chromium on the demo's database; screenshots in target/ui-screenshots/"
     );
 }

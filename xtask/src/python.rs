@@ -11,7 +11,8 @@
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
 //! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
-//! harness, not a loadable module).
+//! harness, not a loadable module) and the crate's `bench` feature; `cargo xtask python
+//! --bench [--peers]` runs only that.
 //!
 //! Without Python the step says so and passes on a developer's machine; with `CI=true` a
 //! missing Python is an error, never a skip. pytest collecting no test (its exit status 5)
@@ -33,8 +34,10 @@ pub(crate) const TOOLS: &[&str] = &[
     "datamodel-code-generator==0.89.0",
 ];
 
-/// What the tests need in the package's own environment.
-const TEST_REQUIREMENTS: &[&str] = &["pytest==9.2.0"];
+/// What the tests need in the package's own environment: pytest, the Anthropic SDK the
+/// `anthropic` extra names (its memory-tool handler is tested against it), and popoto
+/// 1.10.1, whose own extension points the drop-in's are compared with (without a server).
+const TEST_REQUIREMENTS: &[&str] = &["pytest==9.2.0", "anthropic==2.14.0", "popoto==1.10.1"];
 
 /// pytest's exit status when it collected no test.
 const PYTEST_NO_TESTS: i32 = 5;
@@ -43,7 +46,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let profile = match args {
         [] => "dev",
         [flag] if flag == "--release" => "release",
-        [other, ..] => bail!("`cargo xtask python` takes only --release (got {other:?})"),
+        [flag, rest @ ..] if flag == "--bench" => return bench_only(rest),
+        [other, ..] => {
+            bail!("`cargo xtask python` takes --release, or --bench [--peers] (got {other:?})")
+        }
     };
     let root = workspace_root();
     let Some(python) = find_python()? else {
@@ -58,28 +64,60 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         return Ok(());
     };
     let tools = tools(&root, &python)?;
-    let wheel = build_wheel(&root, &tools, profile)?;
+    let wheel = build_wheel(&root, &tools, profile, &[])?;
     let venv = fresh_venv(&root, &python, &wheel, "venv", TEST_REQUIREMENTS)?;
     pytest(&root, &venv)
 }
 
-/// W-traj through the Python package (`bindings/python/bench/w_traj.py`, via
-/// `agent_memory.popoto`) at each of `sizes`, its figures appended to `figures/python.jsonl`.
-pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
+/// `cargo xtask python --bench [--peers]`: only the Python package's W-traj at N = 1,000
+/// (with `--peers`, next to popoto 1.10.1 on a Redis started for the run), its figures
+/// printed and left in `target/bench-figures/python.jsonl`.
+fn bench_only(args: &[String]) -> Result<()> {
+    let peers = match args {
+        [] => false,
+        [flag] if flag == "--peers" => true,
+        [other, ..] => bail!("`cargo xtask python --bench` takes only --peers (got {other:?})"),
+    };
+    let root = workspace_root();
+    let figures = target_dir(&root).join("bench-figures");
+    std::fs::create_dir_all(&figures).with_context(|| format!("creating {}", figures.display()))?;
+    let _ = std::fs::remove_file(figures.join("python.jsonl"));
+    if !peers {
+        return bench(&root, "1000", &figures, None);
+    }
+    let redis = crate::peers::Redis::start()?;
+    bench(&root, "1000", &figures, Some(&redis.url()))
+}
+
+/// W-traj through the Python package (`bindings/python/bench/w_traj.py`) at each of
+/// `sizes`: through `agent_memory.popoto`, next to the same operations timed in Rust and,
+/// with `redis`, next to popoto 1.10.1 on that server (its database is flushed), all in one
+/// Python process; the figures are appended to `figures/python.jsonl`.
+pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path, redis: Option<&str>) -> Result<()> {
     let Some(python) = find_python()? else {
         println!("python3 not found: W-traj (Python) is not measured");
         return Ok(());
     };
     let tools = tools(root, &python)?;
-    let wheel = build_wheel(root, &tools, "release")?;
-    let venv = fresh_venv(root, &python, &wheel, "bench-venv", &[])?;
-    run_checked(
-        Command::new(&venv)
-            .arg(root.join("bindings/python/bench/w_traj.py"))
-            .args(["--sizes", sizes, "--figures"])
-            .arg(figures.join("python.jsonl")),
-        "W-traj through the Python package",
-    )
+    // The `bench` feature adds the Rust-side timer the comparison needs.
+    let wheel = build_wheel(root, &tools, "release", &["bench"])?;
+    let peer: &[&str] = if redis.is_some() {
+        &["popoto==1.10.1"]
+    } else {
+        &[]
+    };
+    let venv = fresh_venv(root, &python, &wheel, "bench-venv", peer)?;
+    let mut command = Command::new(&venv);
+    command
+        .arg(root.join("bindings/python/bench/w_traj.py"))
+        .args(["--sizes", sizes, "--figures"])
+        .arg(figures.join("python.jsonl"))
+        .env_remove("POPOTO_BACKEND")
+        .env_remove("REDIS_URL");
+    if let Some(url) = redis {
+        command.args(["--redis", url]);
+    }
+    run_checked(&mut command, "W-traj through the Python package")
 }
 
 /// The tools environment's Python, with the pinned tools installed.
@@ -114,9 +152,14 @@ fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
     Ok(tools_python)
 }
 
-/// Builds the wheel with cargo's `profile` into an empty `target/python/wheels` and returns
-/// its path.
-fn build_wheel(root: &Path, tools_python: &Path, profile: &str) -> Result<PathBuf> {
+/// Builds the wheel with cargo's `profile` and the crate's `features` into an empty
+/// `target/python/wheels` and returns its path.
+fn build_wheel(
+    root: &Path,
+    tools_python: &Path,
+    profile: &str,
+    features: &[&str],
+) -> Result<PathBuf> {
     let out = target_dir(root).join("python").join("wheels");
     if out.exists() {
         std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
@@ -132,6 +175,11 @@ fn build_wheel(root: &Path, tools_python: &Path, profile: &str) -> Result<PathBu
         .arg(tools_python)
         .args(["--profile", profile])
         .current_dir(root);
+    if !features.is_empty() {
+        // `--features` replaces the features pyproject.toml names, so they are named again.
+        let all = [&["pyo3/extension-module"], features].concat();
+        build.args(["--features", &all.join(",")]);
+    }
     let started = Instant::now();
     run_checked(&mut build, "building the wheel with maturin")?;
     println!(

@@ -12,12 +12,14 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation};
 use agent_memory_contract::{Env, ErrorBody, one_line};
+use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
+use agent_memory_trajectory::CrystallizeHooks;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -81,6 +83,17 @@ macro_rules! failure_of {
             input: body.input,
         }
     }};
+}
+
+/// A store's error as a [`Failure`], as the contract reports it.
+fn core_failure(error: agent_memory_core::Error) -> Failure {
+    let error: &_ = &error.into();
+    let body = ErrorBody::of(error, one_line(error));
+    Failure {
+        kind: body.kind,
+        message: body.message,
+        input: body.input,
+    }
 }
 
 /// Runs `work` without the GIL, turning a panic into a [`Failure`] about `what`.
@@ -176,6 +189,69 @@ impl NativeStore {
         to_python(py, &output)
     }
 
+    /// `trajectory_crystallize` of `partition` with popoto's extension points overridden in
+    /// Python: `signals(episodes)`, when given, returns the signal of each of the run's new
+    /// episodes; `canonical(groups)`, when given, returns the canonical sequence (or None)
+    /// of each pattern the run created or reinforced, each group given as its fingerprint
+    /// and every episode of it. Episodes are dicts (`seq`, `fingerprint`, `trajectory`,
+    /// `outcome`, `recorded_at` in milliseconds). The callbacks run inside the crystallize
+    /// transaction, with the GIL; an exception they raise fails the call with nothing
+    /// written and is raised again here.
+    #[pyo3(signature = (partition, signals=None, canonical=None, now_ms=None))]
+    fn trajectory_crystallize_hooked<'py>(
+        &self,
+        py: Python<'py>,
+        partition: String,
+        signals: Option<Py<PyAny>>,
+        canonical: Option<Py<PyAny>>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let store = &self.store;
+        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+        let hooks = PythonHooks {
+            signals,
+            canonical,
+            earlier: Vec::new(),
+            raised: &raised,
+        };
+        let output = detached(py, "trajectory_crystallize", move || {
+            let mut hooks = hooks;
+            // popoto hands `_canonical_sequence` every episode of a group: the ones already
+            // crystallized are read before the run, the run's new ones come with its step.
+            // A partition name the store refuses is reported by the crystallize below.
+            if hooks.canonical.is_some()
+                && let Ok(name) = agent_memory_core::Partition::new(partition.as_str())
+            {
+                hooks.earlier = store
+                    .episodes_after(&name, 0, usize::MAX)
+                    .map_err(core_failure)?;
+            }
+            let env = Env {
+                store,
+                clock: clock(now_ms),
+                ids: Box::new(RandomIds::new()),
+                files: agent_memory_contract::files::FileAccess::Any,
+            };
+            let input = agent_memory_contract::trajectory::CrystallizeInput {
+                partition,
+                given: Default::default(),
+            };
+            agent_memory_contract::trajectory::crystallize_with_hooks(&env, &input, Some(&hooks))
+                .map_err(|error| failure_of!(error))
+                .and_then(|output| {
+                    serde_json::to_value(output).map_err(|error| Failure {
+                        kind: "error",
+                        message: format!("encoding the result: {error}"),
+                        input: None,
+                    })
+                })
+        });
+        if let Some(error) = raised.lock().ok().and_then(|mut r| r.take()) {
+            return Err(error);
+        }
+        to_python(py, &output?)
+    }
+
     /// The database: a file's path, `:memory:`, or a URL without its password.
     #[getter]
     fn location(&self) -> &str {
@@ -184,6 +260,115 @@ impl NativeStore {
 
     fn __repr__(&self) -> String {
         format!("Store({:?})", self.location)
+    }
+}
+
+/// popoto's extension points as Python callables, for one crystallize run.
+struct PythonHooks<'a> {
+    signals: Option<Py<PyAny>>,
+    canonical: Option<Py<PyAny>>,
+    /// The partition's episodes before the run, when `canonical` needs whole groups.
+    earlier: Vec<Episode>,
+    /// The first exception a callable raised, raised again when the run has failed.
+    raised: &'a Mutex<Option<PyErr>>,
+}
+
+impl PythonHooks<'_> {
+    /// Runs `work` with the GIL; an exception is kept for the caller and fails the step.
+    fn with_python<T>(
+        &self,
+        what: &str,
+        work: impl FnOnce(Python<'_>) -> PyResult<T>,
+    ) -> agent_memory_core::Result<T> {
+        Python::attach(|py| {
+            work(py).map_err(|error| {
+                if let Ok(mut raised) = self.raised.lock() {
+                    raised.get_or_insert(error);
+                }
+                agent_memory_core::Error::invalid_input(what, "the Python override raised")
+            })
+        })
+    }
+}
+
+/// An episode as the callables get it.
+fn episode_dict<'py>(py: Python<'py>, episode: &Episode) -> PyResult<Bound<'py, PyAny>> {
+    let e = &episode.episode;
+    let outcome: Value = serde_json::from_str(&e.outcome).unwrap_or(Value::Null);
+    let fingerprint: Map<String, Value> = e
+        .fingerprint
+        .pairs()
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let value = serde_json::json!({
+        "seq": episode.seq,
+        "partition": e.partition.as_str(),
+        "fingerprint": fingerprint,
+        "trajectory": e.trajectory,
+        "outcome": outcome,
+        "recorded_at": e.recorded_at.as_millis(),
+    });
+    to_python(py, &value)
+}
+
+impl CrystallizeHooks for PythonHooks<'_> {
+    fn signals(&self, episodes: &[Episode]) -> agent_memory_core::Result<Option<Vec<f64>>> {
+        let Some(signals) = &self.signals else {
+            return Ok(None);
+        };
+        self.with_python("signals", |py| {
+            let list = PyList::empty(py);
+            for episode in episodes {
+                list.append(episode_dict(py, episode)?)?;
+            }
+            signals
+                .bind(py)
+                .call1((list,))?
+                .extract::<Vec<f64>>()
+                .map(Some)
+        })
+    }
+
+    fn canonical(
+        &self,
+        episodes: &[Episode],
+        patterns: &[&agent_memory_core::store::trajectory::Fingerprint],
+    ) -> agent_memory_core::Result<Vec<Option<Vec<String>>>> {
+        let Some(canonical) = &self.canonical else {
+            return Ok(vec![None; patterns.len()]);
+        };
+        // Every episode once, in sequence order: those read before the run, then the run's.
+        let last = self.earlier.last().map_or(0, |e| e.seq);
+        let all: Vec<&Episode> = self
+            .earlier
+            .iter()
+            .chain(episodes.iter().filter(|e| e.seq > last))
+            .collect();
+        self.with_python("canonical", |py| {
+            let groups = PyList::empty(py);
+            for fingerprint in patterns {
+                let members = PyList::empty(py);
+                for episode in all
+                    .iter()
+                    .filter(|e| e.episode.fingerprint == **fingerprint)
+                {
+                    members.append(episode_dict(py, episode)?)?;
+                }
+                let group = PyDict::new(py);
+                let pairs = PyDict::new(py);
+                for (k, v) in fingerprint.pairs() {
+                    pairs.set_item(k, v)?;
+                }
+                group.set_item("fingerprint", pairs)?;
+                group.set_item("episodes", members)?;
+                groups.append(group)?;
+            }
+            canonical
+                .bind(py)
+                .call1((groups,))?
+                .extract::<Vec<Option<Vec<String>>>>()
+        })
     }
 }
 
@@ -370,6 +555,78 @@ fn episode_signal(outcome: &Bound<'_, PyAny>) -> PyResult<f64> {
     Ok(SuccessSignal.signal(&outcome))
 }
 
+/// popoto's `_canonical_sequence` over a group's `(trajectory, recorded_at in seconds)`
+/// pairs in the order given: the modal trajectory, ties to the one whose newest episode is
+/// the most recent, then to the one seen first (the store's rule, `ModalTrajectory`).
+#[pyfunction]
+fn canonical_sequence(episodes: Vec<(Vec<String>, f64)>) -> Vec<String> {
+    use agent_memory_core::store::trajectory::TrajectoryTally;
+    use agent_memory_trajectory::policy::{CanonicalAggregator, ModalTrajectory};
+    let mut tallies: Vec<TrajectoryTally> = Vec::new();
+    for (seq, (trajectory, recorded_at)) in episodes.into_iter().enumerate() {
+        let at = Timestamp::from_millis((recorded_at * 1000.0).round() as i64);
+        match tallies.iter_mut().find(|t| t.trajectory == trajectory) {
+            Some(tally) => {
+                tally.count += 1;
+                tally.newest = tally.newest.max(at);
+            }
+            None => tallies.push(TrajectoryTally {
+                trajectory,
+                count: 1,
+                newest: at,
+                first_seq: seq as u64,
+            }),
+        }
+    }
+    if tallies.is_empty() {
+        return Vec::new();
+    }
+    let candidates: Vec<&TrajectoryTally> = tallies.iter().collect();
+    let chosen = ModalTrajectory.choose(&candidates);
+    tallies.swap_remove(chosen).trajectory
+}
+
+/// Runs `operation` on each of `inputs` in turn, in Rust and without the GIL, and returns
+/// each call's time in nanoseconds: the library's side of the benchmark that measures what
+/// the binding adds per call (inputs are converted to JSON before any clock starts).
+#[cfg(feature = "bench")]
+#[pyfunction]
+#[pyo3(signature = (store, operation, inputs, now_ms=None))]
+fn time_calls(
+    py: Python<'_>,
+    store: &NativeStore,
+    operation: &str,
+    inputs: Vec<Bound<'_, PyAny>>,
+    now_ms: Option<i64>,
+) -> PyResult<Vec<u64>> {
+    let Some(op) = operations().iter().find(|op| op.name == operation) else {
+        return Err(PyTypeError::new_err(format!(
+            "there is no operation {operation:?}"
+        )));
+    };
+    let inputs = inputs
+        .iter()
+        .map(|input| to_json(input, &mut "input".to_owned(), 0))
+        .collect::<PyResult<Vec<Value>>>()?;
+    let store = &store.store;
+    detached(py, operation, move || {
+        let env = Env {
+            store,
+            clock: clock(now_ms),
+            ids: Box::new(RandomIds::new()),
+            files: agent_memory_contract::files::FileAccess::Any,
+        };
+        let mut times = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let started = std::time::Instant::now();
+            let output = op.call(&env, input).map_err(|error| failure_of!(error))?;
+            times.push(started.elapsed().as_nanos() as u64);
+            drop(output);
+        }
+        Ok(times)
+    })
+}
+
 /// The names of every operation of the contract.
 #[pyfunction]
 fn operation_names() -> Vec<&'static str> {
@@ -384,5 +641,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(operation_names, module)?)?;
     module.add_function(wrap_pyfunction!(compute_fingerprint_json, module)?)?;
     module.add_function(wrap_pyfunction!(episode_signal, module)?)?;
+    module.add_function(wrap_pyfunction!(canonical_sequence, module)?)?;
+    #[cfg(feature = "bench")]
+    module.add_function(wrap_pyfunction!(time_calls, module)?)?;
     Ok(())
 }

@@ -4,6 +4,7 @@ recipe): the same scenarios, with only the import and the constructor changed.""
 
 import json
 import os
+import re
 import types
 from pathlib import Path
 
@@ -177,26 +178,196 @@ def test_errors_as_popoto():
     assert tm.crystallize(partition="empty") == []
 
 
+def popoto_recipe():
+    """popoto 1.10.1's own ``TrajectoryMemory`` class (installed from PyPI into the test
+    environment; nothing in it talks to Redis until a model is saved or queried)."""
+    from popoto.recipes.trajectory_memory import TrajectoryMemory as Recipe
+
+    return Recipe
+
+
+def popotos(method, *args):
+    """popoto's own ``method`` of the recipe, run on a stand-in for its ``self`` that has the
+    default field names (the parts of the recipe the extension points read)."""
+    Recipe = popoto_recipe()
+    self = types.SimpleNamespace(trajectory_field="trajectory", episode_recency_field="recorded_at",
+                                 outcome_field="outcome", _episode_score=Recipe._episode_score)
+    return getattr(Recipe, method)(self, *args)
+
+
+def confidence_after(signals, initial=0.5, cap=20):
+    """popoto's capped-evidence rule (``ConfidenceField.update_confidence``) over signals."""
+    c = initial
+    for n, s in enumerate(signals):
+        c = min(max(c + (s - c) / (min(n + 1, cap) + 1), 0.0), 1.0)
+    return c
+
+
 class StrictSignal(TrajectoryMemory):
-    """A subclass with its own signal: only a perfect score counts as success."""
+    """A subclass with its own signal: only a perfect score counts as success. It notes each
+    episode it is asked about, as a subclass's side effects would see them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.asked = []
 
     def _episode_signal(self, episode):
+        self.asked.append((episode.partition, episode.task, episode.trajectory, episode.outcome, episode.recorded_at))
         return 1.0 if episode.outcome.get("score") == 100 else 0.0
 
 
-def test_an_overridden_episode_signal_is_honoured():
-    tm = StrictSignal(db=":memory:", fingerprint_fields=["task"])
+def test_an_overridden_episode_signal_is_called_by_crystallize_with_each_episode(location):
+    tm = StrictSignal(db=location, fingerprint_fields=["task"], clock=lambda: NOW)
     for score in (100, 100, 99):
         tm.record_episode(fingerprint={"task": "t"}, trajectory=["a"], outcome={"score": score}, partition="p")
+    # As popoto: recording never asks for a signal; crystallize does, once per episode.
+    assert tm.asked == []
     [pattern] = tm.crystallize(partition="p")
-    assert pattern.confidence == pytest.approx((0.5 + 1.0 + 1.0 + 0.0) / 4)
+    assert tm.asked == [("p", "t", ["a"], {"score": s}, NOW) for s in (100, 100, 99)]
+    assert pattern.confidence == pytest.approx(confidence_after([1.0, 1.0, 0.0]), abs=1e-15)
     assert (pattern.corroborations, pattern.contradictions) == (2, 1)
 
+    tm.asked.clear()
+    assert tm.crystallize(partition="p") == []
+    assert tm.asked == []
+    tm.record_episode(fingerprint={"task": "t"}, trajectory=["b"], outcome={"score": 100}, partition="p")
+    [pattern] = tm.crystallize(partition="p")
+    assert [a[3] for a in tm.asked] == [{"score": 100}]
+    assert pattern.confidence == pytest.approx(confidence_after([1.0, 1.0, 0.0, 1.0]), abs=1e-15)
+    assert pattern.evidence_count == 4
 
-def test_an_overridden_canonical_sequence_is_refused_not_ignored():
-    class Longest(TrajectoryMemory):
+
+@pytest.mark.parametrize("signal, error, message", [
+    (1.5, ValueError, "signal must be between 0 and 1 (got 1.5)"),
+    (float("nan"), ValueError, "signal must be between 0 and 1 (got nan)"),
+    (None, TypeError, "signal must be a number, not None"),
+    ("high", ValueError, "could not convert string to float"),
+])
+def test_a_bad_overridden_signal_fails_the_crystallize_as_popoto_and_writes_nothing(location, signal, error, message):
+    class Bad(TrajectoryMemory):
+        def _episode_signal(self, episode):
+            return signal
+
+    tm = Bad(db=location, fingerprint_fields=["task"])
+    for _ in range(3):
+        tm.record_episode(fingerprint={"task": "t"}, trajectory=["a"], outcome={"success": True}, partition="p")
+    with pytest.raises(error, match=re.escape(message)):
+        tm.crystallize(partition="p")
+    # Nothing was written: the same episodes crystallize afterwards, all three of them.
+    [pattern] = TrajectoryMemory(db=tm.store, fingerprint_fields=["task"]).crystallize(partition="p")
+    assert pattern.evidence_count == 3
+
+
+class Longest(TrajectoryMemory):
+    """A subclass whose canonical sequence is the longest trajectory of the group; it notes
+    the trajectories of each group it is given."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.groups = []
+
+    def _canonical_sequence(self, episodes):
+        self.groups.append([(e.task, e.trajectory, e.recorded_at) for e in episodes])
+        return max((e.trajectory for e in episodes), key=len)
+
+
+def test_an_overridden_canonical_sequence_gets_every_episode_of_the_group(location):
+    clock = Clock()
+    tm = Longest(db=location, fingerprint_fields=["task"], clock=clock)
+
+    def record(task, trajectory):
+        tm.record_episode(fingerprint={"task": task}, trajectory=trajectory, outcome={"success": True}, partition="p")
+        clock.now += 1
+
+    for trajectory in (["a"], ["a"], ["a", "b", "c"]):
+        record("t", trajectory)
+    record("u", ["x"])  # a group below the threshold: no pattern, no call
+    [pattern] = tm.crystallize(partition="p")
+    assert tm.groups == [[("t", ["a"], NOW), ("t", ["a"], NOW + 1), ("t", ["a", "b", "c"], NOW + 2)]]
+    # popoto's modal rule would choose ["a"]: the override wins, in the pattern and in recall.
+    assert popotos("_canonical_sequence", [types.SimpleNamespace(trajectory=t, recorded_at=at) for _, t, at in tm.groups[0]]) == ["a"]
+    assert pattern.canonical_sequence == ["a", "b", "c"]
+    assert [p.canonical_sequence for p in tm.recall({"task": "t"}, "p")] == [["a", "b", "c"]]
+
+    # New evidence: the override sees the whole group again, the earlier episodes first.
+    tm.groups.clear()
+    record("t", ["a", "b"])
+    record("t", ["a", "b", "c", "d"])
+    [pattern] = tm.crystallize(partition="p")
+    assert [t for _, t, _ in tm.groups[0]] == [["a"], ["a"], ["a", "b", "c"], ["a", "b"], ["a", "b", "c", "d"]]
+    assert pattern.canonical_sequence == ["a", "b", "c", "d"]
+    assert pattern.evidence_count == 5
+    # Nothing new: no pattern is reinforced and the override is not asked.
+    tm.groups.clear()
+    assert tm.crystallize(partition="p") == [] and tm.groups == []
+
+
+def test_an_overridden_canonical_sequence_may_be_no_episodes_trajectory_or_build_on_popotos(location):
+    class Planned(TrajectoryMemory):
         def _canonical_sequence(self, episodes):
-            return max((e.trajectory for e in episodes), key=len)
+            return ["plan"] + super()._canonical_sequence(episodes)
 
-    with pytest.raises(TypeError, match="Longest overrides _canonical_sequence"):
-        Longest(db=":memory:", fingerprint_fields=["task"])
+    tm = Planned(db=location, fingerprint_fields=["task"])
+    for trajectory in (["a"], ["b"], ["b"]):
+        tm.record_episode(fingerprint={"task": "t"}, trajectory=trajectory, outcome={"success": True}, partition="p")
+    [pattern] = tm.crystallize(partition="p")
+    assert pattern.canonical_sequence == ["plan", "b"]
+    assert tm.recall({"task": "t"}, "p")[0].canonical_sequence == ["plan", "b"]
+
+
+def test_a_bad_overridden_canonical_sequence_fails_the_crystallize_and_writes_nothing(location):
+    class Broken(TrajectoryMemory):
+        def _canonical_sequence(self, episodes):
+            raise RuntimeError("no plan today")
+
+    class NotText(TrajectoryMemory):
+        def _canonical_sequence(self, episodes):
+            return [1, 2]
+
+    tm = Broken(db=location, fingerprint_fields=["task"])
+    for _ in range(3):
+        tm.record_episode(fingerprint={"task": "t"}, trajectory=["a"], outcome={"success": True}, partition="p")
+    with pytest.raises(RuntimeError, match="no plan today"):
+        tm.crystallize(partition="p")
+    with pytest.raises(TypeError, match="_canonical_sequence must return a list of str"):
+        NotText(db=tm.store, fingerprint_fields=["task"]).crystallize(partition="p")
+    [pattern] = TrajectoryMemory(db=tm.store, fingerprint_fields=["task"]).crystallize(partition="p")
+    assert (pattern.canonical_sequence, pattern.evidence_count) == (["a"], 3)
+
+
+def test_both_extension_points_together(location):
+    class Both(Longest):
+        def _episode_signal(self, episode):
+            return 0.0 if "fail" in episode.trajectory else 1.0
+
+    tm = Both(db=location, fingerprint_fields=["task"])
+    for trajectory in (["a"], ["a", "fail"], ["a"]):
+        tm.record_episode(fingerprint={"task": "t"}, trajectory=trajectory, outcome={}, partition="p")
+    [pattern] = tm.crystallize(partition="p")
+    assert pattern.canonical_sequence == ["a", "fail"]
+    assert pattern.confidence == pytest.approx(confidence_after([1.0, 0.0, 1.0]), abs=1e-15)
+
+
+TIMED = [
+    [(["a"], 1.0), (["b"], 2.0)],                     # a tie of counts: the most recent wins
+    [(["b"], 2.0), (["a"], 1.0)],
+    [(["a"], 1.0), (["a"], 1.5), (["b"], 9.0)],       # the modal trajectory wins
+    [(["a"], 3.0), (["b"], 3.0)],                     # an exact tie of times: the one seen first
+    [(["b"], 3.0), (["a"], 3.0), (["a"], 1.0), (["b"], 0.5)],
+    [([], 1.0), (["z"], 0.5)],
+    [],
+]
+
+
+@pytest.mark.parametrize("episodes", TIMED, ids=[f"group-{i}" for i in range(len(TIMED))])
+def test_the_base_canonical_sequence_is_popotos(episodes):
+    group = [types.SimpleNamespace(trajectory=t, recorded_at=at) for t, at in episodes]
+    tm = TrajectoryMemory(db=":memory:", fingerprint_fields=["task"])
+    assert tm._canonical_sequence(group) == popotos("_canonical_sequence", group)
+
+
+def test_the_base_episode_signal_is_popotos():
+    tm = TrajectoryMemory(db=":memory:", fingerprint_fields=["task"])
+    for outcome in ({"success": True}, {"success": 0.25}, {"success": "x"}, 0.7, 3, None, "ok", {"success": -1}):
+        episode = types.SimpleNamespace(outcome=outcome)
+        assert tm._episode_signal(episode) == popotos("_episode_signal", episode)

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Timestamp};
 use agent_memory_trajectory::{
-    Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
+    Config, CrystallizeHooks, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory,
+    Weights,
 };
 use anyhow::Result;
 use schemars::{JsonSchema, Schema};
@@ -254,6 +255,20 @@ struct PartitionMemory<'a> {
     partition: Partition,
     /// The configuration as `meta` entries, stored with the first record in its transaction.
     settings: Vec<(MetaKey, String)>,
+    /// Whether the partition's fields are stored: its first record stored them with its
+    /// episodes, and forgetting it deletes them, so it holds something.
+    configured: bool,
+}
+
+impl PartitionMemory<'_> {
+    /// [`empty_note`] of the partition, without listing every partition when its stored
+    /// configuration already says it holds something (a recall's hot path).
+    fn empty_note(&self, env: &Env<'_>) -> Result<Option<String>> {
+        if self.configured {
+            return Ok(None);
+        }
+        empty_note(env, &self.partition)
+    }
 }
 
 /// The partition `name`; the store's error names it (cut short when it is long, so a
@@ -345,6 +360,7 @@ fn open_partition<'a>(
         memory,
         partition,
         settings,
+        configured,
     })
 }
 
@@ -505,8 +521,19 @@ pub fn record_naming(
 /// Crystallizes the partition's new episodes, and lists the groups still below the
 /// threshold.
 pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
+    crystallize_with_hooks(env, input, None)
+}
+
+/// [`crystallize`] with a caller's own signals and canonical sequences (popoto's extension
+/// points, overridden in a language package): see
+/// [`TrajectoryMemory::crystallize_with_hooks`].
+pub fn crystallize_with_hooks(
+    env: &Env<'_>,
+    input: &CrystallizeInput,
+    hooks: Option<&dyn CrystallizeHooks>,
+) -> Result<CrystallizeOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
-    if let Some(note) = empty_note(env, &target.partition)? {
+    if let Some(note) = target.empty_note(env)? {
         return Ok(CrystallizeOutput {
             partition: input.partition.clone(),
             patterns: Vec::new(),
@@ -515,7 +542,12 @@ pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<Crystalliz
             note: Some(note),
         });
     }
-    let patterns = target.memory.crystallize(&target.partition)?;
+    let patterns = match hooks {
+        Some(hooks) => target
+            .memory
+            .crystallize_with_hooks(&target.partition, hooks)?,
+        None => target.memory.crystallize(&target.partition)?,
+    };
     let pending_groups = env
         .store
         .pending_groups(&target.partition)?
@@ -540,7 +572,7 @@ pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<Crystalliz
 /// The patterns matching the fingerprint, ranked.
 pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
-    if let Some(note) = empty_note(env, &target.partition)? {
+    if let Some(note) = target.empty_note(env)? {
         return Ok(RecallOutput {
             partition: input.partition.clone(),
             patterns: Vec::new(),
@@ -583,7 +615,7 @@ pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
 /// Every pattern of the partition, ordered by fingerprint.
 pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
     let target = open_partition(env, &input.partition, &Settings::default())?;
-    let note = empty_note(env, &target.partition)?;
+    let note = target.empty_note(env)?;
     let mut patterns = env
         .store
         .patterns(&target.partition, &Fingerprint::default())?;

@@ -104,6 +104,22 @@ pub struct ScoredPattern {
     pub score: f64,
 }
 
+/// A caller's own rules for one crystallize run (see
+/// [`TrajectoryMemory::crystallize_with_hooks`]): popoto's two extension points.
+pub trait CrystallizeHooks {
+    /// The signal in `[0, 1]` of each of the run's new `episodes`, in their order; `None`:
+    /// each is mapped from its outcome as configured.
+    fn signals(&self, episodes: &[Episode]) -> agent_memory_core::Result<Option<Vec<f64>>>;
+
+    /// The canonical sequence of each of `patterns` (the patterns the run's new `episodes`
+    /// created or reinforced), in their order; `None` for one keeps the aggregator's choice.
+    fn canonical(
+        &self,
+        episodes: &[Episode],
+        patterns: &[&Fingerprint],
+    ) -> agent_memory_core::Result<Vec<Option<Vec<String>>>>;
+}
+
 /// Procedural memory over a [`PatternStore`].
 pub struct TrajectoryMemory<S, C> {
     store: S,
@@ -251,9 +267,92 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
             .crystallize_with(partition, &|input| self.step(input))?)
     }
 
+    /// [`crystallize`](Self::crystallize) with the caller's `hooks` deciding each new
+    /// episode's signal and each reinforced pattern's canonical sequence, inside the same
+    /// atomic step (how a subclass of popoto's recipe in another language, overriding
+    /// `_episode_signal` or `_canonical_sequence`, takes part). The hooks run again when the
+    /// backend retries the step; an error from a hook fails the call with nothing written.
+    pub fn crystallize_with_hooks(
+        &self,
+        partition: &Partition,
+        hooks: &dyn CrystallizeHooks,
+    ) -> Result<Vec<Pattern>> {
+        Ok(self.store.crystallize_with(partition, &|input| {
+            let signals = hooks.signals(&input.episodes)?;
+            if let Some(signals) = &signals
+                && signals.len() != input.episodes.len()
+            {
+                return Err(agent_memory_core::Error::invalid_input(
+                    "signals",
+                    format!(
+                        "{} signals for {} episodes",
+                        signals.len(),
+                        input.episodes.len()
+                    ),
+                ));
+            }
+            let mut out = self.step_with(input, signals.as_deref())?;
+            let reinforced: Vec<&Fingerprint> = out
+                .groups
+                .iter()
+                .filter(|g| g.pattern.is_some())
+                .map(|g| &g.fingerprint)
+                .collect();
+            if reinforced.is_empty() {
+                return Ok(out);
+            }
+            let chosen = hooks.canonical(&input.episodes, &reinforced)?;
+            if chosen.len() != reinforced.len() {
+                return Err(agent_memory_core::Error::invalid_input(
+                    "canonical",
+                    format!(
+                        "{} canonical sequences for {} patterns",
+                        chosen.len(),
+                        reinforced.len()
+                    ),
+                ));
+            }
+            let CrystallizeOutput {
+                groups, tallies, ..
+            } = &mut out;
+            let patterns = groups.iter_mut().filter(|g| g.pattern.is_some());
+            for (group, sequence) in patterns.zip(chosen) {
+                let Some(sequence) = sequence else {
+                    continue;
+                };
+                let key = group.fingerprint.key();
+                // The tally of the chosen trajectory when the group took it; a sequence no
+                // episode of the group took is kept with a count of none.
+                let tally = tallies
+                    .iter()
+                    .chain(&input.tallies)
+                    .find(|(k, t)| *k == key && t.trajectory == sequence)
+                    .map(|(_, t)| t.clone())
+                    .unwrap_or(TrajectoryTally {
+                        trajectory: sequence,
+                        count: 0,
+                        newest: Timestamp::from_millis(0),
+                        first_seq: 0,
+                    });
+                group.canonical = Some(tally);
+            }
+            Ok(out)
+        })?)
+    }
+
     /// The pure crystallize step: from the new episodes and the state they touch, the new
     /// state. Public so a test can run it over a whole history at once and compare.
     pub fn step(&self, input: &CrystallizeInput) -> agent_memory_core::Result<CrystallizeOutput> {
+        self.step_with(input, None)
+    }
+
+    /// [`step`](Self::step), with each new episode's signal given (in the order of
+    /// `input.episodes`) instead of mapped from its outcome.
+    fn step_with(
+        &self,
+        input: &CrystallizeInput,
+        given: Option<&[f64]>,
+    ) -> agent_memory_core::Result<CrystallizeOutput> {
         let cfg = &self.config;
         let mut groups: HashMap<&str, Group> = input
             .groups
@@ -273,12 +372,13 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         let mut changed: HashMap<&str, Vec<&[String]>> = HashMap::new();
         let mut reinforced: HashSet<&str> = HashSet::new();
         let mut signals: HashMap<&str, f64> = HashMap::new();
-        for e in &input.episodes {
+        for (i, e) in input.episodes.iter().enumerate() {
             let ep = &e.episode;
             let key = ep.fingerprint.as_key();
-            let signal = match signals.get(ep.outcome.as_str()) {
-                Some(&s) => s,
-                None => {
+            let signal = match (given, signals.get(ep.outcome.as_str())) {
+                (Some(given), _) => given[i],
+                (None, Some(&s)) => s,
+                (None, None) => {
                     let outcome: Value = serde_json::from_str(&ep.outcome).map_err(|err| {
                         agent_memory_core::Error::corrupt(
                             format!("episode {} outcome", e.seq),

@@ -76,10 +76,13 @@ class Store:
         """Runs the contract's ``operation`` on ``input`` and returns its output."""
         if not isinstance(operation, str):
             raise TypeError(f"operation must be a str, not {type(operation).__name__}")
-        now_ms = None
-        if self._clock is not None:
-            now_ms = round(float(self._clock()) * 1000)
-        return self._native.call(operation, input, now_ms)
+        return self._native.call(operation, input, self._now_ms())
+
+    def _now_ms(self) -> Optional[int]:
+        """"Now" by the store's clock in milliseconds, or None for the system clock."""
+        if self._clock is None:
+            return None
+        return round(float(self._clock()) * 1000)
 
     # Procedural memory: what worked last time.
 

@@ -21,12 +21,22 @@ Where this differs from popoto on purpose: recall filters by fingerprint before 
 confidence take the top places), and crystallize observes each episode once even when
 crystallizers race.
 
-A subclass that overrides ``_episode_signal`` is honoured: each episode's signal is computed
-by the override when it is recorded and stored as the episode's outcome. A subclass that
-overrides ``_canonical_sequence`` is refused with a ``TypeError`` when it is constructed: the
-store chooses a group's canonical sequence inside its crystallize transaction, from the
-group's trajectory tallies, and cannot call back into Python there yet, so the override would
-be silently ignored.
+popoto's two extension points are honoured as popoto calls them. A subclass that overrides
+``_episode_signal(episode)`` has it called when ``crystallize`` first sees each episode, once
+per episode, and the signal it returns (a number from 0 to 1, else popoto's ``TypeError`` or
+``ValueError``) is what the confidence rule observes; the episode keeps its own outcome. A
+subclass that overrides ``_canonical_sequence(episodes)`` has it called by ``crystallize``
+for each pattern the run creates or reinforces, with every episode of the pattern's group
+(oldest first), and the list it returns becomes the pattern's ``canonical_sequence``. Both
+receive :class:`Episode` objects with popoto's attributes (``partition``, each fingerprint
+field, ``trajectory``, ``outcome``, ``recorded_at`` in seconds since the epoch, and
+``episode_id``), run inside the crystallize transaction (so they must not use the store), and
+an exception they raise fails the crystallize with nothing written. The base methods are
+popoto's, so an override may call ``super()``. Unlike popoto, an episode of a group still
+below ``cluster_threshold`` has its signal taken by the crystallize that first sees it rather
+than the one that makes the group a pattern, ``_canonical_sequence`` is not called for a
+pattern no new episode reached (popoto calls it and drops the result), and on PostgreSQL a
+crystallize the server asks to retry calls the overrides again.
 """
 
 import datetime
@@ -72,11 +82,14 @@ def _seconds(text: str) -> float:
 
 
 class Episode:
-    """A recorded episode, as popoto's ``record_episode`` returns it: ``partition``,
-    ``trajectory``, ``outcome``, ``recorded_at`` and each fingerprint field."""
+    """A recorded episode, as popoto's ``record_episode`` returns it and its extension points
+    get it: ``partition``, ``trajectory``, ``outcome``, ``recorded_at`` (seconds since the
+    epoch), each fingerprint field, and ``episode_id`` (the store's, once crystallize reads
+    it back)."""
 
     def __init__(self, partition: str, fingerprint: Dict[str, str], trajectory: List[str],
-                 outcome: Any, recorded_at: float):
+                 outcome: Any, recorded_at: float, episode_id: Optional[str] = None):
+        self.episode_id = episode_id
         self.partition = partition
         self.trajectory = trajectory
         self.outcome = outcome
@@ -101,11 +114,20 @@ class Pattern:
             setattr(self, name, value)
         self.canonical_sequence: List[str] = list(entry["canonical_sequence"])
         self.confidence: float = entry["confidence"]
-        self.last_reinforced: float = _seconds(entry["last_reinforced"])
+        self._last_reinforced: Any = entry["last_reinforced"]
         self.evidence_count: int = entry["evidence_count"]
         self.corroborations: int = entry["corroborations"]
         self.contradictions: int = entry["contradictions"]
         self.score: Optional[float] = entry.get("score")
+
+    @property
+    def last_reinforced(self) -> float:
+        """When an episode last reinforced the pattern, in seconds since the epoch (read
+        from the store's RFC 3339 text on first use: a recall's patterns are often never
+        asked)."""
+        if isinstance(self._last_reinforced, str):
+            self._last_reinforced = _seconds(self._last_reinforced)
+        return self._last_reinforced
 
     def __repr__(self) -> str:
         return (f"Pattern(partition={self.partition!r}, fingerprint={self.fingerprint!r}, "
@@ -128,11 +150,6 @@ class TrajectoryMemory:
                  evidence_cap: Optional[int] = None, clock: Optional[Callable[[], float]] = None):
         if not fingerprint_fields:
             raise TypeError("fingerprint_fields must be a non-empty list of field names")
-        if getattr(type(self), "_canonical_sequence", None) is not None:
-            raise TypeError(
-                f"{type(self).__name__} overrides _canonical_sequence, which agent_memory.popoto cannot honour: "
-                "the store chooses the canonical sequence (the modal trajectory, ties to the most recent)"
-            )
         self.fingerprint_fields = list(fingerprint_fields)
         self.cluster_threshold = cluster_threshold
         self.score_weights = dict(score_weights) if score_weights is not None else dict(DEFAULT_SCORE_WEIGHTS)
@@ -141,6 +158,7 @@ class TrajectoryMemory:
         self.clock = clock if clock is not None else time.time
         self.store = db if isinstance(db, Store) else Store(db, clock=lambda: self.clock())
         self._custom_signal = type(self)._episode_signal is not TrajectoryMemory._episode_signal
+        self._custom_canonical = type(self)._canonical_sequence is not TrajectoryMemory._canonical_sequence
 
     def record_episode(self, fingerprint: Dict[str, Any], trajectory: Iterable[str], outcome: Any,
                        partition: str) -> Episode:
@@ -166,9 +184,7 @@ class TrajectoryMemory:
             "episodes": [{
                 "fingerprint": e.fingerprint,
                 "trajectory": e.trajectory,
-                # An overridden signal is computed here and stored as the outcome, which
-                # the store's rule maps to itself.
-                "outcome": float(self._episode_signal(e)) if self._custom_signal else e.outcome,
+                "outcome": e.outcome,
                 "recorded_at": round(now * 1000),
             } for e in made],
         })
@@ -177,8 +193,45 @@ class TrajectoryMemory:
     def crystallize(self, partition: str) -> List[Pattern]:
         """Turns the episodes recorded since the last run into patterns; returns the patterns
         created or reinforced."""
-        output = self.store.trajectory_crystallize({"partition": partition})
+        if not (self._custom_signal or self._custom_canonical):
+            output = self.store.trajectory_crystallize({"partition": partition})
+        else:
+            output = self.store._native.trajectory_crystallize_hooked(
+                partition,
+                self._signals if self._custom_signal else None,
+                self._canonicals if self._custom_canonical else None,
+                self.store._now_ms(),
+            )
         return [Pattern(partition, entry) for entry in output["patterns"]]
+
+    def _episode(self, given: Dict[str, Any]) -> "Episode":
+        """A stored episode as the extension points get it."""
+        return Episode(given["partition"], given["fingerprint"], given["trajectory"], given["outcome"],
+                       given["recorded_at"] / 1000, episode_id=str(given["seq"]))
+
+    def _signals(self, episodes: List[Dict[str, Any]]) -> List[float]:
+        """The overridden ``_episode_signal`` of each episode, checked as popoto's
+        ``ConfidenceField.update_confidence`` checks a signal."""
+        signals = []
+        for given in episodes:
+            signal = self._episode_signal(self._episode(given))
+            if signal is None:
+                raise TypeError("signal must be a number, not None")
+            signal = float(signal)
+            if not 0 <= signal <= 1:
+                raise ValueError(f"signal must be between 0 and 1 (got {signal})")
+            signals.append(signal)
+        return signals
+
+    def _canonicals(self, groups: List[Dict[str, Any]]) -> List[List[str]]:
+        """The overridden ``_canonical_sequence`` of each group's episodes."""
+        chosen = []
+        for group in groups:
+            sequence = self._canonical_sequence([self._episode(e) for e in group["episodes"]])
+            if isinstance(sequence, (str, bytes)) or not all(isinstance(step, str) for step in sequence):
+                raise TypeError(f"_canonical_sequence must return a list of str, not {sequence!r:.200}")
+            chosen.append(list(sequence))
+        return chosen
 
     def recall(self, fingerprint: Dict[str, Any], partition: str, limit: Optional[int] = None,
                score_weights: Optional[Dict[str, float]] = None) -> List[Pattern]:
@@ -205,3 +258,11 @@ class TrajectoryMemory:
         """popoto's mapping of an episode's outcome to a signal in [0, 1]; override it to
         plug in another."""
         return _native.episode_signal(getattr(episode, "outcome", None))
+
+    def _canonical_sequence(self, episodes: List[Any]) -> List[str]:
+        """popoto's canonical sequence of a group's episodes: the modal trajectory, ties to
+        the one with the most recent episode, then to the one seen first; override it to
+        plug in another."""
+        return _native.canonical_sequence(
+            [(list(getattr(e, "trajectory", None) or []), float(getattr(e, "recorded_at", None) or 0.0))
+             for e in episodes])

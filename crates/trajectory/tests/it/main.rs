@@ -1,8 +1,9 @@
 //! Integration tests of `trajectory`: popoto's reference numbers, the fixed divergences,
-//! laws, edge parity with popoto, crystallizers in several processes, and the W-traj
-//! generator.
+//! laws, edge parity with popoto, crystallizers in several processes, the W-traj generator,
+//! and crystallize hooks (popoto's extension points overridden by a caller).
 
 mod divergences;
+mod hooks;
 mod laws;
 mod parity;
 mod processes;
