@@ -90,6 +90,11 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::mcp_python::run(&[])),
         ),
         (
+            // The official MCP Inspector: its strict schema check, then every tool called.
+            "mcp inspector",
+            Box::new(|| crate::inspector::run(&[])),
+        ),
+        (
             // The Python package as its users get it: the wheel installed into a fresh venv.
             "python",
             Box::new(|| crate::python::run(&[])),

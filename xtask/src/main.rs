@@ -13,6 +13,8 @@
 //! - `cargo xtask demo`: the command line's guided tour on a fresh database.
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 //! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
+//! - `cargo xtask inspector`: the official MCP Inspector's strict schema check and a call of
+//!   every tool through its CLI mode, against `agent-memory mcp`.
 //! - `cargo xtask node`: the npm package built, packed, installed into a fresh project and tested.
 //! - `cargo xtask ui`: the inspector page driven in headless Chromium, screenshots in
 //!   `target/ui-screenshots/`.
@@ -25,6 +27,7 @@ mod ci;
 mod demo;
 mod deps;
 mod fuzz;
+mod inspector;
 mod mcp_python;
 mod node;
 mod peers;
@@ -67,6 +70,7 @@ fn run() -> Result<()> {
         "readme" => readme::run(rest),
         "agent-cli" => agent_cli::run(rest),
         "mcp-python" => mcp_python::run(rest),
+        "inspector" => inspector::run(rest),
         "node" => node::run(rest),
         "python" => python::run(rest),
         "ui" => ui::run(rest),
@@ -94,6 +98,7 @@ fn print_usage() {
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
          mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
+         inspector  the MCP Inspector (npm, under target/) checks every tool schema strictly and calls every tool\n  \
          node       build, pack and install the npm package into a fresh project under target/ and run its tests\n  \
          python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite (--bench [--peers]: only its W-traj bench)\n  \
          ui         drive `agent-memory ui` in headless Chromium on the demo's database; screenshots in target/ui-screenshots/"

@@ -9,16 +9,17 @@ export type LayoutInput = ("layered" | "compat")
  */
 export type RunState = ("running" | "completed" | "failed")
 /**
- * The state a run moved to.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "RunState".
+ * A new state.
  */
 export type RunState1 = ("running" | "completed" | "failed")
 /**
- * The state a run moved to.
+ * Only runs in this state.
  */
 export type RunState2 = ("running" | "completed" | "failed")
+/**
+ * Its state.
+ */
+export type RunState3 = ("running" | "completed" | "failed")
 /**
  * One command of the memory tool on the notes of a scope.
  * 
@@ -38,7 +39,7 @@ path: string
  * @minItems 2
  * @maxItems 2
  */
-view_range?: ([number, number] | null)
+view_range?: [number, number]
 } | {
 command: "create"
 /**
@@ -98,11 +99,11 @@ command: "search"
 /**
  * The most files to show; 20 when absent.
  */
-limit?: (number | null)
+limit?: number
 /**
  * The directory to search; `/memories` when absent.
  */
-path?: (string | null)
+path?: string
 /**
  * Words separated by spaces; ASCII case is ignored.
  */
@@ -136,10 +137,7 @@ export type RecordingReplayOutput = (PlannedStepRow[] | {
 unresolved: UnresolvedRow[]
 })
 /**
- * A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "TimeInput".
+ * When the episode happened (default: now).
  */
 export type TimeInput = (number | string)
 /**
@@ -172,7 +170,9 @@ role: "assistant"
 text: string
 } | {
 id: string
-input: unknown
+input: {
+
+}
 name: string
 role: "tool_call"
 } | {
@@ -197,6 +197,20 @@ export type Provider1 = ("openai_chat" | "openai_responses" | "genkit" | "anthro
  * via the `definition` "LayoutInput".
  */
 export type LayoutInput1 = ("layered" | "compat")
+/**
+ * The state a run moved to.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RunState".
+ */
+export type RunState4 = ("running" | "completed" | "failed")
+/**
+ * A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TimeInput".
+ */
+export type TimeInput1 = (number | string)
 /**
  * The provider format of the model view.
  * 
@@ -276,7 +290,7 @@ export interface BrowserContextInput {
 /**
  * The context budget in characters (default 8000).
  */
-budget?: (number | null)
+budget?: number
 /**
  * The goal of the run.
  */
@@ -285,15 +299,15 @@ layout?: LayoutInput
 /**
  * The memory scope (default `shared`).
  */
-scope?: (string | null)
+scope?: string
 /**
- * Rank matching trajectories by the trace score instead of goal similarity alone.
+ * Rank trajectories by trace score, not goal similarity alone.
  */
 trace_scoring?: boolean
 /**
  * Trajectories older than this many days are not used (default 30).
  */
-ttl_days?: (number | null)
+ttl_days?: number
 /**
  * The URL the run starts on.
  */
@@ -310,20 +324,14 @@ export interface BrowserContextOutput {
  * The context text; empty when the memory holds nothing for this goal and site.
  */
 context: string
-/**
- * The stored trajectory chosen as the reference, if one matched.
- */
-match?: (ContextMatch | null)
+match?: ContextMatch
 /**
  * Every part of the context, by priority, and what became of it within the budget.
  */
 parts: ContextPart[]
 }
 /**
- * The trajectory a context took as its reference.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "ContextMatch".
+ * The stored trajectory chosen as the reference, if one matched.
  */
 export interface ContextMatch {
 /**
@@ -409,7 +417,7 @@ export interface BrowserForkInput {
 /**
  * The new goal (default: the run's goal).
  */
-goal?: (string | null)
+goal?: string
 /**
  * The run.
  */
@@ -417,7 +425,7 @@ run_id: string
 /**
  * The memory scope (default `shared`).
  */
-scope?: (string | null)
+scope?: string
 }
 /**
  * Where and how the next run starts.
@@ -437,7 +445,7 @@ parent_run_id: string
 /**
  * The session to run in (a new `fork_...` session for a fork).
  */
-session_id?: (string | null)
+session_id?: string
 /**
  * Where to start: the run's final URL, else its start URL.
  */
@@ -533,7 +541,7 @@ export interface BrowserRecordRunInput {
 /**
  * Where the browser ended up.
  */
-final_url?: (string | null)
+final_url?: string
 /**
  * The goal of the run.
  */
@@ -547,30 +555,28 @@ model?: string
  */
 outcome?: string
 /**
- * The run this one resumed or forked (from `browser_resume` or `browser_fork`), kept in
- * a newly registered run's manifest.
+ * The run this one resumed or forked (`browser_resume`, `browser_fork`).
  */
-parent_run_id?: (string | null)
+parent_run_id?: string
 /**
- * The id of this run in the run registry. A registered run (from `browser run start`)
- * is completed with this outcome; an unregistered one is registered as finished, so it
- * can be resumed or forked. Either way in the same transaction as the rest.
+ * Its run-registry id: a registered run is completed, any other registered as
+ * finished.
  */
-run_id?: (string | null)
+run_id?: string
 /**
  * The memory scope (default `shared`).
  */
-scope?: (string | null)
+scope?: string
 /**
  * Selectors that worked during the run.
  */
 selectors?: SelectorInput[]
 /**
- * The session the run belongs to (default: the new trajectory's id).
+ * The run's session (default: the new trajectory's id).
  */
-session_id?: (string | null)
+session_id?: string
 /**
- * Where the run started (gives the site the memory is filed under).
+ * Where the run started (its site files the memory).
  */
 start_url: string
 /**
@@ -609,9 +615,9 @@ export interface TurnInput {
  * The action: a JSON object such as `{"action": "click", "selector": "#buy"}`, or its
  * JSON text (which keeps its key order exactly).
  */
-action: {
-[k: string]: unknown | undefined
-}
+action: ({
+
+} | string)
 /**
  * Wall time of the turn in milliseconds.
  */
@@ -619,15 +625,15 @@ duration_ms?: number
 /**
  * The error the action raised.
  */
-error?: (string | null)
+error?: string
 /**
  * What the action was expected to change.
  */
-expected_effect?: (string | null)
+expected_effect?: string
 /**
  * The model's reasoning.
  */
-reasoning?: (string | null)
+reasoning?: string
 /**
  * The page snapshot the action was chosen on (only its hash is stored).
  */
@@ -639,7 +645,7 @@ url: string
 /**
  * Why the expected effect was not observed.
  */
-verification_failure?: (string | null)
+verification_failure?: string
 /**
  * Whether the action's effect was verified.
  */
@@ -655,7 +661,7 @@ export interface BrowserRecordRunOutput {
 /**
  * The run whose manifest was completed, when one was named.
  */
-run_id?: (string | null)
+run_id?: string
 /**
  * The scope.
  */
@@ -687,7 +693,7 @@ export interface BrowserResumeInput {
 /**
  * The new goal (default: the run's goal).
  */
-goal?: (string | null)
+goal?: string
 /**
  * The run.
  */
@@ -695,7 +701,7 @@ run_id: string
 /**
  * The memory scope (default `shared`).
  */
-scope?: (string | null)
+scope?: string
 }
 /**
  * Where and how the next run starts.
@@ -715,7 +721,7 @@ parent_run_id: string
 /**
  * The session to run in (a new `fork_...` session for a fork).
  */
-session_id?: (string | null)
+session_id?: string
 /**
  * Where to start: the run's final URL, else its start URL.
  */
@@ -735,11 +741,11 @@ artifact_paths: string[]
 /**
  * When it finished (RFC 3339).
  */
-completed_at?: (string | null)
+completed_at?: string
 /**
  * The last URL seen.
  */
-current_url?: (string | null)
+current_url?: string
 /**
  * The domain it is filed under.
  */
@@ -747,7 +753,7 @@ domain: string
 /**
  * Where it ended.
  */
-final_url?: (string | null)
+final_url?: string
 /**
  * The goal.
  */
@@ -755,15 +761,15 @@ goal: string
 /**
  * The run it continues.
  */
-parent_run_id?: (string | null)
+parent_run_id?: string
 /**
  * The failure reason.
  */
-reason?: (string | null)
+reason?: string
 /**
  * The result text.
  */
-result?: (string | null)
+result?: string
 /**
  * The run's id.
  */
@@ -771,11 +777,11 @@ run_id: string
 /**
  * Its session, if it was tagged with one.
  */
-session_id?: (string | null)
+session_id?: string
 /**
  * Where it started.
  */
-start_url?: (string | null)
+start_url?: string
 /**
  * When it started (RFC 3339).
  */
@@ -784,11 +790,11 @@ status: RunState
 /**
  * Whether it succeeded, once finished.
  */
-success?: (boolean | null)
+success?: boolean
 /**
  * A summary.
  */
-summary?: (string | null)
+summary?: string
 /**
  * Turns taken.
  */
@@ -808,19 +814,19 @@ export interface BrowserRunCompleteInput {
 /**
  * Files produced; absent keeps those recorded earlier.
  */
-artifact_paths?: (string[] | null)
+artifact_paths?: string[]
 /**
  * Where it ended; absent keeps a final URL recorded earlier.
  */
-final_url?: (string | null)
+final_url?: string
 /**
  * The failure reason.
  */
-reason?: (string | null)
+reason?: string
 /**
  * The result text.
  */
-result?: (string | null)
+result?: string
 /**
  * The run.
  */
@@ -828,7 +834,7 @@ run_id: string
 /**
  * The browser-memory scope; `shared` when absent.
  */
-scope?: (string | null)
+scope?: string
 /**
  * Whether it succeeded (the state becomes `completed` or `failed`).
  */
@@ -836,7 +842,7 @@ success: boolean
 /**
  * A summary.
  */
-summary?: (string | null)
+summary?: string
 /**
  * Turns taken.
  */
@@ -860,23 +866,23 @@ goal: string
 /**
  * The run this one continues.
  */
-parent_run_id?: (string | null)
+parent_run_id?: string
 /**
  * The id to use; generated (`run_<ms>_<6 base36>`) when absent.
  */
-run_id?: (string | null)
+run_id?: string
 /**
  * The browser-memory scope; `shared` when absent.
  */
-scope?: (string | null)
+scope?: string
 /**
  * Groups related runs; with it the run id is `<session_id>_<ms>`.
  */
-session_id?: (string | null)
+session_id?: string
 /**
  * Where the run starts.
  */
-start_url?: (string | null)
+start_url?: string
 }
 /**
  * Progress of a running run; absent fields stay as they are.
@@ -888,11 +894,11 @@ export interface BrowserRunUpdateInput {
 /**
  * Files produced so far (replaces the list).
  */
-artifact_paths?: (string[] | null)
+artifact_paths?: string[]
 /**
  * The last URL seen.
  */
-current_url?: (string | null)
+current_url?: string
 /**
  * The run.
  */
@@ -900,15 +906,12 @@ run_id: string
 /**
  * The browser-memory scope; `shared` when absent.
  */
-scope?: (string | null)
-/**
- * A new state.
- */
-status?: (RunState1 | null)
+scope?: string
+status?: RunState1
 /**
  * Turns so far.
  */
-turn_count?: (number | null)
+turn_count?: number
 }
 /**
  * Which registered runs to list.
@@ -920,23 +923,20 @@ export interface BrowserRunsInput {
 /**
  * Only runs filed under this domain.
  */
-domain?: (string | null)
+domain?: string
 /**
  * At most this many runs, newest first.
  */
-limit?: (number | null)
+limit?: number
 /**
  * The memory scope (default `shared`).
  */
-scope?: (string | null)
+scope?: string
 /**
  * Only runs of this session.
  */
-session_id?: (string | null)
-/**
- * Only runs in this state.
- */
-status?: (RunState1 | null)
+session_id?: string
+status?: RunState2
 }
 /**
  * Registered runs, newest first.
@@ -964,11 +964,11 @@ artifact_paths: string[]
 /**
  * When it finished (RFC 3339).
  */
-completed_at?: (string | null)
+completed_at?: string
 /**
  * The last URL seen.
  */
-current_url?: (string | null)
+current_url?: string
 /**
  * The domain it is filed under.
  */
@@ -976,7 +976,7 @@ domain: string
 /**
  * Where it ended.
  */
-final_url?: (string | null)
+final_url?: string
 /**
  * The goal.
  */
@@ -984,15 +984,15 @@ goal: string
 /**
  * The run it continues.
  */
-parent_run_id?: (string | null)
+parent_run_id?: string
 /**
  * The failure reason.
  */
-reason?: (string | null)
+reason?: string
 /**
  * The result text.
  */
-result?: (string | null)
+result?: string
 /**
  * The run's id.
  */
@@ -1000,24 +1000,24 @@ run_id: string
 /**
  * Its session, if it was tagged with one.
  */
-session_id?: (string | null)
+session_id?: string
 /**
  * Where it started.
  */
-start_url?: (string | null)
+start_url?: string
 /**
  * When it started (RFC 3339).
  */
 started_at: string
-status: RunState2
+status: RunState3
 /**
  * Whether it succeeded, once finished.
  */
-success?: (boolean | null)
+success?: boolean
 /**
  * A summary.
  */
-summary?: (string | null)
+summary?: string
 /**
  * Turns taken.
  */
@@ -1103,7 +1103,7 @@ export interface ErrorBody {
 /**
  * The input the error is about (a file, a field, a name), when one is known.
  */
-input?: (string | null)
+input?: string
 /**
  * A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
  * `conflict`, `corrupt`, `io`, `database` or `error`.
@@ -1122,34 +1122,33 @@ message: string
  */
 export interface MemoryForgetInput {
 /**
- * The scope `run` and `trajectory` are looked up in; `shared` when absent.
+ * The scope of `run` and `trajectory` (default `shared`).
  */
-in_scope?: (string | null)
+in_scope?: string
 /**
- * A procedural-memory partition: its episodes, patterns and settings.
+ * A partition: its episodes, patterns and settings.
  */
-partition?: (string | null)
+partition?: string
 /**
- * A browser run's manifest (in `in_scope`, default `shared`).
+ * A browser run's manifest, in `in_scope`.
  */
-run?: (string | null)
+run?: string
 /**
- * A scope, whole: its browser memory and its notes; or, with `site`, only that site of
- * its browser memory.
+ * A scope: its browser memory and notes; with `site`, only that site.
  */
-scope?: (string | null)
+scope?: string
 /**
- * A session: its turn-memory events and its recorded tool calls.
+ * A session: its events and recorded tool calls.
  */
-session?: (string | null)
+session?: string
 /**
- * With `scope`: only this site (a site key such as `shop.example.com` or a URL on it).
+ * With `scope`: only this site (`shop.example.com` or a URL on it).
  */
-site?: (string | null)
+site?: string
 /**
- * A browser trajectory by id (in `in_scope`, default `shared`).
+ * A browser trajectory, by id, in `in_scope`.
  */
-trajectory?: (string | null)
+trajectory?: string
 }
 /**
  * What a forget deleted.
@@ -1367,14 +1366,14 @@ export interface NotesInput2 {
 /**
  * Whose notes: each scope is a `/memories` tree of its own; `default` when absent.
  */
-scope?: (string | null)
+scope?: string
 /**
- * Values that must never be stored or shown, by key name: each occurrence in the
- * command's texts is replaced by `${key}` before anything is written or answered.
+ * Values never to store or show, by name: each occurrence in the command's texts
+ * becomes `${name}` first.
  */
-secrets?: ({
+secrets?: {
 [k: string]: string | undefined
-} | null)
+}
 }
 /**
  * What a notes command answered.
@@ -1447,21 +1446,21 @@ durationMs?: number
 /**
  * The tool's error message when it failed.
  */
-exceptionMessage?: (string | null)
+exceptionMessage?: string
 /**
  * The agent's memory after the call, one entry per key.
  */
-memorySnapshot?: (SnapshotEntryDocument[] | null)
+memorySnapshot?: SnapshotEntryDocument[]
 /**
  * The call's parameters, as the tool received them.
  */
 parameters: {
-[k: string]: unknown | undefined
+
 }
 /**
  * The session the call belongs to; may be left out when appending to a session.
  */
-session?: (string | null)
+session?: string
 /**
  * Whether the tool reported success.
  */
@@ -1477,7 +1476,7 @@ toolName: string
 /**
  * The trace the call belongs to; repeated entries of one execution share it.
  */
-traceId?: (string | null)
+traceId?: string
 }
 /**
  * One key of a memory snapshot.
@@ -1489,7 +1488,7 @@ export interface SnapshotEntryDocument {
 /**
  * Whether the key existed before the call (default true).
  */
-existedBefore?: (boolean | null)
+existedBefore?: boolean
 /**
  * The memory key.
  */
@@ -1501,15 +1500,15 @@ sensitive?: boolean
 /**
  * The value; left out for a sensitive key (a sensitive value is never kept).
  */
-value?: (string | null)
+value?: string
 /**
  * When the key was last written, in milliseconds since the epoch.
  */
-writtenAt?: (number | null)
+writtenAt?: number
 /**
  * The tool whose call last wrote the key.
  */
-writtenBy?: (string | null)
+writtenBy?: string
 }
 /**
  * What an append stored.
@@ -1577,20 +1576,19 @@ memory?: {
 /**
  * The fewest characters a value needs to count (default 8).
  */
-min_chars?: (number | null)
+min_chars?: number
 /**
- * Also check against the memory snapshots this stored session logged (past values).
+ * Also check the past values this stored session's snapshots logged.
  */
-session?: (string | null)
+session?: string
 /**
  * The trail YAML (give this or `trail_path`).
  */
-trail?: (string | null)
+trail?: string
 /**
- * A trail file (give this or `trail`): for a server's client, only inside the folders
- * the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
+ * A trail file of at most 4 MiB (or `trail`); over MCP, in an `--allow-dir` folder.
  */
-trail_path?: (string | null)
+trail_path?: string
 }
 /**
  * Literals that will go stale when memory changes.
@@ -1651,17 +1649,17 @@ reason: string
  */
 export interface RecordingNextCallInput {
 /**
- * The device classifier; the closest recording wins (`android-phone`, then `android`).
+ * The device classifier; the closest recording wins (`android-phone`, `android`).
  */
 device: string
 /**
- * Memory the replay starts with (beside the trail's own `config.memory`).
+ * Memory the replay starts with, beside the trail's `config.memory`.
  */
 memory?: {
 [k: string]: string | undefined
 }
 /**
- * Sensitive values the replay starts with: used in calls, masked in every output.
+ * Secret values the replay starts with: used in calls, masked in outputs.
  */
 secrets?: {
 [k: string]: string | undefined
@@ -1669,18 +1667,18 @@ secrets?: {
 /**
  * The trail YAML (give this or `trail_path`).
  */
-trail?: (string | null)
+trail?: string
 /**
- * A trail file (give this or `trail`): for a server's client, only inside the folders
- * the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
+ * A trail file of at most 4 MiB (or `trail`); over MCP, in an `--allow-dir` folder.
  */
-trail_path?: (string | null)
+trail_path?: string
 /**
- * What each call made so far wrote to memory, in order, one entry per call:
- * `{"set": {"key": "value"}, "secrets": {"key": "value"}, "delete": ["key"]}` (every
- * field optional; `{}` for a call that wrote nothing).
+ * What each call made so far wrote, in order (`{}` for nothing):
+ * `{"set": {..}, "secrets": {..}, "delete": [..]}`.
  */
-writes?: unknown[]
+writes?: {
+
+}[]
 }
 /**
  * The next call, resolved against memory as the earlier calls left it, or `done`.
@@ -1713,9 +1711,9 @@ next?: {
 export interface PlannedStepRow {
 action: string
 calls: CallRow[]
-classifier?: (string | null)
-kind?: (string | null)
-objective?: (string | null)
+classifier?: string
+kind?: string
+objective?: string
 step: number
 trailhead: boolean
 }
@@ -1725,7 +1723,9 @@ trailhead: boolean
  */
 export interface CallRow {
 location: string
-parameters: unknown
+parameters: {
+
+}
 tool: string
 }
 /**
@@ -1735,8 +1735,8 @@ tool: string
 export interface UnresolvedRow {
 key: string
 path: string
-step?: (number | null)
-tool?: (string | null)
+step?: number
+tool?: string
 }
 /**
  * Tool logs to turn into a trail.
@@ -1748,7 +1748,7 @@ export interface RecordingTemplatizeInput {
 /**
  * The device classifier the recordings are filed under (default `android-phone`).
  */
-device?: (string | null)
+device?: string
 /**
  * Only report the substitutions; write no trail.
  */
@@ -1756,11 +1756,11 @@ dry_run?: boolean
 /**
  * The tool logs themselves, of one session (give this or `session`).
  */
-logs?: (ToolLogDocument[] | null)
+logs?: ToolLogDocument[]
 /**
  * The fewest characters an ordinary value needs to become a token (default 8).
  */
-min_chars?: (number | null)
+min_chars?: number
 /**
  * The objectives, in order; without them one step holds every call.
  */
@@ -1768,7 +1768,7 @@ objectives?: ObjectiveInput[]
 /**
  * A session whose tool logs the database holds (give this or `logs`).
  */
-session?: (string | null)
+session?: string
 }
 /**
  * An objective of the session: a step of the trail to generate.
@@ -1785,11 +1785,11 @@ started_at: number
 /**
  * An action step's text (give this or `verify`).
  */
-step?: (string | null)
+step?: string
 /**
  * A check's text (give this or `step`).
  */
-verify?: (string | null)
+verify?: string
 }
 /**
  * The generated trail and what was templated in it.
@@ -1809,7 +1809,7 @@ substitutions: SubstitutionEntry[]
 /**
  * The trail YAML (unified form); absent with `dry_run`.
  */
-trail?: (string | null)
+trail?: string
 }
 /**
  * One literal replaced by a token.
@@ -1843,11 +1843,11 @@ tool_index: number
  * via the `definition` "RecordingTemplatizeReportOutput".
  */
 export interface RecordingTemplatizeReportOutput {
-out?: (string | null)
+out?: string
 skipped?: SkippedRow[]
 steps: number
 substitutions: SubstitutionRow[]
-trail?: (string | null)
+trail?: string
 }
 /**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -1856,7 +1856,7 @@ trail?: (string | null)
 export interface SkippedRow {
 line: number
 reason: string
-tool?: (string | null)
+tool?: string
 }
 /**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -1890,7 +1890,7 @@ export interface TrajectoryCrystallizeOutput {
 /**
  * Present when the partition holds nothing yet: why the result is empty.
  */
-note?: (string | null)
+note?: string
 /**
  * The partition.
  */
@@ -1950,7 +1950,7 @@ last_reinforced: string
  * The ranking score of a recall (`confidence_weight * confidence + recency_weight *
  * recency`); absent outside a recall.
  */
-score?: (number | null)
+score?: number
 }
 /**
  * A fingerprint group that has not become a pattern yet.
@@ -2008,7 +2008,7 @@ fields: string[]
 /**
  * Present when the partition holds nothing yet: why the result is empty.
  */
-note?: (string | null)
+note?: string
 /**
  * The partition.
  */
@@ -2028,7 +2028,7 @@ export interface TrajectoryRecallInput {
 /**
  * The weight of confidence in the ranking (default 0.6).
  */
-confidence_weight?: (number | null)
+confidence_weight?: number
 /**
  * Fingerprint values to match: every fingerprint field or a subset of them.
  */
@@ -2038,7 +2038,7 @@ fingerprint: {
 /**
  * At most this many patterns (default 5).
  */
-limit?: (number | null)
+limit?: number
 /**
  * The partition.
  */
@@ -2046,7 +2046,7 @@ partition: string
 /**
  * The weight of recency in the ranking (default 0.4).
  */
-recency_weight?: (number | null)
+recency_weight?: number
 }
 /**
  * The patterns a recall found.
@@ -2058,7 +2058,7 @@ export interface TrajectoryRecallOutput {
 /**
  * Present when the partition holds nothing yet: why the result is empty.
  */
-note?: (string | null)
+note?: string
 /**
  * The partition.
  */
@@ -2076,30 +2076,30 @@ patterns: PatternEntry[]
  */
 export interface TrajectoryRecordInput {
 /**
- * Episodes a fingerprint group needs before it becomes a pattern (popoto's
- * `cluster_threshold`). Stored by the first record into a partition; default 3.
+ * Episodes a fingerprint group needs to become a pattern (default 3); set by the
+ * partition's first record.
  */
-cluster_threshold?: (number | null)
+cluster_threshold?: number
 /**
- * The episodes, at least one.
+ * The episodes, at least one; an `outcome` is `{"success": true}`, `{"success": false}`,
+ * `{"success": 0.7}` or a number from 0 to 1.
  */
 episodes: EpisodeInput[]
 /**
- * The evidence cap of the confidence rule. Stored by the first record into a
- * partition; default 20.
+ * The evidence cap of the confidence rule (default 20); set by the partition's first
+ * record.
  */
-evidence_cap?: (number | null)
+evidence_cap?: number
 /**
- * The partition's fingerprint fields. Stored by the first record into a partition and
- * read from the database afterwards (giving other fields later is an error); default
- * `["problem_topology", "affected_layer"]`.
+ * The partition's fingerprint fields (default `problem_topology`, `affected_layer`),
+ * fixed by its first record.
  */
-fields?: (string[] | null)
+fields?: string[]
 /**
- * A new pattern's confidence before its first observation, from 0 to 1. Stored by the
- * first record into a partition; default 0.5.
+ * A new pattern's confidence, from 0 to 1 (default 0.5); set by the partition's first
+ * record.
  */
-initial_confidence?: (number | null)
+initial_confidence?: number
 /**
  * The tenant, agent or team the episodes belong to.
  */
@@ -2123,13 +2123,10 @@ fingerprint: {
  * How it went: `{"success": true}`, `{"success": false}`, `{"success": 0.7}` or a bare
  * number from 0 to 1.
  */
-outcome: {
-[k: string]: unknown | undefined
-}
-/**
- * When the episode happened (default: now).
- */
-recorded_at?: (TimeInput | null)
+outcome: ({
+
+} | number)
+recorded_at?: TimeInput
 /**
  * The actions taken, in order.
  */
@@ -2163,11 +2160,9 @@ partition: string
  */
 export interface TurnsAppendInput {
 /**
- * The events, in order, each as the session log stores it:
- * `{"type": "session_started", "session": "s1", "started_at": 1767225600000}`,
- * `{"type": "user_message", "text": "..."}`,
- * `{"type": "assistant_turn", "text": "...", "memory": {"files_changed": ["src/a.rs"]}}`,
- * `{"type": "compaction_applied", "summary": "...", "compacted_entries": 4}`.
+ * The events, in order: `{"type": "session_started", "session": "s1", "started_at": 0}`,
+ * then `user_message` (`text`), `assistant_turn` (`text`, `memory`) or
+ * `compaction_applied` (`summary`, `compacted_entries`).
  */
 events: {
 [k: string]: unknown | undefined
@@ -2177,11 +2172,10 @@ events: {
  */
 session: string
 /**
- * The position of the first event in the session's log (0 is its `session_started`
- * event). Absent: after the last stored event. Events already stored at their position
- * with the same content are skipped.
+ * The first event's position (0: `session_started`; default: after the last stored);
+ * events already stored alike are skipped.
  */
-start?: (number | null)
+start?: number
 }
 /**
  * What an append did.
@@ -2225,9 +2219,9 @@ kept_entries: number
 /**
  * What the compacted turns retained (files changed, failed and dangerous commands).
  */
-memory?: ({
+memory?: {
 [k: string]: unknown | undefined
-} | null)
+}
 /**
  * The session.
  */
@@ -2279,9 +2273,9 @@ format: string
 /**
  * The payload in the provider's own format, as it is sent.
  */
-request: {
-[k: string]: unknown | undefined
-}
+request: (unknown[] | {
+
+})
 /**
  * The session.
  */
@@ -2299,7 +2293,7 @@ provider: Provider
  * Send the memories (files changed, failed commands) of the last this many turns
  * (default 10).
  */
-recent_memories?: (number | null)
+recent_memories?: number
 /**
  * The session.
  */
@@ -2317,9 +2311,9 @@ export interface TurnsViewOutput {
  * Genkit), or the request body that carries them with the system prompt apart
  * (Anthropic's `system` and `messages`, Gemini's `system_instruction` and `contents`).
  */
-messages: {
-[k: string]: unknown | undefined
-}
+messages: (unknown[] | {
+
+})
 provider: Provider1
 /**
  * The session.
@@ -2331,6 +2325,30 @@ session: string
 turns: number
 }
 /**
+ * The trajectory a context took as its reference.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ContextMatch".
+ */
+export interface ContextMatch1 {
+/**
+ * Its goal.
+ */
+goal: string
+/**
+ * Its ranking score.
+ */
+score: number
+/**
+ * How similar its goal is to this one, from 0 to 1.
+ */
+similarity: number
+/**
+ * The trajectory's id.
+ */
+trajectory_id: string
+}
+/**
  * What went wrong.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -2340,7 +2358,7 @@ export interface ErrorBody1 {
 /**
  * The input the error is about (a file, a field, a name), when one is known.
  */
-input?: (string | null)
+input?: string
 /**
  * A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
  * `conflict`, `corrupt`, `io`, `database` or `error`.
@@ -2365,9 +2383,9 @@ format: string
 /**
  * The payload in the provider's own format, as it is sent.
  */
-request: {
-[k: string]: unknown | undefined
-}
+request: (unknown[] | {
+
+})
 /**
  * The session.
  */

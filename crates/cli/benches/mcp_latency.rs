@@ -1,10 +1,11 @@
 //! W-mcp: the latency of a tool call to `agent-memory mcp` over stdio, warm, for
-//! `trajectory_recall` and `browser_context`, next to the command line's per-call time for
+//! `trajectory_recall`, `browser_context` and the `notes` tool's `view` and `str_replace`
+//! (on SQLite; the target is a p50 under 0.5 ms for both), next to the command line's per-call time for
 //! the same question on the same database, measured in the same run.
 //!
 //! The client is rmcp's own, the server the real binary as a child process. The database
 //! holds 1,000 episodes in 40 fingerprint groups (crystallized) and 300 recorded browser
-//! runs on 5 sites. With `cargo bench` each tool is called 1,000 times after 50 warm-up
+//! runs on 5 sites, and a 40-line note. With `cargo bench` each tool is called 1,000 times after 50 warm-up
 //! calls and the command line runs 100 times; p50 and p99 are printed and appended to
 //! `<target>/bench-figures/W-mcp.jsonl` with the command line's figure as the baseline.
 //! Under `cargo test --benches` (no `--bench`) a few calls check that it all runs.
@@ -45,14 +46,47 @@ type Client = RunningService<RoleClient, ()>;
 /// One question asked both ways: as a tool call and as a command line.
 struct Question {
     tool: &'static str,
+    /// What the figures call it.
+    label: &'static str,
     arguments: Value,
     command: Vec<String>,
+    /// The arguments and command of every other call, for an edit that the next call
+    /// undoes (a `str_replace` must find its text each time).
+    undo: Option<(Value, Vec<String>)>,
 }
 
-fn questions() -> [Question; 2] {
+impl Question {
+    /// The arguments and command of the `i`th call.
+    fn nth(&self, i: usize) -> (&Value, &[String]) {
+        match &self.undo {
+            Some((arguments, command)) if i % 2 == 1 => (arguments, command),
+            _ => (&self.arguments, &self.command),
+        }
+    }
+}
+
+fn strings<const N: usize>(items: [&str; N]) -> Vec<String> {
+    items.map(str::to_owned).to_vec()
+}
+
+/// `notes str_replace` of `old` by `new` in the bench's note, as a tool call and a command.
+fn replace(old: &str, new: &str) -> (Value, Vec<String>) {
+    (
+        json!({"command": "str_replace", "path": NOTE, "old_str": old, "new_str": new}),
+        strings(["notes", "str-replace", NOTE, "--old", old, "--new", new]),
+    )
+}
+
+/// The note the notes questions read and edit.
+const NOTE: &str = "/memories/project.md";
+
+fn questions() -> [Question; 4] {
+    let (edit, edit_command) = replace("status: draft", "status: final");
     [
         Question {
             tool: "trajectory_recall",
+            label: "trajectory_recall",
+            undo: None,
             arguments: json!({"partition": "team", "fingerprint": {"task": "task-7"}}),
             command: [
                 "trajectory",
@@ -67,6 +101,8 @@ fn questions() -> [Question; 2] {
         },
         Question {
             tool: "browser_context",
+            label: "browser_context",
+            undo: None,
             arguments: json!({"goal": "find green tea checkout", "url": "https://shop.test/"}),
             command: [
                 "browser",
@@ -78,6 +114,20 @@ fn questions() -> [Question; 2] {
             ]
             .map(str::to_owned)
             .to_vec(),
+        },
+        Question {
+            tool: "notes",
+            label: "notes view",
+            arguments: json!({"command": "view", "path": NOTE}),
+            command: strings(["notes", "view", NOTE]),
+            undo: None,
+        },
+        Question {
+            tool: "notes",
+            label: "notes str_replace",
+            arguments: edit,
+            command: edit_command,
+            undo: Some(replace("status: final", "status: draft")),
         },
     ]
 }
@@ -139,6 +189,19 @@ async fn fill(client: &Client) {
         });
         call(client, "browser_record_run", &run).await;
     }
+    let mut text = String::from("# Project\nstatus: draft\n");
+    for i in 0..38 {
+        text.push_str(&format!(
+            "- decision {i}: keep the {} step\n",
+            WORDS[i % WORDS.len()]
+        ));
+    }
+    call(
+        client,
+        "notes",
+        &json!({"command": "create", "path": NOTE, "file_text": text}),
+    )
+    .await;
 }
 
 fn percentile(samples: &mut [f64], p: f64) -> f64 {
@@ -150,19 +213,20 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
 /// Microseconds per call of `question` through the command line, `runs` times.
 fn cli_samples(db: &Path, question: &Question, runs: usize) -> Vec<f64> {
     (0..runs)
-        .map(|_| {
+        .map(|i| {
+            let (_, command) = question.nth(i);
             let started = Instant::now();
             let status = Command::new(BIN)
                 .arg("--db")
                 .arg(db)
-                .args(&question.command)
+                .args(command)
                 .arg("--json")
                 .env_remove("AGENT_MEMORY_DB")
                 .stdout(Stdio::null())
                 .status()
                 .expect("run the command line");
             let elapsed = started.elapsed().as_secs_f64() * 1e6;
-            assert!(status.success(), "{:?} failed", question.command);
+            assert!(status.success(), "{command:?} failed");
             elapsed
         })
         .collect()
@@ -270,7 +334,8 @@ fn typescript(db: &Path, warm: usize, calls: usize) {
         "{:<18} {:>12} {:>12} {:>12} {:>12}",
         "tool", "http p50 us", "http p99 us", "stdio p50 us", "stdio p99 us"
     );
-    for question in questions() {
+    // The TypeScript client repeats one call, so an edit that must be undone stays out.
+    for question in questions().into_iter().filter(|q| q.undo.is_none()) {
         let config = |transport: Value| {
             let mut config = json!({
                 "tool": question.tool, "arguments": question.arguments,
@@ -296,7 +361,7 @@ fn typescript(db: &Path, warm: usize, calls: usize) {
             percentile(&mut over_http, 0.5),
             percentile(&mut over_http, 0.99),
         );
-        let tool = question.tool;
+        let tool = question.label;
         println!("{tool:<18} {h50:>12.1} {h99:>12.1} {s50:>12.1} {s99:>12.1}");
         figure(
             &format!("{tool} p50 (TS SDK HTTP vs stdio)"),
@@ -355,17 +420,19 @@ fn main() {
         fill(&client).await;
         let mut measured = Vec::new();
         for question in questions() {
-            for _ in 0..warm {
-                call(&client, question.tool, &question.arguments).await;
+            // An even number of warm-up calls, so an edit is undone before measuring.
+            for i in 0..warm {
+                call(&client, question.tool, question.nth(i).0).await;
             }
             let mut samples = Vec::with_capacity(calls);
-            for _ in 0..calls {
+            for i in 0..calls {
+                let arguments = question.nth(i).0;
                 let started = Instant::now();
-                let result = call(&client, question.tool, &question.arguments).await;
+                let result = call(&client, question.tool, arguments).await;
                 samples.push(started.elapsed().as_secs_f64() * 1e6);
                 assert!(!result.is_null());
             }
-            measured.push((samples, question.tool));
+            measured.push((samples, question.label));
         }
         let _ = client.cancel().await;
         measured

@@ -53,7 +53,7 @@ pub struct ContextInput {
     pub goal: String,
     /// The URL the run starts on.
     pub url: String,
-    /// Rank matching trajectories by the trace score instead of goal similarity alone.
+    /// Rank trajectories by trace score, not goal similarity alone.
     #[serde(default)]
     pub trace_scoring: bool,
     /// Trajectories older than this many days are not used (default 30).
@@ -73,7 +73,7 @@ pub struct ContextOutput {
     /// The context text; empty when the memory holds nothing for this goal and site.
     pub context: String,
     /// The stored trajectory chosen as the reference, if one matched.
-    #[serde(rename = "match")]
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     pub matched: Option<ContextMatch>,
     /// Every part of the context, by priority, and what became of it within the budget.
     pub parts: Vec<ContextPart>,
@@ -167,7 +167,7 @@ pub struct RecordRunInput {
     pub scope: Option<String>,
     /// The goal of the run.
     pub goal: String,
-    /// Where the run started (gives the site the memory is filed under).
+    /// Where the run started (its site files the memory).
     pub start_url: String,
     /// The turns, in order.
     pub turns: Vec<TurnInput>,
@@ -179,7 +179,7 @@ pub struct RecordRunInput {
     /// The agent's own account of the result.
     #[serde(default)]
     pub outcome: String,
-    /// The session the run belongs to (default: the new trajectory's id).
+    /// The run's session (default: the new trajectory's id).
     #[serde(default)]
     pub session_id: Option<String>,
     /// Where the browser ended up.
@@ -188,13 +188,11 @@ pub struct RecordRunInput {
     /// Selectors that worked during the run.
     #[serde(default)]
     pub selectors: Vec<SelectorInput>,
-    /// The id of this run in the run registry. A registered run (from `browser run start`)
-    /// is completed with this outcome; an unregistered one is registered as finished, so it
-    /// can be resumed or forked. Either way in the same transaction as the rest.
+    /// Its run-registry id: a registered run is completed, any other registered as
+    /// finished.
     #[serde(default)]
     pub run_id: Option<String>,
-    /// The run this one resumed or forked (from `browser_resume` or `browser_fork`), kept in
-    /// a newly registered run's manifest.
+    /// The run this one resumed or forked (`browser_resume`, `browser_fork`).
     #[serde(default)]
     pub parent_run_id: Option<String>,
 }
@@ -207,6 +205,7 @@ pub struct TurnInput {
     pub url: String,
     /// The action: a JSON object such as `{"action": "click", "selector": "#buy"}`, or its
     /// JSON text (which keeps its key order exactly).
+    #[schemars(schema_with = "crate::portable::object_or_string")]
     pub action: Value,
     /// Whether the action's effect was verified.
     #[serde(default)]

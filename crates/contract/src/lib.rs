@@ -23,9 +23,11 @@ pub mod browser;
 pub mod check;
 pub mod database;
 pub mod files;
+pub mod listing;
 pub mod memory;
 pub mod notes;
 pub mod operations;
+pub mod portable;
 pub mod recording;
 pub mod runs;
 pub mod stats;
@@ -233,9 +235,10 @@ fn classify_core(error: &agent_memory_core::Error) -> (&'static str, Option<Stri
     }
 }
 
-/// The schema of `T`, as committed under `schemas/`.
-fn schema_of<T: JsonSchema>() -> Schema {
-    SchemaGenerator::new(SchemaSettings::draft2020_12()).into_root_schema_for::<T>()
+/// The schema of `T`, as committed under `schemas/`: draft 2020-12, made [`portable`].
+pub fn schema_of<T: JsonSchema>() -> Schema {
+    SchemaGenerator::new(SchemaSettings::draft2020_12().with_transform(portable::transform()))
+        .into_root_schema_for::<T>()
 }
 
 /// Every schema of the operations, by file stem (`<operation>.input`, `<operation>.output`);

@@ -168,26 +168,25 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetInput {
-    /// A procedural-memory partition: its episodes, patterns and settings.
+    /// A partition: its episodes, patterns and settings.
     #[serde(default)]
     pub partition: Option<String>,
-    /// A session: its turn-memory events and its recorded tool calls.
+    /// A session: its events and recorded tool calls.
     #[serde(default)]
     pub session: Option<String>,
-    /// A scope, whole: its browser memory and its notes; or, with `site`, only that site of
-    /// its browser memory.
+    /// A scope: its browser memory and notes; with `site`, only that site.
     #[serde(default)]
     pub scope: Option<String>,
-    /// With `scope`: only this site (a site key such as `shop.example.com` or a URL on it).
+    /// With `scope`: only this site (`shop.example.com` or a URL on it).
     #[serde(default)]
     pub site: Option<String>,
-    /// A browser run's manifest (in `in_scope`, default `shared`).
+    /// A browser run's manifest, in `in_scope`.
     #[serde(default)]
     pub run: Option<String>,
-    /// A browser trajectory by id (in `in_scope`, default `shared`).
+    /// A browser trajectory, by id, in `in_scope`.
     #[serde(default)]
     pub trajectory: Option<String>,
-    /// The scope `run` and `trajectory` are looked up in; `shared` when absent.
+    /// The scope of `run` and `trajectory` (default `shared`).
     #[serde(default)]
     pub in_scope: Option<String>,
 }

@@ -27,8 +27,8 @@ pub struct NotesInput {
     /// Whose notes: each scope is a `/memories` tree of its own; `default` when absent.
     #[serde(default)]
     pub scope: Option<String>,
-    /// Values that must never be stored or shown, by key name: each occurrence in the
-    /// command's texts is replaced by `${key}` before anything is written or answered.
+    /// Values never to store or show, by name: each occurrence in the command's texts
+    /// becomes `${name}` first.
     #[serde(default)]
     pub secrets: Option<BTreeMap<String, String>>,
 }

@@ -37,6 +37,7 @@ pub struct ToolLogDocument {
     #[serde(deserialize_with = "unquoted")]
     pub tool_name: String,
     /// The call's parameters, as the tool received them.
+    #[schemars(schema_with = "crate::portable::json_object")]
     pub parameters: Value,
     /// Whether the tool reported success.
     #[serde(deserialize_with = "unquoted")]
@@ -389,14 +390,13 @@ pub struct LintInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
     pub trail: Option<String>,
-    /// A trail file (give this or `trail`): for a server's client, only inside the folders
-    /// the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
+    /// A trail file of at most 4 MiB (or `trail`); over MCP, in an `--allow-dir` folder.
     #[serde(default)]
     pub trail_path: Option<String>,
     /// The current memory values, by key.
     #[serde(default)]
     pub memory: BTreeMap<String, String>,
-    /// Also check against the memory snapshots this stored session logged (past values).
+    /// Also check the past values this stored session's snapshots logged.
     #[serde(default)]
     pub session: Option<String>,
     /// The fewest characters a value needs to count (default 8).
@@ -489,22 +489,21 @@ pub struct NextCallInput {
     /// The trail YAML (give this or `trail_path`).
     #[serde(default)]
     pub trail: Option<String>,
-    /// A trail file (give this or `trail`): for a server's client, only inside the folders
-    /// the server allows (`agent-memory mcp --allow-dir`), and at most 4 MiB.
+    /// A trail file of at most 4 MiB (or `trail`); over MCP, in an `--allow-dir` folder.
     #[serde(default)]
     pub trail_path: Option<String>,
-    /// The device classifier; the closest recording wins (`android-phone`, then `android`).
+    /// The device classifier; the closest recording wins (`android-phone`, `android`).
     pub device: String,
-    /// Memory the replay starts with (beside the trail's own `config.memory`).
+    /// Memory the replay starts with, beside the trail's `config.memory`.
     #[serde(default)]
     pub memory: BTreeMap<String, String>,
-    /// Sensitive values the replay starts with: used in calls, masked in every output.
+    /// Secret values the replay starts with: used in calls, masked in outputs.
     #[serde(default)]
     pub secrets: BTreeMap<String, String>,
-    /// What each call made so far wrote to memory, in order, one entry per call:
-    /// `{"set": {"key": "value"}, "secrets": {"key": "value"}, "delete": ["key"]}` (every
-    /// field optional; `{}` for a call that wrote nothing).
+    /// What each call made so far wrote, in order (`{}` for nothing):
+    /// `{"set": {..}, "secrets": {..}, "delete": [..]}`.
     #[serde(default)]
+    #[schemars(schema_with = "crate::portable::json_objects")]
     pub writes: Vec<Value>,
 }
 
@@ -519,6 +518,7 @@ pub struct NextCallOutput {
     /// call (`tool`, `parameters`, with sensitive values masked as their tokens) or
     /// `agent: true` for a step with no recording on this device. Absent when done.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub next: Option<Value>,
 }
 

@@ -31,24 +31,24 @@ pub const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
 pub struct RecordInput {
     /// The tenant, agent or team the episodes belong to.
     pub partition: String,
-    /// The partition's fingerprint fields. Stored by the first record into a partition and
-    /// read from the database afterwards (giving other fields later is an error); default
-    /// `["problem_topology", "affected_layer"]`.
+    /// The partition's fingerprint fields (default `problem_topology`, `affected_layer`),
+    /// fixed by its first record.
     #[serde(default)]
     pub fields: Option<Vec<String>>,
-    /// Episodes a fingerprint group needs before it becomes a pattern (popoto's
-    /// `cluster_threshold`). Stored by the first record into a partition; default 3.
+    /// Episodes a fingerprint group needs to become a pattern (default 3); set by the
+    /// partition's first record.
     #[serde(default)]
     pub cluster_threshold: Option<u64>,
-    /// The evidence cap of the confidence rule. Stored by the first record into a
-    /// partition; default 20.
+    /// The evidence cap of the confidence rule (default 20); set by the partition's first
+    /// record.
     #[serde(default)]
     pub evidence_cap: Option<u64>,
-    /// A new pattern's confidence before its first observation, from 0 to 1. Stored by the
-    /// first record into a partition; default 0.5.
+    /// A new pattern's confidence, from 0 to 1 (default 0.5); set by the partition's first
+    /// record.
     #[serde(default)]
     pub initial_confidence: Option<f64>,
-    /// The episodes, at least one.
+    /// The episodes, at least one; an `outcome` is `{"success": true}`, `{"success": false}`,
+    /// `{"success": 0.7}` or a number from 0 to 1.
     pub episodes: Vec<EpisodeInput>,
 }
 
@@ -89,6 +89,7 @@ pub struct EpisodeInput {
     pub trajectory: Vec<String>,
     /// How it went: `{"success": true}`, `{"success": false}`, `{"success": 0.7}` or a bare
     /// number from 0 to 1.
+    #[schemars(schema_with = "crate::portable::object_or_number")]
     pub outcome: Value,
     /// When the episode happened (default: now).
     #[serde(default)]

@@ -25,16 +25,13 @@ use crate::{Env, Failure, pair};
 pub struct AppendInput {
     /// The session.
     pub session: String,
-    /// The position of the first event in the session's log (0 is its `session_started`
-    /// event). Absent: after the last stored event. Events already stored at their position
-    /// with the same content are skipped.
+    /// The first event's position (0: `session_started`; default: after the last stored);
+    /// events already stored alike are skipped.
     #[serde(default)]
     pub start: Option<u64>,
-    /// The events, in order, each as the session log stores it:
-    /// `{"type": "session_started", "session": "s1", "started_at": 1767225600000}`,
-    /// `{"type": "user_message", "text": "..."}`,
-    /// `{"type": "assistant_turn", "text": "...", "memory": {"files_changed": ["src/a.rs"]}}`,
-    /// `{"type": "compaction_applied", "summary": "...", "compacted_entries": 4}`.
+    /// The events, in order: `{"type": "session_started", "session": "s1", "started_at": 0}`,
+    /// then `user_message` (`text`), `assistant_turn` (`text`, `memory`) or
+    /// `compaction_applied` (`summary`, `compacted_entries`).
     pub events: Vec<Map<String, Value>>,
 }
 
@@ -230,6 +227,7 @@ pub struct ViewOutput {
     /// The payload in the provider's own format: a list of messages or input items (OpenAI,
     /// Genkit), or the request body that carries them with the system prompt apart
     /// (Anthropic's `system` and `messages`, Gemini's `system_instruction` and `contents`).
+    #[schemars(schema_with = "crate::portable::array_or_object")]
     pub messages: Value,
     /// The session's tool-history setting, `full` or `none` (a `tool_history` event sets it).
     pub tool_history: String,

@@ -538,6 +538,7 @@ struct SubstitutionRow {
 #[derive(Serialize, JsonSchema)]
 struct SkippedRow {
     line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tool: Option<String>,
     reason: String,
 }
@@ -825,9 +826,12 @@ enum ReplayReport<'a> {
 #[derive(Serialize, JsonSchema)]
 struct PlannedStepRow {
     step: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
     kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     objective: Option<String>,
     trailhead: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     classifier: Option<String>,
     action: &'static str,
     calls: Vec<CallRow>,
@@ -836,6 +840,7 @@ struct PlannedStepRow {
 #[derive(Serialize, JsonSchema)]
 struct CallRow {
     tool: String,
+    #[schemars(schema_with = "agent_memory_contract::portable::json_object")]
     parameters: serde_json::Value,
     location: String,
 }
@@ -843,7 +848,9 @@ struct CallRow {
 #[derive(Serialize, JsonSchema)]
 struct UnresolvedRow<'a> {
     key: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     step: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tool: Option<&'a str>,
     path: &'a str,
 }

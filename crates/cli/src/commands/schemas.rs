@@ -77,4 +77,14 @@ mod tests {
             "schemas/ holds files no operation generates"
         );
     }
+
+    /// Every schema of the contract is portable (`ops::portable`): no null types or type
+    /// arrays, no bare booleans or untyped values, only integer formats clients know.
+    #[test]
+    fn every_schema_is_portable() {
+        for (name, schema) in super::all() {
+            let problems = ops::portable::problems(&schema.to_value());
+            assert!(problems.is_empty(), "schemas/{name}.json: {problems:#?}");
+        }
+    }
 }

@@ -525,7 +525,7 @@ struct ProviderView<R> {
     /// The provider format: `openai`, `responses`, `genkit`, `anthropic` or `gemini`.
     format: &'static str,
     /// The payload in the provider's own format, as it is sent.
-    #[schemars(with = "Value")]
+    #[schemars(schema_with = "agent_memory_contract::portable::array_or_object")]
     request: R,
 }
 
@@ -577,6 +577,7 @@ enum ModelRow<'a> {
     ToolCall {
         id: &'a str,
         name: &'a str,
+        #[schemars(schema_with = "agent_memory_contract::portable::json_object")]
         input: &'a Value,
     },
     ToolResult {
@@ -636,6 +637,7 @@ struct CompactReport {
     /// Entries kept after it.
     kept_entries: usize,
     /// What the compacted turns retained (files changed, failed and dangerous commands).
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     memory: Option<agent_memory_turns::TurnMemory>,
 }

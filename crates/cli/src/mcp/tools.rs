@@ -1,13 +1,14 @@
 //! The tools the server offers: one per operation of the JSON contract that the contract's
-//! table marks for MCP, each with the operation's committed input and output schemas and its
-//! description, written for a model.
+//! table marks for MCP, each with the operation's committed input schema as a list carries it
+//! ([`listing`]: lean, without output schemas) and its description, written for a model.
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
+use crate::ops::listing;
 pub(crate) use crate::ops::operations::Effect;
 use crate::ops::operations::{self, Operation};
 use crate::ops::{self, Env};
@@ -28,13 +29,14 @@ impl ToolDef {
     }
 }
 
-/// A schema of the contract as a JSON object; `None` for an operation without a JSON input
-/// (listed with a schema that takes no argument).
-fn schema_object(name: &str) -> Result<Option<Arc<JsonObject>>> {
-    let Some((_, schema)) = ops::schemas().into_iter().find(|(n, _)| *n == name) else {
+/// The input schema of operation `name` as listed ([`listing`]); `None` for an operation
+/// without a JSON input (listed with a schema that takes no argument).
+fn input_schema(name: &str) -> Result<Option<Arc<JsonObject>>> {
+    let stem = format!("{name}.input");
+    let Some((_, schema)) = ops::schemas().into_iter().find(|(n, _)| *n == stem) else {
         return Ok(None);
     };
-    match serde_json::to_value(schema)? {
+    match listing::input(&serde_json::to_value(schema)?) {
         Value::Object(object) => Ok(Some(Arc::new(object))),
         other => bail!("the schema {name} is not an object: {other}"),
     }
@@ -51,18 +53,17 @@ fn no_arguments() -> Arc<JsonObject> {
 
 fn define(operation: Operation) -> Result<ToolDef> {
     let name = operation.name;
-    let input = schema_object(&format!("{name}.input"))?.unwrap_or_else(no_arguments);
-    let output = schema_object(&format!("{}.output", operation.output))?
-        .with_context(|| format!("the operation {name} has no output schema"))?;
+    let input = input_schema(name)?.unwrap_or_else(no_arguments);
     let effect = operation.effect;
-    let annotations = ToolAnnotations::new()
-        .read_only(effect == Effect::Reads)
-        .destructive(effect == Effect::Deletes)
-        .idempotent(effect != Effect::Writes)
-        .open_world(false);
-    let tool = Tool::new(name, operation.description, input)
-        .with_raw_output_schema(output)
-        .annotate(annotations);
+    // Only the hints that differ from the protocol's defaults (not read-only, destructive,
+    // not idempotent, open world); whether a read is destructive or idempotent means nothing.
+    let annotations = match effect {
+        Effect::Reads => ToolAnnotations::new().read_only(true),
+        Effect::Writes => ToolAnnotations::new().destructive(false),
+        Effect::Deletes => ToolAnnotations::new().idempotent(true),
+    }
+    .open_world(false);
+    let tool = Tool::new(name, operation.description, input).annotate(annotations);
     Ok(ToolDef {
         tool,
         effect,
@@ -88,7 +89,7 @@ pub(crate) fn of_families(families: &[&str]) -> Result<Vec<ToolDef>> {
 mod tests {
     use super::*;
 
-    /// Every tool the issue names, exactly so, and each with its operation's schemas.
+    /// Every tool the contract offers over MCP, exactly so, each with an object input schema.
     #[test]
     fn every_named_tool_is_listed_with_object_schemas() {
         let tools = all().expect("tools");
@@ -120,13 +121,49 @@ mod tests {
         for def in &tools {
             let name = &def.tool.name;
             assert_eq!(def.tool.input_schema["type"], "object", "{name}");
-            let output = def.tool.output_schema.as_ref().expect("output schema");
-            assert_eq!(output["type"], "object", "{name}");
+            assert!(def.tool.output_schema.is_none(), "{name}");
             let description = def.tool.description.as_deref().unwrap_or_default();
             assert!(
                 (40..=300).contains(&description.len()),
                 "{name}: {description}"
             );
+        }
+    }
+
+    /// The bytes of a `tools/list` result serving `families`, as a client receives it.
+    fn listed_bytes(families: &[&str]) -> usize {
+        let tools: Vec<Tool> = of_families(families)
+            .expect("tools")
+            .into_iter()
+            .map(|def| def.tool)
+            .collect();
+        serde_json::to_vec(&serde_json::json!({ "tools": tools }))
+            .expect("JSON")
+            .len()
+    }
+
+    /// The whole list fits in 20 KB and the notes family alone in 4 KB, so a client that
+    /// serves them keeps its context small.
+    #[test]
+    fn the_lists_stay_small() {
+        let all = listed_bytes(operations::FAMILIES);
+        assert!(all <= 20 * 1024, "tools/list is {all} bytes");
+        let notes = listed_bytes(&["notes"]);
+        assert!(
+            notes <= 4 * 1024,
+            "tools/list --tools notes is {notes} bytes"
+        );
+    }
+
+    /// Every listed schema is portable: no null types or type arrays, no bare booleans or
+    /// untyped values, only integer formats clients know.
+    #[test]
+    fn every_listed_schema_is_portable() {
+        for def in all().expect("tools") {
+            let name = &def.tool.name;
+            let input = Value::Object((*def.tool.input_schema).clone());
+            let problems = crate::ops::portable::problems(&input);
+            assert!(problems.is_empty(), "{name}: {problems:#?}");
         }
     }
 }

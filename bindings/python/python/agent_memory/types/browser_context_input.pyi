@@ -11,10 +11,10 @@ LayoutInput: TypeAlias = Literal['layered', 'compat']
 
 
 class ContextInput(TypedDict, closed=True):
-    budget: NotRequired[int | None]
+    budget: NotRequired[int]
     goal: str
     layout: NotRequired[LayoutInput]
-    scope: NotRequired[str | None]
+    scope: NotRequired[str]
     trace_scoring: NotRequired[bool]
-    ttl_days: NotRequired[float | None]
+    ttl_days: NotRequired[float]
     url: str

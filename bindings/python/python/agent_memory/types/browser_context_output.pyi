@@ -25,5 +25,5 @@ class ContextPart(TypedDict):
 
 class ContextOutput(TypedDict):
     context: str
-    match: NotRequired[ContextMatch | None]
+    match: NotRequired[ContextMatch]
     parts: list[ContextPart]

@@ -14,27 +14,27 @@ class SelectorInput(TypedDict, closed=True):
 
 
 class TurnInput(TypedDict, closed=True):
-    action: Any
+    action: dict[str, Any] | str
     duration_ms: NotRequired[int]
-    error: NotRequired[str | None]
-    expected_effect: NotRequired[str | None]
-    reasoning: NotRequired[str | None]
+    error: NotRequired[str]
+    expected_effect: NotRequired[str]
+    reasoning: NotRequired[str]
     snapshot: NotRequired[str]
     url: str
-    verification_failure: NotRequired[str | None]
+    verification_failure: NotRequired[str]
     verified: NotRequired[bool]
 
 
 class RecordRunInput(TypedDict, closed=True):
-    final_url: NotRequired[str | None]
+    final_url: NotRequired[str]
     goal: str
     model: NotRequired[str]
     outcome: NotRequired[str]
-    parent_run_id: NotRequired[str | None]
-    run_id: NotRequired[str | None]
-    scope: NotRequired[str | None]
+    parent_run_id: NotRequired[str]
+    run_id: NotRequired[str]
+    scope: NotRequired[str]
     selectors: NotRequired[list[SelectorInput]]
-    session_id: NotRequired[str | None]
+    session_id: NotRequired[str]
     start_url: str
     success: bool
     turns: list[TurnInput]

@@ -9,7 +9,7 @@ from typing_extensions import NotRequired
 
 
 class RecordRunOutput(TypedDict):
-    run_id: NotRequired[str | None]
+    run_id: NotRequired[str]
     scope: str
     session_id: str
     site: str

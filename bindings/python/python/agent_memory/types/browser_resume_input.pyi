@@ -7,6 +7,6 @@ from typing_extensions import NotRequired, TypedDict
 
 
 class ScenarioInput(TypedDict, closed=True):
-    goal: NotRequired[str | None]
+    goal: NotRequired[str]
     run_id: str
-    scope: NotRequired[str | None]
+    scope: NotRequired[str]

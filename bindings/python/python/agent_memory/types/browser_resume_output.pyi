@@ -11,5 +11,5 @@ from typing_extensions import NotRequired
 class ScenarioOutput(TypedDict):
     goal: str
     parent_run_id: str
-    session_id: NotRequired[str | None]
+    session_id: NotRequired[str]
     start_url: str

@@ -7,12 +7,12 @@ from typing_extensions import NotRequired, TypedDict
 
 
 class RunCompleteInput(TypedDict, closed=True):
-    artifact_paths: NotRequired[list[str] | None]
-    final_url: NotRequired[str | None]
-    reason: NotRequired[str | None]
-    result: NotRequired[str | None]
+    artifact_paths: NotRequired[list[str]]
+    final_url: NotRequired[str]
+    reason: NotRequired[str]
+    result: NotRequired[str]
     run_id: str
-    scope: NotRequired[str | None]
+    scope: NotRequired[str]
     success: bool
-    summary: NotRequired[str | None]
+    summary: NotRequired[str]
     turn_count: int

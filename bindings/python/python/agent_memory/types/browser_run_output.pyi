@@ -12,20 +12,20 @@ RunState: TypeAlias = Literal['running', 'completed', 'failed']
 
 class RunDocument(TypedDict):
     artifact_paths: list[str]
-    completed_at: NotRequired[str | None]
-    current_url: NotRequired[str | None]
+    completed_at: NotRequired[str]
+    current_url: NotRequired[str]
     domain: str
-    final_url: NotRequired[str | None]
+    final_url: NotRequired[str]
     goal: str
-    parent_run_id: NotRequired[str | None]
-    reason: NotRequired[str | None]
-    result: NotRequired[str | None]
+    parent_run_id: NotRequired[str]
+    reason: NotRequired[str]
+    result: NotRequired[str]
     run_id: str
-    session_id: NotRequired[str | None]
-    start_url: NotRequired[str | None]
+    session_id: NotRequired[str]
+    start_url: NotRequired[str]
     started_at: str
     status: RunState
-    success: NotRequired[bool | None]
-    summary: NotRequired[str | None]
+    success: NotRequired[bool]
+    summary: NotRequired[str]
     turn_count: int
     updated_at: str

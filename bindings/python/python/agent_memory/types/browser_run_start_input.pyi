@@ -9,8 +9,8 @@ from typing_extensions import NotRequired, TypedDict
 class RunStartInput(TypedDict, closed=True):
     domain: str
     goal: str
-    parent_run_id: NotRequired[str | None]
-    run_id: NotRequired[str | None]
-    scope: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    start_url: NotRequired[str | None]
+    parent_run_id: NotRequired[str]
+    run_id: NotRequired[str]
+    scope: NotRequired[str]
+    session_id: NotRequired[str]
+    start_url: NotRequired[str]

@@ -11,9 +11,9 @@ RunState: TypeAlias = Literal['running', 'completed', 'failed']
 
 
 class RunUpdateInput(TypedDict, closed=True):
-    artifact_paths: NotRequired[list[str] | None]
-    current_url: NotRequired[str | None]
+    artifact_paths: NotRequired[list[str]]
+    current_url: NotRequired[str]
     run_id: str
-    scope: NotRequired[str | None]
-    status: NotRequired[RunState | None]
-    turn_count: NotRequired[int | None]
+    scope: NotRequired[str]
+    status: NotRequired[RunState]
+    turn_count: NotRequired[int]

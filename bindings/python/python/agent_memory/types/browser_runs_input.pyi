@@ -11,8 +11,8 @@ RunState: TypeAlias = Literal['running', 'completed', 'failed']
 
 
 class RunsInput(TypedDict, closed=True):
-    domain: NotRequired[str | None]
-    limit: NotRequired[int | None]
-    scope: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    status: NotRequired[RunState | None]
+    domain: NotRequired[str]
+    limit: NotRequired[int]
+    scope: NotRequired[str]
+    session_id: NotRequired[str]
+    status: NotRequired[RunState]

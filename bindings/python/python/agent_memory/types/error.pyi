@@ -9,7 +9,7 @@ from typing_extensions import NotRequired
 
 
 class ErrorBody(TypedDict):
-    input: NotRequired[str | None]
+    input: NotRequired[str]
     kind: str
     message: str
 

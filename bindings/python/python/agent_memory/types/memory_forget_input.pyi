@@ -7,10 +7,10 @@ from typing_extensions import NotRequired, TypedDict
 
 
 class ForgetInput(TypedDict, closed=True):
-    in_scope: NotRequired[str | None]
-    partition: NotRequired[str | None]
-    run: NotRequired[str | None]
-    scope: NotRequired[str | None]
-    session: NotRequired[str | None]
-    site: NotRequired[str | None]
-    trajectory: NotRequired[str | None]
+    in_scope: NotRequired[str]
+    partition: NotRequired[str]
+    run: NotRequired[str]
+    scope: NotRequired[str]
+    session: NotRequired[str]
+    site: NotRequired[str]
+    trajectory: NotRequired[str]

@@ -3,30 +3,30 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Literal, TypeAlias, TypedDict
 
 from typing_extensions import NotRequired
 
 
 class NotesInput1(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['view']
     path: str
-    view_range: NotRequired[list[int] | None]
+    view_range: NotRequired[list[int]]
 
 
 class NotesInput2(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['create']
     file_text: str
     path: str
 
 
 class NotesInput3(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['str_replace']
     new_str: str
     old_str: str
@@ -34,8 +34,8 @@ class NotesInput3(TypedDict):
 
 
 class NotesInput4(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['insert']
     insert_line: int
     insert_text: str
@@ -43,26 +43,26 @@ class NotesInput4(TypedDict):
 
 
 class NotesInput5(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['delete']
     path: str
 
 
 class NotesInput6(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['rename']
     new_path: str
     old_path: str
 
 
 class NotesInput7(TypedDict):
-    scope: NotRequired[str | None]
-    secrets: NotRequired[dict[str, Any] | None]
+    scope: NotRequired[str]
+    secrets: NotRequired[dict[str, str]]
     command: Literal['search']
-    limit: NotRequired[int | None]
-    path: NotRequired[str | None]
+    limit: NotRequired[int]
+    path: NotRequired[str]
     query: str
 
 

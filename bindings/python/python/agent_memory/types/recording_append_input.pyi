@@ -9,24 +9,24 @@ from typing_extensions import NotRequired, TypedDict
 
 
 class SnapshotEntryDocument(TypedDict):
-    existedBefore: NotRequired[bool | None]
+    existedBefore: NotRequired[bool]
     key: str
     sensitive: NotRequired[bool]
-    value: NotRequired[str | None]
-    writtenAt: NotRequired[int | None]
-    writtenBy: NotRequired[str | None]
+    value: NotRequired[str]
+    writtenAt: NotRequired[int]
+    writtenBy: NotRequired[str]
 
 
 class ToolLogDocument(TypedDict):
     durationMs: NotRequired[int]
-    exceptionMessage: NotRequired[str | None]
-    memorySnapshot: NotRequired[list[SnapshotEntryDocument] | None]
-    parameters: Any
-    session: NotRequired[str | None]
+    exceptionMessage: NotRequired[str]
+    memorySnapshot: NotRequired[list[SnapshotEntryDocument]]
+    parameters: dict[str, Any]
+    session: NotRequired[str]
     successful: bool
     timestamp: int
     toolName: str
-    traceId: NotRequired[str | None]
+    traceId: NotRequired[str]
 
 
 class AppendInput(TypedDict, closed=True):

@@ -8,7 +8,7 @@ from typing_extensions import NotRequired, TypedDict
 
 class LintInput(TypedDict, closed=True):
     memory: NotRequired[dict[str, str]]
-    min_chars: NotRequired[int | None]
-    session: NotRequired[str | None]
-    trail: NotRequired[str | None]
-    trail_path: NotRequired[str | None]
+    min_chars: NotRequired[int]
+    session: NotRequired[str]
+    trail: NotRequired[str]
+    trail_path: NotRequired[str]

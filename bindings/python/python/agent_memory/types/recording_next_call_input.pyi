@@ -12,6 +12,6 @@ class NextCallInput(TypedDict, closed=True):
     device: str
     memory: NotRequired[dict[str, str]]
     secrets: NotRequired[dict[str, str]]
-    trail: NotRequired[str | None]
-    trail_path: NotRequired[str | None]
-    writes: NotRequired[list[Any]]
+    trail: NotRequired[str]
+    trail_path: NotRequired[str]
+    writes: NotRequired[list[dict[str, Any]]]

@@ -11,4 +11,4 @@ from typing_extensions import NotRequired
 class NextCallOutput(TypedDict):
     dispatches_total: int
     done: bool
-    next: NotRequired[Any]
+    next: NotRequired[dict[str, Any]]

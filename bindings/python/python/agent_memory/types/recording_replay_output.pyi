@@ -10,16 +10,16 @@ from typing_extensions import NotRequired
 
 class CallRow(TypedDict):
     location: str
-    parameters: Any
+    parameters: dict[str, Any]
     tool: str
 
 
 class PlannedStepRow(TypedDict):
     action: str
     calls: list[CallRow]
-    classifier: NotRequired[str | None]
-    kind: NotRequired[str | None]
-    objective: NotRequired[str | None]
+    classifier: NotRequired[str]
+    kind: NotRequired[str]
+    objective: NotRequired[str]
     step: int
     trailhead: bool
 
@@ -27,8 +27,8 @@ class PlannedStepRow(TypedDict):
 class UnresolvedRow(TypedDict):
     key: str
     path: str
-    step: NotRequired[int | None]
-    tool: NotRequired[str | None]
+    step: NotRequired[int]
+    tool: NotRequired[str]
 
 
 class ReplayReport1(TypedDict):

@@ -10,35 +10,35 @@ from typing_extensions import NotRequired, TypedDict
 
 class ObjectiveInput(TypedDict, closed=True):
     started_at: int
-    step: NotRequired[str | None]
-    verify: NotRequired[str | None]
+    step: NotRequired[str]
+    verify: NotRequired[str]
 
 
 class SnapshotEntryDocument(TypedDict):
-    existedBefore: NotRequired[bool | None]
+    existedBefore: NotRequired[bool]
     key: str
     sensitive: NotRequired[bool]
-    value: NotRequired[str | None]
-    writtenAt: NotRequired[int | None]
-    writtenBy: NotRequired[str | None]
+    value: NotRequired[str]
+    writtenAt: NotRequired[int]
+    writtenBy: NotRequired[str]
 
 
 class ToolLogDocument(TypedDict):
     durationMs: NotRequired[int]
-    exceptionMessage: NotRequired[str | None]
-    memorySnapshot: NotRequired[list[SnapshotEntryDocument] | None]
-    parameters: Any
-    session: NotRequired[str | None]
+    exceptionMessage: NotRequired[str]
+    memorySnapshot: NotRequired[list[SnapshotEntryDocument]]
+    parameters: dict[str, Any]
+    session: NotRequired[str]
     successful: bool
     timestamp: int
     toolName: str
-    traceId: NotRequired[str | None]
+    traceId: NotRequired[str]
 
 
 class TemplatizeInput(TypedDict, closed=True):
-    device: NotRequired[str | None]
+    device: NotRequired[str]
     dry_run: NotRequired[bool]
-    logs: NotRequired[list[ToolLogDocument] | None]
-    min_chars: NotRequired[int | None]
+    logs: NotRequired[list[ToolLogDocument]]
+    min_chars: NotRequired[int]
     objectives: NotRequired[list[ObjectiveInput]]
-    session: NotRequired[str | None]
+    session: NotRequired[str]

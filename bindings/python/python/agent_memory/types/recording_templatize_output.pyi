@@ -18,4 +18,4 @@ class SubstitutionEntry(TypedDict):
 class TemplatizeOutput(TypedDict):
     steps: int
     substitutions: list[SubstitutionEntry]
-    trail: NotRequired[str | None]
+    trail: NotRequired[str]

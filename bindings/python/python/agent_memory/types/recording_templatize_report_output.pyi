@@ -11,7 +11,7 @@ from typing_extensions import NotRequired
 class SkippedRow(TypedDict):
     line: int
     reason: str
-    tool: NotRequired[str | None]
+    tool: NotRequired[str]
 
 
 class SubstitutionRow(TypedDict):
@@ -22,8 +22,8 @@ class SubstitutionRow(TypedDict):
 
 
 class TemplatizeReport(TypedDict):
-    out: NotRequired[str | None]
+    out: NotRequired[str]
     skipped: NotRequired[list[SkippedRow]]
     steps: int
     substitutions: list[SubstitutionRow]
-    trail: NotRequired[str | None]
+    trail: NotRequired[str]

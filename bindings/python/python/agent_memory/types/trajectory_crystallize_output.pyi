@@ -16,7 +16,7 @@ class PatternEntry(TypedDict):
     evidence_count: int
     fingerprint: dict[str, str]
     last_reinforced: str
-    score: NotRequired[float | None]
+    score: NotRequired[float]
 
 
 class PendingGroup(TypedDict):
@@ -25,7 +25,7 @@ class PendingGroup(TypedDict):
 
 
 class CrystallizeOutput(TypedDict):
-    note: NotRequired[str | None]
+    note: NotRequired[str]
     partition: str
     patterns: list[PatternEntry]
     pending_groups: list[PendingGroup]

@@ -16,11 +16,11 @@ class PatternEntry(TypedDict):
     evidence_count: int
     fingerprint: dict[str, str]
     last_reinforced: str
-    score: NotRequired[float | None]
+    score: NotRequired[float]
 
 
 class PatternsOutput(TypedDict):
     fields: list[str]
-    note: NotRequired[str | None]
+    note: NotRequired[str]
     partition: str
     patterns: list[PatternEntry]

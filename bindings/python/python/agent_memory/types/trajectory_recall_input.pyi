@@ -7,8 +7,8 @@ from typing_extensions import NotRequired, TypedDict
 
 
 class RecallInput(TypedDict, closed=True):
-    confidence_weight: NotRequired[float | None]
+    confidence_weight: NotRequired[float]
     fingerprint: dict[str, str]
-    limit: NotRequired[int | None]
+    limit: NotRequired[int]
     partition: str
-    recency_weight: NotRequired[float | None]
+    recency_weight: NotRequired[float]

@@ -16,10 +16,10 @@ class PatternEntry(TypedDict):
     evidence_count: int
     fingerprint: dict[str, str]
     last_reinforced: str
-    score: NotRequired[float | None]
+    score: NotRequired[float]
 
 
 class RecallOutput(TypedDict):
-    note: NotRequired[str | None]
+    note: NotRequired[str]
     partition: str
     patterns: list[PatternEntry]

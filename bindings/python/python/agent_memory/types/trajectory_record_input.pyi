@@ -12,15 +12,15 @@ TimeInput: TypeAlias = int | str
 
 class EpisodeInput(TypedDict, closed=True):
     fingerprint: dict[str, str]
-    outcome: Any
-    recorded_at: NotRequired[TimeInput | None]
+    outcome: dict[str, Any] | float
+    recorded_at: NotRequired[TimeInput]
     trajectory: list[str]
 
 
 class RecordInput(TypedDict, closed=True):
-    cluster_threshold: NotRequired[int | None]
+    cluster_threshold: NotRequired[int]
     episodes: list[EpisodeInput]
-    evidence_cap: NotRequired[int | None]
-    fields: NotRequired[list[str] | None]
-    initial_confidence: NotRequired[float | None]
+    evidence_cap: NotRequired[int]
+    fields: NotRequired[list[str]]
+    initial_confidence: NotRequired[float]
     partition: str

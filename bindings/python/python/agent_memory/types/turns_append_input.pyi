@@ -11,4 +11,4 @@ from typing_extensions import NotRequired, TypedDict
 class AppendInput(TypedDict, closed=True):
     events: list[dict[str, Any]]
     session: str
-    start: NotRequired[int | None]
+    start: NotRequired[int]

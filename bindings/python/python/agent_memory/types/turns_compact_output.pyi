@@ -11,5 +11,5 @@ from typing_extensions import NotRequired
 class CompactReport(TypedDict):
     compacted_entries: int
     kept_entries: int
-    memory: NotRequired[dict[str, Any] | None]
+    memory: NotRequired[dict[str, Any]]
     session: str

@@ -25,7 +25,7 @@ class ModelRow3(TypedDict):
 
 class ModelRow4(TypedDict):
     id: str
-    input: Any
+    input: dict[str, Any]
     name: str
     role: Literal['tool_call']
 
@@ -43,7 +43,7 @@ ModelRow: TypeAlias = ModelRow1 | ModelRow2 | ModelRow3 | ModelRow4 | ModelRow5
 
 class ProviderView(TypedDict):
     format: str
-    request: Any
+    request: list[Any] | dict[str, Any]
     session: str
 
 

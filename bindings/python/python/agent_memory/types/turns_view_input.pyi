@@ -12,5 +12,5 @@ Provider: TypeAlias = Literal['openai_chat', 'openai_responses', 'genkit', 'anth
 
 class ViewInput(TypedDict, closed=True):
     provider: Provider
-    recent_memories: NotRequired[int | None]
+    recent_memories: NotRequired[int]
     session: str

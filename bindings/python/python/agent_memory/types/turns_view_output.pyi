@@ -9,7 +9,7 @@ Provider: TypeAlias = Literal['openai_chat', 'openai_responses', 'genkit', 'anth
 
 
 class ViewOutput(TypedDict):
-    messages: Any
+    messages: list[Any] | dict[str, Any]
     provider: Provider
     session: str
     turns: int
