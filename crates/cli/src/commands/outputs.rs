@@ -68,4 +68,6 @@ pub(crate) const OUTPUTS: &[(&str, Option<&str>)] = &[
     ("schemas", None),
     // A server: it speaks MCP, whose results follow the operations' schemas.
     ("mcp", None),
+    // A server: it prints its address on stderr, and its page asks for JSON over HTTP.
+    ("ui", None),
 ];
