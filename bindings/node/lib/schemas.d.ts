@@ -2288,6 +2288,14 @@ session: string
  * via the `definition` "TurnsViewInput".
  */
 export interface TurnsViewInput {
+/**
+ * Compress tool outputs as Keen Code does (default false).
+ */
+compress_outputs?: boolean
+/**
+ * The model's context window in tokens; given, the output says whether to compact.
+ */
+context_window?: number
 provider: Provider
 /**
  * Send the memories (files changed, failed commands) of the last this many turns
@@ -2306,6 +2314,8 @@ session: string
  * via the `definition` "TurnsViewOutput".
  */
 export interface TurnsViewOutput {
+breakdown: Breakdown
+compaction?: CompactionAnswer
 /**
  * The payload in the provider's own format: a list of messages or input items (OpenAI,
  * Genkit), or the request body that carries them with the system prompt apart
@@ -2320,9 +2330,79 @@ provider: Provider1
  */
 session: string
 /**
+ * The session's tool-history setting, `full` or `none` (a `tool_history` event sets it).
+ */
+tool_history: string
+/**
  * Completed turns in the session.
  */
 turns: number
+}
+/**
+ * The view's estimated tokens per part.
+ */
+export interface Breakdown {
+/**
+ * Assistant text.
+ */
+assistant_tokens: number
+/**
+ * The system prompt.
+ */
+system_prompt_tokens: number
+/**
+ * Tool calls' inputs and results.
+ */
+tool_result_tokens: number
+/**
+ * The sum.
+ */
+total_estimated: number
+/**
+ * User messages and summaries.
+ */
+user_message_tokens: number
+}
+/**
+ * The automatic compaction policy's answer, when `context_window` is given.
+ */
+export interface CompactionAnswer {
+/**
+ * `continue`, `reduce` (old tool results replaced by a marker) or `summarise`.
+ */
+action: string
+/**
+ * When summarising: how many entries the compaction replaces.
+ */
+compacted_entries?: number
+/**
+ * The view's estimate before reduction.
+ */
+estimated_tokens: number
+/**
+ * The context window less max(4096, 5%).
+ */
+input_budget: number
+/**
+ * When summarising: the instructions for the summary's five sections.
+ */
+instructions?: string
+/**
+ * When summarising: the latest user message, to keep verbatim beside the summary.
+ */
+last_user_message?: string
+/**
+ * `no_new_tool_turn`, `under_threshold`, `threshold`, `suppressed` or `over_budget`.
+ */
+reason: string
+/**
+ * Tool results the reducer replaces to fit the budget.
+ */
+removed_tool_results: number
+/**
+ * 90% of the input budget.
+ */
+threshold: number
 }
 /**
  * The trajectory a context took as its reference.
@@ -2390,4 +2470,76 @@ request: (unknown[] | {
  * The session.
  */
 session: string
+}
+/**
+ * Estimated tokens per part of the model view (Keen Code's estimate: bytes / 3).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "Breakdown".
+ */
+export interface Breakdown1 {
+/**
+ * Assistant text.
+ */
+assistant_tokens: number
+/**
+ * The system prompt.
+ */
+system_prompt_tokens: number
+/**
+ * Tool calls' inputs and results.
+ */
+tool_result_tokens: number
+/**
+ * The sum.
+ */
+total_estimated: number
+/**
+ * User messages and summaries.
+ */
+user_message_tokens: number
+}
+/**
+ * Whether to compact now, by Keen Code's rules, treating the last turn as the new tool turn.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "CompactionAnswer".
+ */
+export interface CompactionAnswer1 {
+/**
+ * `continue`, `reduce` (old tool results replaced by a marker) or `summarise`.
+ */
+action: string
+/**
+ * When summarising: how many entries the compaction replaces.
+ */
+compacted_entries?: number
+/**
+ * The view's estimate before reduction.
+ */
+estimated_tokens: number
+/**
+ * The context window less max(4096, 5%).
+ */
+input_budget: number
+/**
+ * When summarising: the instructions for the summary's five sections.
+ */
+instructions?: string
+/**
+ * When summarising: the latest user message, to keep verbatim beside the summary.
+ */
+last_user_message?: string
+/**
+ * `no_new_tool_turn`, `under_threshold`, `threshold`, `suppressed` or `over_budget`.
+ */
+reason: string
+/**
+ * Tool results the reducer replaces to fit the budget.
+ */
+removed_tool_results: number
+/**
+ * 90% of the input budget.
+ */
+threshold: number
 }

@@ -11,6 +11,8 @@ Provider: TypeAlias = Literal['openai_chat', 'openai_responses', 'genkit', 'anth
 
 
 class ViewInput(TypedDict, closed=True):
+    compress_outputs: NotRequired[bool]
+    context_window: NotRequired[int]
     provider: Provider
     recent_memories: NotRequired[int]
     session: str

@@ -5,11 +5,37 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias, TypedDict
 
+from typing_extensions import NotRequired
+
+
+class Breakdown(TypedDict):
+    assistant_tokens: int
+    system_prompt_tokens: int
+    tool_result_tokens: int
+    total_estimated: int
+    user_message_tokens: int
+
+
+class CompactionAnswer(TypedDict):
+    action: str
+    compacted_entries: NotRequired[int]
+    estimated_tokens: int
+    input_budget: int
+    instructions: NotRequired[str]
+    last_user_message: NotRequired[str]
+    reason: str
+    removed_tool_results: int
+    threshold: int
+
+
 Provider: TypeAlias = Literal['openai_chat', 'openai_responses', 'genkit', 'anthropic', 'gemini']
 
 
 class ViewOutput(TypedDict):
+    breakdown: Breakdown
+    compaction: NotRequired[CompactionAnswer]
     messages: list[Any] | dict[str, Any]
     provider: Provider
     session: str
+    tool_history: str
     turns: int
