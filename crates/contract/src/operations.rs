@@ -246,7 +246,7 @@ pub fn all() -> Vec<Operation> {
         ),
         with_input(
             "turns_view",
-            "A coding session's model view for a provider (OpenAI Chat or Responses, Genkit, Anthropic, Gemini). Call it to build the next model request.",
+            "A coding session's model view for a provider, and whether to compact it. Call it to build the next model request.",
             Reads,
             turns::view,
         ),

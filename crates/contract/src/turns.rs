@@ -207,10 +207,10 @@ pub struct ViewInput {
     /// (default 10).
     #[serde(default)]
     pub recent_memories: Option<usize>,
-    /// Compress tool outputs as Keen Code does (default false).
+    /// Compress tool outputs for the model (default false).
     #[serde(default)]
     pub compress_outputs: Option<bool>,
-    /// The model's context window in tokens; given, the output says whether to compact.
+    /// The context window in tokens: the answer then says whether to compact.
     #[serde(default)]
     pub context_window: Option<usize>,
 }
