@@ -2289,11 +2289,11 @@ session: string
  */
 export interface TurnsViewInput {
 /**
- * Compress tool outputs as Keen Code does (default false).
+ * Compress tool outputs for the model (default false).
  */
 compress_outputs?: boolean
 /**
- * The model's context window in tokens; given, the output says whether to compact.
+ * The context window in tokens: the answer then says whether to compact.
  */
 context_window?: number
 provider: Provider
