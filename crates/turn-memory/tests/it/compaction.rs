@@ -328,14 +328,7 @@ fn the_checkpoint_and_the_compaction_are_one_step_on_every_log() {
         let pg = agent_memory_postgres::PostgresStore::connect_with(&url, &options)
             .unwrap_or_else(|e| panic!("connect: {e}"));
         compacts_atomically(StoreLog::new(&pg, session_id("g")), "g");
-        let mut client = postgres::Client::connect(&url, postgres::NoTls)
-            .unwrap_or_else(|e| panic!("connect: {e}"));
-        client
-            .batch_execute(&format!(
-                "DROP SCHEMA IF EXISTS \"t_turns_{}\" CASCADE",
-                std::process::id()
-            ))
-            .unwrap_or_else(|e| panic!("{e}"));
+        pg.drop_schema().unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
