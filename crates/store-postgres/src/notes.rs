@@ -11,15 +11,6 @@ use agent_memory_core::{Error, Result, Scope};
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
-fn stored_path(path: String) -> Result<NotePath> {
-    NotePath::new(path).map_err(|e| Error::corrupt("notes table", e.to_string()))
-}
-
-/// The bounds of the paths strictly below `dir`: `path >= lower AND path < upper`.
-fn below(dir: &NotePath) -> (String, String) {
-    (format!("{dir}/"), dir.below_upper_bound())
-}
-
 fn lock_scope(tx: &mut Tx<'_>, scope: &Scope) -> std::result::Result<(), Fail> {
     Ok(tx.advisory_lock(lock::NOTES, scope.as_str(), true)?)
 }
@@ -29,7 +20,7 @@ fn placement_conflict(
     scope: &Scope,
     path: &NotePath,
 ) -> std::result::Result<Option<&'static str>, Fail> {
-    let (lower, upper) = below(path);
+    let (lower, upper) = path.below_bounds();
     let ancestors: Vec<&str> = path.ancestors().collect();
     let row = tx.query_one(
         "SELECT \
@@ -74,7 +65,7 @@ impl NoteStore for PostgresStore {
     }
 
     fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
-        let (lower, upper) = dir.map(below).unwrap_or_default();
+        let (lower, upper) = dir.map(NotePath::below_bounds).unwrap_or_default();
         let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
         let rows = self.read_one("list notes", |one| {
             Ok(match dir {
@@ -94,7 +85,7 @@ impl NoteStore for PostgresStore {
         rows.into_iter()
             .map(|row| {
                 Ok(NoteFile {
-                    path: stored_path(row.get(0))?,
+                    path: NotePath::stored(row.get(0))?,
                     bytes: count(row.get(1)),
                 })
             })
@@ -157,7 +148,7 @@ impl NoteStore for PostgresStore {
     }
 
     fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
-        let (lower, upper) = below(path);
+        let (lower, upper) = path.below_bounds();
         self.write("delete notes", |tx| {
             lock_scope(tx, scope)?;
             Ok(tx.execute(
@@ -169,7 +160,7 @@ impl NoteStore for PostgresStore {
     }
 
     fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
-        let (lower, upper) = below(from);
+        let (lower, upper) = from.below_bounds();
         self.write("rename notes", |tx| {
             lock_scope(tx, scope)?;
             let moving: Vec<String> = tx
@@ -192,7 +183,7 @@ impl NoteStore for PostgresStore {
             }
             let targets = moving
                 .iter()
-                .map(|p| Ok(stored_path(p.clone())?.moved(from, to)?.into_string()))
+                .map(|p| Ok(NotePath::stored(p.clone())?.moved(from, to)?.into_string()))
                 .collect::<Result<Vec<String>>>()?;
             tx.execute(
                 "UPDATE notes n SET path = m.new FROM unnest($2::text[], $3::text[]) AS m(old, new) \
@@ -210,7 +201,7 @@ impl NoteStore for PostgresStore {
         terms: &[&str],
         limit: usize,
     ) -> Result<Vec<NoteHit>> {
-        let (lower, upper) = dir.map(below).unwrap_or_default();
+        let (lower, upper) = dir.map(NotePath::below_bounds).unwrap_or_default();
         let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
         let lowered: Vec<String> = terms.iter().map(|t| t.to_lowercase()).collect();
         // The server narrows to notes holding every term (its lower() folds at least ASCII);
@@ -242,7 +233,7 @@ impl NoteStore for PostgresStore {
             let text: String = row.get(1);
             if matches_terms(&text, terms) {
                 hits.push(NoteHit {
-                    path: stored_path(row.get(0))?,
+                    path: NotePath::stored(row.get(0))?,
                     text,
                 });
             }

@@ -12,17 +12,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, check_sizes, to_core};
 
-/// A note path read back from the table.
-fn stored_path(path: String) -> Result<NotePath> {
-    NotePath::new(path).map_err(|e| Error::corrupt("notes table", e.to_string()))
-}
-
-/// The rows at or below `dir` as `(lower, upper)` bounds of `path >= lower AND path < upper`
-/// for the rows below it; the row at `dir` itself is matched separately.
-fn below(dir: &NotePath) -> (String, String) {
-    (format!("{dir}/"), dir.below_upper_bound())
-}
-
 /// What already is at `path`, as the conflict of writing a note there.
 fn placement_conflict(
     conn: &Connection,
@@ -38,7 +27,7 @@ fn placement_conflict(
     if exists(path.as_str())? {
         return Ok(Some(NOTE_EXISTS));
     }
-    let (lower, upper) = below(path);
+    let (lower, upper) = path.below_bounds();
     let directory = conn
         .prepare_cached(
             "SELECT 1 FROM notes WHERE scope = ?1 AND path >= ?2 AND path < ?3 LIMIT 1",
@@ -76,7 +65,7 @@ fn at_or_below(
     scope: &Scope,
     dir: &NotePath,
 ) -> rusqlite::Result<Vec<(i64, String)>> {
-    let (lower, upper) = below(dir);
+    let (lower, upper) = dir.below_bounds();
     let mut stmt = conn.prepare_cached(
         "SELECT id, path FROM notes WHERE scope = ?1 AND path >= ?2 AND path < ?4 \
          AND (path = ?2 OR path >= ?3) ORDER BY path",
@@ -136,7 +125,7 @@ impl NoteStore for SqliteStore {
                     .query_map([scope.as_str()], map)?
                     .collect(),
                 Some(dir) => {
-                    let (lower, upper) = below(dir);
+                    let (lower, upper) = dir.below_bounds();
                     conn.prepare_cached(
                         "SELECT path, bytes FROM notes WHERE scope = ?1 \
                          AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3) ORDER BY path",
@@ -149,7 +138,7 @@ impl NoteStore for SqliteStore {
         rows.into_iter()
             .map(|(path, bytes)| {
                 Ok(NoteFile {
-                    path: stored_path(path)?,
+                    path: NotePath::stored(path)?,
                     bytes: u64::try_from(bytes).unwrap_or(0),
                 })
             })
@@ -224,7 +213,7 @@ impl NoteStore for SqliteStore {
     fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
         let op = "delete notes";
         self.write(op, |tx| {
-            let (lower, upper) = below(path);
+            let (lower, upper) = path.below_bounds();
             let deleted = tx
                 .prepare_cached(
                     "DELETE FROM notes WHERE scope = ?1 \
@@ -255,7 +244,7 @@ impl NoteStore for SqliteStore {
             // Nothing is at or below `to`, so no new path meets an old one; a path made too
             // long fails before the transaction commits, leaving every note where it was.
             for (id, path) in &moving {
-                let target = stored_path(path.clone())?.moved(from, to)?;
+                let target = NotePath::stored(path.clone())?.moved(from, to)?;
                 update
                     .execute(params![target.as_str(), id])
                     .map_err(|e| to_core(op, e))?;
@@ -273,7 +262,7 @@ impl NoteStore for SqliteStore {
     ) -> Result<Vec<NoteHit>> {
         let scope_text = scope.as_str();
         let hits: Vec<(String, String)> = self.read("search notes", |conn| {
-            let (lower, upper) = dir.map(below).unwrap_or_default();
+            let (lower, upper) = dir.map(NotePath::below_bounds).unwrap_or_default();
             let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
             // Only placeholders are added to the text; every value is bound.
             let mut sql = String::from("SELECT path, text FROM notes WHERE scope = ?");
@@ -319,7 +308,7 @@ impl NoteStore for SqliteStore {
         hits.into_iter()
             .map(|(path, text)| {
                 Ok(NoteHit {
-                    path: stored_path(path)?,
+                    path: NotePath::stored(path)?,
                     text,
                 })
             })

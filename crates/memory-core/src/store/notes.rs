@@ -104,11 +104,17 @@ impl NotePath {
         }
     }
 
-    /// The smallest string greater than every path below this directory: paths below `d` are
-    /// those in `[d + "/", upper_bound)`, a range a sorted index scans directly.
-    pub fn below_upper_bound(&self) -> String {
+    /// The bounds of the paths strictly below this directory: they are those in
+    /// `[lower, upper)`, a range a sorted index scans directly (`path >= lower AND path <
+    /// upper`).
+    pub fn below_bounds(&self) -> (String, String) {
         // '0' is the character after '/'.
-        format!("{}0", self.0)
+        (format!("{}/", self.0), format!("{}0", self.0))
+    }
+
+    /// A path a store read back from its table: one that fails the rules is corruption.
+    pub fn stored(path: String) -> Result<NotePath> {
+        NotePath::new(path).map_err(|e| Error::corrupt("notes table", e.to_string()))
     }
 }
 
@@ -453,7 +459,11 @@ mod tests {
             path.moved(&NotePath::new("b")?, &NotePath::new("x")?)
                 .is_err()
         );
-        assert_eq!(NotePath::new("a")?.below_upper_bound(), "a0");
+        assert_eq!(
+            NotePath::new("a")?.below_bounds(),
+            ("a/".to_owned(), "a0".to_owned())
+        );
+        assert!(NotePath::stored("../x".to_owned()).is_err());
         Ok(())
     }
 
