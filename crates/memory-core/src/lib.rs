@@ -36,4 +36,4 @@ pub use store::NoteStore;
 pub use store::ToolLogStore;
 pub use store::{EpisodeStore, PatternStore};
 pub use store::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
-pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SystemClock, Timestamp};
+pub use time::{Clock, MILLIS_PER_DAY, ManualClock, SharedClock, SystemClock, Timestamp};

@@ -10,8 +10,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use crate::error::Result;
 use crate::names::{MetaKey, SessionId};
 use crate::store::MetaStore;
-use crate::store::SessionEvent;
 use crate::store::meta::compare_and_set_conflict;
+use crate::time::{Clock, SharedClock};
 
 mod browser;
 mod notes;
@@ -31,17 +31,30 @@ mod tool_log;
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     meta: Mutex<BTreeMap<MetaKey, String>>,
-    sessions: Mutex<BTreeMap<SessionId, Vec<SessionEvent>>>,
+    sessions: Mutex<BTreeMap<SessionId, session::SessionLog>>,
     tool_logs: Mutex<Vec<crate::store::tool_log::ToolLog>>,
     trajectory: Mutex<trajectory::TrajectoryState>,
     browser: Mutex<browser::BrowserMemory>,
     notes: Mutex<notes::NoteTrees>,
+    /// When each notes scope was last written; locked only while `notes` is held.
+    note_writes: Mutex<BTreeMap<crate::names::Scope, crate::time::Timestamp>>,
+    /// Stamps the writes that carry no time of their own (session events, notes).
+    clock: SharedClock,
 }
 
 impl InMemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         InMemoryStore::default()
+    }
+
+    /// An empty store whose session and note writes are stamped by `clock` (the
+    /// [`SystemClock`](crate::SystemClock) otherwise).
+    pub fn with_clock(clock: impl Clock + 'static) -> Self {
+        InMemoryStore {
+            clock: SharedClock::new(clock),
+            ..InMemoryStore::default()
+        }
     }
 }
 

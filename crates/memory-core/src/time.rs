@@ -89,6 +89,46 @@ impl Clock for SystemClock {
     }
 }
 
+/// A clock a store keeps to stamp its own writes (when a session or a notes scope was last
+/// written): cheap to clone, shared by every handle, the [`SystemClock`] by default.
+///
+/// ```
+/// use std::sync::Arc;
+/// use agent_memory_core::{Clock, ManualClock, SharedClock, Timestamp};
+///
+/// let manual = Arc::new(ManualClock::new(Timestamp::from_millis(7)));
+/// let shared = SharedClock::new(Arc::clone(&manual));
+/// manual.advance(3);
+/// assert_eq!(shared.now(), Timestamp::from_millis(10));
+/// ```
+#[derive(Clone)]
+pub struct SharedClock(Arc<dyn Clock>);
+
+impl SharedClock {
+    /// Shares `clock`.
+    pub fn new(clock: impl Clock + 'static) -> Self {
+        SharedClock(Arc::new(clock))
+    }
+}
+
+impl Default for SharedClock {
+    fn default() -> Self {
+        SharedClock::new(SystemClock)
+    }
+}
+
+impl fmt::Debug for SharedClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedClock").field(&self.0.now()).finish()
+    }
+}
+
+impl Clock for SharedClock {
+    fn now(&self) -> Timestamp {
+        self.0.now()
+    }
+}
+
 /// A clock that only moves when told to: for tests and for replaying recorded data.
 ///
 /// ```

@@ -57,6 +57,7 @@ mod trajectory;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use agent_memory_core::{Clock, SharedClock};
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, NoTls, Row, Statement};
 
@@ -93,6 +94,9 @@ pub struct PostgresOptions {
     /// Open without write access: every transaction is read-only, and the schema is neither
     /// created nor migrated (a schema that is missing or behind is an error).
     pub read_only: bool,
+    /// What stamps the writes that carry no time of their own (session events, notes), for
+    /// the last write the summaries report. Default: the system clock.
+    pub clock: SharedClock,
 }
 
 impl Default for PostgresOptions {
@@ -103,6 +107,7 @@ impl Default for PostgresOptions {
             connect_timeout: Duration::from_secs(10),
             retries: 8,
             read_only: false,
+            clock: SharedClock::default(),
         }
     }
 }
@@ -135,6 +140,12 @@ impl PostgresOptions {
     /// Read-only (`true`) or read-write.
     pub fn with_read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
+        self
+    }
+
+    /// Stamping session and note writes with `clock`.
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = SharedClock::new(clock);
         self
     }
 }
@@ -191,6 +202,8 @@ pub struct PostgresStore {
     target: String,
     retries: u32,
     read_only: bool,
+    /// [`PostgresOptions::clock`].
+    clock: SharedClock,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -425,6 +438,7 @@ impl PostgresStore {
             target,
             retries: options.retries,
             read_only: options.read_only,
+            clock: options.clock.clone(),
         };
         let mut conn = store.pool.get().map_err(|e| Error::Connect {
             target: store.target.clone(),

@@ -7,7 +7,7 @@ use agent_memory_core::store::notes::{
     NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
     note_not_found,
 };
-use agent_memory_core::{Error, Result, Scope};
+use agent_memory_core::{Clock, Error, Result, Scope, Timestamp};
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
@@ -38,6 +38,16 @@ fn placement_conflict(
     } else {
         None
     })
+}
+
+/// Records that `scope` was written at `now`.
+fn stamp(tx: &mut Tx<'_>, scope: &Scope, now: Timestamp) -> std::result::Result<(), Fail> {
+    tx.execute(
+        "INSERT INTO note_writes (scope, last_write) VALUES ($1, $2) \
+         ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write",
+        &[&scope.as_str(), &now.as_millis()],
+    )?;
+    Ok(())
 }
 
 fn totals(tx: &mut Tx<'_>, scope: &Scope) -> std::result::Result<(u64, u64), Fail> {
@@ -111,7 +121,7 @@ impl NoteStore for PostgresStore {
                 "INSERT INTO notes (scope, path, text, bytes) VALUES ($1, $2, $3, $4)",
                 &[&scope.as_str(), &path.as_str(), &text, &(text.len() as i64)],
             )?;
-            Ok(())
+            stamp(tx, scope, self.clock.now())
         })
     }
 
@@ -143,7 +153,7 @@ impl NoteStore for PostgresStore {
                 "UPDATE notes SET text = $3, bytes = $4 WHERE scope = $1 AND path = $2",
                 &[&scope.as_str(), &path.as_str(), &text, &(text.len() as i64)],
             )?;
-            Ok(())
+            stamp(tx, scope, self.clock.now())
         })
     }
 
@@ -151,11 +161,15 @@ impl NoteStore for PostgresStore {
         let (lower, upper) = path.below_bounds();
         self.write("delete notes", |tx| {
             lock_scope(tx, scope)?;
-            Ok(tx.execute(
+            let deleted = tx.execute(
                 "DELETE FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
                  AND (path = $2 OR path >= $3)",
                 &[&scope.as_str(), &path.as_str(), &lower, &upper],
-            )?)
+            )?;
+            if deleted > 0 {
+                stamp(tx, scope, self.clock.now())?;
+            }
+            Ok(deleted)
         })
     }
 
@@ -190,6 +204,7 @@ impl NoteStore for PostgresStore {
                  WHERE n.scope = $1 AND n.path = m.old",
                 &[&scope.as_str(), &moving, &targets],
             )?;
+            stamp(tx, scope, self.clock.now())?;
             Ok(moving.len() as u64)
         })
     }
@@ -244,8 +259,11 @@ impl NoteStore for PostgresStore {
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
         let rows = self.read_one("list note scopes", |one| {
             Ok(one.rows(
-                "SELECT scope, count(*), coalesce(sum(bytes), 0)::bigint FROM notes \
-                 GROUP BY scope ORDER BY scope COLLATE \"C\"",
+                "SELECT n.scope, n.notes, n.bytes, w.last_write \
+                 FROM (SELECT scope, count(*) AS notes, coalesce(sum(bytes), 0)::bigint AS bytes \
+                       FROM notes GROUP BY scope) n \
+                 LEFT JOIN note_writes w ON w.scope = n.scope \
+                 ORDER BY n.scope COLLATE \"C\"",
                 &[],
             )?)
         })?;
@@ -256,6 +274,7 @@ impl NoteStore for PostgresStore {
                         .map_err(|e| Error::corrupt("notes table", e.to_string()))?,
                     notes: count(row.get(1)),
                     bytes: count(row.get(2)),
+                    last_write: row.get::<_, Option<i64>>(3).map(Timestamp::from_millis),
                 })
             })
             .collect()
@@ -264,6 +283,10 @@ impl NoteStore for PostgresStore {
     fn note_forget(&self, scope: &Scope) -> Result<u64> {
         self.write("forget notes", |tx| {
             lock_scope(tx, scope)?;
+            tx.execute(
+                "DELETE FROM note_writes WHERE scope = $1",
+                &[&scope.as_str()],
+            )?;
             Ok(tx.execute("DELETE FROM notes WHERE scope = $1", &[&scope.as_str()])?)
         })
     }

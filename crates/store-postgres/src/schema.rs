@@ -50,6 +50,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "notes",
         sql: include_str!("sql/0006_notes.sql"),
     },
+    Migration {
+        version: 7,
+        name: "write_times",
+        sql: include_str!("sql/0007_write_times.sql"),
+    },
 ];
 
 /// The schema version this build writes.

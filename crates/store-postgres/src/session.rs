@@ -6,7 +6,8 @@ use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Error, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+    Clock, Error, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+    Timestamp,
 };
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
@@ -28,19 +29,28 @@ fn lock_session(tx: &mut Tx<'_>, session: &SessionId) -> std::result::Result<(),
     Ok(tx.advisory_lock(lock::SESSION, session.as_str(), true)?)
 }
 
-/// Inserts `events` at positions `from..`; returns the length of the log afterwards.
+/// Inserts `events` at positions `from..`, written at `now`; returns the length of the log
+/// afterwards.
 fn insert(
     tx: &mut Tx<'_>,
     session: &SessionId,
     from: i64,
     events: &[SessionEvent],
+    now: Timestamp,
 ) -> std::result::Result<u64, Fail> {
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     let payloads: Vec<&str> = events.iter().map(|e| e.payload.as_str()).collect();
     tx.execute(
-        "INSERT INTO session_events (session, seq, kind, payload) \
-         SELECT $1, $2 + n - 1, k, p FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(k, p, n)",
-        &[&session.as_str(), &from, &kinds, &payloads],
+        "INSERT INTO session_events (session, seq, kind, payload, written_at) \
+         SELECT $1, $2 + n - 1, k, p, $5 \
+         FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(k, p, n)",
+        &[
+            &session.as_str(),
+            &from,
+            &kinds,
+            &payloads,
+            &now.as_millis(),
+        ],
     )?;
     Ok(count(from) + events.len() as u64)
 }
@@ -60,7 +70,7 @@ impl SessionStore for PostgresStore {
             if events.is_empty() {
                 return Ok(count(next));
             }
-            insert(tx, session, next, events)
+            insert(tx, session, next, events, self.clock.now())
         })
     }
 
@@ -106,7 +116,7 @@ impl SessionStore for PostgresStore {
             let events = if events.is_empty() {
                 count(held)
             } else {
-                insert(tx, session, held, events)?
+                insert(tx, session, held, events, self.clock.now())?
             };
             Ok(SessionAppended {
                 events,
@@ -129,7 +139,7 @@ impl SessionStore for PostgresStore {
             if held > 0 {
                 return Err(session_already_exists(session, count(held)).into());
             }
-            insert(tx, session, 0, events)
+            insert(tx, session, 0, events, self.clock.now())
         })
     }
 
@@ -152,8 +162,10 @@ impl SessionStore for PostgresStore {
     fn session_list(&self) -> Result<Vec<SessionSummary>> {
         let rows = self.read_one("list sessions", |one| {
             Ok(one.rows(
-                "SELECT session, count(*) FROM session_events \
-                 GROUP BY session ORDER BY session COLLATE \"C\"",
+                "SELECT session, count(*), \
+                        sum(octet_length(kind) + octet_length(payload))::bigint, \
+                        max(written_at) \
+                 FROM session_events GROUP BY session ORDER BY session COLLATE \"C\"",
                 &[],
             )?)
         })?;
@@ -164,6 +176,8 @@ impl SessionStore for PostgresStore {
                 Ok(SessionSummary {
                     id,
                     events: count(row.get(1)),
+                    bytes: count(row.get(2)),
+                    last_write: row.get::<_, Option<i64>>(3).map(Timestamp::from_millis),
                 })
             })
             .collect()

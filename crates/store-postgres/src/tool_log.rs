@@ -237,8 +237,11 @@ impl ToolLogStore for PostgresStore {
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
         let rows = self.read_one("list tool log sessions", |one| {
             Ok(one.rows(
-                "SELECT session, count(*) FROM tool_logs GROUP BY session \
-                 ORDER BY session COLLATE \"C\"",
+                "SELECT session, count(*), \
+                        sum(octet_length(tool_name) + octet_length(parameters) \
+                            + coalesce(octet_length(error), 0))::bigint, \
+                        max(timestamp) \
+                 FROM tool_logs GROUP BY session ORDER BY session COLLATE \"C\"",
                 &[],
             )?)
         })?;
@@ -249,6 +252,8 @@ impl ToolLogStore for PostgresStore {
                 Ok(ToolLogSessionSummary {
                     session,
                     logs: count(row.get(1)),
+                    bytes: count(row.get(2)),
+                    last_write: row.get::<_, Option<i64>>(3).map(Timestamp::from_millis),
                 })
             })
             .collect()

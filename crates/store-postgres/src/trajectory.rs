@@ -468,15 +468,20 @@ impl PatternStore for PostgresStore {
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         let rows = self.read_one("list partitions", |one| {
             Ok(one.rows(
-                "WITH e AS (SELECT partition, count(*) AS n FROM trajectory_episode GROUP BY partition),
+                "WITH e AS (SELECT partition, count(*) AS n,
+                                   sum(octet_length(trajectory) + octet_length(outcome))::bigint AS bytes,
+                                   max(recorded_at) AS newest
+                            FROM trajectory_episode GROUP BY partition),
                       g AS (SELECT partition,
                                    count(*) FILTER (WHERE confidence IS NOT NULL) AS patterns,
                                    count(*) FILTER (WHERE confidence IS NULL) AS pending
                             FROM trajectory_group GROUP BY partition)
                  SELECT name, n, patterns, pending,
-                        coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = name), 0)
+                        coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = name), 0),
+                        bytes, newest
                  FROM (SELECT coalesce(e.partition, g.partition) AS name, coalesce(e.n, 0) AS n,
-                              coalesce(g.patterns, 0) AS patterns, coalesce(g.pending, 0) AS pending
+                              coalesce(g.patterns, 0) AS patterns, coalesce(g.pending, 0) AS pending,
+                              coalesce(e.bytes, 0) AS bytes, e.newest AS newest
                        FROM e FULL JOIN g ON e.partition = g.partition) AS p
                  ORDER BY name COLLATE \"C\"",
                 &[],
@@ -490,6 +495,8 @@ impl PatternStore for PostgresStore {
                     patterns: count(row.get(2)),
                     pending_groups: count(row.get(3)),
                     watermark: count(row.get(4)),
+                    bytes: count(row.get(5)),
+                    last_write: row.get::<_, Option<i64>>(6).map(Timestamp::from_millis),
                 })
             })
             .collect()

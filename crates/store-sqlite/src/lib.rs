@@ -45,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use agent_memory_core::{Clock, SharedClock};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 pub use check::{CHECKS, Check, Finding};
@@ -105,6 +106,9 @@ pub struct SqliteOptions {
     /// (their snapshot holds the forgotten bytes) before it reports the erasure pending
     /// ([`Error::ErasePending`]). Default 30 s.
     pub erase_wait: Duration,
+    /// What stamps the writes that carry no time of their own (session events, notes), for
+    /// the last write the summaries report. Default: the system clock.
+    pub clock: SharedClock,
 }
 
 impl Default for SqliteOptions {
@@ -118,6 +122,7 @@ impl Default for SqliteOptions {
             checkpoint_pages: 10_000,
             max_pages: None,
             erase_wait: Duration::from_secs(30),
+            clock: SharedClock::default(),
         }
     }
 }
@@ -171,6 +176,12 @@ impl SqliteOptions {
         self.erase_wait = wait;
         self
     }
+
+    /// Stamping session and note writes with `clock`.
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = SharedClock::new(clock);
+        self
+    }
 }
 
 /// A memory store on one SQLite file. `Send + Sync`: share it behind an `Arc`.
@@ -184,6 +195,8 @@ pub struct SqliteStore {
     /// [`SqliteOptions::busy_timeout`] and [`SqliteOptions::erase_wait`].
     busy_timeout: Duration,
     erase_wait: Duration,
+    /// [`SqliteOptions::clock`].
+    clock: SharedClock,
 }
 
 const IN_MEMORY: &str = ":memory:";
@@ -209,12 +222,17 @@ impl SqliteStore {
 
     /// A private database in memory, gone when the store is dropped.
     pub fn open_in_memory() -> Result<Self, Error> {
+        SqliteStore::open_in_memory_with(&SqliteOptions::default())
+    }
+
+    /// A private database in memory with `options`, gone when the store is dropped.
+    pub fn open_in_memory_with(options: &SqliteOptions) -> Result<Self, Error> {
         let path = PathBuf::from(IN_MEMORY);
         let conn = Connection::open_in_memory().map_err(|source| Error::Open {
             path: path.clone(),
             source,
         })?;
-        SqliteStore::prepare(conn, path, &SqliteOptions::default())
+        SqliteStore::prepare(conn, path, options)
     }
 
     /// Opens the database at `path` with `options`.
@@ -343,6 +361,7 @@ impl SqliteStore {
             fingerprint_ids: trajectory::FingerprintIds::default(),
             busy_timeout: options.busy_timeout,
             erase_wait: options.erase_wait,
+            clock: options.clock.clone(),
         })
     }
 

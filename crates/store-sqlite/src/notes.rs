@@ -7,10 +7,18 @@ use agent_memory_core::store::notes::{
     NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
     note_not_found,
 };
-use agent_memory_core::{Error, Result, Scope};
+use agent_memory_core::{Clock, Error, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, check_sizes, to_core};
+
+/// Records in `note_scopes` that `scope` was written at `now` (its row, kept by the triggers,
+/// is gone when the write left the scope empty).
+fn stamp(conn: &Connection, scope: &Scope, now: Timestamp) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE note_scopes SET last_write = ?2 WHERE scope = ?1")?
+        .execute(params![scope.as_str(), now.as_millis()])
+        .map(drop)
+}
 
 /// What already is at `path`, as the conflict of writing a note there.
 fn placement_conflict(
@@ -172,7 +180,7 @@ impl NoteStore for SqliteStore {
                 ])
             })
             .map_err(|e| to_core(op, e))?;
-            Ok(())
+            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))
         })
     }
 
@@ -206,7 +214,7 @@ impl NoteStore for SqliteStore {
             tx.prepare_cached("UPDATE notes SET text = ?1, bytes = ?2 WHERE id = ?3")
                 .and_then(|mut s| s.execute(params![text, text.len() as i64, id]))
                 .map_err(|e| to_core(op, e))?;
-            Ok(())
+            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))
         })
     }
 
@@ -221,6 +229,9 @@ impl NoteStore for SqliteStore {
                 )
                 .and_then(|mut s| s.execute(params![scope.as_str(), path.as_str(), lower, upper]))
                 .map_err(|e| to_core(op, e))?;
+            if deleted > 0 {
+                stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))?;
+            }
             Ok(deleted as u64)
         })
     }
@@ -249,6 +260,7 @@ impl NoteStore for SqliteStore {
                     .execute(params![target.as_str(), id])
                     .map_err(|e| to_core(op, e))?;
             }
+            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))?;
             Ok(moving.len() as u64)
         })
     }
@@ -316,18 +328,24 @@ impl NoteStore for SqliteStore {
     }
 
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
-        let rows: Vec<(String, i64, i64)> = self.read("list note scopes", |conn| {
-            conn.prepare_cached("SELECT scope, notes, bytes FROM note_scopes ORDER BY scope")?
-                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
-                .collect()
+        type Row = (String, i64, i64, Option<i64>);
+        let rows: Vec<Row> = self.read("list note scopes", |conn| {
+            conn.prepare_cached(
+                "SELECT scope, notes, bytes, last_write FROM note_scopes ORDER BY scope",
+            )?
+            .query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })?
+            .collect()
         })?;
         rows.into_iter()
-            .map(|(scope, notes, bytes)| {
+            .map(|(scope, notes, bytes, last_write)| {
                 Ok(NoteScopeSummary {
                     scope: Scope::new(scope)
                         .map_err(|e| Error::corrupt("note_scopes table", e.to_string()))?,
                     notes: u64::try_from(notes).unwrap_or(0),
                     bytes: u64::try_from(bytes).unwrap_or(0),
+                    last_write: last_write.map(Timestamp::from_millis),
                 })
             })
             .collect()

@@ -60,6 +60,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "notes",
         sql: include_str!("sql/0009_notes.sql"),
     },
+    Migration {
+        version: 10,
+        name: "write_times",
+        sql: include_str!("sql/0010_write_times.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -5,7 +5,8 @@ use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+    Clock, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+    Timestamp,
 };
 use rusqlite::{Transaction, params};
 
@@ -52,20 +53,29 @@ fn events_from(
     rows.collect()
 }
 
-/// Inserts `events` at positions `from..`; returns the length of the log afterwards.
+/// Inserts `events` at positions `from..`, written at `now`; returns the length of the log
+/// afterwards.
 fn insert(
     tx: &Transaction<'_>,
     session: &SessionId,
     from: u64,
     events: &[SessionEvent],
+    now: Timestamp,
 ) -> rusqlite::Result<u64> {
     let mut insert = tx.prepare_cached(
-        "INSERT INTO session_events (session, seq, kind, payload) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO session_events (session, seq, kind, payload, written_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut seq = from;
     for event in events {
         let at = i64::try_from(seq).unwrap_or(i64::MAX);
-        insert.execute(params![session.as_str(), at, event.kind, event.payload])?;
+        insert.execute(params![
+            session.as_str(),
+            at,
+            event.kind,
+            event.payload,
+            now.as_millis()
+        ])?;
         seq += 1;
     }
     Ok(seq)
@@ -78,7 +88,7 @@ impl SessionStore for SqliteStore {
         let op = "append session events";
         self.write(op, |tx| {
             let next = log_len(tx, session).map_err(|e| to_core(op, e))?;
-            insert(tx, session, next, events).map_err(|e| to_core(op, e))
+            insert(tx, session, next, events, self.clock.now()).map_err(|e| to_core(op, e))
         })
     }
 
@@ -100,7 +110,8 @@ impl SessionStore for SqliteStore {
                     .map_err(|e| to_core(op, e))?;
                 return append_at_outcome(session, expected_len, held, &stored, events);
             }
-            let events = insert(tx, session, held, events).map_err(|e| to_core(op, e))?;
+            let events =
+                insert(tx, session, held, events, self.clock.now()).map_err(|e| to_core(op, e))?;
             Ok(SessionAppended {
                 events,
                 already_stored: false,
@@ -125,12 +136,20 @@ impl SessionStore for SqliteStore {
             }
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO session_events (session, seq, kind, payload) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO session_events (session, seq, kind, payload, written_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
                 .map_err(|e| to_core(op, e))?;
+            let now = self.clock.now().as_millis();
             for (seq, event) in events.iter().enumerate() {
                 insert
-                    .execute(params![session.as_str(), seq as i64, event.kind, event.payload])
+                    .execute(params![
+                        session.as_str(),
+                        seq as i64,
+                        event.kind,
+                        event.payload,
+                        now
+                    ])
                     .map_err(|e| item_error(&format!("session event {}", seq + 1), op, e))?;
             }
             Ok(events.len() as u64)
@@ -157,21 +176,29 @@ impl SessionStore for SqliteStore {
     }
 
     fn session_list(&self) -> Result<Vec<SessionSummary>> {
-        let rows: Vec<(String, i64)> = self.read("list sessions", |conn| {
+        type Row = (String, i64, i64, Option<i64>);
+        let rows: Vec<Row> = self.read("list sessions", |conn| {
+            // `octet_length` counts a column's bytes without reading its text.
             let mut stmt = conn.prepare_cached(
-                "SELECT session, count(*) FROM session_events GROUP BY session ORDER BY session",
+                "SELECT session, count(*), sum(octet_length(kind) + octet_length(payload)), \
+                        max(written_at) \
+                 FROM session_events GROUP BY session ORDER BY session",
             )?;
-            let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let rows = stmt.query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })?;
             rows.collect()
         })?;
         rows.into_iter()
-            .map(|(id, events)| {
+            .map(|(id, events, bytes, last_write)| {
                 let id = SessionId::new(id).map_err(|e| {
                     agent_memory_core::Error::corrupt("session_events table", e.to_string())
                 })?;
                 Ok(SessionSummary {
                     id,
                     events: u64::try_from(events).unwrap_or(0),
+                    bytes: u64::try_from(bytes).unwrap_or(0),
+                    last_write: last_write.map(Timestamp::from_millis),
                 })
             })
             .collect()

@@ -13,20 +13,29 @@ use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
-        let rows: Vec<(String, i64)> = self.read("list tool log sessions", |conn| {
+        type Row = (String, i64, i64, Option<i64>);
+        let rows: Vec<Row> = self.read("list tool log sessions", |conn| {
             conn.prepare_cached(
-                "SELECT session, count(*) FROM tool_logs GROUP BY session ORDER BY session",
+                "SELECT session, count(*), \
+                        sum(octet_length(tool_name) + octet_length(parameters) \
+                            + coalesce(octet_length(error), 0)), \
+                        max(timestamp) \
+                 FROM tool_logs GROUP BY session ORDER BY session",
             )?
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })?
             .collect()
         })?;
         rows.into_iter()
-            .map(|(session, logs)| {
+            .map(|(session, logs, bytes, last_write)| {
                 let session = SessionId::new(session)
                     .map_err(|e| Error::corrupt("tool_logs table", e.to_string()))?;
                 Ok(ToolLogSessionSummary {
                     session,
                     logs: u64::try_from(logs).unwrap_or(0),
+                    bytes: u64::try_from(bytes).unwrap_or(0),
+                    last_write: last_write.map(Timestamp::from_millis),
                 })
             })
             .collect()

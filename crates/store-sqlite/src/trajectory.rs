@@ -730,36 +730,61 @@ impl PatternStore for SqliteStore {
 
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         let op = "list partitions";
-        let rows: Vec<(String, i64, i64, i64, i64)> = self.read(op, |conn| {
+        type Row = (String, i64, i64, i64, i64, i64, Option<i64>);
+        let rows: Vec<Row> = self.read(op, |conn| {
+            // One pass over the episodes gives each partition's count, bytes and newest time
+            // (`octet_length` counts a column's bytes without reading its text).
             conn.prepare_cached(
-                "WITH names AS (
-                     SELECT DISTINCT partition FROM trajectory_episode
-                     UNION SELECT DISTINCT f.partition FROM trajectory_group g
-                         JOIN trajectory_fingerprint f ON f.id = g.fp_id
-                 )
-                 SELECT n.partition,
-                        (SELECT count(*) FROM trajectory_episode e WHERE e.partition = n.partition),
-                        (SELECT count(*) FROM trajectory_group g JOIN trajectory_fingerprint f
-                             ON f.id = g.fp_id WHERE f.partition = n.partition AND g.confidence IS NOT NULL),
-                        (SELECT count(*) FROM trajectory_group g JOIN trajectory_fingerprint f
-                             ON f.id = g.fp_id WHERE f.partition = n.partition AND g.confidence IS NULL),
-                        coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = n.partition), 0)
-                 FROM names n ORDER BY n.partition",
+                "WITH episodes AS (
+                     SELECT partition, count(*) AS n,
+                            sum(octet_length(trajectory) + octet_length(outcome)) AS bytes,
+                            max(recorded_at) AS newest
+                     FROM trajectory_episode GROUP BY partition
+                 ),
+                 groups AS (
+                     SELECT f.partition, count(g.confidence) AS patterns,
+                            count(*) - count(g.confidence) AS pending
+                     FROM trajectory_group g JOIN trajectory_fingerprint f ON f.id = g.fp_id
+                     GROUP BY f.partition
+                 ),
+                 names AS (SELECT partition FROM episodes UNION SELECT partition FROM groups)
+                 SELECT n.partition, coalesce(e.n, 0), coalesce(g.patterns, 0),
+                        coalesce(g.pending, 0),
+                        coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = n.partition), 0),
+                        coalesce(e.bytes, 0), e.newest
+                 FROM names n
+                 LEFT JOIN episodes e ON e.partition = n.partition
+                 LEFT JOIN groups g ON g.partition = n.partition
+                 ORDER BY n.partition",
             )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
             .collect()
         })?;
         rows.into_iter()
-            .map(|(name, episodes, patterns, pending, watermark)| {
-                let location = "trajectory partition counts";
-                Ok(PartitionSummary {
-                    partition: Partition::new(name)?,
-                    episodes: seq_from_sql(episodes, location)?,
-                    patterns: seq_from_sql(patterns, location)?,
-                    pending_groups: seq_from_sql(pending, location)?,
-                    watermark: seq_from_sql(watermark, location)?,
-                })
-            })
+            .map(
+                |(name, episodes, patterns, pending, watermark, bytes, newest)| {
+                    let location = "trajectory partition counts";
+                    Ok(PartitionSummary {
+                        partition: Partition::new(name)?,
+                        episodes: seq_from_sql(episodes, location)?,
+                        patterns: seq_from_sql(patterns, location)?,
+                        pending_groups: seq_from_sql(pending, location)?,
+                        watermark: seq_from_sql(watermark, location)?,
+                        bytes: seq_from_sql(bytes, location)?,
+                        last_write: newest.map(Timestamp::from_millis),
+                    })
+                },
+            )
             .collect()
     }
 

@@ -11,6 +11,7 @@ use crate::store::notes::{
     NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
     note_not_found,
 };
+use crate::time::Clock;
 
 /// The notes of every scope.
 pub(crate) type NoteTrees = BTreeMap<Scope, BTreeMap<NotePath, String>>;
@@ -43,6 +44,13 @@ fn placement_conflict(tree: &BTreeMap<NotePath, String>, path: &NotePath) -> Opt
 fn totals(tree: &BTreeMap<NotePath, String>) -> (u64, u64) {
     let bytes = tree.values().map(|t| t.len() as u64).sum();
     (tree.len() as u64, bytes)
+}
+
+impl InMemoryStore {
+    /// Records that `scope`'s notes changed now; called with the notes lock held.
+    fn note_written(&self, scope: &Scope) {
+        lock(&self.note_writes).insert(scope.clone(), self.clock.now());
+    }
 }
 
 impl NoteStore for InMemoryStore {
@@ -89,6 +97,7 @@ impl NoteStore for InMemoryStore {
             return Err(error);
         }
         tree.insert(path.clone(), text.to_owned());
+        self.note_written(scope);
         Ok(())
     }
 
@@ -111,6 +120,7 @@ impl NoteStore for InMemoryStore {
         let after = bytes - current.len() as u64 + text.len() as u64;
         limits.check_scope(scope, count, after)?;
         tree.insert(path.clone(), text.to_owned());
+        self.note_written(scope);
         Ok(())
     }
 
@@ -127,6 +137,9 @@ impl NoteStore for InMemoryStore {
         }
         if tree.is_empty() {
             notes.remove(scope);
+        }
+        if !doomed.is_empty() {
+            self.note_written(scope);
         }
         Ok(doomed.len() as u64)
     }
@@ -156,6 +169,7 @@ impl NoteStore for InMemoryStore {
                 tree.insert(new, text);
             }
         }
+        self.note_written(scope);
         Ok(moving.len() as u64)
     }
 
@@ -181,7 +195,9 @@ impl NoteStore for InMemoryStore {
     }
 
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
-        Ok(lock(&self.notes)
+        let notes = lock(&self.notes);
+        let writes = lock(&self.note_writes);
+        Ok(notes
             .iter()
             .filter(|(_, tree)| !tree.is_empty())
             .map(|(scope, tree)| {
@@ -190,14 +206,15 @@ impl NoteStore for InMemoryStore {
                     scope: scope.clone(),
                     notes,
                     bytes,
+                    last_write: writes.get(scope).copied(),
                 }
             })
             .collect())
     }
 
     fn note_forget(&self, scope: &Scope) -> Result<u64> {
-        Ok(lock(&self.notes)
-            .remove(scope)
-            .map_or(0, |tree| tree.len() as u64))
+        let mut notes = lock(&self.notes);
+        lock(&self.note_writes).remove(scope);
+        Ok(notes.remove(scope).map_or(0, |tree| tree.len() as u64))
     }
 }

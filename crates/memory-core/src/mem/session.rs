@@ -7,6 +7,23 @@ use crate::store::session::{
     SessionAppended, SessionEvent, SessionStore, SessionSummary, append_at_outcome,
     session_already_exists, session_not_found, validate_new_session,
 };
+use crate::time::{Clock, Timestamp};
+
+/// One session's events and when the last of them was appended.
+#[derive(Debug, Default)]
+pub(crate) struct SessionLog {
+    events: Vec<SessionEvent>,
+    last_write: Option<Timestamp>,
+}
+
+impl SessionLog {
+    fn append(&mut self, events: &[SessionEvent], at: Timestamp) {
+        if !events.is_empty() {
+            self.events.extend_from_slice(events);
+            self.last_write = Some(at);
+        }
+    }
+}
 
 impl SessionStore for InMemoryStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
@@ -14,9 +31,9 @@ impl SessionStore for InMemoryStore {
         events.iter().try_for_each(SessionEvent::validate)?;
         let mut sessions = lock(&self.sessions);
         let log = sessions.entry(session.clone()).or_default();
-        log.extend_from_slice(events);
-        let len = log.len() as u64;
-        if log.is_empty() {
+        log.append(events, self.clock.now());
+        let len = log.events.len() as u64;
+        if log.events.is_empty() {
             sessions.remove(session);
         }
         Ok(len)
@@ -30,7 +47,9 @@ impl SessionStore for InMemoryStore {
     ) -> Result<SessionAppended> {
         events.iter().try_for_each(SessionEvent::validate)?;
         let mut sessions = lock(&self.sessions);
-        let log = sessions.get(session).map_or(&[][..], Vec::as_slice);
+        let log = sessions
+            .get(session)
+            .map_or(&[][..], |log| log.events.as_slice());
         let held = log.len() as u64;
         if held != expected_len {
             let from = usize::try_from(expected_len)
@@ -43,7 +62,7 @@ impl SessionStore for InMemoryStore {
             sessions
                 .entry(session.clone())
                 .or_default()
-                .extend_from_slice(events);
+                .append(events, self.clock.now());
         }
         Ok(SessionAppended {
             events: held + events.len() as u64,
@@ -55,16 +74,18 @@ impl SessionStore for InMemoryStore {
         validate_new_session(session, events)?;
         let mut sessions = lock(&self.sessions);
         if let Some(held) = sessions.get(session) {
-            return Err(session_already_exists(session, held.len() as u64));
+            return Err(session_already_exists(session, held.events.len() as u64));
         }
-        sessions.insert(session.clone(), events.to_vec());
+        let mut log = SessionLog::default();
+        log.append(events, self.clock.now());
+        sessions.insert(session.clone(), log);
         Ok(events.len() as u64)
     }
 
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
         lock(&self.sessions)
             .get(session)
-            .cloned()
+            .map(|log| log.events.clone())
             .ok_or_else(|| session_not_found(session))
     }
 
@@ -73,7 +94,13 @@ impl SessionStore for InMemoryStore {
             .iter()
             .map(|(id, log)| SessionSummary {
                 id: id.clone(),
-                events: log.len() as u64,
+                events: log.events.len() as u64,
+                bytes: log
+                    .events
+                    .iter()
+                    .map(|e| (e.kind.len() + e.payload.len()) as u64)
+                    .sum(),
+                last_write: log.last_write,
             })
             .collect())
     }
@@ -81,6 +108,6 @@ impl SessionStore for InMemoryStore {
     fn session_forget(&self, session: &SessionId) -> Result<u64> {
         Ok(lock(&self.sessions)
             .remove(session)
-            .map_or(0, |log| log.len() as u64))
+            .map_or(0, |log| log.events.len() as u64))
     }
 }

@@ -48,14 +48,22 @@ impl ToolLogStore for InMemoryStore {
     }
 
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
-        let mut counts: BTreeMap<SessionId, u64> = BTreeMap::new();
+        let mut sessions: BTreeMap<SessionId, ToolLogSessionSummary> = BTreeMap::new();
         for log in lock(&self.tool_logs).iter() {
-            *counts.entry(log.session.clone()).or_default() += 1;
+            let summary =
+                sessions
+                    .entry(log.session.clone())
+                    .or_insert_with(|| ToolLogSessionSummary {
+                        session: log.session.clone(),
+                        logs: 0,
+                        bytes: 0,
+                        last_write: None,
+                    });
+            summary.logs += 1;
+            summary.bytes += log.stored_bytes();
+            summary.last_write = summary.last_write.max(Some(log.timestamp));
         }
-        Ok(counts
-            .into_iter()
-            .map(|(session, logs)| ToolLogSessionSummary { session, logs })
-            .collect())
+        Ok(sessions.into_values().collect())
     }
 
     fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {

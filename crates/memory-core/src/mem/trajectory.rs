@@ -8,7 +8,7 @@ use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Partition};
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, settings_conflict,
+    PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, encode_texts, settings_conflict,
 };
 use crate::time::Timestamp;
 
@@ -211,6 +211,15 @@ impl PatternStore for InMemoryStore {
                     patterns,
                     pending_groups: p.groups.len() as u64 - patterns,
                     watermark: p.watermark,
+                    bytes: p
+                        .episodes
+                        .values()
+                        .map(|e| {
+                            let trajectory = encode_texts(e.trajectory.iter().map(String::as_str));
+                            (trajectory.len() + e.outcome.len()) as u64
+                        })
+                        .sum(),
+                    last_write: p.episodes.values().map(|e| e.recorded_at).max(),
                 }
             })
             .collect();

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::names::Scope;
+use crate::time::Timestamp;
 
 /// The longest note path accepted, in bytes.
 pub const MAX_NOTE_PATH_BYTES: usize = 1024;
@@ -259,6 +260,9 @@ pub struct NoteScopeSummary {
     pub notes: u64,
     /// Their bytes in all.
     pub bytes: u64,
+    /// When a note of the scope was last created, changed, renamed or deleted, by the store's
+    /// clock; `None` when no write since the store began keeping the time.
+    pub last_write: Option<Timestamp>,
 }
 
 /// The reason of the conflict when a note already exists at the path written.

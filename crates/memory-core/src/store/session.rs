@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::SessionId;
+use crate::time::Timestamp;
 
 /// One event of a session's log, as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -59,6 +60,11 @@ pub struct SessionSummary {
     pub id: SessionId,
     /// How many events its log holds.
     pub events: u64,
+    /// The bytes of their kinds and payloads as stored.
+    pub bytes: u64,
+    /// When its last event was appended, by the store's clock; `None` when its events were
+    /// written before the store began keeping the time.
+    pub last_write: Option<Timestamp>,
 }
 
 /// Append-only event logs, one per session.

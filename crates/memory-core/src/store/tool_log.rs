@@ -73,6 +73,13 @@ impl SnapshotValue {
 }
 
 impl ToolLog {
+    /// The bytes of its tool name, parameters and error: what
+    /// [`ToolLogSessionSummary::bytes`] adds up.
+    pub fn stored_bytes(&self) -> u64 {
+        (self.tool_name.len() + self.parameters.len() + self.error.as_ref().map_or(0, String::len))
+            as u64
+    }
+
     /// Checks what every store requires of a log: a tool name that is a valid name, a
     /// duration that fits a signed 64-bit integer, and each snapshot key at most once.
     pub fn validate(&self) -> Result<()> {
@@ -138,6 +145,10 @@ pub struct ToolLogSessionSummary {
     pub session: SessionId,
     /// How many tool logs it holds.
     pub logs: u64,
+    /// The bytes of their tool names, parameters and errors as stored.
+    pub bytes: u64,
+    /// The newest log's timestamp (the log's own time).
+    pub last_write: Option<Timestamp>,
 }
 
 /// The conflict [`ToolLogStore::import_tool_logs`] reports for a session that already holds

@@ -485,6 +485,11 @@ pub struct PartitionSummary {
     pub pending_groups: u64,
     /// The sequence number of the last episode crystallize observed.
     pub watermark: Seq,
+    /// The bytes of its episodes' trajectories and outcomes as stored (their encoded text).
+    pub bytes: u64,
+    /// When its newest episode was recorded (the episode's own time); `None` when it holds
+    /// no episode.
+    pub last_write: Option<Timestamp>,
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@
 //!
 //! run(meta::SUITE, &meta::cases(), InMemoryStore::new).expect("in-memory store obeys the contract");
 //! ```
+//!
+//! The session and notes suites check the times a store stamps its writes with: their stores
+//! must be made with a [`TestClock`], which each case sets with [`set_now`].
 
 pub mod browser;
 pub mod crash;
@@ -20,7 +23,39 @@ pub mod session;
 pub mod tool_log;
 pub mod trajectory;
 
+use std::cell::Cell;
 use std::fmt;
+
+use crate::time::{Clock, Timestamp};
+
+thread_local! {
+    static NOW: Cell<i64> = const { Cell::new(0) };
+}
+
+/// The clock a suite's stores are made with: "now" is what the running case last gave
+/// [`set_now`] on the calling thread (the epoch before that), so cases on parallel threads do
+/// not disturb each other.
+///
+/// ```
+/// use agent_memory_core::{Clock, Timestamp};
+/// use agent_memory_core::testkit::{TestClock, set_now};
+///
+/// set_now(Timestamp::from_millis(42));
+/// assert_eq!(TestClock.now(), Timestamp::from_millis(42));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TestClock;
+
+impl Clock for TestClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(NOW.with(Cell::get))
+    }
+}
+
+/// Sets what [`TestClock`] reports on this thread.
+pub fn set_now(at: Timestamp) {
+    NOW.with(|now| now.set(at.as_millis()));
+}
 
 /// What a case returns: `Err` carries what was violated.
 pub type CaseResult = Result<(), Violation>;

@@ -6,7 +6,8 @@ use crate::store::notes::{
     NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteLimits,
     NotePath, NoteStore, is_note_conflict,
 };
-use crate::testkit::{Case, CaseResult, Violation};
+use crate::testkit::{Case, CaseResult, Violation, set_now};
+use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
 /// The suite's name in reports.
@@ -62,6 +63,10 @@ pub fn cases<S: NoteStore>() -> Vec<Case<S>> {
         Case {
             name: "scopes list with counts and forget",
             run: scopes_list_and_forget,
+        },
+        Case {
+            name: "scopes stamp each write with the store's clock",
+            run: scopes_stamp_the_last_write,
         },
         Case {
             name: "texts keep any text",
@@ -426,6 +431,51 @@ fn scopes_list_and_forget<S: NoteStore>(store: &S) -> CaseResult {
         "forgotten scope still listed"
     );
     ensure_eq!(store.note_read(&b, &path("1.md"))?.as_deref(), Some("x"));
+    Ok(())
+}
+
+fn scopes_stamp_the_last_write<S: NoteStore>(store: &S) -> CaseResult {
+    let (a, b) = (scope("a"), scope("b"));
+    let at = Timestamp::from_millis;
+    let last = |scope: &Scope| -> Result<Option<Timestamp>, Violation> {
+        Ok(store
+            .note_scopes()?
+            .into_iter()
+            .find(|s| &s.scope == scope)
+            .and_then(|s| s.last_write))
+    };
+    set_now(at(1_000));
+    store.note_create(&a, &path("1.md"), "12", &limits())?;
+    store.note_create(&a, &path("d/2.md"), "345", &limits())?;
+    set_now(at(2_000));
+    store.note_create(&b, &path("1.md"), "x", &limits())?;
+    ensure_eq!((last(&a)?, last(&b)?), (Some(at(1_000)), Some(at(2_000))));
+    // Each kind of write moves the scope's last write; a refused one and a miss do not.
+    set_now(at(3_000));
+    let refused = store.note_create(&a, &path("1.md"), "again", &limits());
+    ensure!(refused.is_err(), "creating over a note must be refused");
+    ensure_eq!(store.note_delete(&a, &path("absent.md"))?, 0);
+    ensure_eq!(
+        last(&a)?,
+        Some(at(1_000)),
+        "a refused write or a miss moved it"
+    );
+    set_now(at(4_000));
+    store.note_replace(&a, &path("1.md"), "12", "123", &limits())?;
+    ensure_eq!(last(&a)?, Some(at(4_000)), "a replace did not move it");
+    set_now(at(5_000));
+    store.note_rename(&a, &path("d"), &path("e"))?;
+    ensure_eq!(last(&a)?, Some(at(5_000)), "a rename did not move it");
+    set_now(at(6_000));
+    store.note_delete(&a, &path("1.md"))?;
+    ensure_eq!(last(&a)?, Some(at(6_000)), "a delete did not move it");
+    ensure_eq!(last(&b)?, Some(at(2_000)), "another scope's write moved it");
+    // A forgotten scope starts again from its next write.
+    ensure_eq!(store.note_forget(&a)?, 1);
+    ensure_eq!(last(&a)?, None);
+    set_now(at(7_000));
+    store.note_create(&a, &path("1.md"), "12", &limits())?;
+    ensure_eq!(last(&a)?, Some(at(7_000)));
     Ok(())
 }
 

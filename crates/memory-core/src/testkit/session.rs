@@ -1,8 +1,9 @@
 //! The contract of [`SessionStore`].
 
 use crate::names::SessionId;
-use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
-use crate::testkit::{Case, CaseResult, Violation};
+use crate::store::session::{SessionAppended, SessionEvent, SessionStore};
+use crate::testkit::{Case, CaseResult, Violation, set_now};
+use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
 /// The suite's name in reports.
@@ -30,6 +31,10 @@ pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
         Case {
             name: "list in id order with counts",
             run: list_in_id_order,
+        },
+        Case {
+            name: "list stamps each session's last write",
+            run: list_stamps_the_last_write,
         },
         Case {
             name: "invalid event writes nothing",
@@ -179,13 +184,62 @@ fn list_in_id_order<S: SessionStore>(store: &S) -> CaseResult {
     store.session_append(&session("alpha"), &[event("k", "1"), event("k", "2")])?;
     store.session_append(&session("Beta"), &[event("k", "1")])?;
     store.session_append(&session("empty"), &[])?;
-    let summary = |id: &str, events| SessionSummary {
-        id: session(id),
-        events,
+    let listed: Vec<(String, u64, u64)> = store
+        .session_list()?
+        .into_iter()
+        .map(|s| (s.id.as_str().to_owned(), s.events, s.bytes))
+        .collect();
+    // Bytes are each event's kind and payload.
+    ensure_eq!(
+        listed,
+        vec![
+            ("Beta".to_owned(), 1, 2),
+            ("alpha".to_owned(), 2, 4),
+            ("zeta".to_owned(), 1, 2)
+        ]
+    );
+    Ok(())
+}
+
+fn list_stamps_the_last_write<S: SessionStore>(store: &S) -> CaseResult {
+    let at = Timestamp::from_millis;
+    set_now(at(1_000));
+    store.session_append(&session("first"), &[event("k", "1")])?;
+    set_now(at(2_000));
+    store.session_create(&session("second"), &[event("session_started", "{}")])?;
+    set_now(at(3_000));
+    store.session_append_at(&session("second"), 1, &[event("k", "2")])?;
+    let listed = |store: &S| -> Result<Vec<(String, Option<Timestamp>)>, Violation> {
+        Ok(store
+            .session_list()?
+            .into_iter()
+            .map(|s| (s.id.as_str().to_owned(), s.last_write))
+            .collect())
     };
     ensure_eq!(
-        store.session_list()?,
-        vec![summary("Beta", 1), summary("alpha", 2), summary("zeta", 1)]
+        listed(store)?,
+        vec![
+            ("first".to_owned(), Some(at(1_000))),
+            ("second".to_owned(), Some(at(3_000)))
+        ],
+        "each session's last write is its last append's time, by the store's clock"
+    );
+    // A retry that writes nothing and a refused append are not writes.
+    set_now(at(4_000));
+    store.session_append_at(&session("second"), 1, &[event("k", "2")])?;
+    let moved = store.session_append_at(&session("second"), 0, &[event("k", "3")]);
+    ensure!(
+        moved.is_err(),
+        "an append at a stale position must be refused"
+    );
+    set_now(at(5_000));
+    store.session_append(&session("first"), &[event("k", "3")])?;
+    ensure_eq!(
+        listed(store)?,
+        vec![
+            ("first".to_owned(), Some(at(5_000))),
+            ("second".to_owned(), Some(at(3_000)))
+        ]
     );
     Ok(())
 }

@@ -61,15 +61,52 @@ pub fn cases<S: ToolLogStore>() -> Vec<Case<S>> {
 
 fn sessions_list_with_counts<S: ToolLogStore>(store: &S) -> CaseResult {
     ensure_eq!(store.tool_log_sessions()?, Vec::new());
-    for (name, at) in [("b", 1), ("a", 2), ("b", 3)] {
-        store.append_tool_log(&sample_log(name, "tap", at))?;
+    let mut failed = sample_log("b", "tap", 1);
+    failed.success = false;
+    failed.error = Some("no such element".to_owned());
+    // Appended out of time order: the last write is the newest log's own time.
+    let logs = [
+        failed,
+        sample_log("a", "tap", 2),
+        sample_log("b", "scroll", 9),
+        sample_log("b", "tap", 3),
+    ];
+    for log in &logs {
+        store.append_tool_log(log)?;
     }
-    let listed: Vec<(String, u64)> = store
+    let bytes = |name: &str| -> u64 {
+        logs.iter()
+            .filter(|l| l.session.as_str() == name)
+            .map(ToolLog::stored_bytes)
+            .sum()
+    };
+    ensure_eq!(
+        bytes("b"),
+        3 + 8 + 15 + 6 + 8 + 3 + 8,
+        "the bytes of names, parameters and errors"
+    );
+    let listed: Vec<(String, u64, u64, Option<Timestamp>)> = store
         .tool_log_sessions()?
         .into_iter()
-        .map(|s| (s.session.as_str().to_owned(), s.logs))
+        .map(|s| (s.session.as_str().to_owned(), s.logs, s.bytes, s.last_write))
         .collect();
-    ensure_eq!(listed, vec![("a".to_owned(), 1), ("b".to_owned(), 2)]);
+    ensure_eq!(
+        listed,
+        vec![
+            (
+                "a".to_owned(),
+                1,
+                bytes("a"),
+                Some(Timestamp::from_millis(2))
+            ),
+            (
+                "b".to_owned(),
+                3,
+                bytes("b"),
+                Some(Timestamp::from_millis(9))
+            )
+        ]
+    );
     Ok(())
 }
 

@@ -134,14 +134,27 @@ fn group_episodes_in_order<S: PatternStore>(store: &S) -> CaseResult {
 
 fn partitions_list_with_counts<S: PatternStore>(store: &S) -> CaseResult {
     ensure_eq!(store.partitions()?, Vec::new());
-    store.append_episodes(&[
+    let episodes = [
         episode("p", &[("f", "1")], &["x"], 1),
-        episode("p", &[("f", "1")], &["x"], 2),
+        episode("p", &[("f", "1")], &["x", "step two"], 7),
         episode("p", &[("f", "2")], &["y"], 3),
         episode("q", &[("f", "1")], &["x"], 4),
-    ])?;
+    ];
+    store.append_episodes(&episodes)?;
     store.crystallize_with(&partition("p"), &step_with_threshold_two)?;
-    let listed: Vec<(String, u64, u64, u64, bool)> = store
+    let bytes = |p: &str| -> u64 {
+        episodes
+            .iter()
+            .filter(|e| e.partition.as_str() == p)
+            .map(|e| {
+                let trajectory = encode_texts(e.trajectory.iter().map(String::as_str));
+                (trajectory.len() + e.outcome.len()) as u64
+            })
+            .sum()
+    };
+    // Name, episodes, patterns, pending groups, crystallized, bytes, last write.
+    type Listed = (String, u64, u64, u64, bool, u64, Option<Timestamp>);
+    let listed: Vec<Listed> = store
         .partitions()?
         .into_iter()
         .map(|s| {
@@ -152,14 +165,33 @@ fn partitions_list_with_counts<S: PatternStore>(store: &S) -> CaseResult {
                 s.patterns,
                 s.pending_groups,
                 at_end,
+                s.bytes,
+                s.last_write,
             )
         })
         .collect();
+    // The last write is the newest episode's own time, not the last appended's.
     ensure_eq!(
         listed,
         vec![
-            ("p".to_owned(), 3, 1, 1, true),
-            ("q".to_owned(), 1, 0, 0, false)
+            (
+                "p".to_owned(),
+                3,
+                1,
+                1,
+                true,
+                bytes("p"),
+                Some(Timestamp::from_millis(7))
+            ),
+            (
+                "q".to_owned(),
+                1,
+                0,
+                0,
+                false,
+                bytes("q"),
+                Some(Timestamp::from_millis(4))
+            )
         ]
     );
     Ok(())

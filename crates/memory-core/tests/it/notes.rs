@@ -6,23 +6,24 @@ use std::sync::Arc;
 use agent_memory_core::store::notes::{
     NoteFile, NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore,
 };
-use agent_memory_core::testkit::{notes, run};
+use agent_memory_core::testkit::{TestClock, notes, run};
 use agent_memory_core::{InMemoryStore, Result, Scope};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {
-    if let Err(report) = run(notes::SUITE, &notes::cases(), InMemoryStore::new) {
+    let make = || InMemoryStore::with_clock(TestClock);
+    if let Err(report) = run(notes::SUITE, &notes::cases(), make) {
         panic!("{report}");
     }
 }
 
 #[test]
 fn a_shared_or_borrowed_store_obeys_the_contract() {
-    let shared = || Arc::new(InMemoryStore::new());
+    let shared = || Arc::new(InMemoryStore::with_clock(TestClock));
     if let Err(report) = run(notes::SUITE, &notes::cases(), shared) {
         panic!("{report}");
     }
-    let borrowed = || &*Box::leak(Box::new(InMemoryStore::new()));
+    let borrowed = || &*Box::leak(Box::new(InMemoryStore::with_clock(TestClock)));
     if let Err(report) = run(notes::SUITE, &notes::cases(), borrowed) {
         panic!("{report}");
     }
@@ -44,14 +45,18 @@ enum Defect {
     IgnoresLimits,
     SearchMatchesCase,
     ForgetKeepsNotes,
+    /// Stamps its writes with the system clock instead of the one it was given.
+    IgnoresItsClock,
 }
 
 impl Broken {
     fn with(defect: Defect) -> Self {
-        Broken {
-            defect,
-            inner: InMemoryStore::new(),
-        }
+        let inner = if defect == Defect::IgnoresItsClock {
+            InMemoryStore::new()
+        } else {
+            InMemoryStore::with_clock(TestClock)
+        };
+        Broken { defect, inner }
     }
 
     fn limits(&self, limits: &NoteLimits) -> NoteLimits {
@@ -184,6 +189,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ForgetKeepsNotes,
             "scopes list with counts and forget",
+        ),
+        (
+            Defect::IgnoresItsClock,
+            "scopes stamp each write with the store's clock",
         ),
     ];
     for (defect, case) in table {

@@ -7,22 +7,39 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use agent_memory_core::store::session::{
     SessionAppended, append_at_outcome, session_already_exists, validate_new_session,
 };
-use agent_memory_core::testkit::{run, session};
+use agent_memory_core::testkit::{TestClock, run, session};
 use agent_memory_core::{
-    InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary,
+    Clock, InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary, Timestamp,
 };
 
 #[test]
 fn in_memory_store_obeys_the_contract() {
-    if let Err(report) = run(session::SUITE, &session::cases(), InMemoryStore::new) {
+    let make = || InMemoryStore::with_clock(TestClock);
+    if let Err(report) = run(session::SUITE, &session::cases(), make) {
         panic!("{report}");
     }
+}
+
+#[test]
+fn a_store_on_another_clock_fails_the_stamp_case() {
+    // The suite's times are the test clock's: a store that reads another clock is caught.
+    let report = run(session::SUITE, &session::cases(), InMemoryStore::new)
+        .expect_err("the system clock is not the test clock");
+    assert_eq!(
+        report
+            .failures
+            .iter()
+            .map(|(case, _)| *case)
+            .collect::<Vec<_>>(),
+        vec!["list stamps each session's last write"]
+    );
 }
 
 /// A store with one seeded defect, so each test shows a case of the suite can fail.
 struct Broken {
     defect: Defect,
     logs: Mutex<BTreeMap<String, Vec<SessionEvent>>>,
+    stamps: Mutex<BTreeMap<String, Timestamp>>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -42,6 +59,9 @@ enum Defect {
     AppendsAtAnyLength,
     /// Refuses a retry of events already stored at their position.
     RefusesRetries,
+    /// Stamps a session's last write on every append call, a retry that writes nothing
+    /// included.
+    StampsRetries,
 }
 
 impl Broken {
@@ -49,10 +69,17 @@ impl Broken {
         Broken {
             defect,
             logs: Mutex::default(),
+            stamps: Mutex::default(),
         }
     }
     fn logs(&self) -> MutexGuard<'_, BTreeMap<String, Vec<SessionEvent>>> {
         self.logs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+    fn stamp(&self, session: &SessionId) {
+        self.stamps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session.to_string(), TestClock.now());
     }
 }
 
@@ -75,6 +102,9 @@ impl SessionStore for Broken {
         }
         let len = log.len() as u64;
         logs.retain(|_, log| !log.is_empty());
+        if !events.is_empty() {
+            self.stamp(session);
+        }
         Ok(len)
     }
 
@@ -85,6 +115,9 @@ impl SessionStore for Broken {
         events: &[SessionEvent],
     ) -> Result<SessionAppended> {
         events.iter().try_for_each(SessionEvent::validate)?;
+        if self.defect == Defect::StampsRetries {
+            self.stamp(session);
+        }
         let held = self
             .logs()
             .get(session.as_str())
@@ -133,6 +166,16 @@ impl SessionStore for Broken {
                 Ok(SessionSummary {
                     id: SessionId::new(id.clone())?,
                     events: log.len() as u64,
+                    bytes: log
+                        .iter()
+                        .map(|e| (e.kind.len() + e.payload.len()) as u64)
+                        .sum(),
+                    last_write: self
+                        .stamps
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(id)
+                        .copied(),
                 })
             })
             .collect::<Result<_>>()?;
@@ -184,6 +227,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::RefusesRetries,
             "concurrent appends at one position write once",
+        ),
+        (
+            Defect::StampsRetries,
+            "list stamps each session's last write",
         ),
     ];
     for (defect, case) in table {

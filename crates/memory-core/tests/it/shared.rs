@@ -3,16 +3,16 @@
 use std::sync::Arc;
 
 use agent_memory_core::InMemoryStore;
-use agent_memory_core::testkit::{browser, meta, run, session, tool_log, trajectory};
+use agent_memory_core::testkit::{TestClock, browser, meta, run, session, tool_log, trajectory};
 
 /// A store that lives for the rest of the test binary, so `&'static` borrows of it can be
 /// handed to the suites (each case gets a fresh one).
 fn leaked() -> &'static InMemoryStore {
-    Box::leak(Box::new(InMemoryStore::new()))
+    Box::leak(Box::new(InMemoryStore::with_clock(TestClock)))
 }
 
 fn shared() -> Arc<InMemoryStore> {
-    Arc::new(InMemoryStore::new())
+    Arc::new(InMemoryStore::with_clock(TestClock))
 }
 
 #[test]

@@ -33,6 +33,8 @@ enum Defect {
     HalfWritesBatches,
     /// Imports into a session that already holds logs.
     ImportsOverHeldSessions,
+    /// Reports the last appended log's time as the session's last write, not the newest.
+    LastAppendedIsLastWrite,
 }
 
 struct Broken {
@@ -99,14 +101,26 @@ impl ToolLogStore for Broken {
         Ok(listed)
     }
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
-        let mut counts: BTreeMap<SessionId, u64> = BTreeMap::new();
+        let mut sessions: BTreeMap<SessionId, ToolLogSessionSummary> = BTreeMap::new();
         for log in self.logs().iter() {
-            *counts.entry(log.session.clone()).or_default() += 1;
+            let summary =
+                sessions
+                    .entry(log.session.clone())
+                    .or_insert_with(|| ToolLogSessionSummary {
+                        session: log.session.clone(),
+                        logs: 0,
+                        bytes: 0,
+                        last_write: None,
+                    });
+            summary.logs += 1;
+            summary.bytes += log.stored_bytes();
+            summary.last_write = if self.defect == Defect::LastAppendedIsLastWrite {
+                Some(log.timestamp)
+            } else {
+                summary.last_write.max(Some(log.timestamp))
+            };
         }
-        Ok(counts
-            .into_iter()
-            .map(|(session, logs)| ToolLogSessionSummary { session, logs })
-            .collect())
+        Ok(sessions.into_values().collect())
     }
     fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
         let mut logs = self.logs();
@@ -122,6 +136,10 @@ impl ToolLogStore for Broken {
 fn the_suite_catches_broken_stores() {
     let table = [
         (Defect::ReversesOrder, "logs list in append order"),
+        (
+            Defect::LastAppendedIsLastWrite,
+            "sessions list by id with their counts",
+        ),
         (Defect::MixesSessions, "sessions are isolated"),
         (Defect::DropsSnapshots, "every field round-trips"),
         (

@@ -38,9 +38,11 @@ pub(crate) fn fresh_schema(prefix: &str) -> String {
 
 /// A store on the test server in a schema of its own, with a small pool.
 pub(crate) fn fresh_store(url: &str) -> PostgresStore {
+    // The contract suites check the times a store stamps its writes with: the test clock's.
     let options = PostgresOptions::default()
         .with_schema(fresh_schema("s"))
-        .with_pool_size(2);
+        .with_pool_size(2)
+        .with_clock(agent_memory_core::testkit::TestClock);
     PostgresStore::connect_with(url, &options).unwrap_or_else(|e| panic!("connect: {e}"))
 }
 

@@ -1,17 +1,22 @@
 //! Every contract suite of `memory-core`, run against SQLite (in memory and on a file).
 
-use agent_memory_core::testkit::{meta, run, session, trajectory};
-use agent_memory_sqlite::SqliteStore;
+use agent_memory_core::testkit::{TestClock, meta, run, session, trajectory};
+use agent_memory_sqlite::{SqliteOptions, SqliteStore};
+
+/// The suites check the times a store stamps its writes with: their clock is the test clock.
+fn options() -> SqliteOptions {
+    SqliteOptions::default().with_clock(TestClock)
+}
 
 pub(crate) fn in_memory() -> SqliteStore {
-    SqliteStore::open_in_memory().unwrap_or_else(|e| panic!("open in memory: {e}"))
+    SqliteStore::open_in_memory_with(&options()).unwrap_or_else(|e| panic!("open in memory: {e}"))
 }
 
 /// A store on a fresh file; the directory lives as long as the test process.
 pub(crate) fn on_file() -> SqliteStore {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let store =
-        SqliteStore::open(dir.path().join("memory.db")).unwrap_or_else(|e| panic!("open: {e}"));
+    let store = SqliteStore::open_with(dir.path().join("memory.db"), &options())
+        .unwrap_or_else(|e| panic!("open: {e}"));
     std::mem::forget(dir);
     store
 }
