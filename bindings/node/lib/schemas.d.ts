@@ -1230,6 +1230,10 @@ turn_sessions: TurnSessionEntry[]
  */
 export interface BrowserScopeEntry {
 /**
+ * The newest trajectory's or run's time (RFC 3339); left out when it holds neither.
+ */
+last_write?: string
+/**
  * The scope's name.
  */
 scope: string
@@ -1254,6 +1258,11 @@ export interface NoteScopeEntry {
  */
 bytes: number
 /**
+ * When a note of it was last created, changed, renamed or deleted (RFC 3339); left out
+ * when not known (written before the database kept the time).
+ */
+last_write?: string
+/**
  * Notes (files) it holds.
  */
 notes: number
@@ -1270,6 +1279,10 @@ scope: string
  */
 export interface PartitionEntry {
 /**
+ * The bytes of its episodes' trajectories and outcomes as stored.
+ */
+bytes: number
+/**
  * Episodes stored.
  */
 episodes: number
@@ -1277,6 +1290,10 @@ episodes: number
  * Its fingerprint fields, fixed by its first record (empty when unknown).
  */
 fields: string[]
+/**
+ * When its newest episode was recorded (RFC 3339); left out when it holds none.
+ */
+last_write?: string
 /**
  * The partition's name.
  */
@@ -1298,6 +1315,14 @@ pending_groups: number
  */
 export interface ToolLogSessionEntry {
 /**
+ * The bytes of their tool names, parameters and errors as stored.
+ */
+bytes: number
+/**
+ * The newest log's time (RFC 3339).
+ */
+last_write?: string
+/**
  * Tool logs stored.
  */
 logs: number
@@ -1314,9 +1339,18 @@ session: string
  */
 export interface TurnSessionEntry {
 /**
+ * The bytes of its events as stored.
+ */
+bytes: number
+/**
  * Events in its log.
  */
 events: number
+/**
+ * When its last event was appended (RFC 3339); left out when not known (written before
+ * the database kept the time).
+ */
+last_write?: string
 /**
  * The session id.
  */

@@ -1,16 +1,19 @@
 //! `memory_list` and `memory_forget`: what the database holds, and forgetting a part of it.
 
 use agent_memory_browser::site_key;
-use agent_memory_core::store::browser::{BrowserStore, SiteMemoryStore, TrajectoryStore};
+use agent_memory_core::store::browser::{
+    BrowserStore, RunFilter, RunManifestStore, SiteMemoryStore, TrajectoryStore,
+};
 use agent_memory_core::{
     MetaKey, MetaStore, NoteStore, Partition, PatternStore, Scope, SessionId, SessionStore,
-    ToolLogStore,
+    Timestamp, ToolLogStore,
 };
 use anyhow::{Context, Result};
+use chrono::DateTime;
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::{Env, Failure, output, pair};
+use crate::{Env, Failure, output, pair, time};
 
 /// Everything the database holds, by memory.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -37,6 +40,10 @@ pub struct NoteScopeEntry {
     pub notes: u64,
     /// Their bytes in all.
     pub bytes: u64,
+    /// When a note of it was last created, changed, renamed or deleted (RFC 3339); left out
+    /// when not known (written before the database kept the time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_write: Option<String>,
 }
 
 /// One procedural-memory partition.
@@ -52,6 +59,11 @@ pub struct PartitionEntry {
     pub patterns: u64,
     /// Groups still below the threshold.
     pub pending_groups: u64,
+    /// The bytes of its episodes' trajectories and outcomes as stored.
+    pub bytes: u64,
+    /// When its newest episode was recorded (RFC 3339); left out when it holds none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_write: Option<String>,
 }
 
 /// One coding-agent session.
@@ -61,6 +73,12 @@ pub struct TurnSessionEntry {
     pub session: String,
     /// Events in its log.
     pub events: u64,
+    /// The bytes of its events as stored.
+    pub bytes: u64,
+    /// When its last event was appended (RFC 3339); left out when not known (written before
+    /// the database kept the time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_write: Option<String>,
 }
 
 /// One session of recorded tool calls.
@@ -70,6 +88,11 @@ pub struct ToolLogSessionEntry {
     pub session: String,
     /// Tool logs stored.
     pub logs: u64,
+    /// The bytes of their tool names, parameters and errors as stored.
+    pub bytes: u64,
+    /// The newest log's time (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_write: Option<String>,
 }
 
 /// One browser-memory scope.
@@ -81,6 +104,9 @@ pub struct BrowserScopeEntry {
     pub sites: Vec<String>,
     /// Trajectories stored.
     pub trajectories: u64,
+    /// The newest trajectory's or run's time (RFC 3339); left out when it holds neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_write: Option<String>,
 }
 
 /// The settings of a partition's configuration, each stored under
@@ -120,6 +146,8 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
             episodes: summary.episodes,
             patterns: summary.patterns,
             pending_groups: summary.pending_groups,
+            bytes: summary.bytes,
+            last_write: summary.last_write.map(time),
         });
     }
     let turn_sessions = store
@@ -128,6 +156,8 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
         .map(|s| TurnSessionEntry {
             session: s.id.as_str().to_owned(),
             events: s.events,
+            bytes: s.bytes,
+            last_write: s.last_write.map(time),
         })
         .collect();
     let tool_log_sessions = store
@@ -136,6 +166,8 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
         .map(|s| ToolLogSessionEntry {
             session: s.session.as_str().to_owned(),
             logs: s.logs,
+            bytes: s.bytes,
+            last_write: s.last_write.map(time),
         })
         .collect();
     let mut browser_scopes = Vec::new();
@@ -143,6 +175,7 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
         browser_scopes.push(BrowserScopeEntry {
             sites: store.site_list(&scope)?,
             trajectories: store.trajectory_count(&scope)?,
+            last_write: browser_last_write(store, &scope)?.map(time),
             scope: scope.as_str().to_owned(),
         });
     }
@@ -153,6 +186,7 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
             scope: s.scope.into_string(),
             notes: s.notes,
             bytes: s.bytes,
+            last_write: s.last_write.map(time),
         })
         .collect();
     Ok(MemoryList {
@@ -162,6 +196,31 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
         browser_scopes,
         note_scopes,
     })
+}
+
+/// The newest time of a browser scope: its newest trajectory's (when it was recorded, else
+/// its own timestamp) or its newest run's last update, whichever is later.
+fn browser_last_write(store: &crate::Store, scope: &Scope) -> Result<Option<Timestamp>> {
+    let parse = |text: &str| {
+        DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| Timestamp::from_millis(t.timestamp_millis()))
+    };
+    let trajectory = store
+        .trajectory_recent(scope, 1)?
+        .into_iter()
+        .filter_map(|t| t.recorded_at.or_else(|| parse(&t.timestamp)))
+        .max();
+    let newest_run = RunFilter {
+        limit: Some(1),
+        ..RunFilter::default()
+    };
+    let run = store
+        .run_list(scope, &newest_run)?
+        .iter()
+        .filter_map(|r| parse(&r.updated_at))
+        .max();
+    Ok(trajectory.max(run))
 }
 
 /// What to forget: exactly one of `partition`, `session`, `scope`, `run`, `trajectory`.

@@ -164,10 +164,42 @@ async fn every_view_shows_the_memory(db: &str) {
     let list = &overview["list"];
     assert_eq!(list["partitions"][0]["partition"], "demo-team");
     assert_eq!(list["turn_sessions"][0]["session"], "demo-coding");
-    assert_eq!(
-        list["tool_log_sessions"],
-        json!([{"session": "canary", "logs": 1}, {"session": "demo-recording", "logs": 2}])
-    );
+    let sessions: Vec<(&str, u64)> = list["tool_log_sessions"]
+        .as_array()
+        .expect("tool log sessions")
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().expect("id"),
+                s["logs"].as_u64().expect("logs"),
+            )
+        })
+        .collect();
+    assert_eq!(sessions, [("canary", 1), ("demo-recording", 2)]);
+    // Each item has its size and last write: the recording's from its logs' own times, the
+    // session's and the notes' from the store's clock when they were written.
+    for item in [
+        &list["partitions"][0],
+        &list["tool_log_sessions"][1],
+        &list["turn_sessions"][0],
+        &list["note_scopes"][0],
+    ] {
+        assert!(item["bytes"].as_u64().expect("bytes") > 0, "{item}");
+        let last = item["last_write"].as_str().expect("last write");
+        chrono::DateTime::parse_from_rfc3339(last).expect("an RFC 3339 time");
+    }
+    let written = |item: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(item["last_write"].as_str().expect("last write"))
+            .expect("time")
+    };
+    let now = chrono::Utc::now();
+    for stamped in [&list["turn_sessions"][0], &list["note_scopes"][0]] {
+        let age = now.signed_duration_since(written(stamped));
+        assert!(
+            age >= chrono::Duration::zero() && age < chrono::Duration::hours(1),
+            "written by the store's clock during this test: {stamped}"
+        );
+    }
     assert_eq!(
         list["browser_scopes"][0]["sites"],
         json!(["shop.example.com"])

@@ -9,6 +9,7 @@ from typing_extensions import NotRequired
 
 
 class BrowserScopeEntry(TypedDict):
+    last_write: NotRequired[str]
     scope: str
     sites: list[str]
     trajectories: int
@@ -16,25 +17,32 @@ class BrowserScopeEntry(TypedDict):
 
 class NoteScopeEntry(TypedDict):
     bytes: int
+    last_write: NotRequired[str]
     notes: int
     scope: str
 
 
 class PartitionEntry(TypedDict):
+    bytes: int
     episodes: int
     fields: list[str]
+    last_write: NotRequired[str]
     partition: str
     patterns: int
     pending_groups: int
 
 
 class ToolLogSessionEntry(TypedDict):
+    bytes: int
+    last_write: NotRequired[str]
     logs: int
     session: str
 
 
 class TurnSessionEntry(TypedDict):
+    bytes: int
     events: int
+    last_write: NotRequired[str]
     session: str
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import TypeAlias, TypedDict
 
+from typing_extensions import NotRequired
+
 
 class TurnSessionEntry(TypedDict):
+    bytes: int
     events: int
+    last_write: NotRequired[str]
     session: str
 
 

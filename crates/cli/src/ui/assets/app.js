@@ -41,6 +41,8 @@ const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : n ?? "")
 const pct = (x) => (typeof x === "number" ? (x * 100).toFixed(1) + "%" : "");
 const bytes = (n) => (n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : n + " B");
 const enc = encodeURIComponent;
+// A last write as the list gives it (RFC 3339, UTC), shown to the minute; "" when unknown.
+const when = (t) => (t ? h("time", { datetime: t, title: t }, t.slice(0, 16).replace("T", " ")) : "");
 
 function table(headers, rows, numeric = []) {
   return h("div", { class: "table-wrap" },
@@ -121,21 +123,21 @@ async function overview(notice) {
     forgotten(notice),
     h("p", { class: "muted" }, data.database, " · schema ", stats.schema_version, stats.size_bytes != null ? " · " + bytes(stats.size_bytes) : ""),
     h("h2", {}, "Procedural memory"),
-    list.partitions.length ? table(["Partition", "Episodes", "Patterns", "Below threshold", "Fields"],
-      list.partitions.map((p) => [link("/procedural/" + enc(p.partition), p.partition), fmt(p.episodes), fmt(p.patterns), fmt(p.pending_groups), (p.fields || []).join(", ")]), [1, 2, 3])
+    list.partitions.length ? table(["Partition", "Episodes", "Patterns", "Below threshold", "Size", "Last write", "Fields"],
+      list.partitions.map((p) => [link("/procedural/" + enc(p.partition), p.partition), fmt(p.episodes), fmt(p.patterns), fmt(p.pending_groups), bytes(p.bytes), when(p.last_write), (p.fields || []).join(", ")]), [1, 2, 3, 4])
       : h("p", { class: "muted" }, "No partitions."),
     h("h2", {}, "Browser memory"),
-    list.browser_scopes.length ? table(["Scope", "Sites", "Trajectories"],
-      list.browser_scopes.map((s) => [link("/browser/" + enc(s.scope), s.scope), s.sites.join(", "), fmt(s.trajectories)]), [2])
+    list.browser_scopes.length ? table(["Scope", "Sites", "Trajectories", "Last write"],
+      list.browser_scopes.map((s) => [link("/browser/" + enc(s.scope), s.scope), s.sites.join(", "), fmt(s.trajectories), when(s.last_write)]), [2])
       : h("p", { class: "muted" }, "No browser scopes."),
     h("h2", {}, "Coding sessions"),
-    list.turn_sessions.length ? table(["Session", "Events"], list.turn_sessions.map((s) => [link("/turns/" + enc(s.session), s.session), fmt(s.events)]), [1])
+    list.turn_sessions.length ? table(["Session", "Events", "Size", "Last write"], list.turn_sessions.map((s) => [link("/turns/" + enc(s.session), s.session), fmt(s.events), bytes(s.bytes), when(s.last_write)]), [1, 2])
       : h("p", { class: "muted" }, "No sessions."),
     h("h2", {}, "Recordings"),
-    list.tool_log_sessions.length ? table(["Session", "Tool calls"], list.tool_log_sessions.map((s) => [link("/recordings/" + enc(s.session), s.session), fmt(s.logs)]), [1])
+    list.tool_log_sessions.length ? table(["Session", "Tool calls", "Size", "Last write"], list.tool_log_sessions.map((s) => [link("/recordings/" + enc(s.session), s.session), fmt(s.logs), bytes(s.bytes), when(s.last_write)]), [1, 2])
       : h("p", { class: "muted" }, "No recordings."),
     h("h2", {}, "Notes"),
-    (list.note_scopes || []).length ? table(["Scope", "Notes", "Size"], list.note_scopes.map((s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes)]), [1, 2])
+    (list.note_scopes || []).length ? table(["Scope", "Notes", "Size", "Last write"], list.note_scopes.map((s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes), when(s.last_write)]), [1, 2])
       : h("p", { class: "muted" }, "No notes."),
     h("h2", {}, "Tables"),
     h("div", { class: "grid" }, card("Rows", table(["Table", "Rows"], stats.tables.map((t) => [t.name, fmt(t.rows)]), [1]))));
