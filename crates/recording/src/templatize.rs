@@ -294,9 +294,10 @@ impl<'s> SecretSet<'s> {
         self.secrets.is_empty()
     }
 
-    /// `value` with every secret replaced in every string and object key, at any depth
-    /// (values nested deeper than [`MAX_DEPTH`] are replaced whole by `[too deep]`, so no
-    /// secret survives in them); borrowed when none occurs.
+    /// `value` with every secret replaced in every string, number and object key, at any
+    /// depth (values nested deeper than [`MAX_DEPTH`] are replaced whole by `[too deep]`, so
+    /// no secret survives in them); borrowed when none occurs. A number whose digits hold a
+    /// secret (a PIN sent as `1234`) becomes the string of its masked digits.
     pub(crate) fn scrub_json<'v>(&self, value: &'v Value) -> Cow<'v, Value> {
         self.scrub_json_at(value, 0)
     }
@@ -345,7 +346,11 @@ impl<'s> SecretSet<'s> {
                 }
                 out.map_or(Cow::Borrowed(value), |map| Cow::Owned(Value::Object(map)))
             }
-            Value::Null | Value::Bool(_) | Value::Number(_) => Cow::Borrowed(value),
+            Value::Number(number) => match self.scrub(&number.to_string(), |_| {}) {
+                Cow::Borrowed(_) => Cow::Borrowed(value),
+                Cow::Owned(masked) => Cow::Owned(Value::String(masked)),
+            },
+            Value::Null | Value::Bool(_) => Cow::Borrowed(value),
         }
     }
 
@@ -623,8 +628,29 @@ impl<'s> SnapshotIndex<'s> {
                 }
                 Ok(out.map(Value::Object))
             }
-            // Non-string scalars are never turned into strings.
-            Value::Null | Value::Bool(_) | Value::Number(_) => Ok(None),
+            // Non-string scalars are never templated; but a number whose digits hold a secret
+            // (a PIN sent as `1234`) becomes the string of its masked digits, so the secret
+            // is never stored.
+            Value::Number(number) => {
+                let mut scrubbed = Vec::new();
+                let digits = number.to_string();
+                Ok(
+                    match self.secrets.scrub(&digits, |secret| scrubbed.push(secret)) {
+                        Cow::Borrowed(_) => None,
+                        Cow::Owned(masked) => {
+                            for secret in scrubbed {
+                                let key = self
+                                    .by_value
+                                    .get(secret)
+                                    .map_or("[sensitive]", |choice| choice.key);
+                                report.push(self.scrubbed(tool_index, path, key));
+                            }
+                            Some(Value::String(masked))
+                        }
+                    },
+                )
+            }
+            Value::Null | Value::Bool(_) => Ok(None),
         }
     }
 

@@ -16,6 +16,30 @@ fn clean(what: &str, text: &str) {
 }
 
 #[test]
+fn a_secret_sent_as_a_number_is_masked_too() {
+    let session = SessionId::new("s").unwrap_or_else(|e| panic!("{e}"));
+    let at = Timestamp::from_millis(1);
+    let mut memory = Memory::new();
+    memory.remember_secret("pin", "735291", Provenance::tool("testUser_create", at));
+    let params = json!({"pin": 735291, "pins": [735_291, 1], "amount": 12.5, "id": 7352910});
+    let log = capture(
+        &session,
+        "enterPin",
+        &params,
+        &ToolOutcome::succeeded(3, at),
+        &memory.snapshot(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!log.parameters.contains("735291"), "{}", log.parameters);
+    let stored: serde_json::Value =
+        serde_json::from_str(&log.parameters).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        stored,
+        json!({"pin": "${pin}", "pins": ["${pin}", 1], "amount": 12.5, "id": "${pin}0"})
+    );
+}
+
+#[test]
 fn capture_scrubs_every_field_and_keeps_scrubbing_a_secret_once_forgotten() {
     let session = SessionId::new("s").unwrap_or_else(|e| panic!("{e}"));
     let at = Timestamp::from_millis(1);
