@@ -172,7 +172,11 @@ fn list_shows_note_scopes_and_forget_erases_them() {
     let scopes = listed["note_scopes"].as_array().expect("scopes");
     assert_eq!(scopes.len(), 1, "{listed}");
     assert_eq!(
-        (&scopes[0]["scope"], &scopes[0]["notes"], &scopes[0]["bytes"]),
+        (
+            &scopes[0]["scope"],
+            &scopes[0]["notes"],
+            &scopes[0]["bytes"]
+        ),
         (&json!("default"), &json!(1), &json!(4))
     );
 }
