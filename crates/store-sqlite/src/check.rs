@@ -42,6 +42,11 @@ pub const CHECKS: &[Check] = &[
         description: "no partition's watermark is past the highest episode sequence number",
     },
     Check {
+        name: "partition totals",
+        description: "each partition's stored totals (episodes, bytes, newest time) equal its \
+                      episodes",
+    },
+    Check {
         name: "evidence",
         description: "each group's count equals its tallies and its evidence plus pending \
                       observations; corroborations plus contradictions equal the evidence; \
@@ -126,6 +131,7 @@ fn run_checks(conn: &Connection) -> rusqlite::Result<Vec<Finding>> {
     foreign_keys(conn, &mut found)?;
     schema_marks(conn, &mut found)?;
     watermarks(conn, &mut found)?;
+    partition_totals(conn, &mut found)?;
     evidence(conn, &mut found)?;
     token_index(conn, &mut found)?;
     session_logs(conn, &mut found)?;
@@ -239,6 +245,46 @@ fn watermarks(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
                 "watermarks",
                 format!("trajectory_watermark {partition:?}"),
                 format!("watermark {seq} is past the highest episode sequence number {highest}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn partition_totals(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    // Every partition with episodes or totals, with both sides (NULL where one is missing).
+    let mut stmt = conn.prepare(
+        "WITH counted AS (
+             SELECT partition, count(*) AS episodes,
+                    sum(octet_length(trajectory) + octet_length(outcome)) AS bytes,
+                    max(recorded_at) AS newest
+             FROM trajectory_episode GROUP BY partition
+         ),
+         names AS (
+             SELECT partition FROM counted UNION SELECT partition FROM trajectory_partition_totals
+         )
+         SELECT n.partition, t.episodes, t.bytes, t.newest, c.episodes, c.bytes, c.newest
+         FROM names n
+         LEFT JOIN trajectory_partition_totals t ON t.partition = n.partition
+         LEFT JOIN counted c ON c.partition = n.partition",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let partition: String = row.get(0)?;
+        let stored: [Option<i64>; 3] = [row.get(1)?, row.get(2)?, row.get(3)?];
+        let counted: [Option<i64>; 3] = [row.get(4)?, row.get(5)?, row.get(6)?];
+        if stored != counted {
+            let show = |[episodes, bytes, newest]: [Option<i64>; 3]| {
+                format!("{episodes:?} episodes, {bytes:?} bytes, newest {newest:?}")
+            };
+            found.add(
+                "partition totals",
+                format!("trajectory_partition_totals {partition:?}"),
+                format!(
+                    "holds {} but its episodes are {}",
+                    show(stored),
+                    show(counted)
+                ),
             );
         }
     }

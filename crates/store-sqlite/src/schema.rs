@@ -65,6 +65,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "write_times",
         sql: include_str!("sql/0010_write_times.sql"),
     },
+    Migration {
+        version: 11,
+        name: "partition_totals",
+        sql: include_str!("sql/0011_partition_totals.sql"),
+    },
 ];
 
 /// The schema version this build writes.

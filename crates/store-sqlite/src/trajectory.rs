@@ -397,6 +397,54 @@ fn read_episodes_of(
     Ok(episodes)
 }
 
+/// What a batch of episodes adds to each partition's row of `trajectory_partition_totals`:
+/// its episodes, their bytes as stored and the newest `recorded_at`.
+#[derive(Default)]
+struct PartitionTotals<'p>(Vec<(&'p str, i64, i64, i64)>);
+
+impl<'p> PartitionTotals<'p> {
+    fn add(&mut self, partition: &'p str, bytes: usize, recorded_at: Timestamp) {
+        let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+        let at = recorded_at.as_millis();
+        match self.0.iter_mut().find(|(p, ..)| *p == partition) {
+            Some((_, episodes, total, newest)) => {
+                *episodes += 1;
+                *total = total.saturating_add(bytes);
+                *newest = (*newest).max(at);
+            }
+            None => self.0.push((partition, 1, bytes, at)),
+        }
+    }
+
+    /// Adds the batch to the stored totals: one statement per partition.
+    fn write(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let mut upsert = conn.prepare_cached(
+            "INSERT INTO trajectory_partition_totals (partition, episodes, bytes, newest) \
+             VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (partition) DO UPDATE SET episodes = episodes + excluded.episodes, \
+                 bytes = bytes + excluded.bytes, newest = max(newest, excluded.newest)",
+        )?;
+        for (partition, episodes, bytes, newest) in &self.0 {
+            upsert.execute(params![partition, episodes, bytes, newest])?;
+        }
+        Ok(())
+    }
+
+    /// Counts `partition`'s totals again from its episodes, after a prune removed some.
+    fn recount(conn: &Connection, partition: &str) -> rusqlite::Result<()> {
+        conn.prepare_cached("DELETE FROM trajectory_partition_totals WHERE partition = ?1")?
+            .execute([partition])?;
+        conn.prepare_cached(
+            "INSERT INTO trajectory_partition_totals (partition, episodes, bytes, newest) \
+             SELECT partition, count(*), sum(octet_length(trajectory) + octet_length(outcome)), \
+                    max(recorded_at) \
+             FROM trajectory_episode WHERE partition = ?1 GROUP BY partition",
+        )?
+        .execute([partition])?;
+        Ok(())
+    }
+}
+
 fn watermark_of(conn: &Connection, partition: &str) -> rusqlite::Result<Seq> {
     let seq: Option<i64> = conn
         .prepare_cached("SELECT seq FROM trajectory_watermark WHERE partition = ?1")?
@@ -436,6 +484,7 @@ impl EpisodeStore for SqliteStore {
             let mut ids: HashMap<(&str, &str), i64> = HashMap::new();
             let mut committed = Vec::new();
             let mut stored = Vec::with_capacity(episodes.len());
+            let mut totals = PartitionTotals::default();
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO trajectory_episode (partition, fp_id, trajectory, outcome, recorded_at) \
@@ -461,11 +510,17 @@ impl EpisodeStore for SqliteStore {
                         id
                     }
                 };
+                let trajectory = encode_trajectory(&episode.trajectory);
+                totals.add(
+                    partition,
+                    trajectory.len() + episode.outcome.len(),
+                    episode.recorded_at,
+                );
                 insert
                     .execute(params![
                         partition,
                         fp_id,
-                        encode_trajectory(&episode.trajectory),
+                        trajectory,
                         episode.outcome,
                         episode.recorded_at.as_millis(),
                     ])
@@ -475,6 +530,7 @@ impl EpisodeStore for SqliteStore {
                     episode: episode.clone(),
                 });
             }
+            totals.write(tx).map_err(|e| to_core(op, e))?;
             Ok((stored, committed, generation))
         })?;
         self.fingerprint_ids.remember(generation, committed);
@@ -529,6 +585,9 @@ impl EpisodeStore for SqliteStore {
                     ])
                 })
                 .map_err(|e| to_core(op, e))?;
+            if removed > 0 {
+                PartitionTotals::recount(tx, partition.as_str()).map_err(|e| to_core(op, e))?;
+            }
             Ok(removed as u64)
         })
     }
@@ -734,26 +793,25 @@ impl PatternStore for SqliteStore {
         let rows: Vec<Row> = self.read(op, |conn| {
             // One pass over the episodes gives each partition's count, bytes and newest time
             // (`octet_length` counts a column's bytes without reading its text).
+            // Each partition's episode totals are one row (`trajectory_partition_totals`),
+            // kept by the episode writes; the groups are counted.
             conn.prepare_cached(
-                "WITH episodes AS (
-                     SELECT partition, count(*) AS n,
-                            sum(octet_length(trajectory) + octet_length(outcome)) AS bytes,
-                            max(recorded_at) AS newest
-                     FROM trajectory_episode GROUP BY partition
-                 ),
-                 groups AS (
+                "WITH groups AS (
                      SELECT f.partition, count(g.confidence) AS patterns,
                             count(*) - count(g.confidence) AS pending
                      FROM trajectory_group g JOIN trajectory_fingerprint f ON f.id = g.fp_id
                      GROUP BY f.partition
                  ),
-                 names AS (SELECT partition FROM episodes UNION SELECT partition FROM groups)
-                 SELECT n.partition, coalesce(e.n, 0), coalesce(g.patterns, 0),
+                 names AS (
+                     SELECT partition FROM trajectory_partition_totals
+                     UNION SELECT partition FROM groups
+                 )
+                 SELECT n.partition, coalesce(e.episodes, 0), coalesce(g.patterns, 0),
                         coalesce(g.pending, 0),
                         coalesce((SELECT seq FROM trajectory_watermark w WHERE w.partition = n.partition), 0),
                         coalesce(e.bytes, 0), e.newest
                  FROM names n
-                 LEFT JOIN episodes e ON e.partition = n.partition
+                 LEFT JOIN trajectory_partition_totals e ON e.partition = n.partition
                  LEFT JOIN groups g ON g.partition = n.partition
                  ORDER BY n.partition",
             )?
@@ -803,6 +861,7 @@ impl PatternStore for SqliteStore {
                 run("DELETE FROM trajectory_fingerprint_field WHERE partition = ?1")?;
                 let fingerprints = run("DELETE FROM trajectory_fingerprint WHERE partition = ?1")?;
                 run("DELETE FROM trajectory_watermark WHERE partition = ?1")?;
+                run("DELETE FROM trajectory_partition_totals WHERE partition = ?1")?;
                 if fingerprints > 0 {
                     // Interned ids of this partition are gone: every process's cache must
                     // refill (see `FingerprintIds`).

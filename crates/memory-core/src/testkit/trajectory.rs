@@ -194,6 +194,31 @@ fn partitions_list_with_counts<S: PatternStore>(store: &S) -> CaseResult {
             )
         ]
     );
+    // Pruned episodes leave the counts; a partition of groups only has no last write.
+    let first = {
+        let e = &episodes[0];
+        (encode_texts(e.trajectory.iter().map(String::as_str)).len() + e.outcome.len()) as u64
+    };
+    ensure_eq!(
+        store.prune_episodes(&partition("p"), Timestamp::from_millis(2))?,
+        1
+    );
+    let p = |store: &S| -> Result<Option<(u64, u64, Option<Timestamp>)>> {
+        Ok(store
+            .partitions()?
+            .into_iter()
+            .find(|s| s.partition.as_str() == "p")
+            .map(|s| (s.episodes, s.bytes, s.last_write)))
+    };
+    ensure_eq!(
+        p(store)?,
+        Some((2, bytes("p") - first, Some(Timestamp::from_millis(7))))
+    );
+    ensure_eq!(
+        store.prune_episodes(&partition("p"), Timestamp::from_millis(100))?,
+        2
+    );
+    ensure_eq!(p(store)?, Some((0, 0, None)));
     Ok(())
 }
 

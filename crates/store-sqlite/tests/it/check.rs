@@ -198,6 +198,14 @@ const DEFECTS: &[(&str, &str)] = &[
         "UPDATE trajectory_watermark SET seq = seq + 1000",
     ),
     (
+        "partition totals",
+        "UPDATE trajectory_partition_totals SET bytes = bytes + 1",
+    ),
+    (
+        "partition totals",
+        "DELETE FROM trajectory_episode WHERE seq = (SELECT max(seq) FROM trajectory_episode)",
+    ),
+    (
         "evidence",
         "UPDATE trajectory_group SET episode_count = episode_count + 1 \
          WHERE fp_id = (SELECT min(fp_id) FROM trajectory_group)",
