@@ -4,12 +4,14 @@
 //! `NativeStore` opens a store with the contract's `database::open` and runs any operation
 //! of `operations::all()` by name, with Python values in and out (dicts, lists, str, int,
 //! float, bool, None, converted to and from JSON here); the Python package gives each
-//! operation a method of its own. Every call into the store releases the GIL, so other Python
+//! operation a method of its own (`call_patterns` hands the popoto drop-in its patterns as
+//! objects of its `Pattern` class, made here rather than from dicts in Python). Every call into the store releases the GIL, so other Python
 //! threads run meanwhile, and runs under `catch_unwind`, so a panic becomes an
 //! `agent_memory.Error` instead of reaching Python. A contract error becomes the exception
 //! class of its kind (`agent_memory.errors`), with `kind`, `message` and `input`.
 //! `exit_status` is the whole `agent-memory` command line, in-process.
 
+use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
@@ -21,8 +23,9 @@ use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
 use agent_memory_trajectory::CrystallizeHooks;
 use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyString, PyTuple, PyType};
 use serde_json::{Map, Number, Value};
 
 /// How deep a Python value may nest before it is refused (a JSON document nested deeper is
@@ -148,45 +151,43 @@ impl NativeStore {
         input: Option<&Bound<'py, PyAny>>,
         now_ms: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let Some(op) = operations().iter().find(|op| op.name == operation) else {
-            return Err(Failure::invalid(
-                operation.to_owned(),
-                format!("there is no operation {operation:?}"),
-            )
-            .into_py(py));
-        };
-        let input = match input {
-            None => Value::Null,
-            Some(value) if value.is_none() => Value::Null,
-            Some(value) if value.is_instance_of::<PyDict>() => {
-                to_json(value, &mut "input".to_owned(), 0)?
-            }
-            Some(value) => {
-                return Err(PyTypeError::new_err(format!(
-                    "{operation}: input must be a dict, not {}",
-                    type_name(value)
-                )));
-            }
-        };
-        let store = &self.store;
-        let location = &self.location;
-        let output = detached(py, operation, move || {
-            let env = Env {
-                store,
-                clock: clock(now_ms),
-                ids: Box::new(RandomIds::new()),
-                // A program in the same process names its own files, as on the command line.
-                files: agent_memory_contract::files::FileAccess::Any,
-            };
-            op.call(&env, input).map_err(|error| {
-                let mut failure = failure_of!(error);
-                if failure.kind == "database" && failure.input.is_none() {
-                    failure.input = Some(location.clone());
-                }
-                failure
-            })
-        })?;
+        let output = self.run(py, operation, input, now_ms)?;
         to_python(py, &output)
+    }
+
+    /// [`call`](Self::call) of an operation whose output lists patterns
+    /// (`trajectory_recall`, `trajectory_crystallize`), returning only those patterns, each
+    /// as an instance of `pattern` (the popoto drop-in's class) with popoto's attributes:
+    /// `partition` (the object given), `fingerprint`, each fingerprint field,
+    /// `canonical_sequence`, `confidence`, `_last_reinforced` (the RFC 3339 text),
+    /// `evidence_count`, `corroborations`, `contradictions` and `score` (None outside a
+    /// recall). The instance's `__dict__` is filled directly, as the class's `__init__`
+    /// would set it; a pattern with a fingerprint field named in `reserved` (the class's
+    /// data descriptors, which an assignment goes through) is made by calling
+    /// `pattern(partition, entry)` instead.
+    // The Python signature: `call`'s three arguments and the three the patterns are made from.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (operation, input, now_ms, pattern, partition, reserved))]
+    fn call_patterns<'py>(
+        &self,
+        py: Python<'py>,
+        operation: &str,
+        input: &Bound<'py, PyAny>,
+        now_ms: Option<i64>,
+        pattern: &Bound<'py, PyType>,
+        partition: &Bound<'py, PyAny>,
+        reserved: &Bound<'py, PyFrozenSet>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let output = self.run(py, operation, Some(input), now_ms)?;
+        let entries = match output.get("patterns") {
+            Some(Value::Array(entries)) => entries.as_slice(),
+            _ => &[],
+        };
+        let made = PyList::empty(py);
+        for entry in entries {
+            made.append(pattern_object(pattern, partition, reserved, entry)?)?;
+        }
+        Ok(made)
     }
 
     /// `trajectory_crystallize` of `partition` with popoto's extension points overridden in
@@ -261,6 +262,103 @@ impl NativeStore {
     fn __repr__(&self) -> String {
         format!("Store({:?})", self.location)
     }
+}
+
+impl NativeStore {
+    /// Runs the operation `operation` on `input` and returns its output as JSON.
+    fn run(
+        &self,
+        py: Python<'_>,
+        operation: &str,
+        input: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Value> {
+        let Some(op) = operations().iter().find(|op| op.name == operation) else {
+            return Err(Failure::invalid(
+                operation.to_owned(),
+                format!("there is no operation {operation:?}"),
+            )
+            .into_py(py));
+        };
+        let input = match input {
+            None => Value::Null,
+            Some(value) if value.is_none() => Value::Null,
+            Some(value) if value.is_instance_of::<PyDict>() => {
+                to_json(value, &mut "input".to_owned(), 0)?
+            }
+            Some(value) => {
+                return Err(PyTypeError::new_err(format!(
+                    "{operation}: input must be a dict, not {}",
+                    type_name(value)
+                )));
+            }
+        };
+        let store = &self.store;
+        let location = &self.location;
+        detached(py, operation, move || {
+            let env = Env {
+                store,
+                clock: clock(now_ms),
+                ids: Box::new(RandomIds::new()),
+                // A program in the same process names its own files, as on the command line.
+                files: agent_memory_contract::files::FileAccess::Any,
+            };
+            op.call(&env, input).map_err(|error| {
+                let mut failure = failure_of!(error);
+                if failure.kind == "database" && failure.input.is_none() {
+                    failure.input = Some(location.clone());
+                }
+                failure
+            })
+        })
+    }
+}
+
+/// One pattern of an operation's output (`entry`, a `PatternEntry` as JSON) as an instance
+/// of the drop-in's class `pattern`: see [`NativeStore::call_patterns`].
+fn pattern_object<'py>(
+    pattern: &Bound<'py, PyType>,
+    partition: &Bound<'py, PyAny>,
+    reserved: &Bound<'py, PyFrozenSet>,
+    entry: &Value,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = pattern.py();
+    let fields = match entry.get("fingerprint") {
+        Some(Value::Object(fields)) => Some(fields),
+        _ => None,
+    };
+    let mut plain = true;
+    for name in fields.into_iter().flat_map(|fields| fields.keys()) {
+        plain &= !reserved.contains(name)?;
+    }
+    if !plain || fields.is_none() {
+        return pattern.call1((partition, to_python(py, entry)?));
+    }
+    let attributes = PyDict::new(py);
+    attributes.set_item(intern!(py, "partition"), partition)?;
+    let fingerprint = PyDict::new(py);
+    attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
+    for (name, value) in fields.into_iter().flatten() {
+        let name = PyString::new(py, name);
+        let value = to_python(py, value)?;
+        fingerprint.set_item(&name, &value)?;
+        attributes.set_item(name, value)?;
+    }
+    for (attribute, key) in [
+        (intern!(py, "canonical_sequence"), "canonical_sequence"),
+        (intern!(py, "confidence"), "confidence"),
+        (intern!(py, "_last_reinforced"), "last_reinforced"),
+        (intern!(py, "evidence_count"), "evidence_count"),
+        (intern!(py, "corroborations"), "corroborations"),
+        (intern!(py, "contradictions"), "contradictions"),
+        (intern!(py, "score"), "score"),
+    ] {
+        let value = entry.get(key).unwrap_or(&Value::Null);
+        attributes.set_item(attribute, to_python(py, value)?)?;
+    }
+    let object = pattern.call_method1(intern!(py, "__new__"), (pattern,))?;
+    object.setattr(intern!(py, "__dict__"), attributes)?;
+    Ok(object)
 }
 
 /// popoto's extension points as Python callables, for one crystallize run.
@@ -493,7 +591,8 @@ fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResul
     let mut array = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let len = path.len();
-        path.push_str(&format!("[{i}]"));
+        // Written in place: a list of many items would otherwise format a string for each.
+        let _ = write!(path, "[{i}]");
         let item = to_json(item, path, depth + 1);
         path.truncate(len);
         array.push(item?);

@@ -20,7 +20,7 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Env, Failure, memory::fields_key, memory::setting_key, pair, time};
+use crate::{Env, Failure, memory::setting_key, pair, time};
 
 /// The fingerprint fields of a partition when none are stored and none are given.
 pub const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
@@ -301,9 +301,7 @@ fn open_partition<'a>(
         }
     }
     let defaults = Config::new(DEFAULT_FIELDS);
-    let configured = env.store.meta_get(&fields_key(&partition)?)?.is_some();
-    let mut settings = Vec::with_capacity(4);
-    for (setting, given, default) in [
+    let candidates = [
         (
             "fields",
             given.fields.as_ref().map(|f| f.join(",")),
@@ -324,12 +322,18 @@ fn open_partition<'a>(
             given.initial_confidence.map(|x| x.to_string()),
             defaults.initial_confidence.to_string(),
         ),
-    ] {
-        let key = setting_key(&partition, setting)?;
-        let stored = env
-            .store
-            .meta_get(&key)?
-            .or_else(|| configured.then(|| default.clone()));
+    ];
+    let keys = candidates
+        .iter()
+        .map(|(setting, _, _)| setting_key(&partition, setting))
+        .collect::<Result<Vec<MetaKey>>>()?;
+    // Every setting in one read: a record and a recall each read the configuration first.
+    let stored = env.store.meta_get_all(&keys.iter().collect::<Vec<_>>())?;
+    // The first setting is the fields.
+    let configured = stored[0].is_some();
+    let mut settings = Vec::with_capacity(candidates.len());
+    for ((key, stored), (setting, given, default)) in keys.into_iter().zip(stored).zip(candidates) {
+        let stored = stored.or_else(|| configured.then(|| default.clone()));
         let value = match (stored, given) {
             (Some(stored), Some(given)) if stored != given => {
                 return Err(Failure::invalid(

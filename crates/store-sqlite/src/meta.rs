@@ -25,6 +25,12 @@ impl MetaStore for SqliteStore {
         self.read("read meta entry", |conn| get(conn, key))
     }
 
+    fn meta_get_all(&self, keys: &[&MetaKey]) -> Result<Vec<Option<String>>> {
+        self.read("read meta entries", |conn| {
+            keys.iter().map(|key| get(conn, key)).collect()
+        })
+    }
+
     fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>> {
         let op = "write meta entry";
         self.write(op, |tx| {

@@ -274,7 +274,8 @@ pub(crate) fn for_each_group(
 const MAX_INDEXED_PAIRS: usize = 4;
 
 /// The recall query for a filter of `pairs` pairs: parameters are the partition, then each
-/// field and value.
+/// field and value. Each pair joins the field index by its key (the first pair a range of
+/// it, each further one a point lookup), so the query builds no temporary table.
 fn patterns_sql(pairs: usize) -> String {
     let base = format!(
         "SELECT {GROUP_COLUMNS} FROM trajectory_group g \
@@ -283,17 +284,20 @@ fn patterns_sql(pairs: usize) -> String {
     if pairs == 0 {
         return format!("{base} AND f.partition = ?1");
     }
-    let matching: Vec<String> = (0..pairs)
-        .map(|i| {
-            format!(
-                "SELECT fp_id FROM trajectory_fingerprint_field \
-                 WHERE partition = ?1 AND field = ?{} AND value = ?{}",
-                2 * i + 2,
-                2 * i + 3
-            )
-        })
-        .collect();
-    format!("{base} AND g.fp_id IN ({})", matching.join(" INTERSECT "))
+    let mut joins = String::new();
+    let mut matching = String::new();
+    for i in 0..pairs {
+        joins.push_str(&format!(
+            " JOIN trajectory_fingerprint_field p{i} ON p{i}.fp_id = g.fp_id"
+        ));
+        matching.push_str(&format!(
+            " AND p{i}.partition = ?1 AND p{i}.field = ?{} AND p{i}.value = ?{}",
+            2 * i + 2,
+            2 * i + 3
+        ));
+    }
+    let base = base.replacen(" WHERE", &format!("{joins} WHERE"), 1);
+    format!("{base}{matching}")
 }
 
 fn write_group(conn: &Connection, fp_id: i64, group: &Group) -> rusqlite::Result<()> {

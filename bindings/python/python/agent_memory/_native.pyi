@@ -1,13 +1,22 @@
 """Stubs of the native module: the contract's operations by name, and the command line."""
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union
 
 class Store:
     def __init__(self, path_or_url: Union[str, os.PathLike[str]]) -> None: ...
     @property
     def location(self) -> str: ...
     def call(self, operation: str, input: Optional[Dict[str, Any]] = None, now_ms: Optional[int] = None) -> Any: ...
+    def call_patterns(
+        self,
+        operation: str,
+        input: Dict[str, Any],
+        now_ms: Optional[int],
+        pattern: type,
+        partition: Any,
+        reserved: FrozenSet[str],
+    ) -> List[Any]: ...
     def trajectory_crystallize_hooked(
         self,
         partition: str,

@@ -134,6 +134,14 @@ class Pattern:
                 f"canonical_sequence={self.canonical_sequence!r}, confidence={self.confidence!r})")
 
 
+#: Pattern's data descriptors (the ``last_reinforced`` property, ``__dict__``, ...): an
+#: assignment to one of these names goes through the descriptor, so a pattern with a
+#: fingerprint field so named is made by ``Pattern.__init__``; any other is made natively,
+#: its attributes filled in as ``__init__`` would set them.
+_RESERVED = frozenset(name for klass in Pattern.__mro__ for name, value in vars(klass).items()
+                      if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__"))
+
+
 class TrajectoryMemory:
     """popoto's ``TrajectoryMemory`` on a store: ``db`` is a SQLite file, ``":memory:"``, a
     ``postgres://`` URL or an open :class:`agent_memory.Store`.
@@ -170,6 +178,7 @@ class TrajectoryMemory:
         """Records many ``(fingerprint, trajectory, outcome)`` episodes in one transaction
         (all or none); returns them."""
         now = float(self.clock())
+        recorded_at = round(now * 1000)
         made = []
         for fingerprint, trajectory, outcome in episodes:
             values = {name: str(value) for name, value in fingerprint.items()}
@@ -178,30 +187,30 @@ class TrajectoryMemory:
         for name in ("cluster_threshold", "evidence_cap", "initial_confidence"):
             if getattr(self, name) is not None:
                 given[name] = getattr(self, name)
-        self.store.trajectory_record({
+        self.store._native.call("trajectory_record", {
             "partition": partition,
             **given,
             "episodes": [{
                 "fingerprint": e.fingerprint,
                 "trajectory": e.trajectory,
                 "outcome": e.outcome,
-                "recorded_at": round(now * 1000),
+                "recorded_at": recorded_at,
             } for e in made],
-        })
+        }, self.store._now_ms())
         return made
 
     def crystallize(self, partition: str) -> List[Pattern]:
         """Turns the episodes recorded since the last run into patterns; returns the patterns
         created or reinforced."""
         if not (self._custom_signal or self._custom_canonical):
-            output = self.store.trajectory_crystallize({"partition": partition})
-        else:
-            output = self.store._native.trajectory_crystallize_hooked(
-                partition,
-                self._signals if self._custom_signal else None,
-                self._canonicals if self._custom_canonical else None,
-                self.store._now_ms(),
-            )
+            return self.store._native.call_patterns("trajectory_crystallize", {"partition": partition},
+                                                    self.store._now_ms(), Pattern, partition, _RESERVED)
+        output = self.store._native.trajectory_crystallize_hooked(
+            partition,
+            self._signals if self._custom_signal else None,
+            self._canonicals if self._custom_canonical else None,
+            self.store._now_ms(),
+        )
         return [Pattern(partition, entry) for entry in output["patterns"]]
 
     def _episode(self, given: Dict[str, Any]) -> "Episode":
@@ -251,8 +260,8 @@ class TrajectoryMemory:
                 raise ValueError(f"unknown score weight {name!r}; expected confidence or last_reinforced")
             query[_WEIGHTS[name]] = weight
         # A partition nothing was recorded in recalls nothing, as in popoto.
-        output = self.store.trajectory_recall(query)
-        return [Pattern(partition, entry) for entry in output["patterns"]]
+        return self.store._native.call_patterns("trajectory_recall", query, self.store._now_ms(), Pattern,
+                                                partition, _RESERVED)
 
     def _episode_signal(self, episode: Any) -> float:
         """popoto's mapping of an episode's outcome to a signal in [0, 1]; override it to

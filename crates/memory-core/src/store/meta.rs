@@ -9,6 +9,13 @@ pub trait MetaStore: Send + Sync {
     /// The value of `key`, or `None` when it is not set.
     fn meta_get(&self, key: &MetaKey) -> Result<Option<String>>;
 
+    /// The value of each of `keys`, in their order (`None` for a key not set). A backend
+    /// reads them together where it can (SQLite: in one read transaction, so from one
+    /// snapshot and at the cost of one read); the default reads them one at a time.
+    fn meta_get_all(&self, keys: &[&MetaKey]) -> Result<Vec<Option<String>>> {
+        keys.iter().map(|key| self.meta_get(key)).collect()
+    }
+
     /// Sets `key` to `value` and returns the previous value.
     fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>>;
 

@@ -66,6 +66,7 @@ macro_rules! shared_store {
 
 shared_store!(MetaStore {
     fn meta_get(&self, key: &MetaKey) -> Result<Option<String>>;
+    fn meta_get_all(&self, keys: &[&MetaKey]) -> Result<Vec<Option<String>>>;
     fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>>;
     fn meta_compare_and_set(&self, key: &MetaKey, expected: Option<&str>, value: &str) -> Result<()>;
     fn meta_set_all(&self, entries: &[(&MetaKey, &str)]) -> Result<()>;

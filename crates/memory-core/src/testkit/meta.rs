@@ -43,6 +43,10 @@ pub fn cases<S: MetaStore>() -> Vec<Case<S>> {
             name: "set all writes every entry",
             run: set_all_writes_every_entry,
         },
+        Case {
+            name: "get all reads each key in order",
+            run: get_all_reads_each_key_in_order,
+        },
     ]
 }
 
@@ -161,5 +165,22 @@ fn set_all_writes_every_entry<S: MetaStore>(store: &S) -> CaseResult {
         5,
         "an empty batch changes nothing"
     );
+    Ok(())
+}
+
+fn get_all_reads_each_key_in_order<S: MetaStore>(store: &S) -> CaseResult {
+    store.meta_set(&key("all.a"), "1")?;
+    store.meta_set(&key("all.c"), "")?;
+    let (a, b, c) = (key("all.a"), key("all.b"), key("all.c"));
+    ensure_eq!(
+        store.meta_get_all(&[&c, &b, &a, &a])?,
+        vec![
+            Some(String::new()),
+            None,
+            Some("1".to_owned()),
+            Some("1".to_owned())
+        ]
+    );
+    ensure_eq!(store.meta_get_all(&[])?, Vec::<Option<String>>::new());
     Ok(())
 }
