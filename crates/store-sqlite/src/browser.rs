@@ -280,6 +280,19 @@ impl TrajectoryStore for SqliteStore {
         self.read_with(|conn| get_trajectory(conn, scope, id))
     }
 
+    fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>> {
+        // One read transaction for all of them, where the trait's default takes one each.
+        self.read_with(|conn| {
+            let mut found = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(trajectory) = get_trajectory(conn, scope, id)? {
+                    found.push(trajectory);
+                }
+            }
+            Ok(found)
+        })
+    }
+
     fn trajectory_candidates(
         &self,
         scope: &Scope,
