@@ -84,6 +84,7 @@ function checkText(value, name) {
 class TrajectoryStore {
   #scope
   #options
+  #finite
 
   constructor(storePath, thresholdOrOptions = 0.5) {
     const options = typeof thresholdOrOptions === 'number' ? { similarityThreshold: thresholdOrOptions } : thresholdOrOptions ?? {}
@@ -93,6 +94,9 @@ class TrajectoryStore {
       enableScoring: options.enableScoring === true,
       ttlDays: options.ttlDays ?? 30,
     }
+    // Finite numbers reach the addon as they are; anything else goes as the options object,
+    // which the addon converts and judges as it always has.
+    this.#finite = Number.isFinite(this.#options.similarityThreshold) && Number.isFinite(this.#options.ttlDays)
   }
 
   /** Saves a finished run (success or not); `complete` and `abort` actions are not steps. */
@@ -111,6 +115,13 @@ class TrajectoryStore {
   /** The most similar successful trajectory for `goal` above the threshold, or null. */
   findBestMatch(goal, options = {}) {
     checkText(goal, 'goal')
+    const origin = options.origin
+    if (this.#finite && (!origin || typeof origin === 'string')) {
+      const { similarityThreshold, ttlDays, enableScoring } = this.#options
+      const found = call(() => database().browserMatchTextSync(this.#scope, goal, origin || undefined, similarityThreshold, ttlDays, enableScoring))
+      // The match comes as JSON text when parsing it makes the same object (see the addon).
+      return typeof found === 'string' ? JSON.parse(found) : found ?? null
+    }
     const query = { ...this.#options }
     if (options.origin) query.origin = options.origin
     return call(() => database().browserMatchSync(this.#scope, goal, query)) ?? null

@@ -15,6 +15,7 @@ use agent_memory_core::store::browser::{
 };
 use agent_memory_core::{RandomIds, Scope};
 use napi::Result;
+use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
 
@@ -159,6 +160,39 @@ fn selector_json(e: &SelectorEntry) -> Value {
     Value::Object(out)
 }
 
+/// The largest integer napi turns into a JavaScript number rather than a BigInt: 2^53 - 1.
+const SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// Whether `JSON.parse` of `value`'s JSON text makes the same JavaScript value as napi's
+/// conversion of `value`: it does unless an integer is beyond 2^53 - 1 (napi makes a BigInt
+/// of it, `JSON.parse` a number) or a key is `__proto__` (napi sets it through the
+/// prototype's setter, `JSON.parse` makes an own property).
+fn parses_alike(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_f64()
+                || n.as_i64()
+                    .is_some_and(|i| (-SAFE_INTEGER..=SAFE_INTEGER).contains(&i))
+        }
+        Value::Array(items) => items.iter().all(parses_alike),
+        Value::Object(fields) => fields
+            .iter()
+            .all(|(key, field)| key != "__proto__" && parses_alike(field)),
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+    }
+}
+
+/// `value` as JSON text for the caller to `JSON.parse` where that makes the same value (one
+/// string crosses into JavaScript instead of an object built a property at a time), else
+/// `value` itself.
+fn text_or_value(value: Value) -> Either<String, Value> {
+    if parses_alike(&value) {
+        Either::A(value.to_string())
+    } else {
+        Either::B(value)
+    }
+}
+
 /// Match options from `{similarityThreshold, enableScoring, ttlDays}`.
 fn match_options(options: &Value) -> MatchOptions {
     let mut out = MatchOptions::new();
@@ -224,6 +258,34 @@ impl NativeStore {
         let origin = options.get("origin").and_then(Value::as_str);
         let found = memory.find_match(&goal, origin).map_err(browser_failure)?;
         Ok(found.map(|m| trajectory_json(&m.trajectory)))
+    }
+
+    /// [`browser_match_sync`](Self::browser_match_sync) with its options as arguments, for
+    /// the drop-in's every call: the trajectory as JSON text when `JSON.parse` makes the same
+    /// object of it (see [`text_or_value`]), else the object; null without a match.
+    #[napi]
+    pub fn browser_match_text_sync(
+        &self,
+        scope: String,
+        goal: String,
+        origin: Option<String>,
+        threshold: f64,
+        ttl_days: f64,
+        scoring: bool,
+    ) -> Result<Option<Either<String, Value>>> {
+        let store = self.store()?;
+        let clock = self.clock();
+        let ids = RandomIds::new();
+        let options = MatchOptions::new()
+            .with_threshold(threshold)
+            .with_ttl_days(ttl_days)
+            .with_scoring(scoring);
+        let memory = BrowserMemory::new(&store, scope_of(&scope)?, clock.as_ref(), &ids)
+            .with_options(options);
+        let found = memory
+            .find_match(&goal, origin.as_deref())
+            .map_err(browser_failure)?;
+        Ok(found.map(|m| text_or_value(trajectory_json(&m.trajectory))))
     }
 
     /// The trajectory to replay without a model for `goal` on `origin`, with its similarity,

@@ -51,6 +51,31 @@ test('TrajectoryStore: matching takes the most similar successful run above the 
   assert.equal(new TrajectoryStore(tempFolder(), 0.1).findBestMatch('export the monthly sales report'), null)
 })
 
+test('TrajectoryStore: a match is the listed trajectory, field for field and in the same order', () => {
+  const folder = tempFolder()
+  const store = new TrajectoryStore(folder, 0.3)
+  const actions = [
+    { action: 'type', selector: '@q', text: 'kettle', delay: 12.5, repeat: 3, offset: -7 },
+    { action: 'scroll', by: 2 ** 60, back: -(2 ** 60), still: 0 },
+    // A `__proto__` key comes back as it always has, through the object's prototype.
+    JSON.parse('{"action":"click","selector":"@b","__proto__":{"odd":true}}'),
+  ]
+  for (const [i, action] of actions.entries()) {
+    const goal = `search the shop catalogue for ${['kettles', 'teapots', 'mugs'][i]}`
+    store.save(goal, [step(1, action), step(2)], true, 'm')
+    const listed = store.loadAll().find((t) => t.goal === goal)
+    // Finite options take the addon's short path, others the options object: same result.
+    for (const matcher of [store, new TrajectoryStore(folder, { similarityThreshold: 0.3, ttlDays: '30' })]) {
+      const found = matcher.findBestMatch(goal)
+      // Keys in the same order, the same values, and the action's prototype alike (each
+      // conversion makes its own prototype object of a `__proto__` key).
+      assert.equal(JSON.stringify(found), JSON.stringify(listed))
+      assert.deepStrictEqual(Object.getPrototypeOf(found.steps[0].action), Object.getPrototypeOf(listed.steps[0].action))
+      if (!Object.hasOwn(action, '__proto__')) assert.deepStrictEqual(found, listed)
+    }
+  }
+})
+
 test('TrajectoryStore: replay needs a near-identical goal on the same origin', () => {
   const store = new TrajectoryStore(tempFolder())
   store.save('add the blue kettle to the cart', [step(1)], true, 'm', { origin: 'https://shop.example.com' })

@@ -161,7 +161,7 @@ fn candidates(
 ) -> rusqlite::Result<Vec<Candidate>> {
     let tokenless = query.tokens.is_empty();
     let keys = index_keys(&query.tokens);
-    let counts = token_index::count(
+    let tallies = token_index::count(
         conn,
         scope.as_str(),
         &keys,
@@ -174,14 +174,14 @@ fn candidates(
     let min = query.min_shared.max(1);
     let mut name = conn.prepare_cached("SELECT traj_id FROM browser_trajectories WHERE id = ?1")?;
     let mut found = Vec::new();
-    for (rowid, (shared, token_count)) in counts {
-        if shared < min {
+    for tally in tallies {
+        if tally.shared < min {
             continue;
         }
         found.push(Candidate {
-            id: name.query_row([rowid], |r| r.get(0))?,
-            shared: if tokenless { 0 } else { shared },
-            token_count: usize::try_from(token_count).unwrap_or(0),
+            id: name.query_row([tally.traj], |r| r.get(0))?,
+            shared: if tokenless { 0 } else { tally.shared },
+            token_count: usize::try_from(tally.token_count).unwrap_or(0),
         });
     }
     found.sort();
@@ -278,6 +278,19 @@ impl TrajectoryStore for SqliteStore {
 
     fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
         self.read_with(|conn| get_trajectory(conn, scope, id))
+    }
+
+    fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>> {
+        // One read transaction for all of them, where the trait's default takes one each.
+        self.read_with(|conn| {
+            let mut found = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(trajectory) = get_trajectory(conn, scope, id)? {
+                    found.push(trajectory);
+                }
+            }
+            Ok(found)
+        })
     }
 
     fn trajectory_candidates(

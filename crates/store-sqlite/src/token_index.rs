@@ -14,7 +14,7 @@
 //! Removing a trajectory (replaced or pruned) drops its pending postings, or rewrites the
 //! blocks and tails named by its stored index keys without it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -388,40 +388,45 @@ impl Filter<'_> {
     }
 }
 
+/// The lookup of one key in the blocks and the tail at once, with the origin part of the key
+/// range when the query has one (`?3`).
+fn lookup_sql(by_origin: bool) -> &'static str {
+    if by_origin {
+        "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND origin = ?3
+         UNION ALL
+         SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3"
+    } else {
+        "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL
+         UNION ALL
+         SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL"
+    }
+}
+
+/// One trajectory found by [`count`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) traj: i64,
+    /// How many of the query's keys it holds.
+    pub(crate) shared: usize,
+    pub(crate) token_count: i64,
+}
+
 /// For each trajectory of `scope` that passes `filter` and holds at least one of `keys`
-/// (sorted, distinct): how many of them it holds, and its token count.
+/// (sorted, distinct): how many of them it holds, and its token count; ordered by row id.
 pub(crate) fn count(
     conn: &Connection,
     scope: &str,
     keys: &[&str],
     filter: &Filter<'_>,
-) -> rusqlite::Result<HashMap<i64, (usize, i64)>> {
-    let mut counts: HashMap<i64, (usize, i64)> = HashMap::new();
-    let mut tally = |p: Posting| {
-        if filter.keeps(&p) {
-            counts.entry(p.traj).or_insert((0, p.token_count)).0 += 1;
-        }
-    };
-    // Two statements rather than `(?3 IS NULL OR origin = ?3)`, so the origin is part of
-    // the key range when the query has one.
-    let sql = if filter.origin.is_some() {
-        "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND origin = ?3"
-    } else {
-        "SELECT postings FROM browser_token_blocks WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL"
-    };
-    let tails_sql = if filter.origin.is_some() {
-        "SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND origin = ?3"
-    } else {
-        "SELECT postings FROM browser_token_tails WHERE scope = ?1 AND token = ?2 AND ?3 IS NULL"
-    };
-    for sql in [sql, tails_sql] {
-        let mut lists = conn.prepare_cached(sql)?;
-        for key in keys {
-            let mut rows = lists.query(params![scope, key, filter.origin])?;
-            while let Some(row) = rows.next()? {
-                let blob = row.get_ref(0)?.as_blob()?;
-                unpack_all(blob)?.for_each(&mut tally);
-            }
+) -> rusqlite::Result<Vec<Tally>> {
+    let mut kept: Vec<Posting> = Vec::new();
+    // One statement over both tables per key: starting statements is much of a query's time.
+    let mut lists = conn.prepare_cached(lookup_sql(filter.origin.is_some()))?;
+    for key in keys {
+        let mut rows = lists.query(params![scope, key, filter.origin])?;
+        while let Some(row) = rows.next()? {
+            let blob = row.get_ref(0)?.as_blob()?;
+            kept.extend(unpack_all(blob)?.filter(|p| filter.keeps(p)));
         }
     }
     // The pending list is small: one pass over it, keeping the query's tokens.
@@ -433,15 +438,31 @@ pub(crate) fn count(
     while let Some(row) = rows.next()? {
         let token = row.get_ref(1)?.as_str()?;
         if keys.binary_search(&token).is_ok() {
-            tally(Posting {
+            let posting = Posting {
                 traj: row.get(0)?,
                 token_count: row.get(2)?,
                 success: row.get(3)?,
                 recorded_at: row.get(4)?,
-            });
+            };
+            if filter.keeps(&posting) {
+                kept.push(posting);
+            }
         }
     }
-    Ok(counts)
+    // Sorting a few hundred postings by trajectory beats hashing each into a map.
+    kept.sort_unstable_by_key(|p| p.traj);
+    let mut tallies: Vec<Tally> = Vec::new();
+    for p in kept {
+        match tallies.last_mut() {
+            Some(t) if t.traj == p.traj => t.shared += 1,
+            _ => tallies.push(Tally {
+                traj: p.traj,
+                shared: 1,
+                token_count: p.token_count,
+            }),
+        }
+    }
+    Ok(tallies)
 }
 
 #[cfg(test)]
