@@ -198,19 +198,9 @@ pub fn list(env: &Env<'_>) -> Result<MemoryList> {
     })
 }
 
-/// The newest time of a browser scope: its newest trajectory's (when it was recorded, else
-/// its own timestamp) or its newest run's last update, whichever is later.
+/// The newest time of a browser scope: its newest trajectory's (when it was recorded) or its
+/// newest run's last update, whichever is later.
 fn browser_last_write(store: &crate::Store, scope: &Scope) -> Result<Option<Timestamp>> {
-    let parse = |text: &str| {
-        DateTime::parse_from_rfc3339(text)
-            .ok()
-            .map(|t| Timestamp::from_millis(t.timestamp_millis()))
-    };
-    let trajectory = store
-        .trajectory_recent(scope, 1)?
-        .into_iter()
-        .filter_map(|t| t.recorded_at.or_else(|| parse(&t.timestamp)))
-        .max();
     let newest_run = RunFilter {
         limit: Some(1),
         ..RunFilter::default()
@@ -218,9 +208,13 @@ fn browser_last_write(store: &crate::Store, scope: &Scope) -> Result<Option<Time
     let run = store
         .run_list(scope, &newest_run)?
         .iter()
-        .filter_map(|r| parse(&r.updated_at))
+        .filter_map(|r| {
+            DateTime::parse_from_rfc3339(&r.updated_at)
+                .ok()
+                .map(|t| Timestamp::from_millis(t.timestamp_millis()))
+        })
         .max();
-    Ok(trajectory.max(run))
+    Ok(store.trajectory_newest(scope)?.max(run))
 }
 
 /// What to forget: exactly one of `partition`, `session`, `scope`, `run`, `trajectory`.

@@ -362,6 +362,19 @@ impl TrajectoryStore for PostgresStore {
         })
     }
 
+    fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>> {
+        // One seek into `browser_trajectory_by_age`.
+        self.read_one("newest trajectory", |one| {
+            let row = one.row(
+                "SELECT max(recorded_at) FROM browser_trajectory WHERE scope = $1",
+                &[&scope.as_str()],
+            )?;
+            Ok(row
+                .and_then(|r| r.get::<_, Option<i64>>(0))
+                .map(Timestamp::from_millis))
+        })
+    }
+
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
         self.write("prune trajectories", |tx| {
             lock_scope(tx, scope)?;

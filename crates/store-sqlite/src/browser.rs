@@ -337,6 +337,17 @@ impl TrajectoryStore for SqliteStore {
         })
     }
 
+    fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>> {
+        // One seek into `browser_trajectories_by_age`.
+        let newest: Option<i64> = self.read("newest trajectory", |conn| {
+            conn.prepare_cached(
+                "SELECT max(recorded_at) FROM browser_trajectories WHERE scope = ?1",
+            )?
+            .query_row([scope.as_str()], |row| row.get(0))
+        })?;
+        Ok(newest.map(Timestamp::from_millis))
+    }
+
     fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
         let op = "count trajectories";
         let count: i64 = self.read(op, |conn| {

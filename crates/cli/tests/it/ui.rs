@@ -188,6 +188,11 @@ async fn every_view_shows_the_memory(db: &str) {
         let last = item["last_write"].as_str().expect("last write");
         chrono::DateTime::parse_from_rfc3339(last).expect("an RFC 3339 time");
     }
+    // A browser scope's last write is its newest trajectory's or run's time.
+    let browser = list["browser_scopes"][0]["last_write"]
+        .as_str()
+        .expect("a browser scope's last write");
+    chrono::DateTime::parse_from_rfc3339(browser).expect("an RFC 3339 time");
     let written = |item: &serde_json::Value| {
         chrono::DateTime::parse_from_rfc3339(item["last_write"].as_str().expect("last write"))
             .expect("time")

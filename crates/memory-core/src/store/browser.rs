@@ -150,6 +150,16 @@ pub trait TrajectoryStore: Send + Sync {
         Ok(all)
     }
 
+    /// The newest `recorded_at` among `scope`'s trajectories; `None` when none is dated. The
+    /// default reads the newest trajectory; a store on disk reads its index of ages.
+    fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>> {
+        Ok(self
+            .trajectory_recent(scope, 1)?
+            .into_iter()
+            .next()
+            .and_then(|t| t.recorded_at))
+    }
+
     /// Removes trajectories recorded before `cutoff` (undated ones stay); returns how many.
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
 

@@ -96,6 +96,7 @@ shared_store!(EpisodeStore {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
     fn append_episodes_with_settings(&self, episodes: &[NewEpisode], settings: &[(&MetaKey, &str)]) -> Result<Vec<Episode>>;
     fn episodes_after(&self, partition: &Partition, after: Seq, limit: usize) -> Result<Vec<Episode>>;
+    fn group_episodes(&self, partition: &Partition, fingerprint: &Fingerprint, limit: usize) -> Result<Vec<Episode>>;
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64>;
 });
 
@@ -116,6 +117,8 @@ shared_store!(TrajectoryStore {
     fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
     fn trajectory_count(&self, scope: &Scope) -> Result<u64>;
+    fn trajectory_recent(&self, scope: &Scope, limit: usize) -> Result<Vec<Trajectory>>;
+    fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
 });

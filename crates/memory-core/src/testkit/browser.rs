@@ -491,6 +491,7 @@ fn prune_removes_only_expired<S: BrowserStore>(store: &S) -> CaseResult {
 fn recent_trajectories_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     ensure_eq!(store.trajectory_recent(&s, 10)?, Vec::new());
+    ensure_eq!(store.trajectory_newest(&s)?, None);
     let mut undated = trajectory("u", "alpha", "https://a.test", true, 0);
     undated.recorded_at = None;
     undated.timestamp = "not a time".to_owned();
@@ -514,6 +515,11 @@ fn recent_trajectories_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
         vec!["c", "b", "a", "d", "u"]
     );
     ensure_eq!(ids(store.trajectory_recent(&s, 2)?), vec!["c", "b"]);
+    // The newest time is the scope's own, whatever another scope holds.
+    ensure_eq!(
+        store.trajectory_newest(&s)?,
+        Some(Timestamp::from_millis(30))
+    );
     ensure_eq!(
         store.trajectory_recent(&s, 1)?,
         vec![trajectory("c", "alpha", "https://a.test", false, 30)],
