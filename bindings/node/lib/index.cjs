@@ -241,20 +241,27 @@ class Store {
 
   async #call(operation, input, takesInput) {
     const value = operationInput(operation, input, takesInput)
+    let out
     try {
-      return await this.#native.call(operation, value)
+      // As `#callSync`: the checked input crosses as JSON text, the output comes back as text.
+      out = await this.#native.callJson(operation, JSON.stringify(value))
     } catch (error) {
       throw fromNative(error)
     }
+    return typeof out === 'string' ? JSON.parse(out) : out
   }
 
   #callSync(operation, input, takesInput) {
     const value = operationInput(operation, input, takesInput)
+    let out
     try {
-      return this.#native.callSync(operation, value)
+      // The checked input is plain JSON: its text crosses in one string, and the output
+      // comes back as text too unless parsing it would not make the same value.
+      out = this.#native.callJsonSync(operation, JSON.stringify(value))
     } catch (error) {
       throw fromNative(error)
     }
+    return typeof out === 'string' ? JSON.parse(out) : out
   }
 }
 

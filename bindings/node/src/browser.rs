@@ -185,7 +185,7 @@ fn parses_alike(value: &Value) -> bool {
 /// `value` as JSON text for the caller to `JSON.parse` where that makes the same value (one
 /// string crosses into JavaScript instead of an object built a property at a time), else
 /// `value` itself.
-fn text_or_value(value: Value) -> Either<String, Value> {
+pub(crate) fn text_or_value(value: Value) -> Either<String, Value> {
     if parses_alike(&value) {
         Either::A(value.to_string())
     } else {

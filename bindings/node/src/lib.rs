@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::{Env as OperationEnv, ErrorBody, operations};
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
-use napi::bindgen_prelude::{AsyncTask, Env, Result, ToNapiValue, TypeName, ValueType};
+use napi::bindgen_prelude::{AsyncTask, Either, Env, Result, ToNapiValue, TypeName, ValueType};
 use napi::{Error, Task};
 use napi_derive::napi;
 use serde_json::{Value, json};
@@ -131,11 +131,36 @@ impl NativeStore {
         }))
     }
 
+    /// Runs the contract operation `name` with its input as JSON text, off the JavaScript
+    /// thread; resolves as [`NativeStore::call_json_sync`] answers.
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn call_json(&self, name: String, input: String) -> Result<AsyncTask<CallJsonTask>> {
+        let store = self.store()?;
+        Ok(AsyncTask::new(CallJsonTask {
+            store,
+            now: self.now,
+            name,
+            input,
+        }))
+    }
+
     /// Runs the contract operation `name` with its JSON input, on the calling thread.
     #[napi]
     pub fn call_sync(&self, name: String, input: Value) -> Result<Value> {
         let store = self.store()?;
         call_operation(&store, self.now, &name, input)
+    }
+
+    /// Runs the contract operation `name` with its input as JSON text, on the calling thread:
+    /// one string crosses from JavaScript instead of an object read a property at a time.
+    /// Answers with the output as JSON text where `JSON.parse` makes the same value, else the
+    /// value itself.
+    #[napi(ts_return_type = "string | unknown")]
+    pub fn call_json_sync(&self, name: String, input: String) -> Result<Either<String, Value>> {
+        let store = self.store()?;
+        let input: Value = serde_json::from_str(&input)
+            .map_err(|e| failure("invalid_input", format!("input: {e}"), Some("input")))?;
+        call_operation(&store, self.now, &name, input).map(browser::text_or_value)
     }
 
     /// Closes the store: later calls fail with a `usage` error; calls in flight finish.
@@ -233,6 +258,32 @@ impl Task for CallTask {
 
     fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
         Ok(Json(output))
+    }
+}
+
+/// [`NativeStore::call_json`]'s work: the input as JSON text, parsed on the worker thread.
+pub struct CallJsonTask {
+    store: Store,
+    now: Option<i64>,
+    name: String,
+    input: String,
+}
+
+impl Task for CallJsonTask {
+    type Output = Value;
+    type JsValue = Either<String, Json>;
+
+    fn compute(&mut self) -> Result<Value> {
+        let input: Value = serde_json::from_str(&self.input)
+            .map_err(|e| failure("invalid_input", format!("input: {e}"), Some("input")))?;
+        call_operation(&self.store, self.now, &self.name, input)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Value) -> Result<Either<String, Json>> {
+        Ok(match browser::text_or_value(output) {
+            Either::A(text) => Either::A(text),
+            Either::B(value) => Either::B(Json(value)),
+        })
     }
 }
 

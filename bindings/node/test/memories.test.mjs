@@ -81,3 +81,21 @@ for (const [name, db] of databases()) {
     })
   })
 }
+
+test('text crosses both ways unchanged, through calls and their sync variants', async (t) => {
+  const store = await Store.open(':memory:', { now: '2026-01-01T00:00:00Z' })
+  t.after(() => store.close())
+  // Quotes, backslashes, line and paragraph separators, astral characters and NUL-free
+  // control characters: the input crosses as JSON text and the output comes back as text.
+  const text = 'say "hi" \\ \u2028\u2029 \u{1F600} \t tab é'
+  const events = [
+    { type: 'session_started', session: 'text', started_at: 1767225600000 },
+    { type: 'user_message', text },
+  ]
+  await store.turns.append({ session: 'text', events })
+  const view = await store.turns.view({ session: 'text', provider: 'anthropic' })
+  const viewSync = store.turns.viewSync({ session: 'text', provider: 'anthropic' })
+  assert.deepEqual(view, viewSync)
+  assert.ok(JSON.stringify(view).includes(JSON.stringify(text).slice(1, -1)), JSON.stringify(view))
+  assert.deepEqual(await store.list(), store.listSync())
+})

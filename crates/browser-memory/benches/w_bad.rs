@@ -302,7 +302,8 @@ fn bench_match(c: &mut Criterion) {
 
         // Recording into a store that already holds the workload's N trajectories: bigger
         // B-trees and a token index whose merges touch more blocks than on an empty store.
-        let rate = record_rate(&cold, &ManualClock::new(NOW), &SeededIds::new(1), &w, 2000);
+        let (rate, median) =
+            record_rate(&cold, &ManualClock::new(NOW), &SeededIds::new(1), &w, 2000);
         figure(
             "recorded runs per second on sqlite holding N trajectories (one transaction each)",
             n,
@@ -311,10 +312,19 @@ fn bench_match(c: &mut Criterion) {
             None,
             false,
         );
+        figure(
+            "recorded run median on sqlite holding N trajectories",
+            n,
+            median,
+            "us",
+            None,
+            true,
+        );
     }
 }
 
-/// Runs per second of recording `runs` finished runs one at a time (one transaction each);
+/// Runs per second of recording `runs` finished runs one at a time (one transaction each),
+/// and the median call in microseconds;
 /// the reports are the workload's input, built before the clock starts.
 fn record_rate<S: BrowserStore>(
     store: &S,
@@ -322,15 +332,19 @@ fn record_rate<S: BrowserStore>(
     ids: &SeededIds,
     w: &Workload,
     runs: usize,
-) -> f64 {
+) -> (f64, f64) {
     let memory = BrowserMemory::new(store, Scope::shared(), clock, ids);
     let reports: Vec<RunReport> = (0..runs).map(|i| report(w, i)).collect();
+    let mut calls = Vec::with_capacity(runs);
     let start = Instant::now();
     for r in &reports {
         clock.advance(1);
+        let call = Instant::now();
         memory.record_run(r).expect("record");
+        calls.push(call.elapsed().as_secs_f64() * 1e6);
     }
-    runs as f64 / start.elapsed().as_secs_f64()
+    let rate = runs as f64 / start.elapsed().as_secs_f64();
+    (rate, percentile(&mut calls, 0.5))
 }
 
 fn report(w: &Workload, i: usize) -> RunReport {
@@ -392,7 +406,7 @@ fn bench_record(c: &mut Criterion) {
     let clock = ManualClock::new(NOW);
     let ids = SeededIds::new(1);
     let runs = 2000;
-    let rate = record_rate(&store, &clock, &ids, &w, runs);
+    let (rate, _) = record_rate(&store, &clock, &ids, &w, runs);
     let memory = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
     figure(
         "recorded runs per second on sqlite, empty store (one transaction each)",
@@ -403,7 +417,7 @@ fn bench_record(c: &mut Criterion) {
         false,
     );
     if let Some(server) = postgres("record") {
-        let rate = record_rate(
+        let (rate, _) = record_rate(
             &server,
             &ManualClock::new(NOW),
             &SeededIds::new(1),
