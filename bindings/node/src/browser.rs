@@ -262,7 +262,7 @@ impl NativeStore {
 
     /// [`browser_match_sync`](Self::browser_match_sync) with its options as arguments, for
     /// the drop-in's every call: the trajectory as JSON text when `JSON.parse` makes the same
-    /// object of it (see [`text_or_value`]), else the object; null without a match.
+    /// object of it (see `text_or_value`), else the object; null without a match.
     #[napi]
     pub fn browser_match_text_sync(
         &self,
