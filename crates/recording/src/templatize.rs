@@ -631,25 +631,12 @@ impl<'s> SnapshotIndex<'s> {
             // Non-string scalars are never templated; but a number whose digits hold a secret
             // (a PIN sent as `1234`) becomes the string of its masked digits, so the secret
             // is never stored.
-            Value::Number(number) => {
-                let mut scrubbed = Vec::new();
-                let digits = number.to_string();
-                Ok(
-                    match self.secrets.scrub(&digits, |secret| scrubbed.push(secret)) {
-                        Cow::Borrowed(_) => None,
-                        Cow::Owned(masked) => {
-                            for secret in scrubbed {
-                                let key = self
-                                    .by_value
-                                    .get(secret)
-                                    .map_or("[sensitive]", |choice| choice.key);
-                                report.push(self.scrubbed(tool_index, path, key));
-                            }
-                            Some(Value::String(masked))
-                        }
-                    },
-                )
-            }
+            Value::Number(number) => Ok(
+                match self.scrub_secrets(&number.to_string(), tool_index, path, report) {
+                    Cow::Borrowed(_) => None,
+                    Cow::Owned(masked) => Some(Value::String(masked)),
+                },
+            ),
             Value::Null | Value::Bool(_) => Ok(None),
         }
     }
@@ -670,15 +657,7 @@ impl<'s> SnapshotIndex<'s> {
             });
             return Some(format!("${{{key}}}"));
         }
-        let mut scrubbed = Vec::new();
-        let out = self.secrets.scrub(text, |secret| scrubbed.push(secret));
-        for secret in scrubbed {
-            let key = self
-                .by_value
-                .get(secret)
-                .map_or("[sensitive]", |choice| choice.key);
-            report.push(self.scrubbed(tool_index, path, key));
-        }
+        let out = self.scrub_secrets(text, tool_index, path, report);
         // Inside a longer string only when the string holds no token syntax (its own or a
         // scrubbed secret's): then the template reads back exactly.
         let out = match out {
@@ -703,6 +682,26 @@ impl<'s> SnapshotIndex<'s> {
             Cow::Borrowed(_) => None,
             Cow::Owned(new) => Some(new),
         }
+    }
+
+    /// `text` with every secret replaced, each replacement reported under its key.
+    fn scrub_secrets<'t>(
+        &self,
+        text: &'t str,
+        tool_index: usize,
+        path: &JsonPath<'_>,
+        report: &mut Vec<Substitution>,
+    ) -> Cow<'t, str> {
+        let mut scrubbed = Vec::new();
+        let out = self.secrets.scrub(text, |secret| scrubbed.push(secret));
+        for secret in scrubbed {
+            let key = self
+                .by_value
+                .get(secret)
+                .map_or("[sensitive]", |choice| choice.key);
+            report.push(self.scrubbed(tool_index, path, key));
+        }
+        out
     }
 
     fn scrubbed(&self, tool_index: usize, path: &JsonPath<'_>, key: &str) -> Substitution {
