@@ -60,6 +60,9 @@ pub struct RunReport {
     pub selectors: Vec<(String, String)>,
     /// The run's final manifest, if it was registered.
     pub manifest: Option<RunManifest>,
+    /// Whether `manifest` completes the run's registered manifest, where one is stored,
+    /// rather than replacing it ([`RunReport::with_completed_manifest`]).
+    pub completes_registered: bool,
 }
 
 impl RunReport {
@@ -115,9 +118,21 @@ impl RunReport {
         self
     }
 
-    /// The run's final manifest.
+    /// The run's final manifest, stored as it is (replacing a registered one).
     pub fn with_manifest(mut self, manifest: RunManifest) -> Self {
         self.manifest = Some(manifest);
+        self.completes_registered = false;
+        self
+    }
+
+    /// The same report completing the run's registered manifest with `finished`: where the
+    /// run is registered, its stored manifest keeps how it started and takes the state,
+    /// success, turn count and times of `finished`, with its final url and summary where it
+    /// has them ([`RunManifest::completed_by`]); where it is not, `finished` is stored. The
+    /// stored manifest is read in the run's own transaction.
+    pub fn with_completed_manifest(mut self, finished: RunManifest) -> Self {
+        self.manifest = Some(finished);
+        self.completes_registered = true;
         self
     }
 }
@@ -288,6 +303,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
                 observed_at: stamp,
             },
             manifest: report.manifest.clone(),
+            completes_stored: report.completes_registered,
             trajectory,
         };
         self.store.record_run(&self.scope, &run)?;

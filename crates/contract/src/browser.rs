@@ -288,10 +288,7 @@ pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutp
             verification_failure: turn.verification_failure.clone(),
         });
     }
-    let manifest = match &input.run_id {
-        Some(id) => Some(completed(env, &memory, id, input)?),
-        None => None,
-    };
+    let manifest = input.run_id.as_deref().map(|id| finished(env, id, input));
     let mut report = RunReport::new(input.goal.clone(), input.start_url.clone())
         .with_turns(turns)
         .with_success(input.success)
@@ -311,7 +308,7 @@ pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutp
         report = report.with_final_url(url.clone());
     }
     if let Some(manifest) = manifest {
-        report = report.with_manifest(manifest);
+        report = report.with_completed_manifest(manifest);
     }
     let trajectory = memory.record_run(&report)?;
     Ok(RecordRunOutput {
@@ -327,55 +324,36 @@ pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutp
     })
 }
 
-/// The manifest of run `id` completed by `input`: the registered one as the run registry's
-/// `complete` does it (a field the input leaves out keeps its stored value), else a new
-/// manifest of a run that started and finished now.
-fn completed(
-    env: &Env<'_>,
-    memory: &Browser<'_>,
-    id: &str,
-    input: &RecordRunInput,
-) -> Result<RunManifest> {
+/// The manifest run `id` ends with, as `input` reports it: a run that started and finished
+/// now. Recording it completes the registered manifest where the run is registered, as the
+/// run registry's `complete` does (a field the input leaves out keeps its stored value), in
+/// the record's own transaction.
+fn finished(env: &Env<'_>, id: &str, input: &RecordRunInput) -> RunManifest {
     let now = iso(env.clock.now());
-    let mut manifest = match memory.runs().get(id)? {
-        Some(manifest) => manifest,
-        None => RunManifest {
-            run_id: id.to_owned(),
-            session_id: input.session_id.clone(),
-            parent_run_id: input.parent_run_id.clone(),
-            status: RunStatus::Running,
-            goal: input.goal.clone(),
-            domain: host_of(&input.start_url),
-            start_url: Some(input.start_url.clone()),
-            current_url: None,
-            final_url: None,
-            started_at: now.clone(),
-            updated_at: now.clone(),
-            completed_at: None,
-            success: None,
-            summary: None,
-            artifact_paths: Vec::new(),
-            turn_count: 0,
-            result: None,
-            reason: None,
+    RunManifest {
+        run_id: id.to_owned(),
+        session_id: input.session_id.clone(),
+        parent_run_id: input.parent_run_id.clone(),
+        status: if input.success {
+            RunStatus::Completed
+        } else {
+            RunStatus::Failed
         },
-    };
-    manifest.status = if input.success {
-        RunStatus::Completed
-    } else {
-        RunStatus::Failed
-    };
-    manifest.success = Some(input.success);
-    if input.final_url.is_some() {
-        manifest.final_url.clone_from(&input.final_url);
+        goal: input.goal.clone(),
+        domain: host_of(&input.start_url),
+        start_url: Some(input.start_url.clone()),
+        current_url: None,
+        final_url: input.final_url.clone(),
+        started_at: now.clone(),
+        updated_at: now.clone(),
+        completed_at: Some(now),
+        success: Some(input.success),
+        summary: (!input.outcome.is_empty()).then(|| input.outcome.clone()),
+        artifact_paths: Vec::new(),
+        turn_count: u32::try_from(input.turns.len()).unwrap_or(u32::MAX),
+        result: None,
+        reason: None,
     }
-    if !input.outcome.is_empty() {
-        manifest.summary = Some(input.outcome.clone());
-    }
-    manifest.turn_count = u32::try_from(input.turns.len()).unwrap_or(u32::MAX);
-    manifest.completed_at = Some(now.clone());
-    manifest.updated_at = now;
-    Ok(manifest)
 }
 
 /// The host a run on `url` is filed under (its site key without the port).

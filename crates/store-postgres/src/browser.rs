@@ -1250,7 +1250,24 @@ impl BrowserStore for PostgresStore {
             put_trajectory(tx, scope, &run.trajectory, &run.tokens)?;
             observe(tx, scope, &run.site)?;
             if let Some(manifest) = &run.manifest {
-                put_run(tx, scope, manifest)?;
+                let stored = if run.completes_stored {
+                    let sql = concat!(
+                        "SELECT ",
+                        run_columns!(),
+                        " FROM browser_run WHERE scope = $1 AND run_id = $2"
+                    );
+                    tx.query_opt(sql, &[&scope.as_str(), &manifest.run_id])?
+                        .as_ref()
+                        .map(run_from)
+                        .transpose()?
+                } else {
+                    None
+                };
+                match stored {
+                    // Both parts were checked: the stored one as it was stored.
+                    Some(stored) => put_run(tx, scope, &stored.completed_by(manifest))?,
+                    None => put_run(tx, scope, manifest)?,
+                }
             }
             Ok(())
         })

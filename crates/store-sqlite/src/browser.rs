@@ -1009,7 +1009,16 @@ impl BrowserStore for SqliteStore {
             put_trajectory(tx, scope, &run.trajectory, &run.tokens).map_err(|e| to_core(op, e))?;
             observe(tx, scope, &run.site)?;
             if let Some(manifest) = &run.manifest {
-                put_run(tx, scope, manifest).map_err(|e| to_core(op, e))?;
+                let stored = if run.completes_stored {
+                    get_run(tx, scope, &manifest.run_id)?
+                } else {
+                    None
+                };
+                match stored {
+                    Some(stored) => put_run(tx, scope, &stored.completed_by(manifest)),
+                    None => put_run(tx, scope, manifest),
+                }
+                .map_err(|e| to_core(op, e))?;
             }
             Ok(())
         })

@@ -412,7 +412,12 @@ impl BrowserStore for InMemoryStore {
             m.put(&run.trajectory, &run.tokens);
             observe(m, &run.site);
             if let Some(manifest) = &run.manifest {
-                m.runs.insert(manifest.run_id.clone(), manifest.clone());
+                let stored = m.runs.remove(&manifest.run_id);
+                let manifest = match stored {
+                    Some(stored) if run.completes_stored => stored.completed_by(manifest),
+                    _ => manifest.clone(),
+                };
+                m.runs.insert(manifest.run_id.clone(), manifest);
             }
         });
         Ok(())

@@ -493,6 +493,25 @@ pub struct RunManifest {
 }
 
 impl RunManifest {
+    /// This stored manifest completed by `finished`, the manifest a finished run reports, as
+    /// the run registry's `complete` does: the state, success, turn count and completion and
+    /// update times of `finished`, and its final url and summary where it has them; the rest
+    /// (how the run started, where it was, its artifacts) as stored.
+    pub fn completed_by(mut self, finished: &RunManifest) -> RunManifest {
+        self.status = finished.status;
+        self.success = finished.success;
+        if finished.final_url.is_some() {
+            self.final_url.clone_from(&finished.final_url);
+        }
+        if finished.summary.is_some() {
+            self.summary.clone_from(&finished.summary);
+        }
+        self.turn_count = finished.turn_count;
+        self.completed_at.clone_from(&finished.completed_at);
+        self.updated_at.clone_from(&finished.updated_at);
+        self
+    }
+
     /// Whether `other` starts the same run: the same id, session, parent, goal, domain and
     /// start url (what a start sets; the rest is the run's progress).
     pub fn same_start(&self, other: &RunManifest) -> bool {
@@ -609,6 +628,11 @@ pub struct FinishedRun {
     pub site: SiteObservation,
     /// The run's final manifest, if the run was registered.
     pub manifest: Option<RunManifest>,
+    /// Whether `manifest` completes the manifest stored under its run id, where one is, as
+    /// [`RunManifest::completed_by`] does (else it is stored as it is), rather than replacing
+    /// it. The store reads the stored one inside the run's own atomic step, so a change made
+    /// to the run meanwhile is never lost.
+    pub completes_stored: bool,
 }
 
 /// A scope's browser memory as one value, to be stored at once: what an `.agent-memory/`

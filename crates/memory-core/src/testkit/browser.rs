@@ -85,6 +85,10 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             run: record_run_stores_every_part,
         },
         Case {
+            name: "record run completes the stored manifest",
+            run: record_run_completes_the_stored_manifest,
+        },
+        Case {
             name: "forget one trajectory or one run",
             run: forget_one_trajectory_or_run,
         },
@@ -840,6 +844,52 @@ fn hints_and_suites<S: BrowserStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
+/// A finished run that completes its manifest keeps what the stored one says of how the run
+/// started and where it went, and takes the outcome; with nothing stored it stores its own; one
+/// that does not complete replaces the stored manifest whole.
+fn record_run_completes_the_stored_manifest<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let mut started = manifest("run_c", "t1", "a.test", RunStatus::Running);
+    started.current_url = Some("https://a.test/cart".into());
+    started.summary = Some("started".into());
+    store.run_put(&s, &started)?;
+    let mut finished = manifest("run_c", "t2", "other.test", RunStatus::Failed);
+    finished.session_id = None;
+    finished.goal = "another goal".into();
+    finished.started_at = "t2".into();
+    finished.completed_at = Some("t2".into());
+    finished.success = Some(false);
+    finished.final_url = Some("https://a.test/done".into());
+    finished.summary = None;
+    finished.artifact_paths = Vec::new();
+    finished.turn_count = 9;
+    let run = |id: &str, manifest: RunManifest, completes_stored: bool| FinishedRun {
+        trajectory: trajectory(id, "alpha beta", "https://a.test", false, 1),
+        tokens: tokens("alpha beta"),
+        site: observation("a.test", 3),
+        manifest: Some(manifest),
+        completes_stored,
+    };
+    store.record_run(&s, &run("traj_c1", finished.clone(), true))?;
+    let mut expected = started.clone();
+    expected.status = RunStatus::Failed;
+    expected.success = Some(false);
+    expected.final_url = finished.final_url.clone();
+    expected.turn_count = 9;
+    expected.completed_at = Some("t2".into());
+    expected.updated_at = "t2".into();
+    ensure_eq!(store.run_get(&s, "run_c")?, Some(expected));
+
+    let mut fresh = finished.clone();
+    fresh.run_id = "run_new".into();
+    store.record_run(&s, &run("traj_c2", fresh.clone(), true))?;
+    ensure_eq!(store.run_get(&s, "run_new")?, Some(fresh));
+
+    store.record_run(&s, &run("traj_c3", finished.clone(), false))?;
+    ensure_eq!(store.run_get(&s, "run_c")?, Some(finished));
+    Ok(())
+}
+
 fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     let run = FinishedRun {
@@ -847,6 +897,7 @@ fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
         tokens: tokens("alpha beta"),
         site: observation("a.test", 3),
         manifest: Some(manifest("run_r", "u", "a.test", RunStatus::Completed)),
+        completes_stored: false,
     };
     store.record_run(&s, &run)?;
     ensure_eq!(

@@ -237,6 +237,7 @@ fn a_nul_character_is_refused_naming_the_field_and_nothing_is_stored() {
             ..SiteObservation::default()
         },
         manifest: Some(bad.clone()),
+        completes_stored: false,
     };
     let field = invalid_field(store.record_run(&scope, &run).expect_err("refused"));
     assert_eq!(field, "run manifest \"run_1\" summary");

@@ -120,6 +120,7 @@ fn populated(path: &Path) {
             .record_run(
                 &scope,
                 &FinishedRun {
+                    completes_stored: false,
                     tokens: tokens(&t.goal),
                     trajectory: t,
                     site: SiteObservation {

@@ -162,6 +162,7 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
                             ..SiteObservation::default()
                         },
                         manifest: None,
+                        completes_stored: false,
                     },
                 )
                 .expect("record");
