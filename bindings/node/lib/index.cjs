@@ -26,55 +26,107 @@ const {
 const MAX_DEPTH = 128
 
 /**
- * Throws an `InvalidInputError` naming the first part of `value` (at `where`) that is not
+ * Throws an `InvalidInputError` naming the first part of `root` (called `name`) that is not
  * plain JSON: a lone surrogate, a number that is not finite, `undefined` in an array, a
  * bigint, function, symbol, class instance or cycle. `undefined` properties count as absent,
  * as in `JSON.stringify`.
+ *
+ * One walk on every call, so it keeps the path as a stack of steps and spells it out only for
+ * the error: a plain input allocates nothing per value.
  */
-function checkJson(value, where, depth = 0, seen = new Set()) {
+function checkJson(root, name) {
+  const steps = []
+  const parents = []
+  const where = () => {
+    let text = name
+    for (let i = 0; i < steps.length; i++) text += typeof steps[i] === 'number' ? `[${steps[i]}]` : `.${steps[i]}`
+    return text
+  }
+  const fail = (message) => {
+    const at = where()
+    throw new InvalidInputError(message(at), at)
+  }
+  const visit = (value) => {
+    switch (typeof value) {
+      case 'string':
+        if (!wellFormed(value)) fail((at) => `${at} holds a lone UTF-16 surrogate, which is no text`)
+        return
+      case 'number':
+        if (!Number.isFinite(value)) fail((at) => `${at} must be a finite number (got ${value})`)
+        return
+      case 'boolean':
+        return
+      case 'undefined':
+        fail((at) => `${at} is undefined`)
+        return
+      case 'object':
+        break
+      default:
+        fail((at) => `${at} must be JSON (got a ${typeof value})`)
+    }
+    if (value === null) return
+    if (parents.length >= MAX_DEPTH) fail((at) => `${at} is nested deeper than ${MAX_DEPTH} levels`)
+    // The objects above this one: a short list, cheaper to scan than a set is to keep.
+    if (parents.includes(value)) fail((at) => `${at} refers to itself (a cycle)`)
+    parents.push(value)
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        steps.push(i)
+        visit(value[i])
+        steps.pop()
+      }
+    } else {
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) {
+        const kind = value.constructor && value.constructor.name ? value.constructor.name : 'object'
+        fail((at) => `${at} must be a plain object or array (got a ${kind})`)
+      }
+      for (const key of Object.keys(value)) {
+        const item = value[key]
+        if (item === undefined) continue
+        if (!wellFormed(key)) fail((at) => `a key in ${at} holds a lone UTF-16 surrogate`)
+        steps.push(key)
+        visit(item)
+        steps.pop()
+      }
+    }
+    parents.pop()
+  }
+  visit(root)
+}
+
+/**
+ * Whether `value` is plain JSON, as `checkJson` decides it, at the least cost: no path, no
+ * error, and cycles found by the depth they reach. Every call's input passes here; only an
+ * input that fails goes on to `checkJson`, which names what is wrong.
+ */
+function plainJson(value, depth) {
   switch (typeof value) {
     case 'string':
-      if (!wellFormed(value)) {
-        throw new InvalidInputError(`${where} holds a lone UTF-16 surrogate, which is no text`, where)
-      }
-      return
+      return wellFormed(value)
     case 'number':
-      if (!Number.isFinite(value)) {
-        throw new InvalidInputError(`${where} must be a finite number (got ${value})`, where)
-      }
-      return
+      return Number.isFinite(value)
     case 'boolean':
-      return
-    case 'undefined':
-      throw new InvalidInputError(`${where} is undefined`, where)
-    case 'object':
-      break
-    default:
-      throw new InvalidInputError(`${where} must be JSON (got a ${typeof value})`, where)
-  }
-  if (value === null) return
-  if (depth >= MAX_DEPTH) {
-    throw new InvalidInputError(`${where} is nested deeper than ${MAX_DEPTH} levels`, where)
-  }
-  if (seen.has(value)) throw new InvalidInputError(`${where} refers to itself (a cycle)`, where)
-  seen.add(value)
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => checkJson(item, `${where}[${i}]`, depth + 1, seen))
-  } else {
-    const proto = Object.getPrototypeOf(value)
-    if (proto !== Object.prototype && proto !== null) {
-      const name = value.constructor && value.constructor.name ? value.constructor.name : 'object'
-      throw new InvalidInputError(`${where} must be a plain object or array (got a ${name})`, where)
-    }
-    for (const [key, item] of Object.entries(value)) {
-      if (item === undefined) continue
-      if (!wellFormed(key)) {
-        throw new InvalidInputError(`a key in ${where} holds a lone UTF-16 surrogate`, where)
+      return true
+    case 'object': {
+      if (value === null) return true
+      if (depth >= MAX_DEPTH) return false
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!plainJson(value[i], depth + 1)) return false
+        return true
       }
-      checkJson(item, `${where}.${key}`, depth + 1, seen)
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) return false
+      for (const key in value) {
+        const item = value[key]
+        if (item === undefined) continue
+        if (!wellFormed(key) || !plainJson(item, depth + 1)) return false
+      }
+      return true
     }
+    default:
+      return false
   }
-  seen.delete(value)
 }
 
 /** `input` as the operation takes it, or an error naming the argument. */
@@ -88,7 +140,7 @@ function operationInput(operation, input, takesInput) {
     const got = input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input
     throw new InvalidInputError(`${operation} takes an object as its input (got ${got})`, 'input')
   }
-  checkJson(input, 'input')
+  if (!plainJson(input, 0)) checkJson(input, 'input')
   // Plain JSON now, but for `undefined` properties, which JSON.stringify leaves out.
   return input
 }

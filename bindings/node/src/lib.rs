@@ -12,6 +12,11 @@
 
 pub mod browser;
 
+/// Every allocation of the addon (the store, the contract, SQLite's through Rust) comes from
+/// mimalloc rather than the process's malloc, which V8 shares.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -78,9 +83,16 @@ fn integers(value: &mut Value) {
     }
 }
 
+/// An operation's input as it came from JavaScript.
+enum Input<'a> {
+    /// An object napi converted, whose numbers are all floats.
+    Value(Value),
+    /// The text of `JSON.stringify`, whose whole numbers are written as integers.
+    Text(&'a str),
+}
+
 /// Runs the operation `name` on `store` with `input`.
-fn call_operation(store: &Store, now: Option<i64>, name: &str, mut input: Value) -> Result<Value> {
-    integers(&mut input);
+fn call_operation(store: &Store, now: Option<i64>, name: &str, input: Input<'_>) -> Result<Value> {
     let Some(operation) = operations::find(name) else {
         return Err(failure(
             "usage",
@@ -99,9 +111,14 @@ fn call_operation(store: &Store, now: Option<i64>, name: &str, mut input: Value)
         // A program in the same process names its own files, as on the command line.
         files: agent_memory_contract::files::FileAccess::Any,
     };
-    operation
-        .call(&env, input)
-        .map_err(|e| contract_failure(ErrorBody::of(&e, format!("{e:#}"))))
+    let output = match input {
+        Input::Value(mut value) => {
+            integers(&mut value);
+            operation.call(&env, value)
+        }
+        Input::Text(text) => operation.call_text(&env, text),
+    };
+    output.map_err(|e| contract_failure(ErrorBody::of(&e, format!("{e:#}"))))
 }
 
 #[napi]
@@ -148,7 +165,7 @@ impl NativeStore {
     #[napi]
     pub fn call_sync(&self, name: String, input: Value) -> Result<Value> {
         let store = self.store()?;
-        call_operation(&store, self.now, &name, input)
+        call_operation(&store, self.now, &name, Input::Value(input))
     }
 
     /// Runs the contract operation `name` with its input as JSON text, on the calling thread:
@@ -158,9 +175,7 @@ impl NativeStore {
     #[napi(ts_return_type = "string | unknown")]
     pub fn call_json_sync(&self, name: String, input: String) -> Result<Either<String, Value>> {
         let store = self.store()?;
-        let input: Value = serde_json::from_str(&input)
-            .map_err(|e| failure("invalid_input", format!("input: {e}"), Some("input")))?;
-        call_operation(&store, self.now, &name, input).map(browser::text_or_value)
+        call_operation(&store, self.now, &name, Input::Text(&input)).map(browser::text_or_value)
     }
 
     /// Closes the store: later calls fail with a `usage` error; calls in flight finish.
@@ -253,7 +268,7 @@ impl Task for CallTask {
 
     fn compute(&mut self) -> Result<Value> {
         let input = self.input.take().unwrap_or(Value::Null);
-        call_operation(&self.store, self.now, &self.name, input)
+        call_operation(&self.store, self.now, &self.name, Input::Value(input))
     }
 
     fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
@@ -274,9 +289,7 @@ impl Task for CallJsonTask {
     type JsValue = Either<String, Json>;
 
     fn compute(&mut self) -> Result<Value> {
-        let input: Value = serde_json::from_str(&self.input)
-            .map_err(|e| failure("invalid_input", format!("input: {e}"), Some("input")))?;
-        call_operation(&self.store, self.now, &self.name, input)
+        call_operation(&self.store, self.now, &self.name, Input::Text(&self.input))
     }
 
     fn resolve(&mut self, _env: Env, output: Value) -> Result<Either<String, Json>> {

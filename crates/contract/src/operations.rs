@@ -22,6 +22,7 @@ pub enum Effect {
 }
 
 type Call = Box<dyn Fn(&Env<'_>, Value) -> Result<Value> + Send + Sync>;
+type TextCall = Box<dyn Fn(&Env<'_>, &str) -> Result<Value> + Send + Sync>;
 
 /// One operation of the contract.
 pub struct Operation {
@@ -38,6 +39,9 @@ pub struct Operation {
     /// Whether the MCP server offers it as a tool.
     pub mcp: bool,
     call: Call,
+    /// The same call from JSON text, straight into the input type; `None` where the input is
+    /// read as a `Value` anyway.
+    call_text: Option<TextCall>,
 }
 
 impl std::fmt::Debug for Operation {
@@ -82,6 +86,40 @@ impl Operation {
     pub fn call(&self, env: &Env<'_>, input: Value) -> Result<Value> {
         (self.call)(env, input)
     }
+
+    /// [`Operation::call`] on `input`, the JSON text of its input: read straight into the
+    /// operation's input type, without a `Value` in between. Text that is not JSON is an
+    /// `invalid_input` failure about `input`; JSON that does not fit the schema fails as in
+    /// [`Operation::call`], with the same message.
+    pub fn call_text(&self, env: &Env<'_>, input: &str) -> Result<Value> {
+        match &self.call_text {
+            Some(call) => call(env, input),
+            None => (self.call)(env, parse_text(input)?),
+        }
+    }
+}
+
+/// `input`, JSON text, as a `Value`, or an `invalid_input` failure about `input`.
+fn parse_text(input: &str) -> Result<Value> {
+    serde_json::from_str(input).map_err(|e| Failure::invalid("input", format!("input: {e}")).into())
+}
+
+/// The input text as the operation's input type: where the text is JSON but not that type, the
+/// failure [`arguments`] reports for the same JSON, whose reason names no place in a text.
+fn arguments_from_text<I: DeserializeOwned>(name: &str, input: &str) -> Result<I> {
+    serde_json::from_str(input).map_err(|e| {
+        if !e.is_data() {
+            return Failure::invalid("input", format!("input: {e}")).into();
+        }
+        let text = e.to_string();
+        let place = format!(" at line {} column {}", e.line(), e.column());
+        let reason = text.strip_suffix(place.as_str()).unwrap_or(&text);
+        Failure::invalid(
+            "arguments",
+            format!("invalid arguments for {name}: {reason}"),
+        )
+        .into()
+    })
 }
 
 /// The input as the operation's input type.
@@ -93,26 +131,6 @@ fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I> {
 
 fn encode<O: Serialize>(output: &O) -> Result<Value> {
     serde_json::to_value(output).context("encoding the result as JSON")
-}
-
-fn operation(
-    name: &'static str,
-    description: &'static str,
-    effect: Effect,
-    output: &'static str,
-    takes_input: bool,
-    mcp: bool,
-    call: Call,
-) -> Operation {
-    Operation {
-        name,
-        description,
-        effect,
-        output,
-        takes_input,
-        mcp,
-        call,
-    }
 }
 
 /// An operation that takes its input by reference.
@@ -127,7 +145,18 @@ where
     O: Serialize + 'static,
 {
     let call: Call = Box::new(move |env, input| encode(&op(env, &arguments::<I>(name, input)?)?));
-    operation(name, description, effect, name, true, true, call)
+    let call_text: TextCall =
+        Box::new(move |env, input| encode(&op(env, &arguments_from_text::<I>(name, input)?)?));
+    Operation {
+        name,
+        description,
+        effect,
+        output: name,
+        takes_input: true,
+        mcp: true,
+        call,
+        call_text: Some(call_text),
+    }
 }
 
 /// An operation that takes its input by value and whose output schema is shared.
@@ -143,7 +172,18 @@ where
     O: Serialize + 'static,
 {
     let call: Call = Box::new(move |env, input| encode(&op(env, arguments::<I>(name, input)?)?));
-    operation(name, description, effect, output, true, false, call)
+    let call_text: TextCall =
+        Box::new(move |env, input| encode(&op(env, arguments_from_text::<I>(name, input)?)?));
+    Operation {
+        name,
+        description,
+        effect,
+        output,
+        takes_input: true,
+        mcp: false,
+        call,
+        call_text: Some(call_text),
+    }
 }
 
 /// An operation that takes no input: null or an empty object.
@@ -175,7 +215,16 @@ where
         }
         encode(&op(env)?)
     });
-    operation(name, description, effect, name, false, true, call)
+    Operation {
+        name,
+        description,
+        effect,
+        output: name,
+        takes_input: false,
+        mcp: true,
+        call,
+        call_text: None,
+    }
 }
 
 /// Every operation: first the MCP server's tools in the order clients list them, then the
@@ -341,9 +390,16 @@ impl Operation {
     }
 }
 
+/// Every operation, as [`all`] lists them, built once for the life of the process: a door
+/// that dispatches a call by name looks it up here instead of building the table each time.
+pub fn table() -> &'static [Operation] {
+    static TABLE: std::sync::OnceLock<Vec<Operation>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(all)
+}
+
 /// The operation named `name`.
-pub fn find(name: &str) -> Option<Operation> {
-    all().into_iter().find(|op| op.name == name)
+pub fn find(name: &str) -> Option<&'static Operation> {
+    table().iter().find(|op| op.name == name)
 }
 
 #[cfg(test)]
@@ -413,5 +469,52 @@ mod tests {
             Some("extra")
         );
         assert!(list.call(&env, Value::Null).is_ok());
+    }
+
+    /// The same input as text or as a `Value` gives the same answer, and the same failure
+    /// with the same message, whether the input fits or not; text that is not JSON is an
+    /// `invalid_input` about `input`.
+    #[test]
+    fn a_call_from_text_answers_as_a_call_from_a_value() {
+        let failure = |result: Result<Value>| {
+            let error = result.expect_err("a failure");
+            let body = crate::ErrorBody::of(&error, error.to_string());
+            (body.kind, body.input, body.message)
+        };
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let record = find("trajectory_record").expect("record");
+        let input = serde_json::json!({
+            "partition": "p",
+            "fields": ["tool"],
+            "episodes": [{"fingerprint": {"tool": "x"}, "trajectory": ["a", "b"], "outcome": {"success": true}}],
+        });
+        let from_value = record.call(&env, input.clone()).expect("from a value");
+        let from_text = record
+            .call_text(&env, &input.to_string())
+            .expect("from text");
+        assert_eq!(from_text, from_value);
+        let recall = find("trajectory_recall").expect("recall");
+        for wrong in [
+            r#"{"partition": 3}"#,
+            r#"{"fingerprint": {}}"#,
+            r#"{"partition": "p", "fingerprint": {"tool": "x"}, "limit": "two"}"#,
+            r#"{"partition": "p", "fingerprint": {"tool": "x"}, "unknown": true}"#,
+        ] {
+            let value: Value = serde_json::from_str(wrong).expect("JSON");
+            let expected = failure(recall.call(&env, value));
+            assert_eq!(failure(recall.call_text(&env, wrong)), expected, "{wrong}");
+            assert!(!expected.2.contains(" at line "), "{}", expected.2);
+        }
+        let (kind, input, message) = failure(recall.call_text(&env, "{\"partition\": "));
+        assert_eq!((kind, input.as_deref()), ("invalid_input", Some("input")));
+        assert!(message.starts_with("input: EOF"), "{message}");
+        // An operation without input reads its text as a value, with the same checks.
+        let list = find("memory_list").expect("list");
+        assert_eq!(
+            failure(list.call_text(&env, r#"{"extra": 1}"#)),
+            failure(list.call(&env, serde_json::json!({"extra": 1})))
+        );
+        assert!(list.call_text(&env, "null").is_ok());
     }
 }
