@@ -11,9 +11,13 @@
 // `TrajectoryStore.findBestMatch` (the clock frozen at the workload's "now", as the Rust bench
 // has it), match p50/p99 over the 1,000 queries with scoring off and on; then recording a run
 // (`store.browser.recordRunSync`, one transaction each) into the store holding the N
-// trajectories, the same 2,000 runs the Rust bench records. Each figure carries the Rust
-// library's figure of the same name and N as its baseline, and the addon's cost per call
-// (ours minus Rust's) is a figure of its own.
+// trajectories, the same 2,000 runs the Rust bench records, in the same scope (`shared`, where
+// the N trajectories are imported a second time): a scope's name is in every row and index
+// key a run writes, so a longer one costs more. Each figure carries the Rust library's figure
+// of the same name and N as its baseline, and the addon's cost per call (ours minus Rust's)
+// is a figure of its own; the recorded run's median is also next to the same run through the
+// contract's `browser_record_run` in Rust, from its JSON text (`record_run` bench of
+// `agent-memory-contract`).
 
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -188,6 +192,9 @@ function measure(folder, figures, rust, n) {
   const scope = join(folder, `trajectories-${n}`)
   const status = runCli(['browser', 'import', files, '--db', db, '--scope', scope, '--now', String(NOW)])
   if (status !== 0) throw new Error(`agent-memory browser import exited with ${status}`)
+  // The scope the runs are recorded into, holding the same N trajectories as the Rust bench's.
+  const shared = runCli(['browser', 'import', files, '--db', db, '--scope', 'shared', '--now', String(NOW)])
+  if (shared !== 0) throw new Error(`agent-memory browser import --scope shared exited with ${shared}`)
   rmSync(files, { recursive: true, force: true })
 
   useDatabase(db, { now: NOW })
@@ -220,7 +227,7 @@ function measure(folder, figures, rust, n) {
 
   const store = Store.openSync(db, { now: NOW })
   const runs = 2000
-  const reports = Array.from({ length: runs }, (_, i) => ({ ...report(w, i), scope }))
+  const reports = Array.from({ length: runs }, (_, i) => report(w, i))
   const calls = []
   const start = process.hrtime.bigint()
   for (const r of reports) {
@@ -241,6 +248,8 @@ function measure(folder, figures, rust, n) {
   const rustMedian = rust.get(`${median}@${n}`)
   emit(figures, median, n, ours, 'us', rustMedian, true)
   if (rustMedian !== undefined) emit(figures, 'addon cost per recorded run over Rust, median', n, ours - rustMedian, 'us', undefined, true)
+  const contract = rust.get(`recorded run median through the contract on sqlite holding N trajectories@${n}`)
+  if (contract !== undefined) emit(figures, 'addon cost per recorded run over the contract in Rust, median', n, ours - contract, 'us', undefined, true)
 }
 
 function main() {

@@ -13,12 +13,10 @@ use std::time::{Duration, Instant};
 
 use agent_memory_browser::baseline::linear_scan_match;
 use agent_memory_browser::{
-    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, Turn, find_best_match,
+    BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, find_best_match,
     tokenize,
 };
-use agent_memory_core::store::browser::{
-    BrowserStore, MemoryImage, RunFilter, RunManifest, RunStatus, TrajectoryStore,
-};
+use agent_memory_core::store::browser::{BrowserStore, MemoryImage, RunFilter, TrajectoryStore};
 use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
@@ -26,7 +24,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_main};
 
 mod workload;
 
-use workload::{NOW, Workload, generate};
+use workload::{NOW, Workload, generate, report};
 
 const WORKLOAD: &str = "W-bad";
 
@@ -345,57 +343,6 @@ fn record_rate<S: BrowserStore>(
     }
     let rate = runs as f64 / start.elapsed().as_secs_f64();
     (rate, percentile(&mut calls, 0.5))
-}
-
-fn report(w: &Workload, i: usize) -> RunReport {
-    let t = &w.trajectories[i % w.trajectories.len()];
-    let run = &w.runs[i % w.runs.len()];
-    let turns: Vec<Turn> = t
-        .steps
-        .iter()
-        .map(|s| Turn {
-            url: s.url.clone(),
-            snapshot: s.snapshot_hash.clone(),
-            action: s.action.clone(),
-            verified: s.verified,
-            duration_ms: t.duration_ms / 8,
-            ..Turn::default()
-        })
-        .collect();
-    RunReport::new(t.goal.clone(), run.start_url.clone())
-        .with_turns(turns)
-        .with_success(t.success)
-        .with_model(t.model.clone())
-        .with_outcome(format!("finished {}", run.goal))
-        .with_selectors(vec![
-            w.selectors[i % w.selectors.len()].clone(),
-            w.selectors[(i + 1) % w.selectors.len()].clone(),
-        ])
-        .with_final_url(run.final_url.clone())
-        .with_manifest(RunManifest {
-            run_id: format!("{}_{i}", run.run_id),
-            session_id: None,
-            parent_run_id: None,
-            status: if t.success {
-                RunStatus::Completed
-            } else {
-                RunStatus::Failed
-            },
-            goal: t.goal.clone(),
-            domain: run.domain.clone(),
-            start_url: Some(run.start_url.clone()),
-            current_url: None,
-            final_url: Some(run.final_url.clone()),
-            started_at: t.timestamp.clone(),
-            updated_at: t.timestamp.clone(),
-            completed_at: Some(t.timestamp.clone()),
-            success: Some(t.success),
-            summary: None,
-            artifact_paths: Vec::new(),
-            turn_count: run.turn_count,
-            result: None,
-            reason: None,
-        })
 }
 
 fn bench_record(c: &mut Criterion) {

@@ -5,8 +5,10 @@
 #![allow(dead_code)]
 
 use agent_memory_browser::compat::{iso, snapshot_hash};
-use agent_memory_browser::{RunOutcome, RunStart};
-use agent_memory_core::store::browser::{FactKind, Trajectory, TrajectoryStep};
+use agent_memory_browser::{RunOutcome, RunReport, RunStart, Turn};
+use agent_memory_core::store::browser::{
+    FactKind, RunManifest, RunStatus, Trajectory, TrajectoryStep,
+};
 use agent_memory_core::{MILLIS_PER_DAY, SplitMix64, Timestamp};
 
 /// The workload's frozen "now": 2026-01-01T00:00:00.000Z.
@@ -198,4 +200,57 @@ pub(crate) fn generate(n: usize) -> Workload {
         trajectories,
         queries,
     }
+}
+
+/// The `i`th finished run the record benches store: a trajectory's turns, two selectors and
+/// the completed manifest of a run of the registry.
+pub(crate) fn report(w: &Workload, i: usize) -> RunReport {
+    let t = &w.trajectories[i % w.trajectories.len()];
+    let run = &w.runs[i % w.runs.len()];
+    let turns: Vec<Turn> = t
+        .steps
+        .iter()
+        .map(|s| Turn {
+            url: s.url.clone(),
+            snapshot: s.snapshot_hash.clone(),
+            action: s.action.clone(),
+            verified: s.verified,
+            duration_ms: t.duration_ms / 8,
+            ..Turn::default()
+        })
+        .collect();
+    RunReport::new(t.goal.clone(), run.start_url.clone())
+        .with_turns(turns)
+        .with_success(t.success)
+        .with_model(t.model.clone())
+        .with_outcome(format!("finished {}", run.goal))
+        .with_selectors(vec![
+            w.selectors[i % w.selectors.len()].clone(),
+            w.selectors[(i + 1) % w.selectors.len()].clone(),
+        ])
+        .with_final_url(run.final_url.clone())
+        .with_completed_manifest(RunManifest {
+            run_id: format!("{}_{i}", run.run_id),
+            session_id: None,
+            parent_run_id: None,
+            status: if t.success {
+                RunStatus::Completed
+            } else {
+                RunStatus::Failed
+            },
+            goal: t.goal.clone(),
+            domain: run.domain.clone(),
+            start_url: Some(run.start_url.clone()),
+            current_url: None,
+            final_url: Some(run.final_url.clone()),
+            started_at: t.timestamp.clone(),
+            updated_at: t.timestamp.clone(),
+            completed_at: Some(t.timestamp.clone()),
+            success: Some(t.success),
+            summary: None,
+            artifact_paths: Vec::new(),
+            turn_count: run.turn_count,
+            result: None,
+            reason: None,
+        })
 }

@@ -1,0 +1,165 @@
+//! The cost of the contract over the engine for one recorded run (workload W-bad): the same
+//! finished runs recorded on one SQLite store holding the workload's N trajectories, in turns,
+//! through `BrowserMemory::record_run` (the engine, the baseline) and through the contract's
+//! `browser_record_run` from its JSON text to the JSON text of its answer, as the language
+//! packages call it.
+//!
+//! Sizes come from `AGENT_MEMORY_BENCH_SIZES` (default: the smallest, 1,000). The medians are
+//! appended to `<target>/bench-figures/W-bad.jsonl` (not in `--test` mode), where the Node
+//! package's bench reads the contract's as the baseline of its own recorded run.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_memory_browser::{BrowserMemory, RunReport, tokenize};
+use agent_memory_contract::files::FileAccess;
+use agent_memory_contract::{Env, operations};
+use agent_memory_core::store::browser::TrajectoryStore;
+use agent_memory_core::{ManualClock, Scope, SeededIds};
+use agent_memory_sqlite::SqliteStore;
+use serde_json::{Value, json};
+
+#[path = "../../browser-memory/benches/workload.rs"]
+mod workload;
+
+use workload::{NOW, generate, report};
+
+const WORKLOAD: &str = "W-bad";
+const RUNS: usize = 2000;
+
+fn sizes() -> Vec<usize> {
+    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![1000],
+    }
+}
+
+fn test_mode() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+fn figure(name: &str, n: usize, value: f64, baseline: Option<f64>) {
+    eprintln!("{WORKLOAD} {name} n={n}: {value:.3} us (baseline {baseline:?})");
+    if test_mode() {
+        return;
+    }
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("bench-figures");
+    let _ = std::fs::create_dir_all(&dir);
+    let line = json!({
+        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
+        "baseline": baseline, "lower_is_better": true,
+    });
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("W-bad.jsonl"))
+    {
+        let _ = writeln!(file, "{line}");
+    }
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[(samples.len() - 1) / 2]
+}
+
+/// `r` as `browser_record_run` takes it, under run id `run_id`.
+fn input(r: &RunReport, run_id: &str) -> String {
+    let turns: Vec<Value> = r
+        .turns
+        .iter()
+        .map(|t| {
+            json!({
+                "url": t.url, "snapshot": t.snapshot, "action": t.action,
+                "verified": t.verified, "duration_ms": t.duration_ms,
+            })
+        })
+        .collect();
+    let selectors: Vec<Value> = r
+        .selectors
+        .iter()
+        .map(|(element, selector)| json!({ "element": element, "selector": selector }))
+        .collect();
+    json!({
+        "goal": r.goal, "start_url": r.start_url, "success": r.success, "model": r.model,
+        "outcome": r.outcome, "final_url": r.final_url, "run_id": run_id,
+        "turns": turns, "selectors": selectors,
+    })
+    .to_string()
+}
+
+fn main() {
+    let runs = if test_mode() { 20 } else { RUNS };
+    for n in sizes() {
+        let w = generate(n);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sqlite = Arc::new(SqliteStore::open(dir.path().join("memory.db")).expect("open"));
+        let scope = Scope::shared();
+        for t in &w.trajectories {
+            sqlite
+                .trajectory_put(&scope, t, &tokenize(&t.goal))
+                .expect("put");
+        }
+        let store: agent_memory_contract::database::Store = sqlite.clone();
+        let record = operations::find("browser_record_run").expect("browser_record_run");
+        let clock = ManualClock::new(NOW);
+        let ids = SeededIds::new(1);
+        let engine = BrowserMemory::new(&*sqlite, scope.clone(), &clock, &ids);
+        let reports: Vec<(RunReport, String)> = (0..runs)
+            .map(|i| {
+                let r = report(&w, i);
+                let text = input(
+                    &r,
+                    &format!(
+                        "{}_contract",
+                        r.manifest.as_ref().map_or("run", |m| m.run_id.as_str())
+                    ),
+                );
+                (r, text)
+            })
+            .collect();
+        let (mut ours, mut theirs) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+        // In turns, so that both meet the same store as it grows.
+        for (r, text) in &reports {
+            clock.advance(1);
+            let start = Instant::now();
+            engine.record_run(r).expect("record through the engine");
+            theirs.push(start.elapsed().as_secs_f64() * 1e6);
+
+            let start = Instant::now();
+            let env = Env {
+                store: &store,
+                clock: Box::new(ManualClock::new(NOW)),
+                ids: Box::new(agent_memory_core::RandomIds::new()),
+                files: FileAccess::Any,
+            };
+            let answer = record
+                .call_text(&env, text)
+                .expect("record through the contract");
+            std::hint::black_box(answer.to_string());
+            ours.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+        let engine_median = median(&mut theirs);
+        let contract_median = median(&mut ours);
+        figure(
+            "recorded run median through the engine on sqlite holding N trajectories, beside the contract",
+            n,
+            engine_median,
+            None,
+        );
+        figure(
+            "recorded run median through the contract on sqlite holding N trajectories",
+            n,
+            contract_median,
+            Some(engine_median),
+        );
+    }
+}
