@@ -505,7 +505,7 @@ impl NativeStore {
     }
 
     /// Forgets the facts learned about the site of `url` and, with `sessions`, its session
-    /// history too; its selectors stay. One replacement of the site's memory.
+    /// history too; its selectors stay. One atomic step of the store.
     #[napi]
     pub fn browser_forget_knowledge_sync(
         &self,
@@ -514,20 +514,12 @@ impl NativeStore {
         sessions: bool,
     ) -> Result<()> {
         let store = self.store()?;
-        let scope = scope_of(&scope)?;
-        let site = store
-            .site_get(&scope, &site_key(&url))
-            .map_err(|e| browser_failure(e.into()))?;
-        let Some(mut site) = site else {
-            return Ok(());
-        };
-        site.facts.clear();
-        if sessions {
-            site.sessions.clear();
-        }
-        site.knowledge_updated_at = agent_memory_browser::compat::iso(self.clock().now());
+        let at = agent_memory_browser::compat::iso(self.clock().now());
+        // One atomic step: a fact or selector recorded meanwhile by another process is
+        // neither lost nor half forgotten.
         store
-            .site_put(&scope, &site)
+            .site_forget_knowledge(&scope_of(&scope)?, &site_key(&url), sessions, &at)
+            .map(|_| ())
             .map_err(|e| browser_failure(e.into()))
     }
 

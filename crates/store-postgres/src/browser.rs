@@ -747,6 +747,25 @@ impl SiteMemoryStore for PostgresStore {
         })
     }
 
+    fn site_forget_knowledge(
+        &self,
+        scope: &Scope,
+        site: &str,
+        sessions: bool,
+        at: &str,
+    ) -> Result<bool> {
+        check_texts(|| format!("site {site:?}"), [("knowledge time", at)])?;
+        self.write("forget site knowledge", |tx| {
+            lock_scope(tx, scope)?;
+            let Some(mut memory) = get_site(&mut *tx, scope, site)? else {
+                return Ok(false);
+            };
+            memory.forget_knowledge(sessions, at);
+            put_site(tx, scope, &memory)?;
+            Ok(true)
+        })
+    }
+
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.read_one("list sites", |one| {
             one.rows(

@@ -770,6 +770,37 @@ impl SiteMemoryStore for SqliteStore {
         self.write("observe site", |tx| observe(tx, scope, observation))
     }
 
+    fn site_forget_knowledge(
+        &self,
+        scope: &Scope,
+        site: &str,
+        sessions: bool,
+        at: &str,
+    ) -> Result<bool> {
+        let op = "forget site knowledge";
+        let no_sessions = codec::encode_sessions(&[]);
+        self.write(op, |tx| {
+            let key = params![scope.as_str(), site];
+            let changed = tx
+                .prepare_cached(
+                    "UPDATE browser_sites SET knowledge_updated_at = ?3,
+                     sessions = CASE WHEN ?4 THEN ?5 ELSE sessions END
+                     WHERE scope = ?1 AND site = ?2",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![scope.as_str(), site, at, sessions, no_sessions])
+                })
+                .map_err(|e| to_core(op, e))?;
+            if changed == 0 {
+                return Ok(false);
+            }
+            tx.prepare_cached("DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2")
+                .and_then(|mut s| s.execute(key))
+                .map_err(|e| to_core(op, e))?;
+            Ok(true)
+        })
+    }
+
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.read("list sites", |conn| {
             conn.prepare_cached("SELECT site FROM browser_sites WHERE scope = ?1 ORDER BY site")?

@@ -305,6 +305,22 @@ impl SiteMemoryStore for InMemoryStore {
         Ok(())
     }
 
+    fn site_forget_knowledge(
+        &self,
+        scope: &Scope,
+        site: &str,
+        sessions: bool,
+        at: &str,
+    ) -> Result<bool> {
+        Ok(with_scope(self, scope, |m| match m.sites.get_mut(site) {
+            Some(memory) => {
+                memory.forget_knowledge(sessions, at);
+                true
+            }
+            None => false,
+        }))
+    }
+
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         Ok(with_scope(self, scope, |m| {
             m.sites.keys().cloned().collect()

@@ -386,6 +386,16 @@ pub struct SiteObservation {
 }
 
 impl SiteMemory {
+    /// Forgets the learned facts and, with `sessions`, the session history, as of `at`; the
+    /// selectors stay.
+    pub fn forget_knowledge(&mut self, sessions: bool, at: &str) {
+        self.facts.clear();
+        if sessions {
+            self.sessions.clear();
+        }
+        at.clone_into(&mut self.knowledge_updated_at);
+    }
+
     /// Applies `observation` with the shared rules.
     pub fn apply(&mut self, observation: &SiteObservation) {
         if self.label.is_empty() {
@@ -417,6 +427,17 @@ pub trait SiteMemoryStore: Send + Sync {
 
     /// Applies one run's observation atomically; creates the site when new.
     fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()>;
+
+    /// Forgets, in one atomic step, what `site` learned: its facts and, with `sessions`, its
+    /// session history, stamping its knowledge time `at` ([`SiteMemory::forget_knowledge`]);
+    /// its selectors and label stay. False, creating nothing, when the site is unknown.
+    fn site_forget_knowledge(
+        &self,
+        scope: &Scope,
+        site: &str,
+        sessions: bool,
+        at: &str,
+    ) -> Result<bool>;
 
     /// Every site key of `scope`, sorted.
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;

@@ -127,6 +127,7 @@ shared_store!(SiteMemoryStore {
     fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>>;
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
     fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()>;
+    fn site_forget_knowledge(&self, scope: &Scope, site: &str, sessions: bool, at: &str) -> Result<bool>;
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
 });
 

@@ -89,6 +89,10 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             run: record_run_completes_the_stored_manifest,
         },
         Case {
+            name: "site forget knowledge keeps the selectors",
+            run: site_forget_knowledge_keeps_the_selectors,
+        },
+        Case {
             name: "forget one trajectory or one run",
             run: forget_one_trajectory_or_run,
         },
@@ -841,6 +845,46 @@ fn hints_and_suites<S: BrowserStore>(store: &S) -> CaseResult {
         .map(|x| x.id)
         .collect();
     ensure_eq!(ids, vec!["run_1".to_owned(), "run_2".to_owned()]);
+    Ok(())
+}
+
+/// Forgetting a site's knowledge drops its facts (and sessions when asked) and stamps the time,
+/// keeping its selectors and label and observations made after it; an unknown site is false
+/// and stays unknown.
+fn site_forget_knowledge_keeps_the_selectors<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    ensure!(
+        !store.site_forget_knowledge(&s, "nowhere.test", true, "t9")?,
+        "an unknown site has nothing to forget"
+    );
+    ensure_eq!(store.site_get(&s, "nowhere.test")?, None);
+    let stored = site("shop.test");
+    store.site_put(&s, &stored)?;
+    ensure!(
+        store.site_forget_knowledge(&s, "shop.test", false, "t9")?,
+        "a stored site forgets"
+    );
+    let mut expected = stored.clone();
+    expected.facts.clear();
+    expected.knowledge_updated_at = "t9".into();
+    ensure_eq!(store.site_get(&s, "shop.test")?, Some(expected.clone()));
+    ensure!(
+        store.site_forget_knowledge(&s, "shop.test", true, "t10")?,
+        "a stored site forgets its sessions"
+    );
+    expected.sessions.clear();
+    expected.knowledge_updated_at = "t10".into();
+    ensure_eq!(store.site_get(&s, "shop.test")?, Some(expected));
+    // What is learned afterwards is learned afresh.
+    store.site_observe(&s, &observation("shop.test", 11))?;
+    let after = store.site_get(&s, "shop.test")?;
+    ensure!(
+        after.as_ref().is_some_and(|m| m.facts.len() == 2
+            && m.facts.iter().all(|f| f.sources == 1)
+            && m.sessions.len() == 1
+            && m.selectors.len() == stored.selectors.len()),
+        "after forgetting, an observation starts the facts again: {after:?}"
+    );
     Ok(())
 }
 

@@ -94,6 +94,16 @@ impl SiteMemoryStore for Broken {
         }
         self.inner.site_observe(&self.scope(scope), &observation)
     }
+    fn site_forget_knowledge(
+        &self,
+        scope: &Scope,
+        site: &str,
+        sessions: bool,
+        at: &str,
+    ) -> Result<bool> {
+        self.inner
+            .site_forget_knowledge(&self.scope(scope), site, sessions, at)
+    }
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.inner.site_list(&self.scope(scope))
     }
