@@ -18,6 +18,7 @@ use std::sync::{Mutex, OnceLock};
 
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation};
+use agent_memory_contract::trajectory::PatternEntry;
 use agent_memory_contract::{Env, ErrorBody, one_line};
 use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
@@ -156,15 +157,17 @@ impl NativeStore {
     }
 
     /// [`call`](Self::call) of an operation whose output lists patterns
-    /// (`trajectory_recall`, `trajectory_crystallize`), returning only those patterns, each
-    /// as an instance of `pattern` (the popoto drop-in's class) with popoto's attributes:
-    /// `partition` (the object given), `fingerprint`, each fingerprint field,
-    /// `canonical_sequence`, `confidence`, `_last_reinforced` (the RFC 3339 text),
+    /// (`trajectory_recall`, `trajectory_crystallize`, `trajectory_patterns`), returning only
+    /// those patterns, each as an instance of `pattern` (the popoto drop-in's class) with
+    /// popoto's attributes: `partition` (the object given), `fingerprint`, each fingerprint
+    /// field, `canonical_sequence`, `confidence`, `_last_reinforced` (the RFC 3339 text),
     /// `evidence_count`, `corroborations`, `contradictions` and `score` (None outside a
     /// recall). The instance's `__dict__` is filled directly, as the class's `__init__`
     /// would set it; a pattern with a fingerprint field named in `reserved` (the class's
     /// data descriptors, which an assignment goes through) is made by calling
-    /// `pattern(partition, entry)` instead.
+    /// `pattern(partition, entry)` instead. The operation's typed output becomes the objects
+    /// directly, without the JSON document [`call`](Self::call) would build: a recall's
+    /// patterns are most of what it costs through Python.
     // The Python signature: `call`'s three arguments and the three the patterns are made from.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (operation, input, now_ms, pattern, partition, reserved))]
@@ -178,14 +181,39 @@ impl NativeStore {
         partition: &Bound<'py, PyAny>,
         reserved: &Bound<'py, PyFrozenSet>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let output = self.run(py, operation, Some(input), now_ms)?;
-        let entries = match output.get("patterns") {
-            Some(Value::Array(entries)) => entries.as_slice(),
-            _ => &[],
+        use agent_memory_contract::trajectory;
+        let input = input_json(operation, Some(input))?;
+        let entries = match operation {
+            "trajectory_recall" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::recall(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            "trajectory_crystallize" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::crystallize(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            "trajectory_patterns" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::patterns(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            _ => {
+                return Err(Failure::invalid(
+                    operation.to_owned(),
+                    format!("operation {operation:?} lists no patterns"),
+                )
+                .into_py(py));
+            }
         };
+        let maker = PatternMaker::new(pattern, partition, reserved)?;
         let made = PyList::empty(py);
-        for entry in entries {
-            made.append(pattern_object(pattern, partition, reserved, entry)?)?;
+        for entry in &entries {
+            made.append(maker.make(entry)?)?;
         }
         Ok(made)
     }
@@ -280,19 +308,21 @@ impl NativeStore {
             )
             .into_py(py));
         };
-        let input = match input {
-            None => Value::Null,
-            Some(value) if value.is_none() => Value::Null,
-            Some(value) if value.is_instance_of::<PyDict>() => {
-                to_json(value, &mut "input".to_owned(), 0)?
-            }
-            Some(value) => {
-                return Err(PyTypeError::new_err(format!(
-                    "{operation}: input must be a dict, not {}",
-                    type_name(value)
-                )));
-            }
-        };
+        let input = input_json(operation, input)?;
+        self.in_env(py, operation, now_ms, move |env| {
+            op.call(env, input).map_err(|error| failure_of!(error))
+        })
+    }
+
+    /// Runs `work` on this store, "now" fixed by `now_ms`, without the GIL (see
+    /// [`detached`]); a database failure that names no input names the store's location.
+    fn in_env<T: Send>(
+        &self,
+        py: Python<'_>,
+        operation: &str,
+        now_ms: Option<i64>,
+        work: impl FnOnce(&Env<'_>) -> Result<T, Failure> + Send,
+    ) -> PyResult<T> {
         let store = &self.store;
         let location = &self.location;
         detached(py, operation, move || {
@@ -303,8 +333,7 @@ impl NativeStore {
                 // A program in the same process names its own files, as on the command line.
                 files: agent_memory_contract::files::FileAccess::Any,
             };
-            op.call(&env, input).map_err(|error| {
-                let mut failure = failure_of!(error);
+            work(&env).map_err(|mut failure| {
                 if failure.kind == "database" && failure.input.is_none() {
                     failure.input = Some(location.clone());
                 }
@@ -314,51 +343,102 @@ impl NativeStore {
     }
 }
 
-/// One pattern of an operation's output (`entry`, a `PatternEntry` as JSON) as an instance
-/// of the drop-in's class `pattern`: see [`NativeStore::call_patterns`].
-fn pattern_object<'py>(
-    pattern: &Bound<'py, PyType>,
-    partition: &Bound<'py, PyAny>,
-    reserved: &Bound<'py, PyFrozenSet>,
-    entry: &Value,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = pattern.py();
-    let fields = match entry.get("fingerprint") {
-        Some(Value::Object(fields)) => Some(fields),
-        _ => None,
-    };
-    let mut plain = true;
-    for name in fields.into_iter().flat_map(|fields| fields.keys()) {
-        plain &= !reserved.contains(name)?;
+/// An operation's input as JSON: a dict, or None (or nothing) for an operation without
+/// input; any other value is a `TypeError` naming `operation`.
+fn input_json(operation: &str, input: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
+    match input {
+        None => Ok(Value::Null),
+        Some(value) if value.is_none() => Ok(Value::Null),
+        Some(value) if value.is_instance_of::<PyDict>() => {
+            to_json(value, &mut "input".to_owned(), 0)
+        }
+        Some(value) => Err(PyTypeError::new_err(format!(
+            "{operation}: input must be a dict, not {}",
+            type_name(value)
+        ))),
     }
-    if !plain || fields.is_none() {
-        return pattern.call1((partition, to_python(py, entry)?));
+}
+
+/// The failure of an input that does not fit `operation`'s input type, as the contract's
+/// `Operation::call` reports it.
+fn arguments(operation: &str, error: serde_json::Error) -> Failure {
+    Failure::invalid(
+        "arguments".to_owned(),
+        format!("invalid arguments for {operation}: {error}"),
+    )
+}
+
+/// Makes the popoto drop-in's pattern objects of one call: see
+/// [`NativeStore::call_patterns`].
+struct PatternMaker<'a, 'py> {
+    pattern: &'a Bound<'py, PyType>,
+    partition: &'a Bound<'py, PyAny>,
+    reserved: &'a Bound<'py, PyFrozenSet>,
+    /// `pattern.__new__`, looked up once per call.
+    new: Bound<'py, PyAny>,
+}
+
+impl<'a, 'py> PatternMaker<'a, 'py> {
+    fn new(
+        pattern: &'a Bound<'py, PyType>,
+        partition: &'a Bound<'py, PyAny>,
+        reserved: &'a Bound<'py, PyFrozenSet>,
+    ) -> PyResult<Self> {
+        let new = pattern.getattr(intern!(pattern.py(), "__new__"))?;
+        Ok(PatternMaker {
+            pattern,
+            partition,
+            reserved,
+            new,
+        })
     }
-    let attributes = PyDict::new(py);
-    attributes.set_item(intern!(py, "partition"), partition)?;
-    let fingerprint = PyDict::new(py);
-    attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
-    for (name, value) in fields.into_iter().flatten() {
-        let name = PyString::new(py, name);
-        let value = to_python(py, value)?;
-        fingerprint.set_item(&name, &value)?;
-        attributes.set_item(name, value)?;
+
+    /// `entry` as an instance of the pattern class.
+    fn make(&self, entry: &PatternEntry) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.pattern.py();
+        let mut names = Vec::with_capacity(entry.fingerprint.len());
+        for name in entry.fingerprint.keys() {
+            let name = PyString::new(py, name);
+            if self.reserved.contains(&name)? {
+                return self.made_by_init(entry);
+            }
+            names.push(name);
+        }
+        let attributes = PyDict::new(py);
+        attributes.set_item(intern!(py, "partition"), self.partition)?;
+        let fingerprint = PyDict::new(py);
+        attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
+        for (name, value) in names.into_iter().zip(entry.fingerprint.values()) {
+            let value = PyString::new(py, value);
+            fingerprint.set_item(&name, &value)?;
+            attributes.set_item(name, value)?;
+        }
+        let sequence = PyList::new(py, &entry.canonical_sequence)?;
+        attributes.set_item(intern!(py, "canonical_sequence"), sequence)?;
+        attributes.set_item(intern!(py, "confidence"), entry.confidence)?;
+        attributes.set_item(intern!(py, "_last_reinforced"), &entry.last_reinforced)?;
+        attributes.set_item(intern!(py, "evidence_count"), entry.evidence_count)?;
+        attributes.set_item(intern!(py, "corroborations"), entry.corroborations)?;
+        attributes.set_item(intern!(py, "contradictions"), entry.contradictions)?;
+        attributes.set_item(intern!(py, "score"), entry.score)?;
+        let object = self.new.call1((self.pattern,))?;
+        object.setattr(intern!(py, "__dict__"), attributes)?;
+        Ok(object)
     }
-    for (attribute, key) in [
-        (intern!(py, "canonical_sequence"), "canonical_sequence"),
-        (intern!(py, "confidence"), "confidence"),
-        (intern!(py, "_last_reinforced"), "last_reinforced"),
-        (intern!(py, "evidence_count"), "evidence_count"),
-        (intern!(py, "corroborations"), "corroborations"),
-        (intern!(py, "contradictions"), "contradictions"),
-        (intern!(py, "score"), "score"),
-    ] {
-        let value = entry.get(key).unwrap_or(&Value::Null);
-        attributes.set_item(attribute, to_python(py, value)?)?;
+
+    /// `entry` made by the class's own `__init__`, from the entry as its JSON dict.
+    fn made_by_init(&self, entry: &PatternEntry) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.pattern.py();
+        let entry = serde_json::to_value(entry).map_err(|error| {
+            Failure {
+                kind: "error",
+                message: format!("encoding the result: {error}"),
+                input: None,
+            }
+            .into_py(py)
+        })?;
+        self.pattern.call1((self.partition, to_python(py, &entry)?))
     }
-    let object = pattern.call_method1(intern!(py, "__new__"), (pattern,))?;
-    object.setattr(intern!(py, "__dict__"), attributes)?;
-    Ok(object)
 }
 
 /// popoto's extension points as Python callables, for one crystallize run.
