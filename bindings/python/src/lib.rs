@@ -4,8 +4,11 @@
 //! `NativeStore` opens a store with the contract's `database::open` and runs any operation
 //! of `operations::all()` by name, with Python values in and out (dicts, lists, str, int,
 //! float, bool, None, converted to and from JSON here); the Python package gives each
-//! operation a method of its own (`call_patterns` hands the popoto drop-in its patterns as
-//! objects of its `Pattern` class, made here rather than from dicts in Python). Every call into the store releases the GIL, so other Python
+//! operation a method of its own. The popoto drop-in's two hot calls skip the JSON
+//! document: `call_patterns` makes its `Pattern` objects from the trajectory operations'
+//! typed output, and `record_episodes` turns the record input it sends straight into the
+//! operation's input (any other input takes the JSON path, so errors stay the contract's).
+//! Every call into the store releases the GIL, so other Python
 //! threads run meanwhile, and runs under `catch_unwind`, so a panic becomes an
 //! `agent_memory.Error` instead of reaching Python. A contract error becomes the exception
 //! class of its kind (`agent_memory.errors`), with `kind`, `message` and `input`.
@@ -18,7 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation};
-use agent_memory_contract::trajectory::PatternEntry;
+use agent_memory_contract::trajectory::{PatternEntry, RecordInput};
 use agent_memory_contract::{Env, ErrorBody, one_line};
 use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
@@ -160,6 +163,29 @@ impl NativeStore {
     ) -> PyResult<Bound<'py, PyAny>> {
         let output = self.run(py, operation, input, now_ms)?;
         to_python(py, &output)
+    }
+
+    /// `trajectory_record` of `input` (a dict, as [`call`](Self::call) takes it) for its
+    /// effect only: returns None. An input of the shape the popoto drop-in sends (str
+    /// partition, fields and fingerprint values, a list of str steps, integer settings and
+    /// times) becomes the operation's input directly, without a JSON document; any other
+    /// goes through [`call`](Self::call)'s path, so it fails as it would there.
+    #[pyo3(signature = (input, now_ms=None))]
+    fn record_episodes(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        now_ms: Option<i64>,
+    ) -> PyResult<()> {
+        let operation = "trajectory_record";
+        let Some(typed) = record_input(input)? else {
+            return self.run(py, operation, Some(input), now_ms).map(drop);
+        };
+        self.in_env(py, operation, now_ms, move |env| {
+            agent_memory_contract::trajectory::record(env, &typed)
+                .map(drop)
+                .map_err(|error| failure_of!(error))
+        })
     }
 
     /// [`call`](Self::call) of an operation whose output lists patterns
@@ -363,6 +389,132 @@ fn input_json(operation: &str, input: Option<&Bound<'_, PyAny>>) -> PyResult<Val
             type_name(value)
         ))),
     }
+}
+
+/// `input` as `trajectory_record`'s input when every value has exactly the type the input
+/// takes (see [`NativeStore::record_episodes`]); `None` for anything else, which the JSON path
+/// then reports as the contract does. An outcome that is no JSON is an error here, as there.
+fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
+    use agent_memory_contract::trajectory::{EpisodeInput, TimeInput};
+    let Ok(input) = input.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let mut record = RecordInput {
+        partition: String::new(),
+        fields: None,
+        cluster_threshold: None,
+        evidence_cap: None,
+        initial_confidence: None,
+        episodes: Vec::new(),
+    };
+    let mut has_partition = false;
+    let mut has_episodes = false;
+    for (key, value) in input.iter() {
+        let Some(key) = plain_str(&key) else {
+            return Ok(None);
+        };
+        let fits = match key.as_str() {
+            "partition" => {
+                plain_str(&value).map(|p| record.partition = p).is_some() && {
+                    has_partition = true;
+                    true
+                }
+            }
+            "fields" => str_list(&value).map(|f| record.fields = Some(f)).is_some(),
+            "cluster_threshold" => plain_u64(&value)
+                .map(|n| record.cluster_threshold = Some(n))
+                .is_some(),
+            "evidence_cap" => plain_u64(&value)
+                .map(|n| record.evidence_cap = Some(n))
+                .is_some(),
+            "initial_confidence" => match value.cast::<PyFloat>() {
+                Ok(x) if value.is_exact_instance_of::<PyFloat>() && x.value().is_finite() => {
+                    record.initial_confidence = Some(x.value());
+                    true
+                }
+                _ => false,
+            },
+            "episodes" => {
+                has_episodes = true;
+                let Ok(episodes) = value.cast::<PyList>() else {
+                    return Ok(None);
+                };
+                for (i, episode) in episodes.iter().enumerate() {
+                    let Ok(episode) = episode.cast::<PyDict>() else {
+                        return Ok(None);
+                    };
+                    let (mut fingerprint, mut trajectory, mut outcome, mut at) =
+                        (None, None, None, None);
+                    for (key, value) in episode.iter() {
+                        match plain_str(&key).as_deref() {
+                            Some("fingerprint") => fingerprint = str_map(&value),
+                            Some("trajectory") => trajectory = str_list(&value),
+                            Some("outcome") => {
+                                let path = &mut format!("input.episodes[{i}].outcome");
+                                outcome = Some(to_json(&value, path, 0)?);
+                            }
+                            Some("recorded_at") if value.is_exact_instance_of::<PyInt>() => {
+                                at = value.extract::<i64>().ok().map(TimeInput::Millis);
+                            }
+                            _ => return Ok(None),
+                        }
+                    }
+                    let (Some(fingerprint), Some(trajectory), Some(outcome), Some(at)) =
+                        (fingerprint, trajectory, outcome, at)
+                    else {
+                        return Ok(None);
+                    };
+                    record.episodes.push(EpisodeInput {
+                        fingerprint,
+                        trajectory,
+                        outcome,
+                        recorded_at: Some(at),
+                    });
+                }
+                true
+            }
+            _ => false,
+        };
+        if !fits {
+            return Ok(None);
+        }
+    }
+    Ok((has_partition && has_episodes).then_some(record))
+}
+
+/// `value` when it is exactly a `str` that is valid Unicode.
+fn plain_str(value: &Bound<'_, PyAny>) -> Option<String> {
+    if !value.is_exact_instance_of::<PyString>() {
+        return None;
+    }
+    value
+        .cast::<PyString>()
+        .ok()?
+        .to_cow()
+        .ok()
+        .map(|text| text.into_owned())
+}
+
+/// `value` when it is exactly an `int` from 0 to `u64::MAX`.
+fn plain_u64(value: &Bound<'_, PyAny>) -> Option<u64> {
+    if !value.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    value.extract::<u64>().ok()
+}
+
+/// `value` when it is a list of [`plain_str`]s.
+fn str_list(value: &Bound<'_, PyAny>) -> Option<Vec<String>> {
+    let list = value.cast::<PyList>().ok()?;
+    list.iter().map(|item| plain_str(&item)).collect()
+}
+
+/// `value` when it is a dict of [`plain_str`]s by [`plain_str`]s.
+fn str_map(value: &Bound<'_, PyAny>) -> Option<std::collections::BTreeMap<String, String>> {
+    let dict = value.cast::<PyDict>().ok()?;
+    dict.iter()
+        .map(|(key, item)| Some((plain_str(&key)?, plain_str(&item)?)))
+        .collect()
 }
 
 /// The failure of an input that does not fit `operation`'s input type, as the contract's
