@@ -4,8 +4,11 @@
 //! `NativeStore` opens a store with the contract's `database::open` and runs any operation
 //! of `operations::all()` by name, with Python values in and out (dicts, lists, str, int,
 //! float, bool, None, converted to and from JSON here); the Python package gives each
-//! operation a method of its own (`call_patterns` hands the popoto drop-in its patterns as
-//! objects of its `Pattern` class, made here rather than from dicts in Python). Every call into the store releases the GIL, so other Python
+//! operation a method of its own. The popoto drop-in's two hot calls skip the JSON
+//! document: `call_patterns` makes its `Pattern` objects from the trajectory operations'
+//! typed output, and `record_episodes` turns the record input it sends straight into the
+//! operation's input (any other input takes the JSON path, so errors stay the contract's).
+//! Every call into the store releases the GIL, so other Python
 //! threads run meanwhile, and runs under `catch_unwind`, so a panic becomes an
 //! `agent_memory.Error` instead of reaching Python. A contract error becomes the exception
 //! class of its kind (`agent_memory.errors`), with `kind`, `message` and `input`.
@@ -18,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation};
+use agent_memory_contract::trajectory::{PatternEntry, RecordInput};
 use agent_memory_contract::{Env, ErrorBody, one_line};
 use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
@@ -27,6 +31,12 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyString, PyTuple, PyType};
 use serde_json::{Map, Number, Value};
+
+/// The allocator of everything the module allocates in Rust (Python's objects keep
+/// Python's): most of a call's values are small and short-lived, which mimalloc serves
+/// faster than the C library's malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// How deep a Python value may nest before it is refused (a JSON document nested deeper is
 /// no input any operation takes, and the limit keeps conversion off the end of the stack).
@@ -155,16 +165,41 @@ impl NativeStore {
         to_python(py, &output)
     }
 
+    /// `trajectory_record` of `input` (a dict, as [`call`](Self::call) takes it) for its
+    /// effect only: returns None. An input of the shape the popoto drop-in sends (str
+    /// partition, fields and fingerprint values, a list of str steps, integer settings and
+    /// times) becomes the operation's input directly, without a JSON document; any other
+    /// goes through [`call`](Self::call)'s path, so it fails as it would there.
+    #[pyo3(signature = (input, now_ms=None))]
+    fn record_episodes(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        now_ms: Option<i64>,
+    ) -> PyResult<()> {
+        let operation = "trajectory_record";
+        let Some(typed) = record_input(input)? else {
+            return self.run(py, operation, Some(input), now_ms).map(drop);
+        };
+        self.in_env(py, operation, now_ms, move |env| {
+            agent_memory_contract::trajectory::record(env, &typed)
+                .map(drop)
+                .map_err(|error| failure_of!(error))
+        })
+    }
+
     /// [`call`](Self::call) of an operation whose output lists patterns
-    /// (`trajectory_recall`, `trajectory_crystallize`), returning only those patterns, each
-    /// as an instance of `pattern` (the popoto drop-in's class) with popoto's attributes:
-    /// `partition` (the object given), `fingerprint`, each fingerprint field,
-    /// `canonical_sequence`, `confidence`, `_last_reinforced` (the RFC 3339 text),
+    /// (`trajectory_recall`, `trajectory_crystallize`, `trajectory_patterns`), returning only
+    /// those patterns, each as an instance of `pattern` (the popoto drop-in's class) with
+    /// popoto's attributes: `partition` (the object given), `fingerprint`, each fingerprint
+    /// field, `canonical_sequence`, `confidence`, `_last_reinforced` (the RFC 3339 text),
     /// `evidence_count`, `corroborations`, `contradictions` and `score` (None outside a
     /// recall). The instance's `__dict__` is filled directly, as the class's `__init__`
     /// would set it; a pattern with a fingerprint field named in `reserved` (the class's
     /// data descriptors, which an assignment goes through) is made by calling
-    /// `pattern(partition, entry)` instead.
+    /// `pattern(partition, entry)` instead. The operation's typed output becomes the objects
+    /// directly, without the JSON document [`call`](Self::call) would build: a recall's
+    /// patterns are most of what it costs through Python.
     // The Python signature: `call`'s three arguments and the three the patterns are made from.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (operation, input, now_ms, pattern, partition, reserved))]
@@ -178,14 +213,39 @@ impl NativeStore {
         partition: &Bound<'py, PyAny>,
         reserved: &Bound<'py, PyFrozenSet>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let output = self.run(py, operation, Some(input), now_ms)?;
-        let entries = match output.get("patterns") {
-            Some(Value::Array(entries)) => entries.as_slice(),
-            _ => &[],
+        use agent_memory_contract::trajectory;
+        let input = input_json(operation, Some(input))?;
+        let entries = match operation {
+            "trajectory_recall" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::recall(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            "trajectory_crystallize" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::crystallize(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            "trajectory_patterns" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::patterns(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            _ => {
+                return Err(Failure::invalid(
+                    operation.to_owned(),
+                    format!("operation {operation:?} lists no patterns"),
+                )
+                .into_py(py));
+            }
         };
+        let maker = PatternMaker::new(pattern, partition, reserved)?;
         let made = PyList::empty(py);
-        for entry in entries {
-            made.append(pattern_object(pattern, partition, reserved, entry)?)?;
+        for entry in &entries {
+            made.append(maker.make(entry)?)?;
         }
         Ok(made)
     }
@@ -280,19 +340,21 @@ impl NativeStore {
             )
             .into_py(py));
         };
-        let input = match input {
-            None => Value::Null,
-            Some(value) if value.is_none() => Value::Null,
-            Some(value) if value.is_instance_of::<PyDict>() => {
-                to_json(value, &mut "input".to_owned(), 0)?
-            }
-            Some(value) => {
-                return Err(PyTypeError::new_err(format!(
-                    "{operation}: input must be a dict, not {}",
-                    type_name(value)
-                )));
-            }
-        };
+        let input = input_json(operation, input)?;
+        self.in_env(py, operation, now_ms, move |env| {
+            op.call(env, input).map_err(|error| failure_of!(error))
+        })
+    }
+
+    /// Runs `work` on this store, "now" fixed by `now_ms`, without the GIL (see
+    /// [`detached`]); a database failure that names no input names the store's location.
+    fn in_env<T: Send>(
+        &self,
+        py: Python<'_>,
+        operation: &str,
+        now_ms: Option<i64>,
+        work: impl FnOnce(&Env<'_>) -> Result<T, Failure> + Send,
+    ) -> PyResult<T> {
         let store = &self.store;
         let location = &self.location;
         detached(py, operation, move || {
@@ -303,8 +365,7 @@ impl NativeStore {
                 // A program in the same process names its own files, as on the command line.
                 files: agent_memory_contract::files::FileAccess::Any,
             };
-            op.call(&env, input).map_err(|error| {
-                let mut failure = failure_of!(error);
+            work(&env).map_err(|mut failure| {
                 if failure.kind == "database" && failure.input.is_none() {
                     failure.input = Some(location.clone());
                 }
@@ -314,51 +375,228 @@ impl NativeStore {
     }
 }
 
-/// One pattern of an operation's output (`entry`, a `PatternEntry` as JSON) as an instance
-/// of the drop-in's class `pattern`: see [`NativeStore::call_patterns`].
-fn pattern_object<'py>(
-    pattern: &Bound<'py, PyType>,
-    partition: &Bound<'py, PyAny>,
-    reserved: &Bound<'py, PyFrozenSet>,
-    entry: &Value,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = pattern.py();
-    let fields = match entry.get("fingerprint") {
-        Some(Value::Object(fields)) => Some(fields),
-        _ => None,
+/// An operation's input as JSON: a dict, or None (or nothing) for an operation without
+/// input; any other value is a `TypeError` naming `operation`.
+fn input_json(operation: &str, input: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
+    match input {
+        None => Ok(Value::Null),
+        Some(value) if value.is_none() => Ok(Value::Null),
+        Some(value) if value.is_instance_of::<PyDict>() => {
+            to_json(value, &mut "input".to_owned(), 0)
+        }
+        Some(value) => Err(PyTypeError::new_err(format!(
+            "{operation}: input must be a dict, not {}",
+            type_name(value)
+        ))),
+    }
+}
+
+/// `input` as `trajectory_record`'s input when every value has exactly the type the input
+/// takes (see [`NativeStore::record_episodes`]); `None` for anything else, which the JSON path
+/// then reports as the contract does. An outcome that is no JSON is an error here, as there.
+fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
+    use agent_memory_contract::trajectory::{EpisodeInput, TimeInput};
+    let Ok(input) = input.cast::<PyDict>() else {
+        return Ok(None);
     };
-    let mut plain = true;
-    for name in fields.into_iter().flat_map(|fields| fields.keys()) {
-        plain &= !reserved.contains(name)?;
+    let mut record = RecordInput {
+        partition: String::new(),
+        fields: None,
+        cluster_threshold: None,
+        evidence_cap: None,
+        initial_confidence: None,
+        episodes: Vec::new(),
+    };
+    let mut has_partition = false;
+    let mut has_episodes = false;
+    for (key, value) in input.iter() {
+        let Some(key) = plain_str(&key) else {
+            return Ok(None);
+        };
+        let fits = match key.as_str() {
+            "partition" => {
+                plain_str(&value).map(|p| record.partition = p).is_some() && {
+                    has_partition = true;
+                    true
+                }
+            }
+            "fields" => str_list(&value).map(|f| record.fields = Some(f)).is_some(),
+            "cluster_threshold" => plain_u64(&value)
+                .map(|n| record.cluster_threshold = Some(n))
+                .is_some(),
+            "evidence_cap" => plain_u64(&value)
+                .map(|n| record.evidence_cap = Some(n))
+                .is_some(),
+            "initial_confidence" => match value.cast::<PyFloat>() {
+                Ok(x) if value.is_exact_instance_of::<PyFloat>() && x.value().is_finite() => {
+                    record.initial_confidence = Some(x.value());
+                    true
+                }
+                _ => false,
+            },
+            "episodes" => {
+                has_episodes = true;
+                let Ok(episodes) = value.cast::<PyList>() else {
+                    return Ok(None);
+                };
+                for (i, episode) in episodes.iter().enumerate() {
+                    let Ok(episode) = episode.cast::<PyDict>() else {
+                        return Ok(None);
+                    };
+                    let (mut fingerprint, mut trajectory, mut outcome, mut at) =
+                        (None, None, None, None);
+                    for (key, value) in episode.iter() {
+                        match plain_str(&key).as_deref() {
+                            Some("fingerprint") => fingerprint = str_map(&value),
+                            Some("trajectory") => trajectory = str_list(&value),
+                            Some("outcome") => {
+                                let path = &mut format!("input.episodes[{i}].outcome");
+                                outcome = Some(to_json(&value, path, 0)?);
+                            }
+                            Some("recorded_at") if value.is_exact_instance_of::<PyInt>() => {
+                                at = value.extract::<i64>().ok().map(TimeInput::Millis);
+                            }
+                            _ => return Ok(None),
+                        }
+                    }
+                    let (Some(fingerprint), Some(trajectory), Some(outcome), Some(at)) =
+                        (fingerprint, trajectory, outcome, at)
+                    else {
+                        return Ok(None);
+                    };
+                    record.episodes.push(EpisodeInput {
+                        fingerprint,
+                        trajectory,
+                        outcome,
+                        recorded_at: Some(at),
+                    });
+                }
+                true
+            }
+            _ => false,
+        };
+        if !fits {
+            return Ok(None);
+        }
     }
-    if !plain || fields.is_none() {
-        return pattern.call1((partition, to_python(py, entry)?));
+    Ok((has_partition && has_episodes).then_some(record))
+}
+
+/// `value` when it is exactly a `str` that is valid Unicode.
+fn plain_str(value: &Bound<'_, PyAny>) -> Option<String> {
+    if !value.is_exact_instance_of::<PyString>() {
+        return None;
     }
-    let attributes = PyDict::new(py);
-    attributes.set_item(intern!(py, "partition"), partition)?;
-    let fingerprint = PyDict::new(py);
-    attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
-    for (name, value) in fields.into_iter().flatten() {
-        let name = PyString::new(py, name);
-        let value = to_python(py, value)?;
-        fingerprint.set_item(&name, &value)?;
-        attributes.set_item(name, value)?;
+    value
+        .cast::<PyString>()
+        .ok()?
+        .to_cow()
+        .ok()
+        .map(|text| text.into_owned())
+}
+
+/// `value` when it is exactly an `int` from 0 to `u64::MAX`.
+fn plain_u64(value: &Bound<'_, PyAny>) -> Option<u64> {
+    if !value.is_exact_instance_of::<PyInt>() {
+        return None;
     }
-    for (attribute, key) in [
-        (intern!(py, "canonical_sequence"), "canonical_sequence"),
-        (intern!(py, "confidence"), "confidence"),
-        (intern!(py, "_last_reinforced"), "last_reinforced"),
-        (intern!(py, "evidence_count"), "evidence_count"),
-        (intern!(py, "corroborations"), "corroborations"),
-        (intern!(py, "contradictions"), "contradictions"),
-        (intern!(py, "score"), "score"),
-    ] {
-        let value = entry.get(key).unwrap_or(&Value::Null);
-        attributes.set_item(attribute, to_python(py, value)?)?;
+    value.extract::<u64>().ok()
+}
+
+/// `value` when it is a list of [`plain_str`]s.
+fn str_list(value: &Bound<'_, PyAny>) -> Option<Vec<String>> {
+    let list = value.cast::<PyList>().ok()?;
+    list.iter().map(|item| plain_str(&item)).collect()
+}
+
+/// `value` when it is a dict of [`plain_str`]s by [`plain_str`]s.
+fn str_map(value: &Bound<'_, PyAny>) -> Option<std::collections::BTreeMap<String, String>> {
+    let dict = value.cast::<PyDict>().ok()?;
+    dict.iter()
+        .map(|(key, item)| Some((plain_str(&key)?, plain_str(&item)?)))
+        .collect()
+}
+
+/// The failure of an input that does not fit `operation`'s input type, as the contract's
+/// `Operation::call` reports it.
+fn arguments(operation: &str, error: serde_json::Error) -> Failure {
+    Failure::invalid(
+        "arguments".to_owned(),
+        format!("invalid arguments for {operation}: {error}"),
+    )
+}
+
+/// Makes the popoto drop-in's pattern objects of one call: see
+/// [`NativeStore::call_patterns`].
+struct PatternMaker<'a, 'py> {
+    pattern: &'a Bound<'py, PyType>,
+    partition: &'a Bound<'py, PyAny>,
+    reserved: &'a Bound<'py, PyFrozenSet>,
+    /// `pattern.__new__`, looked up once per call.
+    new: Bound<'py, PyAny>,
+}
+
+impl<'a, 'py> PatternMaker<'a, 'py> {
+    fn new(
+        pattern: &'a Bound<'py, PyType>,
+        partition: &'a Bound<'py, PyAny>,
+        reserved: &'a Bound<'py, PyFrozenSet>,
+    ) -> PyResult<Self> {
+        let new = pattern.getattr(intern!(pattern.py(), "__new__"))?;
+        Ok(PatternMaker {
+            pattern,
+            partition,
+            reserved,
+            new,
+        })
     }
-    let object = pattern.call_method1(intern!(py, "__new__"), (pattern,))?;
-    object.setattr(intern!(py, "__dict__"), attributes)?;
-    Ok(object)
+
+    /// `entry` as an instance of the pattern class.
+    fn make(&self, entry: &PatternEntry) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.pattern.py();
+        let mut names = Vec::with_capacity(entry.fingerprint.len());
+        for name in entry.fingerprint.keys() {
+            let name = PyString::new(py, name);
+            if self.reserved.contains(&name)? {
+                return self.made_by_init(entry);
+            }
+            names.push(name);
+        }
+        let attributes = PyDict::new(py);
+        attributes.set_item(intern!(py, "partition"), self.partition)?;
+        let fingerprint = PyDict::new(py);
+        attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
+        for (name, value) in names.into_iter().zip(entry.fingerprint.values()) {
+            let value = PyString::new(py, value);
+            fingerprint.set_item(&name, &value)?;
+            attributes.set_item(name, value)?;
+        }
+        let sequence = PyList::new(py, &entry.canonical_sequence)?;
+        attributes.set_item(intern!(py, "canonical_sequence"), sequence)?;
+        attributes.set_item(intern!(py, "confidence"), entry.confidence)?;
+        attributes.set_item(intern!(py, "_last_reinforced"), &entry.last_reinforced)?;
+        attributes.set_item(intern!(py, "evidence_count"), entry.evidence_count)?;
+        attributes.set_item(intern!(py, "corroborations"), entry.corroborations)?;
+        attributes.set_item(intern!(py, "contradictions"), entry.contradictions)?;
+        attributes.set_item(intern!(py, "score"), entry.score)?;
+        let object = self.new.call1((self.pattern,))?;
+        object.setattr(intern!(py, "__dict__"), attributes)?;
+        Ok(object)
+    }
+
+    /// `entry` made by the class's own `__init__`, from the entry as its JSON dict.
+    fn made_by_init(&self, entry: &PatternEntry) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.pattern.py();
+        let entry = serde_json::to_value(entry).map_err(|error| {
+            Failure {
+                kind: "error",
+                message: format!("encoding the result: {error}"),
+                input: None,
+            }
+            .into_py(py)
+        })?;
+        self.pattern.call1((self.partition, to_python(py, &entry)?))
+    }
 }
 
 /// popoto's extension points as Python callables, for one crystallize run.

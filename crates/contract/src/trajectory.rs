@@ -236,11 +236,12 @@ pub struct PatternEntry {
 }
 
 impl PatternEntry {
-    fn new(pattern: &Pattern, score: Option<f64>) -> Self {
+    /// The entry of `pattern`, which it takes apart rather than copy.
+    fn new(pattern: Pattern, score: Option<f64>) -> Self {
         PatternEntry {
             score,
             fingerprint: pattern.fingerprint.pairs().iter().cloned().collect(),
-            canonical_sequence: pattern.canonical_sequence.clone(),
+            canonical_sequence: pattern.canonical_sequence,
             confidence: pattern.stats.confidence,
             evidence_count: pattern.stats.evidence_count,
             corroborations: pattern.stats.corroborations,
@@ -565,7 +566,7 @@ pub fn crystallize_with_hooks(
     Ok(CrystallizeOutput {
         partition: input.partition.clone(),
         patterns: patterns
-            .iter()
+            .into_iter()
             .map(|p| PatternEntry::new(p, None))
             .collect(),
         threshold: target.memory.config().cluster_threshold,
@@ -610,8 +611,8 @@ pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
     Ok(RecallOutput {
         partition: input.partition.clone(),
         patterns: scored
-            .iter()
-            .map(|s| PatternEntry::new(&s.pattern, Some(s.score)))
+            .into_iter()
+            .map(|s| PatternEntry::new(s.pattern, Some(s.score)))
             .collect(),
         note: None,
     })
@@ -629,7 +630,7 @@ pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> 
         partition: input.partition.clone(),
         fields: target.memory.config().fingerprint_fields.clone(),
         patterns: patterns
-            .iter()
+            .into_iter()
             .map(|p| PatternEntry::new(p, None))
             .collect(),
         note,

@@ -1,6 +1,8 @@
 //! [`MetaStore`] on the `meta` table.
 
 use agent_memory_core::store::meta::compare_and_set_conflict;
+use std::sync::OnceLock;
+
 use agent_memory_core::{MetaKey, MetaStore, Result};
 use rusqlite::{OptionalExtension, params};
 
@@ -10,6 +12,50 @@ pub(crate) fn get(conn: &rusqlite::Connection, key: &MetaKey) -> rusqlite::Resul
     conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
         .query_row([key.as_str()], |row| row.get(0))
         .optional()
+}
+
+/// The value of each of `keys`, in their order: one statement for up to [`KEYS_AT_ONCE`]
+/// keys (a trajectory operation reads a partition's four settings first, every call).
+pub(crate) fn get_all(
+    conn: &rusqlite::Connection,
+    keys: &[&str],
+) -> rusqlite::Result<Vec<Option<String>>> {
+    let mut values = vec![None; keys.len()];
+    for (chunk, found) in keys
+        .chunks(KEYS_AT_ONCE)
+        .zip(values.chunks_mut(KEYS_AT_ONCE))
+    {
+        let mut stmt = conn.prepare_cached(get_all_sql(chunk.len()))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(chunk.iter().copied()))?;
+        while let Some(row) = rows.next()? {
+            let i: usize = row.get(0)?;
+            if let Some(slot) = found.get_mut(i) {
+                *slot = Some(row.get(1)?);
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// How many keys [`get_all`] reads with one statement.
+const KEYS_AT_ONCE: usize = 8;
+
+/// The statement of [`get_all`] for `n` keys (1 to [`KEYS_AT_ONCE`]), built once: a point
+/// lookup per key, each row with the key's place. (`key IN (...)` would build a temporary
+/// index of the list at every run, which costs more than the lookups it saves.)
+fn get_all_sql(n: usize) -> &'static str {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        (1..=KEYS_AT_ONCE)
+            .map(|n| {
+                (0..n)
+                    .map(|i| format!("SELECT {i}, value FROM meta WHERE key = ?{}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join(" UNION ALL ")
+            })
+            .collect()
+    });
+    &all[n.clamp(1, KEYS_AT_ONCE) - 1]
 }
 
 pub(crate) fn put(conn: &rusqlite::Connection, key: &MetaKey, value: &str) -> rusqlite::Result<()> {
@@ -26,9 +72,8 @@ impl MetaStore for SqliteStore {
     }
 
     fn meta_get_all(&self, keys: &[&MetaKey]) -> Result<Vec<Option<String>>> {
-        self.read("read meta entries", |conn| {
-            keys.iter().map(|key| get(conn, key)).collect()
-        })
+        let keys: Vec<&str> = keys.iter().map(|key| key.as_str()).collect();
+        self.read("read meta entries", |conn| get_all(conn, &keys))
     }
 
     fn meta_set(&self, key: &MetaKey, value: &str) -> Result<Option<String>> {

@@ -6,7 +6,7 @@
 //! and each finds the watermark its predecessor left, so every episode is observed once.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
@@ -62,12 +62,9 @@ struct FingerprintCache {
 /// The `meta` key counting forgotten partitions.
 const FORGET_GENERATION: &str = "store.trajectory.forget_generation";
 
-fn forget_generation(conn: &Connection) -> rusqlite::Result<i64> {
-    let value: Option<String> = conn
-        .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
-        .query_row([FORGET_GENERATION], |row| row.get(0))
-        .optional()?;
-    Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+/// The forget generation of its stored `meta` value (none yet: 0).
+fn parse_generation(value: Option<String>) -> i64 {
+    value.and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 impl FingerprintIds {
@@ -273,12 +270,20 @@ pub(crate) fn for_each_group(
 /// How many filter pairs recall narrows by in SQL; any further pairs are checked on the rows.
 const MAX_INDEXED_PAIRS: usize = 4;
 
-/// The recall query for a filter of `pairs` pairs: parameters are the partition, then each
-/// field and value. Each pair joins the field index by its key (the first pair a range of
-/// it, each further one a point lookup), so the query builds no temporary table.
-fn patterns_sql(pairs: usize) -> String {
+/// The recall query for a filter of `pairs` pairs (at most [`MAX_INDEXED_PAIRS`]), built once
+/// per number of pairs: parameters are the partition, then each field and value. Each pair
+/// joins the field index by its key (the first pair a range of it, each further one a point
+/// lookup), so the query builds no temporary table. It reads a pattern's columns only
+/// ([`pattern_row`]), not the group's pending observations.
+fn patterns_sql(pairs: usize) -> &'static str {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    let all = SQL.get_or_init(|| (0..=MAX_INDEXED_PAIRS).map(build_patterns_sql).collect());
+    &all[pairs.min(MAX_INDEXED_PAIRS)]
+}
+
+fn build_patterns_sql(pairs: usize) -> String {
     let base = format!(
-        "SELECT {GROUP_COLUMNS} FROM trajectory_group g \
+        "SELECT {PATTERN_COLUMNS} FROM trajectory_group g \
          JOIN trajectory_fingerprint f ON f.id = g.fp_id WHERE g.confidence IS NOT NULL"
     );
     if pairs == 0 {
@@ -298,6 +303,65 @@ fn patterns_sql(pairs: usize) -> String {
     }
     let base = base.replacen(" WHERE", &format!("{joins} WHERE"), 1);
     format!("{base}{matching}")
+}
+
+/// The columns of a group that make its pattern, as [`pattern_row`] reads them.
+const PATTERN_COLUMNS: &str = "f.fingerprint, g.canonical, g.canonical_count, \
+     g.canonical_newest, g.canonical_first_seq, g.confidence, g.evidence_count, \
+     g.corroborations, g.contradictions, g.last_reinforced";
+
+/// The pattern of a row of [`PATTERN_COLUMNS`], decoded from the borrowed column text, as
+/// [`GroupRow::decode`] and [`Pattern::of_group`] would make it: `None` when the group is no
+/// pattern (a statistic is missing); its canonical sequence is empty when the group has no
+/// complete canonical tally.
+fn pattern_row(partition: &Partition, row: &rusqlite::Row<'_>) -> Result<Option<Pattern>> {
+    let sql = |e| to_core("recall patterns", e);
+    let loc = "trajectory_group";
+    let count = |i: usize| -> Result<Option<u64>> {
+        row.get::<_, Option<i64>>(i)
+            .map_err(sql)?
+            .map(|v| seq_from_sql(v, loc))
+            .transpose()
+    };
+    let stats = match (
+        row.get::<_, Option<f64>>(5).map_err(sql)?,
+        count(6)?,
+        count(7)?,
+        count(8)?,
+        row.get::<_, Option<i64>>(9).map_err(sql)?,
+    ) {
+        (Some(c), Some(e), Some(co), Some(ct), Some(l)) => PatternStats {
+            confidence: c,
+            evidence_count: e,
+            corroborations: co,
+            contradictions: ct,
+            last_reinforced: Timestamp::from_millis(l),
+        },
+        _ => return Ok(None),
+    };
+    let text = |i: usize| -> Result<Option<&str>> {
+        match row.get_ref(i).map_err(sql)? {
+            rusqlite::types::ValueRef::Null => Ok(None),
+            value => value
+                .as_str()
+                .map(Some)
+                .map_err(|e| Error::corrupt(loc, format!("column {i}: {e}"))),
+        }
+    };
+    let fingerprint = Fingerprint::from_key(text(0)?.unwrap_or_default())?;
+    let complete = count(2)?.is_some()
+        && row.get::<_, Option<i64>>(3).map_err(sql)?.is_some()
+        && count(4)?.is_some();
+    let canonical_sequence = match text(1)? {
+        Some(t) if complete => decode_trajectory(t)?,
+        _ => Vec::new(),
+    };
+    Ok(Some(Pattern {
+        partition: partition.clone(),
+        fingerprint,
+        canonical_sequence,
+        stats,
+    }))
 }
 
 fn write_group(conn: &Connection, fp_id: i64, group: &Group) -> rusqlite::Result<()> {
@@ -468,13 +532,20 @@ impl EpisodeStore for SqliteStore {
             return Ok(Vec::new());
         }
         let (stored, committed, generation) = self.write(op, |tx| {
-            let generation = forget_generation(tx).map_err(|e| to_core(op, e))?;
+            // The forget generation and every setting in one read.
+            let keys: Vec<&str> = std::iter::once(FORGET_GENERATION)
+                .chain(settings.iter().map(|(key, _)| key.as_str()))
+                .collect();
+            let mut found = meta::get_all(tx, &keys)
+                .map_err(|e| to_core(op, e))?
+                .into_iter();
+            let generation = parse_generation(found.next().flatten());
             self.fingerprint_ids.sync(generation);
             // Every setting is checked before the first write, so a conflict leaves the
             // transaction without changes.
             let mut unset = Vec::new();
-            for (key, wanted) in settings {
-                match meta::get(tx, key).map_err(|e| to_core(op, e))? {
+            for ((key, wanted), found) in settings.iter().zip(found) {
+                match found {
                     Some(found) if found != *wanted => {
                         return Err(settings_conflict(key, wanted, &found));
                     }
@@ -729,32 +800,31 @@ impl PatternStore for SqliteStore {
 
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>> {
         let name = partition.as_str();
+        let sql = |e| to_core("recall patterns", e);
         // Every pair of the filter (up to a bound) narrows in SQL, through the field index:
         // an exact recall reads its one group, not every group sharing its first field.
         let pairs = &filter.pairs()[..filter.pairs().len().min(MAX_INDEXED_PAIRS)];
-        let rows = self.read("recall patterns", |conn| {
-            let mut stmt = conn.prepare_cached(&patterns_sql(pairs.len()))?;
+        // Each row becomes its pattern as it is read: no row is copied out first.
+        self.read_with(|conn| {
+            let mut stmt = conn
+                .prepare_cached(patterns_sql(pairs.len()))
+                .map_err(sql)?;
             let values = std::iter::once(name)
                 .chain(pairs.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
-            stmt.query_map(rusqlite::params_from_iter(values), group_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-        })?;
-        let mut patterns = Vec::with_capacity(rows.len());
-        for row in rows {
-            let group = row.decode()?;
-            if !group.fingerprint.matches(filter) {
-                continue;
+            let mut rows = stmt
+                .query(rusqlite::params_from_iter(values))
+                .map_err(sql)?;
+            let mut patterns = Vec::new();
+            while let Some(row) = rows.next().map_err(sql)? {
+                let Some(pattern) = pattern_row(partition, row)? else {
+                    continue;
+                };
+                if pattern.fingerprint.matches(filter) {
+                    patterns.push(pattern);
+                }
             }
-            if let Some(stats) = group.pattern {
-                patterns.push(Pattern {
-                    partition: partition.clone(),
-                    fingerprint: group.fingerprint,
-                    canonical_sequence: group.canonical.map(|t| t.trajectory).unwrap_or_default(),
-                    stats,
-                });
-            }
-        }
-        Ok(patterns)
+            Ok(patterns)
+        })
     }
 
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {

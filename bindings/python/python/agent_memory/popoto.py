@@ -180,23 +180,22 @@ class TrajectoryMemory:
         now = float(self.clock())
         recorded_at = round(now * 1000)
         made = []
+        # Each episode's input is made with it, in one pass (a single record's hot path).
+        given = []
         for fingerprint, trajectory, outcome in episodes:
-            values = {name: str(value) for name, value in fingerprint.items()}
-            made.append(Episode(partition, values, list(trajectory), outcome, now))
-        given: Dict[str, Any] = {"fields": self.fingerprint_fields}
-        for name in ("cluster_threshold", "evidence_cap", "initial_confidence"):
-            if getattr(self, name) is not None:
-                given[name] = getattr(self, name)
-        self.store._native.call("trajectory_record", {
-            "partition": partition,
-            **given,
-            "episodes": [{
-                "fingerprint": e.fingerprint,
-                "trajectory": e.trajectory,
-                "outcome": e.outcome,
-                "recorded_at": recorded_at,
-            } for e in made],
-        }, self.store._now_ms())
+            episode = Episode(partition, {name: str(value) for name, value in fingerprint.items()},
+                              list(trajectory), outcome, now)
+            made.append(episode)
+            given.append({"fingerprint": episode.fingerprint, "trajectory": episode.trajectory,
+                          "outcome": outcome, "recorded_at": recorded_at})
+        request: Dict[str, Any] = {"partition": partition, "fields": self.fingerprint_fields, "episodes": given}
+        if self.cluster_threshold is not None:
+            request["cluster_threshold"] = self.cluster_threshold
+        if self.evidence_cap is not None:
+            request["evidence_cap"] = self.evidence_cap
+        if self.initial_confidence is not None:
+            request["initial_confidence"] = self.initial_confidence
+        self.store._native.record_episodes(request, self.store._now_ms())
         return made
 
     def crystallize(self, partition: str) -> List[Pattern]:

@@ -182,5 +182,18 @@ fn get_all_reads_each_key_in_order<S: MetaStore>(store: &S) -> CaseResult {
         ]
     );
     ensure_eq!(store.meta_get_all(&[])?, Vec::<Option<String>>::new());
+    // More keys than a backend may read with one statement, set and unset ones mixed, one
+    // repeated far apart: each answer still lands in its key's place.
+    let many: Vec<MetaKey> = (0..21).map(|i| key(&format!("all.many.{i}"))).collect();
+    for (i, k) in many.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+        store.meta_set(k, &i.to_string())?;
+    }
+    let mut asked: Vec<&MetaKey> = many.iter().collect();
+    asked.push(&many[18]);
+    let expected: Vec<Option<String>> = (0..21)
+        .chain([18])
+        .map(|i| (i % 3 == 0).then(|| i.to_string()))
+        .collect();
+    ensure_eq!(store.meta_get_all(&asked)?, expected);
     Ok(())
 }
