@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation};
@@ -42,10 +42,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// no input any operation takes, and the limit keeps conversion off the end of the stack).
 const MAX_DEPTH: usize = 128;
 
-/// Every operation of the contract, built once.
+/// Every operation of the contract, built once (the contract's own table).
 fn operations() -> &'static [Operation] {
-    static ALL: OnceLock<Vec<Operation>> = OnceLock::new();
-    ALL.get_or_init(operations::all)
+    operations::table()
 }
 
 /// An error as the contract describes it, before it becomes a Python exception.
