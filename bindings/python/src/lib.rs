@@ -32,12 +32,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyString, PyTuple, PyType};
 use serde_json::{Map, Number, Value};
 
-/// The allocator of everything the module allocates in Rust (Python's objects keep
-/// Python's): most of a call's values are small and short-lived, which mimalloc serves
-/// faster than the C library's malloc.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// How deep a Python value may nest before it is refused (a JSON document nested deeper is
 /// no input any operation takes, and the limit keeps conversion off the end of the stack).
 const MAX_DEPTH: usize = 128;
