@@ -22,6 +22,8 @@
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createRequire } from 'node:module'
+import { dirname } from 'node:path'
 import { Store, runCli } from 'durable-agent-memory'
 import { TrajectoryStore, useDatabase } from 'durable-agent-memory/browser-agent-driver'
 
@@ -250,6 +252,45 @@ function measure(folder, figures, rust, n) {
   if (rustMedian !== undefined) emit(figures, 'addon cost per recorded run over Rust, median', n, ours - rustMedian, 'us', undefined, true)
   const contract = rust.get(`recorded run median through the contract on sqlite holding N trajectories@${n}`)
   if (contract !== undefined) emit(figures, 'addon cost per recorded run over the contract in Rust, median', n, ours - contract, 'us', undefined, true)
+  inProcess(db, figures, w, n)
+}
+
+/**
+ * The package's own cost per recorded run, measured in one process: the same runs recorded
+ * in blocks of 50, in turns, through `recordRunSync` and through the addon's bench-only timer
+ * (`timeCallsJsonSync`: the contract operation on the input's JSON text, timed in Rust inside
+ * the addon), on one store handle. Both meet the same store, allocator and machine state, so
+ * the difference of the medians is what JavaScript, the JSON text and the crossing add. Only
+ * an addon built with the `bench` feature (as `cargo xtask bench` builds it) has the timer.
+ */
+function inProcess(db, figures, w, n) {
+  const require = createRequire(import.meta.url)
+  const native = require(join(dirname(require.resolve('durable-agent-memory')), '..', 'native.js'))
+  if (typeof native.NativeStore.prototype.timeCallsJsonSync !== 'function') {
+    console.log('node W-bad: the addon has no Rust-side timer (built without the bench feature); the in-process comparison is skipped')
+    return
+  }
+  const raw = native.NativeStore.openSync(db, NOW)
+  const store = new Store(raw, db)
+  const ours = []
+  const theirs = []
+  const block = 50
+  for (let b = 0; b < 40; b++) {
+    for (let i = b * block; i < (b + 1) * block; i++) {
+      const r = { ...report(w, i), run_id: `js_${i}` }
+      const start = process.hrtime.bigint()
+      store.browser.recordRunSync(r)
+      ours.push(Number(process.hrtime.bigint() - start) / 1e3)
+    }
+    const texts = []
+    for (let i = b * block; i < (b + 1) * block; i++) texts.push(JSON.stringify({ ...report(w, i), run_id: `rust_${i}` }))
+    theirs.push(...raw.timeCallsJsonSync('browser_record_run', texts))
+  }
+  store.close()
+  const rust = percentile(theirs, 0.5)
+  const js = percentile(ours, 0.5)
+  emit(figures, 'recorded run median through the package, in turns with the same call timed in Rust in the process', n, js, 'us', rust, true)
+  emit(figures, 'addon cost per recorded run over the same call timed in Rust in the process, median', n, js - rust, 'us', undefined, true)
 }
 
 function main() {

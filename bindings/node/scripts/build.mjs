@@ -1,6 +1,7 @@
 // Builds the native addon with napi-rs from the Cargo workspace's own target folder, so the
 // workspace's compiled dependencies are reused: `cargo build -p agent-memory-node` (the dev
-// profile unless `--release` or `--profile NAME` is given), with napi-derive writing its type
+// profile unless `--release` or `--profile NAME` is given; `--features bench` adds the bench's
+// Rust-side timer), with napi-derive writing its type
 // definitions, then napi-rs's own generators write `native.d.ts` and the loader `native.js`
 // (which tries the `.node` file beside it first, then the per-platform package), and the
 // library is copied to `agent-memory.<platform>.node`.
@@ -17,10 +18,12 @@ import { generateTypeDef, writeJsBinding } from '@napi-rs/cli'
 const here = dirname(dirname(fileURLToPath(import.meta.url)))
 const args = process.argv.slice(2)
 let profile = 'dev'
+const features = []
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--release') profile = 'release'
   else if (args[i] === '--profile') profile = args[++i]
-  else throw new Error(`unknown argument ${JSON.stringify(args[i])} (expected --release or --profile NAME)`)
+  else if (args[i] === '--features') features.push('--features', args[++i])
+  else throw new Error(`unknown argument ${JSON.stringify(args[i])} (expected --release, --profile NAME or --features LIST)`)
 }
 
 const cargo = process.env.CARGO || 'cargo'
@@ -36,7 +39,7 @@ if (readdirSync(typeDefDir).length === 0) {
   const now = new Date()
   utimesSync(lib, now, now)
 }
-execFileSync(cargo, ['build', '-p', 'agent-memory-node', '--lib', '--profile', profile], {
+execFileSync(cargo, ['build', '-p', 'agent-memory-node', '--lib', '--profile', profile, ...features], {
   cwd: here,
   stdio: 'inherit',
   env: { ...process.env, NAPI_TYPE_DEF_TMP_FOLDER: typeDefDir },

@@ -10,6 +10,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod browser;
 
 /// Every allocation of the addon (the store, the contract, SQLite's through Rust) comes from
@@ -84,7 +86,7 @@ fn integers(value: &mut Value) {
 }
 
 /// An operation's input as it came from JavaScript.
-enum Input<'a> {
+pub(crate) enum Input<'a> {
     /// An object napi converted, whose numbers are all floats.
     Value(Value),
     /// The text of `JSON.stringify`, whose whole numbers are written as integers.
@@ -92,7 +94,12 @@ enum Input<'a> {
 }
 
 /// Runs the operation `name` on `store` with `input`.
-fn call_operation(store: &Store, now: Option<i64>, name: &str, input: Input<'_>) -> Result<Value> {
+pub(crate) fn call_operation(
+    store: &Store,
+    now: Option<i64>,
+    name: &str,
+    input: Input<'_>,
+) -> Result<Value> {
     let Some(operation) = operations::find(name) else {
         return Err(failure(
             "usage",

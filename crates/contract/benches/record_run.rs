@@ -5,7 +5,7 @@
 //! packages call it.
 //!
 //! Sizes come from `AGENT_MEMORY_BENCH_SIZES` (default: the smallest, 1,000). The medians are
-//! appended to `<target>/bench-figures/W-bad.jsonl` (not in `--test` mode), where the Node
+//! appended to `<target>/bench-figures/W-bad.jsonl` (not under `cargo test`), where the Node
 //! package's bench reads the contract's as the baseline of its own recorded run.
 
 use std::io::Write;
@@ -39,8 +39,10 @@ fn sizes() -> Vec<usize> {
     }
 }
 
+/// `cargo bench` passes `--bench`; `cargo test --benches` (CI's smoke run) passes nothing, and
+/// gets a short run that writes no figures.
 fn test_mode() -> bool {
-    std::env::args().any(|a| a == "--test")
+    !std::env::args().any(|a| a == "--bench")
 }
 
 fn figure(name: &str, n: usize, value: f64, baseline: Option<f64>) {
