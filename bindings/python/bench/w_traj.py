@@ -9,8 +9,10 @@ Per size N, in one process, the same work three ways, each on a fresh store:
 - through `agent_memory.popoto` on a SQLite file (a popoto user's code after the migration);
 - through the Rust library on another SQLite file: the same contract operations with the same
   inputs the drop-in sends, timed in Rust (`agent_memory._native.time_calls`, in the wheel
-  this bench builds), each call right after the same call through Python, so both sides see
-  the machine in the same moment and the difference is what the binding adds per call;
+  this bench builds), each call next to the same call through Python, so both sides see
+  the machine in the same moment and the difference is what the binding adds per call. Which
+  of the two goes first alternates from call to call: the second of two like calls finds the
+  caches warm (the same pages, the same code), worth several microseconds;
 - with `--redis`, popoto 1.10.1's own recipe on that Redis (its database is FLUSHED).
 
 The work: the N episodes recorded in batches of 1,000 (one call each), min(N, 1,000) more
@@ -98,8 +100,8 @@ def recall_input(query):
 
 
 def side_by_side(folder, n, episodes, exact, partial):
-    """The drop-in's figures and the Rust library's, each call through Python followed by the
-    same call in Rust, so both see the machine in the same moment: per-call times in seconds,
+    """The drop-in's figures and the Rust library's, each call through Python next to the same
+    call in Rust (first one, then the other), so both see the machine in the same moment: per-call times in seconds,
     batched episodes per second, crystallize seconds. Each side has a store of its own."""
     tm = TrajectoryMemory(db=os.path.join(folder, f"python_{n}.db"), fingerprint_fields=FIELDS,
                           cluster_threshold=THRESHOLD)
@@ -116,22 +118,30 @@ def side_by_side(folder, n, episodes, exact, partial):
     rs["batched"] = n / sum(in_rust("trajectory_record", [record_input(episodes[i:i + CHUNK])
                                                           for i in range(0, n, CHUNK)]))
     py["single"], rs["single"] = [], []
-    for fingerprint, trajectory, outcome in episodes[:min(CHUNK, n)]:
+    for i, (fingerprint, trajectory, outcome) in enumerate(episodes[:min(CHUNK, n)]):
+        given = [record_input([(fingerprint, trajectory, outcome)])]
+        if i % 2:
+            rs["single"].extend(in_rust("trajectory_record", given))
         start = time.perf_counter()
         tm.record_episode(fingerprint=fingerprint, trajectory=trajectory, outcome=outcome, partition=PARTITION)
         py["single"].append(time.perf_counter() - start)
-        rs["single"].extend(in_rust("trajectory_record", [record_input([(fingerprint, trajectory, outcome)])]))
+        if not i % 2:
+            rs["single"].extend(in_rust("trajectory_record", given))
     start = time.perf_counter()
     tm.crystallize(partition=PARTITION)
     py["crystallize"] = time.perf_counter() - start
     [rs["crystallize"]] = in_rust("trajectory_crystallize", [{"partition": PARTITION}])
     for kind, queries in (("exact", exact), ("partial", partial)):
         py[kind], rs[kind] = [], []
-        for query in queries:
+        for i, query in enumerate(queries):
+            given = [recall_input(query)]
+            if i % 2:
+                rs[kind].extend(in_rust("trajectory_recall", given))
             start = time.perf_counter()
             tm.recall(fingerprint=query, partition=PARTITION, limit=RECALL_LIMIT)
             py[kind].append(time.perf_counter() - start)
-            rs[kind].extend(in_rust("trajectory_recall", [recall_input(query)]))
+            if not i % 2:
+                rs[kind].extend(in_rust("trajectory_recall", given))
     return py, rs
 
 
@@ -190,7 +200,7 @@ def measure(folder, figures, n, peer, redis):
             figures.emit(vs, f"recall {name}, {kind}", n, micros(percentile(ours, q)), "us", True,
                          micros(percentile(theirs, q)))
     # What the binding adds per call: the median of each call's time through Python minus
-    # the same call's time in Rust, made just after it.
+    # the same call's time in Rust, made next to it.
     for name, key in (("record single", "single"), ("recall exact", "exact"), ("recall partial", "partial")):
         added = statistics.median(p - r for p, r in zip(py[key], rs[key]))
         figures.emit(vs, f"binding overhead, {name}", n, micros(added), "us", True)
