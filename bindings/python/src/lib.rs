@@ -192,7 +192,9 @@ impl NativeStore {
     /// data descriptors, which an assignment goes through) is made by calling
     /// `pattern(partition, entry)` instead. The operation's typed output becomes the objects
     /// directly, without the JSON document [`call`](Self::call) would build: a recall's
-    /// patterns are most of what it costs through Python.
+    /// patterns are most of what it costs through Python. A recall's input of the shape the
+    /// drop-in sends is read into the operation's input type directly too; any other input
+    /// takes `call`'s path, so it fails as it would there.
     // The Python signature: `call`'s three arguments and the three the patterns are made from.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (operation, input, now_ms, pattern, partition, reserved))]
@@ -207,33 +209,19 @@ impl NativeStore {
         reserved: &Bound<'py, PyFrozenSet>,
     ) -> PyResult<Bound<'py, PyList>> {
         use agent_memory_contract::trajectory;
-        let input = input_json(operation, Some(input))?;
-        let entries = match operation {
-            "trajectory_recall" => self.in_env(py, operation, now_ms, move |env| {
-                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
-                trajectory::recall(env, &input)
+        // A recall's input of the drop-in's shape is read without a JSON document between.
+        let typed = match operation {
+            "trajectory_recall" => recall_input(input),
+            _ => None,
+        };
+        let entries = if let Some(typed) = typed {
+            self.in_env(py, operation, now_ms, move |env| {
+                trajectory::recall(env, &typed)
                     .map(|output| output.patterns)
                     .map_err(|error| failure_of!(error))
-            })?,
-            "trajectory_crystallize" => self.in_env(py, operation, now_ms, move |env| {
-                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
-                trajectory::crystallize(env, &input)
-                    .map(|output| output.patterns)
-                    .map_err(|error| failure_of!(error))
-            })?,
-            "trajectory_patterns" => self.in_env(py, operation, now_ms, move |env| {
-                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
-                trajectory::patterns(env, &input)
-                    .map(|output| output.patterns)
-                    .map_err(|error| failure_of!(error))
-            })?,
-            _ => {
-                return Err(Failure::invalid(
-                    operation.to_owned(),
-                    format!("operation {operation:?} lists no patterns"),
-                )
-                .into_py(py));
-            }
+            })?
+        } else {
+            self.listed_patterns(py, operation, input, now_ms)?
         };
         let maker = PatternMaker::new(pattern, partition, reserved)?;
         let made = PyList::empty(py);
@@ -318,6 +306,47 @@ impl NativeStore {
 }
 
 impl NativeStore {
+    /// The patterns `operation` (an operation [`call_patterns`](Self::call_patterns) takes) lists for
+    /// `input`, read through a JSON document as [`call`](Self::call) reads it.
+    fn listed_patterns(
+        &self,
+        py: Python<'_>,
+        operation: &str,
+        input: &Bound<'_, PyAny>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Vec<PatternEntry>> {
+        use agent_memory_contract::trajectory;
+        let input = input_json(operation, Some(input))?;
+        let entries = match operation {
+            "trajectory_recall" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::recall(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            "trajectory_crystallize" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::crystallize(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            "trajectory_patterns" => self.in_env(py, operation, now_ms, move |env| {
+                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
+                trajectory::patterns(env, &input)
+                    .map(|output| output.patterns)
+                    .map_err(|error| failure_of!(error))
+            })?,
+            _ => {
+                return Err(Failure::invalid(
+                    operation.to_owned(),
+                    format!("operation {operation:?} lists no patterns"),
+                )
+                .into_py(py));
+            }
+        };
+        Ok(entries)
+    }
+
     /// Runs the operation `operation` on `input` and returns its output as JSON.
     fn run(
         &self,
@@ -473,6 +502,45 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
         }
     }
     Ok((has_partition && has_episodes).then_some(record))
+}
+
+/// `input` as `trajectory_recall`'s input when it has the shape the popoto drop-in sends (str
+/// partition and fingerprint values, an int limit, float weights), else None: the caller then
+/// takes the JSON path, so any other input fails exactly as it would there.
+fn recall_input(
+    input: &Bound<'_, PyAny>,
+) -> Option<agent_memory_contract::trajectory::RecallInput> {
+    let input = input.cast::<PyDict>().ok()?;
+    let mut recall = agent_memory_contract::trajectory::RecallInput {
+        partition: String::new(),
+        fingerprint: Default::default(),
+        limit: None,
+        confidence_weight: None,
+        recency_weight: None,
+        given: Default::default(),
+    };
+    let (mut has_partition, mut has_fingerprint) = (false, false);
+    let weight = |value: &Bound<'_, PyAny>| {
+        let x = value.cast::<PyFloat>().ok()?.value();
+        (value.is_exact_instance_of::<PyFloat>() && x.is_finite()).then_some(x)
+    };
+    for (key, value) in input.iter() {
+        match plain_str(&key)?.as_str() {
+            "partition" => {
+                recall.partition = plain_str(&value)?;
+                has_partition = true;
+            }
+            "fingerprint" => {
+                recall.fingerprint = str_map(&value)?;
+                has_fingerprint = true;
+            }
+            "limit" => recall.limit = Some(usize::try_from(plain_u64(&value)?).ok()?),
+            "confidence_weight" => recall.confidence_weight = Some(weight(&value)?),
+            "recency_weight" => recall.recency_weight = Some(weight(&value)?),
+            _ => return None,
+        }
+    }
+    (has_partition && has_fingerprint).then_some(recall)
 }
 
 /// `value` when it is exactly a `str` that is valid Unicode.

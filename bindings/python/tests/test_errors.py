@@ -165,3 +165,90 @@ def test_a_failed_batch_writes_nothing(store):
     assert store.list()["partitions"] == []
     record(store, EPISODE)
     assert [p["partition"] for p in store.list()["partitions"]] == ["p"]
+
+
+def _outcome(call):
+    """What `call()` did: its result, or its exception's class, kind, message and input."""
+    try:
+        return ("ok", call())
+    except Exception as error:  # noqa: BLE001 - every failure is compared
+        return (type(error).__name__, getattr(error, "kind", None), str(error), getattr(error, "input", None))
+
+
+GOOD_RECORD = {"partition": "p", "fields": ["task"], "cluster_threshold": 1,
+               "episodes": [{"fingerprint": {"task": "deploy"}, "trajectory": ["build", "ship"],
+                             "outcome": {"success": True}, "recorded_at": 1_767_225_600_000}]}
+#: Inputs of the shape the popoto drop-in sends, and near misses: the typed path reads the
+#: first without JSON, and must hand each other one to the JSON path to fail the same way.
+RECORD_INPUTS = [
+    GOOD_RECORD,
+    {**GOOD_RECORD, "partition": ""},
+    {**GOOD_RECORD, "partition": 7},
+    {**GOOD_RECORD, "fields": []},
+    {**GOOD_RECORD, "fields": ["a,b"]},
+    {**GOOD_RECORD, "fields": "task"},
+    {**GOOD_RECORD, "cluster_threshold": -1},
+    {**GOOD_RECORD, "cluster_threshold": 2.5},
+    {**GOOD_RECORD, "cluster_threshold": True},
+    {**GOOD_RECORD, "initial_confidence": float("nan")},
+    {**GOOD_RECORD, "episodes": []},
+    {**GOOD_RECORD, "episodes": [{**GOOD_RECORD["episodes"][0], "fingerprint": {}}]},
+    {**GOOD_RECORD, "episodes": [{**GOOD_RECORD["episodes"][0], "fingerprint": {"task": 1}}]},
+    {**GOOD_RECORD, "episodes": [{**GOOD_RECORD["episodes"][0], "trajectory": "build"}]},
+    {**GOOD_RECORD, "episodes": [{**GOOD_RECORD["episodes"][0], "recorded_at": "yesterday"}]},
+    {**GOOD_RECORD, "episodes": [{**GOOD_RECORD["episodes"][0], "surprise": 1}]},
+    {**GOOD_RECORD, "surprise": 1},
+    {"partition": "p"},
+]
+GOOD_RECALL = {"partition": "p", "fingerprint": {"task": "deploy"}, "limit": 100,
+               "confidence_weight": 0.6, "recency_weight": 0.4}
+RECALL_INPUTS = [
+    GOOD_RECALL,
+    {**GOOD_RECALL, "fingerprint": {}},
+    {**GOOD_RECALL, "fingerprint": {"elsewhere": "x"}},
+    {**GOOD_RECALL, "fingerprint": {"task": 1}},
+    {**GOOD_RECALL, "fingerprint": "deploy"},
+    {**GOOD_RECALL, "partition": None},
+    {**GOOD_RECALL, "partition": "nowhere"},
+    {**GOOD_RECALL, "limit": -1},
+    {**GOOD_RECALL, "limit": 0},
+    {**GOOD_RECALL, "limit": 2 ** 70},
+    {**GOOD_RECALL, "confidence_weight": 1},
+    {**GOOD_RECALL, "confidence_weight": float("inf")},
+    {**GOOD_RECALL, "recency_weight": "high"},
+    {**GOOD_RECALL, "surprise": 1},
+    {"fingerprint": {"task": "deploy"}},
+    [],
+]
+
+
+@pytest.mark.parametrize("given", RECORD_INPUTS, ids=range(len(RECORD_INPUTS)))
+def test_a_record_of_the_drop_ins_shape_fails_as_the_json_path_does(tmp_path, given):
+    typed, plain = (agent_memory.Store(str(tmp_path / name))._native for name in ("typed.db", "plain.db"))
+    now = 1_767_225_600_000
+    expected = _outcome(lambda: plain.call("trajectory_record", given, now))
+    got = _outcome(lambda: typed.record_episodes(given, now))
+    assert got[0] == expected[0]
+    if expected[0] == "ok":
+        assert typed.call("trajectory_patterns", {"partition": "p"}, now) == plain.call("trajectory_patterns", {"partition": "p"}, now)
+        assert typed.call("memory_list", None, now) == plain.call("memory_list", None, now)
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("given", RECALL_INPUTS, ids=range(len(RECALL_INPUTS)))
+def test_a_recall_of_the_drop_ins_shape_answers_as_the_json_path_does(tmp_path, given):
+    from agent_memory.popoto import _RESERVED, Pattern
+
+    native = agent_memory.Store(str(tmp_path / "memory.db"))._native
+    now = 1_767_225_600_000
+    native.call("trajectory_record", GOOD_RECORD, now)
+    native.call("trajectory_crystallize", {"partition": "p"}, now)
+    expected = _outcome(lambda: native.call("trajectory_recall", given, now))
+    got = _outcome(lambda: native.call_patterns("trajectory_recall", given, now, Pattern, "p", _RESERVED))
+    if expected[0] == "ok":
+        assert got[0] == "ok"
+        assert [(p.fingerprint, p.canonical_sequence, p.confidence, p.score) for p in got[1]] == [
+            (p["fingerprint"], p["canonical_sequence"], p["confidence"], p["score"]) for p in expected[1]["patterns"]]
+    else:
+        assert got == expected

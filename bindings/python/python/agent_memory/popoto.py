@@ -164,7 +164,8 @@ class TrajectoryMemory:
         self.initial_confidence = initial_confidence
         self.evidence_cap = evidence_cap
         self.clock = clock if clock is not None else time.time
-        self.store = db if isinstance(db, Store) else Store(db, clock=lambda: self.clock())
+        self._own_store = not isinstance(db, Store)
+        self.store = Store(db, clock=lambda: self.clock()) if self._own_store else db
         self._custom_signal = type(self)._episode_signal is not TrajectoryMemory._episode_signal
         self._custom_canonical = type(self)._canonical_sequence is not TrajectoryMemory._canonical_sequence
 
@@ -195,7 +196,7 @@ class TrajectoryMemory:
             request["evidence_cap"] = self.evidence_cap
         if self.initial_confidence is not None:
             request["initial_confidence"] = self.initial_confidence
-        self.store._native.record_episodes(request, self.store._now_ms())
+        self.store._native.record_episodes(request, recorded_at if self._own_store else self.store._now_ms())
         return made
 
     def crystallize(self, partition: str) -> List[Pattern]:
@@ -203,7 +204,7 @@ class TrajectoryMemory:
         created or reinforced."""
         if not (self._custom_signal or self._custom_canonical):
             return self.store._native.call_patterns("trajectory_crystallize", {"partition": partition},
-                                                    self.store._now_ms(), Pattern, partition, _RESERVED)
+                                                    self._now_ms(), Pattern, partition, _RESERVED)
         output = self.store._native.trajectory_crystallize_hooked(
             partition,
             self._signals if self._custom_signal else None,
@@ -255,12 +256,20 @@ class TrajectoryMemory:
         }
         weights = score_weights if score_weights is not None else self.score_weights
         for name, weight in weights.items():
-            if name not in _WEIGHTS:
+            key = _WEIGHTS.get(name)
+            if key is None:
                 raise ValueError(f"unknown score weight {name!r}; expected confidence or last_reinforced")
-            query[_WEIGHTS[name]] = weight
+            query[key] = weight
         # A partition nothing was recorded in recalls nothing, as in popoto.
-        return self.store._native.call_patterns("trajectory_recall", query, self.store._now_ms(), Pattern,
+        return self.store._native.call_patterns("trajectory_recall", query, self._now_ms(), Pattern,
                                                 partition, _RESERVED)
+
+    def _now_ms(self) -> Optional[int]:
+        """"Now" for the store in milliseconds: None (the store reads the system clock itself)
+        when this memory's clock is the system clock and its store is its own."""
+        if self.clock is time.time and self._own_store:
+            return None
+        return self.store._now_ms()
 
     def _episode_signal(self, episode: Any) -> float:
         """popoto's mapping of an episode's outcome to a signal in [0, 1]; override it to
