@@ -109,9 +109,36 @@ fn put_trajectory(
     Ok(())
 }
 
-/// The columns of a stored trajectory, in [`TRAJECTORY_COLUMNS`] order.
-const TRAJECTORY_COLUMNS: &str =
-    "id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at, steps";
+/// The columns of a stored trajectory, in the order [`trajectory_from`] reads them (a macro,
+/// so that the statements below are `concat!` constants rather than text formatted on every
+/// call).
+macro_rules! trajectory_columns {
+    () => {
+        "id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at, steps"
+    };
+}
+
+/// One trajectory by scope and id.
+const GET_TRAJECTORY: &str = concat!(
+    "SELECT ",
+    trajectory_columns!(),
+    " FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
+);
+
+/// A scope's trajectories in the order they were stored.
+const LIST_TRAJECTORIES: &str = concat!(
+    "SELECT ",
+    trajectory_columns!(),
+    " FROM browser_trajectories WHERE scope = ?1 ORDER BY id"
+);
+
+/// A scope's most recent trajectories.
+const RECENT_TRAJECTORIES: &str = concat!(
+    "SELECT ",
+    trajectory_columns!(),
+    " FROM browser_trajectories WHERE scope = ?1 \
+     ORDER BY recorded_at IS NULL, recorded_at DESC, traj_id DESC LIMIT ?2"
+);
 
 fn trajectory_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Trajectory>> {
     let rowid: i64 = r.get(0)?;
@@ -142,10 +169,7 @@ fn trajectory_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Trajectory>
 }
 
 fn get_trajectory(conn: &Connection, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
-    let sql = format!(
-        "SELECT {TRAJECTORY_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
-    );
-    conn.prepare_cached(&sql)
+    conn.prepare_cached(GET_TRAJECTORY)
         .and_then(|mut stmt| {
             stmt.query_row(params![scope.as_str(), id], trajectory_from)
                 .optional()
@@ -304,11 +328,8 @@ impl TrajectoryStore for SqliteStore {
     }
 
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>> {
-        let sql = format!(
-            "SELECT {TRAJECTORY_COLUMNS} FROM browser_trajectories WHERE scope = ?1 ORDER BY id"
-        );
         self.read_with(|conn| {
-            conn.prepare_cached(&sql)
+            conn.prepare_cached(LIST_TRAJECTORIES)
                 .and_then(|mut stmt| {
                     stmt.query_map([scope.as_str()], trajectory_from)?
                         .collect::<rusqlite::Result<Vec<_>>>()
@@ -320,13 +341,9 @@ impl TrajectoryStore for SqliteStore {
     }
 
     fn trajectory_recent(&self, scope: &Scope, limit: usize) -> Result<Vec<Trajectory>> {
-        let sql = format!(
-            "SELECT {TRAJECTORY_COLUMNS} FROM browser_trajectories WHERE scope = ?1 \
-             ORDER BY recorded_at IS NULL, recorded_at DESC, traj_id DESC LIMIT ?2"
-        );
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.read_with(|conn| {
-            conn.prepare_cached(&sql)
+            conn.prepare_cached(RECENT_TRAJECTORIES)
                 .and_then(|mut stmt| {
                     stmt.query_map(params![scope.as_str(), limit], trajectory_from)?
                         .collect::<rusqlite::Result<Vec<_>>>()
@@ -832,9 +849,30 @@ fn put_run(conn: &Connection, scope: &Scope, m: &RunManifest) -> rusqlite::Resul
     Ok(())
 }
 
-const RUN_COLUMNS: &str =
-    "run_id, session_id, parent_run_id, status, goal, domain, start_url, current_url, final_url,
-     started_at, updated_at, completed_at, success, summary, turn_count, result, reason, artifact_paths";
+/// A run manifest's columns, in the order [`run_from`] reads them (a macro, so that the
+/// statements below are `concat!` constants rather than text formatted on every call).
+macro_rules! run_columns {
+    () => {
+        "run_id, session_id, parent_run_id, status, goal, domain, start_url, current_url, final_url,
+     started_at, updated_at, completed_at, success, summary, turn_count, result, reason, artifact_paths"
+    };
+}
+
+/// One run manifest by scope and id.
+const GET_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM browser_runs WHERE scope = ?1 AND run_id = ?2"
+);
+
+/// A scope's run manifests, filtered, newest first.
+const LIST_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM browser_runs WHERE scope = ?1
+     AND (?2 IS NULL OR domain = ?2) AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR status = ?4)
+     ORDER BY updated_at DESC, run_id LIMIT ?5"
+);
 
 /// A manifest with its stored status text, or the problem with the row.
 fn run_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(RunManifest, String, bool)> {
@@ -926,17 +964,12 @@ impl RunManifestStore for SqliteStore {
     }
 
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
-        let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM browser_runs WHERE scope = ?1
-             AND (?2 IS NULL OR domain = ?2) AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR status = ?4)
-             ORDER BY updated_at DESC, run_id LIMIT ?5"
-        );
         let limit = filter
             .limit
             .filter(|&l| l > 0)
             .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
         let found = self.read("list run manifests", |conn| {
-            conn.prepare_cached(&sql)?
+            conn.prepare_cached(LIST_RUNS)?
                 .query_map(
                     params![
                         scope.as_str(),
@@ -987,9 +1020,8 @@ fn put_suite_summary(
 }
 
 fn get_run(conn: &Connection, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
-    let sql = format!("SELECT {RUN_COLUMNS} FROM browser_runs WHERE scope = ?1 AND run_id = ?2");
     let found = conn
-        .prepare_cached(&sql)
+        .prepare_cached(GET_RUN)
         .and_then(|mut s| {
             s.query_row(params![scope.as_str(), run_id], run_from)
                 .optional()
