@@ -5,7 +5,7 @@
 //!
 //! Sizes come from `AGENT_MEMORY_BENCH_SIZES` (default: the smallest, 1,000). Latency
 //! percentiles, throughput and cold start are appended as JSON lines to
-//! `<target>/bench-figures/W-bad.jsonl` (not in `--test` mode).
+//! `<target>/bench-figures/W-bad.jsonl` (under `cargo bench` only).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -42,6 +42,12 @@ fn test_mode() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
+/// Whether figures are kept: only `cargo bench` passes `--bench`. `cargo test --benches` (CI's
+/// smoke run) passes neither flag; it runs everything and keeps nothing.
+fn writes_figures() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
 fn figure(
     name: &str,
     n: usize,
@@ -50,7 +56,7 @@ fn figure(
     baseline: Option<f64>,
     lower_is_better: bool,
 ) {
-    if test_mode() {
+    if !writes_figures() {
         return;
     }
     let target = std::env::var("CARGO_TARGET_DIR")

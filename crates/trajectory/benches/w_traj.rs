@@ -44,6 +44,12 @@ fn test_mode() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
+/// Whether figures are kept: only `cargo bench` passes `--bench`. `cargo test --benches` (CI's
+/// smoke run) passes neither flag; it runs everything and keeps nothing.
+fn writes_figures() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
 fn open(path: &Path) -> Memory {
     memory(SqliteStore::open(path).expect("open bench database"))
 }
@@ -161,6 +167,9 @@ fn figure_of(
     unit: &str,
     lower_is_better: bool,
 ) {
+    if !writes_figures() {
+        return;
+    }
     let line = json!({
         "workload": workload, "figure": figure, "n": n, "value": value, "unit": unit,
         "baseline": null, "lower_is_better": lower_is_better,
