@@ -279,16 +279,17 @@ fn partition_name(name: &str) -> Result<Partition> {
     Ok(Partition::new(name)?)
 }
 
-/// The partition's memory with its configuration, by one rule for every caller: each
-/// setting is the stored one (a partition whose fields are stored but not some other setting
-/// was stored before that setting was kept, and has its default), else the given one, else
-/// the default; a given setting that disagrees with the stored one is refused.
-fn open_partition<'a>(
-    env: &'a Env<'_>,
-    name: &str,
-    given: &Settings,
-) -> Result<PartitionMemory<'a>> {
-    let partition = partition_name(name)?;
+/// A setting of a partition: its name, its `meta` key, the caller's value and the default.
+struct Candidate {
+    setting: &'static str,
+    key: MetaKey,
+    given: Option<String>,
+    default: String,
+}
+
+/// The partition's four settings as `given` gives them, the fields first; fails on fields
+/// no partition can have.
+fn candidates(partition: &Partition, given: &Settings) -> Result<Vec<Candidate>> {
     if let Some(fields) = &given.fields {
         if fields.is_empty() {
             return Err(Failure::invalid("fields", "give at least one fingerprint field").into());
@@ -302,7 +303,7 @@ fn open_partition<'a>(
         }
     }
     let defaults = Config::new(DEFAULT_FIELDS);
-    let candidates = [
+    [
         (
             "fields",
             given.fields.as_ref().map(|f| f.join(",")),
@@ -323,17 +324,44 @@ fn open_partition<'a>(
             given.initial_confidence.map(|x| x.to_string()),
             defaults.initial_confidence.to_string(),
         ),
-    ];
-    let keys = candidates
-        .iter()
-        .map(|(setting, _, _)| setting_key(&partition, setting))
-        .collect::<Result<Vec<MetaKey>>>()?;
+    ]
+    .into_iter()
+    .map(|(setting, given, default)| {
+        Ok(Candidate {
+            setting,
+            key: setting_key(partition, setting)?,
+            given,
+            default,
+        })
+    })
+    .collect()
+}
+
+/// The partition's memory with its configuration, by one rule for every caller: each
+/// setting is the stored one (a partition whose fields are stored but not some other setting
+/// was stored before that setting was kept, and has its default), else the given one, else
+/// the default; a given setting that disagrees with the stored one is refused.
+fn open_partition<'a>(
+    env: &'a Env<'_>,
+    name: &str,
+    given: &Settings,
+) -> Result<PartitionMemory<'a>> {
+    let partition = partition_name(name)?;
+    let candidates = candidates(&partition, given)?;
     // Every setting in one read: a record and a recall each read the configuration first.
-    let stored = env.store.meta_get_all(&keys.iter().collect::<Vec<_>>())?;
+    let stored = env
+        .store
+        .meta_get_all(&candidates.iter().map(|c| &c.key).collect::<Vec<_>>())?;
     // The first setting is the fields.
     let configured = stored[0].is_some();
     let mut settings = Vec::with_capacity(candidates.len());
-    for ((key, stored), (setting, given, default)) in keys.into_iter().zip(stored).zip(candidates) {
+    for (candidate, stored) in candidates.into_iter().zip(stored) {
+        let Candidate {
+            setting,
+            key,
+            given,
+            default,
+        } = candidate;
         let stored = stored.or_else(|| configured.then(|| default.clone()));
         let value = match (stored, given) {
             (Some(stored), Some(given)) if stored != given => {
@@ -350,6 +378,47 @@ fn open_partition<'a>(
         };
         settings.push((key, value));
     }
+    partition_memory(env, name, partition, settings, configured)
+}
+
+/// The partition's memory configured as `given` says, without reading the store, for a
+/// record, which writes the settings in its own transaction and fails there, with nothing
+/// written, on a stored setting that differs. `None` unless the fields are given and each
+/// other given setting is its default: a stored partition whose other settings were kept
+/// before some of them was stored has those settings' defaults, which a given value other
+/// than the default must be refused against, not written (only [`open_partition`] knows
+/// that rule). Its `configured` is false: the store was not asked.
+fn presumed_partition<'a>(
+    env: &'a Env<'_>,
+    name: &str,
+    given: &Settings,
+) -> Result<Option<PartitionMemory<'a>>> {
+    if given.fields.is_none() {
+        return Ok(None);
+    }
+    let partition = partition_name(name)?;
+    let candidates = candidates(&partition, given)?;
+    if candidates[1..]
+        .iter()
+        .any(|c| c.given.as_ref().is_some_and(|given| *given != c.default))
+    {
+        return Ok(None);
+    }
+    let settings = candidates
+        .into_iter()
+        .map(|c| (c.key, c.given.unwrap_or(c.default)))
+        .collect();
+    partition_memory(env, name, partition, settings, false).map(Some)
+}
+
+/// The memory of `partition` with `settings` (its four settings, the fields first).
+fn partition_memory<'a>(
+    env: &'a Env<'_>,
+    name: &str,
+    partition: Partition,
+    settings: Vec<(MetaKey, String)>,
+    configured: bool,
+) -> Result<PartitionMemory<'a>> {
     let unreadable = |i: usize| {
         let (key, value): &(MetaKey, String) = &settings[i];
         Failure::invalid(
@@ -404,7 +473,27 @@ pub fn record_naming(
     if input.episodes.is_empty() {
         return Err(Failure::invalid("episodes", "give at least one episode to record").into());
     }
-    let target = open_partition(env, &input.partition, &input.given())?;
+    let given = input.given();
+    // A record that gives its partition's fields, as a program's records do, skips reading
+    // the configuration first: its write checks the settings it stores. Should it fail in
+    // any way (a stored setting that differs, an episode that does not fit), nothing was
+    // written, and the record runs again the way that reads first, which fails as it always
+    // has, or succeeds under the stored configuration.
+    if let Ok(Some(target)) = presumed_partition(env, &input.partition, &given)
+        && let Ok(output) = record_into(&target, input, name)
+    {
+        return Ok(output);
+    }
+    let target = open_partition(env, &input.partition, &given)?;
+    record_into(&target, input, name)
+}
+
+/// Records `input`'s episodes into `target` in one transaction with its settings.
+fn record_into(
+    target: &PartitionMemory<'_>,
+    input: &RecordInput,
+    name: &dyn Fn(usize) -> String,
+) -> Result<RecordOutput> {
     let fields = &target.memory.config().fingerprint_fields;
     let mut times = Vec::with_capacity(input.episodes.len());
     for (i, episode) in input.episodes.iter().enumerate() {
@@ -846,5 +935,111 @@ mod tests {
             refused.to_string(),
             "partition team has cluster_threshold 3, not 5; a partition keeps the configuration of its first record"
         );
+    }
+
+    /// A record of `episodes` into `team` with the fields `task` and the settings given.
+    fn record_with(
+        env: &Env<'_>,
+        threshold: Option<u64>,
+        cap: Option<u64>,
+        episodes: Vec<EpisodeInput>,
+    ) -> Result<RecordOutput> {
+        record(
+            env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: threshold,
+                evidence_cap: cap,
+                initial_confidence: None,
+                episodes,
+            },
+        )
+    }
+
+    /// The stored setting `setting` of `team`.
+    fn stored(store: &crate::database::Store, setting: &str) -> Option<String> {
+        let partition = Partition::new("team").expect("partition");
+        store
+            .meta_get(&setting_key(&partition, setting).expect("key"))
+            .expect("meta")
+    }
+
+    #[test]
+    fn a_record_giving_its_fields_keeps_the_stored_settings_and_refuses_others() {
+        let store = crate::tests::in_memory();
+        let env = env_on(&store);
+        let deploy = || episode("deploy", &["build"], true);
+        record_with(&env, Some(2), Some(7), vec![deploy()]).expect("first record");
+        // Settings not given are the stored ones, not the defaults.
+        record_with(&env, None, None, vec![deploy()]).expect("no settings given");
+        assert_eq!(stored(&store, "cluster_threshold").as_deref(), Some("2"));
+        assert_eq!(stored(&store, "evidence_cap").as_deref(), Some("7"));
+        // A given default that is not the stored value is refused by name, nothing written.
+        let refused = record_with(&env, Some(3), None, vec![deploy()]).expect_err("threshold");
+        assert_eq!(
+            refused.to_string(),
+            "partition team has cluster_threshold 2, not 3; a partition keeps the configuration of its first record"
+        );
+        let refused = record(
+            &env,
+            &RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["env".to_owned()]),
+                cluster_threshold: None,
+                evidence_cap: None,
+                initial_confidence: None,
+                episodes: vec![deploy()],
+            },
+        )
+        .expect_err("other fields");
+        assert_eq!(
+            refused.to_string(),
+            "partition team has fields task, not env; a partition keeps the configuration of its first record"
+        );
+        let missing = record_with(
+            &env,
+            None,
+            None,
+            vec![EpisodeInput {
+                fingerprint: BTreeMap::new(),
+                ..deploy()
+            }],
+        )
+        .expect_err("a fingerprint without its field");
+        assert_eq!(
+            missing.to_string(),
+            "episode 0: fingerprint is missing field(s) task"
+        );
+        let partition = Partition::new("team").expect("partition");
+        let episodes = || {
+            store
+                .episodes_after(&partition, 0, usize::MAX)
+                .expect("episodes")
+                .len()
+        };
+        assert_eq!(episodes(), 2);
+        // A partition whose threshold was stored before thresholds were kept has the default
+        // (its other settings are the defaults too): a record giving the default is taken,
+        // one giving another is refused, and neither stores another value.
+        let old = crate::tests::in_memory();
+        let env = env_on(&old);
+        record_with(&env, None, None, vec![deploy()]).expect("first record");
+        let key = setting_key(&partition, "cluster_threshold").expect("key");
+        assert!(old.meta_delete(&key).expect("delete"));
+        let refused =
+            record_with(&env, Some(5), None, vec![deploy()]).expect_err("not the default");
+        assert_eq!(
+            refused.to_string(),
+            "partition team has cluster_threshold 3, not 5; a partition keeps the configuration of its first record"
+        );
+        assert_eq!(stored(&old, "cluster_threshold"), None);
+        record_with(&env, Some(3), None, vec![deploy()]).expect("the default");
+        assert_eq!(stored(&old, "cluster_threshold").as_deref(), Some("3"));
+        let count = old
+            .episodes_after(&partition, 0, usize::MAX)
+            .expect("episodes")
+            .len();
+        assert_eq!(count, 2);
     }
 }
