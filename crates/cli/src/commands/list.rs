@@ -3,7 +3,7 @@
 use anyhow::Result;
 
 use crate::ops::{self, memory::MemoryList};
-use crate::output::{Table, print_json};
+use crate::output::{Table, human_bytes, print_json};
 use crate::{GlobalArgs, database};
 
 /// `list` takes no arguments of its own.
@@ -20,10 +20,30 @@ pub(crate) fn run(_args: &ListArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// The listing as four tables, each under its heading; an empty memory says so.
+/// A last write as a table shows it: the RFC 3339 time to the second, `-` when not known.
+fn when(last_write: Option<&String>) -> String {
+    last_write.map_or_else(
+        || "-".to_owned(),
+        |t| match t.split_once('.') {
+            Some((seconds, _)) => format!("{seconds}Z"),
+            None => t.clone(),
+        },
+    )
+}
+
+/// The listing as four tables, each under its heading; an empty memory says so. Sizes are
+/// the stored bytes of what each holds, for people (`--json` has them exactly).
 fn render(list: &MemoryList) -> String {
     let mut text = String::new();
-    let mut partitions = Table::new(["partition", "fields", "episodes", "patterns", "pending"]);
+    let mut partitions = Table::new([
+        "partition",
+        "fields",
+        "episodes",
+        "patterns",
+        "pending",
+        "size",
+        "last write",
+    ]);
     for p in &list.partitions {
         partitions.row([
             p.partition.clone(),
@@ -31,21 +51,34 @@ fn render(list: &MemoryList) -> String {
             p.episodes.to_string(),
             p.patterns.to_string(),
             p.pending_groups.to_string(),
+            human_bytes(p.bytes),
+            when(p.last_write.as_ref()),
         ]);
     }
-    let mut turns = Table::new(["session", "events"]);
+    let mut turns = Table::new(["session", "events", "size", "last write"]);
     for s in &list.turn_sessions {
-        turns.row([s.session.clone(), s.events.to_string()]);
+        turns.row([
+            s.session.clone(),
+            s.events.to_string(),
+            human_bytes(s.bytes),
+            when(s.last_write.as_ref()),
+        ]);
     }
-    let mut logs = Table::new(["session", "tool logs"]);
+    let mut logs = Table::new(["session", "tool logs", "size", "last write"]);
     for s in &list.tool_log_sessions {
-        logs.row([s.session.clone(), s.logs.to_string()]);
+        logs.row([
+            s.session.clone(),
+            s.logs.to_string(),
+            human_bytes(s.bytes),
+            when(s.last_write.as_ref()),
+        ]);
     }
-    let mut scopes = Table::new(["scope", "trajectories", "sites"]);
+    let mut scopes = Table::new(["scope", "trajectories", "last write", "sites"]);
     for s in &list.browser_scopes {
         scopes.row([
             s.scope.clone(),
             s.trajectories.to_string(),
+            when(s.last_write.as_ref()),
             s.sites.join(", "),
         ]);
     }
@@ -85,12 +118,79 @@ fn render(list: &MemoryList) -> String {
     // Notes are listed only when some scope holds them, so a database without notes lists
     // as it always did.
     if !list.note_scopes.is_empty() {
-        let mut notes = Table::new(["scope", "notes", "bytes"]);
+        let mut notes = Table::new(["scope", "notes", "size", "last write"]);
         for s in &list.note_scopes {
-            notes.row([s.scope.clone(), s.notes.to_string(), s.bytes.to_string()]);
+            notes.row([
+                s.scope.clone(),
+                s.notes.to_string(),
+                human_bytes(s.bytes),
+                when(s.last_write.as_ref()),
+            ]);
         }
         text.push_str("\nnotes:\n");
         text.push_str(&notes.to_string());
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::memory::{BrowserScopeEntry, PartitionEntry, TurnSessionEntry};
+
+    #[test]
+    fn the_tables_show_each_size_and_last_write() {
+        let list = MemoryList {
+            partitions: vec![PartitionEntry {
+                partition: "team".to_owned(),
+                fields: vec!["task".to_owned()],
+                episodes: 3,
+                patterns: 1,
+                pending_groups: 0,
+                bytes: 2048,
+                last_write: Some("2026-01-01T00:00:00.123Z".to_owned()),
+            }],
+            turn_sessions: vec![TurnSessionEntry {
+                session: "s1".to_owned(),
+                events: 2,
+                bytes: 100,
+                last_write: None,
+            }],
+            tool_log_sessions: Vec::new(),
+            browser_scopes: vec![BrowserScopeEntry {
+                scope: "shared".to_owned(),
+                sites: vec!["example.com".to_owned()],
+                trajectories: 4,
+                last_write: Some("2026-01-02T03:04:05Z".to_owned()),
+            }],
+            note_scopes: Vec::new(),
+        };
+        let text = render(&list);
+        let row = |first: &str| -> Vec<String> {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(first))
+                .unwrap_or_else(|| panic!("no row {first} in\n{text}"));
+            line.split_whitespace().map(str::to_owned).collect()
+        };
+        assert_eq!(
+            row("team"),
+            [
+                "team",
+                "task",
+                "3",
+                "1",
+                "0",
+                "2.0",
+                "KiB",
+                "2026-01-01T00:00:00Z"
+            ]
+        );
+        assert_eq!(row("s1"), ["s1", "2", "100", "B", "-"]);
+        assert_eq!(
+            row("shared"),
+            ["shared", "4", "2026-01-02T03:04:05Z", "example.com"]
+        );
+        assert!(text.contains("recorded tool calls:\n  (none)\n"), "{text}");
+    }
 }

@@ -133,13 +133,17 @@ fn list_shows_note_scopes_and_forget_erases_them() {
         ],
     );
     let list = sandbox.expect(0, &["list"]);
-    assert!(
-        list.stdout.ends_with(
-            "\nnotes:\nscope    notes  bytes\ndefault      1      4\ndoomed       1     21\n"
-        ),
-        "{}",
-        list.stdout
-    );
+    let (_, notes) = list.stdout.split_once("\nnotes:\n").expect("a notes table");
+    let rows: Vec<Vec<&str>> = notes
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{}", list.stdout);
+    assert_eq!(rows[0], ["scope", "notes", "size", "last", "write"]);
+    for (row, (scope, size)) in rows[1..].iter().zip([("default", "4"), ("doomed", "21")]) {
+        assert_eq!(row[..4], [scope, "1", size, "B"], "{}", list.stdout);
+        chrono::DateTime::parse_from_rfc3339(row[4]).expect("the last write, RFC 3339");
+    }
     let json = sandbox.expect(0, &["list", "--json"]);
     let mut value = conforms("memory_list.output", &json.stdout);
     // Each scope's last write is the store's clock's, at its write.
