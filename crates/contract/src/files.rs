@@ -109,6 +109,73 @@ impl Confined {
         }
         Ok(real)
     }
+
+    /// Opens `path` for a client, if a client may read it: [`resolve`](Self::resolve)s it,
+    /// opens what it resolved to without blocking, and checks the file opened. A component
+    /// of the path swapped for a symlink to elsewhere, or the file for a device or pipe,
+    /// between the check and the open is refused as the check refuses it.
+    fn open(&self, path: &Path) -> Result<std::fs::File> {
+        let name = path.display().to_string();
+        let real = self.resolve(path)?;
+        let file = open_nonblocking(&real).with_context(|| format!("cannot read {name}"))?;
+        self.admit(file, &name)
+    }
+
+    /// `file`, opened for the path `name`, if it is a regular file inside the folders.
+    fn admit(&self, file: std::fs::File, name: &str) -> Result<std::fs::File> {
+        if !file
+            .metadata()
+            .with_context(|| format!("cannot read {name}"))?
+            .is_file()
+        {
+            return Err(Failure::invalid(name, format!("{name} is not a regular file")).into());
+        }
+        if let Some(opened) = opened_path(&file)
+            && !self
+                .folders
+                .iter()
+                .any(|(_, folder)| opened.starts_with(folder))
+        {
+            return Err(Failure::invalid(
+                name,
+                format!(
+                    "{name} is refused: it is outside the folders this server reads for its clients ({})",
+                    self.how_to_allow
+                ),
+            )
+            .into());
+        }
+        Ok(file)
+    }
+}
+
+/// `path` opened for reading; on Unix without waiting for a writer (a FIFO) or a carrier.
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        // Both flags are small positive numbers (0o4000 and 0o400 on Linux).
+        options.custom_flags(i32::try_from(flags.bits()).unwrap_or(0));
+    }
+    options.open(path)
+}
+
+/// Where the open `file` is, as the kernel has it (Linux's `/proc/self/fd`); None where the
+/// system does not say.
+fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
 }
 
 /// `path` made absolute against the working folder, with `.` and `..` resolved as written
@@ -137,7 +204,11 @@ fn absolute(path: &Path) -> Result<PathBuf> {
 /// never ends) is an `invalid_input` error naming the file and the limit, found after reading
 /// one byte past it. Failing to open or read is the bare I/O error, for the caller to name.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
+    read_bounded_from(std::fs::File::open(path)?, path)
+}
+
+/// [`read_bounded`] of the open `file`, which is `path`.
+fn read_bounded_from(file: std::fs::File, path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -153,7 +224,12 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
 
 /// [`std::fs::read_to_string`], at most [`MAX_FILE_BYTES`] (see [`read_bounded`]).
 pub fn read_string(path: &Path) -> Result<String> {
-    String::from_utf8(read_bounded(path)?).map_err(|_| {
+    utf8(read_bounded(path)?)
+}
+
+/// `bytes` as text, else the error [`std::fs::read_to_string`] gives.
+fn utf8(bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             "stream did not contain valid UTF-8",
@@ -176,11 +252,14 @@ pub fn read_regular(path: &Path) -> Result<String> {
 /// The text of the file `path`, if `access` lets it be read, at most [`MAX_FILE_BYTES`]; a
 /// UTF-8 byte-order mark is dropped. Errors name the file.
 pub fn read_text(path: &Path, access: &FileAccess) -> Result<String> {
-    let resolved = match access {
-        FileAccess::Any => path.to_path_buf(),
-        FileAccess::Within(confined) => confined.resolve(path)?,
-    };
-    let text = read_string(&resolved).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = match access {
+        FileAccess::Any => read_string(path),
+        FileAccess::Within(confined) => {
+            let file = confined.open(path)?;
+            read_bounded_from(file, path).and_then(utf8)
+        }
+    }
+    .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_owned(),
         None => text,
@@ -221,5 +300,50 @@ mod tests {
             error.to_string(),
             "/etc/hostname is refused: this server reads no file a client names (start it with --allow-dir DIR)"
         );
+    }
+
+    /// What a path resolved inside the folders but then opened elsewhere (a component swapped
+    /// for a symlink between the check and the open) is refused; so is a device or pipe.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn what_was_opened_is_checked_not_what_the_path_named() {
+        let inside = tempfile::tempdir().expect("folder");
+        let outside = tempfile::tempdir().expect("folder");
+        let confined = Confined::new(&[inside.path().to_path_buf()], "allow it").expect("one");
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "outside").expect("write");
+        let kept = inside.path().join("kept.txt");
+        std::fs::write(&kept, "inside").expect("write");
+        let error = confined
+            .admit(std::fs::File::open(&secret).expect("open"), "kept.txt")
+            .expect_err("opened outside");
+        assert_eq!(
+            error.to_string(),
+            "kept.txt is refused: it is outside the folders this server reads for its clients (allow it)"
+        );
+        let error = confined
+            .admit(std::fs::File::open("/dev/null").expect("open"), "kept.txt")
+            .expect_err("a device");
+        assert_eq!(error.to_string(), "kept.txt is not a regular file");
+        let text = read_text(&kept, &FileAccess::Within(confined)).expect("inside");
+        assert_eq!(text, "inside");
+    }
+
+    /// A pipe is opened without waiting for a writer, and refused.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_opens_without_blocking() {
+        let folder = tempfile::tempdir().expect("folder");
+        let pipe = folder.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &pipe,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+        let file = open_nonblocking(&pipe).expect("opened at once");
+        assert!(!file.metadata().expect("metadata").is_file());
     }
 }
