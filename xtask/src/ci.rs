@@ -156,6 +156,9 @@ fn run_steps() -> Result<()> {
                         // The Python package ships as a wheel (maturin), not on crates.io.
                         "--exclude",
                         "agent-memory-python",
+                        // The benches' shared helpers, a dev-dependency only.
+                        "--exclude",
+                        "agent-memory-benchkit",
                         "--allow-dirty",
                         "--quiet",
                     ],

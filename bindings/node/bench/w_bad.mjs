@@ -5,7 +5,7 @@
 //       --rust target/bench-figures/W-bad.jsonl
 //
 // Per size N, on a fresh SQLite file: W-bad's N trajectories (its generator, `workloads.md`,
-// the same splitmix64 stream as `crates/browser-memory/benches/workload.rs`, checked against
+// the same splitmix64 stream as `crates/browser-memory/benches/workload/mod.rs`, checked against
 // its spot values) written as a `.agent-memory/` folder and brought in with
 // `agent-memory browser import` through the package; then, through the drop-in's
 // `TrajectoryStore.findBestMatch` (the clock frozen at the workload's "now", as the Rust bench

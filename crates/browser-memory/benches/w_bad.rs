@@ -7,10 +7,9 @@
 //! percentiles, throughput and cold start are appended as JSON lines to
 //! `<target>/bench-figures/W-bad.jsonl` (under `cargo bench` only).
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use agent_memory_benchkit::{Figure, keep, percentile, sizes};
 use agent_memory_browser::baseline::linear_scan_match;
 use agent_memory_browser::{
     BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, find_best_match,
@@ -28,26 +27,11 @@ use workload::{NOW, Workload, generate, report};
 
 const WORKLOAD: &str = "W-bad";
 
-fn sizes() -> Vec<usize> {
-    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![1000],
-    }
-}
-
 fn test_mode() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
-/// Whether figures are kept: only `cargo bench` passes `--bench`. `cargo test --benches` (CI's
-/// smoke run) passes neither flag; it runs everything and keeps nothing.
-fn writes_figures() -> bool {
-    std::env::args().any(|a| a == "--bench")
-}
-
+/// Keeps one W-bad figure (see [`keep`]).
 fn figure(
     name: &str,
     n: usize,
@@ -56,32 +40,11 @@ fn figure(
     baseline: Option<f64>,
     lower_is_better: bool,
 ) {
-    if !writes_figures() {
-        return;
+    let mut figure = Figure::new(WORKLOAD, name, n, value, unit).against(baseline);
+    if !lower_is_better {
+        figure = figure.higher_is_better();
     }
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("bench-figures");
-    let _ = std::fs::create_dir_all(&dir);
-    let line = serde_json::json!({
-        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": unit,
-        "baseline": baseline, "lower_is_better": lower_is_better,
-    });
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("W-bad.jsonl"))
-    {
-        let _ = writeln!(file, "{line}");
-    }
-    eprintln!("{WORKLOAD} {name} n={n}: {value:.3} {unit} (baseline {baseline:?})");
-}
-
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let rank = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
-    samples[rank - 1]
+    keep("W-bad.jsonl", &[figure]);
 }
 
 /// A store in a fresh schema of the PostgreSQL server `cargo xtask bench` starts
@@ -144,7 +107,7 @@ fn latencies(limit: usize, w: &Workload, mut run: impl FnMut(&str, &str)) -> (f6
 }
 
 fn bench_match(c: &mut Criterion) {
-    for n in sizes() {
+    for n in sizes(&[1000]) {
         let w = generate(n);
         let memory = InMemoryStore::new();
         fill(&memory, &w);
@@ -352,7 +315,7 @@ fn record_rate<S: BrowserStore>(
 }
 
 fn bench_record(c: &mut Criterion) {
-    let n = sizes().into_iter().min().unwrap_or(1000);
+    let n = sizes(&[1000]).into_iter().min().unwrap_or(1000);
     let w = generate(n.min(10_000));
     let dir = tempfile::tempdir().expect("temp dir");
     let store = SqliteStore::open(dir.path().join("memory.db")).expect("open");

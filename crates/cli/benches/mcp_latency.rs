@@ -16,11 +16,11 @@
 //! (`mcp --http 127.0.0.1:0`); its HTTP figures are reported with its stdio ones as the
 //! baseline. Without node or npm that part is skipped, saying so.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use agent_memory_benchkit::{Figure, keep, keeps_figures, percentile, target_dir};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -204,12 +204,6 @@ async fn fill(client: &Client) {
     .await;
 }
 
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let rank = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
-    samples[rank - 1]
-}
-
 /// Microseconds per call of `question` through the command line, `runs` times.
 fn cli_samples(db: &Path, question: &Question, runs: usize) -> Vec<f64> {
     (0..runs)
@@ -230,12 +224,6 @@ fn cli_samples(db: &Path, question: &Question, runs: usize) -> Vec<f64> {
             elapsed
         })
         .collect()
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
 }
 
 /// The TypeScript SDK's client script, with the SDK installed beside it under
@@ -380,24 +368,16 @@ fn typescript(db: &Path, warm: usize, calls: usize) {
     let _ = server.wait();
 }
 
+/// Keeps one figure, in microseconds, against `baseline` (see [`keep`]).
 fn figure(name: &str, n: usize, value: f64, baseline: f64) {
-    let dir = target_dir().join("bench-figures");
-    let _ = std::fs::create_dir_all(&dir);
-    let line = json!({
-        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
-        "baseline": baseline, "lower_is_better": true,
-    });
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("W-mcp.jsonl"))
-    {
-        let _ = writeln!(file, "{line}");
-    }
+    keep(
+        "W-mcp.jsonl",
+        &[Figure::new(WORKLOAD, name, n, value, "us").against(baseline)],
+    );
 }
 
 fn main() {
-    let full = std::env::args().any(|a| a == "--bench");
+    let full = keeps_figures();
     let (warm, calls, cli_runs) = if full { (50, 1000, 100) } else { (2, 10, 2) };
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("memory.db");

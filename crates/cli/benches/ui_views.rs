@@ -10,11 +10,12 @@
 //! to the server. Under `cargo test --benches` (no `--bench`) the store is small and each
 //! view is asked a few times, to check that it all runs.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use agent_memory_benchkit::{Figure, keep, keeps_figures, percentile};
 use agent_memory_contract::files::FileAccess;
 use agent_memory_contract::{Env, database, operations};
 use agent_memory_core::{ManualClock, SeededIds, SplitMix64, Timestamp};
@@ -167,36 +168,16 @@ fn start(db: &Path) -> Server {
     Server { child, url }
 }
 
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let at = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[at.min(samples.len() - 1)]
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
-}
-
+/// Keeps one figure, in microseconds, against `baseline` (see [`keep`]).
 fn figure(name: &str, n: usize, value: f64, baseline: f64) {
-    let dir = target_dir().join("bench-figures");
-    let _ = std::fs::create_dir_all(&dir);
-    let line = json!({
-        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
-        "baseline": baseline, "lower_is_better": true,
-    });
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("W-ui.jsonl"))
-    {
-        let _ = writeln!(file, "{line}");
-    }
+    keep(
+        "W-ui.jsonl",
+        &[Figure::new(WORKLOAD, name, n, value, "us").against(baseline)],
+    );
 }
 
 fn main() {
-    let full = std::env::args().any(|a| a == "--bench");
+    let full = keeps_figures();
     let (episodes, trajectories, warm, calls) = if full {
         (100_000, 10_000, 10, 200)
     } else {

@@ -8,11 +8,10 @@
 //! appended to `<target>/bench-figures/W-bad.jsonl` (not under `cargo test`), where the Node
 //! package's bench reads the contract's as the baseline of its own recorded run.
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_memory_benchkit::{Figure, keep, keeps_figures, median, sizes};
 use agent_memory_browser::{BrowserMemory, RunReport, tokenize};
 use agent_memory_contract::files::FileAccess;
 use agent_memory_contract::{Env, operations};
@@ -21,57 +20,13 @@ use agent_memory_core::{ManualClock, Scope, SeededIds};
 use agent_memory_sqlite::SqliteStore;
 use serde_json::{Value, json};
 
-#[path = "../../browser-memory/benches/workload.rs"]
+#[path = "../../browser-memory/benches/workload/mod.rs"]
 mod workload;
 
 use workload::{NOW, generate, report};
 
 const WORKLOAD: &str = "W-bad";
 const RUNS: usize = 2000;
-
-fn sizes() -> Vec<usize> {
-    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![1000],
-    }
-}
-
-/// `cargo bench` passes `--bench`; `cargo test --benches` (CI's smoke run) passes nothing, and
-/// gets a short run that writes no figures.
-fn test_mode() -> bool {
-    !std::env::args().any(|a| a == "--bench")
-}
-
-fn figure(name: &str, n: usize, value: f64, baseline: Option<f64>) {
-    eprintln!("{WORKLOAD} {name} n={n}: {value:.3} us (baseline {baseline:?})");
-    if test_mode() {
-        return;
-    }
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("bench-figures");
-    let _ = std::fs::create_dir_all(&dir);
-    let line = json!({
-        "workload": WORKLOAD, "figure": name, "n": n, "value": value, "unit": "us",
-        "baseline": baseline, "lower_is_better": true,
-    });
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("W-bad.jsonl"))
-    {
-        let _ = writeln!(file, "{line}");
-    }
-}
-
-fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples[(samples.len() - 1) / 2]
-}
 
 /// `r` as `browser_record_run` takes it, under run id `run_id`.
 fn input(r: &RunReport, run_id: &str) -> String {
@@ -99,8 +54,9 @@ fn input(r: &RunReport, run_id: &str) -> String {
 }
 
 fn main() {
-    let runs = if test_mode() { 20 } else { RUNS };
-    for n in sizes() {
+    // `cargo test --benches` (CI's smoke run) makes a short run and keeps no figures.
+    let runs = if keeps_figures() { RUNS } else { 20 };
+    for n in sizes(&[1000]) {
         let w = generate(n);
         let dir = tempfile::tempdir().expect("temp dir");
         let sqlite = Arc::new(SqliteStore::open(dir.path().join("memory.db")).expect("open"));
@@ -151,17 +107,25 @@ fn main() {
         }
         let engine_median = median(&mut theirs);
         let contract_median = median(&mut ours);
-        figure(
-            "recorded run median through the engine on sqlite holding N trajectories, beside the contract",
-            n,
-            engine_median,
-            None,
-        );
-        figure(
-            "recorded run median through the contract on sqlite holding N trajectories",
-            n,
-            contract_median,
-            Some(engine_median),
+        keep(
+            "W-bad.jsonl",
+            &[
+                Figure::new(
+                    WORKLOAD,
+                    "recorded run median through the engine on sqlite holding N trajectories, beside the contract",
+                    n,
+                    engine_median,
+                    "us",
+                ),
+                Figure::new(
+                    WORKLOAD,
+                    "recorded run median through the contract on sqlite holding N trajectories",
+                    n,
+                    contract_median,
+                    "us",
+                )
+                .against(engine_median),
+            ],
         );
     }
 }

@@ -11,10 +11,9 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use agent_memory_benchkit::{Figure, SIZES_VAR, keep, keeps_figures, sizes as benchkit_sizes};
 use agent_memory_core::{SplitMix64, Timestamp};
 use agent_memory_recording::{
     DeviceRecordings, MissingKeys, Snapshot, SnapshotIndex, SnapshotItem, Step, StepKind,
@@ -124,29 +123,18 @@ fn to_trail(w: &Workload, templated: &[Value]) -> Trail {
     Trail::Unified(UnifiedTrail::new(vec![step]))
 }
 
+/// The key counts K and the calls T: K = 10 alone unless `AGENT_MEMORY_BENCH_SIZES` is set,
+/// then K = 10, 100 and 1,000; T = 10,000 when it names 10,000, else 1,000.
 fn sizes() -> (Vec<u64>, u64) {
-    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
-        Ok(list) => {
-            let asked: Vec<u64> = list
-                .split(',')
-                .filter_map(|n| n.trim().parse().ok())
-                .collect();
-            let calls = if asked.contains(&10_000) {
-                10_000
-            } else {
-                1_000
-            };
-            (vec![10, 100, 1_000], calls)
-        }
-        Err(_) => (vec![10], 1_000),
+    if std::env::var_os(SIZES_VAR).is_none() {
+        return (vec![10], 1_000);
     }
-}
-
-/// Criterion's test mode: `cargo test --benches` runs the binary without `--bench` (and
-/// may pass `--test`); only `cargo bench` passes `--bench`.
-fn test_mode() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|a| a == "--test") || !args.iter().any(|a| a == "--bench")
+    let calls = if benchkit_sizes(&[]).contains(&10_000) {
+        10_000
+    } else {
+        1_000
+    };
+    (vec![10, 100, 1_000], calls)
 }
 
 fn bench(c: &mut Criterion) {
@@ -210,7 +198,8 @@ fn bench(c: &mut Criterion) {
     }
     group.finish();
 
-    if !test_mode() {
+    // Only `cargo bench` keeps figures; the smoke run (`cargo test --benches`) measures none.
+    if keeps_figures() {
         write_figures(&workloads, calls, &policy);
     }
 }
@@ -229,7 +218,7 @@ fn calls_per_second(calls: u64, mut f: impl FnMut()) -> f64 {
 }
 
 fn write_figures(workloads: &[(u64, Workload)], calls: u64, policy: &TemplatePolicy) {
-    let mut lines = Vec::new();
+    let mut figures = Vec::new();
     let mut ours_rates = Vec::new();
     for (k, w) in workloads {
         let fast = calls_per_second(calls, || {
@@ -239,35 +228,39 @@ fn write_figures(workloads: &[(u64, Workload)], calls: u64, policy: &TemplatePol
             black_box(baseline(w, policy));
         });
         ours_rates.push((*k, fast));
-        lines.push(format!(
-            r#"{{"workload":"W-rec","figure":"templatize calls/s, K={k}, T={calls}","n":{k},"value":{fast:.0},"unit":"calls/s","baseline":{slow:.0},"lower_is_better":false}}"#
-        ));
-        lines.push(format!(
-            r#"{{"workload":"W-rec","figure":"templatize speedup over naive, K={k}","n":{k},"value":{:.2},"unit":"x","baseline":null,"lower_is_better":false}}"#,
-            fast / slow
-        ));
+        let n = *k as usize;
+        figures.push(
+            Figure::new(
+                "W-rec",
+                &format!("templatize calls/s, K={k}, T={calls}"),
+                n,
+                fast.round(),
+                "calls/s",
+            )
+            .against(slow.round())
+            .higher_is_better(),
+        );
+        figures.push(
+            Figure::new(
+                "W-rec",
+                &format!("templatize speedup over naive, K={k}"),
+                n,
+                (fast / slow * 100.0).round() / 100.0,
+                "x",
+            )
+            .higher_is_better(),
+        );
     }
     if let (Some((_, small)), Some((k, large))) = (ours_rates.first(), ours_rates.last()) {
-        lines.push(format!(
-            r#"{{"workload":"W-rec","figure":"templatize time at K={k} over time at K=10","n":{k},"value":{:.3},"unit":"x","baseline":null,"lower_is_better":true}}"#,
-            small / large
+        figures.push(Figure::new(
+            "W-rec",
+            &format!("templatize time at K={k} over time at K=10"),
+            *k as usize,
+            (small / large * 1000.0).round() / 1000.0,
+            "x",
         ));
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("bench-figures");
-    let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("W-rec.jsonl"))?;
-        lines.iter().try_for_each(|line| writeln!(file, "{line}"))
-    });
-    match written {
-        Ok(()) => lines.iter().for_each(|line| eprintln!("{line}")),
-        Err(e) => eprintln!("cannot write W-rec figures to {}: {e}", dir.display()),
-    }
+    keep("W-rec.jsonl", &figures);
 }
 
 criterion_group!(benches, bench);

@@ -20,9 +20,9 @@
 //! `target/pg-floor`; without server binaries the PostgreSQL half is skipped, saying so
 //! (with `CI=true` it fails).
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use agent_memory_benchkit::{sizes, target_dir};
 use agent_memory_postgres::cluster::Cluster;
 use criterion::{BenchmarkId, Criterion, Throughput};
 
@@ -32,23 +32,6 @@ const CHUNK: usize = 1_000;
 const SINGLES: usize = 100;
 /// The partition every W-traj episode is in.
 const PARTITION: &str = "bench";
-
-fn sizes() -> Vec<usize> {
-    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![1_000],
-    }
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
-        PathBuf::from,
-    )
-}
 
 /// W-traj's generator (`workloads.md`): splitmix64, eight draws per episode.
 struct SplitMix64(u64);
@@ -328,7 +311,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let server = postgres_server();
     let mut pg = server.as_ref().map(|(url, _)| pg::Floor::connect(url));
-    for n in sizes() {
+    for n in sizes(&[1_000]) {
         let rows = episodes(n);
 
         let mut conn = sqlite::open(&dir.join(format!("floor-{n}.db")));

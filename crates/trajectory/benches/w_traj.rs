@@ -13,10 +13,10 @@
 //! `W-traj-pg/record-{batched,single}` (id `ours`) pair with the bare `postgres` floor of the
 //! same names in `store-postgres/benches/floor.rs`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use agent_memory_benchkit::{Figure, keep, percentile_of_sorted, sizes};
 use agent_memory_core::{Partition, PatternStore, SystemClock};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
@@ -30,24 +30,8 @@ type MemoryOn<S> = TrajectoryMemory<S, SystemClock>;
 
 const CHUNK: usize = 1_000;
 
-fn sizes() -> Vec<usize> {
-    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![1_000],
-    }
-}
-
 fn test_mode() -> bool {
     std::env::args().any(|a| a == "--test")
-}
-
-/// Whether figures are kept: only `cargo bench` passes `--bench`. `cargo test --benches` (CI's
-/// smoke run) passes neither flag; it runs everything and keeps nothing.
-fn writes_figures() -> bool {
-    std::env::args().any(|a| a == "--bench")
 }
 
 fn open(path: &Path) -> Memory {
@@ -145,20 +129,11 @@ fn one_percent(n: usize) -> usize {
     (n / 100).max(1)
 }
 
-fn figures_file() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
-        PathBuf::from,
-    );
-    let dir = target.join("bench-figures");
-    std::fs::create_dir_all(&dir).expect("figures dir");
-    dir.join("W-traj.jsonl")
-}
-
 fn figure(figure: &str, n: usize, value: f64, unit: &str, lower_is_better: bool) {
     figure_of("W-traj", figure, n, value, unit, lower_is_better);
 }
 
+/// Keeps one figure of `workload` (see [`keep`]).
 fn figure_of(
     workload: &str,
     figure: &str,
@@ -167,25 +142,11 @@ fn figure_of(
     unit: &str,
     lower_is_better: bool,
 ) {
-    if !writes_figures() {
-        return;
+    let mut figure = Figure::new(workload, figure, n, value, unit);
+    if !lower_is_better {
+        figure = figure.higher_is_better();
     }
-    let line = json!({
-        "workload": workload, "figure": figure, "n": n, "value": value, "unit": unit,
-        "baseline": null, "lower_is_better": lower_is_better,
-    });
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(figures_file())
-        .expect("figures file");
-    writeln!(file, "{line}").expect("write figure");
-    println!("{workload} {figure} n={n}: {value:.3} {unit}");
-}
-
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
-    sorted.get(i).copied().unwrap_or(f64::NAN)
+    keep("W-traj.jsonl", &[figure]);
 }
 
 /// The figures measured with `Instant`: record rates, crystallize times, recall p50/p99,
@@ -313,7 +274,7 @@ fn timed_figures<S: PatternStore>(
                 figure(
                     &format!("round trip {name}, beside {kind} recall"),
                     n,
-                    percentile(&floor, q),
+                    percentile_of_sorted(&floor, q),
                     "us",
                     true,
                 );
@@ -322,14 +283,14 @@ fn timed_figures<S: PatternStore>(
         figure(
             &format!("recall p50, {kind}"),
             n,
-            percentile(&micros, 0.5),
+            percentile_of_sorted(&micros, 0.5),
             "us",
             true,
         );
         figure(
             &format!("recall p99, {kind}"),
             n,
-            percentile(&micros, 0.99),
+            percentile_of_sorted(&micros, 0.99),
             "us",
             true,
         );
@@ -425,7 +386,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let part = Partition::new(PARTITION).expect("partition");
     let server = if test_mode() { None } else { postgres_server() };
-    for n in sizes() {
+    for n in sizes(&[1_000]) {
         let w = workload::generate(n);
         let p = prepare(&w);
         if !test_mode() {

@@ -15,6 +15,7 @@
 
 use std::hint::black_box;
 
+use agent_memory_benchkit::{Figure, keep, sizes};
 use agent_memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_turns::{
@@ -66,16 +67,6 @@ fn workload(turns: usize) -> Vec<Vec<Event>> {
                 .collect()
         })
         .collect()
-}
-
-fn sizes() -> Vec<usize> {
-    match std::env::var("AGENT_MEMORY_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|n| n.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![1_000],
-    }
 }
 
 fn session_id() -> SessionId {
@@ -163,7 +154,7 @@ fn write_log<L: agent_memory_turns::EventLog>(log: L, events: &[SessionEvent]) -
 
 fn bench(c: &mut Criterion) {
     let rules = CaptureRules::for_workspace(ROOT).unwrap_or_else(|e| panic!("{e}"));
-    let sizes = sizes();
+    let sizes = sizes(&[1_000]);
     let workloads: Vec<(usize, Vec<Vec<Event>>)> =
         sizes.iter().map(|&n| (n, workload(n))).collect();
 
@@ -343,14 +334,6 @@ fn median_cpu_ns(samples: usize, mut f: impl FnMut()) -> Option<f64> {
     per_call.get(samples / 2).copied().filter(|ns| *ns > 0.0)
 }
 
-fn figures_path() -> std::path::PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
-        std::path::PathBuf::from,
-    );
-    target.join("bench-figures").join("W-turn.jsonl")
-}
-
 /// Figures criterion cannot express: on-CPU time of the workload's operations.
 fn cpu_figures() {
     if std::env::args().any(|a| a == "--test") {
@@ -358,18 +341,18 @@ fn cpu_figures() {
     }
     let rules = CaptureRules::for_workspace(ROOT).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mut lines = String::new();
+    let mut figures = Vec::new();
     let mut figure = |name: &str, n: usize, value: Option<f64>, unit: &str, lower: bool| {
         if let Some(value) = value {
-            let line = json!({
-                "workload": "W-turn", "figure": name, "n": n, "value": (value * 1000.0).round() / 1000.0,
-                "unit": unit, "baseline": null, "lower_is_better": lower,
+            let figure = Figure::new("W-turn", name, n, (value * 1000.0).round() / 1000.0, unit);
+            figures.push(if lower {
+                figure
+            } else {
+                figure.higher_is_better()
             });
-            lines.push_str(&line.to_string());
-            lines.push('\n');
         }
     };
-    for n in sizes() {
+    for n in sizes(&[1_000]) {
         let turns = workload(n);
         let events: usize = turns.iter().map(Vec::len).sum();
         let capture = median_cpu_ns(5, || {
@@ -486,24 +469,7 @@ fn cpu_figures() {
             true,
         );
     }
-    // Kept only under `cargo bench`, which passes `--bench`; `cargo test --benches` (CI's
-    // smoke run) passes neither flag, runs everything and keeps nothing.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
-    }
-    let path = figures_path();
-    let written = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|()| {
-        use std::io::Write as _;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)?
-            .write_all(lines.as_bytes())
-    });
-    if let Err(e) = written {
-        eprintln!("cannot write {}: {e}", path.display());
-    }
-    eprint!("{lines}");
+    keep("W-turn.jsonl", &figures);
 }
 
 fn benches() {

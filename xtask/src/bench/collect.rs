@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use agent_memory_benchkit::Figure;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
@@ -244,19 +245,6 @@ fn throughput_of(value: &serde_json::Value) -> Option<Throughput> {
     }
 }
 
-#[derive(Deserialize)]
-struct FigureLine {
-    workload: String,
-    figure: String,
-    n: u64,
-    value: f64,
-    unit: String,
-    baseline: Option<f64>,
-    lower_is_better: bool,
-    #[serde(default)]
-    side: Option<String>,
-}
-
 fn figure_measurements(dir: &Path, skipped: &mut Vec<String>) -> Result<Vec<Measurement>> {
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
@@ -276,7 +264,7 @@ fn figure_measurements(dir: &Path, skipped: &mut Vec<String>) -> Result<Vec<Meas
             if line.trim().is_empty() {
                 continue;
             }
-            let figure: FigureLine = match serde_json::from_str(line) {
+            let figure: Figure = match serde_json::from_str(line) {
                 Ok(figure) => figure,
                 Err(e) => {
                     skipped.push(format!("{}:{}: {e}", file.display(), index + 1));

@@ -8,7 +8,7 @@ use agent_memory_core::store::browser::{BrowserStore, RunFilter, RunStatus, Traj
 use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
 use agent_memory_sqlite::SqliteStore;
 
-#[path = "../../benches/workload.rs"]
+#[path = "../../benches/workload/mod.rs"]
 mod workload;
 
 use workload::{NOW, generate};
