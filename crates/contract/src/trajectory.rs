@@ -240,7 +240,7 @@ impl PatternEntry {
     fn new(pattern: Pattern, score: Option<f64>) -> Self {
         PatternEntry {
             score,
-            fingerprint: pattern.fingerprint.pairs().iter().cloned().collect(),
+            fingerprint: pattern.fingerprint.into_pairs().into_iter().collect(),
             canonical_sequence: pattern.canonical_sequence,
             confidence: pattern.stats.confidence,
             evidence_count: pattern.stats.evidence_count,

@@ -96,19 +96,42 @@ impl Fingerprint {
         &self.0.key
     }
 
-    /// The fingerprint back from [`Fingerprint::key`].
+    /// The fingerprint back from [`Fingerprint::key`]. A key as `key` makes it (its pairs
+    /// sorted, fields unique) is kept as it is, not encoded again: stores read a pattern's
+    /// fingerprint this way for every pattern a recall returns.
     pub fn from_key(key: &str) -> Result<Self> {
-        let parts = decode_texts(key).ok_or_else(|| Error::corrupt("fingerprint key", key))?;
-        if parts.len() % 2 != 0 {
-            return Err(Error::corrupt("fingerprint key", key));
+        let corrupt = || Error::corrupt("fingerprint key", key);
+        let mut pairs = Vec::with_capacity(4);
+        let mut text = key;
+        while !text.is_empty() {
+            let (field, rest) = next_text(text).ok_or_else(corrupt)?;
+            let (value, rest) = next_text(rest).ok_or_else(corrupt)?;
+            pairs.push((field.to_owned(), value.to_owned()));
+            text = rest;
         }
-        let mut it = parts.into_iter();
-        let mut pairs = Vec::new();
-        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-            pairs.push((k, v));
+        if pairs.windows(2).all(|w| w[0].0 < w[1].0) {
+            let key = key.to_owned();
+            return Ok(Fingerprint(Arc::new(FingerprintData { pairs, key })));
         }
         Fingerprint::new(pairs)
     }
+
+    /// The `(field, value)` pairs, sorted by field, taken out of the fingerprint (copied when
+    /// another clone of it still holds them).
+    pub fn into_pairs(self) -> Vec<(String, String)> {
+        match Arc::try_unwrap(self.0) {
+            Ok(data) => data.pairs,
+            Err(shared) => shared.pairs.clone(),
+        }
+    }
+}
+
+/// The first text of `text` as [`encode_texts`] writes them, and what follows it.
+fn next_text(text: &str) -> Option<(&str, &str)> {
+    let colon = text.find(':')?;
+    let len: usize = text[..colon].parse().ok()?;
+    let rest = &text[colon + 1..];
+    Some((rest.get(..len)?, &rest[len..]))
 }
 
 impl Default for Fingerprint {
@@ -188,11 +211,9 @@ fn push_decimal(out: &mut String, mut n: usize) {
 pub fn decode_texts(mut text: &str) -> Option<Vec<String>> {
     let mut items = Vec::new();
     while !text.is_empty() {
-        let colon = text.find(':')?;
-        let len: usize = text[..colon].parse().ok()?;
-        let rest = &text[colon + 1..];
-        items.push(rest.get(..len)?.to_owned());
-        text = &rest[len..];
+        let (item, rest) = next_text(text)?;
+        items.push(item.to_owned());
+        text = rest;
     }
     Some(items)
 }
@@ -518,6 +539,43 @@ mod tests {
             ])
         );
         assert_eq!(encode_texts([] as [&str; 0]), "");
+    }
+
+    #[test]
+    fn a_fingerprint_comes_back_from_its_key_and_a_bad_key_is_refused() {
+        let fp = Fingerprint::new([("b", "2"), ("a", "1:x"), ("c", "")]).expect("fingerprint");
+        let back = Fingerprint::from_key(fp.as_key()).expect("its key");
+        assert_eq!(back, fp);
+        assert_eq!(back.as_key(), fp.as_key());
+        // A key whose pairs are out of order (not one `key` makes) is read into the canonical
+        // fingerprint, with the canonical key.
+        let unsorted = encode_texts(["b", "2", "a", "1:x", "c", ""]);
+        let read = Fingerprint::from_key(&unsorted).expect("unsorted pairs");
+        assert_eq!(read, fp);
+        assert_eq!(read.as_key(), fp.as_key());
+        assert_eq!(
+            Fingerprint::from_key(&Fingerprint::default().key()).expect("empty"),
+            Fingerprint::default()
+        );
+        for bad in [
+            encode_texts(["a"]),
+            "1:a1:".to_owned(),
+            "x:a".to_owned(),
+            "9:a".to_owned(),
+            encode_texts(["a", "1", "a", "2"]),
+        ] {
+            assert!(Fingerprint::from_key(&bad).is_err(), "{bad:?}");
+        }
+        let shared = fp.clone();
+        assert_eq!(shared.into_pairs(), fp.pairs());
+        assert_eq!(
+            back.into_pairs(),
+            [
+                ("a".to_owned(), "1:x".to_owned()),
+                ("b".to_owned(), "2".to_owned()),
+                ("c".to_owned(), String::new())
+            ]
+        );
     }
 
     #[test]
