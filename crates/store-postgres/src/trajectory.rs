@@ -215,7 +215,7 @@ impl EpisodeStore for PostgresStore {
         &self,
         episodes: &[NewEpisode],
         settings: &[(&MetaKey, &str)],
-    ) -> Result<Vec<Episode>> {
+    ) -> Result<Vec<Seq>> {
         if episodes.is_empty() && settings.is_empty() {
             return Ok(Vec::new());
         }
@@ -275,15 +275,8 @@ impl EpisodeStore for PostgresStore {
                 Ok(sorted_seqs(tx.query(APPEND, &params)?))
             })?
         };
-        episodes
-            .iter()
-            .zip(seqs)
-            .map(|(episode, seq)| {
-                Ok(Episode {
-                    seq: seq_from_sql(seq, "trajectory_episode.seq")?,
-                    episode: episode.clone(),
-                })
-            })
+        seqs.into_iter()
+            .map(|seq| seq_from_sql(seq, "trajectory_episode.seq"))
             .collect()
     }
 

@@ -165,8 +165,8 @@ fn worker(args: &str) -> Result<(), String> {
         let stored = store
             .append_episodes(&batch)
             .map_err(|e| format!("record: {e}"))?;
-        for episode in &stored {
-            writeln!(out, "recorded {agent} {n} {}", episode.seq).map_err(io)?;
+        for seq in &stored {
+            writeln!(out, "recorded {agent} {n} {seq}").map_err(io)?;
             n += 1;
         }
         match rng.below(6) {

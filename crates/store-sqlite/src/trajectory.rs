@@ -526,7 +526,7 @@ impl EpisodeStore for SqliteStore {
         &self,
         episodes: &[NewEpisode],
         settings: &[(&MetaKey, &str)],
-    ) -> Result<Vec<Episode>> {
+    ) -> Result<Vec<Seq>> {
         let op = "append episodes";
         if episodes.is_empty() && settings.is_empty() {
             return Ok(Vec::new());
@@ -600,10 +600,10 @@ impl EpisodeStore for SqliteStore {
                         episode.recorded_at.as_millis(),
                     ])
                     .map_err(|e| to_core(op, e))?;
-                stored.push(Episode {
-                    seq: seq_from_sql(tx.last_insert_rowid(), "trajectory_episode.seq")?,
-                    episode: episode.clone(),
-                });
+                stored.push(seq_from_sql(
+                    tx.last_insert_rowid(),
+                    "trajectory_episode.seq",
+                )?);
             }
             totals.write(tx).map_err(|e| to_core(op, e))?;
             Ok((stored, committed, generation))

@@ -235,9 +235,14 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(self
+        let seqs = self
             .store
-            .append_episodes_with_settings(&episodes, settings)?)
+            .append_episodes_with_settings(&episodes, settings)?;
+        Ok(episodes
+            .into_iter()
+            .zip(seqs)
+            .map(|(episode, seq)| Episode { seq, episode })
+            .collect())
     }
 
     fn episode_fingerprint(&self, given: &[(&str, &str)]) -> Result<Fingerprint> {

@@ -34,7 +34,7 @@ impl EpisodeStore for InMemoryStore {
         &self,
         episodes: &[NewEpisode],
         settings: &[(&MetaKey, &str)],
-    ) -> Result<Vec<Episode>> {
+    ) -> Result<Vec<Seq>> {
         // Both locks are held until the episodes are in, so no reader sees the settings
         // without the episodes, and every check happens before the first change.
         let mut meta = lock(&self.meta);
@@ -58,10 +58,7 @@ impl EpisodeStore for InMemoryStore {
                 .or_default()
                 .episodes
                 .insert(seq, episode.clone());
-            stored.push(Episode {
-                seq,
-                episode: episode.clone(),
-            });
+            stored.push(seq);
         }
         Ok(stored)
     }

@@ -93,8 +93,8 @@ shared_store!(SessionStore {
 });
 
 shared_store!(EpisodeStore {
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>>;
-    fn append_episodes_with_settings(&self, episodes: &[NewEpisode], settings: &[(&MetaKey, &str)]) -> Result<Vec<Episode>>;
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Seq>>;
+    fn append_episodes_with_settings(&self, episodes: &[NewEpisode], settings: &[(&MetaKey, &str)]) -> Result<Vec<Seq>>;
     fn episodes_after(&self, partition: &Partition, after: Seq, limit: usize) -> Result<Vec<Episode>>;
     fn group_episodes(&self, partition: &Partition, fingerprint: &Fingerprint, limit: usize) -> Result<Vec<Episode>>;
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64>;

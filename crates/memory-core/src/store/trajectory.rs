@@ -398,12 +398,13 @@ pub fn settings_conflict(key: &MetaKey, wanted: &str, found: &str) -> Error {
 
 /// Append-only storage of episodes.
 pub trait EpisodeStore: Send + Sync {
-    /// Appends `episodes` in order, in one atomic write, and returns them with their
-    /// sequence numbers (ascending). Provided: [`append_episodes_with_settings`] without
-    /// settings.
+    /// Appends `episodes` in order, in one atomic write, and returns their sequence numbers,
+    /// one per episode in the same order (ascending). The caller, which holds the episodes,
+    /// pairs them up ([`Episode`]) if it needs to: the store copies nothing back. Provided:
+    /// [`append_episodes_with_settings`] without settings.
     ///
     /// [`append_episodes_with_settings`]: Self::append_episodes_with_settings
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Seq>> {
         self.append_episodes_with_settings(episodes, &[])
     }
 
@@ -418,7 +419,7 @@ pub trait EpisodeStore: Send + Sync {
         &self,
         episodes: &[NewEpisode],
         settings: &[(&MetaKey, &str)],
-    ) -> Result<Vec<Episode>>;
+    ) -> Result<Vec<Seq>>;
 
     /// Up to `limit` episodes of `partition` with a sequence number above `after`, ascending.
     fn episodes_after(

@@ -103,17 +103,41 @@ fn step_with_threshold_two(input: &CrystallizeInput) -> Result<CrystallizeOutput
     Ok(output)
 }
 
+/// `episodes` appended, each with the sequence number the store answered for it; fails
+/// unless it answered one per episode.
+fn appended<S: PatternStore>(store: &S, episodes: Vec<NewEpisode>) -> Result<Vec<Episode>> {
+    let seqs = store.append_episodes(&episodes)?;
+    if seqs.len() != episodes.len() {
+        return Err(Error::corrupt(
+            "append_episodes",
+            format!(
+                "{} sequence numbers for {} episodes",
+                seqs.len(),
+                episodes.len()
+            ),
+        ));
+    }
+    Ok(episodes
+        .into_iter()
+        .zip(seqs)
+        .map(|(episode, seq)| Episode { seq, episode })
+        .collect())
+}
+
 fn group_episodes_in_order<S: PatternStore>(store: &S) -> CaseResult {
     let one = fingerprint(&[("f", "1"), ("g", "x")]);
     ensure_eq!(store.group_episodes(&partition("p"), &one, 10)?, Vec::new());
-    let stored = store.append_episodes(&[
-        episode("p", &[("f", "1"), ("g", "x")], &["a"], 1),
-        episode("p", &[("f", "1")], &["b"], 2),
-        episode("q", &[("f", "1"), ("g", "x")], &["c"], 3),
-        episode("p", &[("f", "1"), ("g", "x")], &["d"], 4),
-        episode("p", &[("f", "2"), ("g", "x")], &["e"], 5),
-        episode("p", &[("g", "x"), ("f", "1")], &["f"], 6),
-    ])?;
+    let stored = appended(
+        store,
+        vec![
+            episode("p", &[("f", "1"), ("g", "x")], &["a"], 1),
+            episode("p", &[("f", "1")], &["b"], 2),
+            episode("q", &[("f", "1"), ("g", "x")], &["c"], 3),
+            episode("p", &[("f", "1"), ("g", "x")], &["d"], 4),
+            episode("p", &[("f", "2"), ("g", "x")], &["e"], 5),
+            episode("p", &[("g", "x"), ("f", "1")], &["f"], 6),
+        ],
+    )?;
     let mine: Vec<Episode> = [0, 3, 5].iter().map(|&i| stored[i].clone()).collect();
     ensure_eq!(
         store.group_episodes(&partition("p"), &one, 10)?,
@@ -391,11 +415,14 @@ fn evidence<S: PatternStore>(store: &S, p: &str, fp: &[(&str, &str)]) -> Result<
 }
 
 fn append_numbers_in_order<S: PatternStore>(store: &S) -> CaseResult {
-    let a = store.append_episodes(&[
-        episode("p", &[("f", "1")], &["x"], 10),
-        episode("p", &[("f", "2")], &["y"], 5),
-    ])?;
-    let b = store.append_episodes(&[episode("p", &[("f", "1")], &["z"], 1)])?;
+    let a = appended(
+        store,
+        vec![
+            episode("p", &[("f", "1")], &["x"], 10),
+            episode("p", &[("f", "2")], &["y"], 5),
+        ],
+    )?;
+    let b = appended(store, vec![episode("p", &[("f", "1")], &["z"], 1)])?;
     ensure_eq!(a.len(), 2);
     ensure!(
         a[0].seq < a[1].seq && a[1].seq < b[0].seq,
@@ -585,7 +612,7 @@ fn values_keep_any_text<S: PatternStore>(store: &S) -> CaseResult {
     let odd = "3:x ' \" ; DROP TABLE x; -- ünïcødé \u{1F600}\n";
     let fp = [("field:1", odd), ("", "")];
     let traj = [odd, "", "12:", "a"];
-    let written = store.append_episodes(&[episode("p", &fp, &traj, -5)])?;
+    let written = appended(store, vec![episode("p", &fp, &traj, -5)])?;
     let read = store.episodes_after(&p, 0, 1)?;
     ensure_eq!(read, written);
     store.crystallize_with(&p, &counting_step)?;

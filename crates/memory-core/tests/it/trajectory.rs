@@ -38,14 +38,14 @@ enum Defect {
 }
 
 impl EpisodeStore for Broken {
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Seq>> {
         self.inner.append_episodes(episodes)
     }
     fn append_episodes_with_settings(
         &self,
         episodes: &[NewEpisode],
         settings: &[(&MetaKey, &str)],
-    ) -> Result<Vec<Episode>> {
+    ) -> Result<Vec<Seq>> {
         if self.defect == Defect::WritesBeforeSettling && !settings.is_empty() {
             // Stores the episodes, then checks the settings in a second step.
             let stored = self.inner.append_episodes(episodes)?;

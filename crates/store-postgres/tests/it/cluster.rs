@@ -114,7 +114,13 @@ fn a_cluster_starts_survives_an_immediate_stop_and_starts_again() {
     let all = store
         .episodes_after(&Partition::new("restart").expect("partition"), 0, 10)
         .expect("read after the restart");
-    assert_eq!(all, [before, after].concat());
+    let seqs: Vec<_> = all.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [before, after].concat());
+    let written: Vec<_> = all.into_iter().map(|e| e.episode).collect();
+    assert_eq!(
+        written,
+        [episode("restart", "before"), episode("restart", "after")]
+    );
     drop(store);
 
     cluster.stop().expect("stop");

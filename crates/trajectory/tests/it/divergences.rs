@@ -202,14 +202,14 @@ struct Counting<S> {
 }
 
 impl<S: EpisodeStore> EpisodeStore for Counting<S> {
-    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Episode>> {
+    fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Seq>> {
         self.inner.append_episodes(episodes)
     }
     fn append_episodes_with_settings(
         &self,
         episodes: &[NewEpisode],
         settings: &[(&MetaKey, &str)],
-    ) -> Result<Vec<Episode>> {
+    ) -> Result<Vec<Seq>> {
         self.inner.append_episodes_with_settings(episodes, settings)
     }
     fn episodes_after(
