@@ -21,9 +21,8 @@
 
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { Store, runCli } from 'durable-agent-memory'
 import { TrajectoryStore, useDatabase } from 'durable-agent-memory/browser-agent-driver'
 

@@ -316,35 +316,28 @@ impl NativeStore {
         now_ms: Option<i64>,
     ) -> PyResult<Vec<PatternEntry>> {
         use agent_memory_contract::trajectory;
-        let input = input_json(operation, Some(input))?;
-        let entries = match operation {
-            "trajectory_recall" => self.in_env(py, operation, now_ms, move |env| {
-                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
-                trajectory::recall(env, &input)
-                    .map(|output| output.patterns)
-                    .map_err(|error| failure_of!(error))
-            })?,
-            "trajectory_crystallize" => self.in_env(py, operation, now_ms, move |env| {
-                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
-                trajectory::crystallize(env, &input)
-                    .map(|output| output.patterns)
-                    .map_err(|error| failure_of!(error))
-            })?,
-            "trajectory_patterns" => self.in_env(py, operation, now_ms, move |env| {
-                let input = serde_json::from_value(input).map_err(|e| arguments(operation, e))?;
-                trajectory::patterns(env, &input)
-                    .map(|output| output.patterns)
-                    .map_err(|error| failure_of!(error))
-            })?,
-            _ => {
-                return Err(Failure::invalid(
-                    operation.to_owned(),
-                    format!("operation {operation:?} lists no patterns"),
-                )
-                .into_py(py));
-            }
-        };
-        Ok(entries)
+        let json = input_json(operation, Some(input))?;
+        self.in_env(py, operation, now_ms, move |env| {
+            let read = |e| arguments(operation, e);
+            let listed = match operation {
+                "trajectory_recall" => serde_json::from_value(json)
+                    .map_err(read)
+                    .map(|input| trajectory::recall(env, &input).map(|o| o.patterns))?,
+                "trajectory_crystallize" => serde_json::from_value(json)
+                    .map_err(read)
+                    .map(|input| trajectory::crystallize(env, &input).map(|o| o.patterns))?,
+                "trajectory_patterns" => serde_json::from_value(json)
+                    .map_err(read)
+                    .map(|input| trajectory::patterns(env, &input).map(|o| o.patterns))?,
+                _ => {
+                    return Err(Failure::invalid(
+                        operation.to_owned(),
+                        format!("operation {operation:?} lists no patterns"),
+                    ));
+                }
+            };
+            listed.map_err(|error| failure_of!(error))
+        })
     }
 
     /// Runs the operation `operation` on `input` and returns its output as JSON.
