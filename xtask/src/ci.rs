@@ -173,19 +173,51 @@ fn run_steps() -> Result<()> {
         ("fuzz build", Box::new(crate::fuzz::build_all)),
         ("deps", Box::new(crate::deps::check_workspace)),
     ];
+    let target = crate::target_dir(&root);
     for (name, step) in &steps {
         println!("==> {name}");
         let t = Instant::now();
         let result = step();
+        // The target folder's size after each step: a full disk fails a run as surely as a
+        // failing test, and this says which step grew it.
         println!(
-            "<== {name}: {} in {:.1}s",
+            "<== {name}: {} in {:.1}s (target folder {:.1} GB)",
             if result.is_ok() { "ok" } else { "FAILED" },
-            t.elapsed().as_secs_f64()
+            t.elapsed().as_secs_f64(),
+            folder_size(&target) as f64 / 1e9
         );
         result.with_context(|| format!("ci step `{name}` failed"))?;
     }
     println!("ci passed in {:.1}s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The bytes of the regular files under `dir`, each file once however many links it has
+/// (cargo hard-links its outputs), symbolic links not followed; what cannot be read counts
+/// as nothing (the figure is a report, not a check).
+fn folder_size(dir: &std::path::Path) -> u64 {
+    fn walk(dir: &std::path::Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        let mut bytes = 0;
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => bytes += walk(&entry.path(), seen),
+                Ok(kind) if kind.is_file() => {
+                    if let Ok(meta) = entry.metadata()
+                        && seen.insert((meta.dev(), meta.ino()))
+                    {
+                        bytes += meta.len();
+                    }
+                }
+                _ => {}
+            }
+        }
+        bytes
+    }
+    walk(dir, &mut std::collections::HashSet::new())
 }
 
 /// Removes cargo's extracted copies of our own packages from earlier `cargo package` runs.
