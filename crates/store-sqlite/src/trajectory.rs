@@ -41,6 +41,83 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
         .ok_or_else(|| Error::corrupt("trajectory_group.pending", text))
 }
 
+/// The sequence number the next episode takes: one past the largest ever given (what
+/// `AUTOINCREMENT` keeps in `sqlite_sequence`), or past the largest stored if that is larger.
+fn next_episode_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT max(\
+             coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'trajectory_episode'), 0), \
+             coalesce((SELECT max(seq) FROM trajectory_episode), 0)) + 1",
+    )?
+    .query_row([], |row| row.get(0))
+}
+
+/// Rows per `INSERT` statement when episodes are appended, largest first: a batch goes in
+/// as few statements as these sizes make. Each statement has a fixed cost (binding, the
+/// `AUTOINCREMENT` counter read and written, cursors opened), which many rows share.
+const EPISODE_ROWS_PER_INSERT: [usize; 3] = [64, 8, 1];
+
+/// The `INSERT` statement of `EPISODE_ROWS_PER_INSERT[size]` episodes, built once.
+fn insert_episodes_sql(size: usize) -> &'static str {
+    static TEXTS: OnceLock<[String; 3]> = OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        EPISODE_ROWS_PER_INSERT.map(|rows| {
+            let values = (0..rows)
+                .map(|row| {
+                    let p = row * 6;
+                    format!(
+                        "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                        p + 1,
+                        p + 2,
+                        p + 3,
+                        p + 4,
+                        p + 5,
+                        p + 6
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "INSERT INTO trajectory_episode \
+                 (seq, partition, fp_id, trajectory, outcome, recorded_at) VALUES {values}"
+            )
+        })
+    });
+    &texts[size]
+}
+
+/// Inserts `rows` (an episode, its fingerprint's id and its encoded trajectory) with the
+/// sequence numbers `first`, `first + 1`, ...: given, not left to SQLite, so each episode's
+/// number is known without relying on the order a multi-row statement inserts in.
+fn insert_episodes(
+    conn: &Connection,
+    first: i64,
+    rows: &[(&NewEpisode, i64, String)],
+) -> rusqlite::Result<()> {
+    let mut done = 0;
+    for (size, &per) in EPISODE_ROWS_PER_INSERT.iter().enumerate() {
+        let mut chunks = rows[done..].chunks_exact(per);
+        if chunks.len() == 0 {
+            continue;
+        }
+        let mut insert = conn.prepare_cached(insert_episodes_sql(size))?;
+        for chunk in chunks.by_ref() {
+            for (row, (episode, fp_id, trajectory)) in chunk.iter().enumerate() {
+                let p = row * 6;
+                insert.raw_bind_parameter(p + 1, first + (done + row) as i64)?;
+                insert.raw_bind_parameter(p + 2, episode.partition.as_str())?;
+                insert.raw_bind_parameter(p + 3, fp_id)?;
+                insert.raw_bind_parameter(p + 4, trajectory.as_str())?;
+                insert.raw_bind_parameter(p + 5, episode.outcome.as_str())?;
+                insert.raw_bind_parameter(p + 6, episode.recorded_at.as_millis())?;
+            }
+            insert.raw_execute()?;
+            done += per;
+        }
+    }
+    Ok(())
+}
+
 /// The interned ids of fingerprints this store has seen committed, by partition and key, so
 /// recording one episode at a time does not look its fingerprint up every call.
 ///
@@ -558,14 +635,8 @@ impl EpisodeStore for SqliteStore {
             }
             let mut ids: HashMap<(&str, &str), i64> = HashMap::new();
             let mut committed = Vec::new();
-            let mut stored = Vec::with_capacity(episodes.len());
+            let mut rows = Vec::with_capacity(episodes.len());
             let mut totals = PartitionTotals::default();
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO trajectory_episode (partition, fp_id, trajectory, outcome, recorded_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(|e| to_core(op, e))?;
             for episode in episodes {
                 let partition = episode.partition.as_str();
                 let key = episode.fingerprint.as_key();
@@ -591,20 +662,13 @@ impl EpisodeStore for SqliteStore {
                     trajectory.len() + episode.outcome.len(),
                     episode.recorded_at,
                 );
-                insert
-                    .execute(params![
-                        partition,
-                        fp_id,
-                        trajectory,
-                        episode.outcome,
-                        episode.recorded_at.as_millis(),
-                    ])
-                    .map_err(|e| to_core(op, e))?;
-                stored.push(seq_from_sql(
-                    tx.last_insert_rowid(),
-                    "trajectory_episode.seq",
-                )?);
+                rows.push((episode, fp_id, trajectory));
             }
+            let first = next_episode_seq(tx).map_err(|e| to_core(op, e))?;
+            insert_episodes(tx, first, &rows).map_err(|e| to_core(op, e))?;
+            let stored = (0..rows.len())
+                .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
+                .collect::<Result<Vec<Seq>>>()?;
             totals.write(tx).map_err(|e| to_core(op, e))?;
             Ok((stored, committed, generation))
         })?;

@@ -27,6 +27,10 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             run: append_numbers_in_order,
         },
         Case {
+            name: "a large batch numbers every episode, and numbers are never reused",
+            run: large_batches_number_every_episode,
+        },
+        Case {
             name: "crystallize observes each episode once",
             run: observes_each_episode_once,
         },
@@ -578,6 +582,54 @@ fn partitions_are_isolated<S: PatternStore>(store: &S) -> CaseResult {
     ensure_eq!(b[0].canonical_sequence, vec!["y".to_owned()]);
     ensure_eq!(b[0].stats.evidence_count, 1, "a's episode not counted in b");
     ensure_eq!(store.episodes_after(&partition("c"), 0, 10)?.len(), 0);
+    Ok(())
+}
+
+/// Batches of sizes a store may split into statements of many rows (here 203 and 75, which
+/// are no multiple of small powers of two), in two partitions at once: every episode gets
+/// its own number, in recording order, read back with the episode it was given for; and a
+/// number is never given again, even once every episode it was given to is pruned.
+fn large_batches_number_every_episode<S: PatternStore>(store: &S) -> CaseResult {
+    let batch = |from: i64, n: i64| -> Vec<NewEpisode> {
+        (from..from + n)
+            .map(|i| {
+                let p = if i % 3 == 0 { "q" } else { "p" };
+                let f = (i % 7).to_string();
+                episode(p, &[("f", &f)], &[&format!("step {i}"), "end"], i)
+            })
+            .collect()
+    };
+    let first = appended(store, batch(0, 203))?;
+    let second = appended(store, batch(203, 75))?;
+    let all: Vec<&Episode> = first.iter().chain(&second).collect();
+    ensure!(
+        all.windows(2).all(|w| w[0].seq < w[1].seq),
+        "sequence numbers must grow in recording order"
+    );
+    for name in ["p", "q"] {
+        let read = store.episodes_after(&partition(name), 0, 1000)?;
+        let written: Vec<&Episode> = all
+            .iter()
+            .copied()
+            .filter(|e| e.episode.partition.as_str() == name)
+            .collect();
+        ensure_eq!(read.len(), written.len(), "episodes of partition {name}");
+        for (read, written) in read.iter().zip(written) {
+            ensure_eq!(read, written, "each episode read back under its number");
+        }
+    }
+    let newest = all.last().map_or(0, |e| e.seq);
+    for name in ["p", "q"] {
+        store.crystallize_with(&partition(name), &counting_step)?;
+        store.prune_episodes(&partition(name), Timestamp::from_millis(i64::MAX))?;
+        ensure_eq!(store.episodes_after(&partition(name), 0, 1000)?.len(), 0);
+    }
+    let after = appended(store, batch(278, 9))?;
+    ensure!(
+        after.iter().all(|e| e.seq > newest),
+        "a pruned episode's number is not given again: {:?} after {newest}",
+        after.iter().map(|e| e.seq).collect::<Vec<_>>()
+    );
     Ok(())
 }
 
