@@ -465,8 +465,15 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
                             Some("fingerprint") => fingerprint = str_map(&value),
                             Some("trajectory") => trajectory = str_list(&value),
                             Some("outcome") => {
-                                let path = &mut format!("input.episodes[{i}].outcome");
-                                outcome = Some(to_json(&value, path, 0)?);
+                                // Mostly a str: its JSON is that text, and only another
+                                // value needs the path `to_json` names in an error.
+                                outcome = Some(match plain_str(&value) {
+                                    Some(text) => Value::String(text),
+                                    None => {
+                                        let path = &mut format!("input.episodes[{i}].outcome");
+                                        to_json(&value, path, 0)?
+                                    }
+                                });
                             }
                             Some("recorded_at") if value.is_exact_instance_of::<PyInt>() => {
                                 at = value.extract::<i64>().ok().map(TimeInput::Millis);
