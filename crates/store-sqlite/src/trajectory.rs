@@ -665,6 +665,19 @@ impl EpisodeStore for SqliteStore {
                 rows.push((episode, fp_id, trajectory));
             }
             let first = next_episode_seq(tx).map_err(|e| to_core(op, e))?;
+            // Only a file whose counter was set near the end of `i64` runs out of numbers.
+            i64::try_from(rows.len())
+                .ok()
+                .and_then(|n| first.checked_add(n.saturating_sub(1)))
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        "sqlite_sequence",
+                        format!(
+                            "no sequence numbers left for {} episodes after {first}",
+                            rows.len()
+                        ),
+                    )
+                })?;
             insert_episodes(tx, first, &rows).map_err(|e| to_core(op, e))?;
             let stored = (0..rows.len())
                 .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))

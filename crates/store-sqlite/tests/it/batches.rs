@@ -119,3 +119,44 @@ fn an_image_with_a_goal_over_the_limit_in_a_later_record_stores_nothing() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_batch_of_episodes_past_the_last_sequence_number_is_refused_whole() {
+    use agent_memory_core::store::trajectory::{EpisodeStore, Fingerprint, NewEpisode};
+    use agent_memory_core::{Partition, Timestamp};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("memory.db");
+    let episode = |step: &str| NewEpisode {
+        partition: Partition::new("p").expect("partition"),
+        fingerprint: Fingerprint::new([("f", "1")]).expect("fingerprint"),
+        trajectory: vec![step.to_owned()],
+        outcome: "true".to_owned(),
+        recorded_at: Timestamp::from_millis(1),
+    };
+    let store = SqliteStore::open(&path).expect("open");
+    store.append_episodes(&[episode("first")]).expect("append");
+    // A file whose counter was set two numbers short of the end of i64.
+    rusqlite::Connection::open(&path)
+        .and_then(|conn| {
+            conn.execute(
+                "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'trajectory_episode'",
+                [i64::MAX - 2],
+            )
+        })
+        .expect("set the counter");
+    let batch = [episode("a"), episode("b"), episode("c")];
+    let message = store
+        .append_episodes(&batch)
+        .expect_err("no numbers left")
+        .to_string();
+    assert!(
+        message.contains("no sequence numbers left for 3 episodes"),
+        "{message}"
+    );
+    let p = Partition::new("p").expect("partition");
+    assert_eq!(store.episodes_after(&p, 0, 10).expect("read").len(), 1);
+    let seqs = store
+        .append_episodes(&batch[..2])
+        .expect("two numbers are left");
+    assert_eq!(seqs, vec![i64::MAX as u64 - 1, i64::MAX as u64]);
+}
