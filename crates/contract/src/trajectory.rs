@@ -549,34 +549,26 @@ fn record_into(
             },
         });
     }
-    let fingerprints: Vec<Vec<(&str, &str)>> = input
-        .episodes
-        .iter()
-        .map(|e| {
-            e.fingerprint
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect()
-        })
-        .collect();
-    let trajectories: Vec<Vec<&str>> = input
-        .episodes
-        .iter()
-        .map(|e| e.trajectory.iter().map(String::as_str).collect())
-        .collect();
+    // Every episode's fingerprint pairs and steps in two flat lists, each episode a range of
+    // them: two allocations for the batch, not two per episode.
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    let mut steps: Vec<&str> = Vec::new();
+    let mut ranges = Vec::with_capacity(input.episodes.len());
+    for e in &input.episodes {
+        let (p, s) = (pairs.len(), steps.len());
+        pairs.extend(e.fingerprint.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        steps.extend(e.trajectory.iter().map(String::as_str));
+        ranges.push((p..pairs.len(), s..steps.len()));
+    }
     let records: Vec<EpisodeRecord<'_>> = input
         .episodes
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let record = EpisodeRecord::new(
-                &fingerprints[i],
-                &trajectories[i],
-                &e.outcome,
-                &target.partition,
-            );
-            match times[i] {
-                Some(at) => record.with_recorded_at(at),
+        .zip(ranges)
+        .zip(&times)
+        .map(|((e, (p, s)), at)| {
+            let record = EpisodeRecord::new(&pairs[p], &steps[s], &e.outcome, &target.partition);
+            match at {
+                Some(at) => record.with_recorded_at(*at),
                 None => record,
             }
         })

@@ -206,35 +206,37 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         settings: &[(&MetaKey, &str)],
     ) -> Result<Vec<Episode>> {
         let now = self.clock.now();
-        // A batch repeats its fingerprints and outcomes: each distinct one is built once (a
-        // fingerprint is shared, an outcome is serialized once per value it points to; the
-        // records borrow them for the whole call, so an address stands for one value).
+        // A batch repeats its fingerprints: each distinct one is built once and shared. An
+        // outcome is serialized once for a run of records that point to the same value (the
+        // records borrow it for the whole call, so an address stands for one value); records
+        // that each hold their own, as the contract's do, are serialized one by one, with
+        // nothing to look up.
         let mut fingerprints: HashMap<&[(&str, &str)], Fingerprint> = HashMap::new();
-        let mut outcomes: HashMap<*const Value, String> = HashMap::new();
-        let episodes = records
-            .iter()
-            .map(|r| {
-                let fingerprint = match fingerprints.get(r.fingerprint) {
-                    Some(fp) => fp.clone(),
-                    None => {
-                        let fp = self.episode_fingerprint(r.fingerprint)?;
-                        fingerprints.insert(r.fingerprint, fp.clone());
-                        fp
-                    }
-                };
-                let outcome = outcomes
-                    .entry(std::ptr::from_ref(r.outcome))
-                    .or_insert_with(|| r.outcome.to_string())
-                    .clone();
-                Ok(NewEpisode {
-                    partition: r.partition.clone(),
-                    fingerprint,
-                    trajectory: r.trajectory.iter().map(|s| (*s).to_owned()).collect(),
-                    outcome,
-                    recorded_at: r.recorded_at.unwrap_or(now),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut episodes: Vec<NewEpisode> = Vec::with_capacity(records.len());
+        let mut previous: Option<*const Value> = None;
+        for r in records {
+            let fingerprint = match fingerprints.get(r.fingerprint) {
+                Some(fp) => fp.clone(),
+                None => {
+                    let fp = self.episode_fingerprint(r.fingerprint)?;
+                    fingerprints.insert(r.fingerprint, fp.clone());
+                    fp
+                }
+            };
+            let address = std::ptr::from_ref(r.outcome);
+            let outcome = match episodes.last() {
+                Some(last) if previous == Some(address) => last.outcome.clone(),
+                _ => r.outcome.to_string(),
+            };
+            previous = Some(address);
+            episodes.push(NewEpisode {
+                partition: r.partition.clone(),
+                fingerprint,
+                trajectory: r.trajectory.iter().map(|s| (*s).to_owned()).collect(),
+                outcome,
+                recorded_at: r.recorded_at.unwrap_or(now),
+            });
+        }
         let seqs = self
             .store
             .append_episodes_with_settings(&episodes, settings)?;
