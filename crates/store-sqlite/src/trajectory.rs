@@ -41,17 +41,6 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
         .ok_or_else(|| Error::corrupt("trajectory_group.pending", text))
 }
 
-/// The sequence number the next episode takes: one past the largest ever given (what
-/// `AUTOINCREMENT` keeps in `sqlite_sequence`), or past the largest stored if that is larger.
-fn next_episode_seq(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.prepare_cached(
-        "SELECT max(\
-             coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'trajectory_episode'), 0), \
-             coalesce((SELECT max(seq) FROM trajectory_episode), 0)) + 1",
-    )?
-    .query_row([], |row| row.get(0))
-}
-
 /// Rows per `INSERT` statement when episodes are appended, largest first: a batch goes in
 /// as few statements as these sizes make. Each statement has a fixed cost (binding, the
 /// `AUTOINCREMENT` counter read and written, cursors opened), which many rows share.
@@ -84,6 +73,27 @@ fn insert_episodes_sql(size: usize) -> &'static str {
         })
     });
     &texts[size]
+}
+
+/// Inserts `row` (an episode, its fingerprint's id and its encoded trajectory) with the
+/// sequence number `AUTOINCREMENT` gives it, and answers that number.
+fn insert_first_episode(
+    conn: &Connection,
+    row: &(&NewEpisode, i64, String),
+) -> rusqlite::Result<i64> {
+    let (episode, fp_id, trajectory) = row;
+    conn.prepare_cached(
+        "INSERT INTO trajectory_episode (partition, fp_id, trajectory, outcome, recorded_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        episode.partition.as_str(),
+        fp_id,
+        trajectory,
+        episode.outcome,
+        episode.recorded_at.as_millis(),
+    ])?;
+    Ok(conn.last_insert_rowid())
 }
 
 /// Inserts `rows` (an episode, its fingerprint's id and its encoded trajectory) with the
@@ -664,24 +674,31 @@ impl EpisodeStore for SqliteStore {
                 );
                 rows.push((episode, fp_id, trajectory));
             }
-            let first = next_episode_seq(tx).map_err(|e| to_core(op, e))?;
-            // Only a file whose counter was set near the end of `i64` runs out of numbers.
-            i64::try_from(rows.len())
-                .ok()
-                .and_then(|n| first.checked_add(n.saturating_sub(1)))
-                .ok_or_else(|| {
-                    Error::corrupt(
-                        "sqlite_sequence",
-                        format!(
-                            "no sequence numbers left for {} episodes after {first}",
-                            rows.len()
-                        ),
-                    )
-                })?;
-            insert_episodes(tx, first, &rows).map_err(|e| to_core(op, e))?;
-            let stored = (0..rows.len())
-                .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
-                .collect::<Result<Vec<Seq>>>()?;
+            let stored = match rows.split_first() {
+                None => Vec::new(),
+                Some((head, rest)) => {
+                    // The first episode is numbered by `AUTOINCREMENT` (one past the largest
+                    // number ever given), the rest follow it.
+                    let first = insert_first_episode(tx, head).map_err(|e| to_core(op, e))?;
+                    // Only a file whose counter was set near the end of `i64` runs out.
+                    i64::try_from(rest.len())
+                        .ok()
+                        .and_then(|n| first.checked_add(n))
+                        .ok_or_else(|| {
+                            Error::corrupt(
+                                "sqlite_sequence",
+                                format!(
+                                    "no sequence numbers left for {} episodes from {first}",
+                                    rows.len()
+                                ),
+                            )
+                        })?;
+                    insert_episodes(tx, first + 1, rest).map_err(|e| to_core(op, e))?;
+                    (0..rows.len())
+                        .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
+                        .collect::<Result<Vec<Seq>>>()?
+                }
+            };
             totals.write(tx).map_err(|e| to_core(op, e))?;
             Ok((stored, committed, generation))
         })?;
