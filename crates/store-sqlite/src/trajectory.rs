@@ -46,41 +46,45 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
 /// `AUTOINCREMENT` counter read and written, cursors opened), which many rows share.
 const EPISODE_ROWS_PER_INSERT: [usize; 3] = [64, 8, 1];
 
+/// The columns an appended episode's row gives, in the order its parameters are bound.
+const EPISODE_COLUMNS: [&str; 6] = [
+    "seq",
+    "partition",
+    "fp_id",
+    "trajectory",
+    "outcome",
+    "recorded_at",
+];
+
+/// An episode to append, with its fingerprint's id and its encoded trajectory.
+type EpisodeRow<'a> = (&'a NewEpisode, i64, String);
+
 /// The `INSERT` statement of `EPISODE_ROWS_PER_INSERT[size]` episodes, built once.
 fn insert_episodes_sql(size: usize) -> &'static str {
     static TEXTS: OnceLock<[String; 3]> = OnceLock::new();
     let texts = TEXTS.get_or_init(|| {
+        let width = EPISODE_COLUMNS.len();
         EPISODE_ROWS_PER_INSERT.map(|rows| {
             let values = (0..rows)
                 .map(|row| {
-                    let p = row * 6;
-                    format!(
-                        "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                        p + 1,
-                        p + 2,
-                        p + 3,
-                        p + 4,
-                        p + 5,
-                        p + 6
-                    )
+                    let params: Vec<String> = (1..=width)
+                        .map(|c| format!("?{}", row * width + c))
+                        .collect();
+                    format!("({})", params.join(", "))
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
             format!(
-                "INSERT INTO trajectory_episode \
-                 (seq, partition, fp_id, trajectory, outcome, recorded_at) VALUES {values}"
+                "INSERT INTO trajectory_episode ({}) VALUES {values}",
+                EPISODE_COLUMNS.join(", ")
             )
         })
     });
     &texts[size]
 }
 
-/// Inserts `row` (an episode, its fingerprint's id and its encoded trajectory) with the
-/// sequence number `AUTOINCREMENT` gives it, and answers that number.
-fn insert_first_episode(
-    conn: &Connection,
-    row: &(&NewEpisode, i64, String),
-) -> rusqlite::Result<i64> {
+/// Inserts `row` with the sequence number `AUTOINCREMENT` gives it, and answers that number.
+fn insert_first_episode(conn: &Connection, row: &EpisodeRow<'_>) -> rusqlite::Result<i64> {
     let (episode, fp_id, trajectory) = row;
     conn.prepare_cached(
         "INSERT INTO trajectory_episode (partition, fp_id, trajectory, outcome, recorded_at) \
@@ -96,24 +100,20 @@ fn insert_first_episode(
     Ok(conn.last_insert_rowid())
 }
 
-/// Inserts `rows` (an episode, its fingerprint's id and its encoded trajectory) with the
-/// sequence numbers `first`, `first + 1`, ...: given, not left to SQLite, so each episode's
-/// number is known without relying on the order a multi-row statement inserts in.
-fn insert_episodes(
-    conn: &Connection,
-    first: i64,
-    rows: &[(&NewEpisode, i64, String)],
-) -> rusqlite::Result<()> {
+/// Inserts `rows` with the sequence numbers `first`, `first + 1`, ...: given, not left to
+/// SQLite, so each episode's number is known without relying on the order a multi-row
+/// statement inserts in.
+fn insert_episodes(conn: &Connection, first: i64, rows: &[EpisodeRow<'_>]) -> rusqlite::Result<()> {
     let mut done = 0;
     for (size, &per) in EPISODE_ROWS_PER_INSERT.iter().enumerate() {
-        let mut chunks = rows[done..].chunks_exact(per);
+        let chunks = rows[done..].chunks_exact(per);
         if chunks.len() == 0 {
             continue;
         }
         let mut insert = conn.prepare_cached(insert_episodes_sql(size))?;
-        for chunk in chunks.by_ref() {
+        for chunk in chunks {
             for (row, (episode, fp_id, trajectory)) in chunk.iter().enumerate() {
-                let p = row * 6;
+                let p = row * EPISODE_COLUMNS.len();
                 insert.raw_bind_parameter(p + 1, first + (done + row) as i64)?;
                 insert.raw_bind_parameter(p + 2, episode.partition.as_str())?;
                 insert.raw_bind_parameter(p + 3, fp_id)?;

@@ -213,7 +213,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         // nothing to look up.
         let mut fingerprints: HashMap<&[(&str, &str)], Fingerprint> = HashMap::new();
         let mut episodes: Vec<NewEpisode> = Vec::with_capacity(records.len());
-        let mut previous: Option<*const Value> = None;
+        let mut previous: Option<&Value> = None;
         for r in records {
             let fingerprint = match fingerprints.get(r.fingerprint) {
                 Some(fp) => fp.clone(),
@@ -223,12 +223,13 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                     fp
                 }
             };
-            let address = std::ptr::from_ref(r.outcome);
-            let outcome = match episodes.last() {
-                Some(last) if previous == Some(address) => last.outcome.clone(),
+            let outcome = match (episodes.last(), previous) {
+                (Some(last), Some(before)) if std::ptr::eq(before, r.outcome) => {
+                    last.outcome.clone()
+                }
                 _ => r.outcome.to_string(),
             };
-            previous = Some(address);
+            previous = Some(r.outcome);
             episodes.push(NewEpisode {
                 partition: r.partition.clone(),
                 fingerprint,
@@ -240,11 +241,7 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         let seqs = self
             .store
             .append_episodes_with_settings(&episodes, settings)?;
-        Ok(episodes
-            .into_iter()
-            .zip(seqs)
-            .map(|(episode, seq)| Episode { seq, episode })
-            .collect())
+        Ok(Episode::numbered(episodes, seqs)?)
     }
 
     fn episode_fingerprint(&self, given: &[(&str, &str)]) -> Result<Fingerprint> {

@@ -275,6 +275,29 @@ pub struct Episode {
     pub episode: NewEpisode,
 }
 
+impl Episode {
+    /// `episodes` paired, in order, with the sequence numbers a store answered for them
+    /// ([`EpisodeStore::append_episodes`]); a corrupt-store error unless it answered one
+    /// number per episode.
+    pub fn numbered(episodes: Vec<NewEpisode>, seqs: Vec<Seq>) -> Result<Vec<Episode>> {
+        if seqs.len() != episodes.len() {
+            return Err(Error::corrupt(
+                "append_episodes",
+                format!(
+                    "{} sequence numbers for {} episodes",
+                    seqs.len(),
+                    episodes.len()
+                ),
+            ));
+        }
+        Ok(episodes
+            .into_iter()
+            .zip(seqs)
+            .map(|(episode, seq)| Episode { seq, episode })
+            .collect())
+    }
+}
+
 /// One distinct trajectory of a group and how often and how lately it was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrajectoryTally {
@@ -597,5 +620,33 @@ mod tests {
         let odd = encode_texts(["3fb999999999999a"]);
         assert_eq!(decode_pending(&odd), None);
         assert_eq!(decode_pending("2:zz1:0"), None);
+    }
+
+    #[test]
+    fn episodes_are_numbered_in_order_and_only_one_number_each() {
+        let episode = |step: &str| NewEpisode {
+            partition: Partition::new("p").expect("partition"),
+            fingerprint: Fingerprint::new([("f", "1")]).expect("fingerprint"),
+            trajectory: vec![step.to_owned()],
+            outcome: "true".to_owned(),
+            recorded_at: Timestamp::from_millis(1),
+        };
+        let numbered = Episode::numbered(vec![episode("a"), episode("b")], vec![7, 9])
+            .expect("one number each");
+        let pairs: Vec<(Seq, &str)> = numbered
+            .iter()
+            .map(|e| (e.seq, e.episode.trajectory[0].as_str()))
+            .collect();
+        assert_eq!(pairs, [(7, "a"), (9, "b")]);
+        for seqs in [vec![7], vec![7, 9, 11]] {
+            let error = Episode::numbered(vec![episode("a"), episode("b")], seqs)
+                .expect_err("a number missing or left over");
+            assert!(
+                error
+                    .to_string()
+                    .contains("sequence numbers for 2 episodes"),
+                "{error}"
+            );
+        }
     }
 }

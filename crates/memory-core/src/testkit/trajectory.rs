@@ -111,21 +111,7 @@ fn step_with_threshold_two(input: &CrystallizeInput) -> Result<CrystallizeOutput
 /// unless it answered one per episode.
 fn appended<S: PatternStore>(store: &S, episodes: Vec<NewEpisode>) -> Result<Vec<Episode>> {
     let seqs = store.append_episodes(&episodes)?;
-    if seqs.len() != episodes.len() {
-        return Err(Error::corrupt(
-            "append_episodes",
-            format!(
-                "{} sequence numbers for {} episodes",
-                seqs.len(),
-                episodes.len()
-            ),
-        ));
-    }
-    Ok(episodes
-        .into_iter()
-        .zip(seqs)
-        .map(|(episode, seq)| Episode { seq, episode })
-        .collect())
+    Episode::numbered(episodes, seqs)
 }
 
 fn group_episodes_in_order<S: PatternStore>(store: &S) -> CaseResult {

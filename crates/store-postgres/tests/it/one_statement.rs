@@ -108,14 +108,7 @@ fn a_partitionless_batch_of_many_partitions_gets_ascending_seqs_in_batch_order()
     let seqs = store.append_episodes(&batch).expect("append");
     assert_eq!(seqs.len(), batch.len());
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
-    let stored: Vec<Episode> = batch
-        .iter()
-        .zip(seqs)
-        .map(|(episode, seq)| Episode {
-            seq,
-            episode: episode.clone(),
-        })
-        .collect();
+    let stored = Episode::numbered(batch, seqs).expect("one number per episode");
     for partition in ["a", "b", "c"] {
         let read = store
             .episodes_after(&Partition::new(partition).expect("partition"), 0, 100)
