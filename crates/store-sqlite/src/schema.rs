@@ -70,6 +70,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "partition_totals",
         sql: include_str!("sql/0011_partition_totals.sql"),
     },
+    Migration {
+        version: 12,
+        name: "episode_numbers",
+        sql: include_str!("sql/0012_episode_numbers.sql"),
+    },
 ];
 
 /// The schema version this build writes.
@@ -177,6 +182,52 @@ mod tests {
                 "schema upgraded from version {start}"
             );
         }
+    }
+
+    #[test]
+    fn episodes_keep_their_numbers_and_no_given_number_comes_back_after_version_12() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate_to(&mut conn, 11)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("version 11");
+        conn.execute_batch(
+            "INSERT INTO trajectory_fingerprint (id, partition, fingerprint) VALUES (1, 'p', 'k');
+             INSERT INTO trajectory_episode (partition, fp_id, trajectory, outcome, recorded_at)
+                 VALUES ('p', 1, 't1', '1', 10), ('p', 1, 't2', '2', 20), ('p', 1, 't3', '3', 30),
+                        ('p', 1, 't4', '4', 40), ('p', 1, 't5', '5', 50);
+             DELETE FROM trajectory_episode WHERE seq >= 4;",
+        )
+        .expect("episodes 1 to 5, the newest two pruned");
+        migrate_to(&mut conn, 12)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("version 12");
+        let rows: Vec<(i64, String, String, i64)> = conn
+            .prepare(
+                "SELECT seq, trajectory, outcome, recorded_at FROM trajectory_episode ORDER BY seq",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                    .collect()
+            })
+            .expect("read episodes");
+        assert_eq!(
+            rows,
+            [(1, "t1", "1", 10), (2, "t2", "2", 20), (3, "t3", "3", 30)].map(|(s, t, o, r)| (
+                s,
+                t.to_owned(),
+                o.to_owned(),
+                r
+            ))
+        );
+        // AUTOINCREMENT had given 5: the next episode is 6, not 4.
+        assert_eq!(
+            crate::trajectory::next_episode_seq(&conn).expect("next"),
+            Some(6)
+        );
+        let floor: i64 = conn
+            .query_row("SELECT seq FROM trajectory_seq_floor", [], |r| r.get(0))
+            .expect("floor");
+        assert_eq!(floor, 5);
     }
 
     #[test]

@@ -42,8 +42,8 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
 }
 
 /// Rows per `INSERT` statement when episodes are appended, largest first: a batch goes in
-/// as few statements as these sizes make. Each statement has a fixed cost (binding, the
-/// `AUTOINCREMENT` counter read and written, cursors opened), which many rows share.
+/// as few statements as these sizes make. Each statement has a fixed cost (binding, cursors
+/// opened), which many rows share.
 const EPISODE_ROWS_PER_INSERT: [usize; 3] = [64, 8, 1];
 
 /// The columns an appended episode's row gives, in the order its parameters are bound.
@@ -83,21 +83,29 @@ fn insert_episodes_sql(size: usize) -> &'static str {
     &texts[size]
 }
 
-/// Inserts `row` with the sequence number `AUTOINCREMENT` gives it, and answers that number.
-fn insert_first_episode(conn: &Connection, row: &EpisodeRow<'_>) -> rusqlite::Result<i64> {
-    let (episode, fp_id, trajectory) = row;
+/// The number the next appended episode takes: one past the larger of the highest number
+/// stored and the highest number a deletion may have removed (`trajectory_seq_floor`), so a
+/// number is never given twice. `None` when no number is left.
+pub(crate) fn next_episode_seq(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    let highest: i64 = conn
+        .prepare_cached(
+            "SELECT max(coalesce((SELECT max(seq) FROM trajectory_episode), 0), \
+                        coalesce((SELECT seq FROM trajectory_seq_floor WHERE only = 0), 0))",
+        )?
+        .query_row([], |r| r.get(0))?;
+    Ok(highest.checked_add(1))
+}
+
+/// Before a deletion of episodes: keeps the highest number given so far in
+/// `trajectory_seq_floor`, so no later append gives a deleted number again.
+fn keep_seq_floor(conn: &Connection) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO trajectory_episode (partition, fp_id, trajectory, outcome, recorded_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO trajectory_seq_floor (only, seq) \
+         VALUES (0, coalesce((SELECT max(seq) FROM trajectory_episode), 0)) \
+         ON CONFLICT (only) DO UPDATE SET seq = max(seq, excluded.seq)",
     )?
-    .execute(params![
-        episode.partition.as_str(),
-        fp_id,
-        trajectory,
-        episode.outcome,
-        episode.recorded_at.as_millis(),
-    ])?;
-    Ok(conn.last_insert_rowid())
+    .execute([])?;
+    Ok(())
 }
 
 /// Inserts `rows` with the sequence numbers `first`, `first + 1`, ...: given, not left to
@@ -674,30 +682,32 @@ impl EpisodeStore for SqliteStore {
                 );
                 rows.push((episode, fp_id, trajectory));
             }
-            let stored = match rows.split_first() {
-                None => Vec::new(),
-                Some((head, rest)) => {
-                    // The first episode is numbered by `AUTOINCREMENT` (one past the largest
-                    // number ever given), the rest follow it.
-                    let first = insert_first_episode(tx, head).map_err(|e| to_core(op, e))?;
-                    // Only a file whose counter was set near the end of `i64` runs out.
-                    i64::try_from(rest.len())
-                        .ok()
-                        .and_then(|n| first.checked_add(n))
-                        .ok_or_else(|| {
-                            Error::corrupt(
-                                "sqlite_sequence",
-                                format!(
-                                    "no sequence numbers left for {} episodes from {first}",
-                                    rows.len()
-                                ),
-                            )
-                        })?;
-                    insert_episodes(tx, first + 1, rest).map_err(|e| to_core(op, e))?;
-                    (0..rows.len())
-                        .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
-                        .collect::<Result<Vec<Seq>>>()?
-                }
+            let stored = if rows.is_empty() {
+                Vec::new()
+            } else {
+                let next = next_episode_seq(tx).map_err(|e| to_core(op, e))?;
+                // Only a file whose numbers reach the end of `i64` runs out.
+                let first = next
+                    .filter(|first| {
+                        i64::try_from(rows.len() - 1)
+                            .ok()
+                            .and_then(|n| first.checked_add(n))
+                            .is_some()
+                    })
+                    .ok_or_else(|| {
+                        Error::corrupt(
+                            "trajectory_seq_floor",
+                            format!(
+                                "no sequence numbers left for {} episodes after {}",
+                                rows.len(),
+                                next.map_or(i64::MAX, |n| n - 1)
+                            ),
+                        )
+                    })?;
+                insert_episodes(tx, first, &rows).map_err(|e| to_core(op, e))?;
+                (0..rows.len())
+                    .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
+                    .collect::<Result<Vec<Seq>>>()?
             };
             totals.write(tx).map_err(|e| to_core(op, e))?;
             Ok((stored, committed, generation))
@@ -741,6 +751,7 @@ impl EpisodeStore for SqliteStore {
         let op = "prune episodes";
         self.write(op, |tx| {
             let watermark = watermark_of(tx, partition.as_str()).map_err(|e| to_core(op, e))?;
+            keep_seq_floor(tx).map_err(|e| to_core(op, e))?;
             let removed = tx
                 .prepare_cached(
                     "DELETE FROM trajectory_episode \
@@ -1025,6 +1036,7 @@ impl PatternStore for SqliteStore {
                 let ids = "SELECT id FROM trajectory_fingerprint WHERE partition = ?1";
                 run(&format!("DELETE FROM trajectory_tally WHERE fp_id IN ({ids})"))?;
                 run(&format!("DELETE FROM trajectory_group WHERE fp_id IN ({ids})"))?;
+                keep_seq_floor(tx)?;
                 let episodes = run("DELETE FROM trajectory_episode WHERE partition = ?1")?;
                 run("DELETE FROM trajectory_fingerprint_field WHERE partition = ?1")?;
                 let fingerprints = run("DELETE FROM trajectory_fingerprint WHERE partition = ?1")?;

@@ -27,7 +27,7 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             run: append_numbers_in_order,
         },
         Case {
-            name: "a large batch numbers every episode, and numbers are never reused",
+            name: "a large batch numbers every episode, and numbers are never reused, pruned or forgotten",
             run: large_batches_number_every_episode,
         },
         Case {
@@ -614,6 +614,16 @@ fn large_batches_number_every_episode<S: PatternStore>(store: &S) -> CaseResult 
     ensure!(
         after.iter().all(|e| e.seq > newest),
         "a pruned episode's number is not given again: {:?} after {newest}",
+        after.iter().map(|e| e.seq).collect::<Vec<_>>()
+    );
+    // The newest episodes forgotten with their partition: their numbers stay given too.
+    let forgotten = appended(store, vec![episode("r", &[("f", "1")], &["x"], 1); 4])?;
+    let newest = forgotten.last().map_or(0, |e| e.seq);
+    store.forget_partition(&partition("r"))?;
+    let after = appended(store, batch(287, 2))?;
+    ensure!(
+        after.iter().all(|e| e.seq > newest),
+        "a forgotten episode's number is not given again: {:?} after {newest}",
         after.iter().map(|e| e.seq).collect::<Vec<_>>()
     );
     Ok(())

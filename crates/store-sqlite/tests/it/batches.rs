@@ -135,11 +135,11 @@ fn a_batch_of_episodes_past_the_last_sequence_number_is_refused_whole() {
     };
     let store = SqliteStore::open(&path).expect("open");
     store.append_episodes(&[episode("first")]).expect("append");
-    // A file whose counter was set two numbers short of the end of i64.
+    // A file whose highest number given was set two numbers short of the end of i64.
     rusqlite::Connection::open(&path)
         .and_then(|conn| {
             conn.execute(
-                "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'trajectory_episode'",
+                "INSERT INTO trajectory_seq_floor (only, seq) VALUES (0, ?1)",
                 [i64::MAX - 2],
             )
         })
