@@ -225,15 +225,8 @@ fn schema_marks(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()>
 }
 
 fn watermarks(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
-    // The highest sequence number ever given: the highest stored, or the one a deletion
-    // kept in `trajectory_seq_floor` (no row before the first deletion), so pruning never
-    // lowers it.
-    let highest: i64 = conn.query_row(
-        "SELECT max(coalesce((SELECT max(seq) FROM trajectory_episode), 0), \
-                    coalesce((SELECT seq FROM trajectory_seq_floor WHERE only = 0), 0))",
-        [],
-        |r| r.get(0),
-    )?;
+    // The highest sequence number ever given, which pruning never lowers.
+    let highest = crate::trajectory::highest_episode_seq(conn)?;
     let mut stmt = conn.prepare("SELECT partition, seq FROM trajectory_watermark")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {

@@ -219,10 +219,10 @@ mod tests {
                 r
             ))
         );
-        // AUTOINCREMENT had given 5: the next episode is 6, not 4.
+        // AUTOINCREMENT had given 5: 5 stays given, so the next episode is 6, not 4.
         assert_eq!(
-            crate::trajectory::next_episode_seq(&conn).expect("next"),
-            Some(6)
+            crate::trajectory::highest_episode_seq(&conn).expect("highest"),
+            5
         );
         let floor: i64 = conn
             .query_row("SELECT seq FROM trajectory_seq_floor", [], |r| r.get(0))

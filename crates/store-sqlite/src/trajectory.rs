@@ -83,17 +83,15 @@ fn insert_episodes_sql(size: usize) -> &'static str {
     &texts[size]
 }
 
-/// The number the next appended episode takes: one past the larger of the highest number
-/// stored and the highest number a deletion may have removed (`trajectory_seq_floor`), so a
-/// number is never given twice. `None` when no number is left.
-pub(crate) fn next_episode_seq(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    let highest: i64 = conn
-        .prepare_cached(
-            "SELECT max(coalesce((SELECT max(seq) FROM trajectory_episode), 0), \
-                        coalesce((SELECT seq FROM trajectory_seq_floor WHERE only = 0), 0))",
-        )?
-        .query_row([], |r| r.get(0))?;
-    Ok(highest.checked_add(1))
+/// The highest episode number ever given: the larger of the highest stored and the highest
+/// a deletion may have removed (`trajectory_seq_floor`, no row before the first deletion). An
+/// append numbers from one past it, so a number is never given twice.
+pub(crate) fn highest_episode_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT max(coalesce((SELECT max(seq) FROM trajectory_episode), 0), \
+                    coalesce((SELECT seq FROM trajectory_seq_floor WHERE only = 0), 0))",
+    )?
+    .query_row([], |r| r.get(0))
 }
 
 /// Before a deletion of episodes: keeps the highest number given so far in
@@ -682,33 +680,25 @@ impl EpisodeStore for SqliteStore {
                 );
                 rows.push((episode, fp_id, trajectory));
             }
-            let stored = if rows.is_empty() {
-                Vec::new()
-            } else {
-                let next = next_episode_seq(tx).map_err(|e| to_core(op, e))?;
-                // Only a file whose numbers reach the end of `i64` runs out.
-                let first = next
-                    .filter(|first| {
-                        i64::try_from(rows.len() - 1)
-                            .ok()
-                            .and_then(|n| first.checked_add(n))
-                            .is_some()
-                    })
-                    .ok_or_else(|| {
-                        Error::corrupt(
-                            "trajectory_seq_floor",
-                            format!(
-                                "no sequence numbers left for {} episodes after {}",
-                                rows.len(),
-                                next.map_or(i64::MAX, |n| n - 1)
-                            ),
-                        )
-                    })?;
-                insert_episodes(tx, first, &rows).map_err(|e| to_core(op, e))?;
-                (0..rows.len())
-                    .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
-                    .collect::<Result<Vec<Seq>>>()?
-            };
+            let highest = highest_episode_seq(tx).map_err(|e| to_core(op, e))?;
+            // Only a file whose numbers reach the end of `i64` runs out.
+            i64::try_from(rows.len())
+                .ok()
+                .and_then(|n| highest.checked_add(n))
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        "trajectory_seq_floor",
+                        format!(
+                            "no sequence numbers left for {} episodes after {highest}",
+                            rows.len()
+                        ),
+                    )
+                })?;
+            let first = highest + 1;
+            insert_episodes(tx, first, &rows).map_err(|e| to_core(op, e))?;
+            let stored = (0..rows.len())
+                .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
+                .collect::<Result<Vec<Seq>>>()?;
             totals.write(tx).map_err(|e| to_core(op, e))?;
             Ok((stored, committed, generation))
         })?;
