@@ -30,9 +30,18 @@ test('usage: a closed store', async () => {
   assert.throws(() => store.listSync(), expectKind(memory.UsageError, 'usage', 'store'))
 })
 
-test('invalid_input: the contract refuses a wrong field', async () => {
+test('invalid_input: the contract refuses a wrong field, naming it', async () => {
   const store = Store.openSync(':memory:')
-  await assert.rejects(store.trajectory.recall({ partition: 3, fingerprint: {} }), expectKind(memory.InvalidInputError, 'invalid_input'))
+  await assert.rejects(store.trajectory.recall({ partition: 3, fingerprint: {} }), expectKind(memory.InvalidInputError, 'invalid_input', 'partition'))
+  const wrongStep = { partition: 'p', episodes: [EPISODE, { ...EPISODE, trajectory: 'ab' }] }
+  for (const call of [() => store.trajectory.recordSync(wrongStep), () => store.trajectory.recallSync({ partition: 'p', fingerprint: { problem_topology: 1 } })]) {
+    assert.throws(call, (error) => {
+      assert.ok(error instanceof memory.InvalidInputError, `${error?.name}: ${error?.message}`)
+      assert.match(error.input, /^(episodes\[1\]\.trajectory|fingerprint\.problem_topology)$/)
+      assert.ok(error.message.includes(`: ${error.input}: invalid type:`), error.message)
+      return true
+    })
+  }
 })
 
 test('not_found: resuming an unknown run', async () => {

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use agent_memory_contract::database::{self, Store};
-use agent_memory_contract::operations::{self, Operation};
+use agent_memory_contract::operations::{self, Operation, arguments};
 use agent_memory_contract::trajectory::{PatternEntry, RecordInput};
 use agent_memory_contract::{Env, ErrorBody, one_line};
 use agent_memory_core::store::trajectory::Episode;
@@ -46,6 +46,17 @@ struct Failure {
     kind: &'static str,
     message: String,
     input: Option<String>,
+}
+
+/// A contract's failure as it is raised.
+impl From<agent_memory_contract::Failure> for Failure {
+    fn from(failure: agent_memory_contract::Failure) -> Self {
+        Failure {
+            kind: failure.kind,
+            message: failure.message,
+            input: failure.input,
+        }
+    }
 }
 
 impl Failure {
@@ -318,16 +329,12 @@ impl NativeStore {
         use agent_memory_contract::trajectory;
         let json = input_json(operation, Some(input))?;
         self.in_env(py, operation, now_ms, move |env| {
-            let read = |e| arguments(operation, e);
             let listed = match operation {
-                "trajectory_recall" => serde_json::from_value(json)
-                    .map_err(read)
+                "trajectory_recall" => arguments(operation, json)
                     .map(|input| trajectory::recall(env, &input).map(|o| o.patterns))?,
-                "trajectory_crystallize" => serde_json::from_value(json)
-                    .map_err(read)
+                "trajectory_crystallize" => arguments(operation, json)
                     .map(|input| trajectory::crystallize(env, &input).map(|o| o.patterns))?,
-                "trajectory_patterns" => serde_json::from_value(json)
-                    .map_err(read)
+                "trajectory_patterns" => arguments(operation, json)
                     .map(|input| trajectory::patterns(env, &input).map(|o| o.patterns))?,
                 _ => {
                     return Err(Failure::invalid(
@@ -576,15 +583,6 @@ fn str_map(value: &Bound<'_, PyAny>) -> Option<std::collections::BTreeMap<String
     dict.iter()
         .map(|(key, item)| Some((plain_str(&key)?, plain_str(&item)?)))
         .collect()
-}
-
-/// The failure of an input that does not fit `operation`'s input type, as the contract's
-/// `Operation::call` reports it.
-fn arguments(operation: &str, error: serde_json::Error) -> Failure {
-    Failure::invalid(
-        "arguments".to_owned(),
-        format!("invalid arguments for {operation}: {error}"),
-    )
 }
 
 /// Makes the popoto drop-in's pattern objects of one call: see

@@ -9,6 +9,7 @@ import pytest
 
 import agent_memory
 from agent_memory.errors import from_contract
+from agent_memory.popoto import TrajectoryMemory
 
 EPISODE = {"fingerprint": {"task": "deploy"}, "trajectory": ["build"], "outcome": {"success": True}}
 KINDS = {
@@ -124,6 +125,28 @@ def test_none_and_wrong_json_types_are_invalid_input_naming_the_operation():
     with pytest.raises(agent_memory.InvalidInputError) as raised:
         store.call("no_such_operation", {})
     assert raised.value.input == "no_such_operation"
+
+
+def test_a_misfit_names_its_place_in_the_input():
+    store = agent_memory.Store(":memory:")
+    cases = [
+        (lambda: store.trajectory_recall({"partition": None, "fingerprint": {}}), "partition",
+         "invalid arguments for trajectory_recall: partition: invalid type: null, expected a string"),
+        (lambda: record(store, {**EPISODE, "trajectory": "ab"}), "episodes[0].trajectory",
+         'invalid arguments for trajectory_record: episodes[0].trajectory: invalid type: string "ab", expected a sequence'),
+        (lambda: store.trajectory_recall({"partition": "p", "fingerprint": {"task": 1}}), "fingerprint.task",
+         "invalid arguments for trajectory_recall: fingerprint.task: invalid type: integer `1`, expected a string"),
+    ]
+    for call, place, message in cases:
+        with pytest.raises(agent_memory.InvalidInputError) as raised:
+            call()
+        assert raised.value.input == place
+        assert str(raised.value).startswith(message), str(raised.value)
+    # The drop-in's recall reads its input through the same check.
+    memory = TrajectoryMemory(db=store, fingerprint_fields=["task"])
+    with pytest.raises(agent_memory.InvalidInputError) as raised:
+        memory.recall(fingerprint={"task": "deploy"}, partition="p", score_weights={"confidence": "high"})
+    assert raised.value.input == "confidence_weight"
 
 
 def test_values_json_cannot_hold_are_invalid_input_naming_them():

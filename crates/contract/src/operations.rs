@@ -111,22 +111,50 @@ fn arguments_from_text<I: DeserializeOwned>(name: &str, input: &str) -> Result<I
         if !e.is_data() {
             return Failure::invalid("input", format!("input: {e}")).into();
         }
+        // Read again, only now that it failed, keeping track of the place.
+        let path = match serde_path_to_error::deserialize::<_, I>(
+            &mut serde_json::Deserializer::from_str(input),
+        ) {
+            Err(traced) => traced.path().to_string(),
+            Ok(_) => ".".to_owned(),
+        };
         let text = e.to_string();
         let place = format!(" at line {} column {}", e.line(), e.column());
         let reason = text.strip_suffix(place.as_str()).unwrap_or(&text);
+        misfit(name, &path, reason).into()
+    })
+}
+
+/// `input` as operation `name`'s input type, or an `invalid_input` failure that names the place
+/// in the input that does not fit it (`episodes[0].trajectory`, the failure's `input`; the
+/// whole input is `arguments`) and says why: `invalid arguments for trajectory_record:
+/// episodes[0].trajectory: invalid type: string "ab", expected a sequence`.
+pub fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I, Failure> {
+    // Read from a reference, so the input is still there to read again when it does not fit,
+    // keeping track of the place this time: tracking it on every read would double its cost.
+    I::deserialize(&input).map_err(|e| {
+        let path = match serde_path_to_error::deserialize::<_, I>(&input) {
+            Err(traced) => traced.path().to_string(),
+            Ok(_) => ".".to_owned(),
+        };
+        misfit(name, &path, e)
+    })
+}
+
+/// The failure of an input to operation `name` that does not fit its type at `path` (`.` for
+/// the input itself), for `reason`.
+fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Failure {
+    if path == "." {
         Failure::invalid(
             "arguments",
             format!("invalid arguments for {name}: {reason}"),
         )
-        .into()
-    })
-}
-
-/// The input as the operation's input type.
-fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I> {
-    serde_json::from_value(input).map_err(|e| {
-        Failure::invalid("arguments", format!("invalid arguments for {name}: {e}")).into()
-    })
+    } else {
+        Failure::invalid(
+            path,
+            format!("invalid arguments for {name}: {path}: {reason}"),
+        )
+    }
 }
 
 fn encode<O: Serialize>(output: &O) -> Result<Value> {
@@ -469,6 +497,67 @@ mod tests {
             Some("extra")
         );
         assert!(list.call(&env, Value::Null).is_ok());
+    }
+
+    /// An input that does not fit its operation names the place that does not fit, as the
+    /// failure's `input` and in its message, from text and from a value alike (an unknown
+    /// field names itself); a misfit of the input itself (a missing field at the top) is
+    /// about `arguments`.
+    #[test]
+    fn a_misfit_names_its_place_in_the_input() {
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let cases = [
+            (
+                "trajectory_record",
+                serde_json::json!({"partition": null, "fields": ["a"], "episodes": []}),
+                "partition",
+                "invalid arguments for trajectory_record: partition: invalid type: null, expected a string",
+            ),
+            (
+                "trajectory_record",
+                serde_json::json!({"partition": "p", "fields": ["a"], "episodes": [
+                    {"fingerprint": {"a": "x"}, "trajectory": ["s"], "outcome": "ok"},
+                    {"fingerprint": {"a": "x"}, "trajectory": "ab", "outcome": "ok"},
+                ]}),
+                "episodes[1].trajectory",
+                "invalid arguments for trajectory_record: episodes[1].trajectory: invalid type: string \"ab\", expected a sequence",
+            ),
+            (
+                "trajectory_recall",
+                serde_json::json!({"partition": "p", "fingerprint": {"a": 1}}),
+                "fingerprint.a",
+                "invalid arguments for trajectory_recall: fingerprint.a: invalid type: integer `1`, expected a string",
+            ),
+            (
+                "trajectory_recall",
+                serde_json::json!({"partition": "p", "fingerprint": {}, "limits": 3}),
+                "limits",
+                "invalid arguments for trajectory_recall: limits: unknown field `limits`",
+            ),
+            (
+                "trajectory_recall",
+                serde_json::json!({"fingerprint": {}}),
+                "arguments",
+                "invalid arguments for trajectory_recall: missing field `partition`",
+            ),
+        ];
+        for (name, input, place, message) in cases {
+            let operation = find(name).expect(name);
+            let text = input.to_string();
+            for result in [
+                operation.call(&env, input),
+                operation.call_text(&env, &text),
+            ] {
+                let error = result.expect_err("a misfit");
+                let body = crate::ErrorBody::of(&error, error.to_string());
+                assert_eq!(
+                    (body.kind, body.input.as_deref()),
+                    ("invalid_input", Some(place))
+                );
+                assert!(body.message.starts_with(message), "{}", body.message);
+            }
+        }
     }
 
     /// The same input as text or as a `Value` gives the same answer, and the same failure
