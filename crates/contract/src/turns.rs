@@ -9,8 +9,8 @@
 
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
-    AutoCompaction, BytesOverThree, ContextPolicy, EventLog, History, SUMMARY_INSTRUCTIONS,
-    SessionEvent, StoreLog, render,
+    AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
+    SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, render,
 };
 use anyhow::{Context, Result};
 use schemars::{JsonSchema, Schema};
@@ -33,6 +33,22 @@ pub struct AppendInput {
     /// then `user_message` (`text`), `assistant_turn` (`text`, `memory`) or
     /// `compaction_applied` (`summary`, `compacted_entries`).
     pub events: Vec<Map<String, Value>>,
+}
+
+/// Where in `object`, an event that does not fit, the misfit is, when the event is of a kind
+/// whose fields are a type of their own (an assistant turn, a compaction): the event is read
+/// again as that type, keeping track of the place (`tool_calls[0].name`). A tagged event
+/// read whole loses the place inside it.
+fn misfit_place(object: &Map<String, Value>) -> Option<String> {
+    let mut fields = object.clone();
+    let kind = fields.remove("type")?;
+    let fields = Value::Object(fields);
+    let traced = match kind.as_str()? {
+        "assistant_turn" => serde_path_to_error::deserialize::<_, AssistantTurn>(fields).err()?,
+        "compaction_applied" => serde_path_to_error::deserialize::<_, Compaction>(fields).err()?,
+        _ => return None,
+    };
+    Some(traced.path().to_string()).filter(|place| place != ".")
 }
 
 /// What an append did.
@@ -136,13 +152,18 @@ fn plan(env: &Env<'_>, session: &SessionId, input: &AppendInput) -> Result<Plan>
     let mut fresh = Vec::new();
     for (i, object) in input.events.iter().enumerate() {
         let position = start + i as u64;
-        let event: SessionEvent =
-            serde_json::from_value(Value::Object(object.clone())).map_err(|e| {
-                Failure::invalid(
+        let event: SessionEvent = serde_json::from_value(Value::Object(object.clone())).map_err(
+            |e| match misfit_place(object) {
+                Some(place) => Failure::invalid(
+                    format!("events[{i}].{place}"),
+                    format!("event at position {position}: {place}: {e}"),
+                ),
+                None => Failure::invalid(
                     format!("events[{i}]"),
                     format!("event at position {position}: {e}"),
-                )
-            })?;
+                ),
+            },
+        )?;
         match usize::try_from(position).ok().and_then(|p| held.get(p)) {
             Some(stored) if *stored == event => {}
             Some(stored) => {
@@ -436,6 +457,46 @@ mod tests {
                 .len(),
             4
         );
+    }
+
+    /// An event that does not fit names the place inside it where its kind's fields are a
+    /// type of their own, and the event where they are not; nothing is appended.
+    #[test]
+    fn an_event_that_does_not_fit_names_the_place_in_it() {
+        let store = crate::tests::in_memory();
+        let env = env_on(&store);
+        let failure = |event: Value| {
+            let mut values = opening();
+            values.push(event);
+            let error = append_at(&env, None, &values).expect_err("a misfit");
+            let body = crate::ErrorBody::of(&error, error.to_string());
+            (body.input.expect("input"), body.message)
+        };
+        let (place, message) = failure(json!({"type": "assistant_turn", "text": "Ran it.",
+            "tool_calls": [{"id": "c1", "tool": 7, "input": {}, "output": ""}]}));
+        assert_eq!(place, "events[3].tool_calls[0].tool");
+        assert!(
+            message
+                .starts_with("event at position 3: tool_calls[0].tool: invalid type: integer `7`"),
+            "{message}"
+        );
+        let (place, message) = failure(json!({"type": "compaction_applied", "summary": "s",
+            "compacted_entries": "two"}));
+        assert_eq!(place, "events[3].compacted_entries");
+        assert!(
+            message.contains(": compacted_entries: invalid type"),
+            "{message}"
+        );
+        let (place, message) = failure(json!({"type": "user_message", "text": 3}));
+        assert_eq!(place, "events[3]");
+        assert!(
+            message.starts_with("event at position 3: invalid type: integer `3`"),
+            "{message}"
+        );
+        assert!(matches!(
+            store.session_load(&session_id("s1").expect("id")),
+            Err(agent_memory_core::Error::NotFound { .. })
+        ));
     }
 
     #[test]
