@@ -5,7 +5,9 @@
 //! the engine beneath it.
 //!
 //! - `W-traj/record-{batched,single}`, id `baseline`: SQLite (WAL, `synchronous = NORMAL`, as
-//!   the SQLite store opens it), paired with the SQLite store's `ours` of the same groups;
+//!   the SQLite store opens it; rows numbered by `INTEGER PRIMARY KEY`, as the store's episode
+//!   table numbers them since it dropped `AUTOINCREMENT`, so no counter page is written),
+//!   paired with the SQLite store's `ours` of the same groups;
 //! - `W-traj-pg/record-{batched,single}`, id `baseline`: PostgreSQL over TCP on 127.0.0.1
 //!   with its default durability (each commit waits for its WAL flush), for the PostgreSQL
 //!   store's `ours` under the same names.
@@ -135,7 +137,7 @@ mod sqlite {
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
              CREATE TABLE episode (
-                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                 seq INTEGER PRIMARY KEY,
                  partition TEXT NOT NULL,
                  fingerprint TEXT NOT NULL,
                  trajectory TEXT NOT NULL,
