@@ -309,8 +309,10 @@ fn the_notes_commands_print_the_same_on_postgresql() {
                 }
             })
             .collect();
-        let file = sandbox.run(&on_file, &[]);
-        let server = sandbox.run(&on_server, &[]);
+        // One "now" for both, so a write's time does not differ by the second it fell in.
+        let now = [("AGENT_MEMORY_NOW", "2026-01-01T00:00:00Z")];
+        let file = sandbox.run(&on_file, &now);
+        let server = sandbox.run(&on_server, &now);
         assert_eq!(file.code, Some(0), "{command}\n{file}");
         assert_eq!(server.stdout, file.stdout, "{command}");
     }
