@@ -192,6 +192,48 @@ impl NativeStore {
         })
     }
 
+    /// The popoto drop-in's `record_episodes`: `header` is `trajectory_record`'s input with
+    /// no episodes (`"episodes": []`), and `episodes` a list of `(fingerprint, trajectory,
+    /// outcome)` tuples as popoto's `record_episode` takes its arguments, each recorded at
+    /// `recorded_at` (milliseconds since the epoch). The tuples are read straight into the
+    /// operation's input, with no dict made per episode. Answers False, having read nothing
+    /// but the input and written nothing, when anything is not of the plain shape (a str
+    /// partition, a dict of str by str fingerprint, a list of str steps): the caller then
+    /// makes the contract's input and calls [`record_episodes`](Self::record_episodes), so a
+    /// misfit fails as it does there.
+    #[pyo3(signature = (header, episodes, recorded_at, now_ms=None))]
+    fn record_episode_tuples(
+        &self,
+        py: Python<'_>,
+        header: &Bound<'_, PyAny>,
+        episodes: &Bound<'_, PyAny>,
+        recorded_at: i64,
+        now_ms: Option<i64>,
+    ) -> PyResult<bool> {
+        let Some(mut typed) = record_input(header)? else {
+            return Ok(false);
+        };
+        let Ok(episodes) = episodes.cast::<PyList>() else {
+            return Ok(false);
+        };
+        if !typed.episodes.is_empty() {
+            return Ok(false);
+        }
+        typed.episodes.reserve_exact(episodes.len());
+        for episode in episodes.iter() {
+            let Some(episode) = episode_tuple(&episode, recorded_at) else {
+                return Ok(false);
+            };
+            typed.episodes.push(episode);
+        }
+        self.in_env(py, "trajectory_record", now_ms, move |env| {
+            agent_memory_contract::trajectory::record(env, &typed)
+                .map(drop)
+                .map_err(|error| failure_of!(error))
+        })?;
+        Ok(true)
+    }
+
     /// [`call`](Self::call) of an operation whose output lists patterns
     /// (`trajectory_recall`, `trajectory_crystallize`, `trajectory_patterns`), returning only
     /// those patterns, each as an instance of `pattern` (the popoto drop-in's class) with
@@ -509,6 +551,34 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
         }
     }
     Ok((has_partition && has_episodes).then_some(record))
+}
+
+/// One `(fingerprint, trajectory, outcome)` tuple of the popoto drop-in's batch as the
+/// contract's episode recorded at `recorded_at`, when it has the plain shape (see
+/// [`NativeStore::record_episode_tuples`]), else None.
+fn episode_tuple(
+    item: &Bound<'_, PyAny>,
+    recorded_at: i64,
+) -> Option<agent_memory_contract::trajectory::EpisodeInput> {
+    use agent_memory_contract::trajectory::{EpisodeInput, TimeInput};
+    let tuple = item.cast::<PyTuple>().ok()?;
+    if tuple.len() != 3 {
+        return None;
+    }
+    let fingerprint = str_map(&tuple.get_item(0).ok()?)?;
+    let trajectory = str_list(&tuple.get_item(1).ok()?)?;
+    let outcome = tuple.get_item(2).ok()?;
+    let outcome = match plain_str(&outcome) {
+        Some(text) => Value::String(text),
+        // A value that does not convert fails on the caller's path, which names it.
+        None => to_json(&outcome, &mut String::new(), 0).ok()?,
+    };
+    Some(EpisodeInput {
+        fingerprint,
+        trajectory,
+        outcome,
+        recorded_at: Some(TimeInput::Millis(recorded_at)),
+    })
 }
 
 /// `input` as `trajectory_recall`'s input when it has the shape the popoto drop-in sends (str

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.errors import InvalidInputError
 from agent_memory.popoto import DEFAULT_RECALL_LIMIT, DEFAULT_SCORE_WEIGHTS, TrajectoryMemory, compute_fingerprint
 
 from conftest import NOW
@@ -371,3 +372,65 @@ def test_the_base_episode_signal_is_popotos():
     for outcome in ({"success": True}, {"success": 0.25}, {"success": "x"}, 0.7, 3, None, "ok", {"success": -1}):
         episode = types.SimpleNamespace(outcome=outcome)
         assert tm._episode_signal(episode) == popotos("_episode_signal", episode)
+
+
+class Collect(TrajectoryMemory):
+    """Collects, at crystallize, each stored episode as the extension point gets it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = []
+
+    def _episode_signal(self, episode):
+        self.seen.append((episode.partition, episode.fingerprint, episode.trajectory, episode.outcome,
+                          episode.recorded_at))
+        return 1.0
+
+
+def stored(tm, partition):
+    tm.seen.clear()
+    tm.crystallize(partition=partition)
+    return [rest for (p, *rest) in tm.seen if p == partition]
+
+
+def test_a_batch_records_plain_tuples_and_any_other_shape_alike(location):
+    tm = Collect(db=location, fingerprint_fields=["task", "env"], cluster_threshold=1, clock=lambda: NOW)
+    plain = [
+        ({"task": "t1", "env": "e"}, ["open", "edit"], {"success": True}),
+        ({"task": "7", "env": "e"}, ["open"], "done"),
+        ({"task": "t1", "env": "e"}, [], {"success": False, "notes": [1, 2.5, None]}),
+    ]
+    # The same episodes as popoto takes them otherwise: str() of each fingerprint value, any
+    # iterable of steps, list items, and a generator for the batch.
+    other = (e for e in [
+        ({"task": "t1", "env": "e"}, ("open", "edit"), {"success": True}),
+        [{"task": 7, "env": "e"}, iter(["open"]), "done"],
+        ({"task": "t1", "env": "e"}, [], {"success": False, "notes": [1, 2.5, None]}),
+    ])
+    assert tm.record_episodes(plain, "plain") == 3
+    assert tm.record_episodes(other, "other") == 3
+    with pytest.raises(InvalidInputError, match="at least one episode"):
+        tm.record_episodes([], "empty")
+    want = [[fp, list(steps), outcome, NOW] for fp, steps, outcome in plain]
+    def canonical(episodes):
+        return sorted(json.dumps(e, sort_keys=True) for e in episodes)
+
+    assert canonical(stored(tm, "plain")) == canonical(want)
+    assert canonical(stored(tm, "other")) == canonical(want)
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (({"task": "t"}, ["a"], {}), ValueError, "env"),
+    (({"task": "t", "env": "e"}, ["a", 3], {}), InvalidInputError, "trajectory[1]"),
+    (({"task": "t", "env": "e"}, ["a"], {"when": {1, 2}}), TypeError, "episodes[1].outcome.when"),
+    (({"task": "t", "env": "e", "extra": "x"}, ["a"], {}), InvalidInputError, "extra"),
+])
+def test_a_batch_with_one_bad_episode_fails_naming_it_and_records_none(location, bad, error, message):
+    tm = Collect(db=location, fingerprint_fields=["task", "env"], cluster_threshold=1, clock=lambda: NOW)
+    good = ({"task": "t", "env": "e"}, ["a"], {"success": True})
+    with pytest.raises(error, match=re.escape(message)):
+        tm.record_episodes([good, bad, good], "p")
+    assert stored(tm, "p") == []
+    # The same memory records the good ones afterwards.
+    assert tm.record_episodes([good, good], "p") == 2
+    assert len(stored(tm, "p")) == 2

@@ -42,7 +42,7 @@ crystallize the server asks to retry calls the overrides again.
 import datetime
 import json
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import Store, _native
 
@@ -173,31 +173,42 @@ class TrajectoryMemory:
                        partition: str) -> Episode:
         """Records one finished task; returns the episode. A fingerprint missing a field is a
         ``ValueError``."""
-        return self.record_episodes([(fingerprint, trajectory, outcome)], partition)[0]
-
-    def record_episodes(self, episodes: Iterable[Any], partition: str) -> List[Episode]:
-        """Records many ``(fingerprint, trajectory, outcome)`` episodes in one transaction
-        (all or none); returns them."""
         now = float(self.clock())
-        recorded_at = round(now * 1000)
-        made = []
-        # Each episode's input is made with it, in one pass (a single record's hot path).
-        given = []
-        for fingerprint, trajectory, outcome in episodes:
-            episode = Episode(partition, {name: str(value) for name, value in fingerprint.items()},
-                              list(trajectory), outcome, now)
-            made.append(episode)
-            given.append({"fingerprint": episode.fingerprint, "trajectory": episode.trajectory,
-                          "outcome": outcome, "recorded_at": recorded_at})
-        request: Dict[str, Any] = {"partition": partition, "fields": self.fingerprint_fields, "episodes": given}
+        episode = Episode(partition, {name: str(value) for name, value in fingerprint.items()},
+                          list(trajectory), outcome, now)
+        self._record([(episode.fingerprint, episode.trajectory, outcome)], partition, round(now * 1000))
+        return episode
+
+    def record_episodes(self, episodes: Iterable[Tuple[Dict[str, Any], Iterable[str], Any]], partition: str) -> int:
+        """Records many ``(fingerprint, trajectory, outcome)`` episodes, each as
+        :meth:`record_episode` takes them, in one transaction (all or none); returns how many.
+        A batch makes no :class:`Episode` objects: the episodes are read straight into the
+        store's input."""
+        episodes = episodes if isinstance(episodes, list) else list(episodes)
+        self._record(episodes, partition, round(float(self.clock()) * 1000))
+        return len(episodes)
+
+    def _record(self, episodes: List[Any], partition: str, recorded_at: int) -> None:
+        """Records ``episodes`` (``(fingerprint, trajectory, outcome)`` tuples) at
+        ``recorded_at`` (milliseconds since the epoch) in one transaction."""
+        request: Dict[str, Any] = {"partition": partition, "fields": self.fingerprint_fields, "episodes": []}
         if self.cluster_threshold is not None:
             request["cluster_threshold"] = self.cluster_threshold
         if self.evidence_cap is not None:
             request["evidence_cap"] = self.evidence_cap
         if self.initial_confidence is not None:
             request["initial_confidence"] = self.initial_confidence
-        self.store._native.record_episodes(request, recorded_at if self._own_store else self.store._now_ms())
-        return made
+        now_ms = recorded_at if self._own_store else self.store._now_ms()
+        native = self.store._native
+        # Plain tuples (str fingerprint values, a list of str steps) go to the store as they
+        # are; anything else is made into the contract's input here, as popoto reads it
+        # (``str`` of each fingerprint value, the steps listed), and fails there if it must.
+        if native.record_episode_tuples(request, episodes, recorded_at, now_ms):
+            return
+        request["episodes"] = [{"fingerprint": {name: str(value) for name, value in fingerprint.items()},
+                                "trajectory": list(trajectory), "outcome": outcome, "recorded_at": recorded_at}
+                               for fingerprint, trajectory, outcome in episodes]
+        native.record_episodes(request, now_ms)
 
     def crystallize(self, partition: str) -> List[Pattern]:
         """Turns the episodes recorded since the last run into patterns; returns the patterns
