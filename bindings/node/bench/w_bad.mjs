@@ -258,12 +258,19 @@ function measure(folder, figures, rust, n) {
  * The package's own cost per recorded run, measured in one process: the same runs recorded
  * call by call, in turns, through `recordRunSync` and through the addon's bench-only timer
  * (`timeCallsJsonSync`: the contract operation on the input's JSON text, output text
- * included, timed in Rust inside the addon), on one store handle. The inputs are built before
- * the first call, and which of the two goes first alternates: the call that follows other
- * work finds the processor's caches colder, by about 15 us on this machine. Both meet the
- * same store, allocator and machine state, so the difference of the medians is what the
- * check, the JSON text and the crossing add. Only an addon built with the `bench` feature (as
- * `cargo xtask bench` builds it) has the timer.
+ * included, timed in Rust inside the addon), on one store handle. Each call's input is built
+ * just before it, outside the timed span, as an agent builds its report just before it
+ * records it: inputs all built before the first call sat out of the caches by then, and
+ * reading them again for the check and the JSON text cost the package 4-5 us more a call
+ * at 10,000. The Rust side's JSON text is made just before its call too. Both calls of a
+ * turn record the same report (the second finds its pages warm), so which of the two goes
+ * first is drawn at random for each turn: alternating by the turn's parity made the parity
+ * of the workload's reports part of the figure (the same Rust call timed against itself that
+ * way differed by 3-4 us at 10,000). Both meet the same
+ * store, allocator and machine state, so the difference of the medians is what the check,
+ * the JSON text and the crossing add. A control runs the same design with the Rust-timed call
+ * on both sides: its difference (ideally 0) is the method's own error, reported with it. Only
+ * an addon built with the `bench` feature (as `cargo xtask bench` builds it) has the timer.
  */
 function inProcess(db, figures, w, n) {
   const require = createRequire(import.meta.url)
@@ -275,18 +282,18 @@ function inProcess(db, figures, w, n) {
   const raw = native.NativeStore.openSync(db, NOW)
   const store = new Store(raw, db)
   const runs = 2000
-  const inputs = Array.from({ length: runs }, (_, i) => ({ ...report(w, i), run_id: `js_${i}` }))
-  const texts = Array.from({ length: runs }, (_, i) => [JSON.stringify({ ...report(w, i), run_id: `rust_${i}` })])
   const ours = []
   const theirs = []
   const viaPackage = (i) => {
+    const input = { ...report(w, i), run_id: `js_${i}` }
     const start = process.hrtime.bigint()
-    store.browser.recordRunSync(inputs[i])
+    store.browser.recordRunSync(input)
     ours.push(Number(process.hrtime.bigint() - start) / 1e3)
   }
-  const inRust = (i) => theirs.push(raw.timeCallsJsonSync('browser_record_run', texts[i])[0])
+  const inRust = (i) => theirs.push(raw.timeCallsJsonSync('browser_record_run', [JSON.stringify({ ...report(w, i), run_id: `rust_${i}` })])[0])
+  const order = new SplitMix64(7)
   for (let i = 0; i < runs; i++) {
-    if (i % 2 === 0) {
+    if (order.below(2) === 0) {
       viaPackage(i)
       inRust(i)
     } else {
@@ -294,11 +301,20 @@ function inProcess(db, figures, w, n) {
       viaPackage(i)
     }
   }
+  // The control: the same turns with the Rust-timed call on both sides.
+  const controls = [[], []]
+  const control = (side, i) => controls[side].push(raw.timeCallsJsonSync('browser_record_run', [JSON.stringify({ ...report(w, i), run_id: `control_${side}_${i}` })])[0])
+  for (let i = 0; i < runs; i++) {
+    const first = order.below(2)
+    control(first, i)
+    control(1 - first, i)
+  }
   store.close()
   const rust = percentile(theirs, 0.5)
   const js = percentile(ours, 0.5)
   emit(figures, 'recorded run median through the package, in turns with the same call timed in Rust in the process', n, js, 'us', rust, true)
   emit(figures, 'addon cost per recorded run over the same call timed in Rust in the process, median', n, js - rust, 'us', undefined, true)
+  emit(figures, "the in-process method's own error: the Rust-timed call against itself, difference of medians", n, percentile(controls[0], 0.5) - percentile(controls[1], 0.5), 'us', undefined, true)
 }
 
 function main() {
