@@ -29,6 +29,7 @@ import argparse
 import importlib.util
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -127,15 +128,20 @@ def side_by_side(folder, n, episodes, exact, partial):
     py["batched"] = n / (time.perf_counter() - start)
     rs["batched"] = n / sum(in_rust("trajectory_record", [record_input(episodes[i:i + CHUNK])
                                                           for i in range(0, n, CHUNK)]))
+    # Which of the two calls of a turn goes first is drawn at random: both make the same
+    # call, the second finds it warm, and a fixed alternation would make the workload's own
+    # pattern part of the difference.
+    order = random.Random(7)
     py["single"], rs["single"] = [], []
-    for i, (fingerprint, trajectory, outcome) in enumerate(episodes[:min(CHUNK, n)]):
+    for fingerprint, trajectory, outcome in episodes[:min(CHUNK, n)]:
         given = [record_input([(fingerprint, trajectory, outcome)])]
-        if i % 2:
+        rust_first = order.random() < 0.5
+        if rust_first:
             rs["single"].extend(in_rust("trajectory_record", given))
         start = time.perf_counter()
         tm.record_episode(fingerprint=fingerprint, trajectory=trajectory, outcome=outcome, partition=PARTITION)
         py["single"].append(time.perf_counter() - start)
-        if not i % 2:
+        if not rust_first:
             rs["single"].extend(in_rust("trajectory_record", given))
     start = time.perf_counter()
     tm.crystallize(partition=PARTITION)
@@ -143,15 +149,25 @@ def side_by_side(folder, n, episodes, exact, partial):
     [rs["crystallize"]] = in_rust("trajectory_crystallize", [{"partition": PARTITION}])
     for kind, queries in (("exact", exact), ("partial", partial)):
         py[kind], rs[kind] = [], []
-        for i, query in enumerate(queries):
+        for query in queries:
             given = [recall_input(query)]
-            if i % 2:
+            rust_first = order.random() < 0.5
+            if rust_first:
                 rs[kind].extend(in_rust("trajectory_recall", given))
             start = time.perf_counter()
             tm.recall(fingerprint=query, partition=PARTITION, limit=RECALL_LIMIT)
             py[kind].append(time.perf_counter() - start)
-            if not i % 2:
+            if not rust_first:
                 rs[kind].extend(in_rust("trajectory_recall", given))
+    # The control of the method: the same turns with the Rust-timed recall on both sides,
+    # whose difference would be 0 with no error of the method's own.
+    sides = ([], [])
+    for query in partial:
+        given = [recall_input(query)]
+        first = order.randrange(2)
+        sides[first].extend(in_rust("trajectory_recall", given))
+        sides[1 - first].extend(in_rust("trajectory_recall", given))
+    rs["control"] = statistics.median(a - b for a, b in zip(*sides))
     return py, rs
 
 
@@ -217,6 +233,7 @@ def measure(folder, figures, n, peer, redis):
     for name, key in (("record single", "single"), ("recall exact", "exact"), ("recall partial", "partial")):
         added = statistics.median(p - r for p, r in zip(py[key], rs[key]))
         figures.emit(vs, f"binding overhead, {name}", n, micros(added), "us", True)
+    figures.emit(vs, "the method's own error: a partial recall in Rust against itself", n, micros(rs["control"]), "us", True)
 
     if redis is None:
         return

@@ -236,13 +236,14 @@ impl NativeStore {
 
     /// [`call`](Self::call) of an operation whose output lists patterns
     /// (`trajectory_recall`, `trajectory_crystallize`, `trajectory_patterns`), returning only
-    /// those patterns, each as an instance of `pattern` (the popoto drop-in's class) with
-    /// popoto's attributes: `partition` (the object given), `fingerprint`, each fingerprint
-    /// field, `canonical_sequence`, `confidence`, `_last_reinforced` (the RFC 3339 text),
-    /// `evidence_count`, `corroborations`, `contradictions` and `score` (None outside a
-    /// recall). The instance's `__dict__` is filled directly, as the class's `__init__`
-    /// would set it; a pattern with a fingerprint field named in `reserved` (the class's
-    /// data descriptors, which an assignment goes through) is made by calling
+    /// those patterns, each as an instance of `pattern` (the popoto drop-in's class) whose
+    /// `__dict__` holds `partition` (the object given) and `_native`, the entry as a
+    /// [`PatternData`], whose `attributes()` the class fills its other attributes from when
+    /// one is first read: `fingerprint`, each fingerprint field, `canonical_sequence`,
+    /// `confidence`, `_last_reinforced` (the RFC 3339 text), `evidence_count`,
+    /// `corroborations`, `contradictions` and `score` (None outside a recall), as the class's
+    /// `__init__` sets them. A pattern with a fingerprint field named in `reserved` (the
+    /// class's data descriptors, which an assignment goes through) is made by calling
     /// `pattern(partition, entry)` instead. The operation's typed output becomes the objects
     /// directly, without the JSON document [`call`](Self::call) would build: a recall's
     /// patterns are most of what it costs through Python. A recall's input of the shape the
@@ -278,7 +279,7 @@ impl NativeStore {
         };
         let maker = PatternMaker::new(pattern, partition, reserved)?;
         let made = PyList::empty(py);
-        for entry in &entries {
+        for entry in entries {
             made.append(maker.make(entry)?)?;
         }
         Ok(made)
@@ -660,7 +661,8 @@ fn str_map(value: &Bound<'_, PyAny>) -> Option<std::collections::BTreeMap<String
 struct PatternMaker<'a, 'py> {
     pattern: &'a Bound<'py, PyType>,
     partition: &'a Bound<'py, PyAny>,
-    reserved: &'a Bound<'py, PyFrozenSet>,
+    /// The class's reserved names (see [`NativeStore::call_patterns`]), read once per call.
+    reserved: std::collections::HashSet<String>,
     /// `pattern.__new__`, looked up once per call.
     new: Bound<'py, PyAny>,
 }
@@ -672,6 +674,10 @@ impl<'a, 'py> PatternMaker<'a, 'py> {
         reserved: &'a Bound<'py, PyFrozenSet>,
     ) -> PyResult<Self> {
         let new = pattern.getattr(intern!(pattern.py(), "__new__"))?;
+        let reserved = reserved
+            .iter()
+            .map(|name| name.extract::<String>())
+            .collect::<PyResult<_>>()?;
         Ok(PatternMaker {
             pattern,
             partition,
@@ -680,34 +686,25 @@ impl<'a, 'py> PatternMaker<'a, 'py> {
         })
     }
 
-    /// `entry` as an instance of the pattern class.
-    fn make(&self, entry: &PatternEntry) -> PyResult<Bound<'py, PyAny>> {
+    /// `entry` as an instance of the pattern class: its `__dict__` holds `partition` and
+    /// the entry itself, as `_native` ([`PatternData`]), from which the class fills the
+    /// other attributes on first use. A recall's patterns are made on every call and often
+    /// never read beyond the first; what their attributes cost is paid by the ones read.
+    fn make(&self, entry: PatternEntry) -> PyResult<Bound<'py, PyAny>> {
         let py = self.pattern.py();
-        let mut names = Vec::with_capacity(entry.fingerprint.len());
-        for name in entry.fingerprint.keys() {
-            let name = PyString::new(py, name);
-            if self.reserved.contains(&name)? {
-                return self.made_by_init(entry);
-            }
-            names.push(name);
+        if entry
+            .fingerprint
+            .keys()
+            .any(|name| self.reserved.contains(name))
+        {
+            return self.made_by_init(&entry);
         }
         let attributes = PyDict::new(py);
         attributes.set_item(intern!(py, "partition"), self.partition)?;
-        let fingerprint = PyDict::new(py);
-        attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
-        for (name, value) in names.into_iter().zip(entry.fingerprint.values()) {
-            let value = PyString::new(py, value);
-            fingerprint.set_item(&name, &value)?;
-            attributes.set_item(name, value)?;
-        }
-        let sequence = PyList::new(py, &entry.canonical_sequence)?;
-        attributes.set_item(intern!(py, "canonical_sequence"), sequence)?;
-        attributes.set_item(intern!(py, "confidence"), entry.confidence)?;
-        attributes.set_item(intern!(py, "_last_reinforced"), &entry.last_reinforced)?;
-        attributes.set_item(intern!(py, "evidence_count"), entry.evidence_count)?;
-        attributes.set_item(intern!(py, "corroborations"), entry.corroborations)?;
-        attributes.set_item(intern!(py, "contradictions"), entry.contradictions)?;
-        attributes.set_item(intern!(py, "score"), entry.score)?;
+        attributes.set_item(
+            intern!(py, "_native"),
+            Bound::new(py, PatternData { entry })?,
+        )?;
         let object = self.new.call1((self.pattern,))?;
         object.setattr(intern!(py, "__dict__"), attributes)?;
         Ok(object)
@@ -725,6 +722,41 @@ impl<'a, 'py> PatternMaker<'a, 'py> {
             .into_py(py)
         })?;
         self.pattern.call1((self.partition, to_python(py, &entry)?))
+    }
+}
+
+/// A pattern of the popoto drop-in as the store answered it, held by the pattern object
+/// until its attributes are first asked for (see [`PatternMaker::make`]).
+#[pyclass(frozen, module = "agent_memory._native", name = "PatternData")]
+struct PatternData {
+    entry: PatternEntry,
+}
+
+#[pymethods]
+impl PatternData {
+    /// The attributes popoto's pattern has, but `partition`, as the class's `__init__` sets
+    /// them: `fingerprint`, each fingerprint field, `canonical_sequence`, `confidence`,
+    /// `_last_reinforced` (the RFC 3339 text), `evidence_count`, `corroborations`,
+    /// `contradictions` and `score` (None outside a recall).
+    fn attributes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let entry = &self.entry;
+        let attributes = PyDict::new(py);
+        let fingerprint = PyDict::new(py);
+        attributes.set_item(intern!(py, "fingerprint"), &fingerprint)?;
+        for (name, value) in &entry.fingerprint {
+            let (name, value) = (PyString::new(py, name), PyString::new(py, value));
+            fingerprint.set_item(&name, &value)?;
+            attributes.set_item(name, value)?;
+        }
+        let sequence = PyList::new(py, &entry.canonical_sequence)?;
+        attributes.set_item(intern!(py, "canonical_sequence"), sequence)?;
+        attributes.set_item(intern!(py, "confidence"), entry.confidence)?;
+        attributes.set_item(intern!(py, "_last_reinforced"), &entry.last_reinforced)?;
+        attributes.set_item(intern!(py, "evidence_count"), entry.evidence_count)?;
+        attributes.set_item(intern!(py, "corroborations"), entry.corroborations)?;
+        attributes.set_item(intern!(py, "contradictions"), entry.contradictions)?;
+        attributes.set_item(intern!(py, "score"), entry.score)?;
+        Ok(attributes)
     }
 }
 
@@ -1103,6 +1135,7 @@ fn operation_names() -> Vec<&'static str> {
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<NativeStore>()?;
+    module.add_class::<PatternData>()?;
     module.add_function(wrap_pyfunction!(exit_status, module)?)?;
     module.add_function(wrap_pyfunction!(operation_names, module)?)?;
     module.add_function(wrap_pyfunction!(compute_fingerprint_json, module)?)?;

@@ -434,3 +434,40 @@ def test_a_batch_with_one_bad_episode_fails_naming_it_and_records_none(location,
     # The same memory records the good ones afterwards.
     assert tm.record_episodes([good, good], "p") == 2
     assert len(stored(tm, "p")) == 2
+
+
+def test_a_recalled_pattern_fills_its_attributes_in_on_first_use_as_init_sets_them(location):
+    import copy
+    import pickle
+
+    from agent_memory.popoto import Pattern
+
+    fields = ["task", "_native", "_fill", "score_hint"]
+    tm = TrajectoryMemory(db=location, fingerprint_fields=fields, cluster_threshold=1, clock=lambda: NOW)
+    fingerprint = {"task": "t", "_native": "n", "_fill": "f", "score_hint": "h"}
+    tm.record_episodes([(fingerprint, ["a", "b"], {"success": True})] * 2, "p")
+    [made] = tm.crystallize(partition="p")
+    one = tm.recall(fingerprint={"task": "t"}, partition="p")[0]
+    two = tm.recall(fingerprint={"task": "t"}, partition="p")[0]
+    # The same attributes as the class's own __init__ sets from the operation's answer.
+    entry = tm.store.trajectory_recall({"partition": "p", "fingerprint": {"task": "t"}, "confidence_weight": 0.6,
+                                        "recency_weight": 0.4})["patterns"][0]
+    by_init = Pattern("p", entry)
+    for pattern in (made, one):
+        for name in ("partition", "fingerprint", "canonical_sequence", "confidence", "evidence_count",
+                     "corroborations", "contradictions", "last_reinforced", *fields):
+            assert getattr(pattern, name) == getattr(by_init, name), name
+    assert one.score == pytest.approx(by_init.score) and made.score is None
+    assert (one._native, one._fill, one.score_hint) == ("n", "f", "h")
+    # An attribute assigned before any is read is kept; a missing one is an AttributeError.
+    two.confidence = 0.25
+    assert (two.confidence, two.canonical_sequence) == (0.25, ["a", "b"])
+    with pytest.raises(AttributeError, match="nothing_here"):
+        two.nothing_here
+    # dir, pickle and copy see every attribute.
+    fresh = tm.recall(fingerprint={"task": "t"}, partition="p")[0]
+    assert {"canonical_sequence", "task", "score_hint"} <= set(dir(fresh))
+    for other in (pickle.loads(pickle.dumps(tm.recall(fingerprint={"task": "t"}, partition="p")[0])),
+                  copy.copy(tm.recall(fingerprint={"task": "t"}, partition="p")[0])):
+        assert (other.task, other.canonical_sequence, other.evidence_count) == ("t", ["a", "b"], 2)
+        assert repr(other) == repr(by_init)

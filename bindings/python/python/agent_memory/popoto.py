@@ -105,7 +105,10 @@ class Episode:
 class Pattern:
     """A crystallized pattern: ``canonical_sequence``, ``confidence``, ``last_reinforced``
     (seconds since the epoch), ``partition``, each fingerprint field, and the evidence
-    (``evidence_count``, ``corroborations``, ``contradictions``; ``score`` after a recall)."""
+    (``evidence_count``, ``corroborations``, ``contradictions``; ``score`` after a recall).
+
+    The patterns a recall or crystallize returns fill their attributes in on first use: a
+    recall makes every matching pattern, and a caller often reads only the first."""
 
     def __init__(self, partition: str, entry: Dict[str, Any]):
         self.partition = partition
@@ -119,6 +122,37 @@ class Pattern:
         self.corroborations: int = entry["corroborations"]
         self.contradictions: int = entry["contradictions"]
         self.score: Optional[float] = entry.get("score")
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for a name not found the usual way. A pattern a recall or crystallize made
+        # natively holds the store's answer until an attribute is first asked for; then it
+        # fills them all in, as ``__init__`` sets them (one already assigned is kept). Called
+        # through the class: a fingerprint field may be named like a method.
+        if not Pattern._fill(self):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self, name)
+
+    def _fill(self) -> bool:
+        """Fills the attributes in from the store's answer; False when there is none left."""
+        attributes = self.__dict__
+        native = attributes.get("_native")
+        if not isinstance(native, _native.PatternData):
+            return False
+        del attributes["_native"]
+        for key, value in native.attributes().items():
+            attributes.setdefault(key, value)
+        return True
+
+    def __dir__(self) -> Iterable[str]:
+        Pattern._fill(self)
+        return super().__dir__()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        Pattern._fill(self)
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @property
     def last_reinforced(self) -> float:
