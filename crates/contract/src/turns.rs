@@ -10,7 +10,7 @@
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
     AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
-    SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, render,
+    SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, ToolHistory, render,
 };
 use anyhow::{Context, Result};
 use schemars::{JsonSchema, Schema};
@@ -35,21 +35,52 @@ pub struct AppendInput {
     pub events: Vec<Map<String, Value>>,
 }
 
-/// Where in `object`, an event that does not fit, the misfit is, when the event is of a kind
-/// whose fields are a type of their own (an assistant turn, a compaction): the event is read
-/// again as that type, keeping track of the place (`tool_calls[0].name`). A tagged event
-/// read whole loses the place inside it.
+/// Where in `object`, an event that does not fit, the misfit is. An event of a kind whose
+/// fields are a type of their own (an assistant turn, a compaction) is read again as that
+/// type, keeping track of the place (`tool_calls[0].name`): a tagged event read whole loses
+/// the place inside it. Of the other kinds, the first of their fields ([`INLINE_FIELDS`])
+/// that is there but not of its type is named. A missing field names no place: the message
+/// names it.
 fn misfit_place(object: &Map<String, Value>) -> Option<String> {
+    let kind = object.get("type")?.as_str()?;
     let mut fields = object.clone();
-    let kind = fields.remove("type")?;
+    fields.remove("type");
     let fields = Value::Object(fields);
-    let traced = match kind.as_str()? {
+    let traced = match kind {
         "assistant_turn" => serde_path_to_error::deserialize::<_, AssistantTurn>(fields).err()?,
         "compaction_applied" => serde_path_to_error::deserialize::<_, Compaction>(fields).err()?,
-        _ => return None,
+        _ => {
+            let (_, named) = INLINE_FIELDS.iter().find(|(k, _)| *k == kind)?;
+            return named
+                .iter()
+                .find(|(name, fits)| object.get(*name).is_some_and(|value| !fits(value)))
+                .map(|(name, _)| (*name).to_owned());
+        }
     };
     Some(traced.path().to_string()).filter(|place| place != ".")
 }
+
+/// Whether `value` reads as a `T`.
+fn reads_as<T: serde::de::DeserializeOwned>(value: &Value) -> bool {
+    T::deserialize(value).is_ok()
+}
+
+/// A field of an event and whether a value fits it.
+type FieldCheck = (&'static str, fn(&Value) -> bool);
+
+/// The fields of the event kinds [`SessionEvent`] holds inline, by kind, as it reads them (a
+/// test holds the two together).
+const INLINE_FIELDS: &[(&str, &[FieldCheck])] = &[
+    (
+        "session_started",
+        &[
+            ("session", reads_as::<String>),
+            ("started_at", reads_as::<i64>),
+        ],
+    ),
+    ("user_message", &[("text", reads_as::<String>)]),
+    ("tool_history", &[("mode", reads_as::<ToolHistory>)]),
+];
 
 /// What an append did.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -488,15 +519,59 @@ mod tests {
             "{message}"
         );
         let (place, message) = failure(json!({"type": "user_message", "text": 3}));
-        assert_eq!(place, "events[3]");
+        assert_eq!(place, "events[3].text");
         assert!(
-            message.starts_with("event at position 3: invalid type: integer `3`"),
+            message.starts_with("event at position 3: text: invalid type: integer `3`"),
             "{message}"
         );
+        let (place, _) = failure(json!({"type": "tool_history", "mode": "some"}));
+        assert_eq!(place, "events[3].mode");
+        let (place, _) = failure(json!({"type": "session_started", "session": "s1",
+            "started_at": "noon"}));
+        assert_eq!(place, "events[3].started_at");
+        // A missing field names the event; the message names the field.
+        let (place, message) = failure(json!({"type": "user_message"}));
+        assert_eq!(place, "events[3]");
+        assert!(message.contains("missing field `text`"), "{message}");
         assert!(matches!(
             store.session_load(&session_id("s1").expect("id")),
             Err(agent_memory_core::Error::NotFound { .. })
         ));
+    }
+
+    #[test]
+    fn the_inline_fields_checked_are_the_fields_of_those_events() {
+        let events = [
+            SessionEvent::SessionStarted {
+                session: "s1".into(),
+                started_at: 1_767_225_600_000,
+            },
+            SessionEvent::UserMessage { text: "hi".into() },
+            SessionEvent::ToolHistorySet {
+                mode: ToolHistory::Full,
+            },
+        ];
+        assert_eq!(events.len(), INLINE_FIELDS.len());
+        for event in events {
+            let Value::Object(mut written) = serde_json::to_value(&event).expect("encode") else {
+                panic!("{event:?} is not written as an object");
+            };
+            written.remove("type");
+            let (_, checks) = INLINE_FIELDS
+                .iter()
+                .find(|(kind, _)| *kind == event.kind())
+                .expect("the kind is listed");
+            let listed: Vec<&str> = checks.iter().map(|(name, _)| *name).collect();
+            let mut fields: Vec<&str> = written.keys().map(String::as_str).collect();
+            fields.sort_unstable();
+            let mut sorted = listed.clone();
+            sorted.sort_unstable();
+            assert_eq!(fields, sorted, "{}", event.kind());
+            for (name, fits) in *checks {
+                assert!(fits(&written[*name]), "{}.{name}", event.kind());
+                assert!(!fits(&json!([])), "{}.{name} takes anything", event.kind());
+            }
+        }
     }
 
     #[test]
