@@ -515,15 +515,9 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
                             Some("fingerprint") => fingerprint = str_map(&value),
                             Some("trajectory") => trajectory = str_list(&value),
                             Some("outcome") => {
-                                // Mostly a str: its JSON is that text, and only another
-                                // value needs the path `to_json` names in an error.
-                                outcome = Some(match plain_str(&value) {
-                                    Some(text) => Value::String(text),
-                                    None => {
-                                        let path = &mut format!("input.episodes[{i}].outcome");
-                                        to_json(&value, path, 0)?
-                                    }
-                                });
+                                outcome = Some(outcome_value(&value, || {
+                                    format!("input.episodes[{i}].outcome")
+                                })?);
                             }
                             Some("recorded_at") if value.is_exact_instance_of::<PyInt>() => {
                                 at = value.extract::<i64>().ok().map(TimeInput::Millis);
@@ -568,18 +562,23 @@ fn episode_tuple(
     }
     let fingerprint = str_map(&tuple.get_item(0).ok()?)?;
     let trajectory = str_list(&tuple.get_item(1).ok()?)?;
-    let outcome = tuple.get_item(2).ok()?;
-    let outcome = match plain_str(&outcome) {
-        Some(text) => Value::String(text),
-        // A value that does not convert fails on the caller's path, which names it.
-        None => to_json(&outcome, &mut String::new(), 0).ok()?,
-    };
+    // A value that does not convert fails on the caller's path, which names it.
+    let outcome = outcome_value(&tuple.get_item(2).ok()?, String::new).ok()?;
     Some(EpisodeInput {
         fingerprint,
         trajectory,
         outcome,
         recorded_at: Some(TimeInput::Millis(recorded_at)),
     })
+}
+
+/// An episode's outcome as JSON: mostly a str, whose JSON is that text, so only another
+/// value needs `path`, the place `to_json` names in an error.
+fn outcome_value(value: &Bound<'_, PyAny>, path: impl FnOnce() -> String) -> PyResult<Value> {
+    match plain_str(value) {
+        Some(text) => Ok(Value::String(text)),
+        None => to_json(value, &mut path(), 0),
+    }
 }
 
 /// `input` as `trajectory_recall`'s input when it has the shape the popoto drop-in sends (str

@@ -412,6 +412,7 @@ def test_a_batch_records_plain_tuples_and_any_other_shape_alike(location):
     with pytest.raises(InvalidInputError, match="at least one episode"):
         tm.record_episodes([], "empty")
     want = [[fp, list(steps), outcome, NOW] for fp, steps, outcome in plain]
+
     def canonical(episodes):
         return sorted(json.dumps(e, sort_keys=True) for e in episodes)
 
