@@ -5,7 +5,7 @@
 //!   `agent-memory-postgres`);
 //! - only `agent-memory-sqlite` names `rusqlite` (and `agent-memory-postgres`'s floor bench,
 //!   as a dev-dependency), and only `agent-memory-postgres` names `postgres`;
-//! - only `cli` (package `agent-memory-cli`), `contract` (`agent-memory-contract`) and `xtask`
+//! - only `cli` (package `agent-memory-cli`) and `xtask`
 //!   use `anyhow`.
 
 use std::process::Command;
@@ -23,7 +23,7 @@ const FEATURE_CRATES: &[&str] = &[
 ];
 
 /// The packages that tie crates together, the only ones that may use `anyhow`.
-const ANYHOW_USERS: &[&str] = &["agent-memory-cli", "agent-memory-contract", "xtask"];
+const ANYHOW_USERS: &[&str] = &["agent-memory-cli", "xtask"];
 
 /// One workspace package and its direct dependencies as `(name, kind)`; kind is `None` for
 /// normal dependencies, `Some("dev")` or `Some("build")` otherwise.
@@ -129,7 +129,7 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
             }
             if dep == "anyhow" && !ANYHOW_USERS.contains(&name) {
                 problems.push(format!(
-                    "only the cli, the contract and xtask may use anyhow, but {name} does"
+                    "only the cli and xtask may use anyhow, but {name} does"
                 ));
             }
         }
@@ -194,7 +194,7 @@ mod tests {
             ),
             (
                 pkg("agent-memory-sqlite", &[("anyhow", None)]),
-                "only the cli, the contract and xtask may use anyhow, but agent-memory-sqlite does",
+                "only the cli and xtask may use anyhow, but agent-memory-sqlite does",
             ),
         ];
         for (package, expected) in table {

@@ -21,6 +21,11 @@ export type RunState2 = ("running" | "completed" | "failed")
  */
 export type RunState3 = ("running" | "completed" | "failed")
 /**
+ * A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
+ * `conflict`, `corrupt`, `io`, `database` or `error`.
+ */
+export type ErrorKind = ("usage" | "invalid_input" | "not_found" | "conflict" | "corrupt" | "io" | "database" | "error")
+/**
  * One command of the memory tool on the notes of a scope.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -204,6 +209,15 @@ export type LayoutInput1 = ("layered" | "compat")
  * via the `definition` "RunState".
  */
 export type RunState4 = ("running" | "completed" | "failed")
+/**
+ * What kind of failure an error is: a stable word a program can branch on. Each package's
+ * exception classes are generated from these variants and their documentation (through
+ * `schemas/error.json`).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ErrorKind".
+ */
+export type ErrorKind1 = ("usage" | "invalid_input" | "not_found" | "conflict" | "corrupt" | "io" | "database" | "error")
 /**
  * A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
  * 
@@ -1104,11 +1118,7 @@ export interface ErrorBody {
  * The input the error is about (a file, a field, a name), when one is known.
  */
 input?: string
-/**
- * A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
- * `conflict`, `corrupt`, `io`, `database` or `error`.
- */
-kind: string
+kind: ErrorKind
 /**
  * The message a person reads; the same text the command prints without `--json`.
  */
@@ -2463,7 +2473,8 @@ similarity: number
 trajectory_id: string
 }
 /**
- * What went wrong.
+ * What went wrong: the error every operation fails with, and the one JSON object it becomes
+ * (`{"kind", "message", "input"}`).
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "ErrorBody".
@@ -2473,11 +2484,7 @@ export interface ErrorBody1 {
  * The input the error is about (a file, a field, a name), when one is known.
  */
 input?: string
-/**
- * A stable word a program can branch on: `usage`, `invalid_input`, `not_found`,
- * `conflict`, `corrupt`, `io`, `database` or `error`.
- */
-kind: string
+kind: ErrorKind
 /**
  * The message a person reads; the same text the command prints without `--json`.
  */

@@ -8,7 +8,6 @@ use agent_memory_browser::{
     BrowserMemory, EvaluatedRun, MatchOptions, RunReport, Turn, app_knowledge, find_replayable,
     generate_hints, known_selectors, reference_trajectory, site_key,
 };
-use agent_memory_contract::ErrorBody;
 use agent_memory_core::store::browser::{
     Fact, FactKind, SelectorEntry, SessionEntry, SiteObservation, SuiteSummary, Trajectory,
     TrajectoryStep,
@@ -23,8 +22,7 @@ use crate::{NativeStore, contract_failure, failure};
 
 /// A failure of the browser memory, classified as the contract classifies it.
 fn browser_failure(error: agent_memory_browser::Error) -> napi::Error {
-    let message = error.to_string();
-    contract_failure(ErrorBody::of(&error.into(), message))
+    contract_failure(error.into())
 }
 
 fn scope_of(name: &str) -> Result<Scope> {

@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_memory_contract::database::{self, Store};
-use agent_memory_contract::{Env as OperationEnv, ErrorBody, operations};
+use agent_memory_contract::{Env as OperationEnv, Error as ContractError, operations};
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
 use napi::bindgen_prelude::{AsyncTask, Either, Env, Result, ToNapiValue, TypeName, ValueType};
 use napi::{Error, Task};
@@ -38,8 +38,12 @@ fn failure(kind: &str, message: String, input: Option<&str>) -> Error {
 }
 
 /// The contract's classification of an error, as a failure for JavaScript.
-fn contract_failure(body: ErrorBody) -> Error {
-    failure(body.kind, body.message, body.input.as_deref())
+fn contract_failure(error: ContractError) -> Error {
+    failure(
+        error.kind().as_str(),
+        error.message().to_owned(),
+        error.input(),
+    )
 }
 
 /// The store handle shared by a JavaScript `Store` and its calls in flight: closing empties it,
@@ -57,8 +61,7 @@ pub struct NativeStore {
 /// Opens `db` and describes it for messages (a URL loses its password).
 fn open_store(db: &str) -> Result<(Store, String)> {
     let path = Path::new(db);
-    let store =
-        database::open(path).map_err(|e| contract_failure(ErrorBody::of(&e, format!("{e:#}"))))?;
+    let store = database::open(path).map_err(contract_failure)?;
     Ok((store, database::describe(path)))
 }
 
@@ -125,7 +128,7 @@ pub(crate) fn call_operation(
         }
         Input::Text(text) => operation.call_text(&env, text),
     };
-    output.map_err(|e| contract_failure(ErrorBody::of(&e, format!("{e:#}"))))
+    output.map_err(contract_failure)
 }
 
 #[napi]
@@ -364,7 +367,7 @@ pub fn operations() -> Vec<OperationInfo> {
             .to_owned(),
             description: op.description.to_owned(),
             output: op.output.to_owned(),
-            takes_input: op.takes_input,
+            takes_input: op.takes_input(),
         })
         .collect()
 }

@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation, arguments};
 use agent_memory_contract::trajectory::{PatternEntry, RecordInput};
-use agent_memory_contract::{Env, ErrorBody, one_line};
+use agent_memory_contract::{Env, Error as ContractError, ErrorKind};
 use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
 use agent_memory_trajectory::CrystallizeHooks;
@@ -41,75 +41,25 @@ fn operations() -> &'static [Operation] {
     operations::table()
 }
 
-/// An error as the contract describes it, before it becomes a Python exception.
-struct Failure {
-    kind: &'static str,
-    message: String,
-    input: Option<String>,
+/// An error as the contract describes it, before it becomes a Python exception: the
+/// contract's own error, raised as the exception class of its kind (one conversion, in
+/// [`raise`]).
+type Failure = ContractError;
+
+/// The failure of a panic inside `what`.
+fn panicked(what: &str) -> Failure {
+    Failure::new(ErrorKind::Other, format!("internal error: {what} panicked"))
 }
 
-/// A contract's failure as it is raised.
-impl From<agent_memory_contract::Failure> for Failure {
-    fn from(failure: agent_memory_contract::Failure) -> Self {
-        Failure {
-            kind: failure.kind,
-            message: failure.message,
-            input: failure.input,
-        }
-    }
-}
-
-impl Failure {
-    fn panic(what: &str) -> Self {
-        Failure {
-            kind: "error",
-            message: format!("internal error: {what} panicked"),
-            input: None,
-        }
-    }
-
-    fn invalid(input: String, message: String) -> Self {
-        Failure {
-            kind: "invalid_input",
-            message,
-            input: Some(input),
-        }
-    }
-
-    /// The exception of this failure's kind, made by `agent_memory.errors.from_contract`.
-    fn into_py(self, py: Python<'_>) -> PyErr {
-        let raised = py
-            .import("agent_memory.errors")
-            .and_then(|errors| errors.getattr("from_contract"))
-            .and_then(|make| make.call1((self.kind, self.message, self.input)));
-        match raised {
-            Ok(exception) => PyErr::from_value(exception),
-            Err(error) => error,
-        }
-    }
-}
-
-/// The contract's error as a [`Failure`]: its kind, one-line message and input.
-macro_rules! failure_of {
-    ($error:expr) => {{
-        let error = $error;
-        let body = ErrorBody::of(&error, one_line(&error));
-        Failure {
-            kind: body.kind,
-            message: body.message,
-            input: body.input,
-        }
-    }};
-}
-
-/// A store's error as a [`Failure`], as the contract reports it.
-fn core_failure(error: agent_memory_core::Error) -> Failure {
-    let error: &_ = &error.into();
-    let body = ErrorBody::of(error, one_line(error));
-    Failure {
-        kind: body.kind,
-        message: body.message,
-        input: body.input,
+/// The exception of `failure`'s kind, made by `agent_memory.errors.from_contract`.
+fn raise(py: Python<'_>, failure: Failure) -> PyErr {
+    let raised = py
+        .import("agent_memory.errors")
+        .and_then(|errors| errors.getattr("from_contract"))
+        .and_then(|make| make.call1((failure.kind().as_str(), failure.message(), failure.input())));
+    match raised {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(error) => error,
     }
 }
 
@@ -122,8 +72,8 @@ fn detached<T: Send>(
     let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(work)));
     match outcome {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(failure)) => Err(failure.into_py(py)),
-        Err(_) => Err(Failure::panic(what).into_py(py)),
+        Ok(Err(failure)) => Err(raise(py, failure)),
+        Err(_) => Err(raise(py, panicked(what))),
     }
 }
 
@@ -144,12 +94,9 @@ impl NativeStore {
         let location = database::describe(&path);
         let shown = location.clone();
         let store = detached(py, "opening the store", move || {
-            database::open(&path).map_err(|error| {
-                let mut failure = failure_of!(error);
-                if failure.input.is_none() {
-                    failure.input = Some(shown);
-                }
-                failure
+            database::open(&path).map_err(|failure| match failure.input() {
+                Some(_) => failure,
+                None => failure.about(shown),
             })
         })?;
         Ok(NativeStore { store, location })
@@ -186,9 +133,7 @@ impl NativeStore {
             return self.run(py, operation, Some(input), now_ms).map(drop);
         };
         self.in_env(py, operation, now_ms, move |env| {
-            agent_memory_contract::trajectory::record(env, &typed)
-                .map(drop)
-                .map_err(|error| failure_of!(error))
+            agent_memory_contract::trajectory::record(env, typed).map(drop)
         })
     }
 
@@ -227,9 +172,7 @@ impl NativeStore {
             typed.episodes.push(episode);
         }
         self.in_env(py, "trajectory_record", now_ms, move |env| {
-            agent_memory_contract::trajectory::record(env, &typed)
-                .map(drop)
-                .map_err(|error| failure_of!(error))
+            agent_memory_contract::trajectory::record(env, typed).map(drop)
         })?;
         Ok(true)
     }
@@ -270,9 +213,7 @@ impl NativeStore {
         };
         let entries = if let Some(typed) = typed {
             self.in_env(py, operation, now_ms, move |env| {
-                trajectory::recall(env, &typed)
-                    .map(|output| output.patterns)
-                    .map_err(|error| failure_of!(error))
+                trajectory::recall(env, typed).map(|output| output.patterns)
             })?
         } else {
             self.listed_patterns(py, operation, input, now_ms)?
@@ -320,7 +261,7 @@ impl NativeStore {
             {
                 hooks.earlier = store
                     .episodes_after(&name, 0, usize::MAX)
-                    .map_err(core_failure)?;
+                    .map_err(Failure::from)?;
             }
             let env = Env {
                 store,
@@ -333,12 +274,9 @@ impl NativeStore {
                 given: Default::default(),
             };
             agent_memory_contract::trajectory::crystallize_with_hooks(&env, &input, Some(&hooks))
-                .map_err(|error| failure_of!(error))
                 .and_then(|output| {
-                    serde_json::to_value(output).map_err(|error| Failure {
-                        kind: "error",
-                        message: format!("encoding the result: {error}"),
-                        input: None,
+                    serde_json::to_value(output).map_err(|error| {
+                        Failure::new(ErrorKind::Other, format!("encoding the result: {error}"))
                     })
                 })
         });
@@ -371,22 +309,17 @@ impl NativeStore {
     ) -> PyResult<Vec<PatternEntry>> {
         use agent_memory_contract::trajectory;
         let json = input_json(operation, Some(input))?;
-        self.in_env(py, operation, now_ms, move |env| {
-            let listed = match operation {
-                "trajectory_recall" => arguments(operation, json)
-                    .map(|input| trajectory::recall(env, &input).map(|o| o.patterns))?,
-                "trajectory_crystallize" => arguments(operation, json)
-                    .map(|input| trajectory::crystallize(env, &input).map(|o| o.patterns))?,
-                "trajectory_patterns" => arguments(operation, json)
-                    .map(|input| trajectory::patterns(env, &input).map(|o| o.patterns))?,
-                _ => {
-                    return Err(Failure::invalid(
-                        operation.to_owned(),
-                        format!("operation {operation:?} lists no patterns"),
-                    ));
-                }
-            };
-            listed.map_err(|error| failure_of!(error))
+        self.in_env(py, operation, now_ms, move |env| match operation {
+            "trajectory_recall" => arguments(operation, json)
+                .map(|input| trajectory::recall(env, input).map(|o| o.patterns))?,
+            "trajectory_crystallize" => arguments(operation, json)
+                .map(|input| trajectory::crystallize(env, input).map(|o| o.patterns))?,
+            "trajectory_patterns" => arguments(operation, json)
+                .map(|input| trajectory::patterns(env, input).map(|o| o.patterns))?,
+            _ => Err(Failure::invalid(
+                operation.to_owned(),
+                format!("operation {operation:?} lists no patterns"),
+            )),
         })
     }
 
@@ -399,16 +332,16 @@ impl NativeStore {
         now_ms: Option<i64>,
     ) -> PyResult<Value> {
         let Some(op) = operations().iter().find(|op| op.name == operation) else {
-            return Err(Failure::invalid(
-                operation.to_owned(),
-                format!("there is no operation {operation:?}"),
-            )
-            .into_py(py));
+            return Err(raise(
+                py,
+                Failure::invalid(
+                    operation.to_owned(),
+                    format!("there is no operation {operation:?}"),
+                ),
+            ));
         };
         let input = input_json(operation, input)?;
-        self.in_env(py, operation, now_ms, move |env| {
-            op.call(env, input).map_err(|error| failure_of!(error))
-        })
+        self.in_env(py, operation, now_ms, move |env| op.call(env, input))
     }
 
     /// Runs `work` on this store, "now" fixed by `now_ms`, without the GIL (see
@@ -430,9 +363,9 @@ impl NativeStore {
                 // A program in the same process names its own files, as on the command line.
                 files: agent_memory_contract::files::FileAccess::Any,
             };
-            work(&env).map_err(|mut failure| {
-                if failure.kind == "database" && failure.input.is_none() {
-                    failure.input = Some(location.clone());
+            work(&env).map_err(|failure| {
+                if failure.kind() == ErrorKind::Database && failure.input().is_none() {
+                    return failure.about(location.clone());
                 }
                 failure
             })
@@ -713,12 +646,10 @@ impl<'a, 'py> PatternMaker<'a, 'py> {
     fn made_by_init(&self, entry: &PatternEntry) -> PyResult<Bound<'py, PyAny>> {
         let py = self.pattern.py();
         let entry = serde_json::to_value(entry).map_err(|error| {
-            Failure {
-                kind: "error",
-                message: format!("encoding the result: {error}"),
-                input: None,
-            }
-            .into_py(py)
+            raise(
+                py,
+                Failure::new(ErrorKind::Other, format!("encoding the result: {error}")),
+            )
         })?;
         self.pattern.call1((self.partition, to_python(py, &entry)?))
     }
@@ -912,7 +843,7 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
 fn to_json(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<Value> {
     let py = value.py();
     let invalid =
-        |path: &str, message: String| Failure::invalid(path.to_owned(), message).into_py(py);
+        |path: &str, message: String| raise(py, Failure::invalid(path.to_owned(), message));
     if depth > MAX_DEPTH {
         return Err(invalid(
             path,
@@ -1039,8 +970,12 @@ fn exit_status(py: Python<'_>, args: Vec<std::ffi::OsString>) -> PyResult<u8> {
 /// so integers of any size keep their digits): 16 hex characters of SHA-256.
 #[pyfunction]
 fn compute_fingerprint_json(py: Python<'_>, features: &str) -> PyResult<String> {
-    agent_memory_trajectory::compute_fingerprint_json(features)
-        .map_err(|error| Failure::invalid("features".to_owned(), error.to_string()).into_py(py))
+    agent_memory_trajectory::compute_fingerprint_json(features).map_err(|error| {
+        raise(
+            py,
+            Failure::invalid("features".to_owned(), error.to_string()),
+        )
+    })
 }
 
 /// popoto's mapping of an episode's outcome to a confidence signal in `[0, 1]`, the one the
@@ -1116,7 +1051,7 @@ fn time_calls(
         let mut times = Vec::with_capacity(inputs.len());
         for input in inputs {
             let started = std::time::Instant::now();
-            let output = op.call(&env, input).map_err(|error| failure_of!(error))?;
+            let output = op.call(&env, input)?;
             times.push(started.elapsed().as_nanos() as u64);
             drop(output);
         }

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 
-use crate::ops::Failure;
+use crate::ops::Error as Failure;
 use crate::ops::files::{MAX_FILE_BYTES, read_bounded};
 
 /// The text of `source`: a file path, or `-` for standard input, at most 4 MiB. A UTF-8

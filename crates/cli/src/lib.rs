@@ -26,7 +26,16 @@ mod ui;
 // The contract's operations and store opening, under the names the commands use.
 use agent_memory_contract as ops;
 use agent_memory_contract::database;
-pub(crate) use agent_memory_contract::one_line;
+/// The error and its causes on one line, "what failed: why", each cause once.
+pub(crate) fn one_line(error: &anyhow::Error) -> String {
+    ops::one_line(error.as_ref())
+}
+
+/// The contract's error for `error`, raised by the command line or an operation: the kind
+/// and input of the first cause that says them, the whole chain as its message.
+pub(crate) fn contract_error(error: &anyhow::Error) -> ops::Error {
+    ops::Error::classify(error.as_ref())
+}
 
 use std::process::ExitCode;
 
@@ -138,11 +147,7 @@ where
                 .next()
                 .unwrap_or(&message)
                 .trim_start_matches("error: ");
-            print_json_error(ops::ErrorBody {
-                kind: "usage",
-                message: first.to_owned(),
-                input: None,
-            });
+            print_json_error(ops::Error::new(ops::ErrorKind::Usage, first));
             return 2;
         }
         // Help, the version and usage errors print as clap prints them, with clap's status.
@@ -160,9 +165,9 @@ where
     match commands::run(cli.command, &cli.global) {
         Ok(()) => 0,
         Err(error) if cli.global.json => {
-            let mut body = ops::ErrorBody::of(&error, one_line(&error));
-            if body.kind == "database" && body.input.is_none() {
-                body.input = Some(database::describe(&cli.global.db));
+            let mut body = contract_error(&error);
+            if body.kind() == ops::ErrorKind::Database && body.input().is_none() {
+                body = body.about(database::describe(&cli.global.db));
             }
             print_json_error(body);
             1
@@ -175,12 +180,12 @@ where
 }
 
 /// Prints `body` as the contract's error document, one line on stderr.
-fn print_json_error(body: ops::ErrorBody) {
+fn print_json_error(body: ops::Error) {
     let document = ops::ErrorDocument { error: body };
     match serde_json::to_string(&document) {
         Ok(line) => eprintln!("{line}"),
         // Serializing plain strings cannot fail; keep a readable line if it ever does.
-        Err(_) => eprintln!("error: {}", document.error.message),
+        Err(_) => eprintln!("error: {}", document.error.message()),
     }
 }
 
@@ -229,14 +234,14 @@ mod tests {
             stale.is_empty(),
             "commands/outputs.rs lists no such command {stale:?}"
         );
-        let generated: Vec<&str> = crate::commands::schemas::all()
-            .iter()
-            .map(|(name, _)| *name)
+        let generated: Vec<String> = crate::commands::schemas::all()
+            .into_iter()
+            .map(|(name, _)| name)
             .collect();
         for (command, schema) in OUTPUTS {
             if let Some(schema) = schema {
                 assert!(
-                    generated.contains(schema),
+                    generated.iter().any(|g| g == schema),
                     "{command}: schema {schema} is not generated"
                 );
             }

@@ -1,6 +1,7 @@
 //! `browser_context`, `browser_record_run`, `browser_runs`, `browser_resume` and
 //! `browser_fork`: the memory of a browser agent, one scope at a time (`shared` unless named).
 
+use crate::{Error, Result, ResultExt};
 use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
     BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, PartFate, Policy,
@@ -8,13 +9,12 @@ use agent_memory_browser::{
 };
 use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, IdSource, Scope};
-use anyhow::{Context, Result};
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::Env;
 use crate::runs::{RunDocument, RunState};
-use crate::{Env, Failure, pair};
 
 /// The scope every browser operation uses unless told otherwise.
 const SHARED: &str = "shared";
@@ -110,17 +110,16 @@ pub struct ContextPart {
 fn ttl(days: Option<f64>) -> Result<f64> {
     let days = days.unwrap_or(DEFAULT_TTL_DAYS);
     if !days.is_finite() || days < 0.0 {
-        return Err(Failure::invalid(
+        return Err(Error::invalid(
             "ttl_days",
             format!("ttl_days must be a number of days at least 0, got {days}"),
-        )
-        .into());
+        ));
     }
     Ok(days)
 }
 
 /// The memory context for a run.
-pub fn context(env: &Env<'_>, input: &ContextInput) -> Result<ContextOutput> {
+pub fn context(env: &Env<'_>, input: ContextInput) -> Result<ContextOutput> {
     let mut memory = memory(env, scope_of(input.scope.as_deref())?);
     memory.options.scoring = input.trace_scoring;
     memory.options.ttl_days = ttl(input.ttl_days)?;
@@ -260,7 +259,7 @@ pub struct RecordRunOutput {
 
 /// Records a finished run in one transaction: trajectory, session, facts, selectors and,
 /// with `run_id`, the completed manifest.
-pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutput> {
+pub fn record_run(env: &Env<'_>, input: RecordRunInput) -> Result<RecordRunOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let memory = memory(env, scope.clone());
     let mut turns = Vec::with_capacity(input.turns.len());
@@ -269,11 +268,10 @@ pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutp
             Value::String(text) => text.clone(),
             object @ Value::Object(_) => object.to_string(),
             other => {
-                return Err(Failure::invalid(
+                return Err(Error::invalid(
                     format!("turns[{i}].action"),
                     format!("turn {i}: action must be a JSON object or its text, got {other}"),
-                )
-                .into());
+                ));
             }
         };
         turns.push(Turn {
@@ -288,7 +286,7 @@ pub fn record_run(env: &Env<'_>, input: &RecordRunInput) -> Result<RecordRunOutp
             verification_failure: turn.verification_failure.clone(),
         });
     }
-    let manifest = input.run_id.as_deref().map(|id| finished(env, id, input));
+    let manifest = input.run_id.as_deref().map(|id| finished(env, id, &input));
     let mut report = RunReport::new(input.goal.clone(), input.start_url.clone())
         .with_turns(turns)
         .with_success(input.success)
@@ -391,7 +389,7 @@ pub struct RunsOutput {
 }
 
 /// The registered runs passing the filters.
-pub fn runs(env: &Env<'_>, input: &RunsInput) -> Result<RunsOutput> {
+pub fn runs(env: &Env<'_>, input: RunsInput) -> Result<RunsOutput> {
     let memory = memory(env, scope_of(input.scope.as_deref())?);
     let filter = RunFilter {
         domain: input.domain.clone(),
@@ -449,11 +447,11 @@ fn registered(memory: &Browser<'_>, id: &str) -> Result<RunManifest> {
     memory
         .runs()
         .get(id)?
-        .ok_or_else(|| Failure::not_found(id, format!("run {id:?} not found")).into())
+        .ok_or_else(|| Error::not_found(id, format!("run {id:?} not found")))
 }
 
 /// The scenario that continues a run: same session, from where it ended.
-pub fn resume(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
+pub fn resume(env: &Env<'_>, input: ScenarioInput) -> Result<ScenarioOutput> {
     let memory = memory(env, scope_of(input.scope.as_deref())?);
     registered(&memory, &input.run_id)?;
     let scenario = memory.runs().resume(&input.run_id, input.goal.as_deref())?;
@@ -461,38 +459,12 @@ pub fn resume(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
 }
 
 /// The scenario that branches from a run in a new session.
-pub fn fork(env: &Env<'_>, input: &ScenarioInput) -> Result<ScenarioOutput> {
+pub fn fork(env: &Env<'_>, input: ScenarioInput) -> Result<ScenarioOutput> {
     let memory = memory(env, scope_of(input.scope.as_deref())?);
     let manifest = registered(&memory, &input.run_id)?;
     let goal = input.goal.clone().unwrap_or(manifest.goal);
     let scenario = memory.runs().fork(&input.run_id, &goal)?;
     Ok(scenario.into())
-}
-
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let mut all = Vec::new();
-    all.extend(pair::<ContextInput, ContextOutput>(
-        "browser_context.input",
-        "browser_context.output",
-    ));
-    all.extend(pair::<RecordRunInput, RecordRunOutput>(
-        "browser_record_run.input",
-        "browser_record_run.output",
-    ));
-    all.extend(pair::<RunsInput, RunsOutput>(
-        "browser_runs.input",
-        "browser_runs.output",
-    ));
-    all.extend(pair::<ScenarioInput, ScenarioOutput>(
-        "browser_resume.input",
-        "browser_resume.output",
-    ));
-    all.extend(pair::<ScenarioInput, ScenarioOutput>(
-        "browser_fork.input",
-        "browser_fork.output",
-    ));
-    all
 }
 
 #[cfg(test)]
@@ -556,12 +528,12 @@ mod tests {
                     .with_start_url("https://shop.test/"),
             )
             .expect("start");
-        let recorded = record_run(&env, &run("find green tea", Some("run-1"))).expect("record");
+        let recorded = record_run(&env, run("find green tea", Some("run-1"))).expect("record");
         assert_eq!(recorded.steps, 1, "the complete turn is not a step");
         assert_eq!(recorded.session_id, "s1");
         let context = context(
             &env,
-            &ContextInput {
+            ContextInput {
                 scope: None,
                 goal: "find green tea".to_owned(),
                 url: "https://shop.test/".to_owned(),
@@ -573,13 +545,13 @@ mod tests {
         )
         .expect("context");
         assert!(context.context.contains("#search"), "{}", context.context);
-        let listed = runs(&env, &RunsInput::default()).expect("runs");
+        let listed = runs(&env, RunsInput::default()).expect("runs");
         assert_eq!(listed.runs.len(), 1);
         assert_eq!(listed.runs[0].status, RunState::Completed);
         assert_eq!(listed.runs[0].turn_count, 2);
         let resumed = resume(
             &env,
-            &ScenarioInput {
+            ScenarioInput {
                 scope: None,
                 run_id: "run-1".to_owned(),
                 goal: None,
@@ -590,7 +562,7 @@ mod tests {
         assert_eq!(resumed.session_id.as_deref(), Some("s1"));
         let forked = fork(
             &env,
-            &ScenarioInput {
+            ScenarioInput {
                 scope: None,
                 run_id: "run-1".to_owned(),
                 goal: None,
@@ -607,7 +579,7 @@ mod tests {
         let env = env_on(&store);
         let mut bad = run("find tea", None);
         bad.turns[0].action = serde_json::json!(3);
-        let error = record_run(&env, &bad).expect_err("bad action");
+        let error = record_run(&env, bad).expect_err("bad action");
         assert_eq!(
             error.to_string(),
             "turn 0: action must be a JSON object or its text, got 3"
@@ -621,7 +593,7 @@ mod tests {
         );
         let missing = resume(
             &env,
-            &ScenarioInput {
+            ScenarioInput {
                 scope: None,
                 run_id: "run-2".to_owned(),
                 goal: None,
@@ -632,8 +604,8 @@ mod tests {
         let mut second = run("find tea", Some("run-2"));
         second.parent_run_id = Some("run-1".to_owned());
         second.success = false;
-        record_run(&env, &second).expect("record");
-        let listed = runs(&env, &RunsInput::default()).expect("runs");
+        record_run(&env, second).expect("record");
+        let listed = runs(&env, RunsInput::default()).expect("runs");
         assert_eq!(listed.runs.len(), 1);
         let entry = &listed.runs[0];
         assert_eq!(

@@ -3,11 +3,11 @@
 //! every finding. It only reads. A PostgreSQL database is checked by PostgreSQL's own tools
 //! (amcheck, pg_amcheck), so there it is an error naming the database.
 
-use anyhow::Result;
-use schemars::{JsonSchema, Schema};
+use crate::{Error, Result};
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::{Env, Failure};
+use crate::Env;
 
 /// The report of a check.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -42,23 +42,16 @@ pub struct FindingRow {
     pub detail: String,
 }
 
-/// The schema of the report.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    vec![crate::output::<Report>("check.output")]
-}
-
 /// Checks the store: every check of a SQLite database, with what each found.
-pub fn check(env: &Env<'_>) -> Result<Report> {
+pub fn check(env: &Env<'_>, _: crate::operations::NoInput) -> Result<Report> {
     let database = env.store.location();
     let Some(findings) = env.store.check() else {
-        return Err(Failure {
-            kind: "invalid_input",
-            input: Some(database.clone()),
-            message: format!(
+        return Err(Error::invalid(
+            database.clone(),
+            format!(
                 "check reads a SQLite file; {database} is a PostgreSQL database, whose own tools check it (amcheck, pg_amcheck)"
             ),
-        }
-        .into());
+        ));
     };
     let findings = findings?;
     Ok(Report {
@@ -87,7 +80,8 @@ mod tests {
     #[test]
     fn a_fresh_database_has_no_findings_and_lists_every_check() {
         let store = crate::tests::in_memory();
-        let report = super::check(&crate::tests::env_on(&store)).expect("checked");
+        let report =
+            super::check(&crate::tests::env_on(&store), Default::default()).expect("checked");
         assert!(report.findings.is_empty(), "{:?}", report.findings);
         assert_eq!(report.checks.len(), agent_memory_sqlite::CHECKS.len());
         assert!(report.checks.iter().all(|c| c.findings == 0));

@@ -7,11 +7,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::{Error, Result, ResultExt};
 use agent_memory_core::store::browser::BrowserStore;
 use agent_memory_core::{MetaStore, NoteStore, PatternStore, SessionStore, ToolLogStore};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
-use anyhow::{Context, Result, bail};
 
 /// What a command needs of a backend: every store trait, and a description of itself.
 pub trait AnyStore:
@@ -200,11 +200,14 @@ pub fn open(db: &Path) -> Result<Store> {
 pub fn open_file(path: &Path) -> Result<SqliteStore> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if folder.exists() && !folder.is_dir() {
-            bail!(
-                "{} is a file, so the database {} cannot be created inside it",
-                folder.display(),
-                path.display()
-            );
+            return Err(Error::invalid(
+                folder.display().to_string(),
+                format!(
+                    "{} is a file, so the database {} cannot be created inside it",
+                    folder.display(),
+                    path.display()
+                ),
+            ));
         }
         std::fs::create_dir_all(folder).with_context(|| {
             format!(
@@ -251,27 +254,25 @@ fn connect(db: &Path, read_only: bool) -> Result<Store> {
             schema,
             found: 0,
             ..
-        }) => Err(crate::Failure::not_found(
+        }) => Err(Error::not_found(
             describe(db),
             format!(
                 "no memory in schema {schema} at {target} (check --db or AGENT_MEMORY_DB; a command that writes creates it)"
             ),
-        )
-        .into()),
+        )),
         Err(error) => Err(error.into()),
     }
 }
 
 fn must_exist(path: &Path) -> Result<()> {
     if !path.exists() {
-        return Err(crate::Failure::not_found(
+        return Err(Error::not_found(
             path.display().to_string(),
             format!(
                 "database {} does not exist (check --db or AGENT_MEMORY_DB)",
                 path.display()
             ),
-        )
-        .into());
+        ));
     }
     Ok(())
 }

@@ -11,9 +11,7 @@
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use anyhow::{Context, Result};
-
-use crate::Failure;
+use crate::{Error, Result, ResultExt};
 
 /// The most bytes a file an input names may hold: 4 MiB, as a request body.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -48,11 +46,10 @@ impl Confined {
                 .canonicalize()
                 .with_context(|| format!("cannot allow the folder {name}"))?;
             if !real.is_dir() {
-                return Err(Failure::invalid(
+                return Err(Error::invalid(
                     name.to_string(),
                     format!("cannot allow {name}: it is not a folder"),
-                )
-                .into());
+                ));
             }
             resolved.push((absolute(folder)?, real));
         }
@@ -66,24 +63,22 @@ impl Confined {
     fn resolve(&self, path: &Path) -> Result<PathBuf> {
         let name = path.display().to_string();
         if self.folders.is_empty() {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 &name,
                 format!(
                     "{name} is refused: this server reads no file a client names ({})",
                     self.how_to_allow
                 ),
-            )
-            .into());
+            ));
         }
-        let refused = || -> anyhow::Error {
-            Failure::invalid(
+        let refused = || -> Error {
+            Error::invalid(
                 &name,
                 format!(
                     "{name} is refused: it is outside the folders this server reads for its clients ({})",
                     self.how_to_allow
                 ),
             )
-            .into()
         };
         // Outside as written: refused before the file system is asked anything about it.
         let written = absolute(path)?;
@@ -105,7 +100,10 @@ impl Confined {
             return Err(refused());
         }
         if !real.is_file() {
-            return Err(Failure::invalid(&name, format!("{name} is not a regular file")).into());
+            return Err(Error::invalid(
+                &name,
+                format!("{name} is not a regular file"),
+            ));
         }
         Ok(real)
     }
@@ -128,7 +126,10 @@ impl Confined {
             .with_context(|| format!("cannot read {name}"))?
             .is_file()
         {
-            return Err(Failure::invalid(name, format!("{name} is not a regular file")).into());
+            return Err(Error::invalid(
+                name,
+                format!("{name} is not a regular file"),
+            ));
         }
         if let Some(opened) = opened_path(&file)
             && !self
@@ -136,14 +137,13 @@ impl Confined {
                 .iter()
                 .any(|(_, folder)| opened.starts_with(folder))
         {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 name,
                 format!(
                     "{name} is refused: it is outside the folders this server reads for its clients ({})",
                     self.how_to_allow
                 ),
-            )
-            .into());
+            ));
         }
         Ok(file)
     }
@@ -213,11 +213,10 @@ fn read_bounded_from(file: std::fs::File, path: &Path) -> Result<Vec<u8>> {
     file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         let name = path.display().to_string();
-        return Err(Failure::invalid(
+        return Err(Error::invalid(
             &name,
             format!("{name} is larger than 4 MiB, the most a file read here may hold"),
-        )
-        .into());
+        ));
     }
     Ok(bytes)
 }
@@ -244,7 +243,10 @@ fn utf8(bytes: Vec<u8>) -> Result<String> {
 pub fn read_regular(path: &Path) -> Result<String> {
     if !std::fs::metadata(path)?.is_file() {
         let name = path.display().to_string();
-        return Err(Failure::invalid(&name, format!("{name} is not a regular file")).into());
+        return Err(Error::invalid(
+            &name,
+            format!("{name} is not a regular file"),
+        ));
     }
     Ok(std::fs::read_to_string(path)?)
 }

@@ -1,5 +1,6 @@
 //! `memory_list` and `memory_forget`: what the database holds, and forgetting a part of it.
 
+use crate::{Error, Result, ResultExt};
 use agent_memory_browser::site_key;
 use agent_memory_core::store::browser::{
     BrowserStore, RunFilter, RunManifestStore, SiteMemoryStore, TrajectoryStore,
@@ -8,12 +9,11 @@ use agent_memory_core::{
     MetaKey, MetaStore, NoteStore, Partition, PatternStore, Scope, SessionId, SessionStore,
     Timestamp, ToolLogStore,
 };
-use anyhow::{Context, Result};
 use chrono::DateTime;
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Env, Failure, output, pair, time};
+use crate::{Env, time};
 
 /// Everything the database holds, by memory.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -132,7 +132,7 @@ pub fn fields_key(partition: &Partition) -> Result<MetaKey> {
 }
 
 /// Lists every partition, session and scope with its counts.
-pub fn list(env: &Env<'_>) -> Result<MemoryList> {
+pub fn list(env: &Env<'_>, _: crate::operations::NoInput) -> Result<MemoryList> {
     let store = env.store;
     let mut partitions = Vec::new();
     for summary in store.partitions()? {
@@ -274,7 +274,7 @@ fn is_zero(count: &u64) -> bool {
 
 /// Forgets what `input` names. Each part is one store transaction, and the deleted text is
 /// erased from the file (see `SqliteStore`'s forget calls).
-pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
+pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
     let named = [
         input.partition.is_some(),
         input.session.is_some(),
@@ -286,23 +286,24 @@ pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
     .filter(|n| *n)
     .count();
     if named != 1 {
-        return Err(Failure::invalid(
+        return Err(Error::invalid(
             "target",
-            format!("name exactly one of partition, session, scope, run or trajectory to forget (got {named})"),
-        )
-        .into());
+            format!(
+                "name exactly one of partition, session, scope, run or trajectory to forget (got {named})"
+            ),
+        ));
     }
     if input.site.is_some() && input.scope.is_none() {
-        return Err(Failure::invalid(
+        return Err(Error::invalid(
             "site",
             "a site is forgotten within a scope: name the scope too",
-        )
-        .into());
+        ));
     }
     if input.in_scope.is_some() && input.run.is_none() && input.trajectory.is_none() {
-        return Err(
-            Failure::invalid("in_scope", "in_scope applies to run and trajectory only").into(),
-        );
+        return Err(Error::invalid(
+            "in_scope",
+            "in_scope applies to run and trajectory only",
+        ));
     }
     let store = env.store;
     let in_scope = || -> Result<Scope> {
@@ -393,14 +394,4 @@ pub fn forget(env: &Env<'_>, input: &ForgetInput) -> Result<ForgetOutput> {
         notes,
         ..ForgetOutput::default()
     })
-}
-
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let mut all = vec![output::<MemoryList>("memory_list.output")];
-    all.extend(pair::<ForgetInput, ForgetOutput>(
-        "memory_forget.input",
-        "memory_forget.output",
-    ));
-    all
 }

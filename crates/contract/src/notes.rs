@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::Result;
 use agent_memory_core::Scope;
-use agent_memory_notes::{Command, ErrorKind, Notes, Secrets};
-use anyhow::Result;
-use schemars::{JsonSchema, Schema};
+use agent_memory_notes::{Command, Notes, Secrets};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Env, Failure, pair};
+use crate::Env;
 
 pub use agent_memory_notes::{DEFAULT_SEARCH_LIMIT, ROOT};
 
@@ -149,41 +149,15 @@ impl From<NotesCommand> for Command {
     }
 }
 
-/// A notes error as the contract reports it: a command's own failure keeps the tool's text
-/// as the message, and its kind says what a program may branch on.
-fn failure(error: agent_memory_notes::Error) -> anyhow::Error {
-    match error {
-        agent_memory_notes::Error::Command {
-            kind,
-            input,
-            message,
-        } => {
-            let kind = match kind {
-                ErrorKind::NotFound => "not_found",
-                ErrorKind::AlreadyExists | ErrorKind::Conflict => "conflict",
-                _ => "invalid_input",
-            };
-            Failure {
-                kind,
-                input: Some(input),
-                message,
-            }
-            .into()
-        }
-        agent_memory_notes::Error::Store(core) => core.into(),
-        other => anyhow::Error::new(other),
-    }
-}
-
 /// Runs one notes command.
 pub fn notes(env: &Env<'_>, input: NotesInput) -> Result<NotesOutput> {
     let scope = Scope::new(input.scope.as_deref().unwrap_or(DEFAULT_SCOPE))?;
     let mut secrets = Secrets::new();
     for (key, value) in input.secrets.iter().flatten() {
-        secrets.add(key, value).map_err(failure)?;
+        secrets.add(key, value)?;
     }
     let notes = Notes::new(env.store, scope.clone()).with_secrets(secrets);
-    let outcome = notes.execute(&input.command.into()).map_err(failure)?;
+    let outcome = notes.execute(&input.command.into())?;
     Ok(NotesOutput {
         text: outcome.text,
         scope: scope.into_string(),
@@ -199,11 +173,6 @@ pub fn notes(env: &Env<'_>, input: NotesInput) -> Result<NotesOutput> {
     })
 }
 
-/// The schemas of this module's operation.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    pair::<NotesInput, NotesOutput>("notes.input", "notes.output").into()
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -214,10 +183,7 @@ mod tests {
         let op = find("notes").expect("notes");
         match op.call(env, input) {
             Ok(out) => Ok(out["text"].as_str().unwrap_or_default().to_owned()),
-            Err(e) => {
-                let body = crate::ErrorBody::of(&e, e.to_string());
-                Err((body.kind.to_owned(), body.message))
-            }
+            Err(e) => Err((e.kind().to_string(), e.message().to_owned())),
         }
     }
 

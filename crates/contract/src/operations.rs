@@ -1,14 +1,31 @@
-//! Every operation of the contract as data: its name (the stem of its schemas), what it does
-//! to the memory, a description written for whoever decides when to call it, and a call from
-//! JSON to JSON. The MCP server lists its tools from this table and the language packages
-//! dispatch through it, so a door never lists or converts an operation of its own.
+//! Every operation of the contract as data: the whole public surface of every door.
+//!
+//! An [`Operation`] says what it is called at each door (its name and schemas, the Python
+//! method, the Node method, the command line's words, whether the MCP server lists it), what it
+//! does to the memory, when to call it, and how to run it from JSON. [`table`] is every
+//! operation; the MCP server lists its tools from it, the language packages dispatch through it
+//! and `cargo xtask codegen` writes their methods, stubs and error classes from it, so a door
+//! never lists or converts an operation of its own.
+//!
+//! Each entry is one call of [`op`], the one constructor, with the door names it does not take
+//! from the defaults:
+//!
+//! - Python: the operation's name (`trajectory_record`); the `memory_` operations drop the
+//!   prefix (`list`, `forget`, `stats`).
+//! - Node: the family's object and the rest in camelCase (`trajectory.record`,
+//!   `browser.runStart`); an operation named as its family, or an admin one, is a method of the
+//!   store itself (`notes`, `list`).
+//! - The command line: the family and the rest with dashes (`trajectory record`,
+//!   `recording next-call`); admin operations drop `memory_` (`list`, `forget`).
 
-use anyhow::{Context, Result};
-use serde::Serialize;
+use std::any::TypeId;
+
+use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Env, Failure};
+use crate::{Env, Error, ErrorKind, Result, schema_of};
 
 /// What an operation does to the memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,39 +38,65 @@ pub enum Effect {
     Deletes,
 }
 
-type Call = Box<dyn Fn(&Env<'_>, Value) -> Result<Value> + Send + Sync>;
-type TextCall = Box<dyn Fn(&Env<'_>, &str) -> Result<Value> + Send + Sync>;
-
-/// One operation of the contract.
-pub struct Operation {
-    /// Its name: `<name>.input` and `<output>.output` are its schemas under `schemas/`.
-    pub name: &'static str,
-    /// When to call it, in a sentence or two.
-    pub description: &'static str,
-    /// Reads, writes or deletes.
-    pub effect: Effect,
-    /// The stem of its output schema (usually its name).
-    pub output: &'static str,
-    /// Whether it takes a JSON input (else its input is `{}` or null).
-    pub takes_input: bool,
-    /// Whether the MCP server offers it as a tool.
-    pub mcp: bool,
-    call: Call,
-    /// The same call from JSON text, straight into the input type; `None` where the input is
-    /// read as a `Value` anyway.
-    call_text: Option<TextCall>,
-}
-
-impl std::fmt::Debug for Operation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Operation")
-            .field("name", &self.name)
-            .field("effect", &self.effect)
-            .finish_non_exhaustive()
+impl Effect {
+    /// Its word: `reads`, `writes` or `deletes`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Reads => "reads",
+            Effect::Writes => "writes",
+            Effect::Deletes => "deletes",
+        }
     }
 }
 
-/// The families of operations, which a door may serve apart (`agent-memory mcp --tools`).
+/// The memory an operation belongs to; a door may serve the families apart (`agent-memory
+/// mcp --tools`), and the language packages group methods by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Notes: the memory tool's `/memories` tree.
+    Notes,
+    /// Procedural memory: episodes and patterns.
+    Trajectory,
+    /// A browser agent's memory and its run registry.
+    Browser,
+    /// A coding agent's sessions.
+    Turns,
+    /// Recordings of tool calls and their trails.
+    Recording,
+    /// What spans the memories: list, forget, stats, check.
+    Admin,
+}
+
+impl Family {
+    /// Every family, in the order a door lists them.
+    pub const ALL: &'static [Family] = &[
+        Family::Notes,
+        Family::Trajectory,
+        Family::Browser,
+        Family::Turns,
+        Family::Recording,
+        Family::Admin,
+    ];
+
+    /// Its name: `notes`, `trajectory`, `browser`, `turns`, `recording` or `admin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Notes => "notes",
+            Family::Trajectory => "trajectory",
+            Family::Browser => "browser",
+            Family::Turns => "turns",
+            Family::Recording => "recording",
+            Family::Admin => "admin",
+        }
+    }
+
+    /// The family named `name`.
+    pub fn named(name: &str) -> Option<Family> {
+        Family::ALL.iter().copied().find(|f| f.as_str() == name)
+    }
+}
+
+/// The names of the families (`agent-memory mcp --tools` takes them).
 pub const FAMILIES: &[&str] = &[
     "notes",
     "trajectory",
@@ -63,53 +106,265 @@ pub const FAMILIES: &[&str] = &[
     "admin",
 ];
 
+/// The input of an operation that takes none: JSON `null` or an empty object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct NoInput {}
+
+impl<'de> Deserialize<'de> for NoInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{Error as _, MapAccess, Visitor};
+        struct Nothing;
+        impl<'de> Visitor<'de> for Nothing {
+            type Value = NoInput;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("no arguments (null or an empty object)")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<NoInput, E> {
+                Ok(NoInput {})
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<NoInput, E> {
+                Ok(NoInput {})
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoInput, A::Error> {
+                match map.next_key::<String>()? {
+                    None => Ok(NoInput {}),
+                    Some(key) => Err(A::Error::custom(format!(
+                        "takes no arguments (got {key:?})"
+                    ))),
+                }
+            }
+        }
+        deserializer.deserialize_any(Nothing)
+    }
+}
+
+type Call = Box<dyn Fn(&Env<'_>, Value) -> Result<Value> + Send + Sync>;
+type TextCall = Box<dyn Fn(&Env<'_>, &str) -> Result<Value> + Send + Sync>;
+
+/// One operation of the contract: its names at every door, what it does, and its call.
+pub struct Operation {
+    /// Its name: `<name>.input` is its input schema under `schemas/`, and the MCP tool's name.
+    pub name: &'static str,
+    /// The memory it belongs to.
+    pub family: Family,
+    /// When to call it, in a sentence or two, written for whoever decides (a model, too).
+    pub description: &'static str,
+    /// Reads, writes or deletes.
+    pub effect: Effect,
+    /// Whether the MCP server offers it as a tool (a model should not call some: approving,
+    /// importing files).
+    pub mcp: bool,
+    /// The method of the Python `Store` (snake_case).
+    pub python: String,
+    /// The method of the Node `Store`: `group.method` or `method` (camelCase).
+    pub node: String,
+    /// The command line's words (`trajectory record`).
+    pub cli: String,
+    /// The stem of its output schema (`<output>.output`), usually its name.
+    pub output: &'static str,
+    input_schema: Option<fn() -> Schema>,
+    output_schema: fn() -> Schema,
+    call: Call,
+    call_text: TextCall,
+}
+
+impl std::fmt::Debug for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation")
+            .field("name", &self.name)
+            .field("family", &self.family)
+            .field("effect", &self.effect)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Operation {
-    /// Its family: the memory it belongs to (`trajectory`, `browser`, `turns`, `recording`,
-    /// `notes`), or `admin` for what spans them (list, forget, stats).
+    /// Its family's name (`trajectory`, ..., `admin`).
     pub fn family(&self) -> &'static str {
-        FAMILIES
-            .iter()
-            .copied()
-            .find(|family| {
-                self.name == *family
-                    || self
-                        .name
-                        .strip_prefix(family)
-                        .is_some_and(|rest| rest.starts_with('_'))
-            })
-            .unwrap_or("admin")
+        self.family.as_str()
+    }
+
+    /// Whether it takes a JSON input (else its input is `{}` or null).
+    pub fn takes_input(&self) -> bool {
+        self.input_schema.is_some()
+    }
+
+    /// The schema of its input, as committed under `schemas/<name>.input.json`; `None` for an
+    /// operation without input.
+    pub fn input_schema(&self) -> Option<Schema> {
+        self.input_schema.map(|schema| schema())
+    }
+
+    /// The schema of its output, as committed under `schemas/<output>.output.json`.
+    pub fn output_schema(&self) -> Schema {
+        (self.output_schema)()
     }
 
     /// Runs the operation on `input`, its JSON input (an object; null or `{}` for an
     /// operation without input), and returns its output as JSON. An input that does not fit
-    /// the schema is an `invalid_input` failure naming the operation and serde's reason.
+    /// the schema is an `invalid_input` error naming the operation and the place that does
+    /// not fit.
     pub fn call(&self, env: &Env<'_>, input: Value) -> Result<Value> {
         (self.call)(env, input)
     }
 
     /// [`Operation::call`] on `input`, the JSON text of its input: read straight into the
     /// operation's input type, without a `Value` in between. Text that is not JSON is an
-    /// `invalid_input` failure about `input`; JSON that does not fit the schema fails as in
+    /// `invalid_input` error about `input`; JSON that does not fit the schema fails as in
     /// [`Operation::call`], with the same message.
     pub fn call_text(&self, env: &Env<'_>, input: &str) -> Result<Value> {
-        match &self.call_text {
-            Some(call) => call(env, input),
-            None => (self.call)(env, parse_text(input)?),
-        }
+        (self.call_text)(env, input)
+    }
+
+    /// Its description, written for a model.
+    fn about(mut self, description: &'static str) -> Self {
+        self.description = description;
+        self
+    }
+
+    /// Not offered by the MCP server.
+    fn offline(mut self) -> Self {
+        self.mcp = false;
+        self
+    }
+
+    /// The command line's words, when not the default.
+    fn cli(mut self, words: &str) -> Self {
+        words.clone_into(&mut self.cli);
+        self
+    }
+
+    /// The stem of an output schema shared with other operations.
+    fn output(mut self, stem: &'static str) -> Self {
+        self.output = stem;
+        self
     }
 }
 
-/// `input`, JSON text, as a `Value`, or an `invalid_input` failure about `input`.
-fn parse_text(input: &str) -> Result<Value> {
-    serde_json::from_str(input).map_err(|e| Failure::invalid("input", format!("input: {e}")).into())
+/// The rest of an operation's name after its family's (`record` in `trajectory_record`), or
+/// after `memory_` for an admin one; the whole name when it is the family's.
+fn rest_of(name: &str, family: Family) -> &str {
+    let prefix = match family {
+        Family::Admin => "memory",
+        other => other.as_str(),
+    };
+    name.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_prefix('_'))
+        .unwrap_or(name)
+}
+
+/// `snake_case` as `camelCase`.
+fn camel(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The family an operation's name says: its first word (`trajectory_record`), and `admin` for
+/// the memory-wide ones.
+fn family_of(name: &str) -> Family {
+    Family::ALL
+        .iter()
+        .copied()
+        .find(|family| {
+            name == family.as_str()
+                || name
+                    .strip_prefix(family.as_str())
+                    .is_some_and(|rest| rest.starts_with('_'))
+        })
+        .unwrap_or(Family::Admin)
+}
+
+/// The operation `name`, running `run` on its input read from JSON: the one constructor of
+/// the table. The family comes from the name and the door names from the defaults (see the
+/// module's documentation); the entry's setters change what differs.
+fn op<I, O>(name: &'static str, effect: Effect, run: fn(&Env<'_>, I) -> Result<O>) -> Operation
+where
+    I: DeserializeOwned + JsonSchema + 'static,
+    O: Serialize + JsonSchema + 'static,
+{
+    let family = family_of(name);
+    let rest = rest_of(name, family);
+    let (python, node, cli) = if rest == name {
+        (name.to_owned(), camel(name), name.replace('_', "-"))
+    } else if family == Family::Admin {
+        (rest.to_owned(), camel(rest), rest.replace('_', "-"))
+    } else {
+        (
+            name.to_owned(),
+            format!("{}.{}", family.as_str(), camel(rest)),
+            format!("{} {}", family.as_str(), rest.replace('_', "-")),
+        )
+    };
+    let takes_input = TypeId::of::<I>() != TypeId::of::<NoInput>();
+    let call: Call = Box::new(move |env, input| {
+        if !takes_input {
+            no_arguments(name, &input)?;
+        }
+        encode(&run(env, arguments::<I>(name, input)?)?)
+    });
+    let call_text: TextCall = Box::new(move |env, input| {
+        if !takes_input {
+            let value: Value = serde_json::from_str(input)
+                .map_err(|e| Error::invalid("input", format!("input: {e}")))?;
+            no_arguments(name, &value)?;
+        }
+        encode(&run(env, arguments_from_text::<I>(name, input)?)?)
+    });
+    Operation {
+        name,
+        family,
+        description: "",
+        effect,
+        mcp: true,
+        python,
+        node,
+        cli,
+        output: name,
+        input_schema: takes_input.then_some(schema_of::<I> as fn() -> Schema),
+        output_schema: schema_of::<O>,
+        call,
+        call_text,
+    }
+}
+
+/// Refuses any argument to operation `name`, which takes none, naming the first.
+fn no_arguments(name: &str, input: &Value) -> Result<()> {
+    match input {
+        Value::Null => Ok(()),
+        Value::Object(fields) => match fields.keys().next() {
+            None => Ok(()),
+            Some(key) => Err(Error::invalid(
+                key.as_str(),
+                format!("{name} takes no arguments (got {key:?})"),
+            )),
+        },
+        other => Err(Error::invalid(
+            "arguments",
+            format!(
+                "{name} takes no arguments (got {})",
+                crate::cut(&other.to_string())
+            ),
+        )),
+    }
 }
 
 /// The input text as the operation's input type: where the text is JSON but not that type, the
-/// failure [`arguments`] reports for the same JSON, whose reason names no place in a text.
+/// error [`arguments`] reports for the same JSON, whose reason names no place in a text.
 fn arguments_from_text<I: DeserializeOwned>(name: &str, input: &str) -> Result<I> {
     serde_json::from_str(input).map_err(|e| {
         if !e.is_data() {
-            return Failure::invalid("input", format!("input: {e}")).into();
+            return Error::invalid("input", format!("input: {e}"));
         }
         // Read again, only now that it failed, keeping track of the place.
         let path = match serde_path_to_error::deserialize::<_, I>(
@@ -121,15 +376,15 @@ fn arguments_from_text<I: DeserializeOwned>(name: &str, input: &str) -> Result<I
         let text = e.to_string();
         let place = format!(" at line {} column {}", e.line(), e.column());
         let reason = text.strip_suffix(place.as_str()).unwrap_or(&text);
-        misfit(name, &path, reason).into()
+        misfit(name, &path, reason)
     })
 }
 
-/// `input` as operation `name`'s input type, or an `invalid_input` failure that names the place
-/// in the input that does not fit it (`episodes[0].trajectory`, the failure's `input`; the
+/// `input` as operation `name`'s input type, or an `invalid_input` error that names the place
+/// in the input that does not fit it (`episodes[0].trajectory`, the error's `input`; the
 /// whole input is `arguments`) and says why: `invalid arguments for trajectory_record:
 /// episodes[0].trajectory: invalid type: string "ab", expected a sequence`.
-pub fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I, Failure> {
+pub fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I> {
     // Read from a reference, so the input is still there to read again when it does not fit,
     // keeping track of the place this time: tracking it on every read would double its cost.
     I::deserialize(&input).map_err(|e| {
@@ -141,16 +396,17 @@ pub fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I, Fai
     })
 }
 
-/// The failure of an input to operation `name` that does not fit its type at `path` (`.` for
+/// The error of an input to operation `name` that does not fit its type at `path` (`.` for
 /// the input itself), for `reason`.
-fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Failure {
+fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Error {
+    let reason = crate::cut(&reason.to_string());
     if path == "." {
-        Failure::invalid(
+        Error::invalid(
             "arguments",
             format!("invalid arguments for {name}: {reason}"),
         )
     } else {
-        Failure::invalid(
+        Error::invalid(
             path,
             format!("invalid arguments for {name}: {path}: {reason}"),
         )
@@ -158,101 +414,12 @@ fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Failure {
 }
 
 fn encode<O: Serialize>(output: &O) -> Result<Value> {
-    serde_json::to_value(output).context("encoding the result as JSON")
-}
-
-/// An operation that takes its input by reference.
-fn with_input<I, O>(
-    name: &'static str,
-    description: &'static str,
-    effect: Effect,
-    op: fn(&Env<'_>, &I) -> Result<O>,
-) -> Operation
-where
-    I: DeserializeOwned + 'static,
-    O: Serialize + 'static,
-{
-    let call: Call = Box::new(move |env, input| encode(&op(env, &arguments::<I>(name, input)?)?));
-    let call_text: TextCall =
-        Box::new(move |env, input| encode(&op(env, &arguments_from_text::<I>(name, input)?)?));
-    Operation {
-        name,
-        description,
-        effect,
-        output: name,
-        takes_input: true,
-        mcp: true,
-        call,
-        call_text: Some(call_text),
-    }
-}
-
-/// An operation that takes its input by value and whose output schema is shared.
-fn by_value<I, O>(
-    name: &'static str,
-    description: &'static str,
-    effect: Effect,
-    output: &'static str,
-    op: fn(&Env<'_>, I) -> Result<O>,
-) -> Operation
-where
-    I: DeserializeOwned + 'static,
-    O: Serialize + 'static,
-{
-    let call: Call = Box::new(move |env, input| encode(&op(env, arguments::<I>(name, input)?)?));
-    let call_text: TextCall =
-        Box::new(move |env, input| encode(&op(env, arguments_from_text::<I>(name, input)?)?));
-    Operation {
-        name,
-        description,
-        effect,
-        output,
-        takes_input: true,
-        mcp: false,
-        call,
-        call_text: Some(call_text),
-    }
-}
-
-/// An operation that takes no input: null or an empty object.
-fn without_input<O>(
-    name: &'static str,
-    description: &'static str,
-    effect: Effect,
-    op: fn(&Env<'_>) -> Result<O>,
-) -> Operation
-where
-    O: Serialize + 'static,
-{
-    let call: Call = Box::new(move |env, input| {
-        if let Value::Object(fields) = &input
-            && let Some(key) = fields.keys().next()
-        {
-            return Err(Failure::invalid(
-                key.as_str(),
-                format!("{name} takes no arguments (got {key:?})"),
-            )
-            .into());
-        }
-        if !matches!(input, Value::Null | Value::Object(_)) {
-            return Err(Failure::invalid(
-                "arguments",
-                format!("{name} takes no arguments (got {input})"),
-            )
-            .into());
-        }
-        encode(&op(env)?)
-    });
-    Operation {
-        name,
-        description,
-        effect,
-        output: name,
-        takes_input: false,
-        mcp: true,
-        call,
-        call_text: None,
-    }
+    serde_json::to_value(output).map_err(|e| {
+        Error::new(
+            ErrorKind::Other,
+            format!("encoding the result as JSON: {e}"),
+        )
+    })
 }
 
 /// Every operation: first the MCP server's tools in the order clients list them, then the
@@ -261,161 +428,90 @@ pub fn all() -> Vec<Operation> {
     use crate::{browser, check, memory, notes, recording, runs, stats, trajectory, turns};
     use Effect::{Deletes, Reads, Writes};
     vec![
-        with_input(
-            "trajectory_record",
+        op("trajectory_record", Writes, trajectory::record).about(
             "Record finished tasks as episodes (fingerprint, actions, outcome). Call it after each task so later ones learn what worked.",
-            Writes,
-            trajectory::record,
         ),
-        with_input(
-            "trajectory_crystallize",
+        op("trajectory_crystallize", Writes, trajectory::crystallize).about(
             "Turn the episodes recorded since the last run into patterns: the action sequence that works per fingerprint. Call it after a batch of records.",
-            Writes,
-            trajectory::crystallize,
         ),
-        with_input(
-            "trajectory_recall",
+        op("trajectory_recall", Reads, trajectory::recall).about(
             "The patterns that worked for a task like this one (a full or partial fingerprint), best first. Call it before a task to reuse what worked.",
-            Reads,
-            trajectory::recall,
         ),
-        with_input(
-            "trajectory_patterns",
+        op("trajectory_patterns", Reads, trajectory::patterns).about(
             "Every pattern of a partition with its confidence and evidence. Call it to review what procedural memory learned.",
-            Reads,
-            trajectory::patterns,
         ),
-        with_input(
-            "browser_context",
+        op("browser_context", Reads, browser::context).about(
             "Memory for a browser run with this goal on this URL: past sessions, a reference trajectory, app knowledge, selectors. Call it before the run; put the text in the prompt.",
-            Reads,
-            browser::context,
         ),
-        with_input(
-            "browser_record_run",
-            "Record a finished browser run (goal, start URL, turns, success) so later runs on the site learn from it. Call it once when a run ends.",
-            Writes,
-            browser::record_run,
-        ),
-        with_input(
-            "browser_runs",
+        op("browser_record_run", Writes, browser::record_run)
+            .cli("browser record")
+            .about(
+                "Record a finished browser run (goal, start URL, turns, success) so later runs on the site learn from it. Call it once when a run ends.",
+            ),
+        op("browser_runs", Reads, browser::runs).about(
             "Registered browser runs, newest first, by session, domain or status. Call it to find a run to resume or fork.",
-            Reads,
-            browser::runs,
         ),
-        with_input(
-            "browser_resume",
+        op("browser_resume", Reads, browser::resume).about(
             "The scenario that continues a run in its session from where it ended. Call it to pick an interrupted run back up.",
-            Reads,
-            browser::resume,
         ),
-        with_input(
-            "browser_fork",
+        op("browser_fork", Reads, browser::fork).about(
             "The scenario that branches from a run into a new session, starting where it ended. Call it to try another approach.",
-            Reads,
-            browser::fork,
         ),
-        with_input(
-            "turns_append",
+        op("turns_append", Writes, turns::append).about(
             "Append a coding session's events (start, user messages, assistant turns with files changed and commands failed) as they happen; a retry is safe.",
-            Writes,
-            turns::append,
         ),
-        with_input(
-            "turns_view",
+        op("turns_view", Reads, turns::view).cli("turns context").about(
             "A coding session's model view for a provider, and whether to compact it. Call it to build the next model request.",
-            Reads,
-            turns::view,
         ),
-        with_input(
-            "recording_append",
+        op("recording_append", Writes, recording::append).about(
             "Append recorded tool calls, each with the memory after it, to a session. Call it as tools run, so the session can become a replayable trail.",
-            Writes,
-            recording::append,
         ),
-        with_input(
-            "recording_templatize",
+        op("recording_templatize", Reads, recording::templatize).about(
             "Turn a session's tool calls into trail YAML with memory literals as ${key} tokens. Call it when a session succeeded and should be replayable.",
-            Reads,
-            recording::templatize,
         ),
-        with_input(
-            "recording_lint",
+        op("recording_lint", Reads, recording::lint).about(
             "Find trail literals equal to current or past memory values (recordings that will go stale). Call it before committing or replaying a trail.",
-            Reads,
-            recording::lint,
         ),
-        with_input(
-            "recording_next_call",
+        op("recording_next_call", Reads, recording::next_call).about(
             "The next step of a trail replay for a device, its calls resolved against memory as it is now, or done. Call it after each step.",
-            Reads,
-            recording::next_call,
         ),
-        by_value(
-            "notes",
+        op("notes", Writes, notes::notes).about(
             "Your memory directory /memories (Anthropic's memory tool commands, plus search). View it before a task; record progress, decisions and facts as you go.",
-            Writes,
-            "notes",
-            notes::notes,
-        )
-        .for_mcp(),
-        without_input(
-            "memory_list",
+        ),
+        op("memory_list", Reads, memory::list).about(
             "Everything the memory holds (partitions, coding sessions, tool-log sessions, browser and note scopes) with counts. Call it to find what to recall or forget.",
-            Reads,
-            memory::list,
         ),
-        with_input(
-            "memory_forget",
+        op("memory_forget", Deletes, memory::forget).about(
             "Forget a partition, session, scope (or one site of it), run or trajectory for good, erasing its text. Call it only when the user asks to delete that memory.",
-            Deletes,
-            memory::forget,
         ),
-        without_input(
-            "memory_stats",
+        op("memory_stats", Reads, stats::stats).cli("stats").about(
             "The database, its schema version, size and the rows of every table. Call it to check the store's health or size.",
-            Reads,
-            stats::stats,
         ),
-        by_value(
-            "browser_run_start",
-            "Register a browser run as running (goal, domain, start URL, session, parent run) before it starts. Call it when a run begins so it can be listed, resumed or forked.",
-            Writes,
-            "browser_run",
-            runs::start,
+        op("browser_run_start", Writes, runs::start)
+            .offline()
+            .output("browser_run")
+            .cli("browser run start")
+            .about(
+                "Register a browser run as running (goal, domain, start URL, session, parent run) before it starts. Call it when a run begins so it can be listed, resumed or forked.",
+            ),
+        op("browser_run_update", Writes, runs::update)
+            .offline()
+            .output("browser_run")
+            .cli("browser run update")
+            .about(
+                "Record a running browser run's progress (state, turns so far, current URL, artifacts). Call it as the run goes on; absent fields stay as they are.",
+            ),
+        op("browser_run_complete", Writes, runs::complete)
+            .offline()
+            .output("browser_run")
+            .cli("browser run complete")
+            .about(
+                "Mark a browser run finished: success, turns taken, final URL, summary or failure reason. Call it once when the run ends.",
+            ),
+        op("check", Reads, check::check).offline().about(
+            "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
         ),
-        by_value(
-            "browser_run_update",
-            "Record a running browser run's progress (state, turns so far, current URL, artifacts). Call it as the run goes on; absent fields stay as they are.",
-            Writes,
-            "browser_run",
-            runs::update,
-        ),
-        by_value(
-            "browser_run_complete",
-            "Mark a browser run finished: success, turns taken, final URL, summary or failure reason. Call it once when the run ends.",
-            Writes,
-            "browser_run",
-            runs::complete,
-        ),
-        Operation {
-            mcp: false,
-            ..without_input(
-                "check",
-                "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
-                Reads,
-                check::check,
-            )
-        },
     ]
-}
-
-impl Operation {
-    /// The same operation, offered by the MCP server too.
-    fn for_mcp(mut self) -> Self {
-        self.mcp = true;
-        self
-    }
 }
 
 /// Every operation, as [`all`] lists them, built once for the life of the process: a door
@@ -430,31 +526,74 @@ pub fn find(name: &str) -> Option<&'static Operation> {
     table().iter().find(|op| op.name == name)
 }
 
+/// The schemas of every operation, by file stem (`<name>.input`, `<output>.output`), each
+/// once, in the table's order.
+pub fn schemas() -> Vec<(String, Schema)> {
+    let mut all: Vec<(String, Schema)> = Vec::new();
+    for op in table() {
+        if let Some(input) = op.input_schema() {
+            all.push((format!("{}.input", op.name), input));
+        }
+        let output = format!("{}.output", op.output);
+        if !all.iter().any(|(stem, _)| *stem == output) {
+            all.push((output, op.output_schema()));
+        }
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every operation has its schemas and a description of a useful length.
+    /// The whole surface, one line per operation: a change of any door's name is a change of
+    /// this snapshot, reviewed as such.
     #[test]
-    fn every_operation_has_its_schemas_and_a_description() {
-        let schemas: Vec<&str> = crate::schemas().iter().map(|(n, _)| *n).collect();
-        for op in all() {
-            let input = format!("{}.input", op.name);
-            assert_eq!(
-                schemas.contains(&input.as_str()),
-                op.takes_input,
-                "{}",
-                op.name
-            );
-            let output = format!("{}.output", op.output);
-            assert!(schemas.contains(&output.as_str()), "{}", op.name);
+    fn every_door_name_of_every_operation() {
+        let lines: Vec<String> = table()
+            .iter()
+            .map(|op| {
+                format!(
+                    "{:<22} {:<10} {:<7} mcp={:<5} python={:<22} node={:<22} cli={}",
+                    op.name,
+                    op.family(),
+                    op.effect.as_str(),
+                    op.mcp,
+                    op.python,
+                    op.node,
+                    op.cli
+                )
+            })
+            .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// Every operation has a description of a useful length, names unique at every door, and
+    /// a family the door lists.
+    #[test]
+    fn every_operation_is_described_and_named_once_per_door() {
+        let mut seen = std::collections::BTreeSet::new();
+        for op in table() {
             assert!(
                 (40..=300).contains(&op.description.len()),
                 "{}: {}",
                 op.name,
                 op.description
             );
+            for (door, name) in [
+                ("name", op.name.to_owned()),
+                ("python", op.python.clone()),
+                ("node", op.node.clone()),
+                ("cli", op.cli.clone()),
+            ] {
+                assert!(seen.insert((door, name.clone())), "{door} {name} twice");
+            }
+            assert!(FAMILIES.contains(&op.family()), "{}", op.name);
         }
+        assert_eq!(
+            FAMILIES,
+            Family::ALL.iter().map(|f| f.as_str()).collect::<Vec<_>>()
+        );
     }
 
     /// Every operation is in the family its name says; the memory-wide ones are admin.
@@ -465,14 +604,12 @@ mod tests {
         assert_eq!(family("browser_run_start"), "browser");
         assert_eq!(family("turns_view"), "turns");
         assert_eq!(family("recording_next_call"), "recording");
+        assert_eq!(family("notes"), "notes");
         assert_eq!(family("memory_forget"), "admin");
-        assert_eq!(family("memory_stats"), "admin");
-        for op in all() {
-            assert!(FAMILIES.contains(&op.family()), "{}", op.name);
-        }
+        assert_eq!(family("check"), "admin");
     }
 
-    /// An input that does not fit is an `invalid_input` failure naming the operation.
+    /// An input that does not fit is an `invalid_input` error naming the operation.
     #[test]
     fn a_wrong_input_is_invalid_input_naming_the_operation() {
         let store = crate::tests::in_memory();
@@ -481,26 +618,27 @@ mod tests {
         let error = recall
             .call(&env, serde_json::json!({"partition": 3}))
             .expect_err("a number is no partition");
-        let body = crate::ErrorBody::of(&error, error.to_string());
-        assert_eq!(body.kind, "invalid_input");
-        assert!(
-            body.message.contains("trajectory_recall"),
-            "{}",
-            body.message
-        );
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(error.message().contains("trajectory_recall"), "{error}");
         let list = find("memory_list").expect("list");
         let error = list
             .call(&env, serde_json::json!({"extra": 1}))
             .expect_err("list takes nothing");
+        assert_eq!(error.input(), Some("extra"));
         assert_eq!(
-            crate::ErrorBody::of(&error, String::new()).input.as_deref(),
-            Some("extra")
+            error.message(),
+            "memory_list takes no arguments (got \"extra\")"
         );
         assert!(list.call(&env, Value::Null).is_ok());
+        assert!(list.call(&env, serde_json::json!({})).is_ok());
+        let error = list
+            .call(&env, serde_json::json!([1]))
+            .expect_err("an array is no input");
+        assert_eq!(error.input(), Some("arguments"));
     }
 
     /// An input that does not fit its operation names the place that does not fit, as the
-    /// failure's `input` and in its message, from text and from a value alike (an unknown
+    /// error's `input` and in its message, from text and from a value alike (an unknown
     /// field names itself); a misfit of the input itself (a missing field at the top) is
     /// about `arguments`.
     #[test]
@@ -550,26 +688,20 @@ mod tests {
                 operation.call_text(&env, &text),
             ] {
                 let error = result.expect_err("a misfit");
-                let body = crate::ErrorBody::of(&error, error.to_string());
                 assert_eq!(
-                    (body.kind, body.input.as_deref()),
-                    ("invalid_input", Some(place))
+                    (error.kind(), error.input()),
+                    (ErrorKind::InvalidInput, Some(place))
                 );
-                assert!(body.message.starts_with(message), "{}", body.message);
+                assert!(error.message().starts_with(message), "{error}");
             }
         }
     }
 
-    /// The same input as text or as a `Value` gives the same answer, and the same failure
-    /// with the same message, whether the input fits or not; text that is not JSON is an
+    /// The same input as text or as a `Value` gives the same answer, and the same error with
+    /// the same message, whether the input fits or not; text that is not JSON is an
     /// `invalid_input` about `input`.
     #[test]
     fn a_call_from_text_answers_as_a_call_from_a_value() {
-        let failure = |result: Result<Value>| {
-            let error = result.expect_err("a failure");
-            let body = crate::ErrorBody::of(&error, error.to_string());
-            (body.kind, body.input, body.message)
-        };
         let store = crate::tests::in_memory();
         let env = crate::tests::env_on(&store);
         let record = find("trajectory_record").expect("record");
@@ -591,19 +723,36 @@ mod tests {
             r#"{"partition": "p", "fingerprint": {"tool": "x"}, "unknown": true}"#,
         ] {
             let value: Value = serde_json::from_str(wrong).expect("JSON");
-            let expected = failure(recall.call(&env, value));
-            assert_eq!(failure(recall.call_text(&env, wrong)), expected, "{wrong}");
-            assert!(!expected.2.contains(" at line "), "{}", expected.2);
+            let expected = recall.call(&env, value).expect_err("a misfit");
+            assert_eq!(
+                recall.call_text(&env, wrong).expect_err("a misfit"),
+                expected,
+                "{wrong}"
+            );
+            assert!(!expected.message().contains(" at line "), "{expected}");
         }
-        let (kind, input, message) = failure(recall.call_text(&env, "{\"partition\": "));
-        assert_eq!((kind, input.as_deref()), ("invalid_input", Some("input")));
-        assert!(message.starts_with("input: EOF"), "{message}");
-        // An operation without input reads its text as a value, with the same checks.
+        let error = recall
+            .call_text(&env, "{\"partition\": ")
+            .expect_err("no JSON");
+        assert_eq!(
+            (error.kind(), error.input()),
+            (ErrorKind::InvalidInput, Some("input"))
+        );
+        assert!(error.message().starts_with("input: EOF"), "{error}");
+        // An operation without input reads its text with the same checks.
         let list = find("memory_list").expect("list");
         assert_eq!(
-            failure(list.call_text(&env, r#"{"extra": 1}"#)),
-            failure(list.call(&env, serde_json::json!({"extra": 1})))
+            list.call_text(&env, r#"{"extra": 1}"#).expect_err("extra"),
+            list.call(&env, serde_json::json!({"extra": 1}))
+                .expect_err("extra")
         );
         assert!(list.call_text(&env, "null").is_ok());
+    }
+
+    #[test]
+    fn camel_case_of_snake_case() {
+        assert_eq!(camel("run_start"), "runStart");
+        assert_eq!(camel("next_call"), "nextCall");
+        assert_eq!(camel("list"), "list");
     }
 }

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::{Error, Result, ResultExt};
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
@@ -15,12 +16,11 @@ use agent_memory_recording::{
     Seeds, Snapshot, StepKind, TemplatePolicy, Trail, generate_recording, lint_trail,
     read_tool_logs,
 };
-use anyhow::{Context, Result};
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Env, Failure, pair};
+use crate::Env;
 
 /// One recorded tool call with the agent's memory after it.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -147,8 +147,7 @@ fn read_documents(documents: &[ToolLogDocument], session: &str) -> Result<Vec<To
         lines.push_str(&serde_json::to_string(&document).with_context(|| format!("logs[{i}]"))?);
         lines.push('\n');
     }
-    let file = read_tool_logs(&lines, "logs")
-        .map_err(|e| anyhow::Error::from(Failure::invalid("logs", e.to_string())))?;
+    let file = read_tool_logs(&lines, "logs").map_err(|e| Error::invalid("logs", e.to_string()))?;
     Ok(file.logs)
 }
 
@@ -179,29 +178,34 @@ pub struct AppendOutput {
 
 /// Appends the logs to the session. Every log is read and checked before the first write,
 /// so a bad document writes nothing.
-pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
+pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
     if input.logs.is_empty() {
-        return Err(Failure::invalid("logs", "give at least one tool log to append").into());
+        return Err(Error::invalid(
+            "logs",
+            "give at least one tool log to append",
+        ));
     }
     for (i, document) in input.logs.iter().enumerate() {
         let at = format!("logs[{i}]");
         if let Some(other) = document.session.as_deref().filter(|s| *s != input.session) {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 at.as_str(),
                 format!(
                     "{at}: a tool log of session {other:?} cannot be appended to session {:?}",
                     input.session
                 ),
-            )
-            .into());
+            ));
         }
     }
     // Every secret the batch reveals is scrubbed from every log of it before the store sees
     // any: the store never receives one.
     let logs = read_documents(&input.logs, &input.session)?;
     if logs.is_empty() {
-        return Err(Failure::invalid("logs", "no tool log to keep (every one was skipped)").into());
+        return Err(Error::invalid(
+            "logs",
+            "no tool log to keep (every one was skipped)",
+        ));
     }
     // One transaction: every log or none.
     env.store.append_tool_logs(&logs)?;
@@ -278,16 +282,15 @@ pub struct SubstitutionEntry {
 }
 
 /// The session's (or the given) tool logs as a trail with memory tokens.
-pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOutput> {
+pub fn templatize(env: &Env<'_>, input: TemplatizeInput) -> Result<TemplatizeOutput> {
     let (logs, name) = match (&input.session, &input.logs) {
         (Some(id), None) => {
             let logs = env.store.list_tool_logs(&session_id(id)?)?;
             if logs.is_empty() {
-                return Err(Failure::not_found(
+                return Err(Error::not_found(
                     id.as_str(),
                     format!("session {id:?} has no tool logs"),
-                )
-                .into());
+                ));
             }
             (logs, format!("session {id}"))
         }
@@ -296,24 +299,22 @@ pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOu
             let logs = read_documents(documents, "inline")?;
             let sessions: BTreeSet<&str> = logs.iter().map(|l| l.session.as_str()).collect();
             if sessions.len() > 1 {
-                return Err(Failure::invalid(
+                return Err(Error::invalid(
                     "logs",
                     format!(
                         "the tool logs belong to {} sessions ({}); templatize one session at a time",
                         sessions.len(),
                         sessions.into_iter().collect::<Vec<_>>().join(", ")
                     ),
-                )
-                .into());
+                ));
             }
             (logs, "the tool logs".to_owned())
         }
         _ => {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 "session",
                 "give exactly one of session and logs to templatize",
-            )
-            .into());
+            ));
         }
     };
     let mut objectives = Vec::with_capacity(input.objectives.len());
@@ -322,11 +323,10 @@ pub fn templatize(env: &Env<'_>, input: &TemplatizeInput) -> Result<TemplatizeOu
             (Some(text), None) => (StepKind::Step, text.clone()),
             (None, Some(text)) => (StepKind::Verify, text.clone()),
             _ => {
-                return Err(Failure::invalid(
+                return Err(Error::invalid(
                     format!("objectives[{i}]"),
                     format!("objective {i} needs exactly one of `step` and `verify`"),
-                )
-                .into());
+                ));
             }
         };
         objectives.push(Objective::new(
@@ -379,7 +379,10 @@ fn read_trail(env: &Env<'_>, text: Option<&str>, path: Option<&str>) -> Result<(
             let text = crate::files::read_text(Path::new(path), &env.files)?;
             Ok((Trail::from_yaml_str(&text, path)?, path.to_owned()))
         }
-        _ => Err(Failure::invalid("trail", "give exactly one of trail and trail_path").into()),
+        _ => Err(Error::invalid(
+            "trail",
+            "give exactly one of trail and trail_path",
+        )),
     }
 }
 
@@ -425,7 +428,7 @@ pub struct LintFinding {
 }
 
 /// The trail's literals that equal current or past memory values.
-pub fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
+pub fn lint(env: &Env<'_>, input: LintInput) -> Result<LintOutput> {
     let (trail, _) = read_trail(env, input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut memory = Memory::new();
     for (key, value) in &input.memory {
@@ -444,11 +447,10 @@ pub fn lint(env: &Env<'_>, input: &LintInput) -> Result<LintOutput> {
         Some(id) => {
             let logs = env.store.list_tool_logs(&session_id(id)?)?;
             if logs.is_empty() {
-                return Err(Failure::not_found(
+                return Err(Error::not_found(
                     id.as_str(),
                     format!("session {id:?} has no tool logs"),
-                )
-                .into());
+                ));
             }
             logs.iter()
                 .enumerate()
@@ -523,7 +525,7 @@ pub struct NextCallOutput {
 }
 
 /// The next call of the replay `input` describes.
-pub fn next_call(env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput> {
+pub fn next_call(env: &Env<'_>, input: NextCallInput) -> Result<NextCallOutput> {
     let (trail, name) = read_trail(env, input.trail.as_deref(), input.trail_path.as_deref())?;
     let mut seeds = Seeds::new();
     for (key, value) in &input.memory {
@@ -537,9 +539,8 @@ pub fn next_call(env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput>
         .iter()
         .enumerate()
         .map(|(i, w)| {
-            MemoryWrites::from_json(w).map_err(|e| {
-                anyhow::Error::from(Failure::invalid(format!("writes[{i}]"), e.to_string()))
-            })
+            MemoryWrites::from_json(w)
+                .map_err(|e| Error::invalid(format!("writes[{i}]"), e.to_string()))
         })
         .collect::<Result<Vec<_>>>()?;
     let replay = Replayer::resume(
@@ -557,28 +558,6 @@ pub fn next_call(env: &Env<'_>, input: &NextCallInput) -> Result<NextCallOutput>
         dispatches_total: total,
         next: next.map(|d| serde_json::to_value(&d)).transpose()?,
     })
-}
-
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let mut all = Vec::new();
-    all.extend(pair::<AppendInput, AppendOutput>(
-        "recording_append.input",
-        "recording_append.output",
-    ));
-    all.extend(pair::<TemplatizeInput, TemplatizeOutput>(
-        "recording_templatize.input",
-        "recording_templatize.output",
-    ));
-    all.extend(pair::<LintInput, LintOutput>(
-        "recording_lint.input",
-        "recording_lint.output",
-    ));
-    all.extend(pair::<NextCallInput, NextCallOutput>(
-        "recording_next_call.input",
-        "recording_next_call.output",
-    ));
-    all
 }
 
 #[cfg(test)]
@@ -632,7 +611,7 @@ mod tests {
         let env = env_on(&store);
         let appended = append(
             &env,
-            &AppendInput {
+            AppendInput {
                 session: "first-run".to_owned(),
                 logs: session_logs(),
             },
@@ -641,7 +620,7 @@ mod tests {
         assert_eq!((appended.appended, appended.logs), (2, 2));
         let generated = templatize(
             &env,
-            &TemplatizeInput {
+            TemplatizeInput {
                 session: Some("first-run".to_owned()),
                 logs: None,
                 objectives: vec![
@@ -670,7 +649,7 @@ mod tests {
         let step = |writes: Vec<serde_json::Value>| {
             next_call(
                 &env,
-                &NextCallInput {
+                NextCallInput {
                     trail: Some(trail.clone()),
                     trail_path: None,
                     device: "android-phone-large".to_owned(),
@@ -701,7 +680,7 @@ mod tests {
         assert_eq!(done.dispatches_total, 2);
         let lint = lint(
             &env,
-            &LintInput {
+            LintInput {
                 trail: Some(
                     "- tools:\n  - signIn:\n      email: shop+coffee.abc123@example.com\n"
                         .to_owned(),
@@ -726,7 +705,7 @@ mod tests {
         logs[1].session = Some("other".to_owned());
         let error = append(
             &env,
-            &AppendInput {
+            AppendInput {
                 session: "first-run".to_owned(),
                 logs,
             },
@@ -740,7 +719,7 @@ mod tests {
         logs[1].tool_name = String::new();
         let error = append(
             &env,
-            &AppendInput {
+            AppendInput {
                 session: "first-run".to_owned(),
                 logs,
             },

@@ -1,14 +1,14 @@
 //! `browser run start | update | complete`: the run registry's life cycle for an orchestrator
 //! (browser-agent-driver's `startRun`, `updateRun`, `completeRun`), each one store write.
 
+use crate::{Error, ErrorKind, Result};
 use agent_memory_browser::{RunOutcome, RunRegistry, RunStart, RunUpdate};
 use agent_memory_core::store::browser::{RunManifest, RunStatus};
 use agent_memory_core::{Clock, IdSource, Scope};
-use anyhow::Result;
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Env, pair};
+use crate::Env;
 
 /// A run to register.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -225,7 +225,7 @@ pub fn start(env: &Env<'_>, input: RunStartInput) -> Result<RunDocument> {
     let run_id = registry.start(start)?;
     let manifest = registry
         .get(&run_id)?
-        .ok_or_else(|| anyhow::anyhow!("run {run_id:?} was not stored"))?;
+        .ok_or_else(|| Error::new(ErrorKind::Other, format!("run {run_id:?} was not stored")))?;
     Ok(manifest.into())
 }
 
@@ -252,15 +252,4 @@ pub fn complete(env: &Env<'_>, input: RunCompleteInput) -> Result<RunDocument> {
     outcome.artifact_paths = input.artifact_paths;
     let manifest = registry.complete(&input.run_id, outcome)?;
     Ok(manifest.into())
-}
-
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let [start, run] =
-        pair::<RunStartInput, RunDocument>("browser_run_start.input", "browser_run.output");
-    let [update, _] =
-        pair::<RunUpdateInput, RunDocument>("browser_run_update.input", "browser_run.output");
-    let [complete, _] =
-        pair::<RunCompleteInput, RunDocument>("browser_run_complete.input", "browser_run.output");
-    vec![start, update, complete, run]
 }

@@ -1,11 +1,11 @@
 //! `memory_stats`: what the database file is (schema version, size) and the rows of every
 //! table.
 
-use anyhow::Result;
-use schemars::{JsonSchema, Schema};
+use crate::Result;
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::{Env, output};
+use crate::Env;
 
 /// The database and its tables.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -30,7 +30,7 @@ pub struct TableRows {
 }
 
 /// The statistics of the open database.
-pub fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
+pub fn stats(env: &Env<'_>, _: crate::operations::NoInput) -> Result<DatabaseStats> {
     let store = env.store;
     let tables = store
         .table_counts()?
@@ -43,9 +43,4 @@ pub fn stats(env: &Env<'_>) -> Result<DatabaseStats> {
         size_bytes: store.size_bytes()?,
         tables,
     })
-}
-
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    vec![output::<DatabaseStats>("memory_stats.output")]
 }

@@ -10,17 +10,17 @@
 
 use std::collections::BTreeMap;
 
+use crate::{Error, Result};
 use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Timestamp};
 use agent_memory_trajectory::{
     Config, CrystallizeHooks, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory,
     Weights,
 };
-use anyhow::Result;
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Env, Failure, memory::setting_key, pair, time};
+use crate::{Env, memory::setting_key, time};
 
 /// The fingerprint fields of a partition when none are stored and none are given.
 pub const DEFAULT_FIELDS: [&str; 2] = ["problem_topology", "affected_layer"];
@@ -292,14 +292,16 @@ struct Candidate {
 fn candidates(partition: &Partition, given: &Settings) -> Result<Vec<Candidate>> {
     if let Some(fields) = &given.fields {
         if fields.is_empty() {
-            return Err(Failure::invalid("fields", "give at least one fingerprint field").into());
+            return Err(Error::invalid(
+                "fields",
+                "give at least one fingerprint field",
+            ));
         }
         if let Some(field) = fields.iter().find(|f| f.contains(',') || f.is_empty()) {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 "fields",
                 format!("fingerprint field {field:?} is empty or contains a comma"),
-            )
-            .into());
+            ));
         }
     }
     let defaults = Config::new(DEFAULT_FIELDS);
@@ -365,13 +367,12 @@ fn open_partition<'a>(
         let stored = stored.or_else(|| configured.then(|| default.clone()));
         let value = match (stored, given) {
             (Some(stored), Some(given)) if stored != given => {
-                return Err(Failure::invalid(
+                return Err(Error::invalid(
                     setting,
                     format!(
                         "partition {name} has {setting} {stored}, not {given}; a partition keeps the configuration of its first record"
                     ),
-                )
-                .into());
+                ));
             }
             (Some(value), _) | (None, Some(value)) => value,
             (None, None) => default,
@@ -421,7 +422,7 @@ fn partition_memory<'a>(
 ) -> Result<PartitionMemory<'a>> {
     let unreadable = |i: usize| {
         let (key, value): &(MetaKey, String) = &settings[i];
-        Failure::invalid(
+        Error::invalid(
             key.as_str(),
             format!("partition {name} has an unreadable setting {value:?} (meta entry {key})"),
         )
@@ -459,8 +460,8 @@ fn empty_note(env: &Env<'_>, partition: &Partition) -> Result<Option<String>> {
 
 /// Records the episodes in one transaction, and the partition's configuration on its first
 /// record.
-pub fn record(env: &Env<'_>, input: &RecordInput) -> Result<RecordOutput> {
-    record_naming(env, input, &|i| format!("episode {i}"))
+pub fn record(env: &Env<'_>, input: RecordInput) -> Result<RecordOutput> {
+    record_naming(env, &input, &|i| format!("episode {i}"))
 }
 
 /// [`record`], naming episode `i` in errors with `name(i)` (the command line names the line
@@ -471,7 +472,10 @@ pub fn record_naming(
     name: &dyn Fn(usize) -> String,
 ) -> Result<RecordOutput> {
     if input.episodes.is_empty() {
-        return Err(Failure::invalid("episodes", "give at least one episode to record").into());
+        return Err(Error::invalid(
+            "episodes",
+            "give at least one episode to record",
+        ));
     }
     let given = input.given();
     // A record that gives its partition's fields, as a program's records do, skips reading
@@ -503,15 +507,14 @@ fn record_into(
             .map(String::as_str)
             .collect();
         if !missing.is_empty() {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 format!("episodes[{i}].fingerprint"),
                 format!(
                     "{}: fingerprint is missing field(s) {}",
                     name(i),
                     missing.join(", ")
                 ),
-            )
-            .into());
+            ));
         }
         // A field the partition does not have would be dropped from the fingerprint, and a
         // recall naming it refused: refuse it here, where the caller can still fix it.
@@ -522,7 +525,7 @@ fn record_into(
             .map(String::as_str)
             .collect();
         if !unknown.is_empty() {
-            return Err(Failure::invalid(
+            return Err(Error::invalid(
                 format!("episodes[{i}].fingerprint"),
                 format!(
                     "{}: fingerprint field(s) {} not among the fields of partition {:?} ({})",
@@ -531,8 +534,7 @@ fn record_into(
                     input.partition,
                     fields.join(", ")
                 ),
-            )
-            .into());
+            ));
         }
         times.push(match &episode.recorded_at {
             None => None,
@@ -540,11 +542,10 @@ fn record_into(
             Some(TimeInput::Text(text)) => match chrono::DateTime::parse_from_rfc3339(text) {
                 Ok(t) => Some(Timestamp::from_millis(t.timestamp_millis())),
                 Err(e) => {
-                    return Err(Failure::invalid(
+                    return Err(Error::invalid(
                         format!("episodes[{i}].recorded_at"),
                         format!("{}: recorded_at {text:?} is not RFC 3339 ({e})", name(i)),
-                    )
-                    .into());
+                    ));
                 }
             },
         });
@@ -586,13 +587,13 @@ fn record_into(
     {
         Ok(_) => {}
         Err(agent_memory_trajectory::Error::Store(e)) if e.is_conflict() => {
-            return Err(anyhow::Error::new(e).context(format!(
+            return Err(Error::from(e).context(format!(
                 "partition {} was configured by another command at the same time, with other settings; nothing was recorded",
                 input.partition
             )));
         }
         Err(e) => {
-            return Err(anyhow::Error::new(e).context(format!(
+            return Err(Error::from(e).context(format!(
                 "recording episodes in partition {}",
                 input.partition
             )));
@@ -607,8 +608,8 @@ fn record_into(
 
 /// Crystallizes the partition's new episodes, and lists the groups still below the
 /// threshold.
-pub fn crystallize(env: &Env<'_>, input: &CrystallizeInput) -> Result<CrystallizeOutput> {
-    crystallize_with_hooks(env, input, None)
+pub fn crystallize(env: &Env<'_>, input: CrystallizeInput) -> Result<CrystallizeOutput> {
+    crystallize_with_hooks(env, &input, None)
 }
 
 /// [`crystallize`] with a caller's own signals and canonical sequences (popoto's extension
@@ -657,7 +658,7 @@ pub fn crystallize_with_hooks(
 }
 
 /// The patterns matching the fingerprint, ranked.
-pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
+pub fn recall(env: &Env<'_>, input: RecallInput) -> Result<RecallOutput> {
     let target = open_partition(env, &input.partition, &input.given)?;
     if let Some(note) = target.empty_note(env)? {
         return Ok(RecallOutput {
@@ -700,7 +701,7 @@ pub fn recall(env: &Env<'_>, input: &RecallInput) -> Result<RecallOutput> {
 }
 
 /// Every pattern of the partition, ordered by fingerprint.
-pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> {
+pub fn patterns(env: &Env<'_>, input: PatternsInput) -> Result<PatternsOutput> {
     let target = open_partition(env, &input.partition, &Settings::default())?;
     let note = target.empty_note(env)?;
     let mut patterns = env
@@ -716,28 +717,6 @@ pub fn patterns(env: &Env<'_>, input: &PatternsInput) -> Result<PatternsOutput> 
             .collect(),
         note,
     })
-}
-
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let mut all = Vec::new();
-    all.extend(pair::<RecordInput, RecordOutput>(
-        "trajectory_record.input",
-        "trajectory_record.output",
-    ));
-    all.extend(pair::<CrystallizeInput, CrystallizeOutput>(
-        "trajectory_crystallize.input",
-        "trajectory_crystallize.output",
-    ));
-    all.extend(pair::<RecallInput, RecallOutput>(
-        "trajectory_recall.input",
-        "trajectory_recall.output",
-    ));
-    all.extend(pair::<PatternsInput, PatternsOutput>(
-        "trajectory_patterns.input",
-        "trajectory_patterns.output",
-    ));
-    all
 }
 
 #[cfg(test)]
@@ -760,7 +739,7 @@ mod tests {
         let env = env_on(&store);
         let recorded = record(
             &env,
-            &RecordInput {
+            RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
                 cluster_threshold: None,
@@ -776,7 +755,7 @@ mod tests {
         assert_eq!(recorded.fields, ["task"]);
         let crystallized = crystallize(
             &env,
-            &CrystallizeInput {
+            CrystallizeInput {
                 partition: "team".to_owned(),
                 given: Settings::default(),
             },
@@ -789,7 +768,7 @@ mod tests {
         );
         let recalled = recall(
             &env,
-            &RecallInput {
+            RecallInput {
                 partition: "team".to_owned(),
                 fingerprint: [("task".to_owned(), "deploy".to_owned())].into(),
                 limit: None,
@@ -803,7 +782,7 @@ mod tests {
         assert!(recalled.patterns[0].score.is_some());
         let listed = patterns(
             &env,
-            &PatternsInput {
+            PatternsInput {
                 partition: "team".to_owned(),
             },
         )
@@ -823,7 +802,7 @@ mod tests {
         incomplete.fingerprint.clear();
         let error = record(
             &env,
-            &RecordInput {
+            RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
                 cluster_threshold: None,
@@ -843,7 +822,7 @@ mod tests {
             .insert("env".to_owned(), "prod".to_owned());
         let error = record(
             &env,
-            &RecordInput {
+            RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
                 cluster_threshold: None,
@@ -859,7 +838,7 @@ mod tests {
         );
         let missing = recall(
             &env,
-            &RecallInput {
+            RecallInput {
                 partition: "team".to_owned(),
                 fingerprint: [("task".to_owned(), "deploy".to_owned())].into(),
                 limit: None,
@@ -886,7 +865,7 @@ mod tests {
         episodes.push(episode("test", &["run"], true));
         record(
             &env,
-            &RecordInput {
+            RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
                 cluster_threshold: Some(3),
@@ -898,7 +877,7 @@ mod tests {
         .expect("record");
         let crystallized = crystallize(
             &env,
-            &CrystallizeInput {
+            CrystallizeInput {
                 partition: "team".to_owned(),
                 given: Settings::default(),
             },
@@ -914,7 +893,7 @@ mod tests {
         assert_eq!(pending, [("deploy".to_owned(), 2), ("test".to_owned(), 1)]);
         let refused = crystallize(
             &env,
-            &CrystallizeInput {
+            CrystallizeInput {
                 partition: "team".to_owned(),
                 given: Settings {
                     cluster_threshold: Some(5),
@@ -938,7 +917,7 @@ mod tests {
     ) -> Result<RecordOutput> {
         record(
             env,
-            &RecordInput {
+            RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["task".to_owned()]),
                 cluster_threshold: threshold,
@@ -975,7 +954,7 @@ mod tests {
         );
         let refused = record(
             &env,
-            &RecordInput {
+            RecordInput {
                 partition: "team".to_owned(),
                 fields: Some(vec!["env".to_owned()]),
                 cluster_threshold: None,

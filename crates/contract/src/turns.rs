@@ -7,17 +7,17 @@
 //! position check is part of the store's atomic append ([`SessionStore::session_append_at`]),
 //! so this holds for appends sent at once from several processes, servers or hosts.
 
+use crate::{Error, ErrorKind, Result, ResultExt};
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
     AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
     SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, ToolHistory, render,
 };
-use anyhow::{Context, Result};
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Env, Failure, pair};
+use crate::Env;
 
 /// Events to append to a session's log, in one transaction.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -95,13 +95,8 @@ pub struct AppendOutput {
     pub events: u64,
 }
 
-fn conflict(input: String, message: String) -> anyhow::Error {
-    Failure {
-        kind: "conflict",
-        input: Some(input),
-        message,
-    }
-    .into()
+fn conflict(input: String, message: String) -> Error {
+    Error::new(ErrorKind::Conflict, message).about(input)
 }
 
 fn session_id(name: &str) -> Result<SessionId> {
@@ -124,7 +119,7 @@ fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>
 /// when another writer (another process, another MCP server, another host) appended
 /// meanwhile, and this operation then checks the input against the log as it is now. So a
 /// retry, or several copies of one append sent at once, store each event once.
-pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
+pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
     // When another writer appended between the read and the append, the store refuses ours;
     // one more plan sees its events and skips them or names the first that differs. A second
@@ -132,7 +127,7 @@ pub fn append(env: &Env<'_>, input: &AppendInput) -> Result<AppendOutput> {
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let plan = plan(env, &session, input)?;
+        let plan = plan(env, &session, &input)?;
         let output = |appended: u64, events: u64| AppendOutput {
             session: input.session.clone(),
             appended,
@@ -171,25 +166,24 @@ fn plan(env: &Env<'_>, session: &SessionId, input: &AppendInput) -> Result<Plan>
     let held_len = held.len() as u64;
     let start = input.start.unwrap_or(held_len);
     if start > held_len {
-        return Err(Failure::invalid(
+        return Err(Error::invalid(
             "start",
             format!(
                 "event at position {start} leaves a gap: session {:?} holds {held_len} event(s), so the next position is {held_len}",
                 input.session
             ),
-        )
-        .into());
+        ));
     }
     let mut fresh = Vec::new();
     for (i, object) in input.events.iter().enumerate() {
         let position = start + i as u64;
         let event: SessionEvent = serde_json::from_value(Value::Object(object.clone())).map_err(
             |e| match misfit_place(object) {
-                Some(place) => Failure::invalid(
+                Some(place) => Error::invalid(
                     format!("events[{i}].{place}"),
                     format!("event at position {position}: {place}: {e}"),
                 ),
-                None => Failure::invalid(
+                None => Error::invalid(
                     format!("events[{i}]"),
                     format!("event at position {position}: {e}"),
                 ),
@@ -359,15 +353,14 @@ fn compaction_answer(history: &History, policy: &ContextPolicy, window: usize) -
 }
 
 /// The session's model view, rendered for the provider.
-pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
+pub fn view(env: &Env<'_>, input: ViewInput) -> Result<ViewOutput> {
     let session = session_id(&input.session)?;
     let events = stored_events(env, &session)?;
     if events.is_empty() {
-        return Err(Failure::not_found(
+        return Err(Error::not_found(
             input.session.as_str(),
             format!("session {:?} has no events", input.session),
-        )
-        .into());
+        ));
     }
     let history = History::replay_of(&session, events)?;
     let mut policy =
@@ -406,20 +399,6 @@ pub fn view(env: &Env<'_>, input: &ViewInput) -> Result<ViewOutput> {
     })
 }
 
-/// The schemas of this module's operations.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let mut all = Vec::new();
-    all.extend(pair::<AppendInput, AppendOutput>(
-        "turns_append.input",
-        "turns_append.output",
-    ));
-    all.extend(pair::<ViewInput, ViewOutput>(
-        "turns_view.input",
-        "turns_view.output",
-    ));
-    all
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,7 +423,7 @@ mod tests {
     fn append_at(env: &Env<'_>, start: Option<u64>, values: &[Value]) -> Result<AppendOutput> {
         append(
             env,
-            &AppendInput {
+            AppendInput {
                 session: "s1".to_owned(),
                 start,
                 events: events(values),
@@ -500,8 +479,10 @@ mod tests {
             let mut values = opening();
             values.push(event);
             let error = append_at(&env, None, &values).expect_err("a misfit");
-            let body = crate::ErrorBody::of(&error, error.to_string());
-            (body.input.expect("input"), body.message)
+            (
+                error.input().expect("input").to_owned(),
+                error.message().to_owned(),
+            )
         };
         let (place, message) = failure(json!({"type": "assistant_turn", "text": "Ran it.",
             "tool_calls": [{"id": "c1", "tool": 7, "input": {}, "output": ""}]}));
@@ -620,7 +601,7 @@ mod tests {
             compress_outputs: Some(compress),
             context_window: window,
         };
-        let plain = view(&env, &input(None, false)).expect("view");
+        let plain = view(&env, input(None, false)).expect("view");
         assert_eq!(plain.tool_history, "full");
         assert!(plain.compaction.is_none());
         let b = &plain.breakdown;
@@ -631,14 +612,14 @@ mod tests {
                 + b.assistant_tokens
                 + b.tool_result_tokens
         );
-        let compressed = view(&env, &input(None, true)).expect("view");
+        let compressed = view(&env, input(None, true)).expect("view");
         assert!(compressed.breakdown.tool_result_tokens < b.tool_result_tokens);
         // (context window, action, reason)
         for (window, action, reason) in [
             (200_000, "continue", "under_threshold"),
             (4_400, "summarise", "threshold"),
         ] {
-            let answer = view(&env, &input(Some(window), false))
+            let answer = view(&env, input(Some(window), false))
                 .expect("view")
                 .compaction
                 .expect("an answer");
@@ -662,7 +643,7 @@ mod tests {
         ] {
             let viewed = view(
                 &env,
-                &ViewInput {
+                ViewInput {
                     session: "s1".to_owned(),
                     provider,
                     recent_memories: None,
@@ -680,7 +661,7 @@ mod tests {
         }
         let missing = view(
             &env,
-            &ViewInput {
+            ViewInput {
                 session: "nobody".to_owned(),
                 provider: Provider::Genkit,
                 recent_memories: None,

@@ -188,7 +188,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
         BrowserCommand::Record(doc) => {
             let mut input: ops::browser::RecordRunInput = input::document(&doc.file)?;
             input.scope = input.scope.or(Some(args.scope.clone()));
-            let recorded = ops::browser::record_run(&global.env(&store), &input)?;
+            let recorded = ops::browser::record_run(&global.env(&store), input)?;
             if global.json {
                 return print_json(&recorded);
             }
@@ -202,7 +202,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             // The contract's operation, the same as the MCP tool `browser_context`.
             let report = ops::browser::context(
                 &global.env(&store),
-                &ops::browser::ContextInput {
+                ops::browser::ContextInput {
                     scope: Some(args.scope.clone()),
                     goal: context.goal.clone(),
                     url: context.url.clone(),
@@ -236,7 +236,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             };
             let listed = ops::browser::runs(
                 &global.env(&store),
-                &ops::browser::RunsInput {
+                ops::browser::RunsInput {
                     scope: Some(args.scope.clone()),
                     session_id: runs.session_id.clone(),
                     domain: runs.domain.clone(),
@@ -258,11 +258,11 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
         }
         BrowserCommand::Resume(scenario) if global.json => print_json(&ops::browser::resume(
             &global.env(&store),
-            &scenario.input(&args.scope),
+            scenario.input(&args.scope),
         )?),
         BrowserCommand::Fork(scenario) if global.json => print_json(&ops::browser::fork(
             &global.env(&store),
-            &scenario.input(&args.scope),
+            scenario.input(&args.scope),
         )?),
         BrowserCommand::Resume(scenario) => {
             let found = memory
@@ -409,8 +409,8 @@ struct HintsView {
 }
 
 /// The schemas of what `browser` prints with `--json` beyond the operations' outputs.
-pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
-    use crate::ops::output;
+pub(super) fn schemas() -> Vec<(String, Schema)> {
+    use super::output;
     vec![
         output::<ImportView>("browser_import.output"),
         output::<TransferView>("browser_export.output"),

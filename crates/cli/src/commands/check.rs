@@ -28,7 +28,7 @@ pub(crate) fn run(_args: &CheckArgs, global: &GlobalArgs) -> Result<()> {
     let store: crate::database::Store =
         std::sync::Arc::new(SqliteStore::open_read_only(&global.db)?);
     let progress = Progress::start(None, "checking");
-    let report = crate::ops::check::check(&global.env(&store));
+    let report = crate::ops::check::check(&global.env(&store), Default::default());
     progress.finish();
     let mut report = report?;
     report.database = global.db.display().to_string();

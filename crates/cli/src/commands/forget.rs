@@ -47,7 +47,7 @@ pub(crate) fn run(args: &ForgetArgs, global: &GlobalArgs) -> Result<()> {
         trajectory: args.trajectory.clone(),
         in_scope: by_id.then(|| args.in_scope.clone()),
     };
-    let forgotten = ops::memory::forget(&global.env(&store), &input)?;
+    let forgotten = ops::memory::forget(&global.env(&store), input)?;
     if global.json {
         return print_json(&forgotten);
     }

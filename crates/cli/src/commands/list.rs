@@ -12,7 +12,7 @@ pub(crate) struct ListArgs {}
 
 pub(crate) fn run(_args: &ListArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open_existing(&global.db)?;
-    let list = ops::memory::list(&global.env(&store))?;
+    let list = ops::memory::list(&global.env(&store), Default::default())?;
     if global.json {
         return print_json(&list);
     }

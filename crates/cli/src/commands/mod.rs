@@ -61,7 +61,7 @@ impl Command {
 
 /// The schemas of what commands print with `--json` beyond the operations' outputs
 /// (`commands/outputs.rs` says which command prints which).
-pub(crate) fn schemas() -> Vec<(&'static str, Schema)> {
+pub(crate) fn schemas() -> Vec<(String, Schema)> {
     let mut all = Vec::new();
     all.extend(browser::schemas());
     all.extend(recording::schemas());
@@ -87,4 +87,9 @@ pub(crate) fn run(command: Command, global: &GlobalArgs) -> Result<()> {
         Command::Mcp(args) => crate::mcp::run(&args, global),
         Command::Ui(args) => crate::ui::run(&args, global),
     }
+}
+
+/// The schema of what a command prints, under its file stem.
+fn output<T: schemars::JsonSchema>(stem: &str) -> (String, Schema) {
+    (stem.to_owned(), crate::ops::schema_of::<T>())
 }

@@ -203,7 +203,7 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open(&global.db)?;
     let appended = crate::ops::recording::append(
         &global.env(&store),
-        &crate::ops::recording::AppendInput {
+        crate::ops::recording::AppendInput {
             session: args.session.clone(),
             logs,
         },
@@ -1200,8 +1200,8 @@ fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
 
 /// The schemas of what `recording` prints with `--json` beyond the operations' outputs
 /// (`templatize` and `lint` read files and print more than the operations of that name).
-pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
-    use crate::ops::output;
+pub(super) fn schemas() -> Vec<(String, Schema)> {
+    use super::output;
     vec![
         output::<TemplatizeReport>("recording_templatize_report.output"),
         output::<ReplayReport<'static>>("recording_replay.output"),

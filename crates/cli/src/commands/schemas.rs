@@ -16,7 +16,7 @@ pub(crate) struct SchemasArgs {
 }
 
 /// Every schema of the JSON contract: the operations' and those of what the commands print.
-pub(crate) fn all() -> Vec<(&'static str, schemars::Schema)> {
+pub(crate) fn all() -> Vec<(String, schemars::Schema)> {
     let mut all = ops::schemas();
     all.extend(super::schemas());
     all
@@ -27,7 +27,7 @@ pub(crate) fn run(args: &SchemasArgs, _global: &GlobalArgs) -> Result<()> {
     let Some(dir) = &args.out else {
         let all: serde_json::Map<String, serde_json::Value> = schemas
             .into_iter()
-            .map(|(name, schema)| (name.to_owned(), schema.to_value()))
+            .map(|(name, schema)| (name, schema.to_value()))
             .collect();
         return crate::output::print_json(&all);
     };

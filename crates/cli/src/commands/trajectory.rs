@@ -420,7 +420,7 @@ fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open_existing_for_writing(&global.db)?;
     let report = trajectory::crystallize(
         &global.env(&store),
-        &trajectory::CrystallizeInput {
+        trajectory::CrystallizeInput {
             partition: args.partition.partition.clone(),
             given: args.partition.given(),
         },
@@ -464,7 +464,7 @@ fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
     };
     let report = trajectory::recall(
         &global.env(&store),
-        &trajectory::RecallInput {
+        trajectory::RecallInput {
             partition: args.partition.partition.clone(),
             fingerprint: fingerprint_of(&args.values)?,
             limit: args.limit,
@@ -498,8 +498,8 @@ struct FingerprintView {
 
 /// The schema of `trajectory fingerprint --json`; the other subcommands print the
 /// operations' outputs.
-pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
-    vec![crate::ops::output::<FingerprintView>(
+pub(super) fn schemas() -> Vec<(String, Schema)> {
+    vec![super::output::<FingerprintView>(
         "trajectory_fingerprint.output",
     )]
 }
@@ -519,7 +519,7 @@ fn run_patterns(args: &PatternsArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open_existing(&global.db)?;
     let listed = trajectory::patterns(
         &global.env(&store),
-        &trajectory::PatternsInput {
+        trajectory::PatternsInput {
             partition: args.partition.clone(),
         },
     )?;

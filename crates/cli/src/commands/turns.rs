@@ -210,16 +210,16 @@ fn report(
     compress: bool,
     context_window: Option<usize>,
 ) -> Result<crate::ops::turns::ViewOutput> {
-    crate::ops::turns::view(
+    Ok(crate::ops::turns::view(
         &global.env(store),
-        &crate::ops::turns::ViewInput {
+        crate::ops::turns::ViewInput {
             session: session.to_owned(),
             provider: crate::ops::turns::Provider::OpenaiChat,
             recent_memories: None,
             compress_outputs: Some(compress),
             context_window,
         },
-    )
+    )?)
 }
 
 /// `turns context`: the setting, the breakdown and the compaction answer of `turns_view`.
@@ -284,7 +284,7 @@ fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
         event.insert("mode".to_owned(), Value::from(mode.as_str()));
         crate::ops::turns::append(
             &global.env(&store),
-            &crate::ops::turns::AppendInput {
+            crate::ops::turns::AppendInput {
                 session: args.session.clone(),
                 start: None,
                 events: vec![event],
@@ -305,7 +305,7 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open(&global.db)?;
     let appended = crate::ops::turns::append(
         &global.env(&store),
-        &crate::ops::turns::AppendInput {
+        crate::ops::turns::AppendInput {
             session: args.session.clone(),
             start: args.start,
             events,
@@ -324,7 +324,7 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
 /// `turns sessions`: every session with its number of events.
 fn sessions(global: &GlobalArgs) -> Result<()> {
     let store = database::open_existing(&global.db)?;
-    let list = crate::ops::memory::list(&global.env(&store))?;
+    let list = crate::ops::memory::list(&global.env(&store), Default::default())?;
     if global.json {
         return print_json(&list.turn_sessions);
     }
@@ -714,8 +714,8 @@ struct ImportReport {
 }
 
 /// The schemas of what `turns` prints with `--json` beyond the operations' outputs.
-pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
-    use crate::ops::output;
+pub(super) fn schemas() -> Vec<(String, Schema)> {
+    use super::output;
     vec![
         output::<ShownSession<'static, Value>>("turns_show.output"),
         output::<CompactReport>("turns_compact.output"),

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::mcp::tools::{Effect, ToolDef};
 use crate::ops::files::FileAccess;
-use crate::ops::{Env, ErrorBody};
+use crate::ops::{Env, ErrorKind};
 
 /// What every call shares: the open database, the tools and the write gate.
 struct Shared {
@@ -73,11 +73,11 @@ impl MemoryServer {
 /// The result of a failed call: the command line's one-line message as text, and the
 /// contract's error body under [`ERROR_META_KEY`].
 fn failure(error: &anyhow::Error, database: &str) -> CallToolResult {
-    let message = crate::one_line(error);
-    let mut body = ErrorBody::of(error, message.clone());
-    if body.kind == "database" && body.input.is_none() {
-        body.input = Some(database.to_owned());
+    let mut body = crate::contract_error(error);
+    if body.kind() == ErrorKind::Database && body.input().is_none() {
+        body = body.about(database);
     }
+    let message = body.message().to_owned();
     let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
     if let Ok(value) = serde_json::to_value(&body) {
         let mut meta = JsonObject::new();

@@ -8,10 +8,10 @@ use anyhow::{Result, bail};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
+use crate::ops::Env;
 use crate::ops::listing;
 pub(crate) use crate::ops::operations::Effect;
 use crate::ops::operations::{self, Operation};
-use crate::ops::{self, Env};
 
 /// One tool: what a client lists, and the operation a call runs.
 pub(crate) struct ToolDef {
@@ -25,20 +25,19 @@ pub(crate) struct ToolDef {
 impl ToolDef {
     /// Runs the operation on `arguments`; a bad argument is an `invalid_input` failure.
     pub(crate) fn call(&self, env: &Env<'_>, arguments: JsonObject) -> Result<Value> {
-        self.operation.call(env, Value::Object(arguments))
+        Ok(self.operation.call(env, Value::Object(arguments))?)
     }
 }
 
-/// The input schema of operation `name` as listed ([`listing`]); `None` for an operation
-/// without a JSON input (listed with a schema that takes no argument).
-fn input_schema(name: &str) -> Result<Option<Arc<JsonObject>>> {
-    let stem = format!("{name}.input");
-    let Some((_, schema)) = ops::schemas().into_iter().find(|(n, _)| *n == stem) else {
+/// The input schema of `operation` as listed ([`listing`]); `None` for an operation without
+/// a JSON input (listed with a schema that takes no argument).
+fn input_schema(operation: &Operation) -> Result<Option<Arc<JsonObject>>> {
+    let Some(schema) = operation.input_schema() else {
         return Ok(None);
     };
     match listing::input(&serde_json::to_value(schema)?) {
         Value::Object(object) => Ok(Some(Arc::new(object))),
-        other => bail!("the schema {name} is not an object: {other}"),
+        other => bail!("the schema {} is not an object: {other}", operation.name),
     }
 }
 
@@ -53,7 +52,7 @@ fn no_arguments() -> Arc<JsonObject> {
 
 fn define(operation: Operation) -> Result<ToolDef> {
     let name = operation.name;
-    let input = input_schema(name)?.unwrap_or_else(no_arguments);
+    let input = input_schema(&operation)?.unwrap_or_else(no_arguments);
     let effect = operation.effect;
     // Only the hints that differ from the protocol's defaults (not read-only, destructive,
     // not idempotent, open world); whether a read is destructive or idempotent means nothing.

@@ -21,7 +21,7 @@ use hyper::{Method, Request, Response, StatusCode, header};
 use serde_json::Value;
 
 use agent_memory_contract::files::{Confined, FileAccess};
-use agent_memory_contract::{Env, ErrorBody};
+use agent_memory_contract::{Env, Error as ErrorBody, ErrorKind};
 use agent_memory_core::{IdSource, ManualClock, RandomIds, SystemClock, Timestamp};
 
 use crate::mcp::http::{self, Body, plain};
@@ -298,11 +298,10 @@ impl Inspector {
             match serde_json::from_slice(&body) {
                 Ok(input) => input,
                 Err(e) => {
-                    let body = ErrorBody {
-                        kind: "invalid_input",
-                        message: format!("the request body is not JSON: {e}"),
-                        input: None,
-                    };
+                    let body = ErrorBody::new(
+                        ErrorKind::InvalidInput,
+                        format!("the request body is not JSON: {e}"),
+                    );
                     return json_response(
                         StatusCode::BAD_REQUEST,
                         &serde_json::json!({ "error": body }),
@@ -330,11 +329,11 @@ impl Inspector {
         match answered {
             Ok(Ok(value)) => json_response(StatusCode::OK, &value),
             Ok(Err(error)) => {
-                let body = ErrorBody::of(&error, crate::one_line(&error));
-                let status = match body.kind {
-                    "invalid_input" | "usage" => StatusCode::BAD_REQUEST,
-                    "not_found" => StatusCode::NOT_FOUND,
-                    "conflict" => StatusCode::CONFLICT,
+                let body = crate::contract_error(&error);
+                let status = match body.kind() {
+                    ErrorKind::InvalidInput | ErrorKind::Usage => StatusCode::BAD_REQUEST,
+                    ErrorKind::NotFound => StatusCode::NOT_FOUND,
+                    ErrorKind::Conflict => StatusCode::CONFLICT,
                     _ => StatusCode::INTERNAL_SERVER_ERROR,
                 };
                 json_response(status, &serde_json::json!({ "error": body }))

@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use agent_memory_contract::{Env, Failure, operations, time};
+use agent_memory_contract::{Env, Error as Failure, operations, time};
 use agent_memory_core::{Partition, Scope, SessionId};
 use agent_memory_trajectory::Config;
 use agent_memory_trajectory::Fingerprint;
@@ -53,7 +53,7 @@ pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
 /// Runs contract operation `name` on `input`.
 fn call(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
     let operation = operations::find(name).with_context(|| format!("no operation {name}"))?;
-    operation.call(env, input)
+    Ok(operation.call(env, input)?)
 }
 
 /// A required text field of `input`.

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypeAlias, TypedDict
 
 from typing_extensions import NotRequired
+
+ErrorKind: TypeAlias = Literal['usage', 'invalid_input', 'not_found', 'conflict', 'corrupt', 'io', 'database', 'error']
 
 
 class ErrorBody(TypedDict):
     input: NotRequired[str]
-    kind: str
+    kind: ErrorKind
     message: str
 
 
