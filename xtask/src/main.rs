@@ -3,6 +3,8 @@
 //! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with a
 //!   throwaway PostgreSQL server for the shared store's tests.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
+//! - `cargo xtask codegen [--check]`: every door's methods, stubs and error classes written
+//!   from the contract's operation table (`--check`: fail when a committed file differs).
 //! - `cargo xtask bench [--quick] [--peers]`: every criterion bench and W-traj through the
 //!   Python package, then one table and a report with charts in `target/bench-report/`;
 //!   `--peers` adds popoto on Redis and PostgreSQL.
@@ -24,6 +26,7 @@
 mod agent_cli;
 mod bench;
 mod ci;
+mod codegen;
 mod demo;
 mod deps;
 mod fuzz;
@@ -62,6 +65,7 @@ fn run() -> Result<()> {
     };
     match task.as_str() {
         "ci" => ci::run(rest),
+        "codegen" => codegen::run(rest),
         "deps" => deps::check_workspace(),
         "bench" => bench::run(rest),
         "snapshots" => snapshots::run(rest),
@@ -91,6 +95,7 @@ fn print_usage() {
          tasks:\n  \
          ci         format, lint, test, snapshot, doc, package, bench smoke and dependency checks\n  \
          deps       check the dependency rules between crates\n  \
+         codegen    write every door's methods, types and error classes from the operation table (--check: fail when they differ)\n  \
          bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only; --peers: popoto too)\n  \
          readme     build and run the README's Rust examples in a crate depending on agent-memory-kit\n  \
          agent-cli  run crates/cli/tests/agent_cli.py, a Python agent driving the command line\n  \

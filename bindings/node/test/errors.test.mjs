@@ -68,10 +68,10 @@ test('database: a file that is not a database', async () => {
   await assert.rejects(Store.open(file), expectKind(memory.DatabaseError, 'database'))
 })
 
-test('error: a database inside a file', async () => {
+test('invalid_input: a database inside a file, naming the file', async () => {
   const file = join(tempFolder(), 'plain-file')
   writeFileSync(file, 'x')
-  await assert.rejects(Store.open(join(file, 'memory.db')), expectKind(AgentMemoryError, 'error'))
+  await assert.rejects(Store.open(join(file, 'memory.db')), expectKind(memory.InvalidInputError, 'invalid_input', file))
 })
 
 test('corrupt and every other kind map to their classes', () => {
