@@ -19,6 +19,7 @@
 mod commands;
 mod input;
 mod mcp;
+mod operation;
 mod output;
 mod progress;
 mod ui;
@@ -39,7 +40,7 @@ pub(crate) fn contract_error(error: &anyhow::Error) -> ops::Error {
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 /// The parsed command line.
 #[derive(Debug, Parser)]
@@ -137,8 +138,20 @@ where
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     // With `--json` even a usage error is JSON, so look for the flag before parsing.
     let json = args.iter().any(|arg| arg == "--json");
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(cli) => cli,
+    // The derived commands, and one generated for every operation they do not spell out.
+    let derived = Cli::command();
+    let parsed = operation::augment(derived.clone())
+        .try_get_matches_from(&args)
+        .and_then(|matches| match operation::matched(&derived, &matches) {
+            Some((op, input)) => GlobalArgs::from_arg_matches(&matches)
+                .map(|global| Parsed::Operation(op, input, global)),
+            None => Cli::from_arg_matches(&matches).map(Parsed::Command),
+        });
+    let cli = match parsed {
+        Ok(Parsed::Command(cli)) => cli,
+        Ok(Parsed::Operation(op, input, global)) => {
+            return finish(operation::run(op, input, &global), &global);
+        }
         Err(error) if json && error.use_stderr() => {
             let message = error.kind().to_string();
             let detail = error.to_string();
@@ -162,12 +175,29 @@ where
     if !cli.command.serves() {
         sigpipe::reset();
     }
-    match commands::run(cli.command, &cli.global) {
+    let result = commands::run(cli.command, &cli.global);
+    finish(result, &cli.global)
+}
+
+/// What the command line was asked for: a command of `commands/`, or an operation's
+/// generated command.
+enum Parsed {
+    Command(Cli),
+    Operation(
+        &'static ops::operations::Operation,
+        Option<std::path::PathBuf>,
+        GlobalArgs,
+    ),
+}
+
+/// The exit status of a command's `result`, its failure printed as `--json` asks.
+fn finish(result: anyhow::Result<()>, global: &GlobalArgs) -> u8 {
+    match result {
         Ok(()) => 0,
-        Err(error) if cli.global.json => {
+        Err(error) if global.json => {
             let mut body = contract_error(&error);
             if body.kind() == ops::ErrorKind::Database && body.input().is_none() {
-                body = body.about(database::describe(&cli.global.db));
+                body = body.about(database::describe(&global.db));
             }
             print_json_error(body);
             1
