@@ -117,6 +117,13 @@ impl Error {
         self
     }
 
+    /// The same error as one of `kind` about `input`.
+    pub fn with_kind(mut self, kind: ErrorKind, input: impl Into<String>) -> Self {
+        self.kind = kind;
+        self.input = Some(input.into());
+        self
+    }
+
     /// Its kind.
     pub fn kind(&self) -> ErrorKind {
         self.kind

@@ -202,9 +202,16 @@ fn absolute(path: &Path) -> Result<PathBuf> {
 
 /// The bytes of `path`, at most [`MAX_FILE_BYTES`] of them: a longer file (or a device that
 /// never ends) is an `invalid_input` error naming the file and the limit, found after reading
-/// one byte past it. Failing to open or read is the bare I/O error, for the caller to name.
+/// one byte past it. A file that is not there is a `not_found` error about it; failing to
+/// open or read it otherwise is the bare I/O error, for the caller to name.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    read_bounded_from(std::fs::File::open(path)?, path)
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::from(e).with_kind(crate::ErrorKind::NotFound, path.display().to_string())
+        }
+        _ => Error::from(e),
+    })?;
+    read_bounded_from(file, path)
 }
 
 /// [`read_bounded`] of the open `file`, which is `path`.

@@ -508,6 +508,9 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Mark a browser run finished: success, turns taken, final URL, summary or failure reason. Call it once when the run ends.",
             ),
+        op("turns_import", Writes, turns::import).offline().about(
+            "Import a coding session's log from a file (this library's JSON lines or a Keen Code session log) into the store, all or nothing; importing it again changes nothing.",
+        ),
         op("check", Reads, check::check).offline().about(
             "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
         ),

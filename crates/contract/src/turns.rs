@@ -11,7 +11,7 @@ use crate::{Error, ErrorKind, Result, ResultExt};
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
     AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
-    SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, ToolHistory, render,
+    JsonlLog, SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, ToolHistory, render,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -396,6 +396,181 @@ pub fn view(env: &Env<'_>, input: ViewInput) -> Result<ViewOutput> {
         tool_history: history.tool_history().as_str().to_owned(),
         breakdown,
         compaction,
+    })
+}
+
+/// A session log to import, from a file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportInput {
+    /// The session log's file (for a server's clients, only inside the folders it allows).
+    pub path: String,
+    /// Its format: `agent_memory` (this library's JSON lines, the default) or `keen` (a Keen
+    /// Code session log, converted).
+    #[serde(default)]
+    pub source: LogFormat,
+}
+
+/// The format of a session log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// This library's JSON lines: one event a line.
+    #[default]
+    AgentMemory,
+    /// A Keen Code session log.
+    Keen,
+}
+
+/// What an import stored.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ImportOutput {
+    /// The session.
+    pub session: String,
+    /// Events stored.
+    pub events: usize,
+    /// Completed turns in the session.
+    pub turns: u64,
+    /// Whether the database already held exactly these events (nothing was written).
+    pub already_imported: bool,
+    /// What was skipped while reading the log (a torn last line, a line of a Keen log that
+    /// does not decode), one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Imports a session log into the store, in one transaction. A session stored with the same
+/// events is already imported and stays as it is; one stored with other events is refused,
+/// naming the first line (or event) that differs.
+pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
+    let path = std::path::Path::new(&input.path);
+    let text = crate::files::read_text(path, &env.files).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => Error::not_found(
+            &input.path,
+            format!("session log {:?} not found", input.path),
+        ),
+        _ => e,
+    })?;
+    let loaded = match input.source {
+        LogFormat::AgentMemory => JsonlLog::parse(text.as_bytes(), path)?,
+        LogFormat::Keen => agent_memory_turns::keen::convert(text.as_bytes(), path)?,
+    };
+    // Replaying checks the log forms a session before anything is written.
+    let history = History::replay(loaded.events.iter().cloned())
+        .with_context(|| format!("session log {}", input.path))?;
+    let session = history.session().clone();
+    let stored = loaded
+        .events
+        .iter()
+        .map(SessionEvent::to_stored)
+        .collect::<agent_memory_turns::Result<Vec<_>>>()?;
+    let mut held = held_events(env.store, &session)?;
+    if held.is_empty() {
+        match env.store.session_create(&session, &stored) {
+            Ok(_) => {}
+            // Another import stored the session meanwhile (nothing was written): compare
+            // with what it stored.
+            Err(agent_memory_core::Error::Conflict { .. }) => {
+                held = held_events(env.store, &session)?;
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    let already_imported = !held.is_empty();
+    if already_imported && let Some((at, what)) = first_difference(&stored, &held) {
+        // The line of each event, where the log holds one event a line (our own format,
+        // nothing skipped); else the event's number.
+        let lines = (input.source == LogFormat::AgentMemory && loaded.warnings.is_empty())
+            .then(|| event_lines(&text));
+        let place = match lines.as_ref().and_then(|l| l.get(at)) {
+            Some(line) => format!("{}:{line}", input.path),
+            None => format!("{}: event {}", input.path, at + 1),
+        };
+        return Err(conflict(
+            input.path.clone(),
+            format!(
+                "{place}: session {:?} is already stored in {} with other events: {what}; nothing was imported",
+                session.as_str(),
+                env.store.location()
+            ),
+        ));
+    }
+    Ok(ImportOutput {
+        session: session.as_str().to_owned(),
+        events: stored.len(),
+        turns: history.turns(),
+        already_imported,
+        warnings: loaded.warnings.iter().map(ToString::to_string).collect(),
+    })
+}
+
+/// The events stored for `session`; none when the session is not stored.
+fn held_events(
+    store: &dyn SessionStore,
+    session: &SessionId,
+) -> Result<Vec<agent_memory_core::SessionEvent>> {
+    match store.session_load(session) {
+        Ok(events) => Ok(events),
+        Err(agent_memory_core::Error::NotFound { .. }) => Ok(Vec::new()),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The 1-based lines of a JSON-lines log that hold an event (its non-blank lines).
+fn event_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The index of the first event of `file` that differs from the stored events `held`, and
+/// what differs; `None` when they are the same. Payloads are not shown, only the kinds.
+fn first_difference(
+    file: &[agent_memory_core::SessionEvent],
+    held: &[agent_memory_core::SessionEvent],
+) -> Option<(usize, String)> {
+    for (i, event) in file.iter().enumerate() {
+        let Some(kept) = held.get(i) else {
+            return Some((
+                i,
+                format!(
+                    "the stored session ends before this event (it holds {} events)",
+                    held.len()
+                ),
+            ));
+        };
+        if event.kind != kept.kind {
+            return Some((
+                i,
+                format!(
+                    "a {} event where the stored event {} is a {}",
+                    event.kind,
+                    i + 1,
+                    kept.kind
+                ),
+            ));
+        }
+        if event.payload != kept.payload {
+            return Some((
+                i,
+                format!(
+                    "the {} event differs from the stored event {}",
+                    event.kind,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    (held.len() > file.len()).then(|| {
+        (
+            file.len().saturating_sub(1),
+            format!(
+                "the stored session holds {} more event(s) after this last one",
+                held.len() - file.len()
+            ),
+        )
     })
 }
 

@@ -252,6 +252,14 @@ impl JsonlLog {
         JsonlLog::at(path).scan(false)
     }
 
+    /// Every event of `bytes`, the text of a log as a file holds it, read as
+    /// [`JsonlLog::read`] reads the file (a torn last line skipped with its warning); `path`
+    /// names it in warnings and errors. For a log whose text came from elsewhere (an upload,
+    /// a file read under a server's rules).
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded> {
+        Ok(scan_bytes(bytes, path)?.loaded)
+    }
+
     /// Reads the file; with `repair`, removes a torn last line and restores a lost final
     /// newline, so the next append starts on a fresh line.
     fn scan(&mut self, repair: bool) -> Result<Loaded> {
@@ -269,52 +277,76 @@ impl JsonlLog {
             }
             Err(e) => return Err(self.io("open")(e)),
         }
-        let mut events = Vec::new();
-        let mut warnings = Vec::new();
-        // A byte-order mark some editors put before the first line is not part of it.
-        let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") {
-            3
-        } else {
-            0
-        };
-        let mut line_number = 0;
-        while start < bytes.len() {
-            line_number += 1;
-            let (end, next, complete) = match memchr_newline(&bytes[start..]) {
-                Some(at) => (start + at, start + at + 1, true),
-                None => (bytes.len(), bytes.len(), false),
-            };
-            match SessionEvent::from_json(&bytes[start..end]) {
-                Ok(event) => {
-                    events.push(event);
-                    if repair && !complete {
-                        // A whole event that lost only its newline: restore it, so the next
-                        // append does not run on from it.
-                        self.file()?.write_all(b"\n").map_err(self.io("repair"))?;
-                    }
-                }
-                Err(_) if !complete && cut_short(&bytes[start..end]) => {
-                    if repair {
-                        self.truncate(start)?;
-                    }
-                    warnings.push(Warning::TornLastLine {
-                        path: self.path.clone(),
-                        line: line_number,
-                        bytes: end - start,
-                    });
-                }
-                Err(reason) => {
-                    return Err(Error::CorruptLine {
-                        path: self.path.clone(),
-                        line: line_number,
-                        reason,
-                    });
-                }
+        let scanned = scan_bytes(&bytes, &self.path)?;
+        if repair {
+            if scanned.unterminated {
+                // A whole event that lost only its newline: restore it, so the next append
+                // does not run on from it.
+                self.file()?.write_all(b"\n").map_err(self.io("repair"))?;
             }
-            start = next;
+            if let Some(keep) = scanned.torn_at {
+                self.truncate(keep)?;
+            }
         }
-        Ok(Loaded { events, warnings })
+        Ok(scanned.loaded)
     }
+}
+
+/// What reading a log's bytes found: its events and warnings, where a torn last line starts,
+/// and whether the last whole event lost its newline.
+struct Scanned {
+    loaded: Loaded,
+    torn_at: Option<usize>,
+    unterminated: bool,
+}
+
+/// Reads the events of `bytes`, the text of the log at `path`, one a line.
+fn scan_bytes(bytes: &[u8], path: &Path) -> Result<Scanned> {
+    let mut events = Vec::new();
+    let mut warnings = Vec::new();
+    let mut torn_at = None;
+    let mut unterminated = false;
+    // A byte-order mark some editors put before the first line is not part of it.
+    let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut line_number = 0;
+    while start < bytes.len() {
+        line_number += 1;
+        let (end, next, complete) = match memchr_newline(&bytes[start..]) {
+            Some(at) => (start + at, start + at + 1, true),
+            None => (bytes.len(), bytes.len(), false),
+        };
+        match SessionEvent::from_json(&bytes[start..end]) {
+            Ok(event) => {
+                events.push(event);
+                unterminated = !complete;
+            }
+            Err(_) if !complete && cut_short(&bytes[start..end]) => {
+                torn_at = Some(start);
+                warnings.push(Warning::TornLastLine {
+                    path: path.to_owned(),
+                    line: line_number,
+                    bytes: end - start,
+                });
+            }
+            Err(reason) => {
+                return Err(Error::CorruptLine {
+                    path: path.to_owned(),
+                    line: line_number,
+                    reason,
+                });
+            }
+        }
+        start = next;
+    }
+    Ok(Scanned {
+        loaded: Loaded { events, warnings },
+        torn_at,
+        unterminated,
+    })
 }
 
 impl JsonlLog {

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use agent_memory_core::{SessionId, SessionStore};
+use agent_memory_core::SessionId;
 use agent_memory_turns::{
     ContextPolicy, EventLog, History, INTERRUPTED_MARKER, JsonlLog, MemoryStyle, ModelItem,
-    SessionEvent, StoreLog, UiRole, keen, render,
+    SessionEvent, StoreLog, UiRole, render,
 };
 use anyhow::{Context, Result, bail};
 use schemars::{JsonSchema, Schema};
@@ -700,94 +700,37 @@ fn compact_log<L: EventLog>(log: L, args: &CompactArgs) -> Result<CompactReport>
     })
 }
 
-/// `turns import --json`.
-#[derive(Serialize, JsonSchema)]
-struct ImportReport {
-    /// The session.
-    session: String,
-    /// Events stored.
-    events: usize,
-    /// Completed turns in the session.
-    turns: u64,
-    /// Whether the database already held exactly these events (nothing was written).
-    already_imported: bool,
-}
-
 /// The schemas of what `turns` prints with `--json` beyond the operations' outputs.
 pub(super) fn schemas() -> Vec<(String, Schema)> {
     use super::output;
     vec![
         output::<ShownSession<'static, Value>>("turns_show.output"),
         output::<CompactReport>("turns_compact.output"),
-        output::<ImportReport>("turns_import.output"),
         output::<Vec<crate::ops::memory::TurnSessionEntry>>("turns_sessions.output"),
     ]
 }
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let progress = Progress::start(None, "reading the session log");
-    let loaded = match args.source {
-        Source::AgentMemory => JsonlLog::read(&args.log)?,
-        Source::Keen => keen::read(&args.log)?,
-    };
-    for warning in &loaded.warnings {
+    let store = database::open(&global.db)?;
+    let report = crate::ops::turns::import(
+        &global.env(&store),
+        crate::ops::turns::ImportInput {
+            path: args.log.display().to_string(),
+            source: match args.source {
+                Source::AgentMemory => crate::ops::turns::LogFormat::AgentMemory,
+                Source::Keen => crate::ops::turns::LogFormat::Keen,
+            },
+        },
+    )?;
+    progress.finish();
+    for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }
-    // Replaying checks the log forms a session before anything is written.
-    let history = History::replay(loaded.events.iter().cloned())
-        .with_context(|| format!("session log {}", args.log.display()))?;
-    let session = history.session().clone();
-    let stored = loaded
-        .events
-        .iter()
-        .map(SessionEvent::to_stored)
-        .collect::<agent_memory_turns::Result<Vec<_>>>()?;
-    let store = database::open(&global.db)?;
-    // A session stored with the same events is already imported and stays as it is; one
-    // stored with other events is refused, naming the first line that differs.
-    let mut held = stored_events(&store, &session)?;
-    if held.is_empty() {
-        match store.session_create(&session, &stored) {
-            Ok(_) => {}
-            // Another import stored the session meanwhile (nothing was written): compare
-            // with what it stored.
-            Err(agent_memory_core::Error::Conflict { .. }) => {
-                held = stored_events(&store, &session)?;
-            }
-            Err(other) => return Err(other.into()),
-        }
-    }
-    let already_imported = !held.is_empty();
-    if already_imported {
-        // The line of each event, where the file holds one event a line (our own format,
-        // nothing skipped); else the event's number.
-        let lines: Option<Vec<usize>> = match (args.source, loaded.warnings.is_empty()) {
-            (Source::AgentMemory, true) => Some(event_lines(&args.log)?),
-            _ => None,
-        };
-        if let Some((at, what)) = first_difference(&stored, &held) {
-            let place = match lines.as_ref().and_then(|l| l.get(at)) {
-                Some(line) => format!("{}:{line}", args.log.display()),
-                None => format!("{}: event {}", args.log.display(), at + 1),
-            };
-            bail!(
-                "{place}: session {:?} is already stored in {} with other events: {what}; nothing was imported",
-                session.as_str(),
-                global.db.display()
-            );
-        }
-    }
-    progress.finish();
-    let report = ImportReport {
-        session: session.as_str().to_owned(),
-        events: stored.len(),
-        turns: history.turns(),
-        already_imported,
-    };
     if global.json {
         return print_json(&report);
     }
-    if already_imported {
+    if report.already_imported {
         println!(
             "session {} is already imported ({} events, {} turns); nothing changed",
             report.session, report.events, report.turns
@@ -802,77 +745,4 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
         args.log.display()
     );
     Ok(())
-}
-
-/// The events stored for `session`; none when the session is not stored.
-fn stored_events(
-    store: &dyn SessionStore,
-    session: &SessionId,
-) -> Result<Vec<agent_memory_core::SessionEvent>> {
-    match store.session_load(session) {
-        Ok(events) => Ok(events),
-        Err(agent_memory_core::Error::NotFound { .. }) => Ok(Vec::new()),
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// The 1-based lines of the JSONL file at `path` that hold an event (its non-blank lines).
-fn event_lines(path: &std::path::Path) -> Result<Vec<usize>> {
-    let text = crate::ops::files::read_regular(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, _)| i + 1)
-        .collect())
-}
-
-/// The index of the first event of `file` that differs from the stored events `held`, and
-/// what differs; `None` when they are the same. Payloads are not shown, only the kinds.
-fn first_difference(
-    file: &[agent_memory_core::SessionEvent],
-    held: &[agent_memory_core::SessionEvent],
-) -> Option<(usize, String)> {
-    for (i, event) in file.iter().enumerate() {
-        let Some(kept) = held.get(i) else {
-            return Some((
-                i,
-                format!(
-                    "the stored session ends before this event (it holds {} events)",
-                    held.len()
-                ),
-            ));
-        };
-        if event.kind != kept.kind {
-            return Some((
-                i,
-                format!(
-                    "a {} event where the stored event {} is a {}",
-                    event.kind,
-                    i + 1,
-                    kept.kind
-                ),
-            ));
-        }
-        if event.payload != kept.payload {
-            return Some((
-                i,
-                format!(
-                    "the {} event differs from the stored event {}",
-                    event.kind,
-                    i + 1
-                ),
-            ));
-        }
-    }
-    (held.len() > file.len()).then(|| {
-        (
-            file.len().saturating_sub(1),
-            format!(
-                "the stored session holds {} more event(s) after this last one",
-                held.len() - file.len()
-            ),
-        )
-    })
 }
