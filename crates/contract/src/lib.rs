@@ -34,7 +34,10 @@ pub mod stats;
 pub mod trajectory;
 pub mod turns;
 
+use std::borrow::Cow;
+
 use crate::database::Store;
+use agent_memory_core::excerpt::{Excerpt, bounded};
 use agent_memory_core::{Clock, IdSource, Timestamp};
 use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
@@ -122,8 +125,21 @@ impl Failure {
 }
 
 impl ErrorBody {
-    /// The body of `error`, classified by the first cause that says what kind it is.
+    /// The body of `error`, classified by the first cause that says what kind it is. Its
+    /// message and input are [`bounded`]: every error quotes its inputs cut where it is made,
+    /// and this holds for a message another library wrote too.
     pub fn of(error: &anyhow::Error, message: String) -> Self {
+        let mut body = ErrorBody::classified(error, message);
+        if let Cow::Owned(message) = bounded(&body.message) {
+            body.message = message;
+        }
+        if let Some(Cow::Owned(input)) = body.input.as_deref().map(bounded) {
+            body.input = Some(input);
+        }
+        body
+    }
+
+    fn classified(error: &anyhow::Error, message: String) -> Self {
         let mut body = ErrorBody {
             kind: "error",
             message,
@@ -175,6 +191,7 @@ impl ErrorBody {
 
 /// The error and its causes on one line, "what failed: why", each cause once: an error that
 /// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
+/// The line is [`bounded`], however long a message a cause wrote.
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
@@ -187,7 +204,10 @@ pub fn one_line(error: &anyhow::Error) -> String {
         }
         line.push_str(&text);
     }
-    line
+    match bounded(&line) {
+        Cow::Borrowed(_) => line,
+        Cow::Owned(cut) => cut,
+    }
 }
 
 /// The input a procedural-memory error of the caller's making is about (a recall's unknown
@@ -226,10 +246,10 @@ fn store_error_of<'e>(
 fn classify_core(error: &agent_memory_core::Error) -> (&'static str, Option<String>) {
     use agent_memory_core::Error as E;
     match error {
-        E::InvalidName { value, .. } => ("invalid_input", Some(value.clone())),
+        E::InvalidName { value, .. } => ("invalid_input", Some(Excerpt::plain(value).to_string())),
         E::InvalidInput { field, .. } => ("invalid_input", Some(field.clone())),
-        E::NotFound { key, .. } => ("not_found", Some(key.clone())),
-        E::Conflict { key, .. } => ("conflict", Some(key.clone())),
+        E::NotFound { key, .. } => ("not_found", Some(Excerpt::plain(key).to_string())),
+        E::Conflict { key, .. } => ("conflict", Some(Excerpt::plain(key).to_string())),
         E::Corrupt { location, .. } => ("corrupt", Some(location.clone())),
         _ => ("database", None),
     }

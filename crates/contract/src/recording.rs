@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
@@ -153,7 +154,7 @@ fn read_documents(documents: &[ToolLogDocument], session: &str) -> Result<Vec<To
 }
 
 fn session_id(name: &str) -> Result<SessionId> {
-    SessionId::new(name).with_context(|| format!("session {name:?}"))
+    SessionId::new(name).with_context(|| format!("session {}", Excerpt::quoted(name)))
 }
 
 /// Tool logs to append to a session.

@@ -7,6 +7,7 @@
 //! position check is part of the store's atomic append ([`SessionStore::session_append_at`]),
 //! so this holds for appends sent at once from several processes, servers or hosts.
 
+use agent_memory_core::excerpt::{Excerpt, bounded};
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
     AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
@@ -105,7 +106,7 @@ fn conflict(input: String, message: String) -> anyhow::Error {
 }
 
 fn session_id(name: &str) -> Result<SessionId> {
-    SessionId::new(name).with_context(|| format!("session {name:?}"))
+    SessionId::new(name).with_context(|| format!("session {}", Excerpt::quoted(name)))
 }
 
 /// The session's stored events, decoded; none when it has no log yet.
@@ -187,11 +188,14 @@ fn plan(env: &Env<'_>, session: &SessionId, input: &AppendInput) -> Result<Plan>
             |e| match misfit_place(object) {
                 Some(place) => Failure::invalid(
                     format!("events[{i}].{place}"),
-                    format!("event at position {position}: {place}: {e}"),
+                    format!(
+                        "event at position {position}: {place}: {}",
+                        bounded(&e.to_string())
+                    ),
                 ),
                 None => Failure::invalid(
                     format!("events[{i}]"),
-                    format!("event at position {position}: {e}"),
+                    format!("event at position {position}: {}", bounded(&e.to_string())),
                 ),
             },
         )?;
