@@ -7,6 +7,7 @@ use agent_memory_browser::{
     BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, PartFate, Policy,
     RunReport, Scenario, Turn, site_key,
 };
+use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, IdSource, Scope};
 use schemars::JsonSchema;
@@ -21,7 +22,7 @@ const SHARED: &str = "shared";
 
 fn scope_of(name: Option<&str>) -> Result<Scope> {
     let name = name.unwrap_or(SHARED);
-    Scope::new(name).with_context(|| format!("scope {name:?}"))
+    Scope::new(name).with_context(|| format!("scope {}", Excerpt::quoted(name)))
 }
 
 /// The browser memory of one scope, on the environment's store, clock and ids.

@@ -8,6 +8,7 @@
 //! classified by the first cause that says what kind it is; [`ResultExt::context`] puts what
 //! was being done in front of the message, as `anyhow`'s context does, keeping the kind.
 
+use agent_memory_core::excerpt::{EXCERPT_CHARS, Excerpt, bounded};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -92,11 +93,13 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// An error of `kind` with `message`, about no input in particular.
+    /// An error of `kind` with `message`, about no input in particular. The message is
+    /// [`bounded`]: every error quotes its inputs cut where it is made, and this holds for a
+    /// message another library wrote too.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
-            message: message.into(),
+            message: bounded_string(message.into()),
             input: None,
         }
     }
@@ -111,17 +114,16 @@ impl Error {
         Error::new(ErrorKind::NotFound, message).about(input)
     }
 
-    /// The same error, about `input`.
+    /// The same error, about `input` (cut as [`Excerpt`] cuts a long one).
     pub fn about(mut self, input: impl Into<String>) -> Self {
-        self.input = Some(input.into());
+        self.input = Some(excerpt(input.into()));
         self
     }
 
     /// The same error as one of `kind` about `input`.
     pub fn with_kind(mut self, kind: ErrorKind, input: impl Into<String>) -> Self {
         self.kind = kind;
-        self.input = Some(input.into());
-        self
+        self.about(input)
     }
 
     /// Its kind.
@@ -144,7 +146,7 @@ impl Error {
     pub fn context(mut self, what: impl std::fmt::Display) -> Self {
         let what = what.to_string();
         if !self.message.starts_with(&what) {
-            self.message = format!("{what}: {}", self.message);
+            self.message = bounded_string(format!("{what}: {}", self.message));
         }
         self
     }
@@ -179,8 +181,26 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// `message` [`bounded`].
+fn bounded_string(message: String) -> String {
+    match bounded(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(cut) => cut,
+    }
+}
+
+/// `input` cut as [`Excerpt`] cuts a long one; an input already cut (its excerpt and the
+/// length after it) is left as it is, so an input cut twice is cut once.
+fn excerpt(input: String) -> String {
+    if Excerpt::plain(&input).within(EXCERPT_CHARS + 64).is_cut() {
+        return Excerpt::plain(&input).to_string();
+    }
+    input
+}
+
 /// The error and its causes on one line, "what failed: why", each cause once: an error that
 /// already ends with its cause's message (as many `thiserror` messages do) does not repeat it.
+/// The line is [`bounded`], however long a message a cause wrote.
 pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
     let mut line = String::new();
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
@@ -194,7 +214,7 @@ pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = current.source();
     }
-    line
+    bounded_string(line)
 }
 
 /// The kind and input `cause` itself says, if it is an error this crate knows.

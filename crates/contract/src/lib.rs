@@ -92,16 +92,6 @@ pub fn schema_text(schema: &Schema) -> Result<String> {
     Ok(text)
 }
 
-/// `text` to quote in an error: whole when short, else its first 200 characters, an ellipsis
-/// and its length, so an error never echoes a huge input.
-pub(crate) fn cut(text: &str) -> String {
-    const SHOWN: usize = 200;
-    match text.char_indices().nth(SHOWN) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::database::Store;

@@ -25,6 +25,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use agent_memory_core::excerpt::{Excerpt, bounded};
+
 use crate::{Env, Error, ErrorKind, Result, schema_of};
 
 /// What an operation does to the memory.
@@ -353,7 +355,7 @@ fn no_arguments(name: &str, input: &Value) -> Result<()> {
             "arguments",
             format!(
                 "{name} takes no arguments (got {})",
-                crate::cut(&other.to_string())
+                Excerpt::plain(&other.to_string())
             ),
         )),
     }
@@ -397,9 +399,13 @@ pub fn arguments<I: DeserializeOwned>(name: &str, input: Value) -> Result<I> {
 }
 
 /// The error of an input to operation `name` that does not fit its type at `path` (`.` for
-/// the input itself), for `reason`.
+/// the input itself), for `reason`. The reason is serde's, which quotes a misfit string whole
+/// (`invalid type: string "..."`); it is [`bounded`], and so is the path, which holds the
+/// input's keys.
 fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Error {
-    let reason = crate::cut(&reason.to_string());
+    let reason = reason.to_string();
+    let reason = bounded(&reason);
+    let path = Excerpt::plain(path).to_string();
     if path == "." {
         Error::invalid(
             "arguments",
@@ -407,7 +413,7 @@ fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Error {
         )
     } else {
         Error::invalid(
-            path,
+            path.as_str(),
             format!("invalid arguments for {name}: {path}: {reason}"),
         )
     }
@@ -696,6 +702,56 @@ mod tests {
                     (ErrorKind::InvalidInput, Some(place))
                 );
                 assert!(error.message().starts_with(message), "{error}");
+            }
+        }
+    }
+
+    /// A misfit quotes the input's text cut, with its length, from text and from a value
+    /// alike: a huge string where a list belongs, a huge unknown command, a huge unknown
+    /// field. Each message stays under 600 characters, and so does its `input`.
+    #[test]
+    fn a_misfit_quotes_a_huge_input_cut() {
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let huge = "s".repeat(1_000_000);
+        let kept = "s".repeat(200);
+        let cases = [
+            (
+                "trajectory_record",
+                serde_json::json!({"partition": "p", "fields": ["a"], "episodes": [
+                    {"fingerprint": {"a": "x"}, "trajectory": huge, "outcome": "ok"},
+                ]}),
+                format!(
+                    "invalid arguments for trajectory_record: episodes[0].trajectory: invalid type: string \"{kept}…\" (1,000,000 characters), expected a sequence"
+                ),
+            ),
+            (
+                "notes",
+                serde_json::json!({"command": huge, "path": "/memories"}),
+                format!(
+                    "invalid arguments for notes: unknown variant `{kept}…` (1,000,000 characters), expected one of"
+                ),
+            ),
+            (
+                "trajectory_recall",
+                serde_json::json!({"partition": "p", "fingerprint": {}, huge.clone(): 1}),
+                format!(
+                    "invalid arguments for trajectory_recall: {kept}… (1,000,000 characters): unknown field `{kept}…` (1,000,000 characters), expected one of"
+                ),
+            ),
+        ];
+        for (name, input, message) in cases {
+            let operation = find(name).expect(name);
+            let text = input.to_string();
+            for result in [
+                operation.call(&env, input),
+                operation.call_text(&env, &text),
+            ] {
+                let error = result.expect_err("a misfit");
+                assert!(error.message().starts_with(&message), "{error}");
+                assert!(error.message().chars().count() < 600, "{error}");
+                let input = error.input().unwrap_or_default();
+                assert!(input.chars().count() < 600, "{input}");
             }
         }
     }

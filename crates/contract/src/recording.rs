@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::{Error, Result, ResultExt};
+use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
 use agent_memory_core::{SessionId, Timestamp};
 use agent_memory_recording::{
@@ -152,7 +153,7 @@ fn read_documents(documents: &[ToolLogDocument], session: &str) -> Result<Vec<To
 }
 
 fn session_id(name: &str) -> Result<SessionId> {
-    SessionId::new(name).with_context(|| format!("session {name:?}"))
+    SessionId::new(name).with_context(|| format!("session {}", Excerpt::quoted(name)))
 }
 
 /// Tool logs to append to a session.

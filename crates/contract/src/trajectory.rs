@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::{Error, Result};
+use agent_memory_core::excerpt::{Excerpt, capped_list};
 use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Timestamp};
 use agent_memory_trajectory::{
     Config, CrystallizeHooks, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory,
@@ -300,7 +301,10 @@ fn candidates(partition: &Partition, given: &Settings) -> Result<Vec<Candidate>>
         if let Some(field) = fields.iter().find(|f| f.contains(',') || f.is_empty()) {
             return Err(Error::invalid(
                 "fields",
-                format!("fingerprint field {field:?} is empty or contains a comma"),
+                format!(
+                    "fingerprint field {} is empty or contains a comma",
+                    Excerpt::quoted(field)
+                ),
             ));
         }
     }
@@ -370,7 +374,9 @@ fn open_partition<'a>(
                 return Err(Error::invalid(
                     setting,
                     format!(
-                        "partition {name} has {setting} {stored}, not {given}; a partition keeps the configuration of its first record"
+                        "partition {name} has {setting} {}, not {}; a partition keeps the configuration of its first record",
+                        Excerpt::plain(&stored),
+                        Excerpt::plain(&given),
                     ),
                 ));
             }
@@ -424,7 +430,10 @@ fn partition_memory<'a>(
         let (key, value): &(MetaKey, String) = &settings[i];
         Error::invalid(
             key.as_str(),
-            format!("partition {name} has an unreadable setting {value:?} (meta entry {key})"),
+            format!(
+                "partition {name} has an unreadable setting {} (meta entry {key})",
+                Excerpt::quoted(value)
+            ),
         )
     };
     let config = Config::new(settings[0].1.split(','))
@@ -530,9 +539,9 @@ fn record_into(
                 format!(
                     "{}: fingerprint field(s) {} not among the fields of partition {:?} ({})",
                     name(i),
-                    unknown.join(", "),
+                    capped_list(unknown.iter().map(|f| Excerpt::plain(f))),
                     input.partition,
-                    fields.join(", ")
+                    capped_list(fields.iter().map(|f| Excerpt::plain(f)))
                 ),
             ));
         }
@@ -544,7 +553,11 @@ fn record_into(
                 Err(e) => {
                     return Err(Error::invalid(
                         format!("episodes[{i}].recorded_at"),
-                        format!("{}: recorded_at {text:?} is not RFC 3339 ({e})", name(i)),
+                        format!(
+                            "{}: recorded_at {} is not RFC 3339 ({e})",
+                            name(i),
+                            Excerpt::quoted(text)
+                        ),
                     ));
                 }
             },

@@ -8,6 +8,7 @@
 //! so this holds for appends sent at once from several processes, servers or hosts.
 
 use crate::{Error, ErrorKind, Result, ResultExt};
+use agent_memory_core::excerpt::{Excerpt, bounded};
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
     AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
@@ -100,7 +101,7 @@ fn conflict(input: String, message: String) -> Error {
 }
 
 fn session_id(name: &str) -> Result<SessionId> {
-    SessionId::new(name).with_context(|| format!("session {name:?}"))
+    SessionId::new(name).with_context(|| format!("session {}", Excerpt::quoted(name)))
 }
 
 /// The session's stored events, decoded; none when it has no log yet.
@@ -181,11 +182,14 @@ fn plan(env: &Env<'_>, session: &SessionId, input: &AppendInput) -> Result<Plan>
             |e| match misfit_place(object) {
                 Some(place) => Error::invalid(
                     format!("events[{i}].{place}"),
-                    format!("event at position {position}: {place}: {e}"),
+                    format!(
+                        "event at position {position}: {place}: {}",
+                        bounded(&e.to_string())
+                    ),
                 ),
                 None => Error::invalid(
                     format!("events[{i}]"),
-                    format!("event at position {position}: {e}"),
+                    format!("event at position {position}: {}", bounded(&e.to_string())),
                 ),
             },
         )?;

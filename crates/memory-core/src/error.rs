@@ -14,6 +14,8 @@
 use std::error::Error as StdError;
 use std::fmt;
 
+use crate::excerpt::Excerpt;
+
 /// Result alias used across the memory traits.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -25,7 +27,7 @@ pub enum Error {
     InvalidName {
         /// What kind of name, e.g. `"partition"`.
         kind: &'static str,
-        /// The rejected value.
+        /// The rejected value, whole (the message quotes it cut, see [`Excerpt`]).
         value: String,
         /// Which rule it broke.
         reason: &'static str,
@@ -140,14 +142,16 @@ impl fmt::Display for Error {
                 kind,
                 value,
                 reason,
-            } => write!(f, "invalid {kind} {value:?}: {reason}"),
+            } => write!(f, "invalid {kind} {}: {reason}", Excerpt::quoted(value)),
             Error::InvalidInput { field, reason } => write!(f, "invalid {field}: {reason}"),
-            Error::NotFound { entity, key } => write!(f, "{entity} {key:?} not found"),
+            Error::NotFound { entity, key } => {
+                write!(f, "{entity} {} not found", Excerpt::quoted(key))
+            }
             Error::Conflict {
                 entity,
                 key,
                 reason,
-            } => write!(f, "conflict on {entity} {key:?}: {reason}"),
+            } => write!(f, "conflict on {entity} {}: {reason}", Excerpt::quoted(key)),
             Error::Corrupt { location, reason } => {
                 write!(f, "corrupt data at {location}: {reason}")
             }

@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod excerpt;
 mod ids;
 mod mem;
 mod names;

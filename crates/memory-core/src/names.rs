@@ -25,7 +25,7 @@ fn validate(kind: &'static str, value: &str) -> Result<()> {
     };
     Err(Error::InvalidName {
         kind,
-        value: value.chars().take(64).collect(),
+        value: value.to_owned(),
         reason,
     })
 }

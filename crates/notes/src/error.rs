@@ -76,7 +76,7 @@ impl From<agent_memory_core::Error> for Error {
             }
             // A path that a rename would make too long or too deep.
             agent_memory_core::Error::InvalidName { ref value, .. } => {
-                let input = value.clone();
+                let input = agent_memory_core::excerpt::Excerpt::plain(value).to_string();
                 Error::command(ErrorKind::InvalidInput, input, error.to_string())
             }
             other => Error::Store(other),

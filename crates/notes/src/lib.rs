@@ -37,6 +37,7 @@ mod path;
 mod secrets;
 mod text;
 
+use agent_memory_core::excerpt::{Excerpt, capped_list};
 use agent_memory_core::store::notes::{
     NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteLimits,
     NotePath, NoteStore, is_note_conflict,
@@ -277,6 +278,9 @@ impl<S: NoteStore> Notes<S> {
                 format!("The path {path} does not exist. Please provide a valid path."),
             )
         };
+        // The texts quote `old_str` and list the lines it occurs on; both are cut when long
+        // (the tool's texts, word for word, for a short input), so no answer grows with them.
+        let quoted = Excerpt::backticked(old_str);
         self.edit(&path, missing, |text| {
             let found: Vec<usize> = text.match_indices(old_str).map(|(at, _)| at).collect();
             let line_of = |at: usize| text[..at].matches('\n').count() + 1;
@@ -284,7 +288,7 @@ impl<S: NoteStore> Notes<S> {
                 [] => Err(invalid(
                     "old_str",
                     format!(
-                        "No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."
+                        "No replacement was performed, old_str {quoted} did not appear verbatim in {path}."
                     ),
                 )),
                 [at] => {
@@ -294,13 +298,19 @@ impl<S: NoteStore> Notes<S> {
                     Ok((edited, (first, last)))
                 }
                 many => {
-                    let lines: Vec<String> =
-                        many.iter().map(|at| line_of(*at).to_string()).collect();
+                    // Lines are counted from one occurrence to the next, and only for those
+                    // listed, so a text found thousands of times is read once.
+                    let (mut line, mut counted) = (1, 0);
+                    let lines = many.iter().map(|&at| {
+                        line += text[counted..at].matches('\n').count();
+                        counted = at;
+                        line
+                    });
                     Err(invalid(
                         "old_str",
                         format!(
-                            "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {}. Please ensure it is unique",
-                            lines.join(", ")
+                            "No replacement was performed. Multiple occurrences of old_str {quoted} in lines: {}. Please ensure it is unique",
+                            capped_list(lines)
                         ),
                     ))
                 }

@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::notes::{MAX_NOTE_PATH_BYTES, NotePath};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -19,18 +20,20 @@ pub const ROOT: &str = "/memories";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryPath(Option<NotePath>);
 
+/// The most characters of a refused path its error quotes.
+const SHOWN_PATH_CHARS: usize = 80;
+
 /// The longest path accepted, in bytes: a note path below `/memories/`.
 pub const MAX_PATH_BYTES: usize = MAX_NOTE_PATH_BYTES + ROOT.len() + 1;
 
 fn invalid(raw: &str, reason: &str) -> Error {
     // The input is shown escaped and cut, so a control character or a huge path never
     // reaches a terminal or a prompt as it is.
-    let shown: String = raw.chars().take(80).collect();
-    let cut = if shown.len() < raw.len() { "..." } else { "" };
+    let shown = Excerpt::quoted(raw).within(SHOWN_PATH_CHARS);
     Error::command(
         ErrorKind::InvalidInput,
-        shown.clone(),
-        format!("invalid path {shown:?}{cut}: {reason}"),
+        shown.kept(),
+        format!("invalid path {shown}: {reason}"),
     )
 }
 

@@ -3,6 +3,8 @@
 //! scrubbed before it is used (each value becomes `${key}`, the token recordings use for a
 //! memory key) and every text it answers is scrubbed again before it is returned.
 
+use agent_memory_core::excerpt::Excerpt;
+
 use crate::error::{Error, ErrorKind, Result};
 
 /// The shortest value accepted as a secret: shorter ones would scrub ordinary words.
@@ -29,8 +31,8 @@ impl Secrets {
                 ErrorKind::InvalidInput,
                 "secrets",
                 format!(
-                    "invalid secret key {:?}: use 1 to 64 letters, digits, _, - or .",
-                    key.chars().take(64).collect::<String>()
+                    "invalid secret key {}: use 1 to 64 letters, digits, _, - or .",
+                    Excerpt::quoted(key).within(64)
                 ),
             ));
         }

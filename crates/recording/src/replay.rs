@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use agent_memory_core::Timestamp;
+use agent_memory_core::excerpt::Excerpt;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::Value as Json;
@@ -308,7 +309,8 @@ impl MemoryWrites {
                 }
                 other => {
                     return Err(bad(format!(
-                        "unknown field {other:?}; memory writes have `set`, `secrets` and `delete`"
+                        "unknown field {}; memory writes have `set`, `secrets` and `delete`",
+                        Excerpt::quoted(other)
                     )));
                 }
             }

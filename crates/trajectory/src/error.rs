@@ -1,5 +1,7 @@
 //! [`Error`]: everything that can go wrong in procedural memory.
 
+use agent_memory_core::excerpt::{Excerpt, capped_list};
+
 /// What went wrong. Messages are lowercase and name the offending input.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -11,7 +13,7 @@ pub enum Error {
     #[error(
         "episode fingerprint is missing {}; expected every one of {}",
         fields_named(missing),
-        expected.join(", ")
+        capped_list(expected.iter().map(|f| Excerpt::plain(f)))
     )]
     MissingFields {
         /// The configured fields the fingerprint lacks.
@@ -23,7 +25,7 @@ pub enum Error {
     #[error(
         "unknown {}; expected a subset of {}",
         fields_named(unknown),
-        expected.join(", ")
+        capped_list(expected.iter().map(|f| Excerpt::plain(f)))
     )]
     UnknownFields {
         /// The fields that are not configured.
@@ -32,7 +34,7 @@ pub enum Error {
         expected: Vec<String>,
     },
     /// `compute_fingerprint_of` was asked for a feature the map does not hold.
-    #[error("feature {0:?} is not in the feature map")]
+    #[error("feature {} is not in the feature map", Excerpt::quoted(.0))]
     MissingFeature(String),
     /// The features given as JSON text are not a JSON object of finite numbers.
     #[error("{0}")]
@@ -46,7 +48,10 @@ pub enum Error {
         value: f64,
     },
     /// A weight was named that does not exist.
-    #[error("unknown weight {0:?}; expected confidence or recency (also called last_reinforced)")]
+    #[error(
+        "unknown weight {}; expected confidence or recency (also called last_reinforced)",
+        Excerpt::quoted(.0)
+    )]
     UnknownWeight(String),
     /// The store failed or refused the call.
     #[error(transparent)]
@@ -56,10 +61,13 @@ pub enum Error {
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// `field x` or `fields x, y`.
+/// `field x` or `fields x, y`, each name and the list cut when long.
 fn fields_named(names: &[String]) -> String {
     match names {
-        [one] => format!("field {one}"),
-        _ => format!("fields {}", names.join(", ")),
+        [one] => format!("field {}", Excerpt::plain(one)),
+        _ => format!(
+            "fields {}",
+            capped_list(names.iter().map(|n| Excerpt::plain(n)))
+        ),
     }
 }

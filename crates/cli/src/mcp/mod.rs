@@ -1,10 +1,11 @@
 //! `agent-memory mcp`: the Model Context Protocol server over the contract's operations, on
-//! stdio (the default) or streamable HTTP (`--http ADDR`), built on the official Rust SDK
-//! (`rmcp`). One long-running process keeps the database open; every tool is one operation
+//! stdio (the default; lines read by [`stdio`], which answers every line) or streamable HTTP
+//! (`--http ADDR`), built on the official Rust SDK (`rmcp`). One long-running process keeps the database open; every tool is one operation
 //! of [`crate::ops`], listed with that operation's committed input and output schemas.
 
 pub(crate) mod http;
 mod server;
+mod stdio;
 mod tools;
 
 use std::net::SocketAddr;
@@ -109,8 +110,9 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
                 http::serve(server, address, access).await
             }
             None => {
+                let (read, write) = rmcp::transport::stdio_pipes();
                 let running = server
-                    .serve(rmcp::transport::stdio())
+                    .serve(stdio::LineTransport::new(read, write))
                     .await
                     .context("starting MCP on stdio")?;
                 running.waiting().await.context("serving MCP on stdio")?;

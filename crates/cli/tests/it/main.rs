@@ -13,6 +13,7 @@ mod demo;
 mod errors;
 mod imports;
 mod mcp;
+mod mcp_stdio;
 mod notes;
 mod races;
 mod recording;

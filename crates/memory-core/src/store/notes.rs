@@ -53,7 +53,7 @@ impl NotePath {
             None => Ok(NotePath(value)),
             Some(reason) => Err(Error::InvalidName {
                 kind: "note path",
-                value: value.chars().take(64).collect(),
+                value,
                 reason,
             }),
         }

@@ -143,3 +143,43 @@ fn size_limits_hold_for_every_write() {
         "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n102B\t/memories\n100B\t/memories/a.md\n1B\t/memories/b.md\n1B\t/memories/c.md"
     );
 }
+
+/// A refusal quotes its input cut and lists at most twenty lines, so no error grows with its
+/// input: each of these stays under 500 characters.
+#[test]
+fn refusals_quote_long_inputs_cut() {
+    let huge = "x".repeat(1_000_000);
+    let lines = "abcdefghi\n".repeat(26_214);
+    let first: Vec<String> = (1..=20).map(|n| n.to_string()).collect();
+    for (_, notes) in each_store() {
+        notes
+            .execute(&create("/memories/a.md", &lines))
+            .expect("a note of 26,214 lines");
+        let missing = answer(&notes, &replace("/memories/a.md", &huge, "y"));
+        assert_eq!(
+            missing,
+            format!(
+                "error: No replacement was performed, old_str `{}…` (1,000,000 characters) did not appear verbatim in /memories/a.md.",
+                "x".repeat(200)
+            )
+        );
+        let many = answer(&notes, &replace("/memories/a.md", "abc", "y"));
+        assert_eq!(
+            many,
+            format!(
+                "error: No replacement was performed. Multiple occurrences of old_str `abc` in lines: {}, … and 26,194 more. Please ensure it is unique",
+                first.join(", ")
+            )
+        );
+        let both = answer(&notes, &replace("/memories/a.md", &lines[..1_000], "y"));
+        assert!(
+            both.starts_with("error: No replacement was performed. Multiple occurrences of old_str `abcdefghi\nabc")
+                && both.contains("…` (1,000 characters) in lines: 1, 101, 201, ")
+                && both.ends_with(", 1901, … and 242 more. Please ensure it is unique"),
+            "{both}"
+        );
+        for error in [missing, many, both] {
+            assert!(error.chars().count() < 500, "{}", error.chars().count());
+        }
+    }
+}

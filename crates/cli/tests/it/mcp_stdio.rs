@@ -1,0 +1,195 @@
+//! `agent-memory mcp` on stdio answers every line a client sends, in order: a line that is
+//! not JSON, a lone surrogate, invalid UTF-8 and a 32 MB line each get an error naming the
+//! request's id where it can be read, and the server goes on serving the lines after them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::Sandbox;
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
+
+/// How long to wait for an answer before calling it lost (a bound on a hang, not a speed).
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// The server as a child process, its stdout read line by line on a thread of its own.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn start(sandbox: &Sandbox) -> Server {
+        let mut child = Command::new(BIN)
+            .arg("--db")
+            .arg(sandbox.path().join("memory.db"))
+            .arg("mcp")
+            .env_remove("AGENT_MEMORY_DB")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the server");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Server {
+            child,
+            stdin,
+            answers,
+        }
+    }
+
+    /// Writes `line` and a newline.
+    fn send(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line).expect("write a line");
+        stdin.write_all(b"\n").expect("write a newline");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next line the server writes, as JSON.
+    fn answer(&self) -> Value {
+        let line = self
+            .answers
+            .recv_timeout(PATIENCE)
+            .expect("the server answers every line");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `tools/call` request of the `notes` tool.
+fn notes_call(id: u64, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"notes","arguments":{arguments}}}}}"#
+    )
+}
+
+/// The id and error code of an error answer, and its message.
+fn error_of(answer: &Value) -> (Value, i64, String) {
+    (
+        answer["id"].clone(),
+        answer["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("an error: {answer}")),
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+#[test]
+fn every_line_gets_an_answer_in_order() {
+    let sandbox = Sandbox::new();
+    let mut server = Server::start(&sandbox);
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "lines", "version": "1"}
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    let initialized = server.answer();
+    assert_eq!(initialized["id"], 1);
+    assert!(
+        initialized["result"]["serverInfo"].is_object(),
+        "{initialized}"
+    );
+    server.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    server.send(b"this is not JSON");
+    let surrogate = notes_call(
+        2,
+        r#"{"command":"create","path":"/memories/a.md","file_text":"half \ud800 a pair"}"#,
+    );
+    server.send(surrogate.as_bytes());
+    let mut not_utf8 = notes_call(
+        3,
+        r#"{"command":"create","path":"/memories/b.md","file_text":"#,
+    )
+    .into_bytes();
+    not_utf8.truncate(not_utf8.len() - 2);
+    not_utf8.extend_from_slice(b"\"\xff\xfe\"}}}");
+    server.send(&not_utf8);
+    let huge = notes_call(
+        4,
+        &format!(
+            r#"{{"command":"create","path":"/memories/c.md","file_text":"{}"}}"#,
+            "x".repeat(32 * 1024 * 1024)
+        ),
+    );
+    server.send(huge.as_bytes());
+    drop(huge);
+    server.send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"not an object"}"#);
+    server.send(b"[1, 2]");
+    server.send(
+        notes_call(
+            6,
+            r#"{"command":"create","path":"/memories/d.md","file_text":"kept"}"#,
+        )
+        .as_bytes(),
+    );
+    server.send(notes_call(7, r#"{"command":"view","path":"/memories"}"#).as_bytes());
+
+    let (id, code, message) = error_of(&server.answer());
+    assert_eq!((id, code), (Value::Null, -32700), "{message}");
+    assert!(message.starts_with("Parse error: "), "{message}");
+    let (id, code, message) = error_of(&server.answer());
+    assert_eq!((id, code), (json!(2), -32700), "{message}");
+    assert!(message.starts_with("Parse error: "), "{message}");
+    let (id, code, message) = error_of(&server.answer());
+    assert_eq!((id, code), (json!(3), -32700), "{message}");
+    let (id, code, message) = error_of(&server.answer());
+    assert_eq!((id, code), (json!(4), -32600), "{message}");
+    assert_eq!(
+        message,
+        "request too large: a message on stdio holds at most 4194304 bytes (4 MiB) on one line"
+    );
+    let (id, code, message) = error_of(&server.answer());
+    assert_eq!((id, code), (json!(5), -32600), "{message}");
+    let (id, code, message) = error_of(&server.answer());
+    assert_eq!((id, code), (Value::Null, -32600), "{message}");
+    let created = server.answer();
+    assert_eq!(created["id"], 6, "{created}");
+    assert_eq!(
+        created["result"]["structuredContent"]["text"],
+        "File created successfully at: /memories/d.md"
+    );
+    let listed = server.answer();
+    assert_eq!(listed["id"], 7, "{listed}");
+    let listing = listed["result"]["structuredContent"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(listing.contains("/memories/d.md"), "{listing}");
+    assert!(
+        !listing.contains("/memories/a.md") && !listing.contains("/memories/c.md"),
+        "no refused line wrote anything: {listing}"
+    );
+
+    // Closing stdin ends the server, cleanly.
+    drop(server.stdin.take());
+    let status = server.child.wait().expect("the server exits");
+    assert!(status.success(), "{status}");
+}
