@@ -1028,6 +1028,10 @@ impl PatternStore for SqliteStore {
             let run = |sql: &str| -> rusqlite::Result<usize> {
                 tx.prepare_cached(sql)?.execute([name])
             };
+            // Each statement reads the partition's rows through an index on `partition` or on
+            // `fp_id`, and deleting a fingerprint looks its references up by their keys
+            // (groups, tallies) or has none to look up (episodes and fields declare no foreign
+            // key, migration 13): a forget reads no row of another partition.
             let forget = || -> rusqlite::Result<usize> {
                 let ids = "SELECT id FROM trajectory_fingerprint WHERE partition = ?1";
                 run(&format!("DELETE FROM trajectory_tally WHERE fp_id IN ({ids})"))?;
