@@ -1,14 +1,16 @@
 //! A forget never makes another connection's writer fail: forgetting a partition of many
 //! groups holds the write lock for a time that follows what it erases, not the size of the
-//! other partitions.
+//! other partitions, and an erasure held up by an older reader waits for it without keeping
+//! writers out.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
 use agent_memory_core::testkit::trajectory::counting_step;
 use agent_memory_core::{EpisodeStore, Partition, PatternStore, Timestamp};
-use agent_memory_sqlite::SqliteStore;
+use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 
 fn partition(name: &str) -> Partition {
     Partition::new(name).expect("partition")
@@ -85,4 +87,59 @@ fn a_writer_to_another_partition_never_fails_during_a_large_forget() {
         [("kept", 50_000 + written as u64)]
     );
     assert_eq!(store.check().expect("check"), Vec::new());
+}
+
+/// While a reader of an older snapshot holds the forgotten pages, the forget waits for it (up
+/// to `erase_wait`) in short attempts: a writer whose busy timeout is shorter than that wait
+/// still gets the lock, every time. (A checkpoint holds the write lock while it waits for
+/// readers, so one long wait kept every writer out for all of it.)
+#[test]
+fn an_erasure_waiting_for_a_reader_keeps_no_writer_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let options = SqliteOptions::default().with_erase_wait(Duration::from_secs(4));
+    let store = SqliteStore::open_with(&db, &options).expect("open");
+    let (gone, kept) = (partition("gone"), partition("kept"));
+    fill(&store, &gone, 10, 100);
+    fill(&store, &kept, 10, 100);
+    let reader = rusqlite::Connection::open(&db).expect("reader");
+    reader.execute_batch("BEGIN").expect("begin");
+    let seen: i64 = reader
+        .query_row("SELECT count(*) FROM trajectory_episode", [], |r| r.get(0))
+        .expect("read");
+    assert_eq!(seen, 200);
+    let impatient = SqliteOptions::default().with_busy_timeout(Duration::from_millis(1_000));
+    let writer = SqliteStore::open_with(&db, &impatient).expect("writer");
+    let (forgotten, writes) = std::thread::scope(|scope| {
+        let forget = scope.spawn(|| store.forget_partition(&gone));
+        // The deletion and `VACUUM` of 200 episodes take milliseconds; the erasure then waits
+        // for the reader for 4 s, and these writes land in that wait.
+        std::thread::sleep(Duration::from_millis(500));
+        let writes: Vec<_> = (0..5)
+            .map(|i| {
+                let written = writer.append_episodes(&[episode(&kept, 0, 1_000 + i)]);
+                std::thread::sleep(Duration::from_millis(200));
+                written
+            })
+            .collect();
+        (forget.join().expect("the forget ran"), writes)
+    });
+    for (i, written) in writes.into_iter().enumerate() {
+        written.unwrap_or_else(|e| panic!("write {i} during the erasure's wait failed: {e}"));
+    }
+    let error = forgotten.expect_err("the reader outlasted the erasure's wait");
+    assert!(
+        error.to_string().contains("erased at the next write"),
+        "{error}"
+    );
+    reader.execute_batch("COMMIT").expect("end the read");
+    assert_eq!(
+        store
+            .partitions()
+            .expect("partitions")
+            .iter()
+            .map(|p| (p.partition.as_str(), p.episodes))
+            .collect::<Vec<_>>(),
+        [("kept", 105)]
+    );
 }
