@@ -383,10 +383,16 @@ impl PatternStore for PostgresStore {
                  ON CONFLICT (partition) DO UPDATE SET seq = EXCLUDED.seq",
                 &[&name, &seq_to_sql(last)],
             )?;
+            // By key, as stored: a later state of a group wins over an earlier one.
+            let written: HashMap<&str, &Group> = output
+                .groups
+                .iter()
+                .map(|g| (g.fingerprint.as_key(), g))
+                .collect();
             Ok(output
                 .reinforced
                 .iter()
-                .filter_map(|fp| output.groups.iter().find(|g| &g.fingerprint == fp))
+                .filter_map(|fp| written.get(fp.as_key()))
                 .filter_map(|g| Pattern::of_group(partition, g))
                 .collect())
         })

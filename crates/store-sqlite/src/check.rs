@@ -34,6 +34,16 @@ pub const CHECKS: &[Check] = &[
         description: "PRAGMA foreign_key_check: every reference points at a row",
     },
     Check {
+        name: "fingerprint references",
+        description: "every episode and fingerprint field refers to a fingerprint of its own \
+                      partition (the store's own references, which declare no foreign key)",
+    },
+    Check {
+        name: "foreign key indexes",
+        description: "every foreign key's columns begin an index of its table, so deleting a \
+                      referenced row looks its references up instead of reading the table",
+    },
+    Check {
         name: "schema",
         description: "the application id is agent-memory's and the schema version is current",
     },
@@ -129,6 +139,8 @@ fn run_checks(conn: &Connection) -> rusqlite::Result<Vec<Finding>> {
         return Ok(found.0);
     }
     foreign_keys(conn, &mut found)?;
+    fingerprint_references(conn, &mut found)?;
+    foreign_key_indexes(conn, &mut found)?;
     schema_marks(conn, &mut found)?;
     watermarks(conn, &mut found)?;
     partition_totals(conn, &mut found)?;
@@ -198,6 +210,68 @@ fn foreign_keys(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()>
             "foreign keys",
             location,
             format!("refers to a missing {parent} row"),
+        );
+    }
+    Ok(())
+}
+
+fn fingerprint_references(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    let mut report = |location: String, fp_id: i64, theirs: Option<String>, ours: &str| {
+        let detail = match theirs {
+            None => format!("refers to fingerprint {fp_id}, which does not exist"),
+            Some(theirs) => format!(
+                "is in partition {ours:?} but refers to fingerprint {fp_id} of partition {theirs:?}"
+            ),
+        };
+        found.add("fingerprint references", location, detail);
+    };
+    // Each row's fingerprint is a lookup by id: one pass over each table.
+    let mut stmt = conn.prepare(
+        "SELECT e.seq, e.partition, e.fp_id, f.partition \
+         FROM trajectory_episode e LEFT JOIN trajectory_fingerprint f ON f.id = e.fp_id \
+         WHERE f.partition IS NOT e.partition",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let partition: String = row.get(1)?;
+        report(
+            format!("trajectory_episode row {seq}"),
+            row.get(2)?,
+            row.get(3)?,
+            &partition,
+        );
+    }
+    let mut stmt = conn.prepare(
+        "SELECT x.partition, x.field, x.value, x.fp_id, f.partition \
+         FROM trajectory_fingerprint_field x \
+         LEFT JOIN trajectory_fingerprint f ON f.id = x.fp_id \
+         WHERE f.partition IS NOT x.partition",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (partition, field, value): (String, String, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        report(
+            format!("trajectory_fingerprint_field {partition:?} {field:?} {value:?}"),
+            row.get(3)?,
+            row.get(4)?,
+            &partition,
+        );
+    }
+    Ok(())
+}
+
+fn foreign_key_indexes(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
+    for key in schema::unindexed_foreign_keys(conn)? {
+        let columns = key.columns.join(", ");
+        found.add(
+            "foreign key indexes",
+            format!("{} ({columns})", key.table),
+            format!(
+                "refers to {} but begins no index: deleting a {} row reads all of {}",
+                key.parent, key.parent, key.table
+            ),
         );
     }
     Ok(())

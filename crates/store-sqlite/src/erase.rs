@@ -8,12 +8,16 @@
 //! still needs the old pages. So the store waits for it, up to
 //! [`SqliteOptions::erase_wait`](crate::SqliteOptions::erase_wait), and then reports the
 //! erasure pending ([`Error::ErasePending`]): the rows are gone, their bytes are not yet.
+//! A checkpoint holds the write lock while it waits for readers, so the store waits in short
+//! attempts with pauses between them: another connection's writer waits for one attempt at
+//! most, never for the whole wait (which, at its default, is as long as a writer's busy
+//! timeout).
 //!
 //! The meta entry `store.erase_pending` says what is left to do (`vacuum` or `checkpoint`),
 //! committed before the work, so the next write of any connection, or the next open for
 //! writing, finishes it without waiting once the reader has ended.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
@@ -79,20 +83,55 @@ pub(crate) fn finish(
         conn.execute_batch("VACUUM")?;
         record(conn, Some(Stage::Checkpoint))?;
     }
-    // The checkpoint waits through the busy handler; it answers `busy = 1` when a reader of an
-    // older snapshot outlasted the wait.
-    conn.busy_timeout(wait)?;
-    let checkpoint = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-        r.get::<_, i64>(0)
-    });
-    conn.busy_timeout(busy_timeout)?;
-    if checkpoint? != 0 {
+    if !truncate_log(conn, wait, busy_timeout)? {
         return Ok(false);
     }
     // The log is empty and the file holds only the rebuilt pages; this last write holds no
     // forgotten text.
     record(conn, None)?;
     Ok(true)
+}
+
+/// How long one attempt at the truncating checkpoint waits, through the busy handler, for
+/// the write lock and for readers of older snapshots. The attempt holds the write lock while
+/// it waits for readers, so this bounds how long it keeps other connections' writers waiting.
+const CHECKPOINT_ATTEMPT: Duration = Duration::from_millis(10);
+
+/// The pause between two attempts, holding no lock: four times an attempt, so a waiting
+/// writer's busy handler, which retries on its own schedule, finds the lock free.
+const CHECKPOINT_PAUSE: Duration = Duration::from_millis(40);
+
+/// Copies the log into the file and truncates it, trying for `wait` at most; returns whether
+/// it did. The connection's busy timeout is `busy_timeout` again afterwards.
+fn truncate_log(
+    conn: &Connection,
+    wait: Duration,
+    busy_timeout: Duration,
+) -> rusqlite::Result<bool> {
+    // A wait too long to add to the clock is no deadline at all.
+    let deadline = Instant::now().checked_add(wait);
+    let left = || {
+        deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
+    };
+    loop {
+        conn.busy_timeout(CHECKPOINT_ATTEMPT.min(left()))?;
+        // `busy = 1` when the write lock or a reader of an older snapshot outlasted the
+        // attempt.
+        let checkpoint = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+        conn.busy_timeout(busy_timeout)?;
+        if checkpoint? == 0 {
+            return Ok(true);
+        }
+        let left = left();
+        if left.is_zero() {
+            return Ok(false);
+        }
+        std::thread::sleep(CHECKPOINT_PAUSE.min(left));
+    }
 }
 
 impl SqliteStore {

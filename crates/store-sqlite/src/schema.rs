@@ -75,6 +75,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "episode_numbers",
         sql: include_str!("sql/0012_episode_numbers.sql"),
     },
+    Migration {
+        version: 13,
+        name: "fingerprint_references",
+        sql: include_str!("sql/0013_fingerprint_references.sql"),
+    },
 ];
 
 /// The schema version this build writes.
@@ -132,6 +137,110 @@ pub(crate) fn tables_at(version: u32) -> rusqlite::Result<std::collections::BTre
     )?;
     let names = stmt.query_map([], |r| r.get(0))?;
     names.collect()
+}
+
+/// A foreign key no index serves: its child columns begin no index of the child table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct UnindexedKey {
+    /// The table holding the reference.
+    pub(crate) table: String,
+    /// Its referring columns, in the key's order.
+    pub(crate) columns: Vec<String>,
+    /// The table it refers to.
+    pub(crate) parent: String,
+}
+
+/// Every foreign key of the database whose child columns are not the leading columns of an
+/// index of the child table (in any order; the rowid when the key is the table's `INTEGER
+/// PRIMARY KEY`), read from the catalogue.
+///
+/// With foreign keys on, SQLite looks up the rows referring to each parent row a statement
+/// deletes or re-keys; without such an index that lookup reads the whole child table, so a
+/// deletion of many parent rows costs their number times the child table's size.
+pub(crate) fn unindexed_foreign_keys(conn: &Connection) -> rusqlite::Result<Vec<UnindexedKey>> {
+    let tables: Vec<(String, bool)> = conn
+        .prepare(
+            "SELECT name, wr FROM pragma_table_list WHERE schema = 'main' AND type = 'table' \
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut unindexed = Vec::new();
+    for (table, without_rowid) in tables {
+        let keys = foreign_keys_of(conn, &table)?;
+        if keys.is_empty() {
+            continue;
+        }
+        let leads = index_columns_of(conn, &table, without_rowid)?;
+        for (parent, columns) in keys {
+            let served = leads.iter().any(|index| {
+                index.len() >= columns.len()
+                    && columns.iter().all(|c| index[..columns.len()].contains(c))
+            });
+            if !served {
+                unindexed.push(UnindexedKey {
+                    table: table.clone(),
+                    columns,
+                    parent,
+                });
+            }
+        }
+    }
+    Ok(unindexed)
+}
+
+/// The foreign keys of `table`: each parent table with the child columns, in key order.
+fn foreign_keys_of(conn: &Connection, table: &str) -> rusqlite::Result<Vec<(String, Vec<String>)>> {
+    let mut keys: Vec<(i64, String, Vec<String>)> = Vec::new();
+    let mut stmt = conn.prepare(
+        "SELECT id, \"table\", \"from\" FROM pragma_foreign_key_list(?1) ORDER BY id, seq",
+    )?;
+    let mut rows = stmt.query([table])?;
+    while let Some(row) = rows.next()? {
+        let (id, parent, column): (i64, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        match keys.last_mut() {
+            Some((last, _, columns)) if *last == id => columns.push(column),
+            _ => keys.push((id, parent, vec![column])),
+        }
+    }
+    Ok(keys
+        .into_iter()
+        .map(|(_, parent, columns)| (parent, columns))
+        .collect())
+}
+
+/// The columns of each complete (not partial) index of `table`, in index order, and the
+/// rowid alias (an `INTEGER PRIMARY KEY` of a rowid table) as an index of its own.
+fn index_columns_of(
+    conn: &Connection,
+    table: &str,
+    without_rowid: bool,
+) -> rusqlite::Result<Vec<Vec<String>>> {
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_index_list(?1) WHERE partial = 0")?
+        .query_map([table], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut indexes = Vec::with_capacity(names.len() + 1);
+    let mut info =
+        conn.prepare("SELECT coalesce(name, '') FROM pragma_index_info(?1) ORDER BY seqno")?;
+    for name in names {
+        let columns = info
+            .query_map([name], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        indexes.push(columns);
+    }
+    if !without_rowid {
+        let key: Vec<(String, String)> = conn
+            .prepare("SELECT name, type FROM pragma_table_info(?1) WHERE pk > 0")?
+            .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        if let [(column, kind)] = key.as_slice()
+            && kind.eq_ignore_ascii_case("INTEGER")
+        {
+            indexes.push(vec![column.clone()]);
+        }
+    }
+    Ok(indexes)
 }
 
 #[cfg(test)]
@@ -228,6 +337,96 @@ mod tests {
             .query_row("SELECT seq FROM trajectory_seq_floor", [], |r| r.get(0))
             .expect("floor");
         assert_eq!(floor, 5);
+    }
+
+    #[test]
+    fn every_foreign_key_has_an_index_beginning_with_its_columns() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate_to(&mut conn, SCHEMA_VERSION)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("fresh");
+        let keys: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema m, pragma_foreign_key_list(m.name) \
+                 WHERE m.type = 'table'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("foreign keys");
+        assert!(
+            keys >= 5,
+            "the rule reads the keys of the catalogue: {keys}"
+        );
+        assert_eq!(unindexed_foreign_keys(&conn).expect("read"), Vec::new());
+    }
+
+    /// Version 12 is the schema that made a forget read every other partition's episodes
+    /// once per fingerprint: the rule names both of its keys without an index.
+    #[test]
+    fn the_rule_finds_the_keys_version_12_left_without_an_index() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        migrate_to(&mut conn, 12)
+            .map_err(|(m, e)| format!("{}: {e}", m.name))
+            .expect("version 12");
+        let found: Vec<(String, Vec<String>, String)> = unindexed_foreign_keys(&conn)
+            .expect("read")
+            .into_iter()
+            .map(|k| (k.table, k.columns, k.parent))
+            .collect();
+        let key = |table: &str| {
+            (
+                table.to_owned(),
+                vec!["fp_id".to_owned()],
+                "trajectory_fingerprint".to_owned(),
+            )
+        };
+        assert_eq!(
+            found,
+            [
+                key("trajectory_episode"),
+                key("trajectory_fingerprint_field")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_foreign_key_is_served_only_by_an_index_that_begins_with_its_columns() {
+        let conn = Connection::open_in_memory().expect("open");
+        conn.execute_batch(
+            "CREATE TABLE parent (id INTEGER PRIMARY KEY, a TEXT, b TEXT, UNIQUE (a, b));
+             CREATE TABLE bare (p INTEGER REFERENCES parent (id));
+             CREATE TABLE second (z TEXT, p INTEGER REFERENCES parent (id));
+             CREATE INDEX second_by_z ON second (z, p);
+             CREATE TABLE partial (p INTEGER REFERENCES parent (id));
+             CREATE INDEX partial_some ON partial (p) WHERE p > 10;
+             CREATE TABLE by_rowid (p INTEGER PRIMARY KEY REFERENCES parent (id));
+             CREATE TABLE pair (a TEXT, b TEXT, c TEXT, FOREIGN KEY (a, b) REFERENCES parent (a, b));
+             CREATE INDEX pair_reversed ON pair (b, a, c);
+             CREATE TABLE keyed (a TEXT, b TEXT, PRIMARY KEY (a, b),
+                                 FOREIGN KEY (a, b) REFERENCES parent (a, b)) WITHOUT ROWID;
+             CREATE TABLE half (a TEXT, b TEXT, FOREIGN KEY (a, b) REFERENCES parent (a, b));
+             CREATE INDEX half_a ON half (a);",
+        )
+        .expect("tables");
+        let found: Vec<(String, Vec<String>)> = unindexed_foreign_keys(&conn)
+            .expect("read")
+            .into_iter()
+            .map(|k| {
+                assert_eq!(k.parent, "parent");
+                (k.table, k.columns)
+            })
+            .collect();
+        let names =
+            |t: &str, c: &[&str]| (t.to_owned(), c.iter().map(|c| (*c).to_owned()).collect());
+        assert_eq!(
+            found,
+            [
+                names("bare", &["p"]),
+                names("half", &["a", "b"]),
+                names("partial", &["p"]),
+                names("second", &["p"]),
+            ]
+        );
     }
 
     #[test]

@@ -878,10 +878,16 @@ impl PatternStore for SqliteStore {
             )
             .and_then(|mut stmt| stmt.execute(params![name, seq_to_sql(last)]))
             .map_err(sql)?;
+            // By key, as stored: a later state of a group wins over an earlier one.
+            let written: HashMap<&str, &Group> = output
+                .groups
+                .iter()
+                .map(|g| (g.fingerprint.as_key(), g))
+                .collect();
             Ok(output
                 .reinforced
                 .iter()
-                .filter_map(|fp| output.groups.iter().find(|g| &g.fingerprint == fp))
+                .filter_map(|fp| written.get(fp.as_key()))
                 .filter_map(|g| Pattern::of_group(partition, g))
                 .collect())
         })
@@ -1022,6 +1028,10 @@ impl PatternStore for SqliteStore {
             let run = |sql: &str| -> rusqlite::Result<usize> {
                 tx.prepare_cached(sql)?.execute([name])
             };
+            // Each statement reads the partition's rows through an index on `partition` or on
+            // `fp_id`, and deleting a fingerprint looks its references up by their keys
+            // (groups, tallies) or has none to look up (episodes and fields declare no foreign
+            // key, migration 13): a forget reads no row of another partition.
             let forget = || -> rusqlite::Result<usize> {
                 let ids = "SELECT id FROM trajectory_fingerprint WHERE partition = ?1";
                 run(&format!("DELETE FROM trajectory_tally WHERE fp_id IN ({ids})"))?;

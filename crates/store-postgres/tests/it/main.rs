@@ -10,5 +10,6 @@ mod contract;
 
 mod browser;
 mod cluster;
+mod foreign_keys;
 mod forget;
 mod one_statement;

@@ -258,6 +258,23 @@ const DEFECTS: &[(&str, &str)] = &[
         "UPDATE browser_sites SET next_seq = 0 WHERE site = 'shop1.test'",
     ),
     (
+        "fingerprint references",
+        "UPDATE trajectory_episode SET fp_id = fp_id + 1000 \
+         WHERE seq = (SELECT min(seq) FROM trajectory_episode)",
+    ),
+    // A field row filed under another partition than its fingerprint's.
+    (
+        "fingerprint references",
+        "UPDATE trajectory_fingerprint_field SET partition = 'elsewhere' \
+         WHERE fp_id = (SELECT min(fp_id) FROM trajectory_fingerprint_field)",
+    ),
+    // A table whose reference no index serves: deleting a fingerprint would read all of it.
+    (
+        "foreign key indexes",
+        "CREATE TABLE trajectory_notes (fp_id INTEGER REFERENCES trajectory_fingerprint (id), \
+                                        note TEXT)",
+    ),
+    (
         "foreign keys",
         "INSERT INTO browser_facts (scope, site, kind, key, seq, value, confidence, sources, last_seen) \
          VALUES ('shared', 'nowhere.test', 'timing', 'k', 0, 'v', 0.6, 1, 't')",

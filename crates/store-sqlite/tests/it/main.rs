@@ -5,6 +5,7 @@ mod batches;
 mod check;
 mod contract;
 mod forget;
+mod forget_writers;
 mod full;
 mod identity;
 mod notes;
