@@ -2,15 +2,17 @@
 //! users get it.
 //!
 //! In order: `npm ci` installs the package's build tools (pinned by its `package-lock.json`);
-//! the types generated from `schemas/` are checked against the committed ones; the addon is
-//! built by `scripts/build.mjs` with napi-rs from the workspace's own target folder and dev
-//! profile (so the dependencies the other steps compiled are reused); `npm pack` makes the
-//! tarball; a fresh project under `target/node-test/` installs it (a copy, not a link to the
-//! sources), with the pinned Anthropic SDK beside it, and runs the package's tests there with
-//! node's test runner, then type-checks an example against the installed declarations with
-//! `tsc --noEmit`, and type-checks, compiles and runs every ```ts block of the README against
-//! the installed package (never reaching the Anthropic API: the examples run without
-//! `ANTHROPIC_API_KEY`).
+//! the types generated from `schemas/` are checked against the committed ones (the rest of
+//! the generated surface is `cargo xtask codegen --check`'s); `scripts/build.mjs` builds the
+//! addon with napi-rs from the workspace's own target folder and dev profile (so the
+//! dependencies the other steps compiled are reused) and compiles the TypeScript sources
+//! (`ts/`) into `lib/` with `tsc`; `npm pack` makes the tarball; a fresh project under
+//! `target/node-test/` installs it (a copy, not a link to the sources), with the pinned
+//! Anthropic SDK beside it, and runs the package's tests there with node's test runner, then
+//! type-checks an example against the installed declarations with `tsc --noEmit`, and
+//! type-checks, compiles and runs every ```ts block of the README and of the package's own
+//! README against the installed package (never reaching the Anthropic API: the examples run
+//! without `ANTHROPIC_API_KEY`).
 //!
 //! `cargo xtask bench` measures W-bad through the package (`bench`): the addon built with the
 //! release profile, packed and installed into a fresh project as above, runs
@@ -49,13 +51,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         );
         return Ok(());
     }
-    install_tools(&package)?;
-    step(
-        "types from schemas/ are current",
-        Command::new("node")
-            .args(["scripts/generate-types.mjs", "--check"])
-            .current_dir(&package),
-    )?;
+    schema_types(true)?;
     let started = Instant::now();
     step(
         "building the addon",
@@ -83,16 +79,22 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             .args(["--project", "test/types/tsconfig.json"])
             .current_dir(&project),
     )?;
-    step(
-        "the README's TypeScript examples",
-        Command::new("node")
-            .arg(package.join("scripts/readme-examples.mjs"))
-            .arg(root.join("README.md"))
-            .arg(project.join("readme"))
-            .arg(&tsc)
-            .arg(package.join("node_modules/@types"))
-            .current_dir(&project),
-    )
+    for (readme, folder) in [
+        (root.join("README.md"), "readme"),
+        (package.join("README.md"), "readme-package"),
+    ] {
+        step(
+            &format!("the TypeScript examples of {}", readme.display()),
+            Command::new("node")
+                .arg(package.join("scripts/readme-examples.mjs"))
+                .arg(&readme)
+                .arg(project.join(folder))
+                .arg(&tsc)
+                .arg(package.join("node_modules/@types"))
+                .current_dir(&project),
+        )?;
+    }
+    Ok(())
 }
 
 /// W-bad through the package (`bindings/node/bench/w_bad.mjs`) at each of `sizes`, its
@@ -131,6 +133,40 @@ pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
     )?;
     // The bench's addon is the release build: the next `cargo xtask node` builds its own.
     Ok(())
+}
+
+/// The TypeScript shapes of `schemas/` (`bindings/node/ts/generated/schemas.ts`), written by
+/// the package's `scripts/generate-types.mjs` (json-schema-to-typescript, pinned by its lock
+/// file), or with `check` compared with the committed file: `cargo xtask codegen`'s part that
+/// needs Node.js. Without Node.js or npm it says so and passes, except under `CI=true`.
+pub(crate) fn schema_types(check: bool) -> Result<()> {
+    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
+        if in_ci() {
+            bail!(
+                "{missing} is not installed: the TypeScript types of schemas/ need Node.js 18+ and npm"
+            );
+        }
+        println!(
+            "{missing} not found: the TypeScript types of schemas/ were not {} (CI=true makes this an error)",
+            if check { "checked" } else { "written" }
+        );
+        return Ok(());
+    }
+    let package = workspace_root().join("bindings/node");
+    install_tools(&package)?;
+    let mut command = Command::new("node");
+    command
+        .arg("scripts/generate-types.mjs")
+        .args(check.then_some("--check"))
+        .current_dir(&package);
+    step(
+        if check {
+            "types from schemas/ are current"
+        } else {
+            "writing the types of schemas/"
+        },
+        &mut command,
+    )
 }
 
 /// `npm ci` when the installed tools are missing or older than the lock file.

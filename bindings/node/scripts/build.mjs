@@ -1,10 +1,15 @@
-// Builds the native addon with napi-rs from the Cargo workspace's own target folder, so the
+// Builds the package (`npm run build`): the native addon, then its TypeScript.
+//
+// The addon is built with napi-rs from the Cargo workspace's own target folder, so the
 // workspace's compiled dependencies are reused: `cargo build -p agent-memory-node` (the dev
 // profile unless `--release` or `--profile NAME` is given; `--features bench` adds the bench's
 // Rust-side timer), with napi-derive writing its type
 // definitions, then napi-rs's own generators write `native.d.ts` and the loader `native.js`
 // (which tries the `.node` file beside it first, then the per-platform package), and the
-// library is copied to `agent-memory.<platform>.node`.
+// library is copied to `agent-memory.<platform>.node`. Then `tsc` compiles `ts/` (the
+// sources, with the files `cargo xtask codegen` generates in `ts/generated/`) into `lib/`:
+// CommonJS that Node's ES modules import by name, and its declarations. `lib/` is made
+// afresh, so no file of a removed source stays behind.
 //
 // `napi build` itself always passes `--target`, which gives Cargo a second target folder and
 // rebuilds every dependency; this script does what it does without that flag.
@@ -76,3 +81,10 @@ try {
   if (error.code !== 'ENOENT') throw error
 }
 console.log(`built ${addon} (${profile})`)
+
+rmSync(join(here, 'lib'), { recursive: true, force: true })
+execFileSync(process.execPath, [join(here, 'node_modules', 'typescript', 'bin', 'tsc'), '--project', join(here, 'tsconfig.json')], {
+  cwd: here,
+  stdio: 'inherit',
+})
+console.log(`compiled ts/ into ${join(here, 'lib')}`)

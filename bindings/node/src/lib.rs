@@ -5,7 +5,7 @@
 //! `serde-json` feature) and maps errors (each to its contract `kind`, `message` and `input`);
 //! every rule of the memory stays in the crates below. Store calls run on libuv's thread pool
 //! ([`AsyncTask`]) and resolve a Promise; the `...Sync` variants run on the calling thread.
-//! The JavaScript wrapper (`index.js`) turns these functions into the package's camelCase
+//! The TypeScript around it (`ts/index.ts`) turns these functions into the package's camelCase
 //! methods and its `Error` subclasses.
 
 #![deny(missing_docs)]
@@ -31,7 +31,7 @@ use napi_derive::napi;
 use serde_json::{Value, json};
 
 /// A failure as the wrapper receives it: the error's `code` is the contract's kind and its
-/// message the JSON of the contract's error body, so `index.js` can build the right class.
+/// message the JSON of the contract's error body, so `ts/errors.ts` can build the right class.
 fn failure(kind: &str, message: String, input: Option<&str>) -> Error {
     let body = json!({ "kind": kind, "message": message, "input": input });
     Error::new(napi::Status::GenericFailure, body.to_string())
@@ -342,33 +342,43 @@ impl ToNapiValue for Json {
 pub struct OperationInfo {
     /// Its name, the stem of its schemas.
     pub name: String,
+    /// Its family (`trajectory`, ..., `admin`).
+    pub family: String,
     /// `reads`, `writes` or `deletes`.
     pub effect: String,
     /// When to call it.
     pub description: String,
+    /// Its method on the package's `Store`: `group.method` or `method`.
+    pub node: String,
     /// The stem of its output schema.
     pub output: String,
     /// Whether it takes a JSON input.
     pub takes_input: bool,
 }
 
-/// Every operation of the contract.
+/// Every operation of the contract, as its operation table has them.
 #[napi]
 pub fn operations() -> Vec<OperationInfo> {
-    operations::all()
-        .into_iter()
+    operations::table()
+        .iter()
         .map(|op| OperationInfo {
             name: op.name.to_owned(),
-            effect: match op.effect {
-                operations::Effect::Reads => "reads",
-                operations::Effect::Writes => "writes",
-                operations::Effect::Deletes => "deletes",
-            }
-            .to_owned(),
+            family: op.family().to_owned(),
+            effect: op.effect.as_str().to_owned(),
             description: op.description.to_owned(),
+            node: op.node.clone(),
             output: op.output.to_owned(),
             takes_input: op.takes_input(),
         })
+        .collect()
+}
+
+/// Every kind of error the contract has, as the words its failures carry.
+#[napi]
+pub fn error_kinds() -> Vec<String> {
+    agent_memory_contract::ErrorKind::ALL
+        .iter()
+        .map(|kind| kind.as_str().to_owned())
         .collect()
 }
 

@@ -5,29 +5,24 @@ import { createRequire } from 'node:module'
 import * as esm from 'durable-agent-memory'
 
 const require = createRequire(import.meta.url)
+const cjs = require('durable-agent-memory')
 
 test('import and require give the same classes', () => {
-  const cjs = require('durable-agent-memory')
-  for (const name of ['Store', 'operations', 'runCli', 'AgentMemoryError', 'UsageError', 'InvalidInputError', 'NotFoundError', 'ConflictError', 'CorruptError', 'IoError', 'DatabaseError']) {
+  for (const name of ['Store', 'operations', 'errorKinds', 'runCli', 'memoryToolHandlers', 'AgentMemoryError', 'UsageError', 'InvalidInputError', 'NotFoundError', 'ConflictError', 'CorruptError', 'IoError', 'DatabaseError']) {
     assert.equal(typeof esm[name], 'function', name)
     assert.equal(esm[name], cjs[name], name)
   }
+  assert.equal(esm.errorClasses, cjs.errorClasses)
+  // The default export is the CommonJS module itself, as a CommonJS package's always is.
+  assert.equal(esm.default, cjs)
 })
 
-test('operations lists every operation of the contract, each with a Store method', () => {
-  const ops = esm.operations()
-  const store = esm.Store.openSync(':memory:')
-  assert.ok(ops.length >= 21, String(ops.length))
-  for (const op of ops) {
-    assert.ok(['reads', 'writes', 'deletes'].includes(op.effect), op.name)
-    assert.ok(op.description.length > 20, op.name)
-    const [group, ...rest] = op.name.split('_')
-    // A one-word operation (`check`, `notes`) is a method of the store itself.
-    const method = rest.length === 0 ? group : rest.map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('')
-    const owner = group === 'memory' || rest.length === 0 ? store : store[group]
-    assert.equal(typeof owner?.[method], 'function', `${op.name} as ${group}.${method}`)
-    assert.equal(typeof owner?.[`${method}Sync`], 'function', `${op.name} as ${group}.${method}Sync`)
+test('the internals stay inside the package', () => {
+  for (const name of ['fromNative', 'fromBody', 'checkJson', 'METHODS']) {
+    assert.equal(esm[name], undefined, name)
+    assert.equal(cjs[name], undefined, name)
   }
+  assert.throws(() => require('durable-agent-memory/lib/errors.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' })
 })
 
 test('the addon is loaded from the installed package, not the sources', () => {

@@ -74,24 +74,6 @@ test('invalid_input: a database inside a file, naming the file', async () => {
   await assert.rejects(Store.open(join(file, 'memory.db')), expectKind(memory.InvalidInputError, 'invalid_input', file))
 })
 
-test('corrupt and every other kind map to their classes', () => {
-  // A corrupt store cannot be made through the API; the mapping is what the wrapper owns.
-  for (const [cls, kind] of [
-    [memory.CorruptError, 'corrupt'],
-    [memory.UsageError, 'usage'],
-    [memory.InvalidInputError, 'invalid_input'],
-    [memory.NotFoundError, 'not_found'],
-    [memory.ConflictError, 'conflict'],
-    [memory.IoError, 'io'],
-    [memory.DatabaseError, 'database'],
-  ]) {
-    const error = new cls('m', 'i')
-    assert.equal(error.kind, kind)
-    assert.equal(error.input, 'i')
-    assert.ok(error instanceof AgentMemoryError)
-  }
-})
-
 test('bad JavaScript values are rejected naming the argument', async () => {
   const store = Store.openSync(':memory:')
   const cases = [

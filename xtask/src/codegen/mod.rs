@@ -5,7 +5,9 @@
 //! package's methods, stubs and exception classes, the TypeScript package's methods, types and
 //! error classes. `codegen` writes them; `codegen --check` writes nothing and fails, naming the
 //! files and the command to run, when a committed file differs from what the table makes. CI
-//! runs the check, so a door can never drift from the table.
+//! runs the check, so a door can never drift from the table. The TypeScript shapes of
+//! `schemas/` are json-schema-to-typescript's, so both also run the npm package's
+//! `scripts/generate-types.mjs` (see `crate::node::schema_types`).
 
 mod node;
 mod python;
@@ -21,6 +23,8 @@ use crate::workspace_root;
 
 /// One operation as the emitters see it.
 #[derive(Debug, Clone)]
+// Each emitter reads the fields its language needs, so a build may leave some unread.
+#[allow(dead_code)]
 pub(crate) struct OperationView {
     /// The contract's name (`trajectory_record`).
     pub(crate) name: &'static str,
@@ -155,7 +159,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let root = workspace_root();
     let files = generate(&surface()?)?;
     if check {
-        return check_files(&root, &files);
+        check_files(&root, &files)?;
+        // The TypeScript shapes of `schemas/`, made by json-schema-to-typescript (Node.js).
+        return crate::node::schema_types(true);
     }
     for file in &files {
         let path = root.join(&file.path);
@@ -166,7 +172,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         std::fs::write(&path, &file.text).with_context(|| format!("writing {}", path.display()))?;
     }
     println!("codegen: wrote {} file(s)", files.len());
-    Ok(())
+    crate::node::schema_types(false)
 }
 
 /// Fails, naming every file that differs and the command that rewrites them.

@@ -1,4 +1,3 @@
-'use strict'
 // A drop-in for browser-agent-driver's memory classes (`TrajectoryStore`, `AppKnowledge`,
 // `SelectorCache`, `ProjectStore`): the same names, constructor arguments, methods and
 // results, backed by one agent-memory database instead of JSON files.
@@ -14,36 +13,252 @@
 // `TrajectoryAnalyzer` reads a test suite's results, which live with the caller: its analysis
 // is computed here, its hints by the browser memory's own rules in the addon.
 
-const native = require('../native.js')
-const { createHash } = require('node:crypto')
-const { mkdirSync, renameSync, writeFileSync } = require('node:fs')
-const path = require('node:path')
-const { InvalidInputError, fromNative, wellFormed } = require('./errors.cjs')
+import { createHash } from 'node:crypto'
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import * as native from '../native.js'
+import { fromNative } from './errors.js'
+import { InvalidInputError } from './generated/errors.js'
+import { wellFormed } from './plain-json.js'
 
-let chosen
-let frozen
-const open = new Map()
+/** A turn of a run, as the agent reports it. */
+export interface Turn {
+  turn?: number
+  state: { url: string; title?: string; snapshot?: string }
+  action: { action: string; [field: string]: unknown }
+  durationMs: number
+  error?: string
+  verified?: boolean
+  verificationFailure?: string
+  expectedEffect?: string
+  reasoning?: string
+}
+
+/** One saved step. */
+export interface TrajectoryStep {
+  url: string
+  action: { action: string; [field: string]: unknown }
+  snapshotHash: string
+  verified: boolean
+  expectedEffect?: string
+}
+
+/** A saved run. */
+export interface Trajectory {
+  id: string
+  goal: string
+  origin?: string
+  steps: TrajectoryStep[]
+  success: boolean
+  durationMs: number
+  model: string
+  timestamp: string
+}
+
+/** How a `TrajectoryStore` matches goals. */
+export interface TrajectoryStoreOptions {
+  similarityThreshold?: number
+  enableScoring?: boolean
+  ttlDays?: number
+}
+
+/** A trajectory to replay without a model. */
+export interface ReplayCandidate {
+  trajectory: Trajectory
+  similarity: number
+  origin: string | null
+}
+
+/** What a site fact is about. */
+export type FactType = 'timing' | 'selector' | 'pattern' | 'quirk'
+
+/** A fact learned about a site. */
+export interface Fact {
+  type: FactType
+  key: string
+  value: string
+  confidence: number
+  sources: number
+  lastSeen: string
+}
+
+/** A previous run on a site. */
+export interface Session {
+  id: string
+  goal: string
+  outcome: string
+  success: boolean
+  finalUrl: string
+  timestamp: string
+  turnsUsed: number
+  durationMs: number
+}
+
+/** A selector that worked for an element. */
+export interface SelectorEntry {
+  element: string
+  lastRef?: string
+  stableSelector?: string
+  successCount: number
+  lastUsed: string
+}
+
+/** A test case's result, as browser-agent-driver's test runner reports it (the fields read here). */
+export interface TestResult {
+  testCase: { id: string; name: string; goal: string; startUrl?: string; [field: string]: unknown }
+  agentResult: { success?: boolean; turns: Turn[]; [field: string]: unknown }
+  agentSuccess: boolean
+  verified: boolean
+  verdict?: string
+  skipped?: boolean
+  criteriaResults?: Array<{ criterion?: string; passed: boolean; detail?: string }>
+  turnsUsed: number
+  durationMs: number
+  [field: string]: unknown
+}
+
+/** A test suite's results. */
+export interface TestSuiteResult {
+  model: string
+  timestamp: string
+  results: TestResult[]
+  summary: {
+    total: number
+    passed: number
+    failed: number
+    passRate: number
+    avgTurns: number
+    avgDurationMs: number
+    totalDurationMs: number
+    [field: string]: unknown
+  }
+  [field: string]: unknown
+}
+
+/** A suite summary as `saveRunSummary` keeps it. */
+export interface RunSummary {
+  id: string
+  model: string
+  timestamp: string
+  total: number
+  passed: number
+  failed: number
+  passRate: number
+  avgTurns: number
+  avgDurationMs: number
+  totalDurationMs: number
+  tests: Array<{ id: string; name: string; verified: boolean; turnsUsed: number; durationMs: number }>
+}
+
+/** How often an action (on a selector) was taken and failed. */
+export interface ActionPattern {
+  action: string
+  selector?: string
+  occurrences: number
+  failures: number
+  failureRate: number
+}
+
+/** How the tests sharing a goal's first line went. */
+export interface GoalPattern {
+  goalPrefix: string
+  attempts: number
+  successes: number
+  avgTurns: number
+  avgDurationMs: number
+  commonFailures: string[]
+}
+
+/** Turns of one test that did not move it forward. */
+export interface TurnWaste {
+  category: 'stale-ref' | 'repeated-action' | 'stuck-loop' | 'error' | 'unnecessary-wait'
+  turnNumbers: number[]
+  description: string
+}
+
+/** A test suite's analysis. */
+export interface RunAnalysis {
+  timestamp: string
+  suiteModel: string
+  totalTests: number
+  passRate: number
+  turnEfficiency: { totalTurns: number; productiveTurns: number; wastedTurns: number; efficiencyRate: number }
+  verificationGaps: { agentSaysSuccess: number; groundTruthConfirms: number; falsePositiveRate: number }
+  actionPatterns: ActionPattern[]
+  goalPatterns: GoalPattern[]
+  wasteBreakdown: TurnWaste[]
+  topFailureReasons: string[]
+}
+
+/** Where a run is. */
+export type RunStatus = 'running' | 'completed' | 'failed'
+
+/** A registered run. */
+export interface RunManifest {
+  runId: string
+  sessionId?: string
+  parentRunId?: string
+  status: RunStatus
+  goal: string
+  domain: string
+  startUrl?: string
+  finalUrl?: string
+  currentUrl?: string
+  startedAt: string
+  updatedAt: string
+  completedAt?: string
+  success?: boolean
+  summary?: string
+  artifactPaths: string[]
+  turnCount: number
+  result?: string
+  reason?: string
+}
+
+/** Which runs `listRuns` returns. */
+export interface RunFilters {
+  domain?: string
+  sessionId?: string
+  status?: RunStatus
+  limit?: number
+}
+
+/** Where a resumed or forked run starts. */
+export interface Scenario {
+  goal: string
+  startUrl: string
+  sessionId: string
+  parentRunId: string
+}
+
+/** `now` as `useDatabase` and `Store.open` take it. */
+type Now = Date | string | number
+
+let chosen: string | undefined
+let frozen: number | undefined
+const open = new Map<string, native.NativeStore>()
 
 /**
  * Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL);
  * `options.now` (a `Date`, an RFC 3339 time or milliseconds) fixes "now" for every call, as
  * `Store.open`'s option does.
  */
-function useDatabase(db, options = {}) {
+export function useDatabase(db: string, options: { now?: Now } = {}): void {
   if (typeof db !== 'string' || db.length === 0) {
     throw new InvalidInputError('db must be a SQLite file path, ":memory:" or a postgres:// URL', 'db')
   }
-  const now = options?.now
-  const ms = now === undefined || now === null ? undefined : now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : now
+  const now: unknown = options?.now
+  const ms: unknown =
+    now === undefined || now === null ? undefined : now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : now
   if (ms !== undefined && !Number.isSafeInteger(ms)) {
     throw new InvalidInputError('options.now must be a Date, an RFC 3339 time or milliseconds since the epoch', 'options.now')
   }
   chosen = db
-  frozen = ms
+  frozen = ms as number | undefined
 }
 
 /** The native store of the database in use, opened once per process (and per frozen clock). */
-function database() {
+function database(): native.NativeStore {
   const db = chosen ?? process.env.AGENT_MEMORY_DB ?? path.join(process.cwd(), 'agent-memory.db')
   const key = `${frozen ?? ''}\u0000${db}`
   let store = open.get(key)
@@ -54,7 +269,7 @@ function database() {
   return store
 }
 
-function call(fn) {
+function call<T>(fn: () => T): T {
   try {
     return fn()
   } catch (error) {
@@ -63,31 +278,38 @@ function call(fn) {
 }
 
 /** The scope of a folder: its absolute path, or a digest of it when too long for a name. */
-function scopeOf(folder) {
+function scopeOf(folder: string): string {
   const absolute = path.resolve(folder)
+  // eslint-disable-next-line no-control-regex
   if (Buffer.byteLength(absolute) <= 200 && !/[\u0000-\u001f\u007f]/.test(absolute)) return absolute
   return `path-sha256:${createHash('sha256').update(absolute).digest('hex')}`
 }
 
 /** A domain or url as the url the memory files it under. */
-function siteUrl(domain) {
+function siteUrl(domain: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(domain) ? domain : `https://${domain}/`
 }
 
-function checkText(value, name) {
+function checkText(value: unknown, name: string): asserts value is string {
   if (typeof value !== 'string' || !wellFormed(value)) {
     throw new InvalidInputError(`${name} must be a string of well-formed text`, name)
   }
 }
 
-/** Saved trajectories of runs, matched by goal similarity for reuse and replay. */
-class TrajectoryStore {
-  #scope
-  #options
-  #finite
+/** `value` through JSON: what a file of it would hold (no `undefined`, no class instances). */
+function plain<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T
+}
 
-  constructor(storePath, thresholdOrOptions = 0.5) {
-    const options = typeof thresholdOrOptions === 'number' ? { similarityThreshold: thresholdOrOptions } : thresholdOrOptions ?? {}
+/** Saved trajectories of runs, matched by goal similarity for reuse and replay. */
+export class TrajectoryStore {
+  readonly #scope: string
+  readonly #options: Required<TrajectoryStoreOptions>
+  readonly #finite: boolean
+
+  constructor(storePath?: string, thresholdOrOptions: number | TrajectoryStoreOptions = 0.5) {
+    const options: TrajectoryStoreOptions =
+      typeof thresholdOrOptions === 'number' ? { similarityThreshold: thresholdOrOptions } : (thresholdOrOptions ?? {})
     this.#scope = scopeOf(storePath || path.join(process.cwd(), '.trajectories'))
     this.#options = {
       similarityThreshold: options.similarityThreshold ?? 0.5,
@@ -100,55 +322,58 @@ class TrajectoryStore {
   }
 
   /** Saves a finished run (success or not); `complete` and `abort` actions are not steps. */
-  save(goal, turns, success, model, options = {}) {
+  save(goal: string, turns: Turn[], success: boolean, model: string, options: { origin?: string } = {}): Trajectory {
     checkText(goal, 'goal')
     if (!Array.isArray(turns)) throw new InvalidInputError('turns must be an array of turns', 'turns')
-    const run = { goal, turns: JSON.parse(JSON.stringify(turns)), success: success === true, model: String(model ?? ''), origin: options.origin ?? '' }
-    return call(() => database().browserSaveSync(this.#scope, run))
+    const run = { goal, turns: plain(turns), success: success === true, model: String(model ?? ''), origin: options.origin ?? '' }
+    return call(() => database().browserSaveSync(this.#scope, run) as Trajectory)
   }
 
   /** Every saved trajectory, oldest first. */
-  loadAll() {
-    return call(() => database().browserTrajectoriesSync(this.#scope))
+  loadAll(): Trajectory[] {
+    return call(() => database().browserTrajectoriesSync(this.#scope) as Trajectory[])
   }
 
   /** The most similar successful trajectory for `goal` above the threshold, or null. */
-  findBestMatch(goal, options = {}) {
+  findBestMatch(goal: string, options: { origin?: string } = {}): Trajectory | null {
     checkText(goal, 'goal')
     const origin = options.origin
     if (this.#finite && (!origin || typeof origin === 'string')) {
       const { similarityThreshold, ttlDays, enableScoring } = this.#options
-      const found = call(() => database().browserMatchTextSync(this.#scope, goal, origin || undefined, similarityThreshold, ttlDays, enableScoring))
+      const found: unknown = call(() =>
+        database().browserMatchTextSync(this.#scope, goal, origin || undefined, similarityThreshold, ttlDays, enableScoring),
+      )
       // The match comes as JSON text when parsing it makes the same object (see the addon).
-      return typeof found === 'string' ? JSON.parse(found) : found ?? null
+      return typeof found === 'string' ? (JSON.parse(found) as Trajectory) : ((found as Trajectory | null) ?? null)
     }
-    const query = { ...this.#options }
+    const query: TrajectoryStoreOptions & { origin?: string } = { ...this.#options }
     if (options.origin) query.origin = options.origin
-    return call(() => database().browserMatchSync(this.#scope, goal, query)) ?? null
+    return (call(() => database().browserMatchSync(this.#scope, goal, query)) as Trajectory | null) ?? null
   }
 
   /**
    * The trajectory to replay without a model (similarity at least 0.85, same origin, at least
    * one step) as `{trajectory, similarity, origin}`, or null.
    */
-  findReplayCandidate(goal, options = {}) {
+  findReplayCandidate(goal: string, options: { origin?: string } = {}): ReplayCandidate | null {
     checkText(goal, 'goal')
     const origin = options.origin ?? ''
-    return call(() => database().browserReplayableSync(this.#scope, goal, origin, { ttlDays: this.#options.ttlDays })) ?? null
+    const found = call(() => database().browserReplayableSync(this.#scope, goal, origin, { ttlDays: this.#options.ttlDays }))
+    return (found as ReplayCandidate | null) ?? null
   }
 
   /** The trajectory as a reference for the prompt: goal, then one line per step. */
-  formatAsReference(trajectory) {
-    return call(() => native.referenceText(JSON.parse(JSON.stringify(trajectory))))
+  formatAsReference(trajectory: Trajectory): string {
+    return call(() => native.referenceText(plain(trajectory)))
   }
 }
 
 /** What the agent learned about one site: facts with confidences. */
-class AppKnowledge {
-  #scope
-  #url
+export class AppKnowledge {
+  readonly #scope: string
+  readonly #url: string
 
-  constructor(filePath, domain) {
+  constructor(filePath: string, domain: string) {
     checkText(filePath, 'path')
     checkText(domain, 'domain')
     this.#scope = scopeOf(path.dirname(filePath))
@@ -156,111 +381,111 @@ class AppKnowledge {
   }
 
   /** Facts with confidence at least `minConfidence` (default 0.3). */
-  getFacts(minConfidence = 0.3) {
-    return call(() => database().browserFactsSync(this.#scope, this.#url, minConfidence))
+  getFacts(minConfidence = 0.3): Fact[] {
+    return call(() => database().browserFactsSync(this.#scope, this.#url, minConfidence) as Fact[])
   }
 
   /** Facts of one type with confidence at least `minConfidence` (default 0.3). */
-  getFactsByType(type, minConfidence = 0.3) {
+  getFactsByType(type: FactType, minConfidence = 0.3): Fact[] {
     return this.getFacts(minConfidence).filter((f) => f.type === type)
   }
 
   /** The first fact of this type and key, whatever its confidence. */
-  getFact(type, key) {
+  getFact(type: FactType, key: string): Fact | undefined {
     return this.getFacts(0).find((f) => f.type === type && f.key === key)
   }
 
   /** Records one observation: a confirmation boosts, a contradiction decays. */
-  recordFact(type, key, value) {
+  recordFact(type: FactType, key: string, value: string): void {
     checkText(key, 'key')
     checkText(value, 'value')
     call(() => database().browserRecordFactSync(this.#scope, this.#url, String(type), key, value))
   }
 
   /** Records several observations in order. */
-  recordFacts(facts) {
+  recordFacts(facts: Array<{ type: FactType; key: string; value: string }>): void {
     if (!Array.isArray(facts)) throw new InvalidInputError('facts must be an array', 'facts')
     for (const fact of facts) this.recordFact(fact.type, fact.key, fact.value)
   }
 
   /** The sessions of previous runs on the site, newest first. */
-  getSessions() {
-    return call(() => database().browserSessionsSync(this.#scope, this.#url))
+  getSessions(): Session[] {
+    return call(() => database().browserSessionsSync(this.#scope, this.#url) as Session[])
   }
 
   /** Appends a session; the newest five are kept. */
-  recordSession(session) {
+  recordSession(session: Session): void {
     if (session === null || typeof session !== 'object') throw new InvalidInputError('session must be an object', 'session')
     checkText(session.timestamp, 'session.timestamp')
-    call(() => database().browserRecordSessionSync(this.#scope, this.#url, JSON.parse(JSON.stringify(session))))
+    call(() => database().browserRecordSessionSync(this.#scope, this.#url, plain(session)))
   }
 
   /** The `APP KNOWLEDGE` block for the prompt (facts of confidence 0.5 and up), or ''. */
-  formatForBrain() {
+  formatForBrain(): string {
     return call(() => database().browserKnowledgeTextSync(this.#scope, this.#url))
   }
 
   /** Forgets every learned fact of the site; the session history stays. */
-  clearPatterns() {
+  clearPatterns(): void {
     call(() => database().browserForgetKnowledgeSync(this.#scope, this.#url, false))
   }
 
   /** Forgets the site's facts and sessions (its selectors are `SelectorCache`'s). */
-  reset() {
+  reset(): void {
     call(() => database().browserForgetKnowledgeSync(this.#scope, this.#url, true))
   }
 
   /** How many facts are stored, whatever their confidence. */
-  get factCount() {
+  get factCount(): number {
     return this.getFacts(0).length
   }
 
   /** Every write is already stored; kept for the reference's callers. */
-  save() {}
+  save(): void {}
 }
 
 /** Selectors that worked, by element, ranked by use. */
-class SelectorCache {
-  #scope
-  #url
+export class SelectorCache {
+  readonly #scope: string
+  readonly #url: string
 
-  constructor(filePath) {
+  constructor(filePath: string) {
     checkText(filePath, 'path')
     this.#scope = scopeOf(path.dirname(filePath))
     this.#url = path.basename(path.dirname(path.resolve(filePath))) || 'selectors'
   }
 
   /** Records that `selector` (an `@ref` or a stable selector) worked for `element`. */
-  recordSuccess(element, selector) {
+  recordSuccess(element: string, selector: string): void {
     checkText(element, 'element')
     checkText(selector, 'selector')
     call(() => database().browserRecordSelectorSync(this.#scope, this.#url, element, selector))
   }
 
   /** The entry of `element`, or undefined. */
-  lookup(element) {
+  lookup(element: string): SelectorEntry | undefined {
     return this.#entries().find((e) => e.element === element)
   }
 
   /** Every entry, most used first (ties in the order they were first recorded). */
-  getAll() {
+  getAll(): SelectorEntry[] {
     return this.#entries()
-      .map((entry, i) => [entry, i])
+      .map((entry, i): [SelectorEntry, number] => [entry, i])
       .sort((a, b) => b[0].successCount - a[0].successCount || a[1] - b[1])
       .map(([entry]) => entry)
   }
 
   /** The `KNOWN SELECTORS` block for the prompt with the `limit` most used, or ''. */
-  formatForBrain(limit = 20) {
+  formatForBrain(limit = 20): string {
     const top = this.getAll().slice(0, Math.max(0, limit))
     return call(() => database().browserSelectorsTextSync(top))
   }
 
   /** Every write is already stored; kept for the reference's callers. */
-  save() {}
+  save(): void {}
 
-  #entries() {
-    return call(() => database().browserSelectorsSync(this.#scope, this.#url))
+  #entries(): SelectorEntry[] {
+    return call(() => database().browserSelectorsSync(this.#scope, this.#url) as SelectorEntry[])
   }
 }
 
@@ -269,10 +494,10 @@ class SelectorCache {
  * `runs/`), whose paths name each domain's memories (their scopes) and where callers may keep
  * files of their own, and the cross-domain hints, which live in the database.
  */
-class ProjectStore {
-  #root
+export class ProjectStore {
+  readonly #root: string
 
-  constructor(root) {
+  constructor(root?: string) {
     this.#root = root || path.join(process.cwd(), '.agent-memory')
     for (const folder of [this.#root, path.join(this.#root, 'domains'), path.join(this.#root, 'runs')]) {
       mkdirSync(folder, { recursive: true })
@@ -280,12 +505,12 @@ class ProjectStore {
   }
 
   /** The root given (or `.agent-memory` in the working folder). */
-  getRoot() {
+  getRoot(): string {
     return this.#root
   }
 
   /** The folder name of a url's domain, as the memory names the site (`localhost_5173`). */
-  getDomainDir(url) {
+  getDomainDir(url: string): string {
     checkText(url, 'url')
     const folder = path.join(this.#root, 'domains', native.siteKeyOf(url).replace(/:/g, '_'))
     mkdirSync(folder, { recursive: true })
@@ -293,35 +518,35 @@ class ProjectStore {
   }
 
   /** Where the domain's trajectories are kept (a scope name for `TrajectoryStore`). */
-  getTrajectoryDir(url) {
+  getTrajectoryDir(url: string): string {
     const folder = path.join(this.getDomainDir(url), 'trajectories')
     mkdirSync(folder, { recursive: true })
     return folder
   }
 
   /** The name `AppKnowledge` takes for the domain. */
-  getKnowledgePath(url) {
+  getKnowledgePath(url: string): string {
     return path.join(this.getDomainDir(url), 'knowledge.json')
   }
 
   /** The name `SelectorCache` takes for the domain. */
-  getSelectorCachePath(url) {
+  getSelectorCachePath(url: string): string {
     return path.join(this.getDomainDir(url), 'selectors.json')
   }
 
   /** The name the reference kept its hints under. */
-  getHintsPath() {
+  getHintsPath(): string {
     return path.join(this.#root, 'hints.json')
   }
 
   /** Stores cross-domain optimization hints, replacing earlier ones. */
-  saveHints(hints) {
+  saveHints(hints: string): void {
     checkText(hints, 'hints')
     call(() => database().browserSaveHintsSync(scopeOf(this.#root), hints))
   }
 
   /** The stored hints, or null. */
-  loadHints() {
+  loadHints(): string | null {
     return call(() => database().browserHintsSync(scopeOf(this.#root))) || null
   }
 
@@ -330,7 +555,7 @@ class ProjectStore {
    * name, verdict, turns and time) in the database, and writes it as `runs/<id>.json` in the
    * reference's layout (replaced atomically); returns its id, `run_<ms>_<base36>`.
    */
-  saveRunSummary(suite) {
+  saveRunSummary(suite: TestSuiteResult): string {
     if (suite === null || typeof suite !== 'object' || !Array.isArray(suite.results) || typeof suite.summary !== 'object') {
       throw new InvalidInputError('suite must be a test suite result with `results` and `summary`', 'suite')
     }
@@ -364,54 +589,71 @@ class ProjectStore {
   }
 
   /** The suite summaries kept for this root, oldest id first. */
-  loadRunSummaries() {
-    return call(() => database().browserSuiteSummariesSync(scopeOf(this.#root)))
+  loadRunSummaries(): RunSummary[] {
+    return call(() => database().browserSuiteSummariesSync(scopeOf(this.#root)) as RunSummary[])
   }
 }
 
-/** `value` through JSON: what a file of it would hold (no `undefined`, no class instances). */
-function plain(value) {
-  return JSON.parse(JSON.stringify(value))
-}
-
 /** The action's `selector` as text, when the action names one. */
-function selectorOf(action) {
+function selectorOf(action: unknown): string | undefined {
   return action !== null && typeof action === 'object' && 'selector' in action ? String(action.selector) : undefined
 }
 
 /** What identifies a repeated action: its kind and the target that makes it the same. */
-function actionKey(action) {
+function actionKey(action: Turn['action'] | undefined): string {
   switch (action?.action) {
     case 'click':
     case 'type':
-      return `${action.action}:${action.selector}`
+      return `${action.action}:${String(action.selector)}`
     case 'press':
-      return `press:${action.selector}:${action.key}`
+      return `press:${String(action.selector)}:${String(action.key)}`
     case 'scroll':
-      return `scroll:${action.direction}`
+      return `scroll:${String(action.direction)}`
     case 'navigate':
-      return `navigate:${action.url}`
+      return `navigate:${String(action.url)}`
     default:
       return String(action?.action)
   }
 }
 
-const evaluated = new WeakMap()
+/** A test's run as the browser memory's hints read it. */
+interface EvaluatedRun {
+  name: string
+  goal: string
+  turns: Turn[]
+  agentSuccess: boolean
+  verified: boolean
+  verdict?: string
+  failedCriteria?: string[]
+  turnsUsed: number
+  durationMs: number
+}
+
+const evaluated = new WeakMap<RunAnalysis, EvaluatedRun[]>()
+
+/** Whether a turn failed: an error, or a verification that did not hold. */
+function failed(turn: Turn): boolean {
+  return Boolean(turn.error || turn.verificationFailure)
+}
+
+/** The failed criteria's details of a result, when it has criteria. */
+function failedCriteria(result: TestResult): string[] | undefined {
+  return result.criteriaResults?.filter((c) => !c.passed && c.detail).map((c) => c.detail as string)
+}
 
 /**
  * The analysis of a test suite's results: turn efficiency, verification gaps, action and
  * goal patterns, wasted turns and the top failure reasons; and the hints for the next runs.
  */
-class TrajectoryAnalyzer {
+export class TrajectoryAnalyzer {
   /** The analysis of `suite` (skipped tests left out of every figure but `totalTests`). */
-  analyze(suite) {
+  analyze(suite: TestSuiteResult): RunAnalysis {
     if (suite === null || typeof suite !== 'object' || !Array.isArray(suite.results)) {
       throw new InvalidInputError('suite must be a test suite result with `results`', 'suite')
     }
     const results = suite.results.filter((r) => !r.skipped)
-    const turnsOf = (r) => r.agentResult?.turns ?? []
-    const failed = (t) => Boolean(t.error || t.verificationFailure)
-    const wasted = (t) => failed(t) || (t.action?.action === 'wait' && t.action.ms === 0)
+    const turnsOf = (r: TestResult): Turn[] => r.agentResult?.turns ?? []
+    const wasted = (t: Turn): boolean => failed(t) || (t.action?.action === 'wait' && t.action.ms === 0)
 
     const all = results.flatMap(turnsOf)
     const wastedTurns = all.filter(wasted).length
@@ -430,7 +672,7 @@ class TrajectoryAnalyzer {
       falsePositiveRate: says > 0 ? (says - confirmed) / says : 0,
     }
 
-    const patterns = new Map()
+    const patterns = new Map<string, Omit<ActionPattern, 'failureRate'>>()
     for (const turn of all) {
       const selector = selectorOf(turn.action)
       const key = `${turn.action?.action}:${selector || '*'}`
@@ -439,11 +681,19 @@ class TrajectoryAnalyzer {
       pattern.failures += failed(turn) ? 1 : 0
       patterns.set(key, pattern)
     }
-    const actionPatterns = [...patterns.values()]
+    const actionPatterns: ActionPattern[] = [...patterns.values()]
       .map((p) => ({ ...p, failureRate: p.failures / p.occurrences }))
       .sort((a, b) => b.occurrences - a.occurrences)
 
-    const goals = new Map()
+    interface GoalTally {
+      goalPrefix: string
+      attempts: number
+      successes: number
+      turns: number
+      duration: number
+      commonFailures: string[]
+    }
+    const goals = new Map<string, GoalTally>()
     for (const r of results) {
       const prefix = String(r.testCase?.goal ?? '').split('\n')[0].slice(0, 80)
       const goal = goals.get(prefix) ?? { goalPrefix: prefix, attempts: 0, successes: 0, turns: 0, duration: 0, commonFailures: [] }
@@ -454,7 +704,7 @@ class TrajectoryAnalyzer {
       if (!r.verified && r.verdict) goal.commonFailures.push(r.verdict)
       goals.set(prefix, goal)
     }
-    const goalPatterns = [...goals.values()].map((g) => ({
+    const goalPatterns: GoalPattern[] = [...goals.values()].map((g) => ({
       goalPrefix: g.goalPrefix,
       attempts: g.attempts,
       successes: g.successes,
@@ -463,35 +713,40 @@ class TrajectoryAnalyzer {
       commonFailures: g.commonFailures,
     }))
 
-    const wasteBreakdown = []
+    const wasteBreakdown: TurnWaste[] = []
     for (const r of results) {
       const turns = turnsOf(r)
       const name = r.testCase?.name
-      const stale = turns.filter((t) => t.error?.includes('Stale ref')).map((t) => t.turn)
+      const numbers = (t: Turn): number => t.turn as number
+      const stale = turns.filter((t) => t.error?.includes('Stale ref')).map(numbers)
       if (stale.length > 0) {
         wasteBreakdown.push({ category: 'stale-ref', turnNumbers: stale, description: `${name}: ${stale.length} stale ref errors` })
       }
       for (let i = 2; i < turns.length; i++) {
         const key = actionKey(turns[i].action)
         if (actionKey(turns[i - 2].action) === key && actionKey(turns[i - 1].action) === key) {
-          const numbers = [turns[i - 2].turn, turns[i - 1].turn, turns[i].turn]
-          wasteBreakdown.push({ category: 'stuck-loop', turnNumbers: numbers, description: `${name}: repeated "${key}" at turns ${numbers[0]}-${numbers[2]}` })
+          const repeated = [turns[i - 2], turns[i - 1], turns[i]].map(numbers)
+          wasteBreakdown.push({
+            category: 'stuck-loop',
+            turnNumbers: repeated,
+            description: `${name}: repeated "${key}" at turns ${repeated[0]}-${repeated[2]}`,
+          })
         }
       }
-      const errors = turns.filter((t) => t.error && !t.error.includes('Stale ref')).map((t) => t.turn)
+      const errors = turns.filter((t) => t.error && !t.error.includes('Stale ref')).map(numbers)
       if (errors.length > 0) {
         wasteBreakdown.push({ category: 'error', turnNumbers: errors, description: `${name}: ${errors.length} execution errors` })
       }
     }
 
-    const reasons = new Map()
+    const reasons = new Map<string, number>()
     for (const r of results.filter((r) => !r.verified)) {
-      const found = r.criteriaResults ? r.criteriaResults.filter((c) => !c.passed && c.detail).map((c) => c.detail) : r.verdict ? [r.verdict] : []
+      const found = failedCriteria(r) ?? (r.verdict ? [r.verdict] : [])
       for (const reason of found) reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
     }
     const topFailureReasons = [...reasons.entries()].sort((a, b) => b[1] - a[1]).map(([reason]) => reason)
 
-    const analysis = {
+    const analysis: RunAnalysis = {
       timestamp: new Date().toISOString(),
       suiteModel: suite.model,
       totalTests: suite.results.length,
@@ -513,7 +768,7 @@ class TrajectoryAnalyzer {
           agentSuccess: r.agentSuccess === true,
           verified: r.verified === true,
           verdict: r.verdict,
-          failedCriteria: r.criteriaResults ? r.criteriaResults.filter((c) => !c.passed && c.detail).map((c) => c.detail) : undefined,
+          failedCriteria: failedCriteria(r),
           turnsUsed: r.turnsUsed,
           durationMs: r.durationMs,
         })),
@@ -526,7 +781,7 @@ class TrajectoryAnalyzer {
    * The `FEEDBACK FROM PREVIOUS RUNS:` block for the prompt, or '' when nothing stands out:
    * the browser memory's hints over the runs `analysis` was made from.
    */
-  generateHints(analysis) {
+  generateHints(analysis: RunAnalysis): string {
     const runs = evaluated.get(analysis)
     if (!runs) throw new InvalidInputError('analysis must be one this analyzer returned from analyze()', 'analysis')
     return call(() => native.suiteHints(runs))
@@ -534,20 +789,20 @@ class TrajectoryAnalyzer {
 }
 
 /** `{run_id: ...}` as `{runId: ...}`, recursively over plain objects. */
-function camel(value) {
+function camel(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(camel)
   if (value === null || typeof value !== 'object') return value
-  const out = {}
+  const out: Record<string, unknown> = {}
   for (const [key, item] of Object.entries(value)) {
     if (item === null) continue
-    out[key.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] = camel(item)
+    out[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = camel(item)
   }
   return out
 }
 
 /** `{runId: ...}` as `{run_id: ...}` (top level), leaving out undefined fields. */
-function snake(value) {
-  const out = {}
+function snake(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
   for (const [key, item] of Object.entries(value ?? {})) {
     if (item !== undefined) out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = item
   }
@@ -555,16 +810,16 @@ function snake(value) {
 }
 
 /** The contract's operation `name` on the database in use, its result in camelCase. */
-function operation(name, input) {
+function operation(name: string, input: Record<string, unknown>): unknown {
   return camel(call(() => database().callSync(name, input)))
 }
 
 /** `fn()`, or undefined when it names a run that does not exist. */
-function unlessMissing(fn) {
+function unlessMissing<T>(fn: () => T): T | undefined {
   try {
     return fn()
   } catch (error) {
-    if (error.kind === 'not_found') return undefined
+    if ((error as { kind?: unknown } | null)?.kind === 'not_found') return undefined
     throw error
   }
 }
@@ -573,63 +828,71 @@ function unlessMissing(fn) {
  * The run registry: manifests of runs (start, update, complete, get, list), and the scenarios
  * that resume or fork one. Runs of one memory folder share a scope.
  */
-class RunRegistry {
-  #scope
+export class RunRegistry {
+  readonly #scope: string
 
-  constructor(memoryDir) {
+  constructor(memoryDir: string) {
     checkText(memoryDir, 'memoryDir')
     this.#scope = scopeOf(path.join(memoryDir, 'agent-runs'))
   }
 
   /** Registers a run as running; returns its id. */
-  startRun(opts) {
+  startRun(opts: { runId: string; sessionId?: string; parentRunId?: string; goal: string; domain: string; startUrl?: string }): string {
     const { runId, sessionId, parentRunId, goal, domain, startUrl } = opts ?? {}
     operation('browser_run_start', snake({ runId, sessionId, parentRunId, goal, domain, startUrl, scope: this.#scope }))
     return runId
   }
 
   /** Updates a running run (status, current url, turns, artifacts); undefined for an unknown run. */
-  updateRun(runId, updates = {}) {
+  updateRun(
+    runId: string,
+    updates: { status?: RunStatus; currentUrl?: string; turnCount?: number; artifactPaths?: string[] } = {},
+  ): RunManifest | undefined {
     const { status, currentUrl, turnCount, artifactPaths } = updates
-    return unlessMissing(() =>
-      operation('browser_run_update', snake({ runId, status, currentUrl, turnCount, artifactPaths, scope: this.#scope })),
+    return unlessMissing(
+      () => operation('browser_run_update', snake({ runId, status, currentUrl, turnCount, artifactPaths, scope: this.#scope })) as RunManifest,
     )
   }
 
   /** Completes a run (`completed` on success, else `failed`); undefined for an unknown run. */
-  completeRun(runId, result) {
+  completeRun(
+    runId: string,
+    result: { success: boolean; finalUrl?: string; summary?: string; result?: string; reason?: string; turnCount: number; artifactPaths?: string[] },
+  ): RunManifest | undefined {
     const { success, finalUrl, summary, result: text, reason, turnCount, artifactPaths } = result ?? {}
-    return unlessMissing(() =>
-      operation(
-        'browser_run_complete',
-        snake({ runId, success, finalUrl, summary, result: text, reason, turnCount, artifactPaths, scope: this.#scope }),
-      ),
+    return unlessMissing(
+      () =>
+        operation(
+          'browser_run_complete',
+          snake({ runId, success, finalUrl, summary, result: text, reason, turnCount, artifactPaths, scope: this.#scope }),
+        ) as RunManifest,
     )
   }
 
   /** The manifest of a run, or undefined. */
-  getRun(runId) {
+  getRun(runId: string): RunManifest | undefined {
     return this.listRuns().find((run) => run.runId === runId)
   }
 
   /** Manifests, newest first, filtered by domain, session and status, at most `limit`. */
-  listRuns(filters = {}) {
+  listRuns(filters: RunFilters = {}): RunManifest[] {
     const { domain, sessionId, status, limit } = filters
-    return operation('browser_runs', snake({ domain, sessionId, status, limit, scope: this.#scope })).runs
+    const found = operation('browser_runs', snake({ domain, sessionId, status, limit, scope: this.#scope })) as { runs: RunManifest[] }
+    return found.runs
   }
 
   /** The scenario that continues a run in its session; undefined for an unknown run. */
-  buildResumeScenario(runId, newGoal) {
-    return unlessMissing(() => operation('browser_resume', snake({ runId, goal: newGoal, scope: this.#scope })))
+  buildResumeScenario(runId: string, newGoal?: string): Scenario | undefined {
+    return unlessMissing(() => operation('browser_resume', snake({ runId, goal: newGoal, scope: this.#scope })) as Scenario)
   }
 
   /** The scenario that branches a run into a new session; undefined for an unknown run. */
-  buildForkScenario(runId, goal) {
-    return unlessMissing(() => operation('browser_fork', snake({ runId, goal, scope: this.#scope })))
+  buildForkScenario(runId: string, goal: string): Scenario | undefined {
+    return unlessMissing(() => operation('browser_fork', snake({ runId, goal, scope: this.#scope })) as Scenario)
   }
 
   /** A fresh run id, `run_<ms>_<6 base36>`. */
-  static generateRunId() {
+  static generateRunId(): string {
     return native.generateRunId()
   }
 }
@@ -639,11 +902,11 @@ class RunRegistry {
  * (UTF-16 units, as JavaScript counts them), stopping at the first part that overflows and
  * cutting it when more than 200 remain, as the reference does.
  */
-class ContextBudget {
-  #parts = []
+export class ContextBudget {
+  readonly #parts: Array<{ label: string; content: string; priority: number }> = []
 
   /** Adds a part of the context. */
-  add(label, content, priority) {
+  add(label: string, content: string, priority: number): void {
     checkText(label, 'label')
     checkText(content, 'content')
     if (!Number.isInteger(priority)) throw new InvalidInputError('priority must be an integer', 'priority')
@@ -651,9 +914,7 @@ class ContextBudget {
   }
 
   /** The assembled context. */
-  build() {
+  build(): string {
     return call(() => native.buildContext(this.#parts, 8000, 'stop'))
   }
 }
-
-module.exports = { TrajectoryStore, TrajectoryAnalyzer, AppKnowledge, SelectorCache, ProjectStore, RunRegistry, ContextBudget, useDatabase }
