@@ -166,6 +166,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         std::fs::write(&path, &file.text).with_context(|| format!("writing {}", path.display()))?;
     }
     println!("codegen: wrote {} file(s)", files.len());
+    python::generate_types(&root)?;
     Ok(())
 }
 
