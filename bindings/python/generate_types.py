@@ -1,14 +1,17 @@
 """Generates the package's TypedDicts from the contract's JSON Schemas (`schemas/` at the
 workspace root) with datamodel-code-generator, as type stubs under
-`python/agent_memory/types/` (one `.pyi` module per schema, named after it), and the stubs of
-`agent_memory.Store` and `agent_memory.aio.Store`, whose every method takes and returns them
-(`python/agent_memory/_store.pyi`).
+`python/agent_memory/types/` (one `.pyi` module per schema, named after it). The stores'
+methods that take and return them (`_store.py`, `_store.pyi`) are written from the operation
+table by `cargo xtask codegen`, which runs this script too.
 
-    python generate_types.py          # rewrite the stubs
+    python generate_types.py          # rewrite the stubs (`cargo xtask codegen` does)
     python generate_types.py --check  # fail when the committed stubs differ
 
-Run it with the Python of `target/python/tools` (`cargo xtask python` installs the pinned
-generator there); a test runs `--check`, so the stubs never drift from the schemas.
+The stubs are valid at Python 3.9, the oldest the wheel claims (`typing`'s generic aliases,
+`Optional` and `Union`, never `X | Y`): datamodel-code-generator writes for that version
+(0.45.0, its last release that does), and pyright checks them at it. Run it with the Python of `target/python/tools`
+(`cargo xtask python` and `cargo xtask codegen` install the pinned generator there); a test
+runs `--check`, so the stubs never drift from the schemas.
 """
 
 import filecmp
@@ -21,73 +24,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SCHEMAS = HERE.parent.parent / "schemas"
 TYPES = HERE / "python" / "agent_memory" / "types"
-STORE = HERE / "python" / "agent_memory" / "_store.pyi"
 
-# Each method of Store: (method, operation, its input schema's module and class or None,
-# its output schema's module and class).
-METHODS = [
-    ("trajectory_record", "trajectory_record", ("trajectory_record_input", "RecordInput"), ("trajectory_record_output", "RecordOutput")),
-    ("trajectory_crystallize", "trajectory_crystallize", ("trajectory_crystallize_input", "CrystallizeInput"), ("trajectory_crystallize_output", "CrystallizeOutput")),
-    ("trajectory_recall", "trajectory_recall", ("trajectory_recall_input", "RecallInput"), ("trajectory_recall_output", "RecallOutput")),
-    ("trajectory_patterns", "trajectory_patterns", ("trajectory_patterns_input", "PatternsInput"), ("trajectory_patterns_output", "PatternsOutput")),
-    ("browser_record_run", "browser_record_run", ("browser_record_run_input", "RecordRunInput"), ("browser_record_run_output", "RecordRunOutput")),
-    ("browser_context", "browser_context", ("browser_context_input", "ContextInput"), ("browser_context_output", "ContextOutput")),
-    ("browser_runs", "browser_runs", ("browser_runs_input", "RunsInput"), ("browser_runs_output", "RunsOutput")),
-    ("browser_resume", "browser_resume", ("browser_resume_input", "ScenarioInput"), ("browser_resume_output", "ScenarioOutput")),
-    ("browser_fork", "browser_fork", ("browser_fork_input", "ScenarioInput"), ("browser_fork_output", "ScenarioOutput")),
-    ("browser_run_start", "browser_run_start", ("browser_run_start_input", "RunStartInput"), ("browser_run_output", "RunDocument")),
-    ("browser_run_update", "browser_run_update", ("browser_run_update_input", "RunUpdateInput"), ("browser_run_output", "RunDocument")),
-    ("browser_run_complete", "browser_run_complete", ("browser_run_complete_input", "RunCompleteInput"), ("browser_run_output", "RunDocument")),
-    ("turns_append", "turns_append", ("turns_append_input", "AppendInput"), ("turns_append_output", "AppendOutput")),
-    ("turns_view", "turns_view", ("turns_view_input", "ViewInput"), ("turns_view_output", "ViewOutput")),
-    ("recording_append", "recording_append", ("recording_append_input", "AppendInput"), ("recording_append_output", "AppendOutput")),
-    ("recording_templatize", "recording_templatize", ("recording_templatize_input", "TemplatizeInput"), ("recording_templatize_output", "TemplatizeOutput")),
-    ("recording_lint", "recording_lint", ("recording_lint_input", "LintInput"), ("recording_lint_output", "LintOutput")),
-    ("recording_next_call", "recording_next_call", ("recording_next_call_input", "NextCallInput"), ("recording_next_call_output", "NextCallOutput")),
-    ("notes", "notes", ("notes_input", "NotesInput"), ("notes_output", "NotesOutput")),
-    ("list", "memory_list", None, ("memory_list_output", "MemoryList")),
-    ("forget", "memory_forget", ("memory_forget_input", "ForgetInput"), ("memory_forget_output", "ForgetOutput")),
-    ("stats", "memory_stats", None, ("memory_stats_output", "DatabaseStats")),
-    ("check", "check", None, ("check_output", "Report")),
-]
-
-def store_stubs() -> str:
-    """The stubs of both stores, one method per operation."""
-    modules = sorted({m for _, _, i, o in METHODS for m, _ in filter(None, (i, o))})
-    lines = [
-        '"""Stubs of agent_memory.Store and agent_memory.aio.Store, generated by generate_types.py: do not edit."""',
-        "",
-        "import os",
-        "from typing import Any, Awaitable, Callable, Dict, List, Optional, Union",
-        "",
-        *(f"from .types import {m}" for m in modules),
-        "",
-        "Clock = Callable[[], float]",
-        "",
-    ]
-    for cls, wrap in (("Store", "{}"), ("AsyncStore", "Awaitable[{}]")):
-        lines += [
-            f"class {cls}:",
-            "    def __init__(self, path_or_url: Union[str, os.PathLike[str]], *, clock: Optional[Clock] = None) -> None: ...",
-            "    @property",
-            "    def location(self) -> str: ...",
-            f"    def call(self, operation: str, input: Optional[Dict[str, Any]] = None) -> {wrap.format('Any')}: ...",
-            f"    def trajectory_record_episode(self, partition: str, episode: trajectory_record_input.EpisodeInput) -> {wrap.format('trajectory_record_output.RecordOutput')}: ...",
-        ]
-        if cls == "AsyncStore":
-            lines += [
-                "    sync: Store",
-                "    @classmethod",
-                "    async def open(cls, path_or_url: Union[str, os.PathLike[str]], *, clock: Optional[Clock] = None) -> AsyncStore: ...",
-            ]
-        for method, _, given, output in METHODS:
-            argument = f", input: {given[0]}.{given[1]}" if given else ""
-            lines.append(f"    def {method}(self{argument}) -> {wrap.format(f'{output[0]}.{output[1]}')}: ...")
-        lines.append("")
-    return "\n".join(lines)
-
-
-HEADER = '"""TypedDicts of the JSON contract, generated from `schemas/` by generate_types.py: do not edit."""\n'
+#: The first line of every module (the package's docstring in `__init__.pyi`).
+HEADER = "Generated by `cargo xtask codegen` (generate_types.py) from `schemas/`; do not edit."
 
 
 def generate(into: Path) -> None:
@@ -101,20 +40,20 @@ def generate(into: Path) -> None:
                 "--input-file-type", "jsonschema",
                 "--output", str(out),
                 "--output-model-type", "typing.TypedDict",
-                "--target-python-version", "3.10",
-                "--formatters", "builtin",
+                "--target-python-version", "3.9",
+                "--formatters", "black", "isort",
                 "--disable-timestamp",
             ],
             check=True,
             stderr=subprocess.DEVNULL,
+            # Away from any pyproject.toml whose settings black or isort would take.
+            cwd=scratch,
         )
         for module in sorted(out.glob("*.py")):
-            text = module.read_text()
+            text = f"# {HEADER}\n{module.read_text()}"
             if module.name == "__init__.py":
-                text = HEADER
+                text = f'"""TypedDicts of the JSON contract. {HEADER}"""\n'
             (into / (module.stem + ".pyi")).write_text(text)
-    # The stores' stubs are written here too; main moves them beside the package.
-    (into / "_store.pyi").write_text(store_stubs())
 
 
 def main() -> int:
@@ -126,16 +65,14 @@ def main() -> int:
         shutil.rmtree(TYPES, ignore_errors=True)
         TYPES.mkdir(parents=True)
         generate(TYPES)
-        (TYPES / "_store.pyi").replace(STORE)
         return 0
     with tempfile.TemporaryDirectory() as fresh:
         generate(Path(fresh))
         compared = filecmp.dircmp(fresh, TYPES)
-        drift = [n for n in compared.left_only if n != "_store.pyi"] + compared.right_only + compared.diff_files
-        if not filecmp.cmp(Path(fresh) / "_store.pyi", STORE, shallow=False):
-            drift.append(STORE.name)
+        drift = compared.left_only + compared.right_only + compared.diff_files
         if drift:
-            print(f"the stubs in {TYPES} differ from the schemas: {sorted(drift)}; run generate_types.py", file=sys.stderr)
+            print(f"the stubs in {TYPES} differ from the schemas: {sorted(drift)}; run `cargo xtask codegen`",
+                  file=sys.stderr)
             return 1
     return 0
 

@@ -6,17 +6,24 @@
 //!    dependencies the other steps compiled are reused; the `dev` profile keeps it from
 //!    rebuilding the workspace in release (`--release` builds the optimized wheel instead).
 //! 3. A fresh environment under `target/python/venv` gets the wheel (not editable) and
-//!    pytest, and pytest runs `bindings/python/tests` there: on SQLite, and on PostgreSQL
-//!    too when `AGENT_MEMORY_TEST_POSTGRES` names a server.
+//!    pytest.
+//! 4. pyright (from npm, pinned, under `target/python/pyright`) type-checks the package's
+//!    Python, its stubs (as stubs, and again as Python modules, which pyright holds to the
+//!    version it checks at) and every Python example of the README at Python 3.9, the oldest
+//!    the wheel claims (`[tool.pyright]` of `bindings/python/pyproject.toml`), with the test
+//!    environment's packages (the Anthropic SDK the handler's example imports); an error
+//!    fails the step.
+//! 5. pytest runs `bindings/python/tests` in the test environment: on SQLite, and on
+//!    PostgreSQL too when `AGENT_MEMORY_TEST_POSTGRES` names a server.
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
 //! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
 //! harness, not a loadable module) and the crate's `bench` feature; `cargo xtask python
 //! --bench [--peers]` runs only that.
 //!
-//! Without Python the step says so and passes on a developer's machine; with `CI=true` a
-//! missing Python is an error, never a skip. pytest collecting no test (its exit status 5)
-//! is a failure.
+//! Without Python the step says so and passes on a developer's machine, and so does the
+//! type check without Node.js and npm; with `CI=true` either missing is an error, never a
+//! skip. pytest collecting no test (its exit status 5) is a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,11 +35,20 @@ use crate::mcp_python::{find_python, in_ci, run_checked, venv_python};
 use crate::{target_dir, workspace_root};
 
 /// The tools, pinned so a run today and a run next year build and check alike.
+/// datamodel-code-generator 0.45.0 is the last release that writes for Python 3.9, the
+/// oldest the wheel claims; its output is formatted by black and isort, pinned with it.
 pub(crate) const TOOLS: &[&str] = &[
     "maturin==1.16.0",
     "pytest==9.2.0",
-    "datamodel-code-generator==0.89.0",
+    "datamodel-code-generator==0.45.0",
+    "black==26.10.1",
+    "isort==7.0.0",
 ];
+
+/// The type checker, from npm (the package has no dependencies, so the pin is the whole of
+/// it). 1.1.409 is the last release whose bundled typeshed still marks what Python 3.10 added
+/// (`typing.TypeAlias`, `ParamSpec`, ...); later ones take it for granted at any version.
+const PYRIGHT: &str = "pyright@1.1.409";
 
 /// What the tests need in the package's own environment: pytest, the Anthropic SDK the
 /// `anthropic` extra names (its memory-tool handler is tested against it), and popoto
@@ -66,6 +82,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let tools = tools(&root, &python)?;
     let wheel = build_wheel(&root, &tools, profile, &[])?;
     let venv = fresh_venv(&root, &python, &wheel, "venv", TEST_REQUIREMENTS)?;
+    type_check(&root, &venv)?;
     pytest(&root, &venv)
 }
 
@@ -121,7 +138,7 @@ pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path, redis: Option<&str
 }
 
 /// The tools environment's Python, with the pinned tools installed.
-fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
+pub(crate) fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
     let venv = target_dir(root).join("python").join("tools");
     let tools_python = venv_python(&venv);
     if !tools_python.exists() {
@@ -234,6 +251,166 @@ fn fresh_venv(
         "installing the wheel into a fresh environment",
     )?;
     Ok(venv_python)
+}
+
+/// pyright over the package's Python and stubs (`bindings/python/python`), the same stubs
+/// read as Python source, and the README's Python examples, at the Python version
+/// `[tool.pyright]` names, resolving third-party imports in the environment of `venv_python`.
+fn type_check(root: &Path, venv_python: &Path) -> Result<()> {
+    let Some(pyright) = pyright(root)? else {
+        return Ok(());
+    };
+    let examples = readme_examples(root)?;
+    let stubs = stubs_as_source(root)?;
+    let package = root.join("bindings/python");
+    let started = Instant::now();
+    run_checked(
+        Command::new("node")
+            .arg(pyright)
+            .arg("--project")
+            .arg(package.join("pyproject.toml"))
+            .arg("--pythonpath")
+            .arg(venv_python)
+            .arg(package.join("python/agent_memory"))
+            .arg(&examples)
+            .arg(&stubs)
+            .current_dir(&package),
+        "type-checking the package and the README's Python examples with pyright",
+    )?;
+    println!(
+        "python: pyright found no error in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// pyright's entry point, installed under `target/python/pyright` on first use; `None`,
+/// having said so, when Node.js or npm is missing outside CI.
+fn pyright(root: &Path) -> Result<Option<PathBuf>> {
+    let runs = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
+        if in_ci() {
+            bail!(
+                "{missing} is not installed: CI type-checks the Python package with pyright, install Node.js and npm"
+            );
+        }
+        println!(
+            "{missing} not found: the Python package was not type-checked (CI=true makes this an error)"
+        );
+        return Ok(None);
+    }
+    let folder = target_dir(root).join("python").join("pyright");
+    let entry = folder.join("node_modules/pyright/index.js");
+    // A marker holding the pin skips npm when nothing changed since the last install.
+    let marker = folder.join("installed.txt");
+    if !entry.exists() || std::fs::read_to_string(&marker).ok().as_deref() != Some(PYRIGHT) {
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("creating {}", folder.display()))?;
+        run_checked(
+            Command::new("npm")
+                .args([
+                    "install",
+                    "--no-save",
+                    "--no-audit",
+                    "--no-fund",
+                    "--prefix",
+                ])
+                .arg(&folder)
+                .arg(PYRIGHT),
+            "installing pyright",
+        )?;
+        std::fs::write(&marker, PYRIGHT)
+            .with_context(|| format!("writing {}", marker.display()))?;
+    }
+    Ok(Some(entry))
+}
+
+/// A copy of the package under `target/python/stubs-as-source` in which every stub is a
+/// Python module (`types/*.pyi` as `types/*.py`, `_store.pyi` in place of `_store.py`): pyright
+/// holds a stub to no Python version, but a module to the one it checks at, so a stub that
+/// imports or evaluates anything newer than Python 3.9 fails there. Returns the folder.
+fn stubs_as_source(root: &Path) -> Result<PathBuf> {
+    let folder = target_dir(root).join("python").join("stubs-as-source");
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder)
+            .with_context(|| format!("clearing {}", folder.display()))?;
+    }
+    copy_as_source(
+        &root.join("bindings/python/python/agent_memory"),
+        &folder.join("agent_memory"),
+    )?;
+    Ok(folder)
+}
+
+/// Copies the Python of `from` into `to`, folder by folder, each stub as the module it types.
+fn copy_as_source(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let path = entry
+            .with_context(|| format!("reading {}", from.display()))?
+            .path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if path.is_dir() {
+            if name != "__pycache__" {
+                copy_as_source(&path, &to.join(name))?;
+            }
+            continue;
+        }
+        let module = match path.extension().and_then(|e| e.to_str()) {
+            Some("pyi") => path.with_extension("py"),
+            // A module with a stub is checked as its stub says.
+            Some("py") if !path.with_extension("pyi").exists() => path.clone(),
+            _ => continue,
+        };
+        let Some(module) = module.file_name() else {
+            continue;
+        };
+        std::fs::copy(&path, to.join(module))
+            .with_context(|| format!("copying {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Every Python example of the README as a file of its own under
+/// `target/python/readme-examples`, as the README's test runs them: each ```` ```python ````
+/// block, and each ```` ```diff ```` block that uses the package as the file it leaves (its
+/// context and added lines). Returns the folder.
+fn readme_examples(root: &Path) -> Result<PathBuf> {
+    let readme = std::fs::read_to_string(root.join("README.md")).context("reading README.md")?;
+    let diffs = crate::readme::blocks(&readme, "diff")
+        .into_iter()
+        .filter(|diff| diff.contains("agent_memory"))
+        .map(|diff| {
+            diff.lines()
+                .filter_map(|line| line.strip_prefix(' ').or_else(|| line.strip_prefix('+')))
+                .map(|line| format!("{line}\n"))
+                .collect::<String>()
+        });
+    let examples: Vec<String> = crate::readme::blocks(&readme, "python")
+        .into_iter()
+        .chain(diffs)
+        .collect();
+    if examples.is_empty() {
+        bail!("README.md has no Python example");
+    }
+    let folder = target_dir(root).join("python").join("readme-examples");
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder)
+            .with_context(|| format!("clearing {}", folder.display()))?;
+    }
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    for (i, example) in examples.iter().enumerate() {
+        let path = folder.join(format!("example_{}.py", i + 1));
+        std::fs::write(&path, example).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(folder)
 }
 
 /// pytest over `bindings/python/tests` in the test environment.

@@ -83,17 +83,23 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 
 /// The code of every ```` ```rust ```` block, in order.
 pub(crate) fn rust_blocks(markdown: &str) -> Vec<String> {
+    blocks(markdown, "rust")
+}
+
+/// The code of every fenced block of `language` (```` ```python ````, ```` ```rust,no_run ````),
+/// in order.
+pub(crate) fn blocks(markdown: &str, language: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     // `None` outside a fenced block; `Some(None)` inside a block of another language;
-    // `Some(Some(code))` inside a Rust block.
+    // `Some(Some(code))` inside a block of `language`.
     let mut block: Option<Option<String>> = None;
     for line in markdown.lines() {
         let is_fence = line.trim_start().starts_with("```");
         match (block.as_mut(), is_fence) {
             (None, true) => {
                 let info = line.trim_start().trim_start_matches('`').trim();
-                let is_rust = info.split(',').next() == Some("rust");
-                block = Some(is_rust.then(String::new));
+                let wanted = info.split(',').next() == Some(language);
+                block = Some(wanted.then(String::new));
             }
             (None, false) => {}
             (Some(_), true) => blocks.extend(block.take().flatten()),

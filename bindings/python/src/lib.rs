@@ -1,17 +1,18 @@
 //! The native part of the Python package `agent_memory` (module `agent_memory._native`): a
 //! door onto the JSON contract that converts values and maps errors, nothing more.
 //!
-//! `NativeStore` opens a store with the contract's `database::open` and runs any operation
-//! of `operations::all()` by name, with Python values in and out (dicts, lists, str, int,
-//! float, bool, None, converted to and from JSON here); the Python package gives each
-//! operation a method of its own. The popoto drop-in's two hot calls skip the JSON
-//! document: `call_patterns` makes its `Pattern` objects from the trajectory operations'
-//! typed output, and `record_episodes` turns the record input it sends straight into the
-//! operation's input (any other input takes the JSON path, so errors stay the contract's).
-//! Every call into the store releases the GIL, so other Python
-//! threads run meanwhile, and runs under `catch_unwind`, so a panic becomes an
-//! `agent_memory.Error` instead of reaching Python. A contract error becomes the exception
-//! class of its kind (`agent_memory.errors`), with `kind`, `message` and `input`.
+//! `NativeStore` opens a store with the contract's `database::open` and runs any operation of
+//! `operations::all()` by name, with Python values in and out (dicts, lists, str, int, float,
+//! bool, None, converted to and from JSON here); the Python package gives each operation a
+//! method of its own, generated from the same table by `cargo xtask codegen` (`operations()`
+//! lists the table for its tests). The popoto drop-in's two hot calls skip the JSON document:
+//! `call_patterns` makes its `Pattern` objects from the trajectory operations' typed output,
+//! and `record_episodes` turns the record input it sends straight into the operation's input
+//! (any other input takes the JSON path, so errors stay the contract's). Every call into the
+//! store releases the GIL, so other Python threads run meanwhile, and runs under
+//! `catch_unwind`, so a panic becomes an `agent_memory.Error` instead of reaching Python. A
+//! contract error becomes the exception class of its kind (`agent_memory.errors`), with `kind`,
+//! `message` and `input`.
 //! `exit_status` is the whole `agent-memory` command line, in-process.
 
 use std::fmt::Write as _;
@@ -1059,10 +1060,32 @@ fn time_calls(
     })
 }
 
-/// The names of every operation of the contract.
+/// Every operation of the contract as the table has it, a dict each: `name`, `family`,
+/// `description`, `effect`, `mcp`, `python` (the `Store` method), `takes_input` and `output`
+/// (the stem of its output schema). The package's methods are generated from the same table;
+/// its tests check them against this.
+#[pyfunction(name = "operations")]
+fn operation_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let table = PyList::empty(py);
+    for op in operations() {
+        let entry = PyDict::new(py);
+        entry.set_item("name", op.name)?;
+        entry.set_item("family", op.family())?;
+        entry.set_item("description", op.description)?;
+        entry.set_item("effect", op.effect.as_str())?;
+        entry.set_item("mcp", op.mcp)?;
+        entry.set_item("python", &op.python)?;
+        entry.set_item("takes_input", op.takes_input())?;
+        entry.set_item("output", op.output)?;
+        table.append(entry)?;
+    }
+    Ok(table)
+}
+
+/// The word of every kind of the contract's errors (`usage`, ..., `error`).
 #[pyfunction]
-fn operation_names() -> Vec<&'static str> {
-    operations().iter().map(|op| op.name).collect()
+fn error_kinds() -> Vec<&'static str> {
+    ErrorKind::ALL.iter().map(|kind| kind.as_str()).collect()
 }
 
 /// The module `agent_memory._native`.
@@ -1071,7 +1094,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<NativeStore>()?;
     module.add_class::<PatternData>()?;
     module.add_function(wrap_pyfunction!(exit_status, module)?)?;
-    module.add_function(wrap_pyfunction!(operation_names, module)?)?;
+    module.add_function(wrap_pyfunction!(operation_table, module)?)?;
+    module.add_function(wrap_pyfunction!(error_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(compute_fingerprint_json, module)?)?;
     module.add_function(wrap_pyfunction!(episode_signal, module)?)?;
     module.add_function(wrap_pyfunction!(canonical_sequence, module)?)?;

@@ -8,20 +8,21 @@ import pytest
 
 import agent_memory
 import agent_memory.aio
+from agent_memory import _native
 
 from conftest import NOW
 from memories import CANARY, walk
 
 
-# The operations whose method has a shorter name.
-names = {"memory_list": "list", "memory_forget": "forget", "memory_stats": "stats"}
+# Each operation's method, as the contract's table names it.
+names = {operation["name"]: operation["python"] for operation in _native.operations()}
 
 
 def methods(store):
     """The store's own method for each operation, so the walk goes through the public API."""
 
     def call(name, input):
-        method = getattr(store, names.get(name, name))
+        method = getattr(store, names[name])
         return method() if input is None else method(input)
 
     return call
@@ -54,13 +55,6 @@ def test_a_sensitive_value_never_reaches_the_database_file(tmp_path):
     del store
     for file in tmp_path.iterdir():
         assert CANARY.encode() not in file.read_bytes(), file.name
-
-
-def test_every_operation_has_a_method():
-    store = agent_memory.Store(":memory:")
-    for name in agent_memory.OPERATIONS:
-        assert callable(getattr(store, names.get(name, name))), name
-        assert callable(getattr(agent_memory.aio.Store, names.get(name, name))), name
 
 
 def test_memory_stores_are_private_and_leave_no_file(tmp_path, monkeypatch):

@@ -23,8 +23,6 @@ use crate::workspace_root;
 
 /// One operation as the emitters see it.
 #[derive(Debug, Clone)]
-// Each emitter reads the fields its language needs, so a build may leave some unread.
-#[allow(dead_code)]
 pub(crate) struct OperationView {
     /// The contract's name (`trajectory_record`).
     pub(crate) name: &'static str,
@@ -172,6 +170,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         std::fs::write(&path, &file.text).with_context(|| format!("writing {}", path.display()))?;
     }
     println!("codegen: wrote {} file(s)", files.len());
+    python::generate_types(&root)?;
     crate::node::schema_types(false)
 }
 

@@ -1,7 +1,7 @@
 """Stubs of the native module: the contract's operations by name, and the command line."""
 
 import os
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, TypedDict, Union
 
 class Store:
     def __init__(self, path_or_url: Union[str, os.PathLike[str]]) -> None: ...
@@ -24,8 +24,8 @@ class Store:
     def trajectory_crystallize_hooked(
         self,
         partition: str,
-        signals: Optional[Callable[[List[Dict[str, Any]]], List[float]]] = None,
-        canonical: Optional[Callable[[List[Dict[str, Any]]], List[Optional[List[str]]]]] = None,
+        signals: Optional[Callable[[List[Dict[str, Any]]], Sequence[float]]] = None,
+        canonical: Optional[Callable[[List[Dict[str, Any]]], Sequence[Optional[Sequence[str]]]]] = None,
         now_ms: Optional[int] = None,
     ) -> Any: ...
 
@@ -33,7 +33,19 @@ class PatternData:
     def attributes(self) -> Dict[str, Any]: ...
 
 def exit_status(args: List[str]) -> int: ...
-def operation_names() -> List[str]: ...
+
+class Operation(TypedDict):
+    name: str
+    family: str
+    description: str
+    effect: str
+    mcp: bool
+    python: str
+    takes_input: bool
+    output: str
+
+def operations() -> List[Operation]: ...
+def error_kinds() -> List[str]: ...
 def compute_fingerprint_json(features: str) -> str: ...
 def episode_signal(outcome: Any) -> float: ...
 def canonical_sequence(episodes: List[Tuple[List[str], float]]) -> List[str]: ...

@@ -10,19 +10,23 @@ worker thread (``asyncio.to_thread``) so the event loop never waits on the store
 """
 
 import asyncio
-import functools
 import os
-from typing import Any, Callable, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Union
 
 from . import Store as _Store
+from ._store import AsyncStoreOperations
+
+if TYPE_CHECKING:
+    from .types import trajectory_record_input, trajectory_record_output
 
 __all__ = ["Store"]
 
 
-class Store:
-    """An open memory store whose methods are coroutines; ``path_or_url`` and ``clock`` as
-    :class:`agent_memory.Store` takes them. Opening is a blocking call: use :meth:`open`
-    inside a running loop to open in a thread too."""
+class Store(AsyncStoreOperations):
+    """An open memory store whose methods are coroutines (``agent_memory._store``, generated
+    from the contract's table), each running the synchronous store's :meth:`call` in a worker
+    thread; ``path_or_url`` and ``clock`` as :class:`agent_memory.Store` takes them. Opening
+    is a blocking call: use :meth:`open` inside a running loop to open in a thread too."""
 
     __slots__ = ("sync",)
 
@@ -39,6 +43,7 @@ class Store:
 
     @property
     def location(self) -> str:
+        """The database: a file's path, ``:memory:``, or a URL without its password."""
         return self.sync.location
 
     def __repr__(self) -> str:
@@ -48,24 +53,8 @@ class Store:
         """Runs the contract's ``operation`` on ``input`` in a worker thread."""
         return await asyncio.to_thread(self.sync.call, operation, input)
 
-
-def _coroutine(name: str) -> Callable[..., Any]:
-    method = getattr(_Store, name)
-
-    @functools.wraps(method)
-    async def run(self: Store, *args: Any) -> Any:
-        return await asyncio.to_thread(method, self.sync, *args)
-
-    return run
-
-
-# The same methods as agent_memory.Store, each a coroutine.
-for _name in (
-    "trajectory_record", "trajectory_record_episode", "trajectory_crystallize", "trajectory_recall",
-    "trajectory_patterns", "browser_record_run", "browser_context", "browser_runs", "browser_resume",
-    "browser_fork", "browser_run_start", "browser_run_update", "browser_run_complete", "turns_append",
-    "turns_view", "recording_append", "recording_templatize", "recording_lint", "recording_next_call",
-    "notes", "list", "forget", "stats", "check",
-):
-    setattr(Store, _name, _coroutine(_name))
-del _name
+    async def trajectory_record_episode(
+        self, partition: str, episode: "trajectory_record_input.EpisodeInput"
+    ) -> "trajectory_record_output.RecordOutput":
+        """Records one episode (``{"fingerprint", "trajectory", "outcome"}``) in ``partition``."""
+        return await self.trajectory_record({"partition": partition, "episodes": [episode]})

@@ -23,7 +23,7 @@ documentation gives. A command the store refuses (a missing file, a path outside
 result; any other failure (the database unreachable) is raised as the store raised it.
 """
 
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Union, cast
 
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
@@ -34,6 +34,9 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 
 from . import ConflictError, InvalidInputError, NotFoundError, Store
 from . import aio
+
+if TYPE_CHECKING:
+    from .types import notes_input
 
 __all__ = ["NotesMemoryTool", "AsyncNotesMemoryTool"]
 
@@ -62,12 +65,14 @@ class _Scope:
         self.scope = scope
         self._secrets = dict(secrets) if secrets else None
 
-    def _notes_input(self, command: Any) -> Dict[str, Any]:
+    def _notes_input(self, command: Any) -> "notes_input.NotesInput":
+        """The notes input of ``command`` on this scope; its shape is the model's, which the
+        store checks."""
         given = _input(command)
         given["scope"] = self.scope
         if self._secrets:
             given["secrets"] = self._secrets
-        return given
+        return cast("notes_input.NotesInput", given)
 
 
 class NotesMemoryTool(_Scope, BetaAbstractMemoryTool):
