@@ -41,5 +41,6 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'browser_run_start', group: 'browser', method: 'runStart', takesInput: true },
   { operation: 'browser_run_update', group: 'browser', method: 'runUpdate', takesInput: true },
   { operation: 'browser_run_complete', group: 'browser', method: 'runComplete', takesInput: true },
+  { operation: 'turns_import', group: 'turns', method: 'import', takesInput: true },
   { operation: 'check', group: null, method: 'check', takesInput: false },
 ])

@@ -33,6 +33,7 @@ export interface OperationTypes {
   browser_run_start: [S.BrowserRunStartInput, S.BrowserRunOutput]
   browser_run_update: [S.BrowserRunUpdateInput, S.BrowserRunOutput]
   browser_run_complete: [S.BrowserRunCompleteInput, S.BrowserRunOutput]
+  turns_import: [S.TurnsImportInput, S.TurnsImportOutput]
   check: [NoInput | undefined, S.CheckOutput]
 }
 
@@ -185,6 +186,16 @@ export interface TurnsMethods {
   view(input: S.TurnsViewInput): Promise<S.TurnsViewOutput>
   /** `view` on the calling thread. */
   viewSync(input: S.TurnsViewInput): S.TurnsViewOutput
+  /**
+   * Import a coding session's log from a file (this library's JSON lines or a Keen Code session
+   * log) into the store, all or nothing; importing it again changes nothing.
+   *
+   * The contract's `turns_import` (family `turns`, writes; `turns import` on the command line; not
+   * an MCP tool).
+   */
+  import(input: S.TurnsImportInput): Promise<S.TurnsImportOutput>
+  /** `import` on the calling thread. */
+  importSync(input: S.TurnsImportInput): S.TurnsImportOutput
 }
 
 /** `store.recording`: the operations of the `recording` group. */

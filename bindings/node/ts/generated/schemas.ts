@@ -147,6 +147,11 @@ unresolved: UnresolvedRow[]
  */
 export type TimeInput = (number | string)
 /**
+ * Its format: `agent_memory` (this library's JSON lines, the default) or `keen` (a Keen
+ * Code session log, converted).
+ */
+export type LogFormat = ("agent_memory" | "keen")
+/**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "TurnsSessionsOutput".
  */
@@ -227,6 +232,13 @@ export type ErrorKind1 = ("usage" | "invalid_input" | "not_found" | "conflict" |
  */
 export type TimeInput1 = (number | string)
 /**
+ * The format of a session log.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "LogFormat".
+ */
+export type LogFormat1 = ("agent_memory" | "keen")
+/**
  * The provider format of the model view.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -289,6 +301,7 @@ error: ErrorDocument
 "turns_append.input": TurnsAppendInput
 "turns_append.output": TurnsAppendOutput
 "turns_compact.output": TurnsCompactOutput
+"turns_import.input": TurnsImportInput
 "turns_import.output": TurnsImportOutput
 "turns_sessions.output": TurnsSessionsOutput
 "turns_show.output": TurnsShowOutput
@@ -2273,7 +2286,20 @@ memory?: {
 session: string
 }
 /**
- * `turns import --json`.
+ * A session log to import, from a file.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsImportInput".
+ */
+export interface TurnsImportInput {
+/**
+ * The session log's file (for a server's clients, only inside the folders it allows).
+ */
+path: string
+source?: LogFormat
+}
+/**
+ * What an import stored.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "TurnsImportOutput".
@@ -2295,6 +2321,11 @@ session: string
  * Completed turns in the session.
  */
 turns: number
+/**
+ * What was skipped while reading the log (a torn last line, a line of a Keen log that
+ * does not decode), one sentence each.
+ */
+warnings?: string[]
 }
 /**
  * A message of the user's view.

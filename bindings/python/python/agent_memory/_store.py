@@ -129,6 +129,11 @@ class StoreOperations:
         reason. Call it once when the run ends."""
         return self.call("browser_run_complete", input)
 
+    def turns_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import a coding session's log from a file (this library's JSON lines or a Keen
+        Code session log) into the store, all or nothing; importing it again changes nothing."""
+        return self.call("turns_import", input)
+
     def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check
         with its findings. Call it when the memory seems wrong."""
@@ -254,6 +259,11 @@ class AsyncStoreOperations:
         """Mark a browser run finished: success, turns taken, final URL, summary or failure
         reason. Call it once when the run ends."""
         return await self.call("browser_run_complete", input)
+
+    async def turns_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import a coding session's log from a file (this library's JSON lines or a Keen
+        Code session log) into the store, all or nothing; importing it again changes nothing."""
+        return await self.call("turns_import", input)
 
     async def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check

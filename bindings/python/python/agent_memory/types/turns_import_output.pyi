@@ -4,11 +4,14 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import List, TypedDict
+
+from typing_extensions import NotRequired
 
 
-class ImportReport(TypedDict):
+class ImportOutput(TypedDict):
     already_imported: bool
     events: int
     session: str
     turns: int
+    warnings: NotRequired[List[str]]
