@@ -249,8 +249,11 @@ fn classify_one(cause: &(dyn std::error::Error + 'static)) -> Option<Error> {
     if let Some(input) = trajectory_input_of(cause) {
         return kind(ErrorKind::InvalidInput, Some(input));
     }
-    if let Some(agent_memory_browser::Error::RunNotFound(run)) = cause.downcast_ref() {
-        return kind(ErrorKind::NotFound, Some(run.clone()));
+    if let Some((k, input)) = browser_kind_of(cause)
+        .or_else(|| recording_kind_of(cause))
+        .or_else(|| turns_kind_of(cause))
+    {
+        return kind(k, input);
     }
     if let Some(core) = cause.downcast_ref::<agent_memory_core::Error>() {
         let (k, input) = classify_core(core);
@@ -280,6 +283,67 @@ fn trajectory_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<Stri
         E::UnknownWeight(name) => name.clone(),
         E::MissingFeature(_) | E::InvalidFeatures(_) => "features".to_owned(),
         E::InvalidConfig(_) => "configuration".to_owned(),
+        _ => return None,
+    })
+}
+
+/// The kind of a browser memory's error and the input it is about, if `cause` is one.
+fn browser_kind_of(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<(ErrorKind, Option<String>)> {
+    use agent_memory_browser::Error as E;
+    let path = |p: &std::path::Path| Some(p.display().to_string());
+    Some(match cause.downcast_ref::<E>()? {
+        E::RunNotFound(run) => (ErrorKind::NotFound, Some(run.clone())),
+        E::Read { path: p, .. } | E::Write { path: p, .. } => (ErrorKind::Io, path(p)),
+        E::Format { path: p, .. }
+        | E::Field { path: p, .. }
+        | E::OutsideRoot { path: p, .. }
+        | E::TooLarge { path: p, .. } => (ErrorKind::InvalidInput, path(p)),
+        _ => return None,
+    })
+}
+
+/// The kind of a recording's error and the input it is about, if `cause` is one: what a
+/// trail, a log or a replay's input holds is the caller's to fix.
+fn recording_kind_of(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<(ErrorKind, Option<String>)> {
+    use agent_memory_recording::Error as E;
+    let invalid = |input: &str| (ErrorKind::InvalidInput, Some(input.to_owned()));
+    Some(match cause.downcast_ref::<E>()? {
+        E::Io { file, .. } => (ErrorKind::Io, Some(file.clone())),
+        E::Parse { file, .. } | E::Log { file, .. } => invalid(file),
+        E::Unresolved { .. } => invalid("memory"),
+        E::TooDeep { path, .. } | E::MalformedToken { path, .. } => invalid(path),
+        E::Parameters { tool, .. } => invalid(tool),
+        E::Args { .. } => invalid("args"),
+        E::Writes { .. } | E::ReplayFinished { .. } => invalid("writes"),
+        E::NoDevice => invalid("device"),
+        E::NoObjective { .. } => invalid("objectives"),
+        _ => return None,
+    })
+}
+
+/// The kind of a turn memory's error and the input it is about, if `cause` is one: events or
+/// a log that do not form a session are the caller's to fix; a stored event that does not
+/// decode is corrupt.
+fn turns_kind_of(cause: &(dyn std::error::Error + 'static)) -> Option<(ErrorKind, Option<String>)> {
+    use agent_memory_turns::Error as E;
+    let path = |p: &std::path::Path| Some(p.display().to_string());
+    Some(match cause.downcast_ref::<E>()? {
+        E::InvalidConfig { .. } => (ErrorKind::InvalidInput, Some("configuration".to_owned())),
+        E::InvalidSessionFile { session, .. } => (ErrorKind::InvalidInput, Some(session.clone())),
+        E::CorruptLine { path: p, .. } | E::Import { path: p, .. } => {
+            (ErrorKind::InvalidInput, path(p))
+        }
+        E::Inconsistent { .. } | E::Unstarted { .. } => {
+            (ErrorKind::InvalidInput, Some("events".to_owned()))
+        }
+        E::CorruptEvent { session, .. } => (ErrorKind::Corrupt, Some(session.clone())),
+        E::Compaction { session, .. } => (ErrorKind::InvalidInput, Some(session.clone())),
+        E::Io { path: p, .. } => (ErrorKind::Io, path(p)),
+        E::Unsupported { .. } => (ErrorKind::InvalidInput, None),
         _ => return None,
     })
 }

@@ -268,7 +268,13 @@ pub fn read_text(path: &Path, access: &FileAccess) -> Result<String> {
             read_bounded_from(file, path).and_then(utf8)
         }
     }
-    .with_context(|| format!("cannot read {}", path.display()))?;
+    .map_err(|e| {
+        let e = e.context(format!("cannot read {}", path.display()));
+        match e.input() {
+            Some(_) => e,
+            None => e.about(path.display().to_string()),
+        }
+    })?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_owned(),
         None => text,

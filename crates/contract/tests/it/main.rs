@@ -1,4 +1,5 @@
 //! Integration tests of the contract: what its operations answer to inputs no test of a
 //! single operation thinks of.
 
+mod boundary;
 mod huge_inputs;

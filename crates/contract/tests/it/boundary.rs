@@ -1,0 +1,374 @@
+//! The contract at its boundary: every operation called from JSON, as every door calls it, on a
+//! fresh store at a fixed time with seeded ids, and its JSON answer (or its error, as the
+//! `{"kind", "message", "input"}` a door shows) kept as a snapshot. One transcript per family,
+//! in order, so each call finds what the ones before it stored; together they cover every
+//! operation of the table, a success of each, and each kind of error an input can cause.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use agent_memory_contract::database::Store;
+use agent_memory_contract::files::FileAccess;
+use agent_memory_contract::{Env, ErrorKind, operations};
+use agent_memory_core::{ManualClock, SeededIds, Timestamp};
+use serde_json::{Value, json};
+
+/// 2026-01-01T00:00:00Z.
+const NOW: i64 = 1_767_225_600_000;
+
+/// One call of a transcript: the operation and its input.
+type Call = (&'static str, Value);
+
+/// What a transcript answered: each call with its answer, and the error kinds it met.
+struct Transcript {
+    entries: Vec<Value>,
+    kinds: BTreeSet<&'static str>,
+    called: BTreeSet<&'static str>,
+}
+
+/// Runs `calls` in order on one fresh store.
+fn transcript(calls: Vec<Call>) -> Transcript {
+    let store: Store = Arc::new(
+        agent_memory_sqlite::SqliteStore::open_in_memory_with(
+            &agent_memory_sqlite::SqliteOptions::default()
+                .with_clock(ManualClock::new(Timestamp::from_millis(NOW))),
+        )
+        .expect("in-memory store"),
+    );
+    let env = Env {
+        store: &store,
+        clock: Box::new(ManualClock::new(Timestamp::from_millis(NOW))),
+        ids: Box::new(SeededIds::new(7)),
+        files: FileAccess::Any,
+    };
+    let mut out = Transcript {
+        entries: Vec::new(),
+        kinds: BTreeSet::new(),
+        called: BTreeSet::new(),
+    };
+    for (name, input) in calls {
+        let op = operations::find(name).unwrap_or_else(|| panic!("no operation {name}"));
+        out.called.insert(op.name);
+        let answer = match op.call(&env, input.clone()) {
+            Ok(output) => json!({ "output": output }),
+            Err(error) => {
+                out.kinds.insert(error.kind().as_str());
+                json!({ "error": error })
+            }
+        };
+        out.entries
+            .push(json!({ "call": name, "input": input, "answer": answer }));
+    }
+    out
+}
+
+/// The transcript of `calls` as a snapshot named `family`, with the kinds and operations it
+/// met added to `seen`.
+fn check(family: &str, calls: Vec<Call>, seen: &mut Transcript) {
+    let run = transcript(calls);
+    insta::assert_json_snapshot!(family, run.entries, {
+        // Sizes and row counts follow SQLite's page layout, not the contract.
+        ".**.size_bytes" => "[bytes]",
+        ".**.tables" => "[tables]",
+        ".**.database" => "[database]",
+    });
+    seen.kinds.extend(run.kinds);
+    seen.called.extend(run.called);
+}
+
+fn episode(task: &str, actions: &[&str], success: bool) -> Value {
+    json!({"fingerprint": {"task": task}, "trajectory": actions, "outcome": {"success": success}})
+}
+
+fn trajectory() -> Vec<Call> {
+    let ok = episode("deploy", &["build", "test", "ship"], true);
+    vec![
+        (
+            "trajectory_recall",
+            json!({"partition": "team", "fingerprint": {"task": "deploy"}}),
+        ),
+        (
+            "trajectory_record",
+            json!({"partition": "team", "fields": ["task"], "cluster_threshold": 2,
+                   "episodes": [ok.clone(), ok.clone(), episode("deploy", &["build", "ship"], false)]}),
+        ),
+        (
+            "trajectory_record",
+            json!({"partition": "team", "fields": ["other"], "episodes": [ok.clone()]}),
+        ),
+        (
+            "trajectory_record",
+            json!({"partition": "team", "episodes": []}),
+        ),
+        ("trajectory_crystallize", json!({"partition": "team"})),
+        ("trajectory_crystallize", json!({"partition": "team"})),
+        (
+            "trajectory_recall",
+            json!({"partition": "team", "fingerprint": {"task": "deploy"}, "limit": 2}),
+        ),
+        (
+            "trajectory_recall",
+            json!({"partition": "team", "fingerprint": {"bogus": "x"}}),
+        ),
+        (
+            "trajectory_recall",
+            json!({"partition": "team", "fingerprint": {"task": 3}}),
+        ),
+        ("trajectory_patterns", json!({"partition": "team"})),
+        (
+            "trajectory_patterns",
+            json!({"partition": "not a partition/"}),
+        ),
+    ]
+}
+
+fn browser() -> Vec<Call> {
+    let run = json!({
+        "goal": "find green tea",
+        "start_url": "https://shop.test/",
+        "turns": [
+            {"url": "https://shop.test/", "action": {"action": "click", "selector": "#search"},
+             "verified": true, "duration_ms": 900},
+            {"url": "https://shop.test/results", "action": "{\"action\":\"complete\"}",
+             "verified": true, "duration_ms": 100}
+        ],
+        "success": true,
+        "outcome": "found it",
+        "session_id": "tea-1",
+        "final_url": "https://shop.test/results",
+        "run_id": "run-1"
+    });
+    vec![
+        ("browser_record_run", run),
+        (
+            "browser_record_run",
+            json!({"goal": "g", "start_url": "https://shop.test/", "success": true,
+                   "turns": [{"url": "https://shop.test/", "action": 7}]}),
+        ),
+        (
+            "browser_context",
+            json!({"goal": "find green tea", "url": "https://shop.test/"}),
+        ),
+        ("browser_runs", json!({"status": "completed"})),
+        ("browser_resume", json!({"run_id": "run-1"})),
+        ("browser_resume", json!({"run_id": "run-404"})),
+        (
+            "browser_fork",
+            json!({"run_id": "run-1", "goal": "find black tea"}),
+        ),
+        (
+            "browser_run_start",
+            json!({"run_id": "run-2", "goal": "g", "domain": "shop.test",
+                   "start_url": "https://shop.test/", "session_id": "s-2"}),
+        ),
+        (
+            "browser_run_update",
+            json!({"run_id": "run-2", "current_url": "https://shop.test/a"}),
+        ),
+        (
+            "browser_run_update",
+            json!({"run_id": "run-404", "current_url": "https://shop.test/a"}),
+        ),
+        (
+            "browser_run_complete",
+            json!({"run_id": "run-2", "success": true, "turn_count": 2,
+                   "final_url": "https://shop.test/b", "summary": "done"}),
+        ),
+    ]
+}
+
+fn turns(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {
+    let events = json!([
+        {"type": "session_started", "session": "code-1", "started_at": NOW},
+        {"type": "user_message", "text": "fix the flaky test"},
+        {"type": "assistant_turn", "text": "Fixed.", "memory": {"files_changed": ["src/retry.rs"]}}
+    ]);
+    vec![
+        ("turns_view", json!({"session": "code-1"})),
+        (
+            "turns_view",
+            json!({"session": "code-1", "provider": "openai_chat"}),
+        ),
+        (
+            "turns_append",
+            json!({"session": "code-1", "events": events}),
+        ),
+        (
+            "turns_append",
+            json!({"session": "code-1", "start": 0, "events": events}),
+        ),
+        (
+            "turns_append",
+            json!({"session": "code-1", "events": events}),
+        ),
+        (
+            "turns_append",
+            json!({"session": "code-1", "start": 1, "events": [
+                {"type": "user_message", "text": "something else"}
+            ]}),
+        ),
+        (
+            "turns_view",
+            json!({"session": "code-1", "provider": "anthropic"}),
+        ),
+        ("turns_import", json!({"path": log.display().to_string()})),
+        ("turns_import", json!({"path": log.display().to_string()})),
+        ("turns_import", json!({"path": "absent.jsonl"})),
+        (
+            "turns_import",
+            json!({"path": folder.display().to_string()}),
+        ),
+    ]
+}
+
+fn recording() -> Vec<Call> {
+    let log = |tool: &str, parameters: Value, at: i64| {
+        json!({
+            "toolName": tool,
+            "parameters": parameters,
+            "successful": true,
+            "durationMs": 12,
+            "timestamp": at,
+            "memorySnapshot": [
+                {"key": "merchant_email", "value": "shop@example.com",
+                 "writtenBy": "loadAccount", "writtenAt": 1000, "existedBefore": true}
+            ]
+        })
+    };
+    let trail = "- tools:\n  - signIn:\n      email: shop@example.com\n";
+    vec![
+        (
+            "recording_append",
+            json!({"session": "rec-1", "logs": [
+                log("loadAccount", json!({"account": "coffee"}), 1000),
+                log("signIn", json!({"email": "shop@example.com"}), 2000)
+            ]}),
+        ),
+        ("recording_append", json!({"session": "rec-1", "logs": []})),
+        ("recording_templatize", json!({"session": "rec-1"})),
+        ("recording_templatize", json!({"session": "rec-404"})),
+        (
+            "recording_lint",
+            json!({"trail": trail, "memory": {"merchant_email": "shop@example.com"}}),
+        ),
+        (
+            "recording_next_call",
+            json!({"trail": trail, "device": "android-phone"}),
+        ),
+        (
+            "recording_next_call",
+            json!({"trail": trail, "trail_path": "t.yaml", "device": "android-phone"}),
+        ),
+    ]
+}
+
+fn notes() -> Vec<Call> {
+    vec![
+        (
+            "notes",
+            json!({"command": "create", "path": "/memories/a.md", "file_text": "one\ntwo\n"}),
+        ),
+        (
+            "notes",
+            json!({"command": "create", "path": "/memories/a.md", "file_text": "again"}),
+        ),
+        (
+            "notes",
+            json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "one",
+                   "new_str": "1"}),
+        ),
+        (
+            "notes",
+            json!({"command": "view", "path": "/memories/a.md"}),
+        ),
+        (
+            "notes",
+            json!({"command": "view", "path": "/memories/b.md"}),
+        ),
+        ("notes", json!({"command": "view", "path": "/etc/passwd"})),
+        (
+            "notes",
+            json!({"command": "search", "query": "two", "path": "/memories"}),
+        ),
+        ("notes", json!({"command": "chmod", "path": "/memories"})),
+    ]
+}
+
+fn admin() -> Vec<Call> {
+    vec![
+        ("memory_list", json!({})),
+        (
+            "trajectory_record",
+            json!({"partition": "gone", "episodes": [
+                {"fingerprint": {"problem_topology": "t", "affected_layer": "l"},
+                 "trajectory": ["a"], "outcome": 1}
+            ]}),
+        ),
+        ("memory_list", Value::Null),
+        ("memory_list", json!({"extra": 1})),
+        ("memory_stats", json!({})),
+        ("check", json!({})),
+        ("memory_forget", json!({"partition": "gone"})),
+        ("memory_forget", json!({})),
+        (
+            "memory_forget",
+            json!({"partition": "gone", "session": "s"}),
+        ),
+        ("memory_list", json!({})),
+    ]
+}
+
+/// Every family's transcript, and together: every operation of the table called, and the
+/// error kinds an input can cause met.
+#[test]
+fn every_operation_answers_from_json() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let log = folder.path().join("session.jsonl");
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\n",
+            json!({"type": "session_started", "session": "imported", "started_at": NOW}),
+            json!({"type": "user_message", "text": "hello"})
+        ),
+    )
+    .expect("log written");
+    let mut seen = Transcript {
+        entries: Vec::new(),
+        kinds: BTreeSet::new(),
+        called: BTreeSet::new(),
+    };
+    check("trajectory", trajectory(), &mut seen);
+    check("browser", browser(), &mut seen);
+    // The temporary folder's name changes with every run: the transcript names it by a
+    // fixed name, and the calls run from inside it.
+    let turns_calls = turns(&log, folder.path());
+    let run = transcript(turns_calls);
+    let text = serde_json::to_string(&run.entries).expect("JSON");
+    let text = text.replace(&folder.path().display().to_string(), "[folder]");
+    let entries: Value = serde_json::from_str(&text).expect("JSON");
+    insta::assert_json_snapshot!("turns", entries);
+    seen.kinds.extend(run.kinds);
+    seen.called.extend(run.called);
+    check("recording", recording(), &mut seen);
+    check("notes", notes(), &mut seen);
+    check("admin", admin(), &mut seen);
+
+    let every: BTreeSet<&str> = operations::table().iter().map(|op| op.name).collect();
+    let missed: Vec<&&str> = every.difference(&seen.called).collect();
+    assert!(missed.is_empty(), "no transcript calls {missed:?}");
+    // An input can cause these; `usage` is a command line's, and `corrupt`, `database` and
+    // `error` come from a store or a bug, not from an input.
+    for kind in [
+        ErrorKind::InvalidInput,
+        ErrorKind::NotFound,
+        ErrorKind::Conflict,
+        ErrorKind::Io,
+    ] {
+        assert!(
+            seen.kinds.contains(kind.as_str()),
+            "no transcript meets {kind}: {:?}",
+            seen.kinds
+        );
+    }
+}
