@@ -27,10 +27,13 @@ fn field_error(path: &Path, field: impl Into<String>, reason: impl Into<String>)
 
 /// A JSON number that must be a non-negative integer.
 fn count<T: TryFrom<u64>>(path: &Path, field: &str, value: f64) -> Result<T> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= u64::MAX as f64 {
-        if let Ok(v) = T::try_from(value as u64) {
-            return Ok(v);
-        }
+    if value.is_finite()
+        && value >= 0.0
+        && value.fract() == 0.0
+        && value <= u64::MAX as f64
+        && let Ok(v) = T::try_from(value as u64)
+    {
+        return Ok(v);
     }
     Err(field_error(
         path,

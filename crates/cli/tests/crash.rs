@@ -58,7 +58,7 @@ fn main() -> ExitCode {
 
 /// Even rounds import tool logs, odd rounds a directory.
 fn recording(round: u64) -> bool {
-    round % 2 == 0
+    round.is_multiple_of(2)
 }
 
 fn logs_file(work: &Path, round: u64) -> PathBuf {

@@ -228,10 +228,10 @@ pub fn generate_recording(
         if !policy.recordable(&log.tool_name) {
             continue;
         }
-        if let Some(trace) = log.trace_id.as_deref() {
-            if !seen.insert((trace, log.tool_name.as_str(), log.parameters.as_str())) {
-                continue;
-            }
+        if let Some(trace) = log.trace_id.as_deref()
+            && !seen.insert((trace, log.tool_name.as_str(), log.parameters.as_str()))
+        {
+            continue;
         }
         let params: Value =
             serde_json::from_str(&log.parameters).map_err(|e| Error::Parameters {
@@ -283,10 +283,10 @@ pub fn generate_recording(
 fn config(policy: &GenerationPolicy, logs: &[ToolLog]) -> Result<Config> {
     let mut mapping = Mapping::new();
     let id = Yaml::String("id".to_owned());
-    if !policy.config.contains_key(&id) {
-        if let Some(log) = logs.first() {
-            mapping.insert(id, Yaml::String(log.session.to_string()));
-        }
+    if !policy.config.contains_key(&id)
+        && let Some(log) = logs.first()
+    {
+        mapping.insert(id, Yaml::String(log.session.to_string()));
     }
     for (key, value) in &policy.config {
         mapping.insert(key.clone(), value.clone());

@@ -480,15 +480,15 @@ impl<'s> SnapshotIndex<'s> {
         let mut by_value: HashMap<&'s str, Choice<'s>> = HashMap::new();
         let mut secrets = Vec::new();
         for (key, item) in &snapshot.entries {
-            if item.sensitive {
-                if let Some(value) = item.value.as_deref().filter(|v| !v.is_empty()) {
-                    let replacement = if is_token_safe_key(key) {
-                        format!("${{{key}}}")
-                    } else {
-                        "[sensitive]".to_owned()
-                    };
-                    secrets.push((value, replacement));
-                }
+            if item.sensitive
+                && let Some(value) = item.value.as_deref().filter(|v| !v.is_empty())
+            {
+                let replacement = if is_token_safe_key(key) {
+                    format!("${{{key}}}")
+                } else {
+                    "[sensitive]".to_owned()
+                };
+                secrets.push((value, replacement));
             }
             let Some((value, choice)) = eligibility(key, item, policy, honor_self_reference) else {
                 continue;

@@ -152,19 +152,18 @@ fn source_is_io(error: &postgres::Error) -> bool {
 /// hold becomes [`agent_memory_core::Error::InvalidInput`], anything else a backend error.
 pub(crate) fn to_core(operation: &str, error: postgres::Error) -> agent_memory_core::Error {
     use postgres::error::SqlState;
-    if let Some(code) = error.code() {
-        if *code == SqlState::PROGRAM_LIMIT_EXCEEDED
+    if let Some(code) = error.code()
+        && (*code == SqlState::PROGRAM_LIMIT_EXCEEDED
             || *code == SqlState::CHARACTER_NOT_IN_REPERTOIRE
-            || *code == SqlState::UNTRANSLATABLE_CHARACTER
-        {
-            // The server's message names the limit; its detail may quote the value, so only
-            // the message is kept.
-            let reason = error
-                .as_db_error()
-                .map(|db| db.message().to_owned())
-                .unwrap_or_else(|| code.code().to_owned());
-            return agent_memory_core::Error::invalid_input(operation, reason);
-        }
+            || *code == SqlState::UNTRANSLATABLE_CHARACTER)
+    {
+        // The server's message names the limit; its detail may quote the value, so only
+        // the message is kept.
+        let reason = error
+            .as_db_error()
+            .map(|db| db.message().to_owned())
+            .unwrap_or_else(|| code.code().to_owned());
+        return agent_memory_core::Error::invalid_input(operation, reason);
     }
     agent_memory_core::Error::backend("postgres", operation.to_owned(), Redacted::of(&error))
 }

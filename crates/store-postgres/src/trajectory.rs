@@ -263,11 +263,10 @@ impl EpisodeStore for PostgresStore {
                         "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                         &[&key.as_str(), wanted],
                     )?;
-                    if let Some(found) = meta::get(&mut *tx, key.as_str())? {
-                        if found != *wanted {
+                    if let Some(found) = meta::get(&mut *tx, key.as_str())?
+                        && found != *wanted {
                             return Err(settings_conflict(key, wanted, &found).into());
                         }
-                    }
                 }
                 if episodes.is_empty() {
                     return Ok(Vec::new());

@@ -67,7 +67,7 @@ impl Posting {
 /// The postings of a block, or an error naming the block when its length is not a whole
 /// number of entries.
 fn unpack_all(blob: &[u8]) -> rusqlite::Result<impl Iterator<Item = Posting> + '_> {
-    if blob.len() % ENTRY != 0 {
+    if !blob.len().is_multiple_of(ENTRY) {
         return Err(rusqlite::Error::FromSqlConversionFailure(
             blob.len(),
             rusqlite::types::Type::Blob,

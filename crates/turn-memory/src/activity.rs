@@ -223,10 +223,11 @@ impl ToolActivity {
 /// text fits in `max_bytes`, anything else as a string cut to `max_bytes` on a UTF-8 boundary.
 pub(crate) fn retained_output(output: &str, max_bytes: usize) -> Value {
     let trimmed = output.trim_start();
-    if output.len() <= max_bytes && (trimmed.starts_with('{') || trimmed.starts_with('[')) {
-        if let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(output) {
-            return value;
-        }
+    if output.len() <= max_bytes
+        && (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(output)
+    {
+        return value;
     }
     Value::String(truncate_utf8(output, max_bytes).to_owned())
 }

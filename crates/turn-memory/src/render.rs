@@ -520,10 +520,10 @@ fn as_object<'v>(input: &'v Value) -> Cow<'v, Value> {
 
 /// A tool output as the object a Gemini function response holds.
 fn response_object(output: &str, is_error: bool) -> Value {
-    if output.trim_start().starts_with('{') {
-        if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(output) {
-            return object;
-        }
+    if output.trim_start().starts_with('{')
+        && let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(output)
+    {
+        return object;
     }
     let mut wrapped = Map::new();
     let key = if is_error { "error" } else { "output" };

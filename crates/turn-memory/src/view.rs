@@ -467,10 +467,10 @@ impl History {
 /// Replaces each tool result that compression shortens.
 fn compress_results(items: &mut [ModelItem<'_>]) {
     for item in items {
-        if let ModelItem::ToolResult { name, output, .. } = item {
-            if let Some(compact) = crate::compress::text_for_model(name, output) {
-                *output = Cow::Owned(compact);
-            }
+        if let ModelItem::ToolResult { name, output, .. } = item
+            && let Some(compact) = crate::compress::text_for_model(name, output)
+        {
+            *output = Cow::Owned(compact);
         }
     }
 }

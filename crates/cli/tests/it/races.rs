@@ -72,7 +72,7 @@ fn once(outputs: &[Output], what: &str, already: &str) {
 /// The database of round `round`: a new file each round, created beforehand in even rounds.
 fn database(sandbox: &Sandbox, name: &str, round: usize) -> String {
     let db = format!("{name}-{round}.db");
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
         drop(agent_memory_sqlite::SqliteStore::open(sandbox.path().join(&db)).expect("create"));
     }
     db

@@ -122,10 +122,10 @@ impl PatternStore for InMemoryStore {
         let mut seen_tallies = std::collections::HashSet::new();
         for e in &episodes {
             let key = e.episode.fingerprint.key();
-            if seen_groups.insert(key.clone()) {
-                if let Some(g) = p.groups.get(&key) {
-                    input.groups.push(g.clone());
-                }
+            if seen_groups.insert(key.clone())
+                && let Some(g) = p.groups.get(&key)
+            {
+                input.groups.push(g.clone());
             }
             let tally_key = (key, e.episode.trajectory.clone());
             if !seen_tallies.contains(&tally_key) {

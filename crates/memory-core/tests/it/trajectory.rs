@@ -81,13 +81,12 @@ impl PatternStore for Broken {
         let all = self.inner.episodes_after(partition, 0, usize::MAX)?;
         let mut groups = Vec::new();
         for e in &all {
-            if let Some(g) = self.inner.group(partition, &e.episode.fingerprint)? {
-                if !groups
+            if let Some(g) = self.inner.group(partition, &e.episode.fingerprint)?
+                && !groups
                     .iter()
                     .any(|h: &Group| h.fingerprint == g.fingerprint)
-                {
-                    groups.push(g);
-                }
+            {
+                groups.push(g);
             }
         }
         let input = agent_memory_core::store::trajectory::CrystallizeInput {

@@ -96,14 +96,14 @@ fn trail_of(case: &Case) -> Trail {
             .collect();
         config.insert("memory".to_owned(), Value::Object(memory));
     }
-    if let Value::Object(args) = &case.args {
-        if !args.is_empty() {
-            let declared: serde_json::Map<String, Value> = args
-                .iter()
-                .map(|(name, value)| (name.clone(), json!(arg_type(value))))
-                .collect();
-            config.insert("args".to_owned(), Value::Object(declared));
-        }
+    if let Value::Object(args) = &case.args
+        && !args.is_empty()
+    {
+        let declared: serde_json::Map<String, Value> = args
+            .iter()
+            .map(|(name, value)| (name.clone(), json!(arg_type(value))))
+            .collect();
+        config.insert("args".to_owned(), Value::Object(declared));
     }
     let document = json!({
         "config": config,

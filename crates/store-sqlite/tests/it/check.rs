@@ -31,11 +31,12 @@ fn trajectory(i: usize) -> Trajectory {
             verified: true,
             expected_effect: None,
         }],
-        success: i % 4 != 0,
+        success: !i.is_multiple_of(4),
         duration_ms: 10,
         model: "m".to_owned(),
         timestamp: "2026-01-01T00:00:00.000Z".to_owned(),
-        recorded_at: (i % 7 != 0).then(|| Timestamp::from_millis(1_767_225_600_000 + i as i64)),
+        recorded_at: (!i.is_multiple_of(7))
+            .then(|| Timestamp::from_millis(1_767_225_600_000 + i as i64)),
     }
 }
 

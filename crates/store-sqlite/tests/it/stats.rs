@@ -35,7 +35,7 @@ fn file_size_grows_with_the_data_and_matches_whole_pages() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = SqliteStore::open(dir.path().join("memory.db")).expect("open");
     let empty = store.file_size().expect("size");
-    assert!(empty > 0 && empty % 512 == 0, "{empty}");
+    assert!(empty > 0 && empty.is_multiple_of(512), "{empty}");
     for i in 0..200 {
         let key = MetaKey::new(format!("stats.k{i}")).expect("key");
         store.meta_set(&key, &"x".repeat(1000)).expect("set");

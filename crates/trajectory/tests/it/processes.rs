@@ -177,7 +177,7 @@ fn writer_child_process() {
             .map(|l| [("problem_topology", "t"), ("affected_layer", l.as_str())])
             .collect();
         let outcomes: Vec<Value> = (0..size as u64)
-            .map(|i| json!({"success": (n + i) % 3 != 0, "writer": writer, "n": n + i}))
+            .map(|i| json!({"success": !(n + i).is_multiple_of(3), "writer": writer, "n": n + i}))
             .collect();
         let records: Vec<EpisodeRecord<'_>> = (0..size)
             .map(|i| EpisodeRecord::new(&fps[i], &["x", "y"], &outcomes[i], &part))

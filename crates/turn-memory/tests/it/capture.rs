@@ -322,11 +322,10 @@ proptest! {
         for p in &paths {
             let input = json!({ "path": p });
             turn.observe(&ToolEnd { tool: "edit_file", input: &input, output: "", is_error: false, exit_code: None });
-            if let Some(normal) = rules.relative_path(p) {
-                if !expected.iter().any(|e| *e == normal) {
+            if let Some(normal) = rules.relative_path(p)
+                && !expected.iter().any(|e| *e == normal) {
                     expected.push(normal.into_owned());
                 }
-            }
         }
         prop_assert_eq!(&turn.memory().files_changed, &expected);
     }
