@@ -129,7 +129,7 @@ fn timeline(env: &Env<'_>, input: &Value) -> Result<Value> {
     let mut confidence = config.initial_confidence;
     let episodes = env
         .store
-        .group_episodes(&partition, &fingerprint, CHART_EPISODES)?;
+        .group_episodes(&partition, &fingerprint, 0, CHART_EPISODES)?;
     let mut points = Vec::with_capacity(episodes.len());
     for (count, episode) in episodes.iter().enumerate() {
         let outcome: Value = serde_json::from_str(&episode.episode.outcome).unwrap_or(Value::Null);
