@@ -33,6 +33,9 @@ pub(crate) const VIEWS: &[&str] = &[
     "forget",
 ];
 
+/// The views that write; every other view reads.
+pub(crate) const WRITES: &[&str] = &["forget"];
+
 /// Answers view `name` with `input` (a JSON object).
 pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
     match name {

@@ -63,6 +63,26 @@ impl Inspector {
         Inspector { child, url }
     }
 
+    /// Logs in with `token` as a browser does (`/?token=`), and answers the session cookie
+    /// the server set, as `name=value`.
+    async fn login(&self, token: &str) -> String {
+        let login = Self::client()
+            .get(format!("{}/?token={token}", self.url))
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(login.status().as_u16(), 303);
+        let cookie = login.headers()["set-cookie"]
+            .to_str()
+            .expect("cookie")
+            .to_owned();
+        assert!(
+            cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+            "{cookie}"
+        );
+        cookie.split(';').next().expect("pair").to_owned()
+    }
+
     fn client() -> reqwest::Client {
         reqwest::Client::builder()
             .redirect(Policy::none())
@@ -486,24 +506,10 @@ async fn ui_beyond_loopback_needs_a_token() {
         .expect("GET")
         .status();
     assert_eq!(status, 401);
-    let login = client
-        .get(format!("{}/?token=s3cret-ui-token", inspector.url))
-        .send()
-        .await
-        .expect("GET");
-    assert_eq!(login.status().as_u16(), 303);
-    let cookie = login.headers()["set-cookie"]
-        .to_str()
-        .expect("cookie")
-        .to_owned();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
-    let pair = cookie.split(';').next().expect("pair").to_owned();
+    let pair = inspector.login("s3cret-ui-token").await;
     let page = client
         .get(format!("{}/", inspector.url))
-        .header("cookie", pair)
+        .header("cookie", &pair)
         .send()
         .await
         .expect("GET");
@@ -521,6 +527,67 @@ async fn ui_beyond_loopback_needs_a_token() {
         .await
         .expect("GET");
     assert_eq!(wrong.status().as_u16(), 401);
+}
+
+/// A browser sends a host's cookies to every port of it, so the inspector's cookie must not
+/// be its token: it is a session id of the server's own, which no other server (nor this one
+/// after it ends) takes, and the token in a cookie opens nothing.
+#[tokio::test]
+async fn ui_cookie_is_a_session_of_its_own_never_the_token() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let db = db.to_str().expect("utf-8");
+    let token = "s3cret-ui-token";
+    let first = Inspector::start(db, &["--token", token]);
+    let second = Inspector::start(db, &["--token", token]);
+    let client = Inspector::client();
+    let status = |inspector: &Inspector, cookie: String| {
+        let request = client
+            .get(format!("{}/", inspector.url))
+            .header("cookie", cookie);
+        async move { request.send().await.expect("GET").status().as_u16() }
+    };
+
+    let pair = first.login(token).await;
+    let (name, value) = pair.split_once('=').expect("name=value");
+    assert!(
+        !pair.contains(token),
+        "the cookie carries the token: {pair}"
+    );
+    assert_eq!(value.len(), 32, "{pair}");
+    assert!(value.bytes().all(|b| b.is_ascii_hexdigit()), "{pair}");
+    assert_eq!(status(&first, pair.clone()).await, 200);
+    // The session is this server's: the other one, with the same token, does not know it,
+    // even under its own cookie name.
+    assert_eq!(status(&second, pair.clone()).await, 401);
+    let port = second.url.rsplit(':').next().expect("port");
+    let renamed = format!("agent_memory_session_{port}={value}");
+    assert_eq!(status(&second, renamed).await, 401);
+    // The token as a cookie, under any name, is no credential.
+    for cookie in [
+        format!("agent_memory_token={token}"),
+        format!("{name}={token}"),
+    ] {
+        assert_eq!(status(&first, cookie.clone()).await, 401, "{cookie}");
+    }
+    // The redirect after a login leaves the token out of the address.
+    let login = client
+        .get(format!("{}/?token={token}", first.url))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(login.headers()["location"], "/");
+    // A server keeps a bounded number of sessions: the oldest ends first.
+    for _ in 0..64 {
+        first.login(token).await;
+    }
+    assert_eq!(
+        status(&first, pair.clone()).await,
+        401,
+        "the oldest session ended"
+    );
+    let newest = first.login(token).await;
+    assert_eq!(status(&first, newest).await, 200);
 }
 
 /// The README's two lines, as written: the demo's database, then the inspector on it (on a
@@ -551,4 +618,99 @@ async fn the_readme_inspector_commands_run_as_written() {
     let (_, token) = inspector.page().await;
     let overview = inspector.view(&token, "overview", json!({})).await;
     assert_eq!(overview["list"]["partitions"][0]["partition"], "demo-team");
+}
+
+/// A forget on SQLite holds the write lock for as long as it erases; the views read through
+/// a connection of their own, so they answer meanwhile, from the last committed snapshot.
+/// Here another connection holds the write lock (a crystallize whose step waits), so the
+/// forget waits for it as long as the test says, and a view must answer before it ends.
+#[tokio::test]
+async fn ui_reads_answer_while_a_forget_waits_for_the_write_lock() {
+    use std::sync::{Arc, Barrier};
+
+    use agent_memory_core::store::trajectory::{
+        CrystallizeOutput, EpisodeStore, Fingerprint, NewEpisode, PatternStore,
+    };
+    use agent_memory_core::{Partition, Timestamp};
+    use agent_memory_sqlite::SqliteStore;
+
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let db = db.to_str().expect("utf-8").to_owned();
+    demo_database(&sandbox, &db);
+    let inspector = Inspector::start(&db, &[]);
+    let (_, token) = inspector.page().await;
+
+    let (locked, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let holder = {
+        let (locked, release, db) = (Arc::clone(&locked), Arc::clone(&release), db.clone());
+        std::thread::spawn(move || {
+            let store = SqliteStore::open(&db).expect("open");
+            let held = Partition::new("held").expect("partition");
+            store
+                .append_episodes(&[NewEpisode {
+                    partition: held.clone(),
+                    fingerprint: Fingerprint::new([("f", "1")]).expect("fingerprint"),
+                    trajectory: vec!["x".to_owned()],
+                    outcome: "true".to_owned(),
+                    recorded_at: Timestamp::from_millis(1),
+                }])
+                .expect("append");
+            // The step runs inside the crystallize's write transaction.
+            store
+                .crystallize_with(&held, &|_| {
+                    locked.wait();
+                    release.wait();
+                    Ok(CrystallizeOutput::default())
+                })
+                .expect("crystallize");
+        })
+    };
+    let wait = |barrier: Arc<Barrier>| tokio::task::spawn_blocking(move || barrier.wait());
+    wait(Arc::clone(&locked)).await.expect("the lock is held");
+
+    let forget = {
+        let (url, token) = (inspector.url.clone(), token.clone());
+        tokio::spawn(async move {
+            let response = Inspector::client()
+                .post(format!("{url}/api/forget"))
+                .header("content-type", "application/json")
+                .header("x-csrf-token", token)
+                .body(json!({"partition": "demo-team"}).to_string())
+                .send()
+                .await
+                .expect("POST");
+            let status = response.status().as_u16();
+            (status, response.text().await.expect("body"))
+        })
+    };
+    // Time for the forget to reach the store and queue for the lock. Not a measure: were
+    // it slower to arrive, the view below would only come first, and still must answer.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    for (view, input) in [
+        ("overview", json!({})),
+        ("partition", json!({"partition": "demo-team"})),
+    ] {
+        let answer = inspector.view(&token, view, input).await;
+        assert!(
+            !forget.is_finished(),
+            "the forget ended before {view} answered: {answer}"
+        );
+        if view == "overview" {
+            assert_eq!(answer["list"]["partitions"][0]["episodes"], 5, "{answer}");
+        }
+    }
+    wait(release).await.expect("the lock is released");
+    holder.join().expect("the holder");
+    let (status, body) = forget.await.expect("the forget");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"episodes\":5"), "{body}");
+    let after = inspector.view(&token, "overview", json!({})).await;
+    let names: Vec<&str> = after["list"]["partitions"]
+        .as_array()
+        .expect("partitions")
+        .iter()
+        .filter_map(|p| p["partition"].as_str())
+        .collect();
+    assert_eq!(names, ["held"], "{after}");
 }

@@ -360,6 +360,10 @@ async function route(notice) {
   }
 }
 
+// The address never keeps a query (the token of a first login): the server already
+// redirected it away, and no link here makes one.
+if (location.search) history.replaceState(null, "", location.pathname + location.hash);
+
 window.addEventListener("hashchange", () => {
   const notice = pendingNotice;
   pendingNotice = null;
