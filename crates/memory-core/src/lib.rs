@@ -34,6 +34,7 @@ pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
 pub use store::MetaStore;
 pub use store::NoteStore;
+pub use store::Page;
 pub use store::ToolLogStore;
 pub use store::{EpisodeStore, PatternStore};
 pub use store::{SessionAppended, SessionEvent, SessionStore, SessionSummary};

@@ -18,7 +18,7 @@ use agent_memory_core::store::browser::{
     SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
     TrajectoryStep, TrajectoryStore, run_start_outcome,
 };
-use agent_memory_core::{Error, Result, Scope, Timestamp};
+use agent_memory_core::{Error, Page, Result, Scope, Timestamp};
 use postgres::Row;
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
@@ -349,6 +349,40 @@ impl TrajectoryStore for PostgresStore {
                 .iter()
                 .map(trajectory_from)
                 .collect()
+        })
+    }
+
+    fn trajectory_recent_page(
+        &self,
+        scope: &Scope,
+        from: u64,
+        limit: usize,
+    ) -> Result<Page<Trajectory>> {
+        let sql = concat!(
+            "SELECT ",
+            trajectory_columns!(),
+            " FROM browser_trajectory WHERE scope = $1 \
+              ORDER BY recorded_at DESC NULLS LAST, traj_id DESC LIMIT $2 OFFSET $3"
+        );
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (items, total) = self.read("list trajectories", |tx| {
+            let items = tx
+                .query(sql, &[&scope.as_str(), &limit, &from])?
+                .iter()
+                .map(trajectory_from)
+                .collect::<std::result::Result<Vec<_>, Fail>>()?;
+            let total: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM browser_trajectory WHERE scope = $1",
+                    &[&scope.as_str()],
+                )?
+                .get(0);
+            Ok((items, total))
+        })?;
+        Ok(Page {
+            items,
+            total: crate::count(total),
         })
     }
 
@@ -935,6 +969,35 @@ impl RunManifestStore for PostgresStore {
                 .as_ref()
                 .map(run_from)
                 .transpose()
+        })
+    }
+
+    fn run_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<RunManifest>> {
+        let sql = concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM browser_run WHERE scope = $1 ORDER BY updated_at DESC, run_id \
+              LIMIT $2 OFFSET $3"
+        );
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (items, total) = self.read("list run manifests", |tx| {
+            let items = tx
+                .query(sql, &[&scope.as_str(), &limit, &from])?
+                .iter()
+                .map(run_from)
+                .collect::<std::result::Result<Vec<_>, Fail>>()?;
+            let total: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM browser_run WHERE scope = $1",
+                    &[&scope.as_str()],
+                )?
+                .get(0);
+            Ok((items, total))
+        })?;
+        Ok(Page {
+            items,
+            total: crate::count(total),
         })
     }
 

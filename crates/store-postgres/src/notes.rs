@@ -7,7 +7,7 @@ use agent_memory_core::store::notes::{
     NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
     note_not_found,
 };
-use agent_memory_core::{Clock, Error, Result, Scope, Timestamp};
+use agent_memory_core::{Clock, Error, Page, Result, Scope, Timestamp};
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
@@ -100,6 +100,49 @@ impl NoteStore for PostgresStore {
                 })
             })
             .collect()
+    }
+
+    fn note_list_page(
+        &self,
+        scope: &Scope,
+        dir: Option<&NotePath>,
+        after: Option<&NotePath>,
+        limit: usize,
+    ) -> Result<Page<NoteFile>> {
+        // One range of the primary key, as `note_list` reads it, from past the cursor on;
+        // `path` is `COLLATE "C"`, so the key's order is byte order. With no directory, the
+        // range is the whole scope (every path sorts after the empty text and before none).
+        let (lower, upper) = dir.map(NotePath::below_bounds).unwrap_or_default();
+        let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
+        let upper = dir.map(|_| upper);
+        let after = after.map(NotePath::as_str);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (rows, total) = self.read("list notes", |tx| {
+            let rows = tx.query(
+                "SELECT path, bytes FROM notes WHERE scope = $1 AND path >= $2 \
+                 AND ($4::text IS NULL OR path < $4) AND (path = $2 OR path >= $3) \
+                 AND ($5::text IS NULL OR path > $5) ORDER BY path LIMIT $6",
+                &[&scope.as_str(), &dir_text, &lower, &upper, &after, &limit],
+            )?;
+            let total: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM notes WHERE scope = $1 AND path >= $2 \
+                     AND ($4::text IS NULL OR path < $4) AND (path = $2 OR path >= $3)",
+                    &[&scope.as_str(), &dir_text, &lower, &upper],
+                )?
+                .get(0);
+            Ok((rows, count(total)))
+        })?;
+        let items = rows
+            .into_iter()
+            .map(|row| {
+                Ok(NoteFile {
+                    path: NotePath::stored(row.get(0))?,
+                    bytes: count(row.get(1)),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page { items, total })
     }
 
     fn note_create(

@@ -6,8 +6,8 @@ use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Clock, Error, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
-    Timestamp,
+    Clock, Error, Page, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
+    SessionSummary, Timestamp,
 };
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
@@ -157,6 +157,39 @@ impl SessionStore for PostgresStore {
             .into_iter()
             .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
             .collect())
+    }
+
+    fn session_page(
+        &self,
+        session: &SessionId,
+        from: u64,
+        limit: usize,
+    ) -> Result<Page<SessionEvent>> {
+        // An event's position is its `seq`, so a page is one range of the primary key.
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (rows, total) = self.read("load session", |tx| {
+            let rows = tx.query(
+                "SELECT kind, payload FROM session_events WHERE session = $1 AND seq >= $2 \
+                 ORDER BY seq LIMIT $3",
+                &[&session.as_str(), &from, &limit],
+            )?;
+            let total: i64 = tx
+                .query_one(
+                    "SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = $1",
+                    &[&session.as_str()],
+                )?
+                .get(0);
+            Ok((rows, count(total)))
+        })?;
+        if total == 0 {
+            return Err(session_not_found(session));
+        }
+        let items = rows
+            .into_iter()
+            .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
+            .collect();
+        Ok(Page { items, total })
     }
 
     fn session_list(&self) -> Result<Vec<SessionSummary>> {

@@ -8,7 +8,8 @@ use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Page, Result, SessionId, Timestamp};
+use postgres::Row;
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
@@ -188,50 +189,44 @@ impl ToolLogStore for PostgresStore {
             )?;
             Ok((rows, entries))
         })?;
-        let mut snapshots: HashMap<i64, Vec<SnapshotEntry>> = HashMap::new();
-        for row in entries {
-            let seq: i64 = row.get(0);
-            let key: String = row.get(1);
-            let value = match (row.get::<_, bool>(3), row.get::<_, Option<String>>(2)) {
-                (true, None) => SnapshotValue::Sensitive,
-                (false, Some(value)) => SnapshotValue::Plain(value),
-                _ => {
-                    return Err(Error::corrupt(
-                        "tool_log_memory",
-                        format!("key {key:?} of log {seq} has an inconsistent sensitive flag"),
-                    ));
-                }
+        assemble(session, rows, entries)
+    }
+
+    fn tool_log_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<ToolLog>> {
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (rows, entries, total) = self.read("list tool logs", |tx| {
+            let rows = tx.query(
+                "SELECT seq, tool_name, parameters, success, error, duration_ms, timestamp, \
+                 trace_id, has_snapshot FROM tool_logs WHERE session = $1 ORDER BY seq \
+                 LIMIT $2 OFFSET $3",
+                &[&session.as_str(), &limit, &from],
+            )?;
+            // The entries of the rows read: their numbers are one range, which other
+            // sessions' logs may interleave.
+            let (first, last) = match (rows.first(), rows.last()) {
+                (Some(first), Some(last)) => (first.get::<_, i64>(0), last.get::<_, i64>(0)),
+                _ => (0, -1),
             };
-            snapshots.entry(seq).or_default().push(SnapshotEntry {
-                key,
-                value,
-                written_by: row.get(4),
-                written_at: row.get::<_, Option<i64>>(5).map(Timestamp::from_millis),
-                existed_before: row.get(6),
-            });
-        }
-        rows.into_iter()
-            .map(|row| {
-                let seq: i64 = row.get(0);
-                let duration_ms = u64::try_from(row.get::<_, i64>(5)).map_err(|_| {
-                    Error::corrupt("tool_logs", format!("negative duration in log {seq}"))
-                })?;
-                let memory_snapshot = row.get::<_, bool>(8).then(|| MemorySnapshot {
-                    entries: snapshots.remove(&seq).unwrap_or_default(),
-                });
-                Ok(ToolLog {
-                    session: session.clone(),
-                    tool_name: row.get(1),
-                    parameters: row.get(2),
-                    success: row.get(3),
-                    error: row.get(4),
-                    duration_ms,
-                    timestamp: Timestamp::from_millis(row.get(6)),
-                    trace_id: row.get(7),
-                    memory_snapshot,
-                })
-            })
-            .collect()
+            let entries = tx.query(
+                "SELECT m.log_seq, m.key, m.value, m.sensitive, m.written_by, m.written_at, \
+                 m.existed_before FROM tool_log_memory m JOIN tool_logs l ON l.seq = m.log_seq \
+                 WHERE l.session = $1 AND m.log_seq BETWEEN $2 AND $3 \
+                 ORDER BY m.log_seq, m.key COLLATE \"C\"",
+                &[&session.as_str(), &first, &last],
+            )?;
+            let total: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM tool_logs WHERE session = $1",
+                    &[&session.as_str()],
+                )?
+                .get(0);
+            Ok((rows, entries, count(total)))
+        })?;
+        Ok(Page {
+            items: assemble(session, rows, entries)?,
+            total,
+        })
     }
 
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>> {
@@ -269,4 +264,53 @@ impl ToolLogStore for PostgresStore {
             )?)
         })
     }
+}
+
+/// The logs of `session` from its rows and their snapshot entries, as the queries above
+/// select them.
+fn assemble(session: &SessionId, rows: Vec<Row>, entries: Vec<Row>) -> Result<Vec<ToolLog>> {
+    let mut snapshots: HashMap<i64, Vec<SnapshotEntry>> = HashMap::new();
+    for row in entries {
+        let seq: i64 = row.get(0);
+        let key: String = row.get(1);
+        let value = match (row.get::<_, bool>(3), row.get::<_, Option<String>>(2)) {
+            (true, None) => SnapshotValue::Sensitive,
+            (false, Some(value)) => SnapshotValue::Plain(value),
+            _ => {
+                return Err(Error::corrupt(
+                    "tool_log_memory",
+                    format!("key {key:?} of log {seq} has an inconsistent sensitive flag"),
+                ));
+            }
+        };
+        snapshots.entry(seq).or_default().push(SnapshotEntry {
+            key,
+            value,
+            written_by: row.get(4),
+            written_at: row.get::<_, Option<i64>>(5).map(Timestamp::from_millis),
+            existed_before: row.get(6),
+        });
+    }
+    rows.into_iter()
+        .map(|row| {
+            let seq: i64 = row.get(0);
+            let duration_ms = u64::try_from(row.get::<_, i64>(5)).map_err(|_| {
+                Error::corrupt("tool_logs", format!("negative duration in log {seq}"))
+            })?;
+            let memory_snapshot = row.get::<_, bool>(8).then(|| MemorySnapshot {
+                entries: snapshots.remove(&seq).unwrap_or_default(),
+            });
+            Ok(ToolLog {
+                session: session.clone(),
+                tool_name: row.get(1),
+                parameters: row.get(2),
+                success: row.get(3),
+                error: row.get(4),
+                duration_ms,
+                timestamp: Timestamp::from_millis(row.get(6)),
+                trace_id: row.get(7),
+                memory_snapshot,
+            })
+        })
+        .collect()
 }

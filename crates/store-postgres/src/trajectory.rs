@@ -19,7 +19,7 @@ use agent_memory_core::store::trajectory::{
     PartitionSummary, Pattern, PatternStats, PatternStore, Seq, TrajectoryTally, decode_pending,
     decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
 use postgres::Row;
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock, meta};
@@ -76,6 +76,51 @@ macro_rules! group_columns {
          canonical_first_seq, pending, confidence, evidence_count, corroborations, \
          contradictions, last_reinforced"
     };
+}
+
+/// A page of `partition`'s patterns (`patterns`) or pending groups in fingerprint key order
+/// (byte order, `COLLATE "C"`), past `after`'s key, and how many there are, in one snapshot.
+fn groups_page(
+    store: &PostgresStore,
+    partition: &Partition,
+    patterns: bool,
+    after: Option<&Fingerprint>,
+    limit: usize,
+) -> Result<(Vec<Row>, u64)> {
+    let (page, total) = if patterns {
+        (
+            concat!(
+                "SELECT ",
+                group_columns!(),
+                " FROM trajectory_group WHERE partition = $1 AND confidence IS NOT NULL \
+                 AND ($2::text IS NULL OR fingerprint COLLATE \"C\" > $2) \
+                 ORDER BY fingerprint COLLATE \"C\" LIMIT $3"
+            ),
+            "SELECT count(*) FROM trajectory_group WHERE partition = $1 AND confidence IS NOT NULL",
+        )
+    } else {
+        (
+            concat!(
+                "SELECT ",
+                group_columns!(),
+                " FROM trajectory_group WHERE partition = $1 AND confidence IS NULL \
+                 AND ($2::text IS NULL OR fingerprint COLLATE \"C\" > $2) \
+                 ORDER BY fingerprint COLLATE \"C\" LIMIT $3"
+            ),
+            "SELECT count(*) FROM trajectory_group WHERE partition = $1 AND confidence IS NULL",
+        )
+    };
+    let after = after.map(Fingerprint::as_key);
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    store.read("list groups", |tx| {
+        // The count first: a partition without the groups asked for is not searched.
+        let total = count(tx.query_one(total, &[&partition.as_str()])?.get(0));
+        if total == 0 {
+            return Ok((Vec::new(), total));
+        }
+        let rows = tx.query(page, &[&partition.as_str(), &after, &limit])?;
+        Ok((rows, total))
+    })
 }
 
 /// Decodes a `trajectory_group` row selected as `group_columns!()`; `known` is its
@@ -461,6 +506,36 @@ impl PatternStore for PostgresStore {
         // Ordered as fingerprints order (by pairs), which the key's text order is not.
         groups.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
         Ok(groups)
+    }
+
+    fn patterns_page(
+        &self,
+        partition: &Partition,
+        after: Option<&Fingerprint>,
+        limit: usize,
+    ) -> Result<Page<Pattern>> {
+        let (rows, total) = groups_page(self, partition, true, after, limit)?;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if let Some(pattern) = Pattern::of_group(partition, &decode_group(row, None)?) {
+                items.push(pattern);
+            }
+        }
+        Ok(Page { items, total })
+    }
+
+    fn pending_groups_page(
+        &self,
+        partition: &Partition,
+        after: Option<&Fingerprint>,
+        limit: usize,
+    ) -> Result<Page<Group>> {
+        let (rows, total) = groups_page(self, partition, false, after, limit)?;
+        let items = rows
+            .iter()
+            .map(|row| decode_group(row, None))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page { items, total })
     }
 
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {

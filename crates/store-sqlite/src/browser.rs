@@ -10,7 +10,7 @@ use agent_memory_core::store::browser::{
     TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
-use agent_memory_core::{Error, Result, Scope, Timestamp};
+use agent_memory_core::{Error, Page, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, codec, item_error, to_core, token_index};
@@ -138,6 +138,14 @@ const RECENT_TRAJECTORIES: &str = concat!(
     trajectory_columns!(),
     " FROM browser_trajectories WHERE scope = ?1 \
      ORDER BY recorded_at IS NULL, recorded_at DESC, traj_id DESC LIMIT ?2"
+);
+
+/// [`RECENT_TRAJECTORIES`] from position `?3`.
+const RECENT_TRAJECTORIES_FROM: &str = concat!(
+    "SELECT ",
+    trajectory_columns!(),
+    " FROM browser_trajectories WHERE scope = ?1 \
+     ORDER BY recorded_at IS NULL, recorded_at DESC, traj_id DESC LIMIT ?2 OFFSET ?3"
 );
 
 fn trajectory_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Trajectory>> {
@@ -351,6 +359,36 @@ impl TrajectoryStore for SqliteStore {
                 .map_err(|e| to_core("list trajectories", e))?
                 .into_iter()
                 .collect()
+        })
+    }
+
+    fn trajectory_recent_page(
+        &self,
+        scope: &Scope,
+        from: u64,
+        limit: usize,
+    ) -> Result<Page<Trajectory>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        self.read_with(|conn| {
+            let op = |e| to_core("list trajectories", e);
+            let items = conn
+                .prepare_cached(RECENT_TRAJECTORIES_FROM)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![scope.as_str(), limit, from], trajectory_from)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(op)?
+                .into_iter()
+                .collect::<Result<Vec<_>>>()?;
+            let total: i64 = conn
+                .prepare_cached("SELECT count(*) FROM browser_trajectories WHERE scope = ?1")
+                .and_then(|mut stmt| stmt.query_row([scope.as_str()], |r| r.get(0)))
+                .map_err(op)?;
+            Ok(Page {
+                items,
+                total: u64::try_from(total).unwrap_or(0),
+            })
         })
     }
 
@@ -874,6 +912,13 @@ const LIST_RUNS: &str = concat!(
      ORDER BY updated_at DESC, run_id LIMIT ?5"
 );
 
+/// Every manifest of scope `?1` in [`LIST_RUNS`]' order, at most `?2` from position `?3`.
+const RUNS_FROM: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM browser_runs WHERE scope = ?1 ORDER BY updated_at DESC, run_id LIMIT ?2 OFFSET ?3"
+);
+
 /// A manifest with its stored status text, or the problem with the row.
 fn run_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(RunManifest, String, bool)> {
     let run_id: String = r.get(0)?;
@@ -983,6 +1028,25 @@ impl RunManifestStore for SqliteStore {
                 .collect::<rusqlite::Result<Vec<_>>>()
         })?;
         found.into_iter().map(checked).collect()
+    }
+
+    fn run_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<RunManifest>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let (found, total) = self.read("list run manifests", |conn| {
+            let found = conn
+                .prepare_cached(RUNS_FROM)?
+                .query_map(params![scope.as_str(), limit, from], run_from)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let total: i64 = conn
+                .prepare_cached("SELECT count(*) FROM browser_runs WHERE scope = ?1")?
+                .query_row([scope.as_str()], |r| r.get(0))?;
+            Ok((found, total))
+        })?;
+        Ok(Page {
+            items: found.into_iter().map(checked).collect::<Result<_>>()?,
+            total: u64::try_from(total).unwrap_or(0),
+        })
     }
 }
 

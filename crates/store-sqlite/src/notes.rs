@@ -7,7 +7,7 @@ use agent_memory_core::store::notes::{
     NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
     note_not_found,
 };
-use agent_memory_core::{Clock, Error, Result, Scope, Timestamp};
+use agent_memory_core::{Clock, Error, Page, Result, Scope, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, check_sizes, to_core};
@@ -151,6 +151,60 @@ impl NoteStore for SqliteStore {
                 })
             })
             .collect()
+    }
+
+    fn note_list_page(
+        &self,
+        scope: &Scope,
+        dir: Option<&NotePath>,
+        after: Option<&NotePath>,
+        limit: usize,
+    ) -> Result<Page<NoteFile>> {
+        // The listing is one range of the unique index on (scope, path) (a directory's own
+        // note, a file listed as itself, is the path `dir` alone); a page starts past the
+        // cursor inside it, so it reads its own rows, and the count reads only the range.
+        let name = scope.as_str();
+        let bounds = dir.map(|d| (d.as_str(), d.below_bounds()));
+        let mut range = String::from("scope = ?");
+        let mut values: Vec<&dyn rusqlite::ToSql> = vec![&name];
+        if let Some((dir, (lower, upper))) = &bounds {
+            range.push_str(" AND path >= ? AND path < ? AND (path = ? OR path >= ?)");
+            values.extend([dir as &dyn rusqlite::ToSql, upper, dir, lower]);
+        }
+        let counted = values.clone();
+        let mut page = range.clone();
+        let cursor = after.map(NotePath::as_str);
+        if let Some(cursor) = &cursor {
+            page.push_str(" AND path > ?");
+            values.push(cursor);
+        }
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        values.push(&limit);
+        let (rows, total): (Vec<(String, i64)>, i64) = self.read("list notes", |conn| {
+            let total = conn
+                .prepare_cached(&format!("SELECT count(*) FROM notes WHERE {range}"))?
+                .query_row(counted.as_slice(), |row| row.get(0))?;
+            let rows = conn
+                .prepare_cached(&format!(
+                    "SELECT path, bytes FROM notes WHERE {page} ORDER BY path LIMIT ?"
+                ))?
+                .query_map(values.as_slice(), |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((rows, total))
+        })?;
+        let items = rows
+            .into_iter()
+            .map(|(path, bytes)| {
+                Ok(NoteFile {
+                    path: NotePath::stored(path)?,
+                    bytes: u64::try_from(bytes).unwrap_or(0),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page {
+            items,
+            total: u64::try_from(total).unwrap_or(0),
+        })
     }
 
     fn note_create(

@@ -5,10 +5,10 @@ use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Clock, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
+    Clock, Page, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
     Timestamp,
 };
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, Transaction, params};
 
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
@@ -24,8 +24,8 @@ fn events_fit(events: &[SessionEvent]) -> Result<()> {
 }
 
 /// How many events `session`'s log holds (its next position).
-fn log_len(tx: &Transaction<'_>, session: &SessionId) -> rusqlite::Result<u64> {
-    let next: i64 = tx
+fn log_len(conn: &Connection, session: &SessionId) -> rusqlite::Result<u64> {
+    let next: i64 = conn
         .prepare_cached("SELECT coalesce(max(seq) + 1, 0) FROM session_events WHERE session = ?1")?
         .query_row([session.as_str()], |row| row.get(0))?;
     Ok(u64::try_from(next).unwrap_or(0))
@@ -33,14 +33,14 @@ fn log_len(tx: &Transaction<'_>, session: &SessionId) -> rusqlite::Result<u64> {
 
 /// At most `count` events of `session`'s log from position `from` on.
 fn events_from(
-    tx: &Transaction<'_>,
+    conn: &Connection,
     session: &SessionId,
     from: u64,
     count: usize,
 ) -> rusqlite::Result<Vec<SessionEvent>> {
     let from = i64::try_from(from).unwrap_or(i64::MAX);
     let to = from.saturating_add(i64::try_from(count).unwrap_or(i64::MAX));
-    let mut stmt = tx.prepare_cached(
+    let mut stmt = conn.prepare_cached(
         "SELECT kind, payload FROM session_events WHERE session = ?1 AND seq >= ?2 AND seq < ?3 \
          ORDER BY seq",
     )?;
@@ -173,6 +173,25 @@ impl SessionStore for SqliteStore {
             return Err(session_not_found(session));
         }
         Ok(events)
+    }
+
+    fn session_page(
+        &self,
+        session: &SessionId,
+        from: u64,
+        limit: usize,
+    ) -> Result<Page<SessionEvent>> {
+        // An event's position is its `seq`, so a page is one range of the primary key.
+        let (items, total) = self.read("load session events", |conn| {
+            Ok((
+                events_from(conn, session, from, limit)?,
+                log_len(conn, session)?,
+            ))
+        })?;
+        if total == 0 {
+            return Err(session_not_found(session));
+        }
+        Ok(Page { items, total })
     }
 
     fn session_list(&self) -> Result<Vec<SessionSummary>> {

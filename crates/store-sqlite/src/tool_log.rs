@@ -6,7 +6,7 @@ use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Page, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
 use crate::{SqliteStore, check_sizes, item_error, to_core};
@@ -92,33 +92,58 @@ impl ToolLogStore for SqliteStore {
     }
 
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>> {
-        let (rows, entries) = self.read("list tool logs", |conn| select(conn, session))?;
-        let mut snapshots: HashMap<i64, Vec<SnapshotEntry>> = HashMap::new();
-        for (seq, entry) in entries {
-            snapshots.entry(seq).or_default().push(entry?);
-        }
-        rows.into_iter()
-            .map(|row| {
-                let duration_ms = u64::try_from(row.duration_ms).map_err(|_| {
-                    Error::corrupt("tool_logs", format!("negative duration in log {}", row.seq))
-                })?;
-                let memory_snapshot = row.has_snapshot.then(|| MemorySnapshot {
-                    entries: snapshots.remove(&row.seq).unwrap_or_default(),
-                });
-                Ok(ToolLog {
-                    session: session.clone(),
-                    tool_name: row.tool_name,
-                    parameters: row.parameters,
-                    success: row.success,
-                    error: row.error,
-                    duration_ms,
-                    timestamp: Timestamp::from_millis(row.timestamp),
-                    trace_id: row.trace_id,
-                    memory_snapshot,
-                })
-            })
-            .collect()
+        let (rows, entries) = self.read("list tool logs", |conn| select(conn, session, 0, -1))?;
+        assemble(session, rows, entries)
     }
+
+    fn tool_log_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<ToolLog>> {
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (rows, entries, total) = self.read("list tool logs", |conn| {
+            let (rows, entries) = select(conn, session, from, limit)?;
+            let total: i64 = conn
+                .prepare_cached("SELECT count(*) FROM tool_logs WHERE session = ?1")?
+                .query_row([session.as_str()], |row| row.get(0))?;
+            Ok((rows, entries, total))
+        })?;
+        Ok(Page {
+            items: assemble(session, rows, entries)?,
+            total: u64::try_from(total).unwrap_or(0),
+        })
+    }
+}
+
+/// The logs of `session` from its rows and their snapshot entries.
+fn assemble(
+    session: &SessionId,
+    rows: Vec<LogRow>,
+    entries: Vec<EntryRow>,
+) -> Result<Vec<ToolLog>> {
+    let mut snapshots: HashMap<i64, Vec<SnapshotEntry>> = HashMap::new();
+    for (seq, entry) in entries {
+        snapshots.entry(seq).or_default().push(entry?);
+    }
+    rows.into_iter()
+        .map(|row| {
+            let duration_ms = u64::try_from(row.duration_ms).map_err(|_| {
+                Error::corrupt("tool_logs", format!("negative duration in log {}", row.seq))
+            })?;
+            let memory_snapshot = row.has_snapshot.then(|| MemorySnapshot {
+                entries: snapshots.remove(&row.seq).unwrap_or_default(),
+            });
+            Ok(ToolLog {
+                session: session.clone(),
+                tool_name: row.tool_name,
+                parameters: row.parameters,
+                success: row.success,
+                error: row.error,
+                duration_ms,
+                timestamp: Timestamp::from_millis(row.timestamp),
+                trace_id: row.trace_id,
+                memory_snapshot,
+            })
+        })
+        .collect()
 }
 
 /// Checks every value of every log against the store's size limit before anything is written;
@@ -211,16 +236,20 @@ struct LogRow {
 
 type EntryRow = (i64, Result<SnapshotEntry>);
 
+/// The rows of `session`'s logs from position `from`, at most `limit` of them (-1: all),
+/// and their snapshot entries.
 fn select(
     conn: &Connection,
     session: &SessionId,
+    from: i64,
+    limit: i64,
 ) -> rusqlite::Result<(Vec<LogRow>, Vec<EntryRow>)> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, tool_name, parameters, success, error, duration_ms, timestamp, trace_id, \
-         has_snapshot FROM tool_logs WHERE session = ?1 ORDER BY seq",
+         has_snapshot FROM tool_logs WHERE session = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3",
     )?;
     let rows = stmt
-        .query_map([session.as_str()], |row| {
+        .query_map(params![session.as_str(), limit, from], |row| {
             Ok(LogRow {
                 seq: row.get(0)?,
                 tool_name: row.get(1)?,
@@ -234,13 +263,19 @@ fn select(
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // The entries of the rows read: their numbers are one range, which other sessions' logs
+    // may interleave.
+    let (Some(first), Some(last)) = (rows.first().map(|r| r.seq), rows.last().map(|r| r.seq))
+    else {
+        return Ok((rows, Vec::new()));
+    };
     let mut stmt = conn.prepare_cached(
         "SELECT m.log_seq, m.key, m.value, m.sensitive, m.written_by, m.written_at, \
          m.existed_before FROM tool_log_memory m JOIN tool_logs l ON l.seq = m.log_seq \
-         WHERE l.session = ?1 ORDER BY m.log_seq, m.key",
+         WHERE l.session = ?1 AND m.log_seq BETWEEN ?2 AND ?3 ORDER BY m.log_seq, m.key",
     )?;
     let entries = stmt
-        .query_map([session.as_str()], |row| {
+        .query_map(params![session.as_str(), first, last], |row| {
             let seq: i64 = row.get(0)?;
             let key: String = row.get(1)?;
             let value: Option<String> = row.get(2)?;

@@ -13,7 +13,7 @@ use agent_memory_core::store::trajectory::{
     PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, Seq,
     TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Partition, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, meta, to_core};
@@ -398,6 +398,47 @@ fn build_patterns_sql(pairs: usize) -> String {
     format!("{base}{matching}")
 }
 
+/// A page of a partition's patterns (`patterns`) or pending groups: `columns` of the groups
+/// in fingerprint key order, from the first or (`after`) past the key `?2`, at most `?3`.
+fn groups_page_sql(columns: &str, patterns: bool, after: bool) -> String {
+    let state = if patterns { "NOT NULL" } else { "NULL" };
+    let cursor = if after { " AND f.fingerprint > ?2" } else { "" };
+    format!(
+        "SELECT {columns} FROM trajectory_fingerprint f \
+         JOIN trajectory_group g ON g.fp_id = f.id \
+         WHERE f.partition = ?1{cursor} AND g.confidence IS {state} \
+         ORDER BY f.fingerprint LIMIT ?3"
+    )
+}
+
+/// The parameters of [`groups_page_sql`].
+fn page_params<'a>(
+    partition: &'a Partition,
+    after: Option<&'a Fingerprint>,
+    limit: usize,
+) -> (&'a str, &'a str, i64) {
+    (
+        partition.as_str(),
+        after.map_or("", Fingerprint::as_key),
+        i64::try_from(limit).unwrap_or(i64::MAX),
+    )
+}
+
+/// How many of `partition`'s groups are patterns (`patterns`) or still pending.
+fn count_groups(conn: &Connection, partition: &Partition, patterns: bool) -> rusqlite::Result<u64> {
+    let sql = if patterns {
+        "SELECT count(*) FROM trajectory_fingerprint f JOIN trajectory_group g ON g.fp_id = f.id \
+         WHERE f.partition = ?1 AND g.confidence IS NOT NULL"
+    } else {
+        "SELECT count(*) FROM trajectory_fingerprint f JOIN trajectory_group g ON g.fp_id = f.id \
+         WHERE f.partition = ?1 AND g.confidence IS NULL"
+    };
+    let count: i64 = conn
+        .prepare_cached(sql)?
+        .query_row([partition.as_str()], |row| row.get(0))?;
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
 /// The columns of a group that make its pattern, as [`pattern_row`] reads them.
 const PATTERN_COLUMNS: &str = "f.fingerprint, g.canonical, g.canonical_count, \
      g.canonical_newest, g.canonical_first_seq, g.confidence, g.evidence_count, \
@@ -723,6 +764,7 @@ impl EpisodeStore for SqliteStore {
         &self,
         partition: &Partition,
         fingerprint: &Fingerprint,
+        after: Seq,
         limit: usize,
     ) -> Result<Vec<Episode>> {
         let conn = self.lock();
@@ -731,10 +773,12 @@ impl EpisodeStore for SqliteStore {
         else {
             return Ok(Vec::new());
         };
-        Ok(read_episodes_of(&conn, partition, Some(fp_id), 0, limit)?
-            .into_iter()
-            .map(|(_, e)| e)
-            .collect())
+        Ok(
+            read_episodes_of(&conn, partition, Some(fp_id), after, limit)?
+                .into_iter()
+                .map(|(_, e)| e)
+                .collect(),
+        )
     }
 
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64> {
@@ -960,6 +1004,64 @@ impl PatternStore for SqliteStore {
         // By fingerprint pairs, as `Fingerprint` orders; the stored key orders otherwise.
         pending.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
         Ok(pending)
+    }
+
+    fn patterns_page(
+        &self,
+        partition: &Partition,
+        after: Option<&Fingerprint>,
+        limit: usize,
+    ) -> Result<Page<Pattern>> {
+        let sql = |e| to_core("list patterns", e);
+        // The unique index on (partition, fingerprint) is walked from the cursor on, so a
+        // page reads its own rows and the count, whatever the partition holds. The count
+        // comes first: a partition without patterns is not walked for them.
+        self.read_with(|conn| {
+            let total = count_groups(conn, partition, true).map_err(sql)?;
+            if total == 0 {
+                return Ok(Page {
+                    items: Vec::new(),
+                    total,
+                });
+            }
+            let mut stmt = conn
+                .prepare_cached(&groups_page_sql(PATTERN_COLUMNS, true, after.is_some()))
+                .map_err(sql)?;
+            let mut rows = stmt
+                .query(page_params(partition, after, limit))
+                .map_err(sql)?;
+            let mut items = Vec::new();
+            while let Some(row) = rows.next().map_err(sql)? {
+                if let Some(pattern) = pattern_row(partition, row)? {
+                    items.push(pattern);
+                }
+            }
+            Ok(Page { items, total })
+        })
+    }
+
+    fn pending_groups_page(
+        &self,
+        partition: &Partition,
+        after: Option<&Fingerprint>,
+        limit: usize,
+    ) -> Result<Page<Group>> {
+        let (rows, total) = self.read("list pending groups", |conn| {
+            let total = count_groups(conn, partition, false)?;
+            if total == 0 {
+                return Ok((Vec::new(), total));
+            }
+            let rows = conn
+                .prepare_cached(&groups_page_sql(GROUP_COLUMNS, false, after.is_some()))?
+                .query_map(page_params(partition, after, limit), group_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((rows, total))
+        })?;
+        let items = rows
+            .into_iter()
+            .map(GroupRow::decode)
+            .collect::<Result<Vec<Group>>>()?;
+        Ok(Page { items, total })
     }
 
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {

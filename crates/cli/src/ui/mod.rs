@@ -4,16 +4,25 @@
 //! alike.
 //!
 //! It binds loopback by default; any other address needs a bearer token, as `mcp --http`
-//! does (a browser sends it once as `/?token=TOKEN`, which sets an `HttpOnly` cookie). Every
+//! does. A browser sends the token once as `/?token=TOKEN` and is redirected to `/` with a
+//! session cookie of this server's own: a random id from the operating system's generator,
+//! never the token (a cookie is sent to every port of its host, so another server there
+//! sees it), known only to the process that issued it, and one of a bounded number. Every
 //! data request is a `POST` to `/api/<view>` carrying the per-server CSRF token the page was
 //! served with, from a page of this server's own origin; a loopback server answers only a
 //! `Host` naming this machine (against DNS rebinding). The page shows what the store holds,
 //! and the store never holds a value given as sensitive.
+//!
+//! On a SQLite file the views read through a read-only connection of their own, and only a
+//! forget writes through the other: a read never queues behind a forget's write lock, as
+//! WAL lets it read the last committed snapshot meanwhile.
 
 mod views;
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
 use hyper::body::Incoming;
@@ -23,6 +32,7 @@ use serde_json::Value;
 use agent_memory_contract::files::{Confined, FileAccess};
 use agent_memory_contract::{Env, Error as ErrorBody, ErrorKind};
 use agent_memory_core::{IdSource, ManualClock, RandomIds, SystemClock, Timestamp};
+use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::mcp::http::{self, Body, plain};
 use crate::{GlobalArgs, database};
@@ -35,8 +45,16 @@ const STYLE: &str = include_str!("assets/style.css");
 /// The most bytes a view's input may hold.
 const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// The name of the cookie that carries the bearer token for a browser.
-const TOKEN_COOKIE: &str = "agent_memory_token";
+/// The start of the session cookie's name; the server's port ends it, so inspectors on two
+/// ports of one host (which share their cookies) each find their own.
+const SESSION_COOKIE: &str = "agent_memory_session_";
+
+/// The most browser sessions a server keeps; a login beyond them ends the oldest.
+const MAX_SESSIONS: usize = 64;
+
+/// The page cache of the views' read-only connection, in KiB: enough for a page of any view,
+/// and small beside the writer's, so the server's memory stays small whatever it reads.
+const READER_CACHE_KIB: u32 = 8 * 1024;
 
 /// `ui`'s options.
 #[derive(Debug, clap::Args)]
@@ -66,28 +84,30 @@ pub(crate) struct UiArgs {
 
 /// What every request is answered with.
 struct Inspector {
-    store: database::Store,
+    /// The store the views read: on a SQLite file a read-only connection of its own, so a
+    /// read never waits for [`writer`](Self::writer); elsewhere the same store.
+    reader: database::Store,
+    /// The store a forget writes to.
+    writer: database::Store,
     now: Option<Timestamp>,
     ids: Arc<RandomIds>,
     /// The per-server token every `POST` must carry in `X-CSRF-Token`.
     csrf: String,
-    /// `Bearer <token>` and the cookie value, when a token is required.
+    /// The bearer token, when one is required.
     token: Option<String>,
+    /// The session ids this server gave browsers that logged in with the token, oldest
+    /// first, at most [`MAX_SESSIONS`].
+    sessions: Mutex<VecDeque<String>>,
+    /// The session cookie's name ([`SESSION_COOKIE`] and the port).
+    cookie: String,
     local_hosts_only: bool,
 }
 
 /// Serves the inspector until interrupted.
 pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
     crate::mcp::check_access(args.listen, args.token.as_deref())?;
-    let store = database::open(&global.db)?;
-    let inspector = Arc::new(Inspector {
-        store: Arc::clone(&store),
-        now: global.now,
-        ids: Arc::new(RandomIds::new()),
-        csrf: random_token()?,
-        token: args.token.clone(),
-        local_hosts_only: args.listen.ip().is_loopback(),
-    });
+    let writer = database::open(&global.db)?;
+    let reader = reader_of(&global.db, &writer)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -97,6 +117,17 @@ pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let bound = listener.local_addr().context("reading the bound address")?;
+        let inspector = Arc::new(Inspector {
+            reader: Arc::clone(&reader),
+            writer: Arc::clone(&writer),
+            now: global.now,
+            ids: Arc::new(RandomIds::new()),
+            csrf: random_token()?,
+            token: args.token.clone(),
+            sessions: Mutex::new(VecDeque::new()),
+            cookie: format!("{SESSION_COOKIE}{}", bound.port()),
+            local_hosts_only: args.listen.ip().is_loopback(),
+        });
         eprintln!("agent-memory: the inspector is at http://{bound}/");
         let handler: http::Handler = Arc::new(move |request| {
             let inspector = Arc::clone(&inspector);
@@ -105,8 +136,22 @@ pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
         http::accept(listener, args.max_connections as usize, handler).await
     });
     drop(runtime);
-    drop(store);
+    drop((reader, writer));
     served
+}
+
+/// The store the views read from: a SQLite file opened a second time, read-only, so its
+/// reads take their own snapshot instead of queueing for the connection a forget holds;
+/// `writer` itself for PostgreSQL (whose pool already gives each read its own connection)
+/// and for a private database in memory (which no second connection can see).
+fn reader_of(db: &Path, writer: &database::Store) -> Result<database::Store> {
+    if database::is_postgres(db) || db == Path::new(database::IN_MEMORY) {
+        return Ok(Arc::clone(writer));
+    }
+    let options = SqliteOptions::default()
+        .with_read_only(true)
+        .with_cache_kib(READER_CACHE_KIB);
+    Ok(Arc::new(SqliteStore::open_with(db, &options)?))
 }
 
 /// 32 random hex digits from the operating system's generator.
@@ -158,17 +203,7 @@ impl Inspector {
                 .headers()
                 .get(header::AUTHORIZATION)
                 .is_some_and(|v| http::same(v.as_bytes(), bearer.as_bytes()));
-            let by_cookie = request
-                .headers()
-                .get_all(header::COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(';'))
-                .filter_map(|pair| pair.trim().split_once('='))
-                .any(|(name, value)| {
-                    name == TOKEN_COOKIE && http::same(value.as_bytes(), token.as_bytes())
-                });
-            if !by_header && !by_cookie {
+            if !by_header && !self.in_session(request) {
                 return Some(plain(
                     StatusCode::UNAUTHORIZED,
                     "unauthorized: open /?token=TOKEN once, or send Authorization: Bearer TOKEN\n",
@@ -234,7 +269,38 @@ impl Inspector {
         }
     }
 
-    /// `GET /?token=TOKEN` with the right token: sets the cookie and goes to the page.
+    /// Whether `request` carries this server's session cookie with an id it gave and still
+    /// keeps. Only a session id counts: a cookie holding the token is no credential.
+    fn in_session(&self, request: &Request<Incoming>) -> bool {
+        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        request
+            .headers()
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .filter(|(name, _)| *name == self.cookie)
+            .any(|(_, value)| {
+                sessions
+                    .iter()
+                    .any(|id| http::same(value.as_bytes(), id.as_bytes()))
+            })
+    }
+
+    /// A new session id, kept among the newest [`MAX_SESSIONS`].
+    fn new_session(&self) -> Result<String> {
+        let id = random_token()?;
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if sessions.len() >= MAX_SESSIONS {
+            sessions.pop_front();
+        }
+        sessions.push_back(id.clone());
+        Ok(id)
+    }
+
+    /// `GET /?token=TOKEN` with the right token: sets a session cookie and goes to the page,
+    /// whose address no longer carries the token.
     fn token_login(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
         let token = self.token.as_ref()?;
         if request.method() != Method::GET || request.uri().path() != "/" {
@@ -248,10 +314,27 @@ impl Inspector {
         if !http::same(given.as_bytes(), token.as_bytes()) {
             return None;
         }
+        let Ok(session) = self.new_session() else {
+            return Some(plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error: no random numbers for a session\n",
+            ));
+        };
         let mut response = plain(StatusCode::SEE_OTHER, "");
         let headers = response.headers_mut();
         headers.insert(header::LOCATION, header::HeaderValue::from_static("/"));
-        let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
+        headers.insert(
+            header::CACHE_CONTROL,
+            header::HeaderValue::from_static("no-store"),
+        );
+        headers.insert(
+            "referrer-policy",
+            header::HeaderValue::from_static("no-referrer"),
+        );
+        let cookie = format!(
+            "{}={session}; HttpOnly; SameSite=Strict; Path=/",
+            self.cookie
+        );
         if let Ok(value) = header::HeaderValue::from_str(&cookie) {
             headers.insert(header::SET_COOKIE, value);
         }
@@ -311,8 +394,13 @@ impl Inspector {
         };
         let inspector = Arc::clone(&self);
         let answered = tokio::task::spawn_blocking(move || {
+            let store = if views::WRITES.contains(&view.as_str()) {
+                &inspector.writer
+            } else {
+                &inspector.reader
+            };
             let env = Env {
-                store: &inspector.store,
+                store,
                 clock: match inspector.now {
                     Some(at) => Box::new(ManualClock::new(at)),
                     None => Box::new(SystemClock),

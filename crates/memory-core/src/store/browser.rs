@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::Scope;
+use crate::store::Page;
 use crate::time::Timestamp;
 
 /// How many sessions a site keeps: the newest five.
@@ -148,6 +149,25 @@ pub trait TrajectoryStore: Send + Sync {
         });
         all.truncate(limit);
         Ok(all)
+    }
+
+    /// [`trajectory_recent`](Self::trajectory_recent) a page at a time: up to `limit`
+    /// trajectories from position `from` (0: the newest) in that order, with how many
+    /// `scope` holds. The default reads the newest `from + limit`; a store on disk reads
+    /// only the page.
+    fn trajectory_recent_page(
+        &self,
+        scope: &Scope,
+        from: u64,
+        limit: usize,
+    ) -> Result<Page<Trajectory>> {
+        let total = self.trajectory_count(scope)?;
+        let skip = usize::try_from(from).unwrap_or(usize::MAX);
+        let newest = self.trajectory_recent(scope, skip.saturating_add(limit))?;
+        Ok(Page {
+            items: newest.into_iter().skip(skip).collect(),
+            total,
+        })
     }
 
     /// The newest `recorded_at` among `scope`'s trajectories; `None` when none is dated. The
@@ -609,6 +629,17 @@ pub trait RunManifestStore: Send + Sync {
 
     /// Manifests passing `filter`, newest `updated_at` first (ties: run id), cut to the limit.
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
+
+    /// Up to `limit` of `scope`'s manifests from position `from` (0: the first), in
+    /// [`run_list`](Self::run_list)'s order without a filter, with how many `scope` holds.
+    /// The default slices the whole list; a store on disk reads only the page.
+    fn run_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<RunManifest>> {
+        Ok(Page::at(
+            self.run_list(scope, &RunFilter::default())?,
+            from,
+            limit,
+        ))
+    }
 
     /// Deletes the manifest of `run_id`; `false` when there was none.
     fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;

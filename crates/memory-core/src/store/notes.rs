@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::names::Scope;
+use crate::store::Page;
 use crate::time::Timestamp;
 
 /// The longest note path accepted, in bytes.
@@ -310,6 +311,25 @@ pub trait NoteStore: Send + Sync {
     /// by path (byte order).
     fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>>;
 
+    /// [`note_list`](Self::note_list) a page at a time: up to `limit` of the notes at or
+    /// below `dir` (`None`: the whole scope) whose path comes after `after` (all when
+    /// `None`), ordered by path (byte order), with how many notes are at or below `dir`. The
+    /// default slices the whole listing; a store on disk reads only the page.
+    fn note_list_page(
+        &self,
+        scope: &Scope,
+        dir: Option<&NotePath>,
+        after: Option<&NotePath>,
+        limit: usize,
+    ) -> Result<Page<NoteFile>> {
+        Ok(Page::after(
+            self.note_list(scope, dir)?,
+            after.map(NotePath::as_str),
+            |f| f.path.as_str(),
+            limit,
+        ))
+    }
+
     /// Creates the note at `path` holding `text`. Fails with a conflict ([`NOTE_EXISTS`],
     /// [`NOTE_IS_DIRECTORY`], [`NOTE_UNDER_NOTE`]) when the path is taken, and with
     /// [`Error::InvalidInput`] when a limit would be passed; then nothing changes.
@@ -370,6 +390,9 @@ macro_rules! forward_note_store {
             }
             fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
                 (**self).note_list(scope, dir)
+            }
+            fn note_list_page(&self, scope: &Scope, dir: Option<&NotePath>, after: Option<&NotePath>, limit: usize) -> Result<Page<NoteFile>> {
+                (**self).note_list_page(scope, dir, after, limit)
             }
             fn note_create(&self, scope: &Scope, path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
                 (**self).note_create(scope, path, text, limits)

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::SessionId;
+use crate::store::Page;
 use crate::time::Timestamp;
 
 /// One event of a session's log, as the store keeps it.
@@ -105,6 +106,19 @@ pub trait SessionStore: Send + Sync {
     /// Every event of `session`, in the order they were appended.
     /// [`Error::NotFound`] when the session has no events.
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
+
+    /// Up to `limit` events of `session` from position `from` (0: the first), in the order
+    /// they were appended, with how many its log holds. [`Error::NotFound`] when the session
+    /// has no events. The default slices [`session_load`](Self::session_load); a store on
+    /// disk reads only the page.
+    fn session_page(
+        &self,
+        session: &SessionId,
+        from: u64,
+        limit: usize,
+    ) -> Result<Page<SessionEvent>> {
+        Ok(Page::at(self.session_load(session)?, from, limit))
+    }
 
     /// Every session with at least one event, ordered by id (byte order).
     fn session_list(&self) -> Result<Vec<SessionSummary>>;

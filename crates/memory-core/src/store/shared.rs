@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::names::{MetaKey, Partition, Scope, SessionId};
+use crate::store::Page;
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
     MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
@@ -79,6 +80,7 @@ shared_store!(ToolLogStore {
     fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()>;
     fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()>;
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
+    fn tool_log_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<ToolLog>>;
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
     fn forget_tool_logs(&self, session: &SessionId) -> Result<u64>;
 });
@@ -88,6 +90,7 @@ shared_store!(SessionStore {
     fn session_append_at(&self, session: &SessionId, expected_len: u64, events: &[SessionEvent]) -> Result<SessionAppended>;
     fn session_create(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64>;
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
+    fn session_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<SessionEvent>>;
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
     fn session_forget(&self, session: &SessionId) -> Result<u64>;
 });
@@ -96,7 +99,7 @@ shared_store!(EpisodeStore {
     fn append_episodes(&self, episodes: &[NewEpisode]) -> Result<Vec<Seq>>;
     fn append_episodes_with_settings(&self, episodes: &[NewEpisode], settings: &[(&MetaKey, &str)]) -> Result<Vec<Seq>>;
     fn episodes_after(&self, partition: &Partition, after: Seq, limit: usize) -> Result<Vec<Episode>>;
-    fn group_episodes(&self, partition: &Partition, fingerprint: &Fingerprint, limit: usize) -> Result<Vec<Episode>>;
+    fn group_episodes(&self, partition: &Partition, fingerprint: &Fingerprint, after: Seq, limit: usize) -> Result<Vec<Episode>>;
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64>;
 });
 
@@ -106,6 +109,8 @@ shared_store!(PatternStore {
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>>;
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;
     fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>>;
+    fn patterns_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Pattern>>;
+    fn pending_groups_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Group>>;
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
     fn forget_partition(&self, partition: &Partition) -> Result<u64>;
 });
@@ -118,6 +123,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
     fn trajectory_count(&self, scope: &Scope) -> Result<u64>;
     fn trajectory_recent(&self, scope: &Scope, limit: usize) -> Result<Vec<Trajectory>>;
+    fn trajectory_recent_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<Trajectory>>;
     fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
@@ -136,6 +142,7 @@ shared_store!(RunManifestStore {
     fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>>;
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
+    fn run_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<RunManifest>>;
     fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;
 });
 

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::SessionId;
+use crate::store::Page;
 use crate::time::Timestamp;
 
 /// One tool call of a session, as logged after it ran.
@@ -130,6 +131,14 @@ pub trait ToolLogStore: Send + Sync {
 
     /// Every log of `session`, in the order they were appended.
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
+
+    /// Up to `limit` logs of `session` from position `from` (0: the first), in the order
+    /// they were appended, with how many the session holds (an empty page of 0 when none).
+    /// The default slices [`list_tool_logs`](Self::list_tool_logs); a store on disk reads
+    /// only the page.
+    fn tool_log_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<ToolLog>> {
+        Ok(Page::at(self.list_tool_logs(session)?, from, limit))
+    }
 
     /// Every session that holds tool logs, by session id, with its number of logs.
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;

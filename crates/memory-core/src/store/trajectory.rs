@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::names::{MetaKey, Partition};
+use crate::store::Page;
 use crate::time::Timestamp;
 
 /// A store-assigned sequence number: unique in the store, growing in recording order.
@@ -452,17 +453,19 @@ pub trait EpisodeStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<Episode>>;
 
-    /// Up to `limit` episodes of the group `fingerprint` of `partition`, ascending by sequence
-    /// number. The default reads the partition's episodes in pages; a store on disk asks for
-    /// the group's alone.
+    /// Up to `limit` episodes of the group `fingerprint` of `partition` with a sequence number
+    /// above `after` (0: from the first), ascending by sequence number, so a reader can go
+    /// through a long group a page at a time. The default reads the partition's episodes in
+    /// pages; a store on disk asks for the group's alone.
     fn group_episodes(
         &self,
         partition: &Partition,
         fingerprint: &Fingerprint,
+        after: Seq,
         limit: usize,
     ) -> Result<Vec<Episode>> {
         let mut found = Vec::new();
-        let mut after = 0;
+        let mut after = after;
         while found.len() < limit {
             let page = self.episodes_after(partition, after, 10_000)?;
             let Some(last) = page.last() else { break };
@@ -508,6 +511,46 @@ pub trait PatternStore: EpisodeStore {
     /// (crystallized at least once, no pattern yet), ordered by fingerprint. A tool says
     /// with it which groups need more episodes, and how many each has.
     fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>>;
+
+    /// Up to `limit` patterns of `partition` whose fingerprint's [key](Fingerprint::key)
+    /// comes after `after`'s (every pattern when `None`), in key order (byte order), with
+    /// how many patterns the partition holds: a reader holds one page at a time. The default
+    /// sorts [`patterns`](Self::patterns); a store on disk reads only the page.
+    fn patterns_page(
+        &self,
+        partition: &Partition,
+        after: Option<&Fingerprint>,
+        limit: usize,
+    ) -> Result<Page<Pattern>> {
+        let mut all = self.patterns(partition, &Fingerprint::default())?;
+        all.sort_by(|a, b| a.fingerprint.as_key().cmp(b.fingerprint.as_key()));
+        Ok(Page::after(
+            all,
+            after.map(Fingerprint::as_key),
+            |p| p.fingerprint.as_key(),
+            limit,
+        ))
+    }
+
+    /// [`pending_groups`](Self::pending_groups) a page at a time: up to `limit` of them
+    /// whose fingerprint's key comes after `after`'s (all when `None`), in key order, with
+    /// how many the partition holds. The default sorts the whole list; a store on disk reads
+    /// only the page.
+    fn pending_groups_page(
+        &self,
+        partition: &Partition,
+        after: Option<&Fingerprint>,
+        limit: usize,
+    ) -> Result<Page<Group>> {
+        let mut all = self.pending_groups(partition)?;
+        all.sort_by(|a, b| a.fingerprint.as_key().cmp(b.fingerprint.as_key()));
+        Ok(Page::after(
+            all,
+            after.map(Fingerprint::as_key),
+            |g| g.fingerprint.as_key(),
+            limit,
+        ))
+    }
 
     /// Every partition that holds episodes or groups, ordered by name, with its counts.
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;

@@ -17,6 +17,10 @@ pub const SUITE: &str = "BrowserStore";
 pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
     vec![
         Case {
+            name: "recent trajectories and runs page from a position, with their totals",
+            run: trajectories_and_runs_page,
+        },
+        Case {
             name: "trajectory round trip",
             run: trajectory_round_trip,
         },
@@ -533,6 +537,73 @@ fn recent_trajectories_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
         vec![trajectory("c", "alpha", "https://a.test", false, 30)],
         "every field is read back"
     );
+    Ok(())
+}
+
+fn trajectories_and_runs_page<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let empty = store.trajectory_recent_page(&s, 0, 10)?;
+    ensure_eq!((empty.items.len(), empty.total), (0, 0), "no trajectory");
+    ensure_eq!(store.run_page(&s, 0, 10)?.total, 0, "no run");
+    let mut undated = trajectory("u", "alpha", "https://a.test", true, 0);
+    undated.recorded_at = None;
+    for t in [
+        trajectory("b", "alpha", "https://a.test", true, 20),
+        undated,
+        trajectory("a", "alpha", "https://a.test", true, 20),
+        trajectory("c", "alpha", "https://a.test", false, 30),
+        trajectory("d", "alpha", "https://a.test", true, 10),
+    ] {
+        put(store, &s, &t)?;
+    }
+    put(
+        store,
+        &scope("other"),
+        &trajectory("z", "alpha", "https://a.test", true, 99),
+    )?;
+    for (id, at) in [("r1", "01"), ("r2", "03"), ("r3", "02"), ("r4", "03")] {
+        let updated = format!("2026-01-01T00:00:{at}.000Z");
+        store.run_put(&s, &manifest(id, &updated, "a", RunStatus::Completed))?;
+    }
+    store.run_put(
+        &scope("other"),
+        &manifest("r9", "2026-01-02T00:00:00.000Z", "a", RunStatus::Completed),
+    )?;
+    let whole: Vec<String> = store
+        .trajectory_recent(&s, 100)?
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    let runs: Vec<String> = store
+        .run_list(&s, &RunFilter::default())?
+        .into_iter()
+        .map(|m| m.run_id)
+        .collect();
+    let (mut trajectories, mut manifests) = (Vec::new(), Vec::new());
+    for from in (0..6).step_by(2) {
+        let page = store.trajectory_recent_page(&s, from, 2)?;
+        ensure_eq!(page.total, 5, "the trajectories' total on every page");
+        trajectories.extend(page.items.into_iter().map(|t| t.id));
+        let page = store.run_page(&s, from, 2)?;
+        ensure_eq!(page.total, 4, "the runs' total on every page");
+        manifests.extend(page.items.into_iter().map(|m| m.run_id));
+    }
+    ensure_eq!(
+        trajectories,
+        whole,
+        "the trajectories, newest first, two at a time"
+    );
+    ensure_eq!(
+        manifests,
+        runs,
+        "the runs, in run_list's order, two at a time"
+    );
+    ensure_eq!(
+        store.trajectory_recent_page(&s, 4, 10)?.items,
+        store.trajectory_recent(&s, 5)?[4..].to_vec(),
+        "every field is read back"
+    );
+    ensure_eq!(store.run_page(&s, 9, 10)?.items, Vec::new());
     Ok(())
 }
 

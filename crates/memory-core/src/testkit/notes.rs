@@ -76,6 +76,10 @@ pub fn cases<S: NoteStore>() -> Vec<Case<S>> {
             name: "concurrent editors lose no edit",
             run: concurrent_editors_lose_no_edit,
         },
+        Case {
+            name: "a listing pages after a path, with its count",
+            run: listing_pages_after_a_path,
+        },
     ]
 }
 
@@ -161,6 +165,47 @@ fn create_then_read_and_list<S: NoteStore>(store: &S) -> CaseResult {
         pairs(&[("b.md", 3)]),
         "listing a note"
     );
+    Ok(())
+}
+
+fn listing_pages_after_a_path<S: NoteStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    let empty = store.note_list_page(&s, None, None, 10)?;
+    ensure_eq!((empty.items.len(), empty.total), (0, 0), "an empty scope");
+    for (at, text) in [
+        ("a/x.md", "ex"),
+        ("a/y/z.md", "zed"),
+        ("a-b.md", ""),
+        ("b.md", "bee"),
+        ("a/é.md", "e"),
+    ] {
+        store.note_create(&s, &path(at), text, &limits())?;
+    }
+    store.note_create(&scope("other"), &path("a/w.md"), "w", &limits())?;
+    for (dir, size) in [(None, 2), (Some("a"), 2), (Some("b.md"), 1)] {
+        let whole = listed(store, &s, dir)?;
+        let dir = dir.map(path);
+        let mut walked = Vec::new();
+        let mut after: Option<NotePath> = None;
+        loop {
+            let page = store.note_list_page(&s, dir.as_ref(), after.as_ref(), size)?;
+            ensure_eq!(page.total, whole.len() as u64, "the listing's count");
+            let Some(last) = page.items.last() else { break };
+            after = Some(last.path.clone());
+            walked.extend(
+                page.items
+                    .into_iter()
+                    .map(|f| (f.path.as_str().to_owned(), f.bytes)),
+            );
+        }
+        ensure_eq!(walked, whole, "{dir:?}, a page at a time");
+    }
+    // A cursor need not be a stored path.
+    let page = store.note_list_page(&s, Some(&path("a")), Some(&path("a/xx")), 10)?;
+    let paths: Vec<&str> = page.items.iter().map(|f| f.path.as_str()).collect();
+    ensure_eq!(paths, ["a/y/z.md", "a/é.md"]);
+    let none = store.note_list_page(&s, Some(&path("zzz")), None, 10)?;
+    ensure_eq!((none.items.len(), none.total), (0, 0), "nothing at zzz");
     Ok(())
 }
 

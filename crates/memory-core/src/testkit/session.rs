@@ -21,6 +21,10 @@ pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
             run: events_load_in_append_order,
         },
         Case {
+            name: "events page from a position, with the log's length",
+            run: events_page_from_a_position,
+        },
+        Case {
             name: "append returns the log length",
             run: append_returns_the_log_length,
         },
@@ -149,6 +153,37 @@ fn events_load_in_append_order<S: SessionStore>(store: &S) -> CaseResult {
         store.session_append(&s, std::slice::from_ref(one))?;
     }
     ensure_eq!(store.session_load(&s)?, written);
+    Ok(())
+}
+
+fn events_page_from_a_position<S: SessionStore>(store: &S) -> CaseResult {
+    let s = session("s1");
+    let missing = store.session_page(&s, 0, 10);
+    ensure!(
+        matches!(&missing, Err(e) if e.is_not_found()),
+        "a page of an unknown session should be not found, got {missing:?}"
+    );
+    let written: Vec<SessionEvent> = (0..7)
+        .map(|i| event("e", &format!("{{\"i\":{i}}}")))
+        .collect();
+    store.session_append(&s, &written[..3])?;
+    store.session_append(&s, &written[3..])?;
+    store.session_append(&session("other"), &written[..2])?;
+    let mut walked = Vec::new();
+    let mut from = 0;
+    loop {
+        let page = store.session_page(&s, from, 3)?;
+        ensure_eq!(page.total, 7, "the log's length on every page");
+        if page.items.is_empty() {
+            break;
+        }
+        from += page.items.len() as u64;
+        walked.extend(page.items);
+    }
+    ensure_eq!(walked, written, "the log, a page at a time");
+    ensure_eq!(store.session_page(&s, 5, 10)?.items, written[5..].to_vec());
+    ensure_eq!(store.session_page(&s, 2, 0)?.items, Vec::new());
+    ensure_eq!(store.session_page(&s, u64::MAX, 10)?.items, Vec::new());
     Ok(())
 }
 

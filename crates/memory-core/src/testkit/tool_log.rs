@@ -56,6 +56,10 @@ pub fn cases<S: ToolLogStore>() -> Vec<Case<S>> {
             name: "import refuses a session that holds logs and stores nothing",
             run: import_refuses_a_held_session,
         },
+        Case {
+            name: "logs page from a position, with the session's count",
+            run: logs_page_from_a_position,
+        },
     ]
 }
 
@@ -172,6 +176,38 @@ fn logs_list_in_append_order<S: ToolLogStore>(store: &S) -> CaseResult {
         .map(|log| log.tool_name)
         .collect();
     ensure_eq!(names, vec!["first", "second", "third", "fourth"]);
+    Ok(())
+}
+
+fn logs_page_from_a_position<S: ToolLogStore>(store: &S) -> CaseResult {
+    let none = store.tool_log_page(&session("s"), 0, 10)?;
+    ensure_eq!(
+        (none.items, none.total),
+        (Vec::new(), 0),
+        "an unknown session"
+    );
+    let logs: Vec<_> = (0..5)
+        .map(|i| sample_log("s", &format!("tool{i}"), 50 - i))
+        .collect();
+    store.append_tool_logs(&logs[..2])?;
+    store.append_tool_log(&sample_log("other", "elsewhere", 1))?;
+    store.append_tool_logs(&logs[2..])?;
+    let mut walked = Vec::new();
+    let mut from = 0;
+    loop {
+        let page = store.tool_log_page(&session("s"), from, 2)?;
+        ensure_eq!(page.total, 5, "the session's count on every page");
+        if page.items.is_empty() {
+            break;
+        }
+        from += page.items.len() as u64;
+        walked.extend(page.items);
+    }
+    ensure_eq!(walked, logs, "the logs, a page at a time, as stored");
+    ensure_eq!(
+        store.tool_log_page(&session("s"), 3, 10)?.items,
+        logs[3..].to_vec()
+    );
     Ok(())
 }
 

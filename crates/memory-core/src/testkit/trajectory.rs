@@ -86,6 +86,10 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             name: "a group's episodes, in order, and only its own",
             run: group_episodes_in_order,
         },
+        Case {
+            name: "patterns and pending groups page by fingerprint key, with their totals",
+            run: groups_page_by_key,
+        },
     ]
 }
 
@@ -116,7 +120,10 @@ fn appended<S: PatternStore>(store: &S, episodes: Vec<NewEpisode>) -> Result<Vec
 
 fn group_episodes_in_order<S: PatternStore>(store: &S) -> CaseResult {
     let one = fingerprint(&[("f", "1"), ("g", "x")]);
-    ensure_eq!(store.group_episodes(&partition("p"), &one, 10)?, Vec::new());
+    ensure_eq!(
+        store.group_episodes(&partition("p"), &one, 0, 10)?,
+        Vec::new()
+    );
     let stored = appended(
         store,
         vec![
@@ -130,18 +137,37 @@ fn group_episodes_in_order<S: PatternStore>(store: &S) -> CaseResult {
     )?;
     let mine: Vec<Episode> = [0, 3, 5].iter().map(|&i| stored[i].clone()).collect();
     ensure_eq!(
-        store.group_episodes(&partition("p"), &one, 10)?,
+        store.group_episodes(&partition("p"), &one, 0, 10)?,
         mine.clone()
     );
     ensure_eq!(
-        store.group_episodes(&partition("p"), &one, 2)?,
+        store.group_episodes(&partition("p"), &one, 0, 2)?,
         mine[..2].to_vec()
     );
-    ensure_eq!(store.group_episodes(&partition("p"), &one, 0)?, Vec::new());
     ensure_eq!(
-        store.group_episodes(&partition("r"), &one, 10)?,
+        store.group_episodes(&partition("p"), &one, 0, 0)?,
+        Vec::new()
+    );
+    ensure_eq!(
+        store.group_episodes(&partition("r"), &one, 0, 10)?,
         Vec::new(),
         "an unknown partition"
+    );
+    // The next page starts after the last episode of the one before.
+    ensure_eq!(
+        store.group_episodes(&partition("p"), &one, mine[1].seq, 10)?,
+        mine[2..].to_vec(),
+        "after the second episode"
+    );
+    ensure_eq!(
+        store.group_episodes(&partition("p"), &one, mine[0].seq, 1)?,
+        mine[1..2].to_vec(),
+        "one after the first"
+    );
+    ensure_eq!(
+        store.group_episodes(&partition("p"), &one, mine[2].seq, 10)?,
+        Vec::new(),
+        "after the last"
     );
     Ok(())
 }
@@ -274,6 +300,98 @@ fn pending_groups_below_the_threshold<S: PatternStore>(store: &S) -> CaseResult 
     store.crystallize_with(&p, &step_with_threshold_two)?;
     ensure_eq!(listed(store, "p")?, vec![(pair("10"), 1, true)]);
     ensure_eq!(listed(store, "none")?, Vec::new());
+    Ok(())
+}
+
+fn groups_page_by_key<S: PatternStore>(store: &S) -> CaseResult {
+    let p = partition("p");
+    let none = store.patterns_page(&p, None, 10)?;
+    ensure_eq!((none.items.len(), none.total), (0, 0), "an empty partition");
+    ensure_eq!(store.pending_groups_page(&p, None, 10)?.total, 0);
+    // Two episodes make a pattern, one a pending group; values whose keys sort otherwise
+    // than the values ("10" after "9" as a key), a second field, and another partition.
+    let mut episodes = Vec::new();
+    for (i, value) in ["9", "10", "a", "b", "c", "é"].iter().enumerate() {
+        let times = if i % 2 == 0 { 2 } else { 1 };
+        for t in 0..times {
+            episodes.push(episode("p", &[("f", value)], &["x"], t));
+        }
+    }
+    episodes.push(episode("p", &[("f", "z"), ("g", "1")], &["x"], 9));
+    episodes.push(episode("q", &[("f", "a")], &["x"], 9));
+    store.append_episodes(&episodes)?;
+    store.crystallize_with(&p, &step_with_threshold_two)?;
+    store.crystallize_with(&partition("q"), &step_with_threshold_two)?;
+    let mut pattern_keys: Vec<String> = store
+        .patterns(&p, &Fingerprint::default())?
+        .iter()
+        .map(|x| x.fingerprint.key())
+        .collect();
+    pattern_keys.sort();
+    let mut pending_keys: Vec<String> = store
+        .pending_groups(&p)?
+        .iter()
+        .map(|g| g.fingerprint.key())
+        .collect();
+    pending_keys.sort();
+    ensure_eq!((pattern_keys.len(), pending_keys.len()), (3, 4));
+    // Pages of two, each after the last key of the one before, go through every one in key
+    // order, and each names the whole list's total.
+    let mut walked = Vec::new();
+    let mut after: Option<Fingerprint> = None;
+    loop {
+        let page = store.patterns_page(&p, after.as_ref(), 2)?;
+        ensure_eq!(page.total, 3, "the patterns' total on every page");
+        ensure!(
+            page.items.len() <= 2,
+            "a page of {} patterns",
+            page.items.len()
+        );
+        let Some(last) = page.items.last() else { break };
+        after = Some(last.fingerprint.clone());
+        walked.extend(page.items.iter().map(|x| x.fingerprint.key()));
+    }
+    ensure_eq!(walked, pattern_keys, "the patterns, a page at a time");
+    let mut walked = Vec::new();
+    let mut after: Option<Fingerprint> = None;
+    loop {
+        let page = store.pending_groups_page(&p, after.as_ref(), 3)?;
+        ensure_eq!(page.total, 4, "the pending groups' total on every page");
+        let Some(last) = page.items.last() else { break };
+        ensure!(
+            page.items
+                .iter()
+                .all(|g| g.pattern.is_none() && g.episode_count == 1),
+            "a pending group as the whole list has it"
+        );
+        after = Some(last.fingerprint.clone());
+        walked.extend(page.items.iter().map(|g| g.fingerprint.key()));
+    }
+    ensure_eq!(walked, pending_keys, "the pending groups, a page at a time");
+    // A page is the pattern itself, as the whole list holds it.
+    let first = store.patterns_page(&p, None, 1)?;
+    let whole = store.patterns(&p, &first.items[0].fingerprint)?;
+    ensure_eq!(first.items, whole);
+    // A cursor need not be stored: the page starts after where it would be.
+    let between = fingerprint(&[("f", "aa")]);
+    let page = store.patterns_page(&p, Some(&between), 10)?;
+    let expected: Vec<&String> = pattern_keys
+        .iter()
+        .filter(|k| k.as_str() > between.as_key())
+        .collect();
+    ensure_eq!(
+        page.items
+            .iter()
+            .map(|x| x.fingerprint.key())
+            .collect::<Vec<_>>(),
+        expected.into_iter().cloned().collect::<Vec<_>>()
+    );
+    ensure_eq!(store.patterns_page(&p, None, 0)?.items, Vec::new());
+    ensure_eq!(store.patterns_page(&partition("q"), None, 10)?.total, 0);
+    ensure_eq!(
+        store.pending_groups_page(&partition("q"), None, 10)?.total,
+        1
+    );
     Ok(())
 }
 

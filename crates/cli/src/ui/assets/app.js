@@ -44,11 +44,72 @@ const enc = encodeURIComponent;
 // A last write as the list gives it (RFC 3339, UTC), shown to the minute; "" when unknown.
 const when = (t) => (t ? h("time", { datetime: t, title: t }, t.slice(0, 16).replace("T", " ")) : "");
 
-function table(headers, rows, numeric = []) {
+const tr = (row, numeric = []) => h("tr", {}, row.map((cell, i) => h("td", { class: numeric.includes(i) ? "num" : null }, cell)));
+
+function table(headers, rows, numeric = [], attrs = {}) {
   return h("div", { class: "table-wrap" },
-    h("table", {},
+    h("table", attrs,
       h("thead", {}, h("tr", {}, headers.map((t, i) => h("th", { class: numeric.includes(i) ? "num" : null, scope: "col" }, t)))),
-      h("tbody", {}, rows.map((row) => h("tr", {}, row.map((cell, i) => h("td", { class: numeric.includes(i) ? "num" : null }, cell)))))));
+      h("tbody", {}, rows.map((row) => tr(row, numeric)))));
+}
+
+// What an answer's `truncated` says of `list`: how many are shown of how many, and the
+// cursor of the next page.
+const cutOf = (data, list) => (data.truncated || {})[list];
+
+// The "more" control of a list the server sends a page at a time: it says how many of how
+// many are shown and, while more follow, asks for the next page (`next(cursor)` answers the
+// next page's data) and hands its items to `add`. Nothing when the list came whole.
+function more(cut, next, pick, add) {
+  if (!cut) return null;
+  let shown = cut.shown;
+  let cursor = cut.next;
+  const status = h("span", { class: "muted", role: "status" });
+  const say = () => { status.textContent = "Showing " + fmt(shown) + " of " + fmt(cut.total) + "."; };
+  say();
+  const control = h("p", { class: "more" }, status);
+  if (!cursor) return control;
+  const button = h("button", { type: "button", onclick: async () => {
+    button.disabled = true;
+    try {
+      const data = await next(cursor);
+      const items = pick(data);
+      add(items);
+      shown += items.length;
+      say();
+      const after = cutOf(data, cut.list);
+      cursor = after && after.next;
+      if (cursor) button.disabled = false;
+      else button.remove();
+    } catch (error) {
+      control.append(failure(error));
+      button.disabled = false;
+    }
+  } }, "Show more");
+  control.append(" ", button);
+  return control;
+}
+
+// A table of a paged list: its first rows, then the "more" control that appends the next
+// pages' rows. `list` names the list in the view's answer, `input` is the view's input.
+function pagedTable(view, input, list, data, headers, toRow, numeric = [], pick = (d) => d[list]) {
+  const items = pick(data) || [];
+  let count = 0;
+  const rowOf = (item) => toRow(item, count++);
+  const wrap = table(headers, items.map(rowOf), numeric);
+  const body = wrap.querySelector("tbody");
+  const cut = cutOf(data, list);
+  const control = more(cut && { ...cut, list }, (after) => api(view, { ...input, page: { list, after } }), (d) => pick(d) || [],
+    (rows) => { rows.forEach((item) => body.append(tr(rowOf(item), numeric))); setBars(body); });
+  return [wrap, control];
+}
+
+// A paged list drawn as `ul` items (the index of each memory).
+function pagedList(view, input, list, data, toItem, pick = (d) => d[list]) {
+  const ul = h("ul", {}, (pick(data) || []).map(toItem));
+  const cut = cutOf(data, list);
+  return [ul, more(cut && { ...cut, list }, (after) => api(view, { ...input, page: { list, after } }), (d) => pick(d) || [],
+    (items) => items.forEach((item) => ul.append(toItem(item))))];
 }
 
 function sequence(steps) {
@@ -68,7 +129,7 @@ function setBars(root) {
 }
 
 function show(title, ...content) {
-  main.replaceChildren(h("h1", {}, title), ...content.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  main.replaceChildren(h("h1", {}, title), ...content.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
   setBars(main);
   main.focus({ preventScroll: true });
 }
@@ -114,33 +175,44 @@ function forgotten(notice) {
 }
 
 // ---- Overview ----
+const listOf = (name) => (data) => (data.list || {})[name];
+
 async function overview(notice) {
   const data = await api("overview");
   const list = data.list;
   const stats = data.stats;
   const card = (title, body) => h("section", { class: "card" }, h("h3", {}, title), body);
+  const section = (name, empty, headers, toRow, numeric) => (list[name] || []).length
+    ? pagedTable("overview", {}, name, data, headers, toRow, numeric, listOf(name))
+    : h("p", { class: "muted" }, empty);
+  const sites = (s) => s.sites.join(", ") + (s.sites_total ? " … (" + fmt(s.sites_total) + " in all)" : "");
   show("What the memory holds",
     forgotten(notice),
     h("p", { class: "muted" }, data.database, " · schema ", stats.schema_version, stats.size_bytes != null ? " · " + bytes(stats.size_bytes) : ""),
     h("h2", {}, "Procedural memory"),
-    list.partitions.length ? table(["Partition", "Episodes", "Patterns", "Below threshold", "Size", "Last write", "Fields"],
-      list.partitions.map((p) => [link("/procedural/" + enc(p.partition), p.partition), fmt(p.episodes), fmt(p.patterns), fmt(p.pending_groups), bytes(p.bytes), when(p.last_write), (p.fields || []).join(", ")]), [1, 2, 3, 4])
-      : h("p", { class: "muted" }, "No partitions."),
+    section("partitions", "No partitions.", ["Partition", "Episodes", "Patterns", "Below threshold", "Size", "Last write", "Fields"],
+      (p) => [link("/procedural/" + enc(p.partition), p.partition), fmt(p.episodes), fmt(p.patterns), fmt(p.pending_groups), bytes(p.bytes), when(p.last_write), (p.fields || []).join(", ")], [1, 2, 3, 4]),
     h("h2", {}, "Browser memory"),
-    list.browser_scopes.length ? table(["Scope", "Sites", "Trajectories", "Last write"],
-      list.browser_scopes.map((s) => [link("/browser/" + enc(s.scope), s.scope), s.sites.join(", "), fmt(s.trajectories), when(s.last_write)]), [2])
-      : h("p", { class: "muted" }, "No browser scopes."),
+    section("browser_scopes", "No browser scopes.", ["Scope", "Sites", "Trajectories", "Last write"],
+      (s) => [link("/browser/" + enc(s.scope), s.scope), sites(s), fmt(s.trajectories), when(s.last_write)], [2]),
     h("h2", {}, "Coding sessions"),
-    list.turn_sessions.length ? table(["Session", "Events", "Size", "Last write"], list.turn_sessions.map((s) => [link("/turns/" + enc(s.session), s.session), fmt(s.events), bytes(s.bytes), when(s.last_write)]), [1, 2])
-      : h("p", { class: "muted" }, "No sessions."),
+    section("turn_sessions", "No sessions.", ["Session", "Events", "Size", "Last write"],
+      (s) => [link("/turns/" + enc(s.session), s.session), fmt(s.events), bytes(s.bytes), when(s.last_write)], [1, 2]),
     h("h2", {}, "Recordings"),
-    list.tool_log_sessions.length ? table(["Session", "Tool calls", "Size", "Last write"], list.tool_log_sessions.map((s) => [link("/recordings/" + enc(s.session), s.session), fmt(s.logs), bytes(s.bytes), when(s.last_write)]), [1, 2])
-      : h("p", { class: "muted" }, "No recordings."),
+    section("tool_log_sessions", "No recordings.", ["Session", "Tool calls", "Size", "Last write"],
+      (s) => [link("/recordings/" + enc(s.session), s.session), fmt(s.logs), bytes(s.bytes), when(s.last_write)], [1, 2]),
     h("h2", {}, "Notes"),
-    (list.note_scopes || []).length ? table(["Scope", "Notes", "Size", "Last write"], list.note_scopes.map((s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes), when(s.last_write)]), [1, 2])
-      : h("p", { class: "muted" }, "No notes."),
+    section("note_scopes", "No notes.", ["Scope", "Notes", "Size", "Last write"],
+      (s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes), when(s.last_write)], [1, 2]),
     h("h2", {}, "Tables"),
     h("div", { class: "grid" }, card("Rows", table(["Table", "Rows"], stats.tables.map((t) => [t.name, fmt(t.rows)]), [1]))));
+}
+
+// The index of one memory: the overview's list of it, a page at a time.
+async function index(title, name, empty, toItem, notice) {
+  const data = await api("overview");
+  return show(title, forgotten(notice),
+    (data.list[name] || []).length ? pagedList("overview", {}, name, data, toItem, listOf(name)) : h("p", { class: "muted" }, empty));
 }
 
 // ---- Procedural ----
@@ -171,25 +243,25 @@ function chart(points) {
   return svg;
 }
 
+const pairs = (fingerprint) => Object.entries(fingerprint).map(([k, v]) => k + "=" + v).join(", ");
+
 async function procedural(name, notice) {
   if (!name) {
-    const data = await api("overview");
-    return show("Procedural memory", forgotten(notice),
-      data.list.partitions.length ? h("ul", {}, data.list.partitions.map((p) => h("li", {}, link("/procedural/" + enc(p.partition), p.partition), " · ", fmt(p.episodes), " episodes")))
-        : h("p", { class: "muted" }, "No partitions."));
+    return index("Procedural memory", "partitions", "No partitions.",
+      (p) => h("li", {}, link("/procedural/" + enc(p.partition), p.partition), " · ", fmt(p.episodes), " episodes"), notice);
   }
-  const data = await api("partition", { partition: name });
-  const fields = data.patterns.fields || [];
+  const input = { partition: name };
+  const data = await api("partition", input);
+  const fields = data.fields || [];
   const detail = h("div", { id: "pattern-detail" });
-  const patterns = data.patterns.patterns;
-  const rows = patterns.map((p, i) => [
-    Object.entries(p.fingerprint).map(([k, v]) => k + "=" + v).join(", "),
+  const patternRow = (p) => [
+    pairs(p.fingerprint),
     h("span", {}, pct(p.confidence), bar(p.confidence)),
     fmt(p.evidence_count) + " (" + fmt(p.corroborations) + " ✓, " + fmt(p.contradictions) + " ✗)",
     sequence(p.canonical_sequence),
     (p.last_reinforced || "").slice(0, 19),
     h("button", { type: "button", onclick: () => timeline(name, p.fingerprint, detail) }, "Chart"),
-  ]);
+  ];
   const recallOut = h("div", { id: "recall-result" });
   const inputs = fields.map((f) => h("label", {}, f, h("input", { name: f, autocomplete: "off" })));
   const form = h("form", { class: "inline", "aria-label": "Recall", onsubmit: async (e) => {
@@ -201,18 +273,19 @@ async function procedural(name, notice) {
       recallOut.replaceChildren(recalled.patterns.length ? table(["#", "Fingerprint", "Score", "Confidence part (0.6 × c)", "Recency part", "Sequence"],
         recalled.patterns.map((p, i) => {
           const c = 0.6 * p.confidence;
-          return [i + 1, Object.entries(p.fingerprint).map(([k, v]) => k + "=" + v).join(", "), (p.score ?? 0).toFixed(4), c.toFixed(4), ((p.score ?? 0) - c).toFixed(4), sequence(p.canonical_sequence)];
+          return [i + 1, pairs(p.fingerprint), (p.score ?? 0).toFixed(4), c.toFixed(4), ((p.score ?? 0) - c).toFixed(4), sequence(p.canonical_sequence)];
         }), [0, 2, 3, 4]) : h("p", { class: "muted" }, recalled.note || "Nothing matches."));
     } catch (error) { recallOut.replaceChildren(failure(error)); }
   } }, inputs, h("button", { type: "submit" }, "Recall"));
   show("Partition " + name,
     h("p", {}, forgetButton({ partition: name }, "partition " + name + ": its episodes, patterns and settings", "#/procedural")),
-    h("h2", {}, "Patterns, as recall ranks them"),
-    rows.length ? table(["Fingerprint", "Confidence", "Evidence", "Canonical sequence", "Last reinforced", ""], rows, [2]) : h("p", { class: "muted" }, data.patterns.note || "No patterns yet."),
+    h("h2", {}, "Patterns, by fingerprint"),
+    data.patterns.length ? pagedTable("partition", input, "patterns", data, ["Fingerprint", "Confidence", "Evidence", "Canonical sequence", "Last reinforced", ""], patternRow, [2])
+      : h("p", { class: "muted" }, "No patterns yet."),
     detail,
     h("h2", {}, "Below the threshold"),
-    data.pending.length ? table(["Fingerprint", "Episodes", "Most common sequence"],
-      data.pending.map((g) => [Object.entries(g.fingerprint).map(([k, v]) => k + "=" + v).join(", "), fmt(g.episodes), sequence(g.canonical_sequence)]), [1])
+    data.pending.length ? pagedTable("partition", input, "pending", data, ["Fingerprint", "Episodes", "Most common sequence"],
+      (g) => [pairs(g.fingerprint), fmt(g.episodes), sequence(g.canonical_sequence)], [1])
       : h("p", { class: "muted" }, "No group is waiting."),
     h("h2", {}, "Recall"),
     h("p", { class: "muted" }, "Enter a full or partial fingerprint."),
@@ -222,19 +295,34 @@ async function procedural(name, notice) {
 async function timeline(partition, fingerprint, into) {
   try {
     const data = await api("timeline", { partition, fingerprint });
-    into.replaceChildren(h("h3", {}, "Confidence after each episode of ", Object.values(fingerprint).join(" / ")), chart(data.points));
+    const points = cutOf(data, "points");
+    const episodes = cutOf(data, "episodes");
+    into.replaceChildren(...[h("h3", {}, "Confidence after each episode of ", Object.values(fingerprint).join(" / ")), chart(data.points),
+      points && h("p", { class: "muted" }, fmt(points.shown) + " evenly spaced points of " + fmt(points.total) + " episodes."),
+      episodes && h("p", { class: "muted" }, "The first " + fmt(episodes.shown) + " episodes only.")].filter(Boolean));
   } catch (error) { into.replaceChildren(failure(error)); }
 }
 
 // ---- Browser ----
+function siteCard(scope, s) {
+  const more = (total, what) => (total ? h("p", { class: "muted" }, "The first " + fmt(s[what].length) + " of " + fmt(total) + " " + what + ".") : null);
+  return h("section", { class: "card" },
+    h("h3", {}, s.site, " ", forgetButton({ scope, site: s.site }, "site " + s.site + " of scope " + scope)),
+    h("h4", {}, "Facts"),
+    s.facts.length ? table(["Kind", "Key", "Value", "Confidence", "Sources", "Last seen"], s.facts.map((f) => [f.kind, f.key, f.value, h("span", {}, pct(f.confidence), bar(f.confidence)), fmt(f.sources), f.last_seen]), [4]) : h("p", { class: "muted" }, "No facts."),
+    more(s.facts_total, "facts"),
+    h("h4", {}, "Selectors"),
+    s.selectors.length ? table(["Element", "Selector", "Last ref", "Worked"], s.selectors.map((x) => [x.element, x.stable_selector || "", x.last_ref || "", fmt(x.success_count)]), [3]) : h("p", { class: "muted" }, "No selectors."),
+    more(s.selectors_total, "selectors"));
+}
+
 async function browser(scope, notice) {
   if (!scope) {
-    const data = await api("overview");
-    return show("Browser memory", forgotten(notice),
-      data.list.browser_scopes.length ? h("ul", {}, data.list.browser_scopes.map((s) => h("li", {}, link("/browser/" + enc(s.scope), s.scope), " · ", s.sites.length, " sites")))
-        : h("p", { class: "muted" }, "No browser scopes."));
+    return index("Browser memory", "browser_scopes", "No browser scopes.",
+      (s) => h("li", {}, link("/browser/" + enc(s.scope), s.scope), " · ", fmt(s.sites_total || s.sites.length), " sites"), notice);
   }
-  const data = await api("browser", { scope });
+  const input = { scope };
+  const data = await api("browser", input);
   const contextOut = h("div", { id: "context-result" });
   const form = h("form", { class: "inline", "aria-label": "Context", onsubmit: async (e) => {
     e.preventDefault();
@@ -250,25 +338,22 @@ async function browser(scope, notice) {
     h("label", {}, "URL", h("input", { name: "url", required: true, size: 30, value: data.sites[0] ? "https://" + data.sites[0].site + "/" : "" })),
     h("label", {}, "Budget", h("input", { name: "budget", type: "number", min: 0, value: 8000 })),
     h("button", { type: "submit" }, "Show context"));
+  const sites = h("div", {}, data.sites.map((s) => siteCard(scope, s)));
+  const sitesCut = cutOf(data, "sites");
   show("Browser scope " + scope,
     h("p", {}, forgetButton({ scope }, "scope " + scope + ": its browser memory and its notes", "#/browser")),
     h("h2", {}, "Sites"),
-    data.sites.length ? data.sites.map((s) => h("section", { class: "card" },
-      h("h3", {}, s.site, " ", forgetButton({ scope, site: s.site }, "site " + s.site + " of scope " + scope)),
-      h("h4", {}, "Facts"),
-      s.facts.length ? table(["Kind", "Key", "Value", "Confidence", "Sources", "Last seen"], s.facts.map((f) => [f.kind, f.key, f.value, h("span", {}, pct(f.confidence), bar(f.confidence)), fmt(f.sources), f.last_seen]), [4]) : h("p", { class: "muted" }, "No facts."),
-      h("h4", {}, "Selectors"),
-      s.selectors.length ? table(["Element", "Selector", "Last ref", "Worked"], s.selectors.map((x) => [x.element, x.stable_selector || "", x.last_ref || "", fmt(x.success_count)]), [3]) : h("p", { class: "muted" }, "No selectors.")))
+    data.sites.length ? [sites, more(sitesCut && { ...sitesCut, list: "sites" }, (after) => api("browser", { ...input, page: { list: "sites", after } }),
+      (d) => d.sites || [], (items) => { items.forEach((s) => sites.append(siteCard(scope, s))); setBars(sites); })]
       : h("p", { class: "muted" }, "No sites."),
-    h("h2", {}, "Trajectories"),
-    data.trajectory_count > data.trajectories.length ? h("p", { class: "muted" }, "The newest " + fmt(data.trajectories.length) + " of " + fmt(data.trajectory_count) + ".") : null,
-    data.trajectories.length ? table(["Goal", "Origin", "Steps", "Verified", "Outcome", "Age", ""],
-      data.trajectories.map((t) => [t.goal, t.origin || "", fmt(t.steps.length), fmt(t.verified), t.success ? h("span", { class: "ok" }, "success") : h("span", { class: "bad" }, "failure"),
-        t.age_days == null ? t.timestamp : t.age_days.toFixed(1) + " d", forgetButton({ trajectory: t.id, in_scope: scope }, "trajectory " + t.id + " (" + t.goal + ")")]), [2, 3])
+    h("h2", {}, "Trajectories, newest first"),
+    data.trajectories.length ? pagedTable("browser", input, "trajectories", data, ["Goal", "Origin", "Steps", "Verified", "Outcome", "Age", ""],
+      (t) => [t.goal, t.origin || "", fmt(t.steps.length), fmt(t.verified), t.success ? h("span", { class: "ok" }, "success") : h("span", { class: "bad" }, "failure"),
+        t.age_days == null ? t.timestamp : t.age_days.toFixed(1) + " d", forgetButton({ trajectory: t.id, in_scope: scope }, "trajectory " + t.id + " (" + t.goal + ")")], [2, 3])
       : h("p", { class: "muted" }, "No trajectories."),
     h("h2", {}, "Runs"),
-    data.runs.runs.length ? table(["Run", "Goal", "Status", "Domain", "Started", ""],
-      data.runs.runs.map((r) => [r.run_id, r.goal, r.status, r.domain, r.started_at, forgetButton({ run: r.run_id, in_scope: scope }, "run " + r.run_id)]))
+    data.runs.length ? pagedTable("browser", input, "runs", data, ["Run", "Goal", "Status", "Domain", "Started", ""],
+      (r) => [r.run_id, r.goal, r.status, r.domain, r.started_at, forgetButton({ run: r.run_id, in_scope: scope }, "run " + r.run_id)])
       : h("p", { class: "muted" }, "No runs."),
     h("h2", {}, "Context"),
     h("p", { class: "muted" }, "The exact context an agent would receive, and each part's fate."),
@@ -278,62 +363,80 @@ async function browser(scope, notice) {
 // ---- Turns ----
 const PROVIDERS = ["openai_chat", "openai_responses", "anthropic", "gemini", "genkit"];
 
+const eventOf = (e) => h("div", { class: "event " + e.kind }, h("strong", {}, e.kind), h("pre", {}, typeof e.payload === "string" ? e.payload : JSON.stringify(e.payload, null, 2)));
+
 async function turns(session, notice, provider = "openai_chat") {
   if (!session) {
-    const data = await api("overview");
-    return show("Coding sessions", forgotten(notice),
-      data.list.turn_sessions.length ? h("ul", {}, data.list.turn_sessions.map((s) => h("li", {}, link("/turns/" + enc(s.session), s.session), " · ", fmt(s.events), " events")))
-        : h("p", { class: "muted" }, "No sessions."));
+    return index("Coding sessions", "turn_sessions", "No sessions.",
+      (s) => h("li", {}, link("/turns/" + enc(s.session), s.session), " · ", fmt(s.events), " events"), notice);
   }
-  const data = await api("session", { session, provider });
+  const input = { session, provider };
+  const data = await api("session", input);
   const tabs = h("div", { class: "tabs", role: "group", "aria-label": "Provider format" },
     PROVIDERS.map((p) => h("button", { type: "button", "aria-pressed": p === provider ? "true" : "false", onclick: () => turns(session, null, p).catch((e) => main.replaceChildren(failure(e))) }, p)));
+  const events = h("div", {}, data.events.map(eventOf));
+  const eventsCut = cutOf(data, "events");
+  const viewCut = cutOf(data, "view");
   show("Session " + session,
     h("p", {}, forgetButton({ session }, "session " + session + ": its turn-memory events and its recorded tool calls", "#/turns")),
     h("h2", {}, "History"),
-    data.events.map((e) => h("div", { class: "event " + e.kind }, h("strong", {}, e.kind), h("pre", {}, typeof e.payload === "string" ? e.payload : JSON.stringify(e.payload, null, 2)))),
+    events,
+    more(eventsCut && { ...eventsCut, list: "events" }, (after) => api("session", { ...input, page: { list: "events", after } }),
+      (d) => d.events || [], (items) => items.forEach((e) => events.append(eventOf(e)))),
     h("h2", {}, "Model view"),
     tabs,
-    data.view ? h("pre", { "data-provider": provider }, JSON.stringify(data.view.messages, null, 2)) : h("p", { class: "muted" }, "No events."));
+    data.view ? h("pre", { "data-provider": provider }, JSON.stringify(data.view.messages, null, 2))
+      : h("p", { class: "muted" }, viewCut ? "Not drawn: the session holds " + fmt(viewCut.total) + " events, more than the inspector replays." : "No events."));
 }
 
 // ---- Recordings ----
 async function recordings(session, notice) {
   if (!session) {
-    const data = await api("overview");
-    return show("Recordings", forgotten(notice),
-      data.list.tool_log_sessions.length ? h("ul", {}, data.list.tool_log_sessions.map((s) => h("li", {}, link("/recordings/" + enc(s.session), s.session), " · ", fmt(s.logs), " tool calls")))
-        : h("p", { class: "muted" }, "No recordings."));
+    return index("Recordings", "tool_log_sessions", "No recordings.",
+      (s) => h("li", {}, link("/recordings/" + enc(s.session), s.session), " · ", fmt(s.logs), " tool calls"), notice);
   }
-  const data = await api("recording", { session });
+  const input = { session };
+  const data = await api("recording", input);
+  const trailCut = cutOf(data, "trail");
   show("Recording " + session,
     h("p", {}, forgetButton({ session }, "session " + session + ": its recorded tool calls and its turn-memory events", "#/recordings")),
     h("h2", {}, "Tool calls"),
-    data.calls.length ? table(["#", "Tool", "Parameters"], data.calls.map((c, i) => [i + 1, (c && (c.toolName || c.tool_name || c.name)) || "", h("pre", {}, JSON.stringify(c, null, 2))]), [0])
+    data.calls.length ? pagedTable("recording", input, "calls", data, ["#", "Tool", "Parameters"],
+      (c, i) => [i + 1, (c && (c.toolName || c.tool_name || c.name)) || "", h("pre", {}, JSON.stringify(c, null, 2))], [0])
       : h("p", { class: "muted" }, "No calls."),
     h("h2", {}, "Trail"),
-    data.trail ? h("pre", {}, data.trail.trail) : h("p", { class: "muted" }, "No trail."),
+    data.trail ? h("pre", {}, data.trail.trail)
+      : h("p", { class: "muted" }, trailCut ? "Not drawn: the recording holds " + fmt(trailCut.total) + " calls, more than the inspector templatizes." : "No trail."),
     h("h2", {}, "Lint"),
     data.lint && data.lint.findings.length ? table(["Key", "Where", "Found in", "Why"], data.lint.findings.map((f) => [f.key, f.location, f.found_in, f.reason]))
       : h("p", { class: "muted" }, "No findings."));
 }
 
 // ---- Notes ----
+// A note as the store holds it: each line of its text in a row of its own, set as text, so
+// a tab, a line that looks like a listing and markup all show as they are.
+function noteLines(text) {
+  return table(["Line", "Text"], text.split("\n").map((line, i) => [i + 1, line]), [0], { class: "note" });
+}
+
 async function notes(scope, notice, path = "/memories") {
   if (!scope) {
-    const data = await api("overview");
-    return show("Notes", forgotten(notice),
-      (data.list.note_scopes || []).length ? h("ul", {}, data.list.note_scopes.map((s) => h("li", {}, link("/notes/" + enc(s.scope), s.scope), " · ", fmt(s.notes), " notes")))
-        : h("p", { class: "muted" }, "No notes."));
+    return index("Notes", "note_scopes", "No notes.",
+      (s) => h("li", {}, link("/notes/" + enc(s.scope), s.scope), " · ", fmt(s.notes), " notes"), notice);
   }
-  const data = await api("notes", { scope, path });
-  const lines = data.text.split("\n");
-  const entries = lines[0].startsWith("Here") ? lines.slice(1).map((l) => l.split("\t")).filter((p) => p.length === 2) : [];
+  const input = { scope, path };
+  const data = await api("notes", input);
+  const here = h("p", {}, h("code", {}, data.path), data.path !== "/memories" ? [" · ", h("a", { href: "#/notes/" + enc(scope) }, "back to /memories")] : null);
+  const body = data.kind === "note"
+    ? [h("p", { class: "muted" }, "A note of " + fmt(data.text.split("\n").length) + " lines."), noteLines(data.text)]
+    : data.entries.length
+      ? [h("p", { class: "muted" }, fmt(data.total) + " notes at or below " + data.path + "."),
+        pagedTable("notes", input, "entries", data, ["Note", "Size"],
+          (e) => [h("a", { href: "#/notes/" + enc(scope) + "/" + enc(e.path) }, e.path), bytes(e.bytes)], [1])]
+      : h("p", { class: "muted" }, "No notes.");
   show("Notes of " + scope,
     h("p", {}, forgetButton({ scope }, "scope " + scope + ": its notes and its browser memory", "#/notes")),
-    h("p", {}, h("code", {}, path), path !== "/memories" ? [" · ", h("a", { href: "#/notes/" + enc(scope) }, "back to /memories")] : null),
-    entries.length ? table(["Size", "Path"], entries.map(([size, p]) => [size, h("a", { href: "#/notes/" + enc(scope) + "/" + enc(p) }, p)]))
-      : h("pre", {}, data.text));
+    here, body);
 }
 
 // ---- Routing ----
@@ -359,6 +462,10 @@ async function route(notice) {
     show("Something went wrong", failure(error));
   }
 }
+
+// The address never keeps a query (the token of a first login): the server already
+// redirected it away, and no link here makes one.
+if (location.search) history.replaceState(null, "", location.pathname + location.hash);
 
 window.addEventListener("hashchange", () => {
   const notice = pendingNotice;
