@@ -31,8 +31,10 @@ pub struct AppendInput {
     #[serde(default)]
     pub start: Option<u64>,
     /// The events, in order: `{"type": "session_started", "session": "s1", "started_at": 0}`,
-    /// then `user_message` (`text`), `assistant_turn` (`text`, `memory`) or
-    /// `compaction_applied` (`summary`, `compacted_entries`).
+    /// then `user_message` (`text`), `assistant_turn` (`text`, `memory`, `tool_activity`),
+    /// `compaction_applied` (`summary`, `compacted_entries`) or `tool_history` (`mode`).
+    // Read as objects, so a misfit names its place inside the event; typed in the schema.
+    #[schemars(with = "Vec<agent_memory_turns::SessionEvent>")]
     pub events: Vec<Map<String, Value>>,
 }
 

@@ -37,6 +37,7 @@ pub const DEFAULT_MAX_RETAINED_OUTPUT_BYTES: usize = 16 * 1024;
 /// The session's tool-history setting (Keen's `/tool-history`): whether tool results are kept
 /// for later turns. It applies to turns that start after it is set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolHistory {
     /// Results are not kept: later turns see each call's status only (the default).
@@ -72,6 +73,11 @@ impl std::str::FromStr for ToolHistory {
 
 /// Whether a tool call succeeded, as the model is told when the call is replayed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "schemars",
+    derive(schemars::JsonSchema),
+    schemars(rename_all = "snake_case")
+)]
 pub enum ActivityStatus {
     /// The tool ran (a shell command that exited non-zero still ran: its exit code says so).
     #[default]
@@ -117,6 +123,7 @@ impl<'de> Deserialize<'de> for ActivityStatus {
 
 /// One tool call of a turn, as it is kept and replayed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ToolActivity {
     /// Where the call happened: the byte offset in the turn's text of what the model had
@@ -126,6 +133,10 @@ pub struct ToolActivity {
     pub tool: String,
     /// The bounded input (a JSON object), or `None` when nothing of it is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "Option<serde_json::Map<String, Value>>")
+    )]
     pub input: Option<Value>,
     /// Whether the call succeeded.
     #[serde(default)]
@@ -143,6 +154,7 @@ pub struct ToolActivity {
     /// The tool's result, bounded, kept when the turn ran with [`ToolHistory::Full`]; replay
     /// sends it in place of the status object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(schema_with = "any_json"))]
     pub retained_output: Option<Value>,
 }
 
@@ -217,6 +229,16 @@ impl ToolActivity {
             }
         }
     }
+}
+
+/// Any JSON value but null, each of its types named (what a retained output may be), for
+/// schema readers that need a type.
+#[cfg(feature = "schemars")]
+fn any_json(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [
+        {"type": "object"}, {"type": "array"}, {"type": "string"},
+        {"type": "number"}, {"type": "boolean"}
+    ]})
 }
 
 /// A tool's output as an activity retains it: a JSON object or array kept as such when its

@@ -21,6 +21,7 @@ use crate::memory::TurnMemory;
 
 /// One event of a session's append-only log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionEvent {
     /// The first event of every session.
@@ -105,6 +106,7 @@ impl SessionEvent {
 /// assert!(turn.interrupted && turn.memory.is_none());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AssistantTurn {
     /// The model's final text, verbatim, whatever it contains.
@@ -163,6 +165,7 @@ fn is_false(value: &bool) -> bool {
 
 /// A tool call kept in history, with its output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ToolCallRecord {
     /// The provider's call id.
@@ -170,6 +173,10 @@ pub struct ToolCallRecord {
     /// The tool's name.
     pub tool: String,
     /// The arguments the model passed.
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "serde_json::Map<String, Value>")
+    )]
     pub input: Value,
     /// What the tool returned.
     pub output: String,
@@ -226,6 +233,7 @@ impl ToolCallRecord {
 /// A compaction: the first `compacted_entries` entries of the history were replaced by
 /// `summary`, and their turn memories by one cumulative `memory`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Compaction {
     /// The summary the caller supplied (usually written by an LLM).
     pub summary: String,

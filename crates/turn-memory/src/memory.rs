@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A shell command that exited non-zero. Its output is never kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FailedCommand {
     /// The command line as the model wrote it.
     pub command: String,
@@ -15,6 +16,7 @@ pub struct FailedCommand {
 
 /// A command the model flagged as dangerous, kept whether or not it succeeded.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DangerousCommand {
     /// The command line as the model wrote it.
     pub command: String,
@@ -29,6 +31,7 @@ pub struct DangerousCommand {
 /// commands are in order and not deduplicated (running `cargo test` twice and failing twice
 /// is two facts).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TurnMemory {
     /// Files written or edited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

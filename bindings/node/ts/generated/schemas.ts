@@ -147,6 +147,36 @@ unresolved: UnresolvedRow[]
  */
 export type TimeInput = (number | string)
 /**
+ * One event of a session's append-only log.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SessionEvent".
+ */
+export type SessionEvent = ({
+/**
+ * The session's id.
+ */
+session: string
+/**
+ * When it started, in milliseconds since the Unix epoch.
+ */
+started_at: number
+type: "session_started"
+} | {
+/**
+ * The message, verbatim.
+ */
+text: string
+type: "user_message"
+} | AssistantTurn | Compaction | {
+mode: ToolHistory
+type: "tool_history"
+})
+/**
+ * `"full"` or `"none"`.
+ */
+export type ToolHistory = ("none" | "full")
+/**
  * Its format: `agent_memory` (this library's JSON lines, the default) or `keen` (a Keen
  * Code session log, converted).
  */
@@ -231,6 +261,25 @@ export type ErrorKind1 = ("usage" | "invalid_input" | "not_found" | "conflict" |
  * via the `definition` "TimeInput".
  */
 export type TimeInput1 = (number | string)
+/**
+ * Whether a tool call succeeded, as the model is told when the call is replayed.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ActivityStatus".
+ */
+export type ActivityStatus = ("success" | "error")
+/**
+ * Whether the call succeeded.
+ */
+export type ActivityStatus1 = ("success" | "error")
+/**
+ * The session's tool-history setting (Keen's `/tool-history`): whether tool results are kept
+ * for later turns. It applies to turns that start after it is set.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ToolHistory".
+ */
+export type ToolHistory1 = ("none" | "full")
 /**
  * The format of a session log.
  * 
@@ -2219,12 +2268,10 @@ partition: string
 export interface TurnsAppendInput {
 /**
  * The events, in order: `{"type": "session_started", "session": "s1", "started_at": 0}`,
- * then `user_message` (`text`), `assistant_turn` (`text`, `memory`) or
- * `compaction_applied` (`summary`, `compacted_entries`).
+ * then `user_message` (`text`), `assistant_turn` (`text`, `memory`, `tool_activity`),
+ * `compaction_applied` (`summary`, `compacted_entries`) or `tool_history` (`mode`).
  */
-events: {
-[k: string]: unknown | undefined
-}[]
+events: SessionEvent[]
 /**
  * The session.
  */
@@ -2234,6 +2281,18 @@ session: string
  * events already stored alike are skipped.
  */
 start?: number
+}
+/**
+ * One finished (or interrupted) assistant turn.
+ */
+export interface AssistantTurn {
+type: "assistant_turn"
+}
+/**
+ * Older entries were replaced by a summary.
+ */
+export interface Compaction {
+type: "compaction_applied"
 }
 /**
  * What an append did.
@@ -2521,6 +2580,228 @@ kind: ErrorKind
  * The message a person reads; the same text the command prints without `--json`.
  */
 message: string
+}
+/**
+ * The assistant's side of one turn.
+ * 
+ * ```
+ * use agent_memory_turns::AssistantTurn;
+ * 
+ * let turn = AssistantTurn::new("Stopped halfway.").with_interrupted(true);
+ * assert!(turn.interrupted && turn.memory.is_none());
+ * ```
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "AssistantTurn".
+ */
+export interface AssistantTurn1 {
+/**
+ * Whether the user interrupted the turn; its memory is kept all the same.
+ */
+interrupted?: boolean
+memory?: TurnMemory
+/**
+ * The model's final text, verbatim, whatever it contains.
+ */
+text: string
+/**
+ * Every tool call of the turn with its place in the text, for positional replay.
+ */
+tool_activity?: ToolActivity[]
+/**
+ * Tool calls the agent chose to keep in history (many agents keep none).
+ */
+tool_calls?: ToolCallRecord[]
+}
+/**
+ * What the turn changed and what failed, captured from its tool events.
+ */
+export interface TurnMemory {
+/**
+ * Commands flagged dangerous (only when the capture rules ask for them).
+ */
+dangerous_commands?: DangerousCommand[]
+/**
+ * Shell commands that exited non-zero.
+ */
+failed_commands?: FailedCommand[]
+/**
+ * Files written or edited.
+ */
+files_changed?: string[]
+}
+/**
+ * A command the model flagged as dangerous, kept whether or not it succeeded.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "DangerousCommand".
+ */
+export interface DangerousCommand {
+/**
+ * The command line as the model wrote it.
+ */
+command: string
+/**
+ * Its exit code when it ran to completion.
+ */
+exit_code?: number
+}
+/**
+ * A shell command that exited non-zero. Its output is never kept.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "FailedCommand".
+ */
+export interface FailedCommand {
+/**
+ * The command line as the model wrote it.
+ */
+command: string
+/**
+ * Its exit code, never 0.
+ */
+exit_code: number
+}
+/**
+ * One tool call of a turn, as it is kept and replayed.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ToolActivity".
+ */
+export interface ToolActivity {
+/**
+ * A shell command's exit code, only when it was not 0.
+ */
+exit_code?: number
+/**
+ * The command of a shell call that exited non-zero; a field of the tool result.
+ */
+failed_command?: string
+/**
+ * The file a successful write or edit changed, relative to the workspace (the first
+ * one when the call names several); a field of the tool result, as Keen names it.
+ */
+file_changed?: string
+/**
+ * The bounded input (a JSON object), or `None` when nothing of it is kept.
+ */
+input?: {
+[k: string]: unknown | undefined
+}
+/**
+ * The tool's result, bounded, kept when the turn ran with [`ToolHistory::Full`]; replay
+ * sends it in place of the status object.
+ */
+retained_output?: ({
+
+} | unknown[] | string | number | boolean)
+status?: ActivityStatus1
+/**
+ * Where the call happened: the byte offset in the turn's text of what the model had
+ * written when the tool ended. Replay puts the call there.
+ */
+text_offset: number
+/**
+ * The tool's name.
+ */
+tool: string
+}
+/**
+ * A tool call kept in history, with its output.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ToolCallRecord".
+ */
+export interface ToolCallRecord {
+/**
+ * A shell command's exit code.
+ */
+exit_code?: number
+/**
+ * The provider's call id.
+ */
+id: string
+/**
+ * The arguments the model passed.
+ */
+input: {
+[k: string]: unknown | undefined
+}
+/**
+ * Whether the tool reported an error.
+ */
+is_error?: boolean
+/**
+ * What the tool returned.
+ */
+output: string
+/**
+ * The tool's name.
+ */
+tool: string
+}
+/**
+ * A compaction: the first `compacted_entries` entries of the history were replaced by
+ * `summary`, and their turn memories by one cumulative `memory`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "Compaction".
+ */
+export interface Compaction1 {
+/**
+ * How many entries of the history, from its start, it replaced.
+ */
+compacted_entries: number
+/**
+ * The latest user message, kept verbatim beside the summary (automatic compaction).
+ */
+last_user_message?: string
+memory?: TurnMemory1
+/**
+ * The summary the caller supplied (usually written by an LLM).
+ */
+summary: string
+}
+/**
+ * The cumulative memory of every compacted turn (and of an earlier compaction).
+ */
+export interface TurnMemory1 {
+/**
+ * Commands flagged dangerous (only when the capture rules ask for them).
+ */
+dangerous_commands?: DangerousCommand[]
+/**
+ * Shell commands that exited non-zero.
+ */
+failed_commands?: FailedCommand[]
+/**
+ * Files written or edited.
+ */
+files_changed?: string[]
+}
+/**
+ * The memory of one turn, built from its tool events (never from model text).
+ * 
+ * Files are workspace-relative, normalized, deduplicated, in first-seen order; failed
+ * commands are in order and not deduplicated (running `cargo test` twice and failing twice
+ * is two facts).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnMemory".
+ */
+export interface TurnMemory2 {
+/**
+ * Commands flagged dangerous (only when the capture rules ask for them).
+ */
+dangerous_commands?: DangerousCommand[]
+/**
+ * Shell commands that exited non-zero.
+ */
+failed_commands?: FailedCommand[]
+/**
+ * Files written or edited.
+ */
+files_changed?: string[]
 }
 /**
  * `turns show --json --format <provider>`: the provider's payload and what it is.

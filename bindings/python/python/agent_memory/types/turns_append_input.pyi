@@ -4,12 +4,106 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, TypedDict
+from typing import Any, Dict, List, Literal, TypedDict, Union
 
-from typing_extensions import NotRequired
+from typing_extensions import NotRequired, TypeAlias
+
+ActivityStatus: TypeAlias = Literal['success', 'error']
+
+
+class DangerousCommand(TypedDict):
+    command: str
+    exit_code: NotRequired[int]
+
+
+class FailedCommand(TypedDict):
+    command: str
+    exit_code: int
+
+
+class SessionEvent1(TypedDict):
+    session: str
+    started_at: int
+    type: Literal['session_started']
+
+
+class SessionEvent2(TypedDict):
+    text: str
+    type: Literal['user_message']
+
+
+class ToolActivity(TypedDict):
+    exit_code: NotRequired[int]
+    failed_command: NotRequired[str]
+    file_changed: NotRequired[str]
+    input: NotRequired[Dict[str, Any]]
+    retained_output: NotRequired[Union[Dict[str, Any], List[Any], str, float, bool]]
+    status: NotRequired[ActivityStatus]
+    text_offset: int
+    tool: str
+
+
+class ToolCallRecord(TypedDict):
+    exit_code: NotRequired[int]
+    id: str
+    input: Dict[str, Any]
+    is_error: NotRequired[bool]
+    output: str
+    tool: str
+
+
+ToolHistory: TypeAlias = Literal['none', 'full']
+
+
+class TurnMemory(TypedDict):
+    dangerous_commands: NotRequired[List[DangerousCommand]]
+    failed_commands: NotRequired[List[FailedCommand]]
+    files_changed: NotRequired[List[str]]
+
+
+class AssistantTurn(TypedDict):
+    interrupted: NotRequired[bool]
+    memory: NotRequired[TurnMemory]
+    text: str
+    tool_activity: NotRequired[List[ToolActivity]]
+    tool_calls: NotRequired[List[ToolCallRecord]]
+
+
+class Compaction(TypedDict):
+    compacted_entries: int
+    last_user_message: NotRequired[str]
+    memory: NotRequired[TurnMemory]
+    summary: str
+
+
+class SessionEvent3(TypedDict):
+    interrupted: NotRequired[bool]
+    memory: NotRequired[TurnMemory]
+    text: str
+    tool_activity: NotRequired[List[ToolActivity]]
+    tool_calls: NotRequired[List[ToolCallRecord]]
+    type: Literal['assistant_turn']
+
+
+class SessionEvent4(TypedDict):
+    compacted_entries: int
+    last_user_message: NotRequired[str]
+    memory: NotRequired[TurnMemory]
+    summary: str
+    type: Literal['compaction_applied']
+
+
+class SessionEvent5(TypedDict):
+    mode: ToolHistory
+    type: Literal['tool_history']
+
+
+SessionEvent: TypeAlias = Union[
+    SessionEvent1, SessionEvent2, SessionEvent3, SessionEvent4, SessionEvent5
+]
 
 
 class AppendInput(TypedDict):
-    events: List[Dict[str, Any]]
+    events: List[SessionEvent]
     session: str
     start: NotRequired[int]
