@@ -85,6 +85,11 @@ fn run_steps() -> Result<()> {
         ),
         ("snapshots", Box::new(|| snapshots::check(&root, &refs))),
         (
+            // Every door's generated surface is what the operation table makes.
+            "codegen",
+            Box::new(|| crate::codegen::run(&["--check".to_owned()])),
+        ),
+        (
             // An MCP client we did not write, the official Python SDK, over both transports.
             "mcp python",
             Box::new(|| crate::mcp_python::run(&[])),
@@ -172,6 +177,11 @@ fn run_steps() -> Result<()> {
         ),
         ("fuzz build", Box::new(crate::fuzz::build_all)),
         ("deps", Box::new(crate::deps::check_workspace)),
+        (
+            // Licenses, bans and sources of every dependency (deny.toml).
+            "deny",
+            Box::new(|| crate::deny::run(&[])),
+        ),
     ];
     let target = crate::target_dir(&root);
     for (name, step) in &steps {

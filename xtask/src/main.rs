@@ -3,6 +3,8 @@
 //! - `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with a
 //!   throwaway PostgreSQL server for the shared store's tests.
 //! - `cargo xtask deps`: only the dependency rules of `ARCHITECTURE.md`.
+//! - `cargo xtask deny`: the supply-chain check of `deny.toml` (licenses, bans, sources) by
+//!   cargo-deny, installed into `target/tools/` the first time.
 //! - `cargo xtask codegen [--check]`: every door's methods, stubs and error classes written
 //!   from the contract's operation table (`--check`: fail when a committed file differs).
 //! - `cargo xtask bench [--quick] [--peers]`: every criterion bench and W-traj through the
@@ -28,6 +30,7 @@ mod bench;
 mod ci;
 mod codegen;
 mod demo;
+mod deny;
 mod deps;
 mod fuzz;
 mod inspector;
@@ -67,6 +70,7 @@ fn run() -> Result<()> {
         "ci" => ci::run(rest),
         "codegen" => codegen::run(rest),
         "deps" => deps::check_workspace(),
+        "deny" => deny::run(rest),
         "bench" => bench::run(rest),
         "snapshots" => snapshots::run(rest),
         "demo" => demo::run(rest),
@@ -95,6 +99,7 @@ fn print_usage() {
          tasks:\n  \
          ci         format, lint, test, snapshot, doc, package, bench smoke and dependency checks\n  \
          deps       check the dependency rules between crates\n  \
+         deny       check licenses, bans and sources of every dependency (cargo-deny, installed into target/tools/)\n  \
          codegen    write every door's methods, types and error classes from the operation table (--check: fail when they differ)\n  \
          bench      run every criterion bench and write target/bench-report/ (--quick: smallest size only; --peers: popoto too)\n  \
          readme     build and run the README's Rust examples in a crate depending on agent-memory-kit\n  \
