@@ -252,6 +252,12 @@ fn classify_one(cause: &(dyn std::error::Error + 'static)) -> Option<Error> {
     if let Some(agent_memory_browser::Error::RunNotFound(run)) = cause.downcast_ref() {
         return kind(ErrorKind::NotFound, Some(run.clone()));
     }
+    if let Some((k, file)) = memory_file_error(cause) {
+        return kind(k, Some(file));
+    }
+    if let Some((k, input)) = session_error(cause) {
+        return kind(k, input);
+    }
     if let Some(core) = cause.downcast_ref::<agent_memory_core::Error>() {
         let (k, input) = classify_core(core);
         return kind(k, input);
@@ -280,6 +286,52 @@ fn trajectory_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<Stri
         E::UnknownWeight(name) => name.clone(),
         E::MissingFeature(_) | E::InvalidFeatures(_) => "features".to_owned(),
         E::InvalidConfig(_) => "configuration".to_owned(),
+        _ => return None,
+    })
+}
+
+/// The kind of an error about a file of a `.agent-memory/` directory (an import's or an
+/// export's), and the file, if `cause` is one: a file that breaks its format, is too large or
+/// lies outside the directory is the input's fault; one that cannot be read or written is an
+/// I/O failure (or not there).
+fn memory_file_error(cause: &(dyn std::error::Error + 'static)) -> Option<(ErrorKind, String)> {
+    use agent_memory_browser::Error as E;
+    let (kind, path) = match cause.downcast_ref::<E>()? {
+        E::Format { path, .. }
+        | E::Field { path, .. }
+        | E::TooLarge { path, .. }
+        | E::OutsideRoot { path, .. } => (ErrorKind::InvalidInput, path),
+        E::Read { path, source } if source.kind() == std::io::ErrorKind::NotFound => {
+            (ErrorKind::NotFound, path)
+        }
+        E::Read { path, .. } | E::Write { path, .. } => (ErrorKind::Io, path),
+        _ => return None,
+    };
+    Some((kind, path.display().to_string()))
+}
+
+/// The kind of a coding session's error, and what it is about, if `cause` is one: a
+/// compaction the session cannot take, events (of a log file, most often) that break their
+/// format or do not form a session, a session id no file can be named by, are the input's
+/// fault; a stored event that cannot be read back is corrupt; a log that cannot be read is an
+/// I/O failure (or not there).
+fn session_error(cause: &(dyn std::error::Error + 'static)) -> Option<(ErrorKind, Option<String>)> {
+    use agent_memory_turns::Error as E;
+    Some(match cause.downcast_ref::<E>()? {
+        E::Compaction { session, .. } | E::InvalidSessionFile { session, .. } => {
+            (ErrorKind::InvalidInput, Some(session.clone()))
+        }
+        E::CorruptLine { path, .. } => (ErrorKind::InvalidInput, Some(path.display().to_string())),
+        E::Inconsistent { session, .. } => (ErrorKind::InvalidInput, Some(session.clone())),
+        E::Unstarted { .. } => (ErrorKind::InvalidInput, None),
+        E::CorruptEvent { session, .. } => (ErrorKind::Corrupt, Some(session.clone())),
+        E::Io { path, source, .. } => {
+            let kind = match source.kind() {
+                std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+                _ => ErrorKind::Io,
+            };
+            (kind, Some(path.display().to_string()))
+        }
         _ => return None,
     })
 }
