@@ -1,14 +1,23 @@
-//! `browser_context`, `browser_record_run`, `browser_runs`, `browser_resume` and
-//! `browser_fork`: the memory of a browser agent, one scope at a time (`shared` unless named).
+//! `browser_context`, `browser_record_run`, `browser_runs`, `browser_resume`,
+//! `browser_fork`, `browser_import`, `browser_export`, `browser_prune` and `browser_hints`:
+//! the memory of a browser agent, one scope at a time (`shared` unless named).
+//!
+//! Import and export name a `.agent-memory/` directory (browser-agent-driver's layout): an
+//! import reads only a folder the caller may name ([`crate::files::folder_to_read`]), and
+//! nothing below it outside it (`MemoryRoot`); an export writes only for a caller that may
+//! write where it says ([`crate::files::may_write`]).
 
 use crate::{Error, Result, ResultExt};
 use agent_memory_browser::compat::iso;
+use std::path::Path;
+
 use agent_memory_browser::{
-    BrowserMemory, Budget, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, Layout, PartFate, Policy,
-    RunReport, Scenario, Turn, site_key,
+    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RunReport, Scenario, Turn,
+    export_dir, import_dir, site_key,
 };
+pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::excerpt::Excerpt;
-use agent_memory_core::store::browser::{RunFilter, RunManifest, RunStatus};
+use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, IdSource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -443,11 +452,12 @@ impl From<Scenario> for ScenarioOutput {
     }
 }
 
-/// The run's manifest, or a `not_found` failure naming it.
+/// The run's manifest (its id given exactly, or in its file-name form as browser-agent-driver's
+/// `getRun` finds it), or a `not_found` failure naming it.
 fn registered(memory: &Browser<'_>, id: &str) -> Result<RunManifest> {
     memory
         .runs()
-        .get(id)?
+        .find(id)?
         .ok_or_else(|| Error::not_found(id, format!("run {id:?} not found")))
 }
 
@@ -466,6 +476,207 @@ pub fn fork(env: &Env<'_>, input: ScenarioInput) -> Result<ScenarioOutput> {
     let goal = input.goal.clone().unwrap_or(manifest.goal);
     let scenario = memory.runs().fork(&input.run_id, &goal)?;
     Ok(scenario.into())
+}
+
+/// A `.agent-memory/` directory to read into a scope.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The `.agent-memory/` directory (for a server's clients, only inside the folders it
+    /// allows).
+    pub dir: String,
+}
+
+/// What an import read, what was already there, what was skipped.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ImportOutput {
+    /// Trajectories read.
+    pub trajectories: usize,
+    /// Sites whose knowledge and selectors were read.
+    pub sites: usize,
+    /// Run manifests read.
+    pub runs: usize,
+    /// Whether the hints were read.
+    pub hints: bool,
+    /// Suite summaries read.
+    pub suite_summaries: usize,
+    /// Of the records read, those the scope already held exactly so (left as they were).
+    pub unchanged: usize,
+    /// Files and folders not read, each with the reason.
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl ImportOutput {
+    /// How many records were read (the hints count as one).
+    pub fn records(&self) -> usize {
+        self.trajectories + self.sites + self.runs + usize::from(self.hints) + self.suite_summaries
+    }
+}
+
+/// A file or folder of a memory directory that an import did not read.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// Reads a `.agent-memory/` directory into the scope, whole or not at all: every file read
+/// and checked first (a bad one fails the import, naming it), then every record stored in one
+/// transaction. Records already stored exactly so are left as they are; a directory with
+/// nothing to import is refused.
+pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let dir = Path::new(&input.dir);
+    // A path as long as an input may be is cut where a message quotes it.
+    let named = Excerpt::plain(&input.dir);
+    let cannot = || format!("cannot import {named}");
+    let root = crate::files::folder_to_read(dir, &env.files)?;
+    if !root.is_dir() {
+        let message = format!("{}: not a directory", cannot());
+        return Err(match root.exists() {
+            true => Error::invalid(&input.dir, message),
+            false => Error::not_found(&input.dir, message),
+        });
+    }
+    let transfer = import_dir(env.store, &scope, &MemoryRoot::new(root), env.clock.now())
+        .with_context(cannot)?;
+    let read = ImportOutput {
+        trajectories: transfer.trajectories,
+        sites: transfer.sites,
+        runs: transfer.runs,
+        hints: transfer.hints,
+        suite_summaries: transfer.suite_summaries,
+        unchanged: transfer.unchanged,
+        skipped: transfer
+            .skipped
+            .iter()
+            .map(|s| SkippedFile {
+                path: s.path.display().to_string(),
+                reason: s.reason.to_owned(),
+            })
+            .collect(),
+    };
+    // As the other imports refuse an empty file.
+    if read.records() == 0 {
+        return Err(Error::invalid(
+            &input.dir,
+            format!(
+                "{named} holds no browser memory (no trajectories, domains/*/knowledge.json or selectors.json, agent-runs/, hints.json or runs/); nothing to import"
+            ),
+        ));
+    }
+    Ok(read)
+}
+
+/// A folder to write the scope into, as a `.agent-memory/` directory.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The folder, created when missing; its memory files are replaced (a server's clients
+    /// may not name one).
+    pub dir: String,
+}
+
+/// What an export wrote.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExportOutput {
+    /// Trajectories.
+    pub trajectories: usize,
+    /// Sites' knowledge and selectors.
+    pub sites: usize,
+    /// Run manifests.
+    pub runs: usize,
+    /// Whether the hints were written.
+    pub hints: bool,
+    /// Suite summaries.
+    pub suite_summaries: usize,
+}
+
+/// Writes the scope as a `.agent-memory/` directory browser-agent-driver reads: trajectories
+/// at the root, one folder per site, run manifests, hints and suite summaries, each file
+/// replaced atomically.
+pub fn export(env: &Env<'_>, input: ExportInput) -> Result<ExportOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let dir = Path::new(&input.dir);
+    crate::files::may_write(dir, &env.files)?;
+    let transfer = export_dir(env.store, &scope, &MemoryRoot::new(dir))
+        .with_context(|| format!("cannot export to {}", Excerpt::plain(&input.dir)))?;
+    Ok(ExportOutput {
+        trajectories: transfer.trajectories,
+        sites: transfer.sites,
+        runs: transfer.runs,
+        hints: transfer.hints,
+        suite_summaries: transfer.suite_summaries,
+    })
+}
+
+/// Which trajectories have expired.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PruneInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Trajectories older than this many days are removed (default 30).
+    #[serde(default)]
+    pub ttl_days: Option<f64>,
+}
+
+/// What a prune removed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PruneOutput {
+    /// Expired trajectories removed.
+    pub removed: usize,
+}
+
+/// Removes the scope's trajectories older than the TTL, for good.
+pub fn prune(env: &Env<'_>, input: PruneInput) -> Result<PruneOutput> {
+    let mut memory = memory(env, scope_of(input.scope.as_deref())?);
+    memory.options.ttl_days = ttl(input.ttl_days)?;
+    Ok(PruneOutput {
+        removed: memory.prune()?,
+    })
+}
+
+/// Whose hints to show, and whether to analyse the trajectories first.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HintsInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Analyse every stored trajectory of the scope and store the hints it gives, replacing
+    /// the stored ones (imported or earlier), before answering.
+    #[serde(default)]
+    pub refresh: bool,
+}
+
+/// The scope's stored cross-domain hints: empty texts when none are stored.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HintsOutput {
+    /// The hints text; empty when none are stored, or when nothing stood out in the runs
+    /// analysed.
+    pub hints: String,
+    /// When they were analysed (browser-agent-driver's ISO time), empty when never.
+    pub updated_at: String,
+}
+
+/// The scope's stored hints; with `refresh`, analysed from its trajectories and stored first.
+pub fn hints(env: &Env<'_>, input: HintsInput) -> Result<HintsOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    if input.refresh {
+        memory(env, scope.clone()).analyse_trajectories()?;
+    }
+    let (hints, updated_at) = env.store.hints_get(&scope)?.unwrap_or_default();
+    Ok(HintsOutput { hints, updated_at })
 }
 
 #[cfg(test)]

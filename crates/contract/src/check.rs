@@ -3,11 +3,43 @@
 //! every finding. It only reads. A PostgreSQL database is checked by PostgreSQL's own tools
 //! (amcheck, pg_amcheck), so there it is an error naming the database.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::database::{Store, describe, is_postgres};
 use crate::{Error, Result};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::Env;
+
+/// Opens the database `db` to be checked: a SQLite file, read-only, never created or changed.
+/// A PostgreSQL URL is refused without connecting (naming it without its password), and so
+/// is a path that is no file.
+pub fn open(db: &Path) -> Result<Store> {
+    if is_postgres(db) {
+        return Err(not_sqlite(&describe(db)));
+    }
+    if !db.is_file() {
+        return Err(Error::not_found(
+            db.display().to_string(),
+            format!("no database at {}", db.display()),
+        ));
+    }
+    Ok(Arc::new(agent_memory_sqlite::SqliteStore::open_read_only(
+        db,
+    )?))
+}
+
+/// The refusal to check the PostgreSQL database `database`.
+fn not_sqlite(database: &str) -> Error {
+    Error::invalid(
+        database,
+        format!(
+            "check reads a SQLite file; {database} is a PostgreSQL database, whose own tools check it (amcheck, pg_amcheck)"
+        ),
+    )
+}
 
 /// The report of a check.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -46,12 +78,7 @@ pub struct FindingRow {
 pub fn check(env: &Env<'_>, _: crate::operations::NoInput) -> Result<Report> {
     let database = env.store.location();
     let Some(findings) = env.store.check() else {
-        return Err(Error::invalid(
-            database.clone(),
-            format!(
-                "check reads a SQLite file; {database} is a PostgreSQL database, whose own tools check it (amcheck, pg_amcheck)"
-            ),
-        ));
+        return Err(not_sqlite(&database));
     };
     let findings = findings?;
     Ok(Report {

@@ -11,7 +11,7 @@ use crate::{Error, Result, ResultExt};
 use agent_memory_core::store::browser::BrowserStore;
 use agent_memory_core::{MetaStore, NoteStore, PatternStore, SessionStore, ToolLogStore};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
-use agent_memory_sqlite::SqliteStore;
+use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 
 /// What a command needs of a backend: every store trait, and a description of itself.
 pub trait AnyStore:
@@ -242,6 +242,21 @@ pub fn open_existing_for_writing(db: &Path) -> Result<Store> {
     }
     must_exist(db)?;
     Ok(Arc::new(SqliteStore::open(db)?))
+}
+
+/// A second store over `writer`'s database `db` for reads beside its writes: a SQLite file
+/// opened again, read-only, with a page cache of `cache_kib` KiB, so its reads take their own
+/// snapshot instead of queueing for the connection a long write holds; `writer` itself for
+/// PostgreSQL (whose pool already gives each read its own connection) and for a private
+/// database in memory (which no second connection can see).
+pub fn open_reader(db: &Path, writer: &Store, cache_kib: u32) -> Result<Store> {
+    if is_postgres(db) || db == Path::new(IN_MEMORY) {
+        return Ok(Arc::clone(writer));
+    }
+    let options = SqliteOptions::default()
+        .with_read_only(true)
+        .with_cache_kib(cache_kib);
+    Ok(Arc::new(SqliteStore::open_with(db, &options)?))
 }
 
 fn connect(db: &Path, read_only: bool) -> Result<Store> {

@@ -287,6 +287,14 @@ fn trajectory_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<Stri
     })
 }
 
+/// A file that is not there is not found; any other failure to read one is I/O.
+fn io_kind(error: &std::io::Error) -> ErrorKind {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+        _ => ErrorKind::Io,
+    }
+}
+
 /// The kind of a browser memory's error and the input it is about, if `cause` is one.
 fn browser_kind_of(
     cause: &(dyn std::error::Error + 'static),
@@ -295,7 +303,8 @@ fn browser_kind_of(
     let path = |p: &std::path::Path| Some(p.display().to_string());
     Some(match cause.downcast_ref::<E>()? {
         E::RunNotFound(run) => (ErrorKind::NotFound, Some(run.clone())),
-        E::Read { path: p, .. } | E::Write { path: p, .. } => (ErrorKind::Io, path(p)),
+        E::Read { path: p, source } => (io_kind(source), path(p)),
+        E::Write { path: p, .. } => (ErrorKind::Io, path(p)),
         E::Format { path: p, .. }
         | E::Field { path: p, .. }
         | E::OutsideRoot { path: p, .. }
@@ -337,12 +346,13 @@ fn turns_kind_of(cause: &(dyn std::error::Error + 'static)) -> Option<(ErrorKind
         E::CorruptLine { path: p, .. } | E::Import { path: p, .. } => {
             (ErrorKind::InvalidInput, path(p))
         }
-        E::Inconsistent { .. } | E::Unstarted { .. } => {
-            (ErrorKind::InvalidInput, Some("events".to_owned()))
-        }
+        E::Inconsistent { session, .. } => (ErrorKind::InvalidInput, Some(session.clone())),
+        E::Unstarted { .. } => (ErrorKind::InvalidInput, None),
         E::CorruptEvent { session, .. } => (ErrorKind::Corrupt, Some(session.clone())),
         E::Compaction { session, .. } => (ErrorKind::InvalidInput, Some(session.clone())),
-        E::Io { path: p, .. } => (ErrorKind::Io, path(p)),
+        E::Io {
+            path: p, source, ..
+        } => (io_kind(source), path(p)),
         E::Unsupported { .. } => (ErrorKind::InvalidInput, None),
         _ => return None,
     })

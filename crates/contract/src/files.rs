@@ -1,12 +1,13 @@
 //! Reading a file an input names (`trail_path`): never more than [`MAX_FILE_BYTES`], the
 //! most a request body may hold, and for the clients of a server only regular files inside
-//! the folders the server was started with.
+//! the folders the server was started with; and whether an operation may write where an input
+//! says (an export's folder, a session log compacted in place).
 //!
-//! The command line reads the files its user names ([`FileAccess::Any`]); a server reads for
-//! clients that may not read the machine's files, so a path from them is confined
+//! The command line reads and writes the files its user names ([`FileAccess::Any`]); a server
+//! reads for clients that may not read the machine's files, so a path from them is confined
 //! ([`FileAccess::Within`]): resolved through `..` and symlinks before it is checked, and
 //! refused in the same words whether the file exists or not, so a refusal tells nothing about
-//! what lies outside.
+//! what lies outside. A server writes no file a client names ([`may_write`]).
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -61,6 +62,30 @@ impl Confined {
 
     /// The file `path` names, resolved, if a client may read it.
     fn resolve(&self, path: &Path) -> Result<PathBuf> {
+        let real = self.resolve_inside(path)?;
+        if !real.is_file() {
+            let name = path.display().to_string();
+            return Err(Error::invalid(
+                &name,
+                format!("{name} is not a regular file"),
+            ));
+        }
+        Ok(real)
+    }
+
+    /// The folder `path` names, resolved, if a client may read the files inside it: a folder
+    /// inside the allowed ones (or one of them).
+    fn resolve_folder(&self, path: &Path) -> Result<PathBuf> {
+        let real = self.resolve_inside(path)?;
+        if !real.is_dir() {
+            let name = path.display().to_string();
+            return Err(Error::invalid(&name, format!("{name} is not a folder")));
+        }
+        Ok(real)
+    }
+
+    /// What `path` names, resolved through `..` and symlinks, if it lies inside the folders.
+    fn resolve_inside(&self, path: &Path) -> Result<PathBuf> {
         let name = path.display().to_string();
         if self.folders.is_empty() {
             return Err(Error::invalid(
@@ -98,12 +123,6 @@ impl Confined {
             .any(|(_, folder)| real.starts_with(folder))
         {
             return Err(refused());
-        }
-        if !real.is_file() {
-            return Err(Error::invalid(
-                &name,
-                format!("{name} is not a regular file"),
-            ));
         }
         Ok(real)
     }
@@ -279,6 +298,35 @@ pub fn read_text(path: &Path, access: &FileAccess) -> Result<String> {
         Some(rest) => rest.to_owned(),
         None => text,
     })
+}
+
+/// The folder `path`, for an operation that reads the files inside it (an import of a memory
+/// directory), if `access` lets an input name it: as given for [`FileAccess::Any`]; for a
+/// server's clients, resolved through `..` and symlinks and only inside the allowed folders,
+/// so what is read below it is what was checked. Whether it exists and is a folder is the
+/// operation's to say for [`FileAccess::Any`], in its own words.
+pub fn folder_to_read(path: &Path, access: &FileAccess) -> Result<PathBuf> {
+    match access {
+        FileAccess::Any => Ok(path.to_path_buf()),
+        FileAccess::Within(confined) => confined.resolve_folder(path),
+    }
+}
+
+/// Whether an operation may write files at `path` (a file, or a folder it fills), as `access`
+/// says: the command line and the language packages write where their user names
+/// ([`FileAccess::Any`]); a server writes no file its clients name, inside the folders it
+/// reads for them or not.
+pub fn may_write(path: &Path, access: &FileAccess) -> Result<()> {
+    match access {
+        FileAccess::Any => Ok(()),
+        FileAccess::Within(_) => {
+            let name = path.display().to_string();
+            Err(Error::invalid(
+                &name,
+                format!("{name} is refused: this server writes no file a client names"),
+            ))
+        }
+    }
 }
 
 #[cfg(test)]

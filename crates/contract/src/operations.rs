@@ -517,6 +517,38 @@ pub fn all() -> Vec<Operation> {
         op("turns_import", Writes, turns::import).offline().about(
             "Import a coding session's log from a file (this library's JSON lines or a Keen Code session log) into the store, all or nothing; importing it again changes nothing.",
         ),
+        op("browser_import", Writes, browser::import).offline().about(
+            "Import browser-agent-driver's .agent-memory/ directory into a scope, all or nothing; records already stored stay as they are, and files not read are listed.",
+        ),
+        op("browser_export", Reads, browser::export).offline().about(
+            "Write a scope's browser memory as browser-agent-driver's .agent-memory/ directory: trajectories, site knowledge and selectors, runs, hints, suite summaries.",
+        ),
+        op("browser_prune", Deletes, browser::prune).offline().about(
+            "Remove a scope's trajectories older than the TTL (30 days unless given), for good. Call it to keep old runs out of the browser memory.",
+        ),
+        op("browser_hints", Writes, browser::hints).offline().about(
+            "A scope's stored cross-domain hints; with refresh, analysed from its stored trajectories (and stored, replacing the old ones) first.",
+        ),
+        op("turns_history", Reads, turns::history)
+            .offline()
+            .cli("turns show")
+            .about(
+                "A coding session, stored or in a log file, as the user sees it or as the model is sent it (neutral items or a provider's request).",
+            ),
+        op("turns_compact", Writes, turns::compact).offline().about(
+            "Replace all but the last turns of a coding session (stored or a log file) by a summary, keeping the compacted turns' memories.",
+        ),
+        op("turns_tool_history", Writes, turns::tool_history)
+            .offline()
+            .output("turns_view")
+            .about(
+                "A coding session's tool-history setting, set to full or none for the turns that start after it when a mode is given, with its model view.",
+            ),
+        op("trajectory_fingerprint", Reads, trajectory::fingerprint)
+            .offline()
+            .about(
+                "popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's JSON text, SHA-256). It reads and writes nothing.",
+            ),
         op("check", Reads, check::check).offline().about(
             "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
         ),

@@ -47,6 +47,17 @@ pub enum RunState {
     Failed,
 }
 
+impl RunState {
+    /// Its word: `running`, `completed` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Completed => "completed",
+            RunState::Failed => "failed",
+        }
+    }
+}
+
 impl From<RunStatus> for RunState {
     fn from(status: RunStatus) -> Self {
         match status {

@@ -1,5 +1,6 @@
-//! `trajectory_record`, `trajectory_crystallize`, `trajectory_recall` and
-//! `trajectory_patterns`: procedural memory, "what worked last time".
+//! `trajectory_record`, `trajectory_crystallize`, `trajectory_recall`,
+//! `trajectory_patterns` and `trajectory_fingerprint`: procedural memory, "what worked last
+//! time", and popoto's fingerprint of a task's features.
 //!
 //! The configuration of a partition (fingerprint fields, cluster threshold, evidence cap,
 //! initial confidence) is chosen once: the first record into a partition stores it (as given,
@@ -730,6 +731,52 @@ pub fn patterns(env: &Env<'_>, input: PatternsInput) -> Result<PatternsOutput> {
             .collect(),
         note,
     })
+}
+
+/// The ranking weights `pairs` name, as popoto's `score_weights` takes them: `confidence` and
+/// `recency` (or popoto's `last_reinforced`), a weight not named being 0; another name, or a
+/// weight that is not finite, is refused. The pair is a recall's `confidence_weight` and
+/// `recency_weight`, for a door that takes the weights by name (`--weights
+/// confidence=0.6,recency=0.4`).
+pub fn named_weights<'a>(pairs: impl IntoIterator<Item = (&'a str, f64)>) -> Result<(f64, f64)> {
+    let weights = Weights::from_named(pairs)?;
+    Ok((weights.confidence, weights.recency))
+}
+
+/// Features to fingerprint as popoto does.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FingerprintInput {
+    /// The features: a JSON object such as `{"task": "deploy", "env": "staging"}`, or its
+    /// JSON text, which keeps an integer of any size as Python prints it.
+    #[schemars(schema_with = "crate::portable::object_or_string")]
+    pub features: Value,
+}
+
+/// popoto's fingerprint of some features.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FingerprintOutput {
+    /// The first 16 hex digits of the SHA-256 of the features as Python's
+    /// `json.dumps(sort_keys=True)` writes them.
+    pub fingerprint: String,
+}
+
+/// popoto's 16-hex fingerprint of the features. It reads and writes nothing.
+pub fn fingerprint(_: &Env<'_>, input: FingerprintInput) -> Result<FingerprintOutput> {
+    let fingerprint = match &input.features {
+        // Read from the text, so an integer of any size hashes as Python prints it.
+        Value::String(text) => agent_memory_trajectory::compute_fingerprint_json(text)?,
+        object @ Value::Object(_) => {
+            agent_memory_trajectory::compute_fingerprint_json(&object.to_string())?
+        }
+        _ => {
+            return Err(Error::invalid(
+                "features",
+                "features must be a JSON object".to_owned(),
+            ));
+        }
+    };
+    Ok(FingerprintOutput { fingerprint })
 }
 
 #[cfg(test)]

@@ -1,18 +1,25 @@
-//! `turns_append` and `turns_view`: a coding session's events appended as they happen, and
-//! the model view of the session rendered for a provider.
+//! `turns_append`, `turns_view`, `turns_import`, `turns_history`, `turns_compact` and
+//! `turns_tool_history`: a coding session's events appended as they happen, the model view of
+//! the session rendered for a provider, a session log imported, a session shown as the user
+//! sees it or as a model is sent it, compacted into a summary, and its tool-history setting.
 //!
 //! Appending is idempotent by position: an event already stored at the same position with
 //! the same content is skipped, so a client that retries after a lost answer changes nothing;
 //! a gap or a different event at a stored position is an error naming the position. The
 //! position check is part of the store's atomic append ([`SessionStore::session_append_at`]),
 //! so this holds for appends sent at once from several processes, servers or hosts.
+//!
+//! A session is a stored one or, for `turns_history` and `turns_compact`, a JSON-lines log
+//! file an input names (read through [`crate::files`]; compacting one writes it, which only a
+//! caller allowed to write where it says may do).
 
 use crate::{Error, ErrorKind, Result, ResultExt};
 use agent_memory_core::excerpt::{Excerpt, bounded};
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
-    AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, EventLog, History,
-    JsonlLog, SUMMARY_INSTRUCTIONS, SessionEvent, StoreLog, ToolHistory, render,
+    AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, Entry, EventLog,
+    History, INTERRUPTED_MARKER, JsonlLog, Loaded, MemoryStyle, SUMMARY_INSTRUCTIONS, Session,
+    SessionEvent, StoreLog, ToolHistory, TurnMemory, UiRole, render,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -578,6 +585,522 @@ fn first_difference(
             ),
         )
     })
+}
+
+/// How many recent turns' memories the model view sends unless told otherwise.
+pub const DEFAULT_RECENT_MEMORIES: usize = 10;
+
+/// How many recent turns `turns_compact` keeps as they are unless told otherwise.
+pub const DEFAULT_KEEP_LAST: usize = 2;
+
+/// Where a session's events are: the store, or a JSON-lines log file.
+enum Source<'a> {
+    /// A stored session.
+    Stored(SessionId),
+    /// A log file: this library's JSON lines.
+    Log(&'a std::path::Path),
+}
+
+/// The session `session` or the log `log` names: exactly one of them.
+fn source<'a>(session: Option<&str>, log: Option<&'a str>) -> Result<Source<'a>> {
+    match (session, log) {
+        // The store's own errors name an invalid session id; they stay as they are.
+        (Some(id), None) => Ok(Source::Stored(SessionId::new(id)?)),
+        (None, Some(path)) => Ok(Source::Log(std::path::Path::new(path))),
+        (Some(_), Some(_)) => Err(Error::invalid(
+            "log",
+            "give a session or a log, not both".to_owned(),
+        )),
+        (None, None) => Err(Error::invalid(
+            "session",
+            "give a session or a log".to_owned(),
+        )),
+    }
+}
+
+/// Every event of the session at `source`, and what was skipped reading it. A stored
+/// session's errors name the database; a log's name the file.
+fn load(env: &Env<'_>, source: &Source<'_>) -> Result<Loaded> {
+    match source {
+        Source::Stored(id) => StoreLog::new(env.store, id.clone())
+            .load()
+            .with_context(|| env.store.location()),
+        // The command line and the language packages read the whole log, as the crate reads
+        // it; a server's clients read only a file inside the folders it allows, at most
+        // `files::MAX_FILE_BYTES`.
+        Source::Log(path) => match &env.files {
+            crate::files::FileAccess::Any => Ok(JsonlLog::read(path)?),
+            confined => {
+                let text = crate::files::read_text(path, confined)?;
+                Ok(JsonlLog::parse(text.as_bytes(), path)?)
+            }
+        },
+    }
+}
+
+/// A session to show: a stored one or a log file, in the view and format asked for.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryInput {
+    /// A stored session (give it or `log`).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// A session log file of this library's JSON lines, instead of a stored session (for a
+    /// server's clients, only inside the folders it allows).
+    #[serde(default)]
+    pub log: Option<String>,
+    /// `ui` (what the user sees, the default) or `model` (what the model is sent); a
+    /// `provider` implies `model`.
+    #[serde(default)]
+    pub view: Option<HistoryView>,
+    /// Render the model view as this provider's request instead of the neutral items.
+    #[serde(default)]
+    pub provider: Option<Provider>,
+    /// Send the memories (files changed, failed commands) of the last this many turns
+    /// (default 10).
+    #[serde(default)]
+    pub recent_memories: Option<usize>,
+    /// How turn memories reach the model: `text` (a `Tool memory:` block, the default),
+    /// `native` (changed files and failed commands replayed as tool calls) or `positional`
+    /// (every call replayed at its place in the text, as Keen Code does).
+    #[serde(default)]
+    pub memory_style: Option<MemoryStyleInput>,
+    /// The system prompt sent first (or apart, where the provider wants it apart).
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// Mark interrupted turns to the model with "[Response interrupted by user]".
+    #[serde(default)]
+    pub mark_interrupted: bool,
+}
+
+/// Which view of a session's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryView {
+    /// What the user sees: the text, never a turn memory.
+    Ui,
+    /// What the model is sent: recent turn memories and kept tool calls included.
+    Model,
+}
+
+/// How turn memories reach the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryStyleInput {
+    /// A `Tool memory:` block after the turn's text.
+    #[default]
+    Text,
+    /// Changed files and failed commands replayed as tool calls before the turn's text.
+    Native,
+    /// Every tool call replayed at its place in the text, as Keen Code does.
+    Positional,
+}
+
+/// A session's history as the user sees it or as a model is sent it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(tag = "view", rename_all = "snake_case")]
+pub enum HistoryOutput {
+    /// What the user sees, message by message.
+    Ui {
+        /// The session.
+        session: String,
+        /// The messages, oldest first.
+        messages: Vec<UiMessage>,
+        /// What was skipped reading a log file (a torn last line), one sentence each.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
+    },
+    /// What the model is sent, item by item: the system prompt first, when there is one.
+    Model {
+        /// The session.
+        session: String,
+        /// The items, oldest first.
+        items: Vec<ModelMessage>,
+        /// What was skipped reading a log file (a torn last line), one sentence each.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
+    },
+    /// What the model is sent, as the provider's request.
+    Provider {
+        /// The session.
+        session: String,
+        /// The provider.
+        provider: Provider,
+        /// The payload in the provider's own format, as it is sent.
+        #[schemars(schema_with = "crate::portable::array_or_object")]
+        request: ProviderRequest,
+        /// What was skipped reading a log file (a torn last line), one sentence each.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
+    },
+}
+
+impl HistoryOutput {
+    /// The session shown.
+    pub fn session(&self) -> &str {
+        match self {
+            HistoryOutput::Ui { session, .. }
+            | HistoryOutput::Model { session, .. }
+            | HistoryOutput::Provider { session, .. } => session,
+        }
+    }
+
+    /// What was skipped reading a log file.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            HistoryOutput::Ui { warnings, .. }
+            | HistoryOutput::Model { warnings, .. }
+            | HistoryOutput::Provider { warnings, .. } => warnings,
+        }
+    }
+}
+
+/// A provider's request for a session's model view, rendered when it is written: as JSON it
+/// is the provider's own payload, its keys in the order the provider documents them (a
+/// `Value` would sort them).
+#[derive(Debug, Clone)]
+pub struct ProviderRequest {
+    // Boxed: a history is large beside the other views' outputs.
+    history: Box<History>,
+    policy: ContextPolicy,
+    provider: Provider,
+}
+
+impl Serialize for ProviderRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let model = self.history.model_view(&self.policy);
+        match self.provider {
+            Provider::OpenaiChat => render::openai_chat(&model).serialize(serializer),
+            Provider::OpenaiResponses => render::openai_responses(&model).serialize(serializer),
+            Provider::Genkit => render::genkit(&model).serialize(serializer),
+            Provider::Anthropic => render::anthropic(&model).serialize(serializer),
+            Provider::Gemini => render::gemini(&model).serialize(serializer),
+        }
+    }
+}
+
+/// Who speaks in the user's view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    /// The user.
+    User,
+    /// The assistant.
+    Assistant,
+    /// The summary of compacted entries.
+    Summary,
+}
+
+impl Speaker {
+    /// Its word: `user`, `assistant` or `summary`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Speaker::User => "user",
+            Speaker::Assistant => "assistant",
+            Speaker::Summary => "summary",
+        }
+    }
+}
+
+/// A message of the user's view.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UiMessage {
+    /// Who speaks.
+    pub role: Speaker,
+    /// The text, exactly as recorded.
+    pub text: String,
+    /// Whether the turn was interrupted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// An item of the model's view: its role first, then its fields.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ModelMessage {
+    /// The system prompt.
+    System {
+        /// Its text.
+        text: String,
+    },
+    /// A user message (also the summary of a compaction).
+    User {
+        /// Its text.
+        text: String,
+    },
+    /// Assistant text.
+    Assistant {
+        /// Its text.
+        text: String,
+    },
+    /// A tool call the assistant made.
+    ToolCall {
+        /// The call id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        #[schemars(schema_with = "crate::portable::json_object")]
+        input: Value,
+    },
+    /// The result of the tool call with the same id.
+    ToolResult {
+        /// The call id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// What it returned, maybe truncated or hidden.
+        output: String,
+        /// Whether the tool reported an error.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl From<&agent_memory_turns::ModelItem<'_>> for ModelMessage {
+    fn from(item: &agent_memory_turns::ModelItem<'_>) -> Self {
+        use agent_memory_turns::ModelItem as M;
+        match item {
+            M::User(text) => ModelMessage::User {
+                text: text.to_string(),
+            },
+            M::Assistant(text) => ModelMessage::Assistant {
+                text: text.to_string(),
+            },
+            M::ToolCall { id, name, input } => ModelMessage::ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                input: input.clone().into_owned(),
+            },
+            M::ToolResult {
+                id,
+                name,
+                output,
+                is_error,
+            } => ModelMessage::ToolResult {
+                id: id.to_string(),
+                name: name.to_string(),
+                output: output.to_string(),
+                is_error: *is_error,
+            },
+        }
+    }
+}
+
+/// A session as the user sees it or as a model is sent it: a stored session or a log file.
+pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
+    let view = match (input.view, input.provider) {
+        (Some(HistoryView::Ui), Some(_)) => {
+            return Err(Error::invalid(
+                "provider",
+                "a provider renders the model view; drop view ui".to_owned(),
+            ));
+        }
+        (Some(view), None) => view,
+        (None, None) => HistoryView::Ui,
+        (_, Some(_)) => HistoryView::Model,
+    };
+    let source = source(input.session.as_deref(), input.log.as_deref())?;
+    let loaded = load(env, &source)?;
+    let history = match &source {
+        // A stored session's errors name it already.
+        Source::Stored(id) => History::replay_of(id, loaded.events)?,
+        Source::Log(path) => History::replay(loaded.events)
+            .with_context(|| format!("session log {}", path.display()))?,
+    };
+    let session = history.session().as_str().to_owned();
+    let warnings = loaded.warnings.iter().map(ToString::to_string).collect();
+    if view == HistoryView::Ui {
+        let messages = history
+            .ui_view()
+            .map(|m| UiMessage {
+                role: match m.role {
+                    UiRole::User => Speaker::User,
+                    UiRole::Assistant => Speaker::Assistant,
+                    UiRole::Summary => Speaker::Summary,
+                },
+                text: m.text.to_owned(),
+                interrupted: m.interrupted,
+            })
+            .collect();
+        return Ok(HistoryOutput::Ui {
+            session,
+            messages,
+            warnings,
+        });
+    }
+    let style = match input.memory_style.unwrap_or_default() {
+        MemoryStyleInput::Text => MemoryStyle::Text,
+        MemoryStyleInput::Native => MemoryStyle::native(),
+        MemoryStyleInput::Positional => MemoryStyle::Positional,
+    };
+    let mut policy = ContextPolicy::default()
+        .with_recent_memories(input.recent_memories.unwrap_or(DEFAULT_RECENT_MEMORIES))
+        .with_memory_style(style)
+        .with_interrupted_marker(
+            input
+                .mark_interrupted
+                .then(|| INTERRUPTED_MARKER.to_owned()),
+        );
+    if let Some(prompt) = &input.system_prompt {
+        policy = policy.with_system_prompt(prompt.as_str());
+    }
+    if let Some(provider) = input.provider {
+        return Ok(HistoryOutput::Provider {
+            session,
+            provider,
+            request: ProviderRequest {
+                history: Box::new(history),
+                policy,
+                provider,
+            },
+            warnings,
+        });
+    }
+    let model = history.model_view(&policy);
+    let system = model.system.as_deref().map(|text| ModelMessage::System {
+        text: text.to_owned(),
+    });
+    let items = system
+        .into_iter()
+        .chain(model.items.iter().map(ModelMessage::from))
+        .collect();
+    Ok(HistoryOutput::Model {
+        session,
+        items,
+        warnings,
+    })
+}
+
+/// A session to compact: all but its last turns replaced by a summary.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompactInput {
+    /// A stored session (give it or `log`).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// A session log file of this library's JSON lines, compacted in place, instead of a
+    /// stored session (a server's clients may not name one).
+    #[serde(default)]
+    pub log: Option<String>,
+    /// The summary that replaces the compacted entries (trimmed; not blank).
+    pub summary: String,
+    /// How many recent turns to keep as they are (default 2).
+    #[serde(default)]
+    pub keep_last: Option<usize>,
+}
+
+/// What a compaction did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CompactOutput {
+    /// The session.
+    pub session: String,
+    /// Entries folded into the summary.
+    pub compacted_entries: usize,
+    /// Entries kept after it.
+    pub kept_entries: usize,
+    /// What the compacted turns retained (files changed, failed and dangerous commands).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub memory: Option<TurnMemory>,
+    /// What was skipped or repaired reading the log (a torn last line), one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The memory kept with a summary as the model reads it: the `Tool memory:` block.
+pub fn memory_text(memory: &TurnMemory) -> String {
+    agent_memory_turns::memory_block(memory, agent_memory_turns::DEFAULT_MAX_FILES_LISTED)
+}
+
+/// Replaces all but the last turns of a session by a summary, keeping their memories, in one
+/// write: the `compaction_applied` event appended to the stored session, or to the log file
+/// (whose torn last line is repaired first).
+pub fn compact(env: &Env<'_>, input: CompactInput) -> Result<CompactOutput> {
+    let keep_last = input.keep_last.unwrap_or(DEFAULT_KEEP_LAST);
+    match source(input.session.as_deref(), input.log.as_deref())? {
+        Source::Stored(id) => compact_log(StoreLog::new(env.store, id), &input.summary, keep_last)
+            .with_context(|| env.store.location()),
+        Source::Log(path) => {
+            crate::files::may_write(path, &env.files)?;
+            compact_log(JsonlLog::at(path), &input.summary, keep_last)
+        }
+    }
+}
+
+fn compact_log<L: EventLog>(log: L, summary: &str, keep_last: usize) -> Result<CompactOutput> {
+    let (mut session, warnings) = Session::resume(log)?;
+    session.compact(summary, keep_last)?;
+    let history = session.history();
+    let (compacted_entries, memory) = match history.entries().first() {
+        Some(Entry::Compaction { compaction, .. }) => {
+            (compaction.compacted_entries, compaction.memory.clone())
+        }
+        _ => {
+            return Err(Error::new(
+                ErrorKind::Other,
+                format!("the compaction of {} was not applied", history.session()),
+            ));
+        }
+    };
+    Ok(CompactOutput {
+        session: history.session().as_str().to_owned(),
+        compacted_entries,
+        kept_entries: history.entries().len() - 1,
+        memory,
+        warnings: warnings.iter().map(ToString::to_string).collect(),
+    })
+}
+
+/// A session's tool-history setting to read, or to set.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolHistoryInput {
+    /// The stored session.
+    pub session: String,
+    /// The new setting for the turns that start after it: `full` (tool outputs kept, bounded)
+    /// or `none`; absent, the setting is only read.
+    #[serde(default)]
+    #[schemars(schema_with = "tool_history_mode")]
+    pub mode: Option<String>,
+}
+
+/// The schema of a tool-history mode: `full` or `none` (read by [`ToolHistory`]'s own
+/// parser, whose refusal names the mode given).
+fn tool_history_mode(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["full", "none"]})
+}
+
+/// Sets a session's tool-history setting (a `tool_history` event appended, as `turns_append`
+/// appends it) when a mode is given, then answers as `turns_view` does for OpenAI Chat, with
+/// the setting.
+pub fn tool_history(env: &Env<'_>, input: ToolHistoryInput) -> Result<ViewOutput> {
+    if let Some(mode) = &input.mode {
+        let mode: ToolHistory = mode
+            .parse()
+            .map_err(|reason: String| Error::invalid("mode", reason))?;
+        let mut event = Map::new();
+        event.insert("type".to_owned(), Value::from("tool_history"));
+        event.insert("mode".to_owned(), Value::from(mode.as_str()));
+        append(
+            env,
+            AppendInput {
+                session: input.session.clone(),
+                start: None,
+                events: vec![event],
+            },
+        )?;
+    }
+    view(
+        env,
+        ViewInput {
+            session: input.session,
+            provider: Provider::OpenaiChat,
+            recent_memories: None,
+            compress_outputs: None,
+            context_window: None,
+        },
+    )
 }
 
 #[cfg(test)]

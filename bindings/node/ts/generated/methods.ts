@@ -42,5 +42,13 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'browser_run_update', group: 'browser', method: 'runUpdate', takesInput: true },
   { operation: 'browser_run_complete', group: 'browser', method: 'runComplete', takesInput: true },
   { operation: 'turns_import', group: 'turns', method: 'import', takesInput: true },
+  { operation: 'browser_import', group: 'browser', method: 'import', takesInput: true },
+  { operation: 'browser_export', group: 'browser', method: 'export', takesInput: true },
+  { operation: 'browser_prune', group: 'browser', method: 'prune', takesInput: true },
+  { operation: 'browser_hints', group: 'browser', method: 'hints', takesInput: true },
+  { operation: 'turns_history', group: 'turns', method: 'history', takesInput: true },
+  { operation: 'turns_compact', group: 'turns', method: 'compact', takesInput: true },
+  { operation: 'turns_tool_history', group: 'turns', method: 'toolHistory', takesInput: true },
+  { operation: 'trajectory_fingerprint', group: 'trajectory', method: 'fingerprint', takesInput: true },
   { operation: 'check', group: null, method: 'check', takesInput: false },
 ])

@@ -34,6 +34,14 @@ export interface OperationTypes {
   browser_run_update: [S.BrowserRunUpdateInput, S.BrowserRunOutput]
   browser_run_complete: [S.BrowserRunCompleteInput, S.BrowserRunOutput]
   turns_import: [S.TurnsImportInput, S.TurnsImportOutput]
+  browser_import: [S.BrowserImportInput, S.BrowserImportOutput]
+  browser_export: [S.BrowserExportInput, S.BrowserExportOutput]
+  browser_prune: [S.BrowserPruneInput, S.BrowserPruneOutput]
+  browser_hints: [S.BrowserHintsInput, S.BrowserHintsOutput]
+  turns_history: [S.TurnsHistoryInput, S.TurnsHistoryOutput]
+  turns_compact: [S.TurnsCompactInput, S.TurnsCompactOutput]
+  turns_tool_history: [S.TurnsToolHistoryInput, S.TurnsViewOutput]
+  trajectory_fingerprint: [S.TrajectoryFingerprintInput, S.TrajectoryFingerprintOutput]
   check: [NoInput | undefined, S.CheckOutput]
 }
 
@@ -82,6 +90,16 @@ export interface TrajectoryMethods {
   patterns(input: S.TrajectoryPatternsInput): Promise<S.TrajectoryPatternsOutput>
   /** `patterns` on the calling thread. */
   patternsSync(input: S.TrajectoryPatternsInput): S.TrajectoryPatternsOutput
+  /**
+   * popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's JSON text,
+   * SHA-256). It reads and writes nothing.
+   *
+   * The contract's `trajectory_fingerprint` (family `trajectory`, reads; `trajectory fingerprint`
+   * on the command line; not an MCP tool).
+   */
+  fingerprint(input: S.TrajectoryFingerprintInput): Promise<S.TrajectoryFingerprintOutput>
+  /** `fingerprint` on the calling thread. */
+  fingerprintSync(input: S.TrajectoryFingerprintInput): S.TrajectoryFingerprintOutput
 }
 
 /** `store.browser`: the operations of the `browser` group. */
@@ -164,6 +182,46 @@ export interface BrowserMethods {
   runComplete(input: S.BrowserRunCompleteInput): Promise<S.BrowserRunOutput>
   /** `runComplete` on the calling thread. */
   runCompleteSync(input: S.BrowserRunCompleteInput): S.BrowserRunOutput
+  /**
+   * Import browser-agent-driver's .agent-memory/ directory into a scope, all or nothing; records
+   * already stored stay as they are, and files not read are listed.
+   *
+   * The contract's `browser_import` (family `browser`, writes; `browser import` on the command
+   * line; not an MCP tool).
+   */
+  import(input: S.BrowserImportInput): Promise<S.BrowserImportOutput>
+  /** `import` on the calling thread. */
+  importSync(input: S.BrowserImportInput): S.BrowserImportOutput
+  /**
+   * Write a scope's browser memory as browser-agent-driver's .agent-memory/ directory:
+   * trajectories, site knowledge and selectors, runs, hints, suite summaries.
+   *
+   * The contract's `browser_export` (family `browser`, reads; `browser export` on the command line;
+   * not an MCP tool).
+   */
+  export(input: S.BrowserExportInput): Promise<S.BrowserExportOutput>
+  /** `export` on the calling thread. */
+  exportSync(input: S.BrowserExportInput): S.BrowserExportOutput
+  /**
+   * Remove a scope's trajectories older than the TTL (30 days unless given), for good. Call it to
+   * keep old runs out of the browser memory.
+   *
+   * The contract's `browser_prune` (family `browser`, deletes; `browser prune` on the command line;
+   * not an MCP tool).
+   */
+  prune(input: S.BrowserPruneInput): Promise<S.BrowserPruneOutput>
+  /** `prune` on the calling thread. */
+  pruneSync(input: S.BrowserPruneInput): S.BrowserPruneOutput
+  /**
+   * A scope's stored cross-domain hints; with refresh, analysed from its stored trajectories (and
+   * stored, replacing the old ones) first.
+   *
+   * The contract's `browser_hints` (family `browser`, writes; `browser hints` on the command line;
+   * not an MCP tool).
+   */
+  hints(input: S.BrowserHintsInput): Promise<S.BrowserHintsOutput>
+  /** `hints` on the calling thread. */
+  hintsSync(input: S.BrowserHintsInput): S.BrowserHintsOutput
 }
 
 /** `store.turns`: the operations of the `turns` group. */
@@ -196,6 +254,36 @@ export interface TurnsMethods {
   import(input: S.TurnsImportInput): Promise<S.TurnsImportOutput>
   /** `import` on the calling thread. */
   importSync(input: S.TurnsImportInput): S.TurnsImportOutput
+  /**
+   * A coding session, stored or in a log file, as the user sees it or as the model is sent it
+   * (neutral items or a provider's request).
+   *
+   * The contract's `turns_history` (family `turns`, reads; `turns show` on the command line; not an
+   * MCP tool).
+   */
+  history(input: S.TurnsHistoryInput): Promise<S.TurnsHistoryOutput>
+  /** `history` on the calling thread. */
+  historySync(input: S.TurnsHistoryInput): S.TurnsHistoryOutput
+  /**
+   * Replace all but the last turns of a coding session (stored or a log file) by a summary, keeping
+   * the compacted turns' memories.
+   *
+   * The contract's `turns_compact` (family `turns`, writes; `turns compact` on the command line;
+   * not an MCP tool).
+   */
+  compact(input: S.TurnsCompactInput): Promise<S.TurnsCompactOutput>
+  /** `compact` on the calling thread. */
+  compactSync(input: S.TurnsCompactInput): S.TurnsCompactOutput
+  /**
+   * A coding session's tool-history setting, set to full or none for the turns that start after it
+   * when a mode is given, with its model view.
+   *
+   * The contract's `turns_tool_history` (family `turns`, writes; `turns tool-history` on the
+   * command line; not an MCP tool).
+   */
+  toolHistory(input: S.TurnsToolHistoryInput): Promise<S.TurnsViewOutput>
+  /** `toolHistory` on the calling thread. */
+  toolHistorySync(input: S.TurnsToolHistoryInput): S.TurnsViewOutput
 }
 
 /** `store.recording`: the operations of the `recording` group. */

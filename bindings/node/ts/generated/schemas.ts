@@ -177,6 +177,140 @@ type: "tool_history"
  */
 export type ToolHistory = ("none" | "full")
 /**
+ * How turn memories reach the model: `text` (a `Tool memory:` block, the default),
+ * `native` (changed files and failed commands replayed as tool calls) or `positional`
+ * (every call replayed at its place in the text, as Keen Code does).
+ */
+export type MemoryStyleInput = ("text" | "native" | "positional")
+/**
+ * Render the model view as this provider's request instead of the neutral items.
+ */
+export type Provider = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
+/**
+ * `ui` (what the user sees, the default) or `model` (what the model is sent); a
+ * `provider` implies `model`.
+ */
+export type HistoryView = ("ui" | "model")
+/**
+ * A session's history as the user sees it or as a model is sent it.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsHistoryOutput".
+ */
+export type TurnsHistoryOutput = ({
+/**
+ * The messages, oldest first.
+ */
+messages: UiMessage[]
+/**
+ * The session.
+ */
+session: string
+view: "ui"
+/**
+ * What was skipped reading a log file (a torn last line), one sentence each.
+ */
+warnings?: string[]
+} | {
+/**
+ * The items, oldest first.
+ */
+items: ModelMessage[]
+/**
+ * The session.
+ */
+session: string
+view: "model"
+/**
+ * What was skipped reading a log file (a torn last line), one sentence each.
+ */
+warnings?: string[]
+} | {
+provider: Provider1
+/**
+ * The payload in the provider's own format, as it is sent.
+ */
+request: (unknown[] | {
+
+})
+/**
+ * The session.
+ */
+session: string
+view: "provider"
+/**
+ * What was skipped reading a log file (a torn last line), one sentence each.
+ */
+warnings?: string[]
+})
+/**
+ * Who speaks.
+ */
+export type Speaker = ("user" | "assistant" | "summary")
+/**
+ * An item of the model's view: its role first, then its fields.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ModelMessage".
+ */
+export type ModelMessage = ({
+role: "system"
+/**
+ * Its text.
+ */
+text: string
+} | {
+role: "user"
+/**
+ * Its text.
+ */
+text: string
+} | {
+role: "assistant"
+/**
+ * Its text.
+ */
+text: string
+} | {
+/**
+ * The call id.
+ */
+id: string
+/**
+ * Its arguments.
+ */
+input: {
+
+}
+/**
+ * The tool.
+ */
+name: string
+role: "tool_call"
+} | {
+/**
+ * The call id.
+ */
+id: string
+/**
+ * Whether the tool reported an error.
+ */
+is_error?: boolean
+/**
+ * The tool.
+ */
+name: string
+/**
+ * What it returned, maybe truncated or hidden.
+ */
+output: string
+role: "tool_result"
+})
+/**
+ * The provider.
+ */
+export type Provider1 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
+/**
  * Its format: `agent_memory` (this library's JSON lines, the default) or `keen` (a Keen
  * Code session log, converted).
  */
@@ -193,44 +327,15 @@ export type TurnsSessionsOutput = TurnSessionEntry[]
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "TurnsShowOutput".
  */
-export type TurnsShowOutput = (UiRow[] | ModelRow[] | ProviderView)
-/**
- * A model item with `--json`: its role first, then its fields.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "ModelRow".
- */
-export type ModelRow = ({
-role: "system"
-text: string
-} | {
-role: "user"
-text: string
-} | {
-role: "assistant"
-text: string
-} | {
-id: string
-input: {
-
-}
-name: string
-role: "tool_call"
-} | {
-id: string
-is_error?: boolean
-name: string
-output: string
-role: "tool_result"
-})
+export type TurnsShowOutput = (UiMessage[] | ModelMessage[] | ProviderView)
 /**
  * The provider format.
  */
-export type Provider = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
+export type Provider2 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 /**
  * The provider format.
  */
-export type Provider1 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
+export type Provider3 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 /**
  * How the memory parts are assembled into the context.
  * 
@@ -281,19 +386,40 @@ export type ActivityStatus1 = ("success" | "error")
  */
 export type ToolHistory1 = ("none" | "full")
 /**
- * The format of a session log.
+ * Which view of a session's history.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "LogFormat".
+ * via the `definition` "HistoryView".
  */
-export type LogFormat1 = ("agent_memory" | "keen")
+export type HistoryView1 = ("ui" | "model")
+/**
+ * How turn memories reach the model.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryStyleInput".
+ */
+export type MemoryStyleInput1 = ("text" | "native" | "positional")
 /**
  * The provider format of the model view.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "Provider".
  */
-export type Provider2 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
+export type Provider4 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
+/**
+ * Who speaks in the user's view.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "Speaker".
+ */
+export type Speaker1 = ("user" | "assistant" | "summary")
+/**
+ * The format of a session log.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "LogFormat".
+ */
+export type LogFormat1 = ("agent_memory" | "keen")
 
 /**
  * Every JSON input and output of the contract, by schema file name.
@@ -301,11 +427,15 @@ export type Provider2 = ("openai_chat" | "openai_responses" | "genkit" | "anthro
 export interface ContractSchemas {
 "browser_context.input": BrowserContextInput
 "browser_context.output": BrowserContextOutput
+"browser_export.input": BrowserExportInput
 "browser_export.output": BrowserExportOutput
 "browser_fork.input": BrowserForkInput
 "browser_fork.output": BrowserForkOutput
+"browser_hints.input": BrowserHintsInput
 "browser_hints.output": BrowserHintsOutput
+"browser_import.input": BrowserImportInput
 "browser_import.output": BrowserImportOutput
+"browser_prune.input": BrowserPruneInput
 "browser_prune.output": BrowserPruneOutput
 "browser_record_run.input": BrowserRecordRunInput
 "browser_record_run.output": BrowserRecordRunOutput
@@ -340,6 +470,7 @@ error: ErrorDocument
 "recording_templatize_report.output": RecordingTemplatizeReportOutput
 "trajectory_crystallize.input": TrajectoryCrystallizeInput
 "trajectory_crystallize.output": TrajectoryCrystallizeOutput
+"trajectory_fingerprint.input": TrajectoryFingerprintInput
 "trajectory_fingerprint.output": TrajectoryFingerprintOutput
 "trajectory_patterns.input": TrajectoryPatternsInput
 "trajectory_patterns.output": TrajectoryPatternsOutput
@@ -349,11 +480,15 @@ error: ErrorDocument
 "trajectory_record.output": TrajectoryRecordOutput
 "turns_append.input": TurnsAppendInput
 "turns_append.output": TurnsAppendOutput
+"turns_compact.input": TurnsCompactInput
 "turns_compact.output": TurnsCompactOutput
+"turns_history.input": TurnsHistoryInput
+"turns_history.output": TurnsHistoryOutput
 "turns_import.input": TurnsImportInput
 "turns_import.output": TurnsImportOutput
 "turns_sessions.output": TurnsSessionsOutput
 "turns_show.output": TurnsShowOutput
+"turns_tool_history.input": TurnsToolHistoryInput
 "turns_view.input": TurnsViewInput
 "turns_view.output": TurnsViewOutput
 }
@@ -457,14 +592,31 @@ label: string
 priority: number
 }
 /**
- * `browser export --json` (and the counts of `browser import --json`): records written.
+ * A folder to write the scope into, as a `.agent-memory/` directory.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserExportInput".
+ */
+export interface BrowserExportInput {
+/**
+ * The folder, created when missing; its memory files are replaced (a server's clients
+ * may not name one).
+ */
+dir: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+}
+/**
+ * What an export wrote.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserExportOutput".
  */
 export interface BrowserExportOutput {
 /**
- * Whether the hints were transferred.
+ * Whether the hints were written.
  */
 hints: boolean
 /**
@@ -529,14 +681,32 @@ session_id?: string
 start_url: string
 }
 /**
- * `browser hints --json`: empty texts when no hints are stored.
+ * Whose hints to show, and whether to analyse the trajectories first.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserHintsInput".
+ */
+export interface BrowserHintsInput {
+/**
+ * Analyse every stored trajectory of the scope and store the hints it gives, replacing
+ * the stored ones (imported or earlier), before answering.
+ */
+refresh?: boolean
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+}
+/**
+ * The scope's stored cross-domain hints: empty texts when none are stored.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserHintsOutput".
  */
 export interface BrowserHintsOutput {
 /**
- * The hints text.
+ * The hints text; empty when none are stored, or when nothing stood out in the runs
+ * analysed.
  */
 hints: string
 /**
@@ -545,48 +715,65 @@ hints: string
 updated_at: string
 }
 /**
- * `browser import --json`: what was read, what was already there, what was skipped.
+ * A `.agent-memory/` directory to read into a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserImportInput".
+ */
+export interface BrowserImportInput {
+/**
+ * The `.agent-memory/` directory (for a server's clients, only inside the folders it
+ * allows).
+ */
+dir: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+}
+/**
+ * What an import read, what was already there, what was skipped.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserImportOutput".
  */
 export interface BrowserImportOutput {
 /**
- * Whether the hints were transferred.
+ * Whether the hints were read.
  */
 hints: boolean
 /**
- * Run manifests.
+ * Run manifests read.
  */
 runs: number
 /**
- * Sites' knowledge and selectors.
+ * Sites whose knowledge and selectors were read.
  */
 sites: number
 /**
- * Files not read.
+ * Files and folders not read, each with the reason.
  */
-skipped: SkippedView[]
+skipped: SkippedFile[]
 /**
- * Suite summaries.
+ * Suite summaries read.
  */
 suite_summaries: number
 /**
- * Trajectories.
+ * Trajectories read.
  */
 trajectories: number
 /**
- * Of them, records already stored as they are.
+ * Of the records read, those the scope already held exactly so (left as they were).
  */
 unchanged: number
 }
 /**
- * A file an import did not read, and why.
+ * A file or folder of a memory directory that an import did not read.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "SkippedView".
+ * via the `definition` "SkippedFile".
  */
-export interface SkippedView {
+export interface SkippedFile {
 /**
  * The file.
  */
@@ -597,7 +784,23 @@ path: string
 reason: string
 }
 /**
- * `browser prune --json`.
+ * Which trajectories have expired.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserPruneInput".
+ */
+export interface BrowserPruneInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * Trajectories older than this many days are removed (default 30).
+ */
+ttl_days?: number
+}
+/**
+ * What a prune removed.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserPruneOutput".
@@ -2078,14 +2281,30 @@ fingerprint: {
 }
 }
 /**
- * `trajectory fingerprint --json`.
+ * Features to fingerprint as popoto does.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryFingerprintInput".
+ */
+export interface TrajectoryFingerprintInput {
+/**
+ * The features: a JSON object such as `{"task": "deploy", "env": "staging"}`, or its
+ * JSON text, which keeps an integer of any size as Python prints it.
+ */
+features: ({
+
+} | string)
+}
+/**
+ * popoto's fingerprint of some features.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "TrajectoryFingerprintOutput".
  */
 export interface TrajectoryFingerprintOutput {
 /**
- * popoto's 16-hex fingerprint.
+ * The first 16 hex digits of the SHA-256 of the features as Python's
+ * `json.dumps(sort_keys=True)` writes them.
  */
 fingerprint: string
 }
@@ -2319,7 +2538,32 @@ events: number
 session: string
 }
 /**
- * `turns compact --json`.
+ * A session to compact: all but its last turns replaced by a summary.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsCompactInput".
+ */
+export interface TurnsCompactInput {
+/**
+ * How many recent turns to keep as they are (default 2).
+ */
+keep_last?: number
+/**
+ * A session log file of this library's JSON lines, compacted in place, instead of a
+ * stored session (a server's clients may not name one).
+ */
+log?: string
+/**
+ * A stored session (give it or `log`).
+ */
+session?: string
+/**
+ * The summary that replaces the compacted entries (trimmed; not blank).
+ */
+summary: string
+}
+/**
+ * What a compaction did.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "TurnsCompactOutput".
@@ -2343,6 +2587,60 @@ memory?: {
  * The session.
  */
 session: string
+/**
+ * What was skipped or repaired reading the log (a torn last line), one sentence each.
+ */
+warnings?: string[]
+}
+/**
+ * A session to show: a stored one or a log file, in the view and format asked for.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsHistoryInput".
+ */
+export interface TurnsHistoryInput {
+/**
+ * A session log file of this library's JSON lines, instead of a stored session (for a
+ * server's clients, only inside the folders it allows).
+ */
+log?: string
+/**
+ * Mark interrupted turns to the model with "[Response interrupted by user]".
+ */
+mark_interrupted?: boolean
+memory_style?: MemoryStyleInput
+provider?: Provider
+/**
+ * Send the memories (files changed, failed commands) of the last this many turns
+ * (default 10).
+ */
+recent_memories?: number
+/**
+ * A stored session (give it or `log`).
+ */
+session?: string
+/**
+ * The system prompt sent first (or apart, where the provider wants it apart).
+ */
+system_prompt?: string
+view?: HistoryView
+}
+/**
+ * A message of the user's view.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "UiMessage".
+ */
+export interface UiMessage {
+/**
+ * Whether the turn was interrupted.
+ */
+interrupted?: boolean
+role: Speaker
+/**
+ * The text, exactly as recorded.
+ */
+text: string
 }
 /**
  * A session log to import, from a file.
@@ -2387,17 +2685,6 @@ turns: number
 warnings?: string[]
 }
 /**
- * A message of the user's view.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "UiRow".
- */
-export interface UiRow {
-interrupted?: boolean
-role: string
-text: string
-}
-/**
  * What the model is sent, in a provider's format (`--format openai`, ...).
  */
 export interface ProviderView {
@@ -2417,6 +2704,23 @@ request: (unknown[] | {
 session: string
 }
 /**
+ * A session's tool-history setting to read, or to set.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsToolHistoryInput".
+ */
+export interface TurnsToolHistoryInput {
+/**
+ * The new setting for the turns that start after it: `full` (tool outputs kept, bounded)
+ * or `none`; absent, the setting is only read.
+ */
+mode?: ("full" | "none")
+/**
+ * The stored session.
+ */
+session: string
+}
+/**
  * Which session to render, for which provider.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -2431,7 +2735,7 @@ compress_outputs?: boolean
  * The context window in tokens: the answer then says whether to compact.
  */
 context_window?: number
-provider: Provider
+provider: Provider2
 /**
  * Send the memories (files changed, failed commands) of the last this many turns
  * (default 10).
@@ -2459,7 +2763,7 @@ compaction?: CompactionAnswer
 messages: (unknown[] | {
 
 })
-provider: Provider1
+provider: Provider3
 /**
  * The session.
  */

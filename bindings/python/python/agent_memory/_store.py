@@ -134,6 +134,46 @@ class StoreOperations:
         Code session log) into the store, all or nothing; importing it again changes nothing."""
         return self.call("turns_import", input)
 
+    def browser_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import browser-agent-driver's .agent-memory/ directory into a scope, all or
+        nothing; records already stored stay as they are, and files not read are listed."""
+        return self.call("browser_import", input)
+
+    def browser_export(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write a scope's browser memory as browser-agent-driver's .agent-memory/ directory:
+        trajectories, site knowledge and selectors, runs, hints, suite summaries."""
+        return self.call("browser_export", input)
+
+    def browser_prune(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Remove a scope's trajectories older than the TTL (30 days unless given), for good.
+        Call it to keep old runs out of the browser memory."""
+        return self.call("browser_prune", input)
+
+    def browser_hints(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A scope's stored cross-domain hints; with refresh, analysed from its stored
+        trajectories (and stored, replacing the old ones) first."""
+        return self.call("browser_hints", input)
+
+    def turns_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A coding session, stored or in a log file, as the user sees it or as the model is
+        sent it (neutral items or a provider's request)."""
+        return self.call("turns_history", input)
+
+    def turns_compact(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Replace all but the last turns of a coding session (stored or a log file) by a
+        summary, keeping the compacted turns' memories."""
+        return self.call("turns_compact", input)
+
+    def turns_tool_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A coding session's tool-history setting, set to full or none for the turns that
+        start after it when a mode is given, with its model view."""
+        return self.call("turns_tool_history", input)
+
+    def trajectory_fingerprint(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's
+        JSON text, SHA-256). It reads and writes nothing."""
+        return self.call("trajectory_fingerprint", input)
+
     def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check
         with its findings. Call it when the memory seems wrong."""
@@ -264,6 +304,46 @@ class AsyncStoreOperations:
         """Import a coding session's log from a file (this library's JSON lines or a Keen
         Code session log) into the store, all or nothing; importing it again changes nothing."""
         return await self.call("turns_import", input)
+
+    async def browser_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import browser-agent-driver's .agent-memory/ directory into a scope, all or
+        nothing; records already stored stay as they are, and files not read are listed."""
+        return await self.call("browser_import", input)
+
+    async def browser_export(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write a scope's browser memory as browser-agent-driver's .agent-memory/ directory:
+        trajectories, site knowledge and selectors, runs, hints, suite summaries."""
+        return await self.call("browser_export", input)
+
+    async def browser_prune(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Remove a scope's trajectories older than the TTL (30 days unless given), for good.
+        Call it to keep old runs out of the browser memory."""
+        return await self.call("browser_prune", input)
+
+    async def browser_hints(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A scope's stored cross-domain hints; with refresh, analysed from its stored
+        trajectories (and stored, replacing the old ones) first."""
+        return await self.call("browser_hints", input)
+
+    async def turns_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A coding session, stored or in a log file, as the user sees it or as the model is
+        sent it (neutral items or a provider's request)."""
+        return await self.call("turns_history", input)
+
+    async def turns_compact(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Replace all but the last turns of a coding session (stored or a log file) by a
+        summary, keeping the compacted turns' memories."""
+        return await self.call("turns_compact", input)
+
+    async def turns_tool_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A coding session's tool-history setting, set to full or none for the turns that
+        start after it when a mode is given, with its model view."""
+        return await self.call("turns_tool_history", input)
+
+    async def trajectory_fingerprint(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's
+        JSON text, SHA-256). It reads and writes nothing."""
+        return await self.call("trajectory_fingerprint", input)
 
     async def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check

@@ -4,17 +4,11 @@
 
 use std::path::PathBuf;
 
-use agent_memory_browser::compat::to_pretty;
-use agent_memory_browser::{
-    BrowserMemory, DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, MemoryRoot, Transfer, export_dir,
-    import_dir,
-};
-use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
-use agent_memory_core::{Clock, RandomIds, Scope};
-use anyhow::{Context, Result, bail};
-use schemars::{JsonSchema, Schema};
+use agent_memory_core::Scope;
+use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::ops::browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, ScenarioOutput};
 use crate::output::{Table, print_json};
 use crate::progress::Progress;
 use crate::{GlobalArgs, database, input, ops};
@@ -163,9 +157,8 @@ struct HintsArgs {
 }
 
 pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
-    let scope =
-        Scope::new(args.scope.clone()).with_context(|| format!("scope {:?}", args.scope))?;
-    let clock = global.clock();
+    // The scope is checked before the database is opened, as any argument is.
+    Scope::new(args.scope.clone()).with_context(|| format!("scope {:?}", args.scope))?;
     // Commands that only read open the database read-only: they never create, migrate or
     // change it.
     let reads_only = match &args.command {
@@ -182,13 +175,14 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     } else {
         database::open(&global.db)?
     };
-    let mut memory = BrowserMemory::new(&store, scope.clone(), clock.as_ref(), RandomIds::new());
+    let env = global.env(&store);
+    let scope = Some(args.scope.clone());
     match &args.command {
         BrowserCommand::Run(command) => run_lifecycle(command, args, global, &store),
         BrowserCommand::Record(doc) => {
             let mut input: ops::browser::RecordRunInput = input::document(&doc.file)?;
-            input.scope = input.scope.or(Some(args.scope.clone()));
-            let recorded = ops::browser::record_run(&global.env(&store), input)?;
+            input.scope = input.scope.or(scope);
+            let recorded = ops::browser::record_run(&env, input)?;
             if global.json {
                 return print_json(&recorded);
             }
@@ -199,22 +193,22 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             Ok(())
         }
         BrowserCommand::Context(context) => {
-            // The contract's operation, the same as the MCP tool `browser_context`.
             let report = ops::browser::context(
-                &global.env(&store),
+                &env,
                 ops::browser::ContextInput {
-                    scope: Some(args.scope.clone()),
+                    scope,
                     goal: context.goal.clone(),
                     url: context.url.clone(),
                     trace_scoring: context.trace_scoring,
-                    ttl_days: Some(ttl(context.ttl_days)?),
+                    ttl_days: Some(context.ttl_days),
                     budget: Some(context.budget),
                     layout: match context.layout {
                         LayoutArg::Layered => ops::browser::LayoutInput::Layered,
                         LayoutArg::Compat => ops::browser::LayoutInput::Compat,
                     },
                 },
-            )?;
+            )
+            .map_err(ttl_flag)?;
             if global.json {
                 return print_json(&report);
             }
@@ -226,8 +220,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             }
             Ok(())
         }
-        BrowserCommand::Runs(runs) if global.json => {
-            // The contract's listing, the same as the MCP tool `browser_runs`.
+        BrowserCommand::Runs(runs) => {
             let status = match runs.status.as_deref() {
                 Some("running") => Some(ops::runs::RunState::Running),
                 Some("completed") => Some(ops::runs::RunState::Completed),
@@ -235,80 +228,80 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                 _ => None,
             };
             let listed = ops::browser::runs(
-                &global.env(&store),
+                &env,
                 ops::browser::RunsInput {
-                    scope: Some(args.scope.clone()),
+                    scope,
                     session_id: runs.session_id.clone(),
                     domain: runs.domain.clone(),
                     status,
                     limit: runs.limit,
                 },
             )?;
-            print_json(&listed)
-        }
-        BrowserCommand::Runs(runs) => {
-            let filter = RunFilter {
-                domain: runs.domain.clone(),
-                session_id: runs.session_id.clone(),
-                status: runs.status.as_deref().and_then(RunStatus::parse),
-                limit: runs.limit,
-            };
-            let manifests = memory.runs().list(&filter)?;
-            print_runs(&manifests)
-        }
-        BrowserCommand::Resume(scenario) if global.json => print_json(&ops::browser::resume(
-            &global.env(&store),
-            scenario.input(&args.scope),
-        )?),
-        BrowserCommand::Fork(scenario) if global.json => print_json(&ops::browser::fork(
-            &global.env(&store),
-            scenario.input(&args.scope),
-        )?),
-        BrowserCommand::Resume(scenario) => {
-            let found = memory
-                .runs()
-                .resume(&scenario.run_id, scenario.goal.as_deref())?;
-            println!("{}", to_pretty(&found).context("rendering JSON")?);
-            Ok(())
-        }
-        BrowserCommand::Fork(scenario) => {
-            let registry = memory.runs();
-            let goal = match &scenario.goal {
-                Some(goal) => goal.clone(),
-                None => registry
-                    .find(&scenario.run_id)?
-                    .map(|m| m.goal)
-                    .unwrap_or_default(),
-            };
-            let found = registry.fork(&scenario.run_id, &goal)?;
-            println!("{}", to_pretty(&found).context("rendering JSON")?);
-            Ok(())
-        }
-        BrowserCommand::Import(dir) => {
-            if !dir.dir.is_dir() {
-                bail!("cannot import {}: not a directory", dir.dir.display());
+            if global.json {
+                return print_json(&listed);
             }
+            print_runs(&listed.runs);
+            Ok(())
+        }
+        BrowserCommand::Resume(scenario) => print_scenario(
+            ops::browser::resume(&env, scenario.input(&args.scope))?,
+            global,
+        ),
+        BrowserCommand::Fork(scenario) => print_scenario(
+            ops::browser::fork(&env, scenario.input(&args.scope))?,
+            global,
+        ),
+        BrowserCommand::Import(dir) => {
             let progress = Progress::start(None, "importing");
-            let transfer = import_dir(&store, &scope, &MemoryRoot::new(&dir.dir), clock.now());
+            let imported = ops::browser::import(
+                &env,
+                ops::browser::ImportInput {
+                    scope,
+                    dir: dir.dir.display().to_string(),
+                },
+            );
             progress.finish();
-            let transfer =
-                transfer.with_context(|| format!("cannot import {}", dir.dir.display()))?;
-            print_import(&dir.dir, &transfer, global)
+            print_import(&dir.dir, &imported?, global)
         }
         BrowserCommand::Export(dir) => {
             let progress = Progress::start(None, "exporting");
-            let transfer = export_dir(&store, &scope, &MemoryRoot::new(&dir.dir));
+            let exported = ops::browser::export(
+                &env,
+                ops::browser::ExportInput {
+                    scope,
+                    dir: dir.dir.display().to_string(),
+                },
+            );
             progress.finish();
-            let transfer =
-                transfer.with_context(|| format!("cannot export to {}", dir.dir.display()))?;
-            print_transfer("exported", &transfer, global)
+            let exported = exported?;
+            if global.json {
+                return print_json(&exported);
+            }
+            print_counts(
+                "exported",
+                [
+                    exported.trajectories,
+                    exported.sites,
+                    exported.runs,
+                    exported.suite_summaries,
+                ],
+                exported.hints,
+            );
+            Ok(())
         }
         BrowserCommand::Prune(prune) => {
-            memory.options.ttl_days = ttl(prune.ttl_days)?;
-            let removed = memory.prune()?;
+            let pruned = ops::browser::prune(
+                &env,
+                ops::browser::PruneInput {
+                    scope,
+                    ttl_days: Some(prune.ttl_days),
+                },
+            )
+            .map_err(ttl_flag)?;
             if global.json {
-                return print_json(&PruneView { removed });
+                return print_json(&pruned);
             }
+            let removed = pruned.removed;
             println!(
                 "removed {removed} expired trajector{}",
                 if removed == 1 { "y" } else { "ies" }
@@ -316,189 +309,125 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             Ok(())
         }
         BrowserCommand::Hints(hints) => {
-            if hints.refresh {
-                memory.analyse_trajectories()?;
+            let stored = ops::browser::hints(
+                &env,
+                ops::browser::HintsInput {
+                    scope,
+                    refresh: hints.refresh,
+                },
+            )?;
+            if global.json {
+                return print_json(&stored);
             }
-            print_hints(&store, &scope, global)
+            match (stored.hints.is_empty(), stored.updated_at.is_empty()) {
+                (false, _) => println!("{}", stored.hints),
+                (true, false) => println!("no hints: nothing stood out in the runs analysed"),
+                (true, true) => println!(
+                    "no hints stored (run `browser hints --refresh` to analyse the trajectories)"
+                ),
+            }
+            Ok(())
         }
     }
 }
 
-fn print_hints(store: &dyn HintStore, scope: &Scope, global: &GlobalArgs) -> Result<()> {
-    let stored = store.hints_get(scope)?;
-    if global.json {
-        let (hints, updated_at) = stored.unwrap_or_default();
-        return print_json(&HintsView { hints, updated_at });
-    }
-    match stored {
-        Some((hints, _)) if !hints.is_empty() => println!("{hints}"),
-        Some(_) => println!("no hints: nothing stood out in the runs analysed"),
-        None => {
-            println!("no hints stored (run `browser hints --refresh` to analyse the trajectories)")
+/// An operation's error about its `ttl_days`, worded for the flag that gave it.
+fn ttl_flag(error: ops::Error) -> ops::Error {
+    match (error.input(), error.message().strip_prefix("ttl_days")) {
+        (Some("ttl_days"), Some(rest)) => {
+            ops::Error::new(error.kind(), format!("--ttl-days{rest}")).about("--ttl-days")
         }
+        _ => error,
     }
-    Ok(())
 }
 
-fn ttl(days: f64) -> Result<f64> {
-    if !days.is_finite() || days < 0.0 {
-        bail!("--ttl-days must be a number of days at least 0, got {days}");
-    }
-    Ok(days)
-}
-
-/// The runs as a table (with `--json`, the `Runs` arm prints the contract's listing).
-fn print_runs(manifests: &[RunManifest]) -> Result<()> {
-    if manifests.is_empty() {
+/// The runs as a table.
+fn print_runs(runs: &[ops::runs::RunDocument]) {
+    if runs.is_empty() {
         println!("no runs");
-        return Ok(());
+        return;
     }
     let mut table = Table::new(["run", "status", "turns", "updated", "session", "goal"]);
-    for m in manifests {
+    for run in runs {
         table.row([
-            m.run_id.clone(),
-            m.status.as_str().to_owned(),
-            m.turn_count.to_string(),
-            m.updated_at.clone(),
-            m.session_id.clone().unwrap_or_else(|| "-".to_owned()),
-            m.goal.clone(),
+            run.run_id.clone(),
+            run.status.as_str().to_owned(),
+            run.turn_count.to_string(),
+            run.updated_at.clone(),
+            run.session_id.clone().unwrap_or_else(|| "-".to_owned()),
+            run.goal.clone(),
         ]);
     }
     print!("{table}");
-    Ok(())
 }
 
-/// `browser export --json` (and the counts of `browser import --json`): records written.
-#[derive(Debug, Serialize, JsonSchema)]
-struct TransferView {
-    /// Trajectories.
-    trajectories: usize,
-    /// Sites' knowledge and selectors.
-    sites: usize,
-    /// Run manifests.
-    runs: usize,
-    /// Whether the hints were transferred.
-    hints: bool,
-    /// Suite summaries.
-    suite_summaries: usize,
-}
-
-/// A file an import did not read, and why.
-#[derive(Debug, Serialize, JsonSchema)]
-struct SkippedView {
-    /// The file.
-    path: String,
-    /// Why it was skipped.
-    reason: &'static str,
-}
-
-/// `browser prune --json`.
-#[derive(Debug, Serialize, JsonSchema)]
-struct PruneView {
-    /// Expired trajectories removed.
-    removed: usize,
-}
-
-/// `browser hints --json`: empty texts when no hints are stored.
-#[derive(Debug, Serialize, JsonSchema)]
-struct HintsView {
-    /// The hints text.
-    hints: String,
-    /// When they were analysed (browser-agent-driver's ISO time), empty when never.
-    updated_at: String,
-}
-
-/// The schemas of what `browser` prints with `--json` beyond the operations' outputs.
-pub(super) fn schemas() -> Vec<(String, Schema)> {
-    use super::output;
-    vec![
-        output::<ImportView>("browser_import.output"),
-        output::<TransferView>("browser_export.output"),
-        output::<PruneView>("browser_prune.output"),
-        output::<HintsView>("browser_hints.output"),
-    ]
-}
-
-/// `browser import --json`: what was read, what was already there, what was skipped.
-#[derive(Debug, Serialize, JsonSchema)]
-struct ImportView {
-    /// Records read.
-    #[serde(flatten)]
-    read: TransferView,
-    /// Of them, records already stored as they are.
-    unchanged: usize,
-    /// Files not read.
-    skipped: Vec<SkippedView>,
-}
-
-/// Reports an import: each file it did not read (on stderr, as warnings, or in the JSON), then
-/// what it read and how much of it was already there. A directory with nothing to import is
-/// refused, as the other imports refuse an empty file.
-fn print_import(dir: &std::path::Path, transfer: &Transfer, global: &GlobalArgs) -> Result<()> {
-    if !global.json {
-        for skipped in &transfer.skipped {
-            eprintln!("warning: {skipped}");
-        }
-    }
-    let records = transfer.records();
-    if records == 0 {
-        bail!(
-            "{} holds no browser memory (no trajectories, domains/*/knowledge.json or selectors.json, agent-runs/, hints.json or runs/); nothing to import",
-            dir.display()
-        );
-    }
+/// A scenario as browser-agent-driver writes one (camelCase keys); with `--json`, the
+/// operation's output.
+fn print_scenario(scenario: ScenarioOutput, global: &GlobalArgs) -> Result<()> {
     if global.json {
-        return print_json(&ImportView {
-            read: transfer_view(transfer),
-            unchanged: transfer.unchanged,
-            skipped: transfer
-                .skipped
-                .iter()
-                .map(|s| SkippedView {
-                    path: s.path.display().to_string(),
-                    reason: s.reason,
-                })
-                .collect(),
-        });
+        return print_json(&scenario);
     }
-    if transfer.unchanged == records {
+    /// The scenario's keys as the reference names them.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Reference {
+        goal: String,
+        start_url: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        parent_run_id: String,
+    }
+    print_json(&Reference {
+        goal: scenario.goal,
+        start_url: scenario.start_url,
+        session_id: scenario.session_id,
+        parent_run_id: scenario.parent_run_id,
+    })
+}
+
+/// Reports an import: each file it did not read (on stderr, as warnings, or in the JSON),
+/// then what it read and how much of it was already there.
+fn print_import(
+    dir: &std::path::Path,
+    imported: &ops::browser::ImportOutput,
+    global: &GlobalArgs,
+) -> Result<()> {
+    if global.json {
+        return print_json(imported);
+    }
+    for skipped in &imported.skipped {
+        eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason);
+    }
+    let records = imported.records();
+    if imported.unchanged == records {
         println!(
             "{} is already there: all {records} records unchanged",
             dir.display()
         );
         return Ok(());
     }
-    print_transfer("imported", transfer, global)?;
-    if transfer.unchanged > 0 {
-        println!("({} of them already there, unchanged)", transfer.unchanged);
-    }
-    Ok(())
-}
-
-fn transfer_view(transfer: &Transfer) -> TransferView {
-    TransferView {
-        trajectories: transfer.trajectories,
-        sites: transfer.sites,
-        runs: transfer.runs,
-        hints: transfer.hints,
-        suite_summaries: transfer.suite_summaries,
-    }
-}
-
-fn print_transfer(verb: &str, transfer: &Transfer, global: &GlobalArgs) -> Result<()> {
-    let view = transfer_view(transfer);
-    if global.json {
-        return print_json(&view);
-    }
-    println!(
-        "{verb} {} trajectories, {} sites, {} runs, {} suite summaries{}",
-        view.trajectories,
-        view.sites,
-        view.runs,
-        view.suite_summaries,
-        if view.hints { " and hints" } else { "" }
+    print_counts(
+        "imported",
+        [
+            imported.trajectories,
+            imported.sites,
+            imported.runs,
+            imported.suite_summaries,
+        ],
+        imported.hints,
     );
+    if imported.unchanged > 0 {
+        println!("({} of them already there, unchanged)", imported.unchanged);
+    }
     Ok(())
+}
+
+/// `<verb> N trajectories, N sites, N runs, N suite summaries[ and hints]`.
+fn print_counts(verb: &str, [trajectories, sites, runs, summaries]: [usize; 4], hints: bool) {
+    println!(
+        "{verb} {trajectories} trajectories, {sites} sites, {runs} runs, {summaries} suite summaries{}",
+        if hints { " and hints" } else { "" }
+    );
 }
 
 /// `browser run start | update | complete`: the `scope` of the document wins over `--scope`.

@@ -1,11 +1,11 @@
 //! `agent-memory check`: SQLite's integrity check plus the store's own invariants (watermarks,
-//! evidence counts, the token index, session numbering, ...), one line per check and one per
-//! finding; exit 1 when anything is found. The file is opened read-only and never changed.
+//! evidence counts, the token index, session numbering, ...), the contract's `check`, one
+//! line per check and one per finding; exit 1 when anything is found. The file is opened
+//! read-only and never changed.
 
 use anyhow::{Result, bail};
 
 use agent_memory_contract::check::Report;
-use agent_memory_sqlite::SqliteStore;
 
 use crate::GlobalArgs;
 use crate::output::{Table, print_json};
@@ -16,22 +16,11 @@ use crate::progress::Progress;
 pub(crate) struct CheckArgs {}
 
 pub(crate) fn run(_args: &CheckArgs, global: &GlobalArgs) -> Result<()> {
-    if crate::database::is_postgres(&global.db) {
-        bail!(
-            "check reads a SQLite file; {} is a PostgreSQL database, whose own tools check it (amcheck, pg_amcheck)",
-            crate::database::describe(&global.db)
-        );
-    }
-    if !global.db.is_file() {
-        bail!("no database at {}", global.db.display());
-    }
-    let store: crate::database::Store =
-        std::sync::Arc::new(SqliteStore::open_read_only(&global.db)?);
+    let store = crate::ops::check::open(&global.db)?;
     let progress = Progress::start(None, "checking");
     let report = crate::ops::check::check(&global.env(&store), Default::default());
     progress.finish();
-    let mut report = report?;
-    report.database = global.db.display().to_string();
+    let report = report?;
     if global.json {
         print_json(&report)?;
     } else {
@@ -41,7 +30,7 @@ pub(crate) fn run(_args: &CheckArgs, global: &GlobalArgs) -> Result<()> {
         bail!(
             "{} finding(s) in {}",
             report.findings.len(),
-            global.db.display()
+            report.database
         );
     }
     Ok(())

@@ -63,9 +63,7 @@ impl Command {
 /// (`commands/outputs.rs` says which command prints which).
 pub(crate) fn schemas() -> Vec<(String, Schema)> {
     let mut all = Vec::new();
-    all.extend(browser::schemas());
     all.extend(recording::schemas());
-    all.extend(trajectory::schemas());
     all.extend(turns::schemas());
     all
 }

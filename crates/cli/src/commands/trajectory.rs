@@ -9,15 +9,13 @@
 //! first command needs the flags; a later flag that disagrees is refused. A partition stored
 //! before the settings other than its fields were kept has popoto's defaults for them. The
 //! rule lives once, in the operations (`ops::trajectory`), which these commands call and whose
-//! outputs they print with `--json`.
+//! outputs they print with `--json`; so do the fingerprint and the names of the ranking
+//! weights.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agent_memory_trajectory::Weights;
 use anyhow::{Context, Result, bail};
-use schemars::{JsonSchema, Schema};
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::ops::trajectory::{self, EpisodeInput, PatternEntry, TimeInput};
@@ -134,7 +132,7 @@ struct RecallArgs {
     /// the default set, so a weight not named is 0, as popoto's `score_weights`. With no
     /// positive weight nothing is recalled.
     #[arg(long, value_parser = parse_weights, value_name = "confidence=X,recency=Y")]
-    weights: Option<Weights>,
+    weights: Option<(f64, f64)>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -196,7 +194,9 @@ fn parse_score(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_weights(text: &str) -> Result<Weights, String> {
+/// `confidence=X,recency=Y` as a recall's confidence and recency weights, the names read by
+/// the contract.
+fn parse_weights(text: &str) -> Result<(f64, f64), String> {
     let mut pairs = Vec::new();
     for pair in text.split(',') {
         let (name, value) = parse_pair(pair)?;
@@ -205,7 +205,7 @@ fn parse_weights(text: &str) -> Result<Weights, String> {
             .map_err(|_| format!("weight {name} is not a number: {value:?}"))?;
         pairs.push((name, value));
     }
-    Weights::from_named(pairs.iter().map(|(name, value)| (name.as_str(), *value)))
+    trajectory::named_weights(pairs.iter().map(|(name, value)| (name.as_str(), *value)))
         .map_err(|e| e.to_string())
 }
 
@@ -459,7 +459,7 @@ fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
 fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
     let store = database::open_existing(&global.db)?;
     let (confidence_weight, recency_weight) = match args.weights {
-        Some(weights) => (Some(weights.confidence), Some(weights.recency)),
+        Some((confidence, recency)) => (Some(confidence), Some(recency)),
         None => (None, None),
     };
     let report = trajectory::recall(
@@ -489,28 +489,20 @@ fn note(note: Option<&str>) {
     }
 }
 
-/// `trajectory fingerprint --json`.
-#[derive(Debug, Serialize, JsonSchema)]
-struct FingerprintView {
-    /// popoto's 16-hex fingerprint.
-    fingerprint: String,
-}
-
-/// The schema of `trajectory fingerprint --json`; the other subcommands print the
-/// operations' outputs.
-pub(super) fn schemas() -> Vec<(String, Schema)> {
-    vec![super::output::<FingerprintView>(
-        "trajectory_fingerprint.output",
-    )]
-}
-
 fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
-    // Read from the text, so an integer of any size hashes as Python prints it.
-    let fingerprint = agent_memory_trajectory::compute_fingerprint_json(&args.features)?;
+    // A fingerprint needs no database: the operation runs on a private one in memory.
+    let store = database::open(std::path::Path::new(database::IN_MEMORY))?;
+    // The text itself, so an integer of any size hashes as Python prints it.
+    let computed = trajectory::fingerprint(
+        &global.env(&store),
+        trajectory::FingerprintInput {
+            features: Value::String(args.features.clone()),
+        },
+    )?;
     if global.json {
-        return print_json(&FingerprintView { fingerprint });
+        return print_json(&computed);
     }
-    println!("{fingerprint}");
+    println!("{}", computed.fingerprint);
     Ok(())
 }
 

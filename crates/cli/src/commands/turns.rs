@@ -4,16 +4,11 @@
 
 use std::path::PathBuf;
 
-use agent_memory_core::SessionId;
-use agent_memory_turns::{
-    ContextPolicy, EventLog, History, INTERRUPTED_MARKER, JsonlLog, MemoryStyle, ModelItem,
-    SessionEvent, StoreLog, UiRole, render,
-};
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::ops::turns::{self as ops_turns, HistoryOutput, ModelMessage, Provider, UiMessage};
 use crate::output::{Table, print_json};
 use crate::{GlobalArgs, database, progress::Progress};
 
@@ -155,7 +150,7 @@ struct ShowArgs {
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
     /// Send the memories of the last this many turns.
-    #[arg(long, default_value_t = ContextPolicy::default().recent_memories, value_name = "N")]
+    #[arg(long, default_value_t = ops_turns::DEFAULT_RECENT_MEMORIES, value_name = "N")]
     recent_memories: usize,
     /// How turn memories reach the model.
     #[arg(long, value_enum, default_value = "text")]
@@ -176,7 +171,7 @@ struct CompactArgs {
     #[arg(long)]
     summary: String,
     /// How many recent turns to keep as they are.
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    #[arg(long, default_value_t = ops_turns::DEFAULT_KEEP_LAST, value_name = "N")]
     keep_last: usize,
 }
 
@@ -209,12 +204,12 @@ fn report(
     session: &str,
     compress: bool,
     context_window: Option<usize>,
-) -> Result<crate::ops::turns::ViewOutput> {
-    Ok(crate::ops::turns::view(
+) -> Result<ops_turns::ViewOutput> {
+    Ok(ops_turns::view(
         &global.env(store),
-        crate::ops::turns::ViewInput {
+        ops_turns::ViewInput {
             session: session.to_owned(),
-            provider: crate::ops::turns::Provider::OpenaiChat,
+            provider: ops_turns::Provider::OpenaiChat,
             recent_memories: None,
             compress_outputs: Some(compress),
             context_window,
@@ -265,33 +260,19 @@ fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// `turns tool-history`: the setting, after appending a `tool_history` event through the
-/// contract's `turns_append` when a mode is given.
+/// `turns tool-history`: the setting, after setting it when a mode is given.
 fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
-    let mode = args
-        .mode
-        .as_deref()
-        .map(str::parse::<agent_memory_turns::ToolHistory>)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let store = match mode {
+    let store = match args.mode {
         Some(_) => database::open(&global.db)?,
         None => database::open_existing(&global.db)?,
     };
-    if let Some(mode) = mode {
-        let mut event = serde_json::Map::new();
-        event.insert("type".to_owned(), Value::from("tool_history"));
-        event.insert("mode".to_owned(), Value::from(mode.as_str()));
-        crate::ops::turns::append(
-            &global.env(&store),
-            crate::ops::turns::AppendInput {
-                session: args.session.clone(),
-                start: None,
-                events: vec![event],
-            },
-        )?;
-    }
-    let viewed = report(&store, global, &args.session, false, None)?;
+    let viewed = ops_turns::tool_history(
+        &global.env(&store),
+        ops_turns::ToolHistoryInput {
+            session: args.session.clone(),
+            mode: args.mode.clone(),
+        },
+    )?;
     if global.json {
         return print_json(&viewed);
     }
@@ -303,9 +284,9 @@ fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
 fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     let events: Vec<serde_json::Map<String, serde_json::Value>> = crate::input::lines(&args.file)?;
     let store = database::open(&global.db)?;
-    let appended = crate::ops::turns::append(
+    let appended = ops_turns::append(
         &global.env(&store),
-        crate::ops::turns::AppendInput {
+        ops_turns::AppendInput {
             session: args.session.clone(),
             start: args.start,
             events,
@@ -336,39 +317,21 @@ fn sessions(global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// Every event of the session, from the database or the file, warnings printed.
-fn load_events(source: &SessionSource, global: &GlobalArgs) -> Result<Vec<SessionEvent>> {
-    let loaded = match (&source.session, &source.log) {
-        (_, Some(path)) => JsonlLog::read(path)?,
-        (Some(id), None) => {
-            let store = database::open_existing(&global.db)?;
-            StoreLog::new(&store, SessionId::new(id.as_str())?)
-                .load()
-                .with_context(|| global.db.display().to_string())?
-        }
-        (None, None) => bail!("give a session or --log"),
+/// The database a session's source needs, and the source as the operations take it (a
+/// stored session, a log file): a stored session opens the database (for `writes`, creating
+/// it), a log file needs none, so it runs on a private one in memory and creates no file.
+fn opened(
+    source: &SessionSource,
+    global: &GlobalArgs,
+    writes: bool,
+) -> Result<(database::Store, Option<String>, Option<String>)> {
+    let log = source.log.as_ref().map(|path| path.display().to_string());
+    let store = match (&log, writes) {
+        (Some(_), _) => database::open(std::path::Path::new(database::IN_MEMORY))?,
+        (None, true) => database::open(&global.db)?,
+        (None, false) => database::open_existing(&global.db)?,
     };
-    for warning in &loaded.warnings {
-        eprintln!("warning: {warning}");
-    }
-    Ok(loaded.events)
-}
-
-/// The session's source, as errors name it.
-fn source_name(source: &SessionSource) -> String {
-    match (&source.session, &source.log) {
-        (_, Some(path)) => format!("session log {}", path.display()),
-        (Some(id), None) => format!("session {id:?}"),
-        (None, None) => "no session".to_owned(),
-    }
-}
-
-fn role_name(role: UiRole) -> &'static str {
-    match role {
-        UiRole::User => "user",
-        UiRole::Assistant => "assistant",
-        UiRole::Summary => "summary",
-    }
+    Ok((store, source.session.clone(), log))
 }
 
 /// `label: text`, continuation lines indented under the text.
@@ -417,70 +380,86 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
         (None, Format::Text) => View::Ui,
         (_, _) => View::Model,
     };
-    let events = load_events(&args.source, global)?;
-    let history = match (&args.source.session, &args.source.log) {
-        // A stored session's errors name it already.
-        (Some(id), None) => History::replay_of(&SessionId::new(id.as_str())?, events)?,
-        _ => History::replay(events).with_context(|| source_name(&args.source))?,
+    let provider = match args.format {
+        Format::Text => None,
+        Format::Openai => Some(Provider::OpenaiChat),
+        Format::Responses => Some(Provider::OpenaiResponses),
+        Format::Genkit => Some(Provider::Genkit),
+        Format::Anthropic => Some(Provider::Anthropic),
+        Format::Gemini => Some(Provider::Gemini),
     };
-    if view == View::Ui {
-        return show_ui(&history, global);
+    let (store, session, log) = opened(&args.source, global, false)?;
+    let shown = ops_turns::history(
+        &global.env(&store),
+        ops_turns::HistoryInput {
+            session,
+            log,
+            view: Some(match view {
+                View::Ui => ops_turns::HistoryView::Ui,
+                View::Model => ops_turns::HistoryView::Model,
+            }),
+            provider,
+            recent_memories: Some(args.recent_memories),
+            memory_style: Some(match args.style {
+                Style::Text => ops_turns::MemoryStyleInput::Text,
+                Style::Native => ops_turns::MemoryStyleInput::Native,
+                Style::Positional => ops_turns::MemoryStyleInput::Positional,
+            }),
+            system_prompt: args.system_prompt.clone(),
+            mark_interrupted: args.mark_interrupted,
+        },
+    )?;
+    for warning in shown.warnings() {
+        eprintln!("warning: {warning}");
     }
-    let style = match args.style {
-        Style::Text => MemoryStyle::Text,
-        Style::Native => MemoryStyle::native(),
-        Style::Positional => MemoryStyle::Positional,
-    };
-    let mut policy = ContextPolicy::default()
-        .with_recent_memories(args.recent_memories)
-        .with_memory_style(style)
-        .with_interrupted_marker(args.mark_interrupted.then(|| INTERRUPTED_MARKER.to_owned()));
-    if let Some(prompt) = &args.system_prompt {
-        policy = policy.with_system_prompt(prompt.as_str());
-    }
-    let model = history.model_view(&policy);
-    // The provider's own JSON, as it is sent; with `--json`, inside the contract's document,
-    // so every `--json` output has one schema.
-    let session = history.session().as_str();
-    match args.format {
-        Format::Openai => return provider(global, session, "openai", render::openai_chat(&model)),
-        Format::Responses => {
-            return provider(
-                global,
-                session,
-                "responses",
-                render::openai_responses(&model),
-            );
+    match shown {
+        HistoryOutput::Ui { messages, .. } if global.json => {
+            print_json(&ShownSession::Ui(messages))
         }
-        Format::Genkit => return provider(global, session, "genkit", render::genkit(&model)),
-        Format::Anthropic => {
-            return provider(global, session, "anthropic", render::anthropic(&model));
-        }
-        Format::Gemini => return provider(global, session, "gemini", render::gemini(&model)),
-        Format::Text => {}
-    }
-    // Text: with `--json`, the items as the contract's rows.
-    match global.json {
-        true => {
-            let system = model
-                .system
-                .as_deref()
-                .map(|text| ModelRow::System { text });
-            let items: Vec<ModelRow<'_>> = system
-                .into_iter()
-                .chain(model.items.iter().map(model_row))
-                .collect();
-            print_json(&ShownSession::<Value>::Model(items))
-        }
-        false => {
-            if let Some(system) = model.system.as_deref() {
-                print!("{}", labelled("system", system));
+        HistoryOutput::Ui { messages, .. } => {
+            for message in &messages {
+                let role = message.role.as_str();
+                let label = match message.interrupted {
+                    true => format!("{role} (interrupted)"),
+                    false => role.to_owned(),
+                };
+                print!("{}", labelled(&label, &message.text));
             }
-            for item in &model.items {
+            Ok(())
+        }
+        HistoryOutput::Model { items, .. } if global.json => {
+            print_json(&ShownSession::Model(items))
+        }
+        HistoryOutput::Model { items, .. } => {
+            for item in &items {
                 print!("{}", model_item_text(item));
             }
             Ok(())
         }
+        // The provider's own JSON, as it is sent; with `--json`, inside a document that says
+        // what it is, so every `--json` output has one schema.
+        HistoryOutput::Provider { request, .. } if !global.json => print_json(&request),
+        HistoryOutput::Provider {
+            session,
+            provider,
+            request,
+            ..
+        } => print_json(&ShownSession::Provider(ProviderView {
+            session,
+            format: format_word(provider),
+            request,
+        })),
+    }
+}
+
+/// The `--format` word of a provider.
+fn format_word(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenaiChat => "openai",
+        Provider::OpenaiResponses => "responses",
+        Provider::Genkit => "genkit",
+        Provider::Anthropic => "anthropic",
+        Provider::Gemini => "gemini",
     }
 }
 
@@ -488,134 +467,37 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
 /// provider formats (`--format openai`, ...) print the provider's own JSON instead.
 #[derive(Serialize, JsonSchema)]
 #[serde(untagged)]
-#[schemars(bound = "")]
-enum ShownSession<'a, R = Value> {
+enum ShownSession {
     /// What the user sees, message by message.
-    Ui(Vec<UiRow<'a>>),
+    Ui(Vec<UiMessage>),
     /// What the model is sent, item by item.
-    Model(Vec<ModelRow<'a>>),
+    Model(Vec<ModelMessage>),
     /// What the model is sent, in a provider's format (`--format openai`, ...).
-    Provider(ProviderView<R>),
-}
-
-/// Prints a provider's request as it is sent; with `--json`, inside the contract's document,
-/// so every `--json` output has one schema.
-fn provider<R: Serialize>(
-    global: &GlobalArgs,
-    session: &str,
-    format: &'static str,
-    request: R,
-) -> Result<()> {
-    if !global.json {
-        return print_json(&request);
-    }
-    print_json(&ShownSession::<R>::Provider(ProviderView {
-        session: session.to_owned(),
-        format,
-        request,
-    }))
+    Provider(ProviderView),
 }
 
 /// `turns show --json --format <provider>`: the provider's payload and what it is.
 #[derive(Serialize, JsonSchema)]
-#[schemars(bound = "")]
-struct ProviderView<R> {
+struct ProviderView {
     /// The session.
     session: String,
     /// The provider format: `openai`, `responses`, `genkit`, `anthropic` or `gemini`.
     format: &'static str,
     /// The payload in the provider's own format, as it is sent.
-    #[schemars(schema_with = "agent_memory_contract::portable::array_or_object")]
-    request: R,
+    #[schemars(schema_with = "crate::ops::portable::array_or_object")]
+    request: ops_turns::ProviderRequest,
 }
 
-/// A message of the user's view.
-#[derive(Serialize, JsonSchema)]
-struct UiRow<'a> {
-    role: &'static str,
-    text: &'a str,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    interrupted: bool,
-}
-
-fn show_ui(history: &History, global: &GlobalArgs) -> Result<()> {
-    if global.json {
-        let rows: Vec<UiRow<'_>> = history
-            .ui_view()
-            .map(|m| UiRow {
-                role: role_name(m.role),
-                text: m.text,
-                interrupted: m.interrupted,
-            })
-            .collect();
-        return print_json(&ShownSession::<Value>::Ui(rows));
-    }
-    for message in history.ui_view() {
-        let label = if message.interrupted {
-            format!("{} (interrupted)", role_name(message.role))
-        } else {
-            role_name(message.role).to_owned()
-        };
-        print!("{}", labelled(&label, message.text));
-    }
-    Ok(())
-}
-
-/// A model item with `--json`: its role first, then its fields.
-#[derive(Serialize, JsonSchema)]
-#[serde(tag = "role", rename_all = "snake_case")]
-enum ModelRow<'a> {
-    System {
-        text: &'a str,
-    },
-    User {
-        text: &'a str,
-    },
-    Assistant {
-        text: &'a str,
-    },
-    ToolCall {
-        id: &'a str,
-        name: &'a str,
-        #[schemars(schema_with = "agent_memory_contract::portable::json_object")]
-        input: &'a Value,
-    },
-    ToolResult {
-        id: &'a str,
-        name: &'a str,
-        output: &'a str,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        is_error: bool,
-    },
-}
-
-fn model_row<'a>(item: &'a ModelItem<'_>) -> ModelRow<'a> {
+/// A model item as text: its role (and call) as the label.
+fn model_item_text(item: &ModelMessage) -> String {
     match item {
-        ModelItem::User(text) => ModelRow::User { text },
-        ModelItem::Assistant(text) => ModelRow::Assistant { text },
-        ModelItem::ToolCall { id, name, input } => ModelRow::ToolCall { id, name, input },
-        ModelItem::ToolResult {
-            id,
-            name,
-            output,
-            is_error,
-        } => ModelRow::ToolResult {
-            id,
-            name,
-            output,
-            is_error: *is_error,
-        },
-    }
-}
-
-fn model_item_text(item: &ModelItem<'_>) -> String {
-    match item {
-        ModelItem::User(text) => labelled("user", text),
-        ModelItem::Assistant(text) => labelled("assistant", text),
-        ModelItem::ToolCall { id, name, input } => {
+        ModelMessage::System { text } => labelled("system", text),
+        ModelMessage::User { text } => labelled("user", text),
+        ModelMessage::Assistant { text } => labelled("assistant", text),
+        ModelMessage::ToolCall { id, name, input } => {
             labelled(&format!("tool call {id}"), &format!("{name} {input}"))
         }
-        ModelItem::ToolResult {
+        ModelMessage::ToolResult {
             id,
             name,
             output,
@@ -627,31 +509,20 @@ fn model_item_text(item: &ModelItem<'_>) -> String {
     }
 }
 
-/// `turns compact --json`.
-#[derive(Serialize, JsonSchema)]
-struct CompactReport {
-    /// The session.
-    session: String,
-    /// Entries folded into the summary.
-    compacted_entries: usize,
-    /// Entries kept after it.
-    kept_entries: usize,
-    /// What the compacted turns retained (files changed, failed and dangerous commands).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
-    memory: Option<agent_memory_turns::TurnMemory>,
-}
-
 fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
-    let report = match (&args.source.session, &args.source.log) {
-        (_, Some(path)) => compact_log(JsonlLog::at(path), args)?,
-        (Some(id), None) => {
-            let store = database::open(&global.db)?;
-            compact_log(StoreLog::new(&store, SessionId::new(id.as_str())?), args)
-                .with_context(|| global.db.display().to_string())?
-        }
-        (None, None) => bail!("give a session or --log"),
-    };
+    let (store, session, log) = opened(&args.source, global, true)?;
+    let report = ops_turns::compact(
+        &global.env(&store),
+        ops_turns::CompactInput {
+            session,
+            log,
+            summary: args.summary.clone(),
+            keep_last: Some(args.keep_last),
+        },
+    )?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
     if global.json {
         return print_json(&report);
     }
@@ -672,40 +543,18 @@ fn compact(args: &CompactArgs, global: &GlobalArgs) -> Result<()> {
     match &report.memory {
         Some(memory) => print!(
             "\nkept with the summary:\n{}\n",
-            agent_memory_turns::memory_block(memory, agent_memory_turns::DEFAULT_MAX_FILES_LISTED)
+            ops_turns::memory_text(memory)
         ),
         None => println!("\nthe compacted turns retained no memory"),
     }
     Ok(())
 }
 
-fn compact_log<L: EventLog>(log: L, args: &CompactArgs) -> Result<CompactReport> {
-    let (mut session, warnings) = agent_memory_turns::Session::resume(log)?;
-    for warning in &warnings {
-        eprintln!("warning: {warning}");
-    }
-    session.compact(args.summary.as_str(), args.keep_last)?;
-    let history = session.history();
-    let (compacted_entries, memory) = match history.entries().first() {
-        Some(agent_memory_turns::Entry::Compaction { compaction, .. }) => {
-            (compaction.compacted_entries, compaction.memory.clone())
-        }
-        _ => bail!("the compaction of {} was not applied", history.session()),
-    };
-    Ok(CompactReport {
-        session: history.session().as_str().to_owned(),
-        compacted_entries,
-        kept_entries: history.entries().len() - 1,
-        memory,
-    })
-}
-
 /// The schemas of what `turns` prints with `--json` beyond the operations' outputs.
 pub(super) fn schemas() -> Vec<(String, Schema)> {
     use super::output;
     vec![
-        output::<ShownSession<'static, Value>>("turns_show.output"),
-        output::<CompactReport>("turns_compact.output"),
+        output::<ShownSession>("turns_show.output"),
         output::<Vec<crate::ops::memory::TurnSessionEntry>>("turns_sessions.output"),
     ]
 }
@@ -713,13 +562,13 @@ pub(super) fn schemas() -> Vec<(String, Schema)> {
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let progress = Progress::start(None, "reading the session log");
     let store = database::open(&global.db)?;
-    let report = crate::ops::turns::import(
+    let report = ops_turns::import(
         &global.env(&store),
-        crate::ops::turns::ImportInput {
+        ops_turns::ImportInput {
             path: args.log.display().to_string(),
             source: match args.source {
-                Source::AgentMemory => crate::ops::turns::LogFormat::AgentMemory,
-                Source::Keen => crate::ops::turns::LogFormat::Keen,
+                Source::AgentMemory => ops_turns::LogFormat::AgentMemory,
+                Source::Keen => ops_turns::LogFormat::Keen,
             },
         },
     )?;

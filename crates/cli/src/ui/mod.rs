@@ -21,7 +21,6 @@ mod views;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
@@ -32,7 +31,6 @@ use serde_json::Value;
 use agent_memory_contract::files::{Confined, FileAccess};
 use agent_memory_contract::{Env, Error as ErrorBody, ErrorKind};
 use agent_memory_core::{IdSource, ManualClock, RandomIds, SystemClock, Timestamp};
-use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::mcp::http::{self, Body, plain};
 use crate::{GlobalArgs, database};
@@ -107,7 +105,7 @@ struct Inspector {
 pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
     crate::mcp::check_access(args.listen, args.token.as_deref())?;
     let writer = database::open(&global.db)?;
-    let reader = reader_of(&global.db, &writer)?;
+    let reader = database::open_reader(&global.db, &writer, READER_CACHE_KIB)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -138,20 +136,6 @@ pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
     drop(runtime);
     drop((reader, writer));
     served
-}
-
-/// The store the views read from: a SQLite file opened a second time, read-only, so its
-/// reads take their own snapshot instead of queueing for the connection a forget holds;
-/// `writer` itself for PostgreSQL (whose pool already gives each read its own connection)
-/// and for a private database in memory (which no second connection can see).
-fn reader_of(db: &Path, writer: &database::Store) -> Result<database::Store> {
-    if database::is_postgres(db) || db == Path::new(database::IN_MEMORY) {
-        return Ok(Arc::clone(writer));
-    }
-    let options = SqliteOptions::default()
-        .with_read_only(true)
-        .with_cache_kib(READER_CACHE_KIB);
-    Ok(Arc::new(SqliteStore::open_with(db, &options)?))
 }
 
 /// 32 random hex digits from the operating system's generator.

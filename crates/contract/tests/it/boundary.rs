@@ -63,10 +63,14 @@ fn transcript(calls: Vec<Call>) -> Transcript {
 }
 
 /// The transcript of `calls` as a snapshot named `family`, with the kinds and operations it
-/// met added to `seen`.
-fn check(family: &str, calls: Vec<Call>, seen: &mut Transcript) {
+/// met added to `seen`. The temporary `folder`'s name changes with every run: the snapshot
+/// names it `[folder]`.
+fn check(family: &str, calls: Vec<Call>, folder: &std::path::Path, seen: &mut Transcript) {
     let run = transcript(calls);
-    insta::assert_json_snapshot!(family, run.entries, {
+    let text = serde_json::to_string(&run.entries).expect("JSON");
+    let text = text.replace(&folder.display().to_string(), "[folder]");
+    let entries: Value = serde_json::from_str(&text).expect("JSON");
+    insta::assert_json_snapshot!(family, entries, {
         // Sizes and row counts follow SQLite's page layout, not the contract.
         ".**.size_bytes" => "[bytes]",
         ".**.tables" => "[tables]",
@@ -83,6 +87,11 @@ fn episode(task: &str, actions: &[&str], success: bool) -> Value {
 fn trajectory() -> Vec<Call> {
     let ok = episode("deploy", &["build", "test", "ship"], true);
     vec![
+        (
+            "trajectory_fingerprint",
+            json!({"features": {"task": "deploy", "env": "staging"}}),
+        ),
+        ("trajectory_fingerprint", json!({"features": "{\"task\": "})),
         (
             "trajectory_recall",
             json!({"partition": "team", "fingerprint": {"task": "deploy"}}),
@@ -122,7 +131,8 @@ fn trajectory() -> Vec<Call> {
     ]
 }
 
-fn browser() -> Vec<Call> {
+fn browser(folder: &std::path::Path) -> Vec<Call> {
+    let export = folder.join("export").display().to_string();
     let run = json!({
         "goal": "find green tea",
         "start_url": "https://shop.test/",
@@ -174,6 +184,15 @@ fn browser() -> Vec<Call> {
             json!({"run_id": "run-2", "success": true, "turn_count": 2,
                    "final_url": "https://shop.test/b", "summary": "done"}),
         ),
+        ("browser_hints", json!({"refresh": true})),
+        ("browser_export", json!({"dir": export})),
+        ("browser_import", json!({"dir": export, "scope": "copy"})),
+        (
+            "browser_import",
+            json!({"dir": folder.join("absent").display().to_string()}),
+        ),
+        ("browser_prune", json!({"ttl_days": 0})),
+        ("browser_prune", json!({"ttl_days": -1})),
     ]
 }
 
@@ -214,6 +233,27 @@ fn turns(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {
         ("turns_import", json!({"path": log.display().to_string()})),
         ("turns_import", json!({"path": log.display().to_string()})),
         ("turns_import", json!({"path": "absent.jsonl"})),
+        (
+            "turns_history",
+            json!({"session": "code-1", "view": "model"}),
+        ),
+        ("turns_history", json!({})),
+        (
+            "turns_tool_history",
+            json!({"session": "code-1", "mode": "full"}),
+        ),
+        (
+            "turns_tool_history",
+            json!({"session": "code-1", "mode": "most"}),
+        ),
+        (
+            "turns_compact",
+            json!({"session": "code-1", "summary": "fixed the flaky test", "keep_last": 0}),
+        ),
+        (
+            "turns_compact",
+            json!({"session": "code-1", "summary": "  "}),
+        ),
         (
             "turns_import",
             json!({"path": folder.display().to_string()}),
@@ -338,21 +378,13 @@ fn every_operation_answers_from_json() {
         kinds: BTreeSet::new(),
         called: BTreeSet::new(),
     };
-    check("trajectory", trajectory(), &mut seen);
-    check("browser", browser(), &mut seen);
-    // The temporary folder's name changes with every run: the transcript names it by a
-    // fixed name, and the calls run from inside it.
-    let turns_calls = turns(&log, folder.path());
-    let run = transcript(turns_calls);
-    let text = serde_json::to_string(&run.entries).expect("JSON");
-    let text = text.replace(&folder.path().display().to_string(), "[folder]");
-    let entries: Value = serde_json::from_str(&text).expect("JSON");
-    insta::assert_json_snapshot!("turns", entries);
-    seen.kinds.extend(run.kinds);
-    seen.called.extend(run.called);
-    check("recording", recording(), &mut seen);
-    check("notes", notes(), &mut seen);
-    check("admin", admin(), &mut seen);
+    let at = folder.path();
+    check("trajectory", trajectory(), at, &mut seen);
+    check("browser", browser(at), at, &mut seen);
+    check("turns", turns(&log, at), at, &mut seen);
+    check("recording", recording(), at, &mut seen);
+    check("notes", notes(), at, &mut seen);
+    check("admin", admin(), at, &mut seen);
 
     let every: BTreeSet<&str> = operations::table().iter().map(|op| op.name).collect();
     let missed: Vec<&&str> = every.difference(&seen.called).collect();

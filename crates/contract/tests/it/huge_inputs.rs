@@ -77,6 +77,10 @@ fn calls() -> Vec<(&'static str, Value)> {
                    "confidence_weight": 0.5, "recency_weight": 0.5, "limit": 3}),
         ),
         ("trajectory_patterns", json!({"partition": "team"})),
+        (
+            "trajectory_fingerprint",
+            json!({"features": {"task": "deploy", "env": "staging"}}),
+        ),
         ("browser_record_run", run),
         (
             "browser_context",
@@ -88,6 +92,15 @@ fn calls() -> Vec<(&'static str, Value)> {
             json!({"run_id": "run-1", "goal": "find black tea"}),
         ),
         ("browser_runs", json!({"status": "completed"})),
+        (
+            "browser_import",
+            json!({"scope": "shared", "dir": concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../browser-memory/tests/it/fixtures/bad-examples/agent-memory"
+            )}),
+        ),
+        ("browser_hints", json!({"scope": "shared", "refresh": true})),
+        ("browser_prune", json!({"scope": "shared", "ttl_days": 30})),
         (
             "browser_run_start",
             json!({"run_id": "run-2", "goal": "g", "domain": "shop.test",
@@ -110,6 +123,19 @@ fn calls() -> Vec<(&'static str, Value)> {
         (
             "turns_view",
             json!({"session": "code-1", "provider": "openai_chat"}),
+        ),
+        (
+            "turns_history",
+            json!({"session": "code-1", "view": "model", "system_prompt": "Be careful.",
+                   "memory_style": "positional"}),
+        ),
+        (
+            "turns_tool_history",
+            json!({"session": "code-1", "mode": "full"}),
+        ),
+        (
+            "turns_compact",
+            json!({"session": "code-1", "summary": "Fixed the flaky test.", "keep_last": 0}),
         ),
         (
             "recording_append",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 
-class TransferView(TypedDict):
+class ExportOutput(TypedDict):
     hints: bool
     runs: int
     sites: int

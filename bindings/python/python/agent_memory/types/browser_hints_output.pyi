@@ -7,6 +7,6 @@ from __future__ import annotations
 from typing import TypedDict
 
 
-class HintsView(TypedDict):
+class HintsOutput(TypedDict):
     hints: str
     updated_at: str

@@ -7,16 +7,16 @@ from __future__ import annotations
 from typing import List, TypedDict
 
 
-class SkippedView(TypedDict):
+class SkippedFile(TypedDict):
     path: str
     reason: str
 
 
-class ImportView(TypedDict):
+class ImportOutput(TypedDict):
     hints: bool
     runs: int
     sites: int
-    skipped: List[SkippedView]
+    skipped: List[SkippedFile]
     suite_summaries: int
     trajectories: int
     unchanged: int

@@ -7,5 +7,5 @@ from __future__ import annotations
 from typing import TypedDict
 
 
-class FingerprintView(TypedDict):
+class FingerprintOutput(TypedDict):
     fingerprint: str

@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, TypedDict
+from typing import Any, Dict, List, TypedDict
 
 from typing_extensions import NotRequired
 
 
-class CompactReport(TypedDict):
+class CompactOutput(TypedDict):
     compacted_entries: int
     kept_entries: int
     memory: NotRequired[Dict[str, Any]]
     session: str
+    warnings: NotRequired[List[str]]

@@ -9,29 +9,29 @@ from typing import Any, Dict, List, Literal, TypedDict, Union
 from typing_extensions import NotRequired, TypeAlias
 
 
-class ModelRow1(TypedDict):
+class ModelMessage6(TypedDict):
     role: Literal['system']
     text: str
 
 
-class ModelRow2(TypedDict):
+class ModelMessage7(TypedDict):
     role: Literal['user']
     text: str
 
 
-class ModelRow3(TypedDict):
+class ModelMessage8(TypedDict):
     role: Literal['assistant']
     text: str
 
 
-class ModelRow4(TypedDict):
+class ModelMessage9(TypedDict):
     id: str
     input: Dict[str, Any]
     name: str
     role: Literal['tool_call']
 
 
-class ModelRow5(TypedDict):
+class ModelMessage10(TypedDict):
     id: str
     is_error: NotRequired[bool]
     name: str
@@ -39,7 +39,9 @@ class ModelRow5(TypedDict):
     role: Literal['tool_result']
 
 
-ModelRow: TypeAlias = Union[ModelRow1, ModelRow2, ModelRow3, ModelRow4, ModelRow5]
+ModelMessage: TypeAlias = Union[
+    ModelMessage6, ModelMessage7, ModelMessage8, ModelMessage9, ModelMessage10
+]
 
 
 class ProviderView(TypedDict):
@@ -48,10 +50,13 @@ class ProviderView(TypedDict):
     session: str
 
 
-class UiRow(TypedDict):
+Speaker: TypeAlias = Literal['user', 'assistant', 'summary']
+
+
+class UiMessage(TypedDict):
     interrupted: NotRequired[bool]
-    role: str
+    role: Speaker
     text: str
 
 
-ShownSession: TypeAlias = Union[List[UiRow], List[ModelRow], ProviderView]
+ShownSession: TypeAlias = Union[List[UiMessage], List[ModelMessage], ProviderView]

@@ -1,0 +1,60 @@
+//! What the tests of single operations share: an environment on a fresh store, and an
+//! operation called from JSON with its answer as JSON, success or error alike, so a snapshot
+//! shows exactly what every door answers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_memory_contract::database::Store;
+use agent_memory_contract::files::{Confined, FileAccess};
+use agent_memory_contract::{Env, operations};
+use agent_memory_core::{ManualClock, SeededIds, Timestamp};
+use serde_json::{Value, json};
+
+/// "Now" of every call: the reference browser sample's, so its trajectories are fresh.
+pub const NOW: i64 = 1_795_321_223_974;
+
+/// A private SQLite store in memory.
+pub fn store() -> Store {
+    Arc::new(agent_memory_sqlite::SqliteStore::open_in_memory().expect("an in-memory store"))
+}
+
+/// An environment on `store` at [`NOW`], with seeded ids, reading any file.
+pub fn env(store: &Store) -> Env<'_> {
+    env_at(store, NOW, FileAccess::Any)
+}
+
+/// An environment on `store` at `now`, with seeded ids and `files`.
+pub fn env_at(store: &Store, now: i64, files: FileAccess) -> Env<'_> {
+    Env {
+        store,
+        clock: Box::new(ManualClock::new(Timestamp::from_millis(now))),
+        ids: Box::new(SeededIds::new(7)),
+        files,
+    }
+}
+
+/// What a server's clients may read: the files inside `folder` only.
+pub fn confined_to(folder: &Path) -> FileAccess {
+    FileAccess::Within(
+        Confined::new(&[folder.to_path_buf()], "allow the folder").expect("a folder to allow"),
+    )
+}
+
+/// The answer of operation `name` to `input`: its output, or `{"error": ...}`, with `dir`
+/// (a test's temporary folder) written as `[dir]` wherever it appears.
+pub fn answer(env: &Env<'_>, name: &str, input: Value, dir: &Path) -> Value {
+    let operation = operations::find(name).unwrap_or_else(|| panic!("no operation {name}"));
+    let value = match operation.call(env, input) {
+        Ok(output) => output,
+        Err(error) => json!({ "error": error }),
+    };
+    let text = value.to_string();
+    let shown = text.replace(&dir.display().to_string(), "[dir]");
+    serde_json::from_str(&shown).expect("still JSON")
+}
+
+/// The kind of an error answer, for tests that check it among other things.
+pub fn kind(answer: &Value) -> &str {
+    answer["error"]["kind"].as_str().unwrap_or("none")
+}
