@@ -249,6 +249,9 @@ fn classify_one(cause: &(dyn std::error::Error + 'static)) -> Option<Error> {
     if let Some(input) = trajectory_input_of(cause) {
         return kind(ErrorKind::InvalidInput, Some(input));
     }
+    if let Some(input) = recording_input_of(cause) {
+        return kind(ErrorKind::InvalidInput, Some(input));
+    }
     if let Some(agent_memory_browser::Error::RunNotFound(run)) = cause.downcast_ref() {
         return kind(ErrorKind::NotFound, Some(run.clone()));
     }
@@ -280,6 +283,22 @@ fn trajectory_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<Stri
         E::UnknownWeight(name) => name.clone(),
         E::MissingFeature(_) | E::InvalidFeatures(_) => "features".to_owned(),
         E::InvalidConfig(_) => "configuration".to_owned(),
+        _ => return None,
+    })
+}
+
+/// The input a recording error of the caller's making is about (a trail or tool-log file
+/// that does not read, the trail's arguments, a replay's writes or device), if `cause` is one.
+fn recording_input_of(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use agent_memory_recording::Error as E;
+    Some(match cause.downcast_ref::<E>()? {
+        E::Parse { file, .. } | E::Log { file, .. } => file.clone(),
+        E::MalformedToken { path, .. } | E::TooDeep { path, .. } => path.clone(),
+        E::Parameters { tool, .. } => tool.clone(),
+        E::Args { .. } => "args".to_owned(),
+        E::Writes { .. } | E::ReplayFinished { .. } => "writes".to_owned(),
+        E::NoDevice => "device".to_owned(),
+        E::NoObjective { .. } => "objectives".to_owned(),
         _ => return None,
     })
 }

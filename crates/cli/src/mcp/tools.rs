@@ -141,12 +141,12 @@ mod tests {
             .len()
     }
 
-    /// The whole list fits in 20 KB and the notes family alone in 4 KB, so a client that
+    /// The whole list fits in 21 KB and the notes family alone in 4 KB, so a client that
     /// serves them keeps its context small.
     #[test]
     fn the_lists_stay_small() {
         let all = listed_bytes(operations::FAMILIES);
-        assert!(all <= 20 * 1024, "tools/list is {all} bytes");
+        assert!(all <= 21 * 1024, "tools/list is {all} bytes");
         let notes = listed_bytes(&["notes"]);
         assert!(
             notes <= 4 * 1024,
