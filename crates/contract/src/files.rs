@@ -224,13 +224,19 @@ fn absolute(path: &Path) -> Result<PathBuf> {
 /// one byte past it. A file that is not there is a `not_found` error about it; failing to
 /// open or read it otherwise is the bare I/O error, for the caller to name.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::from(e).with_kind(crate::ErrorKind::NotFound, path.display().to_string())
-        }
-        _ => Error::from(e),
-    })?;
+    let file = std::fs::File::open(path).map_err(|e| io_error(e, path))?;
     read_bounded_from(file, path)
+}
+
+/// The contract's error for failing to reach `path`: `not_found` about it when it is not
+/// there, else the bare I/O error, for the caller to name.
+fn io_error(error: std::io::Error, path: &Path) -> Error {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::from(error).with_kind(crate::ErrorKind::NotFound, path.display().to_string())
+        }
+        _ => Error::from(error),
+    }
 }
 
 /// [`read_bounded`] of the open `file`, which is `path`.
@@ -267,7 +273,10 @@ fn utf8(bytes: Vec<u8>) -> Result<String> {
 /// line, whose limits are the store's own (a tool log's value may hold 32 MiB), but never a
 /// device or pipe that would be read without end.
 pub fn read_regular(path: &Path) -> Result<String> {
-    if !std::fs::metadata(path)?.is_file() {
+    if !std::fs::metadata(path)
+        .map_err(|e| io_error(e, path))?
+        .is_file()
+    {
         let name = path.display().to_string();
         return Err(Error::invalid(
             &name,
@@ -280,7 +289,14 @@ pub fn read_regular(path: &Path) -> Result<String> {
 /// The text of the file `path`, if `access` lets it be read, at most [`MAX_FILE_BYTES`]; a
 /// UTF-8 byte-order mark is dropped. Errors name the file.
 pub fn read_text(path: &Path, access: &FileAccess) -> Result<String> {
-    let text = match access {
+    read_file(path, access, &format!("cannot read {}", path.display())).map(without_bom)
+}
+
+/// The text of the file `path` as it is (a byte-order mark kept), if `access` lets it be
+/// read, at most [`MAX_FILE_BYTES`]; `what` (`trail file x.yaml`) goes in front of an
+/// error's message.
+pub fn read_file(path: &Path, access: &FileAccess, what: &str) -> Result<String> {
+    match access {
         FileAccess::Any => read_string(path),
         FileAccess::Within(confined) => {
             let file = confined.open(path)?;
@@ -288,16 +304,30 @@ pub fn read_text(path: &Path, access: &FileAccess) -> Result<String> {
         }
     }
     .map_err(|e| {
-        let e = e.context(format!("cannot read {}", path.display()));
+        let e = e.context(what);
         match e.input() {
             Some(_) => e,
             None => e.about(path.display().to_string()),
         }
-    })?;
-    Ok(match text.strip_prefix('\u{feff}') {
+    })
+}
+
+/// [`read_file`] for a bulk import, whose limits are the store's own (a tool log's value may
+/// hold 32 MiB): for [`FileAccess::Any`], the whole of a regular file ([`read_regular`]);
+/// a server's clients still read at most [`MAX_FILE_BYTES`].
+pub fn read_bulk(path: &Path, access: &FileAccess, what: &str) -> Result<String> {
+    match access {
+        FileAccess::Any => read_regular(path).context(what),
+        FileAccess::Within(_) => read_file(path, access, what),
+    }
+}
+
+/// `text` without the UTF-8 byte-order mark some editors put at its start.
+pub fn without_bom(text: String) -> String {
+    match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_owned(),
         None => text,
-    })
+    }
 }
 
 /// The folder `path`, for an operation that reads the files inside it (an import of a memory

@@ -428,8 +428,9 @@ fn encode<O: Serialize>(output: &O) -> Result<Value> {
     })
 }
 
-/// Every operation: first the MCP server's tools in the order clients list them, then the
-/// operations only the command line and the language packages offer.
+/// Every operation: the MCP server lists its tools (`mcp: true`) in this order, and the
+/// operations only the command line and the language packages offer (`mcp: false`) stand
+/// among them.
 pub fn all() -> Vec<Operation> {
     use crate::{browser, check, memory, notes, recording, runs, stats, trajectory, turns};
     use Effect::{Deletes, Reads, Writes};
@@ -480,6 +481,15 @@ pub fn all() -> Vec<Operation> {
         ),
         op("recording_next_call", Reads, recording::next_call).about(
             "The next step of a trail replay for a device, its calls resolved against memory as it is now, or done. Call it after each step.",
+        ),
+        op("recording_import", Writes, recording::import).offline().about(
+            "Import a file of tool logs (this library's JSON documents or Trailblaze's) into the store, all or nothing; a session already stored with the same logs stays as it is.",
+        ),
+        op("recording_replay", Reads, recording::replay).offline().about(
+            "Plan the replay of a trail on a device under the memory values given: every step with its calls resolved, or every memory token nothing resolves.",
+        ),
+        op("recording_fmt", Reads, recording::fmt).offline().about(
+            "Write trails in canonical form, as Trailblaze writes them, saying which already were; a trail Trailblaze would refuse fails the whole call.",
         ),
         op("notes", Writes, notes::notes).about(
             "Your memory directory /memories (Anthropic's memory tool commands, plus search). View it before a task; record progress, decisions and facts as you go.",

@@ -26,6 +26,9 @@ export interface OperationTypes {
   recording_templatize: [S.RecordingTemplatizeInput, S.RecordingTemplatizeOutput]
   recording_lint: [S.RecordingLintInput, S.RecordingLintOutput]
   recording_next_call: [S.RecordingNextCallInput, S.RecordingNextCallOutput]
+  recording_import: [S.RecordingImportInput, S.RecordingImportOutput]
+  recording_replay: [S.RecordingReplayInput, S.RecordingReplayOutput]
+  recording_fmt: [S.RecordingFmtInput, S.RecordingFmtOutput]
   notes: [S.NotesInput, S.NotesOutput]
   memory_list: [NoInput | undefined, S.MemoryListOutput]
   memory_forget: [S.MemoryForgetInput, S.MemoryForgetOutput]
@@ -328,6 +331,36 @@ export interface RecordingMethods {
   nextCall(input: S.RecordingNextCallInput): Promise<S.RecordingNextCallOutput>
   /** `nextCall` on the calling thread. */
   nextCallSync(input: S.RecordingNextCallInput): S.RecordingNextCallOutput
+  /**
+   * Import a file of tool logs (this library's JSON documents or Trailblaze's) into the store, all
+   * or nothing; a session already stored with the same logs stays as it is.
+   *
+   * The contract's `recording_import` (family `recording`, writes; `recording import` on the
+   * command line; not an MCP tool).
+   */
+  import(input: S.RecordingImportInput): Promise<S.RecordingImportOutput>
+  /** `import` on the calling thread. */
+  importSync(input: S.RecordingImportInput): S.RecordingImportOutput
+  /**
+   * Plan the replay of a trail on a device under the memory values given: every step with its calls
+   * resolved, or every memory token nothing resolves.
+   *
+   * The contract's `recording_replay` (family `recording`, reads; `recording replay` on the command
+   * line; not an MCP tool).
+   */
+  replay(input: S.RecordingReplayInput): Promise<S.RecordingReplayOutput>
+  /** `replay` on the calling thread. */
+  replaySync(input: S.RecordingReplayInput): S.RecordingReplayOutput
+  /**
+   * Write trails in canonical form, as Trailblaze writes them, saying which already were; a trail
+   * Trailblaze would refuse fails the whole call.
+   *
+   * The contract's `recording_fmt` (family `recording`, reads; `recording fmt` on the command line;
+   * not an MCP tool).
+   */
+  fmt(input: S.RecordingFmtInput): Promise<S.RecordingFmtOutput>
+  /** `fmt` on the calling thread. */
+  fmtSync(input: S.RecordingFmtInput): S.RecordingFmtOutput
 }
 
 /** Every operation of the contract, as the methods of a `Store`. */

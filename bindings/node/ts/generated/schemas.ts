@@ -117,30 +117,43 @@ query: string
 })
 /**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "RecordingFmtOutput".
+ * via the `definition` "RecordingFmtReportOutput".
  */
-export type RecordingFmtOutput = FormattedTrail[]
+export type RecordingFmtReportOutput = RecordingFmtReportOutputFormattedTrail[]
 /**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "RecordingImportOutput".
+ * via the `definition` "RecordingImportReportOutput".
  */
-export type RecordingImportOutput = ImportedSession[]
+export type RecordingImportReportOutput = ImportedSession[]
+/**
+ * Whether the literal is the value (`equals`) or holds it inside (`contains`).
+ */
+export type LiteralKind = ("equals" | "contains")
 /**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "RecordingLintReportOutput".
  */
-export type RecordingLintReportOutput = StaleRow[]
+export type RecordingLintReportOutput = LintFinding[]
+/**
+ * `replay` (its recorded calls, none for a deliberate no-op) or `agent` (no recording
+ * for the device: the agent drives it).
+ */
+export type PlannedAction = ("replay" | "agent")
+/**
+ * `step` or `verify`; absent for legacy top-level `tools`.
+ */
+export type ObjectiveKind = ("step" | "verify")
 /**
  * `recording replay --json`: the planned steps, or the memory keys nothing resolves.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "RecordingReplayOutput".
+ * via the `definition` "RecordingReplayReportOutput".
  */
-export type RecordingReplayOutput = (PlannedStepRow[] | {
+export type RecordingReplayReportOutput = (PlannedStepEntry[] | {
 /**
  * Each unresolved key and where it is used.
  */
-unresolved: UnresolvedRow[]
+unresolved: UnresolvedToken[]
 })
 /**
  * When the episode happened (default: now).
@@ -360,6 +373,27 @@ export type RunState4 = ("running" | "completed" | "failed")
  */
 export type ErrorKind1 = ("usage" | "invalid_input" | "not_found" | "conflict" | "corrupt" | "io" | "database" | "error")
 /**
+ * How a literal holds a memory value.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "LiteralKind".
+ */
+export type LiteralKind1 = ("equals" | "contains")
+/**
+ * The kind of a trail step.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ObjectiveKind".
+ */
+export type ObjectiveKind1 = ("step" | "verify")
+/**
+ * What a planned step does on the device.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "PlannedAction".
+ */
+export type PlannedAction1 = ("replay" | "agent")
+/**
  * A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -457,14 +491,20 @@ error: ErrorDocument
 "notes.output": NotesOutput
 "recording_append.input": RecordingAppendInput
 "recording_append.output": RecordingAppendOutput
+"recording_fmt.input": RecordingFmtInput
 "recording_fmt.output": RecordingFmtOutput
+"recording_fmt_report.output": RecordingFmtReportOutput
+"recording_import.input": RecordingImportInput
 "recording_import.output": RecordingImportOutput
+"recording_import_report.output": RecordingImportReportOutput
 "recording_lint.input": RecordingLintInput
 "recording_lint.output": RecordingLintOutput
 "recording_lint_report.output": RecordingLintReportOutput
 "recording_next_call.input": RecordingNextCallInput
 "recording_next_call.output": RecordingNextCallOutput
+"recording_replay.input": RecordingReplayInput
 "recording_replay.output": RecordingReplayOutput
+"recording_replay_report.output": RecordingReplayReportOutput
 "recording_templatize.input": RecordingTemplatizeInput
 "recording_templatize.output": RecordingTemplatizeOutput
 "recording_templatize_report.output": RecordingTemplatizeReportOutput
@@ -1841,17 +1881,96 @@ logs: number
 session: string
 }
 /**
+ * Trails to write in canonical form.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingFmtInput".
+ */
+export interface RecordingFmtInput {
+/**
+ * Trail files of at most 4 MiB each (or `trail`).
+ */
+paths?: string[]
+/**
+ * A trail's YAML (give this or `paths`).
+ */
+trail?: string
+}
+/**
+ * Each trail in canonical form. Every trail is read first: one that does not parse fails
+ * the whole call.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingFmtOutput".
+ */
+export interface RecordingFmtOutput {
+/**
+ * The trails, in the order given.
+ */
+trails: RecordingFmtOutputFormattedTrail[]
+}
+/**
+ * One trail in canonical form.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingFmtOutputFormattedTrail".
+ */
+export interface RecordingFmtOutputFormattedTrail {
+/**
+ * Whether the text was already in canonical form, byte for byte.
+ */
+canonical: boolean
+/**
+ * The file, or `trail` for the text given.
+ */
+file: string
+/**
+ * The canonical form.
+ */
+formatted: string
+}
+/**
  * A trail of `recording fmt --json`.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "FormattedTrail".
+ * via the `definition` "RecordingFmtReportOutputFormattedTrail".
  */
-export interface FormattedTrail {
+export interface RecordingFmtReportOutputFormattedTrail {
 canonical: boolean
 file: string
 }
 /**
- * A session of `recording import --json`.
+ * A file of tool logs to import.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingImportInput".
+ */
+export interface RecordingImportInput {
+/**
+ * The file: one JSON document per line, or pretty-printed documents one after another,
+ * of this library's form or Trailblaze's (for a server's clients, only inside the
+ * folders it allows).
+ */
+path: string
+}
+/**
+ * What an import stored.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingImportOutput".
+ */
+export interface RecordingImportOutput {
+/**
+ * Each session of the file, in order of name.
+ */
+sessions: ImportedSession[]
+/**
+ * The documents not kept as tool logs, and why.
+ */
+skipped?: SkippedDocument[]
+}
+/**
+ * A session of an imported file.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "ImportedSession".
@@ -1871,6 +1990,27 @@ logs: number
 session: string
 }
 /**
+ * A document of a tool-log file that was read but not kept as a tool log.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SkippedDocument".
+ */
+export interface SkippedDocument {
+/**
+ * The line the document starts on (from 1).
+ */
+line: number
+/**
+ * Why, as Trailblaze's recording generator skips it: `not recordable`, `nested in
+ * another call`, `repeated verification`, `not a tool log (CLASS)`, ...
+ */
+reason: string
+/**
+ * The tool, for a tool log.
+ */
+tool?: string
+}
+/**
  * A trail to check for literals that equal memory values.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -1878,25 +2018,35 @@ session: string
  */
 export interface RecordingLintInput {
 /**
- * The current memory values, by key.
+ * Current memory values, by key.
  */
 memory?: {
 [k: string]: string | undefined
 }
 /**
- * The fewest characters a value needs to count (default 8).
+ * A JSON file of memory values: `{"k": "v", "pin": {"value": 1, "sensitive": true}}`.
+ */
+memory_path?: string
+/**
+ * Fewest characters a value needs to count (default 8).
  */
 min_chars?: number
 /**
- * Also check the past values this stored session's snapshots logged.
+ * Current secret values, by key, never shown.
+ */
+secrets?: {
+[k: string]: string | undefined
+}
+/**
+ * Also check this stored session's past values.
  */
 session?: string
 /**
- * The trail YAML (give this or `trail_path`).
+ * The trail YAML (or `trail_path`).
  */
 trail?: string
 /**
- * A trail file of at most 4 MiB (or `trail`); over MCP, in an `--allow-dir` folder.
+ * A trail file (or `trail`); over MCP, in an `--allow-dir` folder.
  */
 trail_path?: string
 }
@@ -1908,7 +2058,7 @@ trail_path?: string
  */
 export interface RecordingLintOutput {
 /**
- * Every literal that equals a memory value; empty when the trail is clean.
+ * Every literal that equals or holds a memory value; empty when the trail is clean.
  */
 findings: LintFinding[]
 }
@@ -1920,13 +2070,15 @@ findings: LintFinding[]
  */
 export interface LintFinding {
 /**
- * Which memory holds the value: `current memory` or a past snapshot.
+ * Which memory holds the value: `current memory`, or a stored session's snapshot after
+ * a tool (`session first-run, after tool 1`, tools numbered from 1).
  */
 found_in: string
 /**
- * The memory key whose token should replace it.
+ * The memory key whose token should replace the value.
  */
 key: string
+kind: LiteralKind
 /**
  * The step, tool and JSON path of the literal.
  */
@@ -1934,19 +2086,6 @@ location: string
 /**
  * Why the key was chosen.
  */
-reason: string
-}
-/**
- * A finding of `recording lint --json`.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "StaleRow".
- */
-export interface StaleRow {
-found_in: string
-key: string
-kind: string
-location: string
 reason: string
 }
 /**
@@ -1959,27 +2098,37 @@ reason: string
  */
 export interface RecordingNextCallInput {
 /**
+ * Values of the trail's `config.args`, as their declared types.
+ */
+args?: {
+[k: string]: string | undefined
+}
+/**
  * The device classifier; the closest recording wins (`android-phone`, `android`).
  */
 device: string
 /**
- * Memory the replay starts with, beside the trail's `config.memory`.
+ * Starting memory, beside the trail's `config.memory`.
  */
 memory?: {
 [k: string]: string | undefined
 }
 /**
- * Secret values the replay starts with: used in calls, masked in outputs.
+ * A JSON file of starting memory values (as `recording_lint`).
+ */
+memory_path?: string
+/**
+ * Secret starting values: used in calls, masked in outputs.
  */
 secrets?: {
 [k: string]: string | undefined
 }
 /**
- * The trail YAML (give this or `trail_path`).
+ * The trail YAML (or `trail_path`).
  */
 trail?: string
 /**
- * A trail file of at most 4 MiB (or `trail`); over MCP, in an `--allow-dir` folder.
+ * A trail file (or `trail`); over MCP, in an `--allow-dir` folder.
  */
 trail_path?: string
 /**
@@ -2008,45 +2157,157 @@ done: boolean
 /**
  * The next dispatch: `index`, `step`, `kind`, `objective`, `classifier`, and either a
  * call (`tool`, `parameters`, with sensitive values masked as their tokens) or
- * `agent: true` for a step with no recording on this device. Absent when done.
+ * `agent: true` for a step with no recording on this device. Absent when done, or when
+ * its call holds tokens memory cannot resolve.
  */
 next?: {
 [k: string]: unknown | undefined
 }
+/**
+ * The memory tokens of the next call that memory cannot resolve: report writes that
+ * hold them (or start with them) to go on.
+ */
+unresolved?: UnresolvedToken[]
 }
 /**
+ * A memory token nothing resolves, and where it is used.
+ * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "PlannedStepRow".
+ * via the `definition` "UnresolvedToken".
  */
-export interface PlannedStepRow {
-action: string
-calls: CallRow[]
+export interface UnresolvedToken {
+/**
+ * The key inside the token (`merchant_email` for `${merchant_email}`).
+ */
+key: string
+/**
+ * The token's place: the call's place, tool and JSON path.
+ */
+path: string
+/**
+ * The step's number, from 1.
+ */
+step?: number
+/**
+ * The tool whose parameters hold the token.
+ */
+tool?: string
+}
+/**
+ * A trail to replay on a device, and the values it starts from.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingReplayInput".
+ */
+export interface RecordingReplayInput {
+/**
+ * Values of the arguments the trail declares under `config.args`, each coerced to its
+ * declared type (`"3"` for an `integer` is 3).
+ */
+args?: {
+[k: string]: string | undefined
+}
+/**
+ * The device classifier; the closest recording wins (`android-phone`, then `android`).
+ */
+device: string
+/**
+ * Memory the replay starts with, beside the trail's `config.memory`; wins over
+ * `memory_path`.
+ */
+memory?: {
+[k: string]: string | undefined
+}
+/**
+ * A JSON file of starting memory values (as `recording_lint`).
+ */
+memory_path?: string
+/**
+ * Secret values the replay starts with: used in calls, masked in outputs; win over
+ * `memory` and `memory_path`.
+ */
+secrets?: {
+[k: string]: string | undefined
+}
+/**
+ * The trail YAML (or `trail_path`).
+ */
+trail?: string
+/**
+ * A trail file of at most 4 MiB (or `trail`), in either of Trailblaze's forms.
+ */
+trail_path?: string
+}
+/**
+ * Every step of a replay with its calls, or the memory tokens nothing resolves.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingReplayOutput".
+ */
+export interface RecordingReplayOutput {
+/**
+ * Every step, numbered from 1, with its calls resolved as memory stands before the run
+ * (a token a known writer produces later stays a token), secrets masked; empty when
+ * tokens are unresolved.
+ */
+steps: PlannedStepEntry[]
+/**
+ * Every memory token the replay cannot resolve (memory lacks it and no earlier call is
+ * a known writer of it): the replay cannot run until memory has them.
+ */
+unresolved?: UnresolvedToken[]
+}
+/**
+ * One step of a planned replay.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "PlannedStepEntry".
+ */
+export interface PlannedStepEntry {
+action: PlannedAction
+/**
+ * The calls replayed, in order.
+ */
+calls: PlannedCall[]
+/**
+ * The classifier whose recording was chosen (unified form).
+ */
 classifier?: string
-kind?: string
+kind?: ObjectiveKind
+/**
+ * The step's text; absent for legacy top-level `tools`.
+ */
 objective?: string
+/**
+ * The step's number, from 1.
+ */
 step: number
+/**
+ * Whether the step is the trail's trailhead.
+ */
 trailhead: boolean
 }
 /**
+ * A call of a planned step.
+ * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "CallRow".
+ * via the `definition` "PlannedCall".
  */
-export interface CallRow {
+export interface PlannedCall {
+/**
+ * Where the call is in the trail (`trail[1].recording.android-phone[0]`).
+ */
 location: string
+/**
+ * Its parameters, sensitive values masked as their tokens.
+ */
 parameters: {
 
 }
-tool: string
-}
 /**
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "UnresolvedRow".
+ * The tool.
  */
-export interface UnresolvedRow {
-key: string
-path: string
-step?: number
-tool?: string
+tool: string
 }
 /**
  * Tool logs to turn into a trail.
@@ -2056,29 +2317,45 @@ tool?: string
  */
 export interface RecordingTemplatizeInput {
 /**
- * The device classifier the recordings are filed under (default `android-phone`).
+ * The device classifier (default `android-phone`).
  */
 device?: string
 /**
- * Only report the substitutions; write no trail.
+ * Report the substitutions only; no trail.
  */
 dry_run?: boolean
 /**
- * The tool logs themselves, of one session (give this or `session`).
+ * Also template a value inside a longer string (`Hi, ${name}`).
+ */
+inside?: boolean
+/**
+ * The tool logs of one session (or `session`, `logs_path`).
  */
 logs?: ToolLogDocument[]
 /**
- * The fewest characters an ordinary value needs to become a token (default 8).
+ * A tool-log file, ours or Trailblaze's (or `session`, `logs`).
+ */
+logs_path?: string
+/**
+ * Fewest characters a value needs to become a token (default 8).
  */
 min_chars?: number
 /**
- * The objectives, in order; without them one step holds every call.
+ * The objectives, in order; else `objectives_path`'s, those logged, or one step.
  */
 objectives?: ObjectiveInput[]
 /**
- * A session whose tool logs the database holds (give this or `logs`).
+ * A JSON file of `objectives`.
+ */
+objectives_path?: string
+/**
+ * A stored session (or `logs`, `logs_path`).
  */
 session?: string
+/**
+ * The trail's `config.title`.
+ */
+title?: string
 }
 /**
  * An objective of the session: a step of the trail to generate.
@@ -2108,6 +2385,10 @@ verify?: string
  * via the `definition` "RecordingTemplatizeOutput".
  */
 export interface RecordingTemplatizeOutput {
+/**
+ * The documents of `logs_path` not kept as tool logs, and why.
+ */
+skipped?: SkippedDocument[]
 /**
  * Steps in the trail.
  */
@@ -2141,7 +2422,7 @@ path: string
  */
 reason: string
 /**
- * The index of the tool log.
+ * The index of the tool log (from 0).
  */
 tool_index: number
 }
@@ -2154,21 +2435,14 @@ tool_index: number
  */
 export interface RecordingTemplatizeReportOutput {
 out?: string
-skipped?: SkippedRow[]
+skipped?: SkippedDocument[]
 steps: number
 substitutions: SubstitutionRow[]
 trail?: string
 }
 /**
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "SkippedRow".
- */
-export interface SkippedRow {
-line: number
-reason: string
-tool?: string
-}
-/**
+ * A substitution of `recording templatize`, its tool numbered from 1.
+ * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "SubstitutionRow".
  */

@@ -94,6 +94,22 @@ class StoreOperations:
         it is now, or done. Call it after each step."""
         return self.call("recording_next_call", input)
 
+    def recording_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import a file of tool logs (this library's JSON documents or Trailblaze's) into
+        the store, all or nothing; a session already stored with the same logs stays as it
+        is."""
+        return self.call("recording_import", input)
+
+    def recording_replay(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Plan the replay of a trail on a device under the memory values given: every step
+        with its calls resolved, or every memory token nothing resolves."""
+        return self.call("recording_replay", input)
+
+    def recording_fmt(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write trails in canonical form, as Trailblaze writes them, saying which already
+        were; a trail Trailblaze would refuse fails the whole call."""
+        return self.call("recording_fmt", input)
+
     def notes(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Your memory directory /memories (Anthropic's memory tool commands, plus search).
         View it before a task; record progress, decisions and facts as you go."""
@@ -264,6 +280,22 @@ class AsyncStoreOperations:
         """The next step of a trail replay for a device, its calls resolved against memory as
         it is now, or done. Call it after each step."""
         return await self.call("recording_next_call", input)
+
+    async def recording_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import a file of tool logs (this library's JSON documents or Trailblaze's) into
+        the store, all or nothing; a session already stored with the same logs stays as it
+        is."""
+        return await self.call("recording_import", input)
+
+    async def recording_replay(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Plan the replay of a trail on a device under the memory values given: every step
+        with its calls resolved, or every memory token nothing resolves."""
+        return await self.call("recording_replay", input)
+
+    async def recording_fmt(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write trails in canonical form, as Trailblaze writes them, saying which already
+        were; a trail Trailblaze would refuse fails the whole call."""
+        return await self.call("recording_fmt", input)
 
     async def notes(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Your memory directory /memories (Anthropic's memory tool commands, plus search).

@@ -40,10 +40,10 @@ pub(crate) const OUTPUTS: &[(&str, Option<&str>)] = &[
         "recording templatize",
         Some("recording_templatize_report.output"),
     ),
-    ("recording replay", Some("recording_replay.output")),
+    ("recording replay", Some("recording_replay_report.output")),
     ("recording lint", Some("recording_lint_report.output")),
-    ("recording fmt", Some("recording_fmt.output")),
-    ("recording import", Some("recording_import.output")),
+    ("recording fmt", Some("recording_fmt_report.output")),
+    ("recording import", Some("recording_import_report.output")),
     ("recording append", Some("recording_append.output")),
     ("check", Some("check.output")),
     // With `--format openai` (and the other providers) the provider's request, wrapped.

@@ -1,23 +1,26 @@
 //! `agent-memory recording ...`: tool logs to trail YAML with memory tokens (`templatize`),
 //! a trail replayed under new memory values (`replay`, `replay --step`), literals that should
 //! be tokens (`lint`), trails rewritten in canonical form (`fmt`), and tool logs copied into
-//! the database (`import`). Tool logs are this crate's JSON documents or Trailblaze's
-//! `TrailblazeLog` documents. Steps and tools are numbered from 1 in everything printed.
+//! the database (`import`, `append`). Tool logs are this crate's JSON documents or
+//! Trailblaze's `TrailblazeLog` documents. Steps and tools are numbered from 1 in everything
+//! printed.
+//!
+//! Every rule is the contract's (`recording_templatize`, `recording_replay`,
+//! `recording_next_call`, `recording_lint`, `recording_fmt`, `recording_import`,
+//! `recording_append`): a command reads its flags and standard input into an operation's
+//! input, calls it, prints its output, and writes the files its user named (`--out`, `fmt`'s
+//! rewrite in place).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::store::tool_log::{ToolLog, ToolLogStore};
-use agent_memory_core::{Error as CoreError, SessionId, Timestamp};
-use agent_memory_recording::{
-    Action, GenerationPolicy, Memory, MemoryWrites, MissingKey, MissingKeys, Objective, Origin,
-    Provenance, ReplayOptions, Replayer, Seeds, Snapshot, StepAction, StepKind, TemplatePolicy,
-    ToolLogFile, Trail, lint_trail, read_tool_logs,
-};
 use anyhow::{Context, Result, bail};
 use schemars::{JsonSchema, Schema};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
+use crate::ops::files::FileAccess;
+use crate::ops::recording::{self as op, PlannedAction, UnresolvedToken};
 use crate::output::{Table, print_json};
 use crate::{GlobalArgs, database, progress::Progress};
 
@@ -72,10 +75,10 @@ struct TemplatizeArgs {
     #[arg(long, value_name = "FILE")]
     objectives: Option<PathBuf>,
     /// The device classifier the recordings are filed under.
-    #[arg(long, default_value = "android-phone", value_name = "CLASSIFIER")]
+    #[arg(long, default_value = op::DEFAULT_DEVICE, value_name = "CLASSIFIER")]
     device: String,
     /// The fewest characters an ordinary value needs to become a token.
-    #[arg(long, default_value_t = TemplatePolicy::default().min_chars, value_name = "N")]
+    #[arg(long, default_value_t = op::DEFAULT_MIN_CHARS, value_name = "N")]
     min_chars: usize,
     /// Write the trail to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
@@ -139,7 +142,7 @@ struct LintArgs {
     #[arg(long, value_name = "ID")]
     session: Option<String>,
     /// The fewest characters a value needs to count.
-    #[arg(long, default_value_t = TemplatePolicy::default().min_chars, value_name = "N")]
+    #[arg(long, default_value_t = op::DEFAULT_MIN_CHARS, value_name = "N")]
     min_chars: usize,
     /// Exit with 1 when a stale literal is found.
     #[arg(long)]
@@ -218,328 +221,35 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// The trail file at `path`, read as `Trail::read` does but never more than 4 MiB of it.
-fn read_trail(path: &Path) -> Result<Trail> {
-    let file = path.display().to_string();
-    let text =
-        crate::ops::files::read_string(path).with_context(|| format!("trail file {file}"))?;
-    Ok(Trail::from_yaml_str(without_bom(text).as_str(), &file)?)
+/// The store of a command whose operation reads no memory (a file's tool logs, a trail): a
+/// private one in memory, so such a command neither needs nor creates a database.
+fn no_database() -> Result<database::Store> {
+    Ok(database::open(Path::new(database::IN_MEMORY))?)
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let text = crate::ops::files::read_regular(path)
-        .with_context(|| format!("cannot read tool logs {}", path.display()))?;
-    Ok(without_bom(text))
+/// `path` as an operation's input names it.
+fn named(path: &Path) -> String {
+    path.display().to_string()
 }
 
-/// `text` without the byte-order mark some editors put at its start.
-fn without_bom(text: String) -> String {
-    match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_owned(),
-        None => text,
-    }
-}
-
-/// Stores every log of the file `path` (whose text is `text`) in one transaction, into
-/// sessions that hold no logs yet: all of them or, on any error, none. Returns the number of
-/// logs of each session. An error about one log names its line.
-fn store_logs(
-    store: &crate::database::Store,
-    path: &Path,
-    text: &str,
-    logs: &[ToolLog],
-    db: &Path,
-) -> Result<Vec<ImportedSession>> {
-    match store_new_sessions(store, path, text, logs, db)? {
-        Some(report) => Ok(report),
-        // Another import stored one of the sessions between the comparison and the write
-        // (nothing was written): compare again with what it stored.
-        None => store_new_sessions(store, path, text, logs, db)?.ok_or_else(|| {
-            anyhow::anyhow!(
-                "the sessions of {} changed in {} while importing; nothing was imported",
-                path.display(),
-                db.display()
-            )
-        }),
-    }
-}
-
-/// Stores the sessions of `logs` that the database does not hold, after checking that the
-/// ones it holds hold the same logs; `None` when another import stored one of the new
-/// sessions meanwhile (and nothing was written).
-fn store_new_sessions(
-    store: &crate::database::Store,
-    path: &Path,
-    text: &str,
-    logs: &[ToolLog],
-    db: &Path,
-) -> Result<Option<Vec<ImportedSession>>> {
-    refuse_empty(path, logs)?;
-    let lines = log_lines(text);
-    // Each session's logs with the line of the file that holds each.
-    let mut sessions: BTreeMap<&str, Vec<(usize, &ToolLog)>> = BTreeMap::new();
-    for (i, log) in logs.iter().enumerate() {
-        let line = lines.get(i).copied().unwrap_or(i + 1);
-        sessions
-            .entry(log.session.as_str())
-            .or_default()
-            .push((line, log));
-    }
-    // A session stored with the same logs is already imported and stays as it is; one
-    // stored with other logs is refused, naming the first line that differs.
-    let mut report = Vec::with_capacity(sessions.len());
-    let mut new_logs: Vec<ToolLog> = Vec::new();
-    let mut new_lines: Vec<usize> = Vec::new();
-    for (session, file_logs) in &sessions {
-        let stored = store.list_tool_logs(&file_logs[0].1.session)?;
-        let already_imported = !stored.is_empty();
-        if already_imported {
-            if let Some((line, what)) = first_difference(file_logs, &stored) {
-                bail!(
-                    "{}:{line}: session {session:?} is already stored in {} with other tool logs: {what}; nothing was imported",
-                    path.display(),
-                    db.display()
-                );
-            }
-        } else {
-            new_logs.extend(file_logs.iter().map(|(_, log)| (*log).clone()));
-            new_lines.extend(file_logs.iter().map(|(line, _)| *line));
-        }
-        report.push(ImportedSession {
-            session: (*session).to_owned(),
-            logs: file_logs.len(),
-            already_imported,
-        });
-    }
-    if new_logs.is_empty() {
-        return Ok(Some(report));
-    }
-    match store.import_tool_logs(&new_logs) {
-        Ok(()) => Ok(Some(report)),
-        Err(CoreError::Conflict { .. }) => Ok(None),
-        Err(CoreError::InvalidInput { field, reason }) => {
-            // The store names a log by its place in the batch: name its line instead.
-            let line = field.strip_prefix("tool log ").and_then(|rest| {
-                let (number, what) = rest.split_once(' ').unwrap_or((rest, ""));
-                let index = number.parse::<usize>().ok()?.checked_sub(1)?;
-                Some((new_lines.get(index).copied()?, what.to_owned()))
-            });
-            match line {
-                Some((line, what)) if what.is_empty() => {
-                    bail!("{}:{line}: {reason}", path.display())
-                }
-                Some((line, what)) => bail!("{}:{line}: {what}: {reason}", path.display()),
-                None => bail!("{}: invalid {field}: {reason}", path.display()),
-            }
-        }
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// The first line of a session's logs in a file (with the line of each) that differs from
-/// the stored logs of the session, and what differs; `None` when they are the same. Values
-/// are not shown (parameters and snapshots may hold secrets), only which field differs.
-fn first_difference(file: &[(usize, &ToolLog)], stored: &[ToolLog]) -> Option<(usize, String)> {
-    for (i, (line, log)) in file.iter().enumerate() {
-        let Some(kept) = stored.get(i) else {
-            return Some((
-                *line,
-                format!(
-                    "the stored session ends before this log (it holds {} tool log(s))",
-                    stored.len()
-                ),
-            ));
-        };
-        let what = if log.tool_name != kept.tool_name {
-            format!(
-                "tool {:?} where the stored log {} has {:?}",
-                log.tool_name,
-                i + 1,
-                kept.tool_name
-            )
-        } else {
-            let fields = [
-                ("parameters", log.parameters != kept.parameters),
-                ("success", log.success != kept.success),
-                ("error", log.error != kept.error),
-                ("duration_ms", log.duration_ms != kept.duration_ms),
-                ("timestamp", log.timestamp != kept.timestamp),
-                ("trace_id", log.trace_id != kept.trace_id),
-                (
-                    "memory snapshot",
-                    log.memory_snapshot != kept.memory_snapshot,
-                ),
-            ];
-            let differing: Vec<&str> = fields
-                .iter()
-                .filter(|(_, differs)| *differs)
-                .map(|(name, _)| *name)
-                .collect();
-            if differing.is_empty() {
-                continue;
-            }
-            format!(
-                "{} of {} differ from the stored log {}",
-                differing.join(", "),
-                log.tool_name,
-                i + 1
-            )
-        };
-        return Some((*line, what));
-    }
-    let last = file.last().map_or(1, |(line, _)| *line);
-    (stored.len() > file.len()).then(|| {
-        (
-            last,
-            format!(
-                "the stored session holds {} more tool log(s) after this last one",
-                stored.len() - file.len()
-            ),
-        )
-    })
-}
-
-/// An input without a tool log is refused, as the other imports refuse an empty input.
-fn refuse_empty(path: &Path, logs: &[ToolLog]) -> Result<()> {
-    if logs.is_empty() {
-        bail!("{} holds no tool logs; nothing to import", path.display());
-    }
-    Ok(())
-}
-
-/// The 1-based numbers of the lines of `text` that hold a log (the lines
-/// [`parse_logs`] reads), in order.
-fn log_lines(text: &str) -> Vec<usize> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(index, _)| index + 1)
-        .collect()
-}
-
-/// Reads the tool log documents of `text`, the contents of `path`; an error names the file,
-/// the line and the field. A file with no tool log to keep is an error.
-fn read_logs(path: &Path, text: &str) -> Result<ToolLogFile> {
-    let file = read_tool_logs(text, &path.display().to_string())?;
-    if file.logs.is_empty() {
-        let skipped = if file.skipped.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({} document(s) skipped: {})",
-                file.skipped.len(),
-                skip_summary(&file)
-            )
-        };
-        bail!(
-            "{} holds no tool logs; nothing to import{skipped}",
-            path.display()
-        );
-    }
-    Ok(file)
-}
-
-/// How many documents were skipped for each reason: `2 nested in another call, 1 not recordable`.
-fn skip_summary(file: &ToolLogFile) -> String {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for skipped in &file.skipped {
-        *counts.entry(skipped.reason.describe()).or_default() += 1;
-    }
-    counts
-        .into_iter()
-        .map(|(reason, n)| format!("{n} {reason}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Tells stderr which documents were not kept as tool logs, when some were not.
-fn report_skipped(path: &Path, file: &ToolLogFile) {
-    if !file.skipped.is_empty() {
+/// Tells stderr which documents of `path` were not kept as tool logs, when some were not.
+fn report_skipped(path: &Path, skipped: &[op::SkippedDocument]) {
+    if !skipped.is_empty() {
         eprintln!(
             "{}: skipped {} document(s) as Trailblaze's recording generator does: {}",
             path.display(),
-            file.skipped.len(),
-            skip_summary(file)
+            skipped.len(),
+            op::skip_summary(skipped)
         );
     }
 }
 
-/// Reads every tool log of `text`, the contents of `path`, for storing.
-fn parse_logs(path: &Path, text: &str, progress: Option<&Progress>) -> Result<Vec<ToolLog>> {
-    let file = read_logs(path, text)?;
-    if let Some(progress) = progress {
-        progress.advance(text.lines().count() as u64);
-    }
-    report_skipped(path, &file);
-    Ok(file.logs)
-}
-
-fn session_id(id: &str) -> Result<SessionId> {
-    Ok(SessionId::new(id)?)
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ObjectiveDocument {
-    step: Option<String>,
-    verify: Option<String>,
-    started_at: i64,
-}
-
-fn read_objectives(path: &Path) -> Result<Vec<Objective>> {
-    let text = crate::ops::files::read_string(path)
-        .map(without_bom)
-        .with_context(|| format!("cannot read objectives {}", path.display()))?;
-    let documents: Vec<ObjectiveDocument> =
-        serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
-    documents
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let (kind, text) = match (d.step, d.verify) {
-                (Some(text), None) => (StepKind::Step, text),
-                (None, Some(text)) => (StepKind::Verify, text),
-                _ => bail!(
-                    "{}: objective {i} needs exactly one of `step` and `verify`",
-                    path.display()
-                ),
-            };
-            Ok(Objective::new(
-                kind,
-                text,
-                Timestamp::from_millis(d.started_at),
-            ))
-        })
-        .collect()
-}
-
-/// A serde_json error as `file:line:column: message`.
-fn json_error(path: &Path, error: &serde_json::Error) -> anyhow::Error {
-    let message = error.to_string();
-    let message = message
-        .find(" at line ")
-        .map_or(message.as_str(), |cut| &message[..cut]);
-    anyhow::anyhow!(
-        "{}:{}:{}: {message}",
-        path.display(),
-        error.line(),
-        error.column()
-    )
-}
-
+/// A substitution of `recording templatize`, its tool numbered from 1.
 #[derive(Serialize, JsonSchema)]
 struct SubstitutionRow {
-    tool: usize,
+    tool: u64,
     path: String,
     key: String,
-    reason: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct SkippedRow {
-    line: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool: Option<String>,
     reason: String,
 }
 
@@ -551,136 +261,79 @@ struct TemplatizeReport {
     trail: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     out: Option<String>,
-    steps: usize,
+    steps: u64,
     substitutions: Vec<SubstitutionRow>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    skipped: Vec<SkippedRow>,
+    skipped: Vec<op::SkippedDocument>,
 }
 
 fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
-    let (logs, logged_objectives, skipped, name) = match (&args.source.logs, &args.source.session) {
-        (Some(path), _) => {
-            let file = read_logs(path, &read_text(path)?)?;
-            let sessions: BTreeSet<&str> = file.logs.iter().map(|l| l.session.as_str()).collect();
-            if sessions.len() > 1 {
-                bail!(
-                    "{} holds the tool logs of {} sessions ({}); import it and templatize one with --session",
-                    path.display(),
-                    sessions.len(),
-                    sessions.into_iter().collect::<Vec<_>>().join(", ")
-                );
-            }
-            if !global.json {
-                report_skipped(path, &file);
-            }
-            let objectives = file
-                .logs
-                .first()
-                .map(|log| file.objectives_of(&log.session))
-                .unwrap_or_default();
-            let skipped = file
-                .skipped
-                .iter()
-                .map(|s| SkippedRow {
-                    line: s.line,
-                    tool: s.tool.clone(),
-                    reason: s.reason.describe(),
-                })
-                .collect();
-            (file.logs, objectives, skipped, path.display().to_string())
-        }
-        (None, Some(id)) => {
-            let session = session_id(id)?;
-            let store = database::open_existing(&global.db)?;
-            let logs = store.list_tool_logs(&session)?;
-            if logs.is_empty() {
-                bail!("session {id:?} has no tool logs in {}", global.db.display());
-            }
-            (logs, Vec::new(), Vec::new(), format!("session {id}"))
-        }
-        (None, None) => bail!("give a file of tool logs or --session"),
+    let store = match &args.source.session {
+        Some(_) => database::open_existing(&global.db)?,
+        None => no_database()?,
     };
-    let objectives = match &args.objectives {
-        Some(path) => read_objectives(path)?,
-        None if !logged_objectives.is_empty() => logged_objectives,
-        None => {
-            let session = logs
-                .first()
-                .map(|l| l.session.to_string())
-                .unwrap_or_default();
-            vec![Objective::new(
-                StepKind::Step,
-                format!("Replay the tool calls of session {session}"),
-                Timestamp::from_millis(i64::MIN),
-            )]
-        }
+    let input = op::TemplatizeInput {
+        session: args.source.session.clone(),
+        logs: None,
+        logs_path: args.source.logs.as_deref().map(named),
+        objectives: Vec::new(),
+        objectives_path: args.objectives.as_deref().map(named),
+        device: Some(args.device.clone()),
+        min_chars: Some(args.min_chars),
+        dry_run: args.dry_run,
+        inside: args.inside,
+        title: args.title.clone(),
     };
-    let mut policy = GenerationPolicy::for_classifier(args.device.clone()).with_template(
-        TemplatePolicy::default()
-            .with_min_chars(args.min_chars)
-            .with_dry_run(args.dry_run)
-            .with_inside(args.inside),
-    );
-    if let Some(title) = &args.title {
-        policy = policy.with_config("title", title.as_str());
+    let generated = op::templatize(&global.env(&store), input)?;
+    if let (Some(path), false) = (&args.source.logs, global.json) {
+        report_skipped(path, &generated.skipped);
     }
-    let generated = agent_memory_recording::generate_recording(&objectives, &logs, &policy)
-        .with_context(|| format!("templatizing {name}"))?;
     let rows: Vec<SubstitutionRow> = generated
         .substitutions
-        .iter()
+        .into_iter()
         .map(|s| SubstitutionRow {
             tool: s.tool_index + 1,
-            path: s.path.clone(),
-            key: s.key.clone(),
-            reason: s.reason.to_string(),
+            path: s.path,
+            key: s.key,
+            reason: s.reason,
         })
         .collect();
-    let steps = objectives.len();
-    if args.dry_run {
+    let mut report = TemplatizeReport {
+        trail: None,
+        out: None,
+        steps: generated.steps,
+        substitutions: rows,
+        skipped: generated.skipped,
+    };
+    let Some(yaml) = generated.trail else {
+        // A dry run: the report only.
         if global.json {
-            return print_json(&TemplatizeReport {
-                trail: None,
-                out: None,
-                steps,
-                substitutions: rows,
-                skipped,
-            });
+            return print_json(&report);
         }
-        print!("{}", substitution_table(&rows));
+        print!("{}", substitution_table(&report.substitutions));
         return Ok(());
-    }
-    let yaml = generated.trail.to_yaml_string()?;
-    match &args.out {
-        Some(out) => {
-            std::fs::write(out, &yaml)
-                .with_context(|| format!("cannot write trail {}", out.display()))?;
-            if global.json {
-                return print_json(&TemplatizeReport {
-                    trail: None,
-                    out: Some(out.display().to_string()),
-                    steps,
-                    substitutions: rows,
-                    skipped,
-                });
-            }
-            println!(
-                "wrote {} ({steps} step(s), {} substitution(s))",
-                out.display(),
-                rows.len()
-            );
-            if !rows.is_empty() {
-                print!("\n{}", substitution_table(&rows));
-            }
+    };
+    let Some(out) = &args.out else {
+        if global.json {
+            report.trail = Some(yaml);
+            return print_json(&report);
         }
-        None if global.json => print_json(&TemplatizeReport {
-            trail: Some(yaml),
-            out: None,
-            steps,
-            substitutions: rows,
-            skipped,
-        })?,
-        None => print!("{yaml}"),
+        print!("{yaml}");
+        return Ok(());
+    };
+    std::fs::write(out, &yaml).with_context(|| format!("cannot write trail {}", out.display()))?;
+    if global.json {
+        report.out = Some(named(out));
+        return print_json(&report);
+    }
+    println!(
+        "wrote {} ({} step(s), {} substitution(s))",
+        out.display(),
+        report.steps,
+        report.substitutions.len()
+    );
+    if !report.substitutions.is_empty() {
+        print!("\n{}", substitution_table(&report.substitutions));
     }
     Ok(())
 }
@@ -701,89 +354,17 @@ fn substitution_table(rows: &[SubstitutionRow]) -> String {
     table.to_string()
 }
 
-/// One value of a memory file: a string, number or boolean, or `{"value": ..., "sensitive":
-/// true}`. Errors name the file and key, never the value.
-fn memory_file_value(path: &Path, key: &str, value: serde_json::Value) -> Result<(String, bool)> {
-    use serde_json::Value;
-    let scalar = |value: Value| match value {
-        Value::String(text) => Some(text),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    };
-    let kind = |value: &Value| match value {
-        Value::Null => "null",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-        _ => "a scalar",
-    };
-    match value {
-        Value::Object(mut entry) => {
-            let sensitive = match entry.remove("sensitive") {
-                None => false,
-                Some(Value::Bool(flag)) => flag,
-                Some(_) => bail!(
-                    "{}: `sensitive` of memory value {key:?} must be true or false",
-                    path.display()
-                ),
-            };
-            if let Some(field) = entry.keys().find(|k| *k != "value") {
-                bail!(
-                    "{}: memory value {key:?} has an unknown field {field:?}; the fields are `value` and `sensitive`",
-                    path.display()
-                );
-            }
-            let Some(value) = entry.remove("value") else {
-                bail!("{}: memory value {key:?} has no `value`", path.display());
-            };
-            let shape = kind(&value);
-            let text = scalar(value).with_context(|| {
-                format!(
-                    "{}: `value` of memory value {key:?} is {shape}, not a string, number or boolean",
-                    path.display()
-                )
-            })?;
-            Ok((text, sensitive))
-        }
-        other => {
-            let shape = kind(&other);
-            let text = scalar(other).with_context(|| {
-                format!(
-                    "{}: memory value {key:?} is {shape}, not a string, number, boolean or {{\"value\": ..., \"sensitive\": true}}",
-                    path.display()
-                )
-            })?;
-            Ok((text, false))
-        }
-    }
+/// The memory values of `--memory`, `--set` and `--secret`, as an operation takes them.
+struct MemoryInput {
+    memory_path: Option<String>,
+    memory: BTreeMap<String, String>,
+    secrets: BTreeMap<String, String>,
 }
 
-/// The memory values of `--memory`, then `--set`, then `--secret`, as replay seeds: later
-/// sources win on a key, and a key marked sensitive anywhere stays sensitive.
-fn memory_values(values: &MemoryValues) -> Result<Seeds> {
-    let mut seeds = Seeds::new();
-    if let Some(path) = &values.memory {
-        let text = crate::ops::files::read_string(path)
-            .map(without_bom)
-            .with_context(|| format!("cannot read memory values {}", path.display()))?;
-        let object: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
-        for (key, value) in object {
-            let (text, sensitive) = memory_file_value(path, &key, value)?;
-            if sensitive {
-                seeds.secrets.insert(key, text);
-            } else {
-                seeds.memory.insert(key, text);
-            }
-        }
-    }
-    for (key, value) in &values.set {
-        if seeds.secrets.contains_key(key) {
-            seeds.secrets.insert(key.clone(), value.clone());
-        } else {
-            seeds.memory.insert(key.clone(), value.clone());
-        }
-    }
+/// `values` as an operation's input: a later `--set` or `--secret` wins over an earlier one
+/// on a key.
+fn memory_input(values: &MemoryValues) -> Result<MemoryInput> {
+    let mut secrets = BTreeMap::new();
     for (i, text) in values.secret.iter().enumerate() {
         let Some((key, value)) = text.split_once('=').filter(|(key, _)| !key.is_empty()) else {
             bail!(
@@ -791,23 +372,13 @@ fn memory_values(values: &MemoryValues) -> Result<Seeds> {
                 i + 1
             );
         };
-        seeds.memory.remove(key);
-        seeds.secrets.insert(key.to_owned(), value.to_owned());
+        secrets.insert(key.to_owned(), value.to_owned());
     }
-    Ok(seeds)
-}
-
-/// The seeds as a memory with provenance, secrets marked sensitive (for lint).
-fn seeds_memory(seeds: &Seeds) -> Memory {
-    let mut memory = Memory::new();
-    let at = || Provenance::unknown(Timestamp::from_millis(0));
-    for (key, value) in &seeds.memory {
-        memory.remember(key.clone(), value.clone(), at());
-    }
-    for (key, value) in &seeds.secrets {
-        memory.remember_secret(key.clone(), value.clone(), at());
-    }
-    memory
+    Ok(MemoryInput {
+        memory_path: values.memory.as_deref().map(named),
+        memory: values.set.iter().cloned().collect(),
+        secrets,
+    })
 }
 
 /// `recording replay --json`: the planned steps, or the memory keys nothing resolves.
@@ -815,74 +386,35 @@ fn seeds_memory(seeds: &Seeds) -> Memory {
 #[serde(untagged)]
 enum ReplayReport<'a> {
     /// Every step with its calls, parameters masked.
-    Steps(Vec<PlannedStepRow>),
+    Steps(&'a [op::PlannedStepEntry]),
     /// The keys the replay could not resolve (the command fails).
     Unresolved {
         /// Each unresolved key and where it is used.
-        unresolved: Vec<UnresolvedRow<'a>>,
+        unresolved: &'a [UnresolvedToken],
     },
 }
 
-#[derive(Serialize, JsonSchema)]
-struct PlannedStepRow {
-    step: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kind: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    objective: Option<String>,
-    trailhead: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    classifier: Option<String>,
-    action: &'static str,
-    calls: Vec<CallRow>,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct CallRow {
-    tool: String,
-    #[schemars(schema_with = "agent_memory_contract::portable::json_object")]
-    parameters: serde_json::Value,
-    location: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct UnresolvedRow<'a> {
-    key: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    step: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool: Option<&'a str>,
-    path: &'a str,
-}
-
-fn unresolved_rows(missing: &[MissingKey]) -> Vec<UnresolvedRow<'_>> {
-    missing
-        .iter()
-        .map(|m| UnresolvedRow {
-            key: &m.key,
-            step: m.step.map(|s| s + 1),
-            tool: m.tool.as_deref(),
-            path: &m.path,
-        })
-        .collect()
-}
-
 /// Prints `missing` (a table, or JSON lines in a step session) and fails naming the keys.
-fn report_unresolved(args: &ReplayArgs, global: &GlobalArgs, missing: &[MissingKey]) -> Result<()> {
-    let rows = unresolved_rows(missing);
+fn report_unresolved(
+    args: &ReplayArgs,
+    global: &GlobalArgs,
+    missing: &[UnresolvedToken],
+) -> Result<()> {
     if args.step {
         println!(
             "{}",
-            serde_json::json!({ "event": "unresolved", "unresolved": rows })
+            serde_json::json!({ "event": "unresolved", "unresolved": missing })
         );
     } else if global.json {
-        print_json(&ReplayReport::Unresolved { unresolved: rows })?;
+        print_json(&ReplayReport::Unresolved {
+            unresolved: missing,
+        })?;
     } else {
         let mut table = Table::new(["key", "step", "tool", "path"]);
         for m in missing {
             table.row([
                 m.key.clone(),
-                m.step.map_or_else(String::new, |s| (s + 1).to_string()),
+                m.step.map_or_else(String::new, |s| s.to_string()),
                 m.tool.clone().unwrap_or_default(),
                 m.path.clone(),
             ]);
@@ -899,72 +431,54 @@ fn report_unresolved(args: &ReplayArgs, global: &GlobalArgs, missing: &[MissingK
     );
 }
 
-fn kind_name(kind: StepKind) -> &'static str {
-    kind.key()
-}
-
 fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
-    let trail = read_trail(&args.trail)?;
-    let mut seeds = memory_values(&args.values)?;
-    for (name, value) in &args.args {
-        seeds
-            .args
-            .insert(name.clone(), serde_json::Value::String(value.clone()));
-    }
-    let options = if args.step {
-        ReplayOptions::default()
-    } else {
-        // The plan shows each call as memory stands before the run: a token a known writer
-        // produces later stays a token.
-        ReplayOptions::default().with_missing(MissingKeys::Leave)
-    };
-    let mut replayer = Replayer::new(&trail, &args.device, &seeds, options)
-        .with_context(|| format!("replaying {}", args.trail.display()))?;
-    let missing = replayer.analysis()?;
-    if !missing.is_empty() {
-        return report_unresolved(args, global, &missing);
+    let values = memory_input(&args.values)?;
+    let trail_args: BTreeMap<String, String> = args.args.iter().cloned().collect();
+    let store = no_database()?;
+    let env = global.env(&store);
+    let plan = op::replay(
+        &env,
+        op::ReplayInput {
+            trail: None,
+            trail_path: Some(named(&args.trail)),
+            device: args.device.clone(),
+            memory_path: values.memory_path.clone(),
+            memory: values.memory.clone(),
+            secrets: values.secrets.clone(),
+            args: trail_args.clone(),
+        },
+    )?;
+    if !plan.unresolved.is_empty() {
+        return report_unresolved(args, global, &plan.unresolved);
     }
     if args.step {
-        return step_session(args, global, &mut replayer);
-    }
-    let mut rows: Vec<PlannedStepRow> = replayer
-        .outline()
-        .iter()
-        .enumerate()
-        .map(|(i, step)| PlannedStepRow {
-            step: i + 1,
-            kind: step.objective.as_ref().map(|(k, _)| kind_name(*k)),
-            objective: step.objective.as_ref().map(|(_, text)| text.clone()),
-            trailhead: step.trailhead,
-            classifier: step.classifier.clone(),
-            action: match step.action {
-                StepAction::Replay(_) => "replay",
-                StepAction::Agent => "agent",
-            },
-            calls: Vec::new(),
-        })
-        .collect();
-    while let Some(dispatch) = replayer.next_dispatch()? {
-        if let (Action::Call(call), Some(row)) = (&dispatch.action, rows.get_mut(dispatch.step)) {
-            row.calls.push(CallRow {
-                tool: call.tool.clone(),
-                parameters: call.masked_parameters().clone(),
-                location: call.location.clone(),
-            });
-        }
-        replayer.complete(MemoryWrites::new())?;
+        let next_call = |writes: Vec<Value>| op::NextCallInput {
+            trail: None,
+            trail_path: Some(named(&args.trail)),
+            device: args.device.clone(),
+            memory_path: values.memory_path.clone(),
+            memory: values.memory.clone(),
+            secrets: values.secrets.clone(),
+            args: trail_args.clone(),
+            writes,
+        };
+        return step_session(args, global, &env, next_call);
     }
     if global.json {
-        return print_json(&ReplayReport::Steps(rows));
+        return print_json(&ReplayReport::Steps(&plan.steps));
     }
-    for step in &rows {
+    for step in &plan.steps {
         let title = match (step.kind, &step.objective) {
-            (Some(kind), Some(text)) if step.trailhead => format!("trailhead {kind}: {text}"),
-            (Some(kind), Some(text)) => format!("{kind}: {text}"),
+            (Some(kind), Some(text)) if step.trailhead => {
+                format!("trailhead {}: {text}", kind.as_str())
+            }
+            (Some(kind), Some(text)) => format!("{}: {text}", kind.as_str()),
             _ => "tools".to_owned(),
         };
         let how = match (step.action, &step.classifier, step.calls.len()) {
-            ("agent", _, _) => format!("no recording for {}: the agent drives it", args.device),
+            (PlannedAction::Agent, _, _) => {
+                format!("no recording for {}: the agent drives it", args.device)
+            }
             (_, _, 0) => "a deliberate no-op".to_owned(),
             (_, Some(classifier), _) => format!("replayed from {classifier}"),
             _ => "replayed".to_owned(),
@@ -977,79 +491,99 @@ fn replay(args: &ReplayArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// The `--step` session: one JSON line out per dispatch, one JSON line of memory writes in.
-/// A line that is not valid writes gets an `error` event and the same dispatch stays
-/// pending; stdin closing before the end is an error.
-fn step_session(args: &ReplayArgs, global: &GlobalArgs, replayer: &mut Replayer<'_>) -> Result<()> {
+/// The `--step` session: one JSON line out per dispatch, one JSON line of memory writes in,
+/// each dispatch the contract's next call (`input` of the writes so far). A line that is not
+/// valid writes gets an `error` event and the same dispatch stays pending; stdin closing
+/// before the end is an error.
+fn step_session(
+    args: &ReplayArgs,
+    global: &GlobalArgs,
+    env: &crate::ops::Env<'_>,
+    input: impl Fn(Vec<Value>) -> op::NextCallInput,
+) -> Result<()> {
     use std::io::BufRead;
-    let emit = |value: serde_json::Value| println!("{value}");
+    let emit = |value: Value| println!("{value}");
+    let mut writes: Vec<Value> = Vec::new();
+    let mut next = op::next_call(env, input(Vec::new()))?;
     emit(serde_json::json!({
         "event": "start",
         "device": args.device,
-        "dispatches": replayer.len(),
+        "dispatches": next.dispatches_total,
     }));
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let mut line_number = 0;
     loop {
-        let dispatch = match replayer.next_dispatch() {
-            Ok(Some(dispatch)) => dispatch,
-            Ok(None) => break,
-            Err(agent_memory_recording::Error::Unresolved { missing }) => {
-                return report_unresolved(args, global, &missing);
-            }
-            Err(other) => return Err(other.into()),
+        if !next.unresolved.is_empty() {
+            return report_unresolved(args, global, &next.unresolved);
+        }
+        let Some(dispatch) = &next.next else {
+            break;
         };
-        emit(dispatch_event(&dispatch)?);
+        emit(dispatch_event(dispatch)?);
         loop {
             line_number += 1;
             let Some(line) = lines.next() else {
                 bail!(
                     "stdin closed after {} of {} dispatches; send the memory writes of each, `{{}}` for none",
-                    replayer.completed().len(),
-                    replayer.len()
+                    writes.len(),
+                    next.dispatches_total
                 );
             };
             let line = line.context("cannot read stdin")?;
-            let parsed = serde_json::from_str::<serde_json::Value>(&line)
-                .map_err(|e| anyhow::anyhow!("not JSON: {}", json_message(&e)))
-                .and_then(|value| Ok(MemoryWrites::from_json(&value)?));
-            match parsed {
-                Ok(writes) => {
-                    replayer.complete(writes)?;
+            let error = |message: String| serde_json::json!({"event": "error", "line": line_number, "message": message});
+            let value = match serde_json::from_str::<Value>(&line) {
+                Ok(value) => value,
+                Err(e) => {
+                    emit(error(format!("not JSON: {}", json_message(&e))));
+                    continue;
+                }
+            };
+            writes.push(value);
+            let these = format!("writes[{}]", writes.len() - 1);
+            match op::next_call(env, input(writes.clone())) {
+                Ok(answer) => {
+                    next = answer;
                     break;
                 }
-                Err(e) => emit(serde_json::json!({
-                    "event": "error",
-                    "line": line_number,
-                    "message": format!("{e:#}"),
-                })),
+                // The line's writes are not what a replay reads: the dispatch stays pending.
+                Err(refused) if refused.input() == Some(these.as_str()) => {
+                    writes.pop();
+                    emit(error(refused.message().to_owned()));
+                }
+                Err(other) => return Err(other.into()),
             }
         }
     }
     emit(serde_json::json!({
         "event": "done",
-        "dispatches": replayer.completed().len(),
+        "dispatches": writes.len(),
     }));
     Ok(())
 }
 
-/// A dispatch as a session event, numbered from 1 like every step and tool the command
-/// prints: `{"event": "dispatch", "dispatch": 1, "step": 1, ...}`.
-fn dispatch_event(dispatch: &agent_memory_recording::Dispatch) -> Result<serde_json::Value> {
-    let serde_json::Value::Object(fields) = serde_json::to_value(dispatch)? else {
-        bail!("a dispatch serializes as a JSON object");
+/// A dispatch (the contract's `next`) as a session event, numbered from 1 like every step
+/// and tool the command prints: `{"event": "dispatch", "dispatch": 1, "step": 1, ...}`.
+fn dispatch_event(dispatch: &Value) -> Result<Value> {
+    let Value::Object(fields) = dispatch else {
+        bail!("a dispatch is a JSON object");
+    };
+    let number = |key: &str| {
+        fields
+            .get(key)
+            .and_then(Value::as_u64)
+            .map_or(Value::Null, |n| (n + 1).into())
     };
     let mut event = serde_json::Map::new();
     event.insert("event".to_owned(), "dispatch".into());
-    event.insert("dispatch".to_owned(), (dispatch.index + 1).into());
-    event.insert("step".to_owned(), (dispatch.step + 1).into());
+    event.insert("dispatch".to_owned(), number("index"));
+    event.insert("step".to_owned(), number("step"));
     for (key, value) in fields {
         if key != "index" && key != "step" {
-            event.insert(key, value);
+            event.insert(key.clone(), value.clone());
         }
     }
-    Ok(serde_json::Value::Object(event))
+    Ok(Value::Object(event))
 }
 
 /// A serde_json error's message without its position suffix.
@@ -1060,59 +594,27 @@ fn json_message(error: &serde_json::Error) -> String {
         .map_or(message.clone(), |cut| message[..cut].to_owned())
 }
 
-/// A finding of `recording lint --json`.
-#[derive(Serialize, JsonSchema)]
-struct StaleRow {
-    location: String,
-    kind: &'static str,
-    key: String,
-    reason: String,
-    found_in: String,
-}
-
 fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
-    let trail = read_trail(&args.trail)?;
-    let memory = seeds_memory(&memory_values(&args.values)?);
-    let policy = TemplatePolicy::default().with_min_chars(args.min_chars);
-    // Each past snapshot with the index of the tool log that holds it.
-    let past: Vec<(usize, Snapshot)> = match &args.session {
-        Some(id) => {
-            let store = database::open_existing(&global.db)?;
-            let logs = store.list_tool_logs(&session_id(id)?)?;
-            if logs.is_empty() {
-                bail!("session {id:?} has no tool logs in {}", global.db.display());
-            }
-            logs.iter()
-                .enumerate()
-                .filter_map(|(i, log)| {
-                    Some((i, Snapshot::from_stored(log.memory_snapshot.as_ref()?)))
-                })
-                .collect()
-        }
-        None => Vec::new(),
+    let values = memory_input(&args.values)?;
+    let store = match &args.session {
+        Some(_) => database::open_existing(&global.db)?,
+        None => no_database()?,
     };
-    let snapshots: Vec<Snapshot> = past.iter().map(|(_, s)| s.clone()).collect();
-    let findings = lint_trail(&trail, &memory.snapshot(), &snapshots, &policy)?;
-    let rows: Vec<StaleRow> = findings
-        .into_iter()
-        .map(|f| StaleRow {
-            location: f.location,
-            kind: f.found.name(),
-            key: f.key,
-            reason: f.reason.to_string(),
-            found_in: match f.origin {
-                Origin::Current => "current memory".to_owned(),
-                Origin::Past(i) => match (past.get(i), &args.session) {
-                    (Some((tool, _)), Some(id)) => {
-                        format!("session {id}, after tool {}", tool + 1)
-                    }
-                    _ => format!("past snapshot {i}"),
-                },
-            },
-        })
-        .collect();
+    let report = op::lint(
+        &global.env(&store),
+        op::LintInput {
+            trail: None,
+            trail_path: Some(named(&args.trail)),
+            memory_path: values.memory_path,
+            memory: values.memory,
+            secrets: values.secrets,
+            session: args.session.clone(),
+            min_chars: Some(args.min_chars),
+        },
+    )?;
+    let rows = &report.findings;
     if global.json {
-        print_json(&rows)?;
+        print_json(rows)?;
     } else if rows.is_empty() {
         println!(
             "{}: no literal equals or holds a memory value",
@@ -1120,10 +622,10 @@ fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
         );
     } else {
         let mut table = Table::new(["location", "kind", "token", "reason", "found in"]);
-        for row in &rows {
+        for row in rows {
             table.row([
                 row.location.clone(),
-                row.kind.to_owned(),
+                row.kind.as_str().to_owned(),
                 format!("${{{}}}", row.key),
                 row.reason.clone(),
                 row.found_in.clone(),
@@ -1148,29 +650,28 @@ struct FormattedTrail {
     canonical: bool,
 }
 
-/// `fmt`: every file parsed first (a trail Trailblaze would refuse is an error and nothing
-/// is written), then each rewritten in canonical form, printed, or checked.
+/// `fmt`: every file parsed first by the operation (a trail Trailblaze would refuse is an
+/// error and nothing is written), then each rewritten in canonical form, printed, or checked.
 fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
-    let mut formatted = Vec::new();
-    for path in &args.trails {
-        let text = crate::ops::files::read_string(path)
-            .with_context(|| format!("cannot read trail {}", path.display()))?;
-        let trail = Trail::from_yaml_str(&text, &path.display().to_string())?;
-        let canonical = trail.to_yaml_string()?;
-        formatted.push((path, text, canonical));
-    }
+    let store = no_database()?;
+    let formatted = op::fmt(
+        &global.env(&store),
+        op::FmtInput {
+            trail: None,
+            paths: args.trails.iter().map(|p| named(p)).collect(),
+        },
+    )?;
     let mut report = Vec::new();
-    for (path, text, canonical) in &formatted {
-        let same = text == canonical;
+    for (path, trail) in args.trails.iter().zip(&formatted.trails) {
         if args.stdout {
-            print!("{canonical}");
-        } else if !args.check && !same {
-            std::fs::write(path, canonical)
+            print!("{}", trail.formatted);
+        } else if !args.check && !trail.canonical {
+            std::fs::write(path, &trail.formatted)
                 .with_context(|| format!("cannot write trail {}", path.display()))?;
         }
         report.push(FormattedTrail {
-            file: path.display().to_string(),
-            canonical: same,
+            file: trail.file.clone(),
+            canonical: trail.canonical,
         });
     }
     if args.stdout {
@@ -1198,47 +699,37 @@ fn fmt(args: &FmtArgs, global: &GlobalArgs) -> Result<()> {
     Ok(())
 }
 
-/// The schemas of what `recording` prints with `--json` beyond the operations' outputs
-/// (`templatize` and `lint` read files and print more than the operations of that name).
+/// The schemas of what `recording` prints with `--json` beyond the operations' outputs:
+/// `templatize` numbers tools from 1 and says where it wrote the trail, and `replay`, `lint`,
+/// `fmt` and `import` print a list from their operation's output.
 pub(super) fn schemas() -> Vec<(String, Schema)> {
     use super::output;
     vec![
         output::<TemplatizeReport>("recording_templatize_report.output"),
-        output::<ReplayReport<'static>>("recording_replay.output"),
-        output::<Vec<StaleRow>>("recording_lint_report.output"),
-        output::<Vec<FormattedTrail>>("recording_fmt.output"),
-        output::<Vec<ImportedSession>>("recording_import.output"),
+        output::<ReplayReport<'static>>("recording_replay_report.output"),
+        output::<Vec<op::LintFinding>>("recording_lint_report.output"),
+        output::<Vec<FormattedTrail>>("recording_fmt_report.output"),
+        output::<Vec<op::ImportedSession>>("recording_import_report.output"),
     ]
 }
 
-/// A session of `recording import --json`.
-#[derive(Serialize, JsonSchema)]
-struct ImportedSession {
-    /// The session.
-    session: String,
-    /// Its tool logs in the file.
-    logs: usize,
-    /// Whether the database already held exactly these logs (nothing was written for it).
-    already_imported: bool,
-}
-
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
-    let text = read_text(&args.logs)?;
-    // Every line is read and checked before the first write.
-    let lines = text.lines().count() as u64;
-    let progress = Progress::start(Some(lines * 2), "importing tool logs");
-    let logs = parse_logs(&args.logs, &text, Some(&progress))?;
-    refuse_empty(&args.logs, &logs)?;
+    let input = op::ImportInput {
+        path: named(&args.logs),
+    };
+    let progress = Progress::start(None, "importing tool logs");
+    // Every document is read and checked before the database is opened, so a file refused
+    // creates no database. The user names their own files.
+    let read = op::ToolLogImport::read(&input, &FileAccess::Any)?;
+    report_skipped(&args.logs, read.skipped());
     let store = database::open(&global.db)?;
-    let sessions = store_logs(&store, &args.logs, &text, &logs, &global.db)?;
-    progress.advance(logs.len() as u64);
+    let imported = read.store(&global.env(&store))?;
     progress.finish();
-    let report = sessions;
     if global.json {
-        return print_json(&report);
+        return print_json(&imported.sessions);
     }
     let mut table = Table::new(["session", "tool logs", ""]);
-    for row in &report {
+    for row in &imported.sessions {
         let state = if row.already_imported {
             "already imported, unchanged"
         } else {

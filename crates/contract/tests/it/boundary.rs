@@ -261,7 +261,7 @@ fn turns(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {
     ]
 }
 
-fn recording() -> Vec<Call> {
+fn recording(folder: &std::path::Path) -> Vec<Call> {
     let log = |tool: &str, parameters: Value, at: i64| {
         json!({
             "toolName": tool,
@@ -276,6 +276,11 @@ fn recording() -> Vec<Call> {
         })
     };
     let trail = "- tools:\n  - signIn:\n      email: shop@example.com\n";
+    let file = folder.join("tool-logs.jsonl");
+    let mut filed = log("signIn", json!({"email": "shop@example.com"}), 3000);
+    filed["session"] = json!("filed");
+    std::fs::write(&file, format!("{filed}\n")).expect("tool logs written");
+    let file = file.display().to_string();
     vec![
         (
             "recording_append",
@@ -299,6 +304,16 @@ fn recording() -> Vec<Call> {
             "recording_next_call",
             json!({"trail": trail, "trail_path": "t.yaml", "device": "android-phone"}),
         ),
+        ("recording_import", json!({"path": file})),
+        ("recording_import", json!({"path": file})),
+        ("recording_import", json!({"path": "absent.jsonl"})),
+        ("recording_replay", json!({"trail": trail, "device": "web"})),
+        (
+            "recording_replay",
+            json!({"trail": "- tools:\n  - signIn:\n      email: ${nobody}\n", "device": "web"}),
+        ),
+        ("recording_fmt", json!({"trail": trail})),
+        ("recording_fmt", json!({"trail": "- tools: [unclosed"})),
     ]
 }
 
@@ -382,7 +397,7 @@ fn every_operation_answers_from_json() {
     check("trajectory", trajectory(), at, &mut seen);
     check("browser", browser(at), at, &mut seen);
     check("turns", turns(&log, at), at, &mut seen);
-    check("recording", recording(), at, &mut seen);
+    check("recording", recording(at), at, &mut seen);
     check("notes", notes(), at, &mut seen);
     check("admin", admin(), at, &mut seen);
 

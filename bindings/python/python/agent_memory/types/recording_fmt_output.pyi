@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import List, TypedDict
 
-from typing_extensions import TypeAlias
-
 
 class FormattedTrail(TypedDict):
     canonical: bool
     file: str
+    formatted: str
 
 
-ArrayOfFormattedTrail: TypeAlias = List[FormattedTrail]
+class FmtOutput(TypedDict):
+    trails: List[FormattedTrail]

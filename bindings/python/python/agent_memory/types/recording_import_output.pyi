@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import List, TypedDict
 
-from typing_extensions import TypeAlias
+from typing_extensions import NotRequired
 
 
 class ImportedSession(TypedDict):
@@ -15,4 +15,12 @@ class ImportedSession(TypedDict):
     session: str
 
 
-ArrayOfImportedSession: TypeAlias = List[ImportedSession]
+class SkippedDocument(TypedDict):
+    line: int
+    reason: str
+    tool: NotRequired[str]
+
+
+class ImportOutput(TypedDict):
+    sessions: List[ImportedSession]
+    skipped: NotRequired[List[SkippedDocument]]

@@ -11,7 +11,9 @@ from typing_extensions import NotRequired
 
 class LintInput(TypedDict):
     memory: NotRequired[Dict[str, str]]
+    memory_path: NotRequired[str]
     min_chars: NotRequired[int]
+    secrets: NotRequired[Dict[str, str]]
     session: NotRequired[str]
     trail: NotRequired[str]
     trail_path: NotRequired[str]

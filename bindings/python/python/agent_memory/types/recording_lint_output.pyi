@@ -4,12 +4,17 @@
 
 from __future__ import annotations
 
-from typing import List, TypedDict
+from typing import List, Literal, TypedDict
+
+from typing_extensions import TypeAlias
+
+LiteralKind: TypeAlias = Literal['equals', 'contains']
 
 
 class LintFinding(TypedDict):
     found_in: str
     key: str
+    kind: LiteralKind
     location: str
     reason: str
 

@@ -4,17 +4,19 @@
 
 from __future__ import annotations
 
-from typing import List, TypedDict
+from typing import List, Literal, TypedDict
 
 from typing_extensions import TypeAlias
 
+LiteralKind: TypeAlias = Literal['equals', 'contains']
 
-class StaleRow(TypedDict):
+
+class LintFinding(TypedDict):
     found_in: str
     key: str
-    kind: str
+    kind: LiteralKind
     location: str
     reason: str
 
 
-ArrayOfStaleRow: TypeAlias = List[StaleRow]
+ArrayOfLintFinding: TypeAlias = List[LintFinding]

@@ -10,8 +10,10 @@ from typing_extensions import NotRequired
 
 
 class NextCallInput(TypedDict):
+    args: NotRequired[Dict[str, str]]
     device: str
     memory: NotRequired[Dict[str, str]]
+    memory_path: NotRequired[str]
     secrets: NotRequired[Dict[str, str]]
     trail: NotRequired[str]
     trail_path: NotRequired[str]

@@ -4,12 +4,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, TypedDict
+from typing import Any, Dict, List, TypedDict
 
 from typing_extensions import NotRequired
+
+
+class UnresolvedToken(TypedDict):
+    key: str
+    path: str
+    step: NotRequired[int]
+    tool: NotRequired[str]
 
 
 class NextCallOutput(TypedDict):
     dispatches_total: int
     done: bool
     next: NotRequired[Dict[str, Any]]
+    unresolved: NotRequired[List[UnresolvedToken]]

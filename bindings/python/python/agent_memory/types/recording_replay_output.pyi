@@ -4,36 +4,39 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, TypedDict, Union
+from typing import Any, Dict, List, Literal, TypedDict
 
 from typing_extensions import NotRequired, TypeAlias
 
+ObjectiveKind: TypeAlias = Literal['step', 'verify']
 
-class CallRow(TypedDict):
+
+PlannedAction: TypeAlias = Literal['replay', 'agent']
+
+
+class PlannedCall(TypedDict):
     location: str
     parameters: Dict[str, Any]
     tool: str
 
 
-class PlannedStepRow(TypedDict):
-    action: str
-    calls: List[CallRow]
+class PlannedStepEntry(TypedDict):
+    action: PlannedAction
+    calls: List[PlannedCall]
     classifier: NotRequired[str]
-    kind: NotRequired[str]
+    kind: NotRequired[ObjectiveKind]
     objective: NotRequired[str]
     step: int
     trailhead: bool
 
 
-class UnresolvedRow(TypedDict):
+class UnresolvedToken(TypedDict):
     key: str
     path: str
     step: NotRequired[int]
     tool: NotRequired[str]
 
 
-class ReplayReport1(TypedDict):
-    unresolved: List[UnresolvedRow]
-
-
-ReplayReport: TypeAlias = Union[List[PlannedStepRow], ReplayReport1]
+class ReplayOutput(TypedDict):
+    steps: List[PlannedStepEntry]
+    unresolved: NotRequired[List[UnresolvedToken]]

@@ -39,7 +39,11 @@ class ToolLogDocument(TypedDict):
 class TemplatizeInput(TypedDict):
     device: NotRequired[str]
     dry_run: NotRequired[bool]
+    inside: NotRequired[bool]
     logs: NotRequired[List[ToolLogDocument]]
+    logs_path: NotRequired[str]
     min_chars: NotRequired[int]
     objectives: NotRequired[List[ObjectiveInput]]
+    objectives_path: NotRequired[str]
     session: NotRequired[str]
+    title: NotRequired[str]

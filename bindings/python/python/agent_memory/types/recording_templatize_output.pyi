@@ -9,6 +9,12 @@ from typing import List, TypedDict
 from typing_extensions import NotRequired
 
 
+class SkippedDocument(TypedDict):
+    line: int
+    reason: str
+    tool: NotRequired[str]
+
+
 class SubstitutionEntry(TypedDict):
     key: str
     path: str
@@ -17,6 +23,7 @@ class SubstitutionEntry(TypedDict):
 
 
 class TemplatizeOutput(TypedDict):
+    skipped: NotRequired[List[SkippedDocument]]
     steps: int
     substitutions: List[SubstitutionEntry]
     trail: NotRequired[str]

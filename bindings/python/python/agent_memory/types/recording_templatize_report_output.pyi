@@ -9,7 +9,7 @@ from typing import List, TypedDict
 from typing_extensions import NotRequired
 
 
-class SkippedRow(TypedDict):
+class SkippedDocument(TypedDict):
     line: int
     reason: str
     tool: NotRequired[str]
@@ -24,7 +24,7 @@ class SubstitutionRow(TypedDict):
 
 class TemplatizeReport(TypedDict):
     out: NotRequired[str]
-    skipped: NotRequired[List[SkippedRow]]
+    skipped: NotRequired[List[SkippedDocument]]
     steps: int
     substitutions: List[SubstitutionRow]
     trail: NotRequired[str]
