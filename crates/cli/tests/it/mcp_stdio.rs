@@ -151,7 +151,6 @@ fn every_line_gets_an_answer_in_order() {
         )
         .as_bytes(),
     );
-    server.send(notes_call(7, r#"{"command":"view","path":"/memories"}"#).as_bytes());
 
     let (id, code, message) = error_of(&server.answer());
     assert_eq!((id, code), (Value::Null, -32700), "{message}");
@@ -177,6 +176,9 @@ fn every_line_gets_an_answer_in_order() {
         created["result"]["structuredContent"]["text"],
         "File created successfully at: /memories/d.md"
     );
+    // The service runs tool calls side by side and answers each when it is done, so the
+    // listing is asked for once the write it must show has been answered.
+    server.send(notes_call(7, r#"{"command":"view","path":"/memories"}"#).as_bytes());
     let listed = server.answer();
     assert_eq!(listed["id"], 7, "{listed}");
     let listing = listed["result"]["structuredContent"]["text"]
