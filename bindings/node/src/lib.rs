@@ -61,7 +61,8 @@ pub struct NativeStore {
 /// Opens `db` and describes it for messages (a URL loses its password).
 fn open_store(db: &str) -> Result<(Store, String)> {
     let path = Path::new(db);
-    let store = database::open(path).map_err(contract_failure)?;
+    let store = database::open(path, &agent_memory_core::SharedClock::default())
+        .map_err(contract_failure)?;
     Ok((store, database::describe(path)))
 }
 

@@ -95,9 +95,11 @@ impl NativeStore {
         let location = database::describe(&path);
         let shown = location.clone();
         let store = detached(py, "opening the store", move || {
-            database::open(&path).map_err(|failure| match failure.input() {
-                Some(_) => failure,
-                None => failure.about(shown),
+            database::open(&path, &agent_memory_core::SharedClock::default()).map_err(|failure| {
+                match failure.input() {
+                    Some(_) => failure,
+                    None => failure.about(shown),
+                }
             })
         })?;
         Ok(NativeStore { store, location })

@@ -55,7 +55,8 @@ fn call(env: &Env<'_>, operation: &str, input: Value) -> Value {
 /// Fills `db` with `episodes` episodes and `trajectories` browser runs, and the rest, and a
 /// partition `wide` of `wide` groups of one episode each.
 fn fill(db: &Path, episodes: usize, trajectories: usize, wide: usize) {
-    let store = database::open(db).expect("open the store");
+    let store =
+        database::open(db, &agent_memory_core::SharedClock::default()).expect("open the store");
     let env = Env {
         store: &store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(START))),

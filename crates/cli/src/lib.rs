@@ -110,6 +110,35 @@ impl GlobalArgs {
             None => Box::new(agent_memory_core::SystemClock),
         }
     }
+
+    /// [`Self::clock`], shared with a store that stamps its writes.
+    pub(crate) fn shared_clock(&self) -> agent_memory_core::SharedClock {
+        match self.now {
+            Some(at) => {
+                agent_memory_core::SharedClock::new(agent_memory_core::ManualClock::new(at))
+            }
+            None => agent_memory_core::SharedClock::default(),
+        }
+    }
+
+    /// The database of `--db`, created if needed ([`database::open`]), stamping its writes
+    /// with "now".
+    pub(crate) fn open(&self) -> ops::Result<database::Store> {
+        database::open(&self.db, &self.shared_clock())
+    }
+
+    /// The existing database of `--db`, for a change ([`database::open_existing_for_writing`]).
+    pub(crate) fn open_existing_for_writing(&self) -> ops::Result<database::Store> {
+        database::open_existing_for_writing(&self.db, &self.shared_clock())
+    }
+
+    /// A private database in memory, for a command that works on a file without a store.
+    pub(crate) fn open_scratch(&self) -> ops::Result<database::Store> {
+        database::open(
+            std::path::Path::new(database::IN_MEMORY),
+            &self.shared_clock(),
+        )
+    }
 }
 
 /// Runs the command line on `args` (the program's name first, as `std::env::args_os` gives

@@ -103,7 +103,7 @@ pub(crate) fn run(op: &Operation, input: Option<PathBuf>, global: &GlobalArgs) -
     };
     let store = match op.effect {
         Effect::Reads => database::open_existing(&global.db)?,
-        Effect::Writes | Effect::Deletes => database::open(&global.db)?,
+        Effect::Writes | Effect::Deletes => global.open()?,
     };
     let output = op.call(&global.env(&store), value)?;
     crate::output::print_json(&output)

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use crate::{Error, Result, ResultExt};
 use agent_memory_core::store::browser::BrowserStore;
-use agent_memory_core::{MetaStore, NoteStore, PatternStore, SessionStore, ToolLogStore};
+use agent_memory_core::{
+    MetaStore, NoteStore, PatternStore, SessionStore, SharedClock, ToolLogStore,
+};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 
@@ -185,19 +187,27 @@ pub const IN_MEMORY: &str = ":memory:";
 /// Opens (creating if needed) the database `db`: a SQLite file (and its folder), a private
 /// SQLite database in memory for [`IN_MEMORY`] (`":memory:"`, gone when the store is
 /// dropped), or the memory in a PostgreSQL database (its schema created or migrated on first
-/// use).
-pub fn open(db: &Path) -> Result<Store> {
+/// use). The store stamps what it writes (a session event, a note) with `clock`'s time, so a
+/// door's fixed "now" holds for every time it shows.
+pub fn open(db: &Path, clock: &SharedClock) -> Result<Store> {
     if is_postgres(db) {
-        return connect(db, false);
+        return connect(db, false, clock);
     }
     if db == Path::new(IN_MEMORY) {
-        return Ok(Arc::new(SqliteStore::open_in_memory()?));
+        return Ok(Arc::new(SqliteStore::open_in_memory_with(
+            &sqlite_options(clock),
+        )?));
     }
-    Ok(Arc::new(open_file(db)?))
+    Ok(Arc::new(open_file(db, clock)?))
 }
 
-/// Opens the SQLite file at `path` (creating it and its folder if needed).
-pub fn open_file(path: &Path) -> Result<SqliteStore> {
+fn sqlite_options(clock: &SharedClock) -> SqliteOptions {
+    SqliteOptions::default().with_clock(clock.clone())
+}
+
+/// Opens the SQLite file at `path` (creating it and its folder if needed), its writes stamped
+/// by `clock`.
+pub fn open_file(path: &Path, clock: &SharedClock) -> Result<SqliteStore> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if folder.exists() && !folder.is_dir() {
             return Err(Error::invalid(
@@ -218,7 +228,7 @@ pub fn open_file(path: &Path) -> Result<SqliteStore> {
         })?;
     }
     // The store's own error names the file and what is wrong with it.
-    Ok(SqliteStore::open(path)?)
+    Ok(SqliteStore::open_with(path, &sqlite_options(clock))?)
 }
 
 /// Opens the existing database `db` for reading only: a read never creates, migrates or
@@ -226,22 +236,26 @@ pub fn open_file(path: &Path) -> Result<SqliteStore> {
 /// it.
 pub fn open_existing(db: &Path) -> Result<Store> {
     if is_postgres(db) {
-        return connect(db, true);
+        return connect(db, true, &SharedClock::default());
     }
     must_exist(db)?;
     Ok(Arc::new(SqliteStore::open_read_only(db)?))
 }
 
 /// Opens the existing database `db` for a change that only makes sense on a database that
-/// holds something (forgetting): a missing one is an error naming it, not a new one.
-pub fn open_existing_for_writing(db: &Path) -> Result<Store> {
+/// holds something (forgetting): a missing one is an error naming it, not a new one. Its
+/// writes are stamped by `clock`.
+pub fn open_existing_for_writing(db: &Path, clock: &SharedClock) -> Result<Store> {
     if is_postgres(db) {
         // The read-only check says whether the memory is there, without creating it.
-        connect(db, true)?;
-        return connect(db, false);
+        connect(db, true, clock)?;
+        return connect(db, false, clock);
     }
     must_exist(db)?;
-    Ok(Arc::new(SqliteStore::open(db)?))
+    Ok(Arc::new(SqliteStore::open_with(
+        db,
+        &sqlite_options(clock),
+    )?))
 }
 
 /// A second store over `writer`'s database `db` for reads beside its writes: a SQLite file
@@ -259,9 +273,11 @@ pub fn open_reader(db: &Path, writer: &Store, cache_kib: u32) -> Result<Store> {
     Ok(Arc::new(SqliteStore::open_with(db, &options)?))
 }
 
-fn connect(db: &Path, read_only: bool) -> Result<Store> {
+fn connect(db: &Path, read_only: bool, clock: &SharedClock) -> Result<Store> {
     let url = db.to_str().unwrap_or_default();
-    let options = PostgresOptions::default().with_read_only(read_only);
+    let options = PostgresOptions::default()
+        .with_clock(clock.clone())
+        .with_read_only(read_only);
     match PostgresStore::connect_with(url, &options) {
         Ok(store) => Ok(Arc::new(store)),
         Err(agent_memory_postgres::Error::NeedsMigration {
@@ -375,12 +391,32 @@ mod tests {
     #[test]
     fn memory_opens_a_private_database_in_memory_and_no_file() {
         use agent_memory_core::MetaKey;
-        let first = open(Path::new(IN_MEMORY)).expect("in memory");
-        let second = open(Path::new(IN_MEMORY)).expect("in memory");
+        let first = open(Path::new(IN_MEMORY), &SharedClock::default()).expect("in memory");
+        let second = open(Path::new(IN_MEMORY), &SharedClock::default()).expect("in memory");
         let key = MetaKey::new("probe").expect("key");
         first.meta_set(&key, "1").expect("write");
         assert_eq!(first.meta_get(&key).expect("read").as_deref(), Some("1"));
         assert_eq!(second.meta_get(&key).expect("read"), None);
         assert!(!Path::new(IN_MEMORY).exists());
+    }
+
+    /// A door's fixed "now" is the time a store stamps its writes with, so every time a door
+    /// shows (a session's last write) is that "now", on a file as in memory.
+    #[test]
+    fn writes_are_stamped_with_the_clock_given() {
+        use agent_memory_core::store::session::SessionEvent;
+        use agent_memory_core::{ManualClock, SessionId, Timestamp};
+        let at = Timestamp::from_millis(1_767_225_600_000);
+        let clock = SharedClock::new(ManualClock::new(at));
+        let folder = tempfile::tempdir().expect("folder");
+        for db in [Path::new(IN_MEMORY).to_path_buf(), folder.path().join("m.db")] {
+            let store = open(&db, &clock).expect("open");
+            let session = SessionId::new("s1").expect("session id");
+            store
+                .session_append(&session, &[SessionEvent::new("note", "{}")])
+                .expect("append");
+            let listed = store.session_list().expect("list");
+            assert_eq!(listed[0].last_write, Some(at), "{}", db.display());
+        }
     }
 }

@@ -173,7 +173,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
     let store = if reads_only {
         database::open_existing(&global.db)?
     } else {
-        database::open(&global.db)?
+        global.open()?
     };
     let env = global.env(&store);
     let scope = Some(args.scope.clone());

@@ -4,7 +4,9 @@
 
 use agent_memory_browser::{BrowserMemory, Budget, Layout, Policy, RunReport, Turn};
 use agent_memory_core::store::tool_log::ToolLogStore;
-use agent_memory_core::{Clock, ManualClock, Partition, Scope, SeededIds, SessionId, Timestamp};
+use agent_memory_core::{
+    Clock, ManualClock, Partition, Scope, SeededIds, SessionId, SharedClock, Timestamp,
+};
 use agent_memory_recording::{
     Action, GenerationPolicy, Memory, MemoryWrites, Objective, Provenance, ReplayOptions, Replayer,
     Seeds, StepKind, ToolOutcome, capture, generate_recording,
@@ -26,7 +28,7 @@ pub(crate) struct DemoArgs {}
 const START: i64 = 1_767_225_600_000;
 
 pub(crate) fn run(_args: &DemoArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     // The tour writes sample memories; it never mixes them into a database in use.
     let used: Vec<String> = store
         .table_counts()?
@@ -174,7 +176,7 @@ fn recordings(store: &crate::database::Store, clock: &ManualClock) -> Result<()>
 /// Chapter 2: episodes crystallize into a pattern that recall ranks.
 fn procedures(db: &std::path::Path, clock: &ManualClock) -> Result<()> {
     heading("2. Procedural memory: what worked last time (crate `trajectory`)");
-    let store = crate::database::open(db)?;
+    let store = database::open(db, &SharedClock::new(ManualClock::new(clock.now())))?;
     let memory = TrajectoryMemory::new(
         store,
         clock,

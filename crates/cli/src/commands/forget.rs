@@ -3,9 +3,9 @@
 
 use anyhow::Result;
 
+use crate::GlobalArgs;
 use crate::ops::{self, memory::ForgetInput};
 use crate::output::{Table, print_json};
-use crate::{GlobalArgs, database};
 
 /// Exactly one of the targets.
 #[derive(Debug, clap::Args)]
@@ -36,7 +36,7 @@ pub(crate) struct ForgetArgs {
 }
 
 pub(crate) fn run(args: &ForgetArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing_for_writing(&global.db)?;
+    let store = global.open_existing_for_writing()?;
     let by_id = args.run.is_some() || args.trajectory.is_some();
     let input = ForgetInput {
         partition: args.partition.clone(),

@@ -162,7 +162,7 @@ pub(crate) fn run(args: &NotesArgs, global: &GlobalArgs) -> Result<()> {
     let store = if reads {
         database::open_existing(&global.db)?
     } else {
-        database::open(&global.db)?
+        global.open()?
     };
     let input = NotesInput {
         command,

@@ -203,7 +203,7 @@ struct AppendArgs {
 /// `recording append`: the logs after the session's stored ones, all or none.
 fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     let logs: Vec<crate::ops::recording::ToolLogDocument> = crate::input::lines(&args.file)?;
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     let appended = crate::ops::recording::append(
         &global.env(&store),
         crate::ops::recording::AppendInput {
@@ -224,7 +224,10 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
 /// The store of a command whose operation reads no memory (a file's tool logs, a trail): a
 /// private one in memory, so such a command neither needs nor creates a database.
 fn no_database() -> Result<database::Store> {
-    Ok(database::open(Path::new(database::IN_MEMORY))?)
+    Ok(database::open(
+        Path::new(database::IN_MEMORY),
+        &agent_memory_core::SharedClock::default(),
+    )?)
 }
 
 /// `path` as an operation's input names it.
@@ -722,7 +725,7 @@ fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     // creates no database. The user names their own files.
     let read = op::ToolLogImport::read(&input, &FileAccess::Any)?;
     report_skipped(&args.logs, read.skipped());
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     let imported = read.store(&global.env(&store))?;
     progress.finish();
     if global.json {

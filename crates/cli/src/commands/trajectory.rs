@@ -276,7 +276,7 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs) -> Result<()> {
         initial_confidence: given.initial_confidence,
         episodes,
     };
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     let env = global.env(&store);
     let name = |i: usize| match (&args.file, lines.get(i)) {
         (Some(path), Some(line)) => format!("{}: line {line}", path.display()),
@@ -417,7 +417,7 @@ fn print_patterns(patterns: &[PatternEntry], empty: &str) {
 }
 
 fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing_for_writing(&global.db)?;
+    let store = global.open_existing_for_writing()?;
     let report = trajectory::crystallize(
         &global.env(&store),
         trajectory::CrystallizeInput {
@@ -491,7 +491,7 @@ fn note(note: Option<&str>) {
 
 fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
     // A fingerprint needs no database: the operation runs on a private one in memory.
-    let store = database::open(std::path::Path::new(database::IN_MEMORY))?;
+    let store = global.open_scratch()?;
     // The text itself, so an integer of any size hashes as Python prints it.
     let computed = trajectory::fingerprint(
         &global.env(&store),

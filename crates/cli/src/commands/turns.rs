@@ -263,7 +263,7 @@ fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
 /// `turns tool-history`: the setting, after setting it when a mode is given.
 fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
     let store = match args.mode {
-        Some(_) => database::open(&global.db)?,
+        Some(_) => global.open()?,
         None => database::open_existing(&global.db)?,
     };
     let viewed = ops_turns::tool_history(
@@ -283,7 +283,7 @@ fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
 /// `turns append`: the events of the file after the session's stored ones, in one write.
 fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
     let events: Vec<serde_json::Map<String, serde_json::Value>> = crate::input::lines(&args.file)?;
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     let appended = ops_turns::append(
         &global.env(&store),
         ops_turns::AppendInput {
@@ -327,8 +327,8 @@ fn opened(
 ) -> Result<(database::Store, Option<String>, Option<String>)> {
     let log = source.log.as_ref().map(|path| path.display().to_string());
     let store = match (&log, writes) {
-        (Some(_), _) => database::open(std::path::Path::new(database::IN_MEMORY))?,
-        (None, true) => database::open(&global.db)?,
+        (Some(_), _) => global.open_scratch()?,
+        (None, true) => global.open()?,
         (None, false) => database::open_existing(&global.db)?,
     };
     Ok((store, source.session.clone(), log))
@@ -561,7 +561,7 @@ pub(super) fn schemas() -> Vec<(String, Schema)> {
 
 fn import(args: &ImportArgs, global: &GlobalArgs) -> Result<()> {
     let progress = Progress::start(None, "reading the session log");
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     let report = ops_turns::import(
         &global.env(&store),
         ops_turns::ImportInput {

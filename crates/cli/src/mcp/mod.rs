@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use rmcp::ServiceExt;
 
+use crate::GlobalArgs;
 use crate::ops::files::{Confined, FileAccess};
-use crate::{GlobalArgs, database};
 
 /// `mcp`'s options.
 #[derive(Debug, clap::Args)]
@@ -80,7 +80,7 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
         &args.allow_dir,
         "start the server with --allow-dir DIR to let clients read files inside DIR",
     )?);
-    let store = database::open(&global.db)?;
+    let store = global.open()?;
     // The last reference is dropped here, after the runtime: the PostgreSQL driver closes its
     // connections with a runtime of its own, which cannot start inside another.
     let server = server::MemoryServer::new(

@@ -104,7 +104,7 @@ struct Inspector {
 /// Serves the inspector until interrupted.
 pub(crate) fn run(args: &UiArgs, global: &GlobalArgs) -> Result<()> {
     crate::mcp::check_access(args.listen, args.token.as_deref())?;
-    let writer = database::open(&global.db)?;
+    let writer = global.open()?;
     let reader = database::open_reader(&global.db, &writer, READER_CACHE_KIB)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -800,7 +800,8 @@ fn long_lists(db: &str) {
     use agent_memory_contract::{Env, database, operations};
     use agent_memory_core::{ManualClock, SeededIds, Timestamp};
 
-    let store = database::open(Path::new(db)).expect("open");
+    let store =
+        database::open(Path::new(db), &agent_memory_core::SharedClock::default()).expect("open");
     let env = Env {
         store: &store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
