@@ -409,7 +409,10 @@ mod tests {
         let at = Timestamp::from_millis(1_767_225_600_000);
         let clock = SharedClock::new(ManualClock::new(at));
         let folder = tempfile::tempdir().expect("folder");
-        for db in [Path::new(IN_MEMORY).to_path_buf(), folder.path().join("m.db")] {
+        for db in [
+            Path::new(IN_MEMORY).to_path_buf(),
+            folder.path().join("m.db"),
+        ] {
             let store = open(&db, &clock).expect("open");
             let session = SessionId::new("s1").expect("session id");
             store
