@@ -6,7 +6,10 @@
 //! - only `agent-memory-sqlite` names `rusqlite` (and `agent-memory-postgres`'s floor bench,
 //!   as a dev-dependency), and only `agent-memory-postgres` names `postgres`;
 //! - only `cli` (package `agent-memory-cli`) and `xtask`
-//!   use `anyhow`.
+//!   use `anyhow`;
+//! - no door (the command line, the Python and Node packages' crates) depends on a store:
+//!   each opens one through the contract (`contract::database`), so every door reaches the
+//!   same backends the same way.
 
 use std::process::Command;
 
@@ -20,6 +23,13 @@ const FEATURE_CRATES: &[&str] = &[
     "agent-memory-turns",
     "agent-memory-browser",
     "agent-memory-notes",
+];
+
+/// The doors: they reach a store only through the contract.
+const DOORS: &[&str] = &[
+    "agent-memory-cli",
+    "agent-memory-python",
+    "agent-memory-node",
 ];
 
 /// The packages that tie crates together, the only ones that may use `anyhow`.
@@ -127,6 +137,14 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
                     "only agent-memory-postgres may use postgres, but {name} does"
                 ));
             }
+            if DOORS.contains(&name)
+                && normal
+                && (dep == "agent-memory-sqlite" || dep == "agent-memory-postgres")
+            {
+                problems.push(format!(
+                    "the door {name} must open stores through the contract, not depend on {dep}"
+                ));
+            }
             if dep == "anyhow" && !ANYHOW_USERS.contains(&name) {
                 problems.push(format!(
                     "only the cli and xtask may use anyhow, but {name} does"
@@ -193,6 +211,10 @@ mod tests {
                 "only agent-memory-sqlite may use rusqlite, but agent-memory-postgres does",
             ),
             (
+                pkg("agent-memory-node", &[("agent-memory-sqlite", None)]),
+                "the door agent-memory-node must open stores through the contract, not depend on agent-memory-sqlite",
+            ),
+            (
                 pkg("agent-memory-sqlite", &[("anyhow", None)]),
                 "only the cli and xtask may use anyhow, but agent-memory-sqlite does",
             ),
@@ -222,6 +244,7 @@ mod tests {
                 &[("anyhow", None), ("agent-memory-recording", None)],
             ),
             pkg("agent-memory-postgres", &[("rusqlite", Some("dev"))]),
+            pkg("agent-memory-cli", &[("agent-memory-sqlite", Some("dev"))]),
         ];
         assert_eq!(violations(&ok), Vec::<String>::new());
     }
