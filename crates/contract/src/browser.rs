@@ -679,6 +679,77 @@ pub fn hints(env: &Env<'_>, input: HintsInput) -> Result<HintsOutput> {
     Ok(HintsOutput { hints, updated_at })
 }
 
+/// The input of `browser_facts`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FactsInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// A URL of the site; its origin names the site (`https://shop.test/cart` is `shop.test`).
+    pub url: String,
+    /// The least confidence of a fact answered, from 0 to 1 (default 0.3, the least a context
+    /// shows).
+    #[serde(default)]
+    pub min_confidence: Option<f64>,
+}
+
+/// What the memory holds about a site, fact by fact.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FactsOutput {
+    /// The site the URL names.
+    pub site: String,
+    /// Its facts with at least the confidence asked for, in the order first seen.
+    pub facts: Vec<FactOutput>,
+}
+
+/// One fact about a site.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FactOutput {
+    /// `timing`, `selector`, `pattern` or `quirk`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// What it is about (`page-load`).
+    pub key: String,
+    /// What was observed.
+    pub value: String,
+    /// How sure the memory is, from 0.1 to 1: each confirmation raises it, a contradiction
+    /// halves it.
+    pub confidence: f64,
+    /// How many observations confirmed it.
+    pub sources: u32,
+    /// When it was last observed (ISO 8601).
+    pub last_seen: String,
+}
+
+/// The facts the scope's memory holds about the site of `url`.
+pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
+    if let Some(min) = input.min_confidence
+        && !(0.0..=1.0).contains(&min)
+    {
+        return Err(Error::invalid(
+            "min_confidence",
+            format!("min_confidence must be from 0 to 1, got {min}"),
+        ));
+    }
+    let scope = scope_of(input.scope.as_deref())?;
+    let facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
+    Ok(FactsOutput {
+        site: site_key(&input.url),
+        facts: facts
+            .into_iter()
+            .map(|fact| FactOutput {
+                kind: fact.kind.as_str().to_owned(),
+                key: fact.key,
+                value: fact.value,
+                confidence: fact.confidence,
+                sources: fact.sources,
+                last_seen: fact.last_seen,
+            })
+            .collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -539,6 +539,9 @@ pub fn all() -> Vec<Operation> {
         op("browser_hints", Writes, browser::hints).offline().about(
             "A scope's stored cross-domain hints; with refresh, analysed from its stored trajectories (and stored, replacing the old ones) first.",
         ),
+        op("browser_facts", Reads, browser::facts).offline().about(
+            "What a scope's browser memory holds about a site: its facts (timings, selectors, patterns, quirks) with their confidence, at least the one asked for.",
+        ),
         op("turns_history", Reads, turns::history)
             .offline()
             .cli("turns show")

@@ -49,6 +49,7 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'browser_export', group: 'browser', method: 'export', takesInput: true },
   { operation: 'browser_prune', group: 'browser', method: 'prune', takesInput: true },
   { operation: 'browser_hints', group: 'browser', method: 'hints', takesInput: true },
+  { operation: 'browser_facts', group: 'browser', method: 'facts', takesInput: true },
   { operation: 'turns_history', group: 'turns', method: 'history', takesInput: true },
   { operation: 'turns_compact', group: 'turns', method: 'compact', takesInput: true },
   { operation: 'turns_tool_history', group: 'turns', method: 'toolHistory', takesInput: true },

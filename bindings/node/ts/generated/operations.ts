@@ -41,6 +41,7 @@ export interface OperationTypes {
   browser_export: [S.BrowserExportInput, S.BrowserExportOutput]
   browser_prune: [S.BrowserPruneInput, S.BrowserPruneOutput]
   browser_hints: [S.BrowserHintsInput, S.BrowserHintsOutput]
+  browser_facts: [S.BrowserFactsInput, S.BrowserFactsOutput]
   turns_history: [S.TurnsHistoryInput, S.TurnsHistoryOutput]
   turns_compact: [S.TurnsCompactInput, S.TurnsCompactOutput]
   turns_tool_history: [S.TurnsToolHistoryInput, S.TurnsViewOutput]
@@ -225,6 +226,16 @@ export interface BrowserMethods {
   hints(input: S.BrowserHintsInput): Promise<S.BrowserHintsOutput>
   /** `hints` on the calling thread. */
   hintsSync(input: S.BrowserHintsInput): S.BrowserHintsOutput
+  /**
+   * What a scope's browser memory holds about a site: its facts (timings, selectors, patterns,
+   * quirks) with their confidence, at least the one asked for.
+   *
+   * The contract's `browser_facts` (family `browser`, reads; `browser facts` on the command line;
+   * not an MCP tool).
+   */
+  facts(input: S.BrowserFactsInput): Promise<S.BrowserFactsOutput>
+  /** `facts` on the calling thread. */
+  factsSync(input: S.BrowserFactsInput): S.BrowserFactsOutput
 }
 
 /** `store.turns`: the operations of the `turns` group. */

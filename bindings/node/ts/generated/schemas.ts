@@ -463,6 +463,8 @@ export interface ContractSchemas {
 "browser_context.output": BrowserContextOutput
 "browser_export.input": BrowserExportInput
 "browser_export.output": BrowserExportOutput
+"browser_facts.input": BrowserFactsInput
+"browser_facts.output": BrowserFactsOutput
 "browser_fork.input": BrowserForkInput
 "browser_fork.output": BrowserForkOutput
 "browser_hints.input": BrowserHintsInput
@@ -675,6 +677,76 @@ suite_summaries: number
  * Trajectories.
  */
 trajectories: number
+}
+/**
+ * The input of `browser_facts`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserFactsInput".
+ */
+export interface BrowserFactsInput {
+/**
+ * The least confidence of a fact answered, from 0 to 1 (default 0.3, the least a context
+ * shows).
+ */
+min_confidence?: number
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * A URL of the site; its origin names the site (`https://shop.test/cart` is `shop.test`).
+ */
+url: string
+}
+/**
+ * What the memory holds about a site, fact by fact.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserFactsOutput".
+ */
+export interface BrowserFactsOutput {
+/**
+ * Its facts with at least the confidence asked for, in the order first seen.
+ */
+facts: FactOutput[]
+/**
+ * The site the URL names.
+ */
+site: string
+}
+/**
+ * One fact about a site.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "FactOutput".
+ */
+export interface FactOutput {
+/**
+ * How sure the memory is, from 0.1 to 1: each confirmation raises it, a contradiction
+ * halves it.
+ */
+confidence: number
+/**
+ * What it is about (`page-load`).
+ */
+key: string
+/**
+ * When it was last observed (ISO 8601).
+ */
+last_seen: string
+/**
+ * How many observations confirmed it.
+ */
+sources: number
+/**
+ * `timing`, `selector`, `pattern` or `quirk`.
+ */
+type: string
+/**
+ * What was observed.
+ */
+value: string
 }
 /**
  * A run to continue or branch from.

@@ -170,6 +170,11 @@ class StoreOperations:
         trajectories (and stored, replacing the old ones) first."""
         return self.call("browser_hints", input)
 
+    def browser_facts(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """What a scope's browser memory holds about a site: its facts (timings, selectors,
+        patterns, quirks) with their confidence, at least the one asked for."""
+        return self.call("browser_facts", input)
+
     def turns_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """A coding session, stored or in a log file, as the user sees it or as the model is
         sent it (neutral items or a provider's request)."""
@@ -356,6 +361,11 @@ class AsyncStoreOperations:
         """A scope's stored cross-domain hints; with refresh, analysed from its stored
         trajectories (and stored, replacing the old ones) first."""
         return await self.call("browser_hints", input)
+
+    async def browser_facts(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """What a scope's browser memory holds about a site: its facts (timings, selectors,
+        patterns, quirks) with their confidence, at least the one asked for."""
+        return await self.call("browser_facts", input)
 
     async def turns_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """A coding session, stored or in a log file, as the user sees it or as the model is

@@ -184,6 +184,14 @@ fn browser(folder: &std::path::Path) -> Vec<Call> {
             json!({"run_id": "run-2", "success": true, "turn_count": 2,
                    "final_url": "https://shop.test/b", "summary": "done"}),
         ),
+        (
+            "browser_facts",
+            json!({"url": "https://shop.test/cart", "min_confidence": 0}),
+        ),
+        (
+            "browser_facts",
+            json!({"url": "https://shop.test/", "min_confidence": 2}),
+        ),
         ("browser_hints", json!({"refresh": true})),
         ("browser_export", json!({"dir": export})),
         ("browser_import", json!({"dir": export, "scope": "copy"})),
