@@ -7,7 +7,7 @@
 //! and `cargo xtask codegen` writes their methods, stubs and error classes from it, so a door
 //! never lists or converts an operation of its own.
 //!
-//! Each entry is one call of [`op`], the one constructor, with the door names it does not take
+//! Each entry is one call of `op`, the one constructor, with the door names it does not take
 //! from the defaults:
 //!
 //! - Python: the operation's name (`trajectory_record`); the `memory_` operations drop the
