@@ -9,7 +9,7 @@ use agent_memory_browser::{
     generate_hints, known_selectors, reference_trajectory, site_key,
 };
 use agent_memory_core::store::browser::{
-    Fact, FactKind, SelectorEntry, SessionEntry, SiteObservation, SuiteSummary, Trajectory,
+    FactKind, SelectorEntry, SessionEntry, SiteObservation, SuiteSummary, Trajectory,
     TrajectoryStep,
 };
 use agent_memory_core::{RandomIds, Scope};
@@ -131,17 +131,6 @@ fn turn_from(value: &Value) -> Turn {
         error: optional("error"),
         verification_failure: optional("verificationFailure"),
     }
-}
-
-fn fact_json(f: &Fact) -> Value {
-    json!({
-        "type": f.kind.as_str(),
-        "key": f.key,
-        "value": f.value,
-        "confidence": f.confidence,
-        "sources": f.sources,
-        "lastSeen": f.last_seen,
-    })
 }
 
 fn selector_json(e: &SelectorEntry) -> Value {
@@ -341,22 +330,6 @@ impl NativeStore {
         memory
             .record_fact(&url, kind, &key, &value)
             .map_err(browser_failure)
-    }
-
-    /// The facts about the site of `url` with confidence at least `min` (default 0.3).
-    #[napi]
-    pub fn browser_facts_sync(
-        &self,
-        scope: String,
-        url: String,
-        min: Option<f64>,
-    ) -> Result<Vec<Value>> {
-        let store = self.store()?;
-        let clock = self.clock();
-        let ids = RandomIds::new();
-        let memory = BrowserMemory::new(&store, scope_of(&scope)?, clock.as_ref(), &ids);
-        let facts = memory.facts(&url, min).map_err(browser_failure)?;
-        Ok(facts.iter().map(fact_json).collect())
     }
 
     /// Appends a session (`{id, goal, outcome, success, finalUrl, timestamp, turnsUsed,

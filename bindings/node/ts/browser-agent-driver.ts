@@ -382,7 +382,12 @@ export class AppKnowledge {
 
   /** Facts with confidence at least `minConfidence` (default 0.3). */
   getFacts(minConfidence = 0.3): Fact[] {
-    return call(() => database().browserFactsSync(this.#scope, this.#url, minConfidence) as Fact[])
+    const found = operation('browser_facts', {
+      scope: this.#scope,
+      url: this.#url,
+      min_confidence: minConfidence,
+    }) as { facts: Fact[] }
+    return found.facts
   }
 
   /** Facts of one type with confidence at least `minConfidence` (default 0.3). */

@@ -688,8 +688,8 @@ pub struct FactsInput {
     pub scope: Option<String>,
     /// A URL of the site; its origin names the site (`https://shop.test/cart` is `shop.test`).
     pub url: String,
-    /// The least confidence of a fact answered, from 0 to 1 (default 0.3, the least a context
-    /// shows).
+    /// The least confidence of a fact answered (default 0.3, the least a context shows); a
+    /// fact's confidence is from 0.1 to 1, so 0 answers every fact and more than 1 none.
     #[serde(default)]
     pub min_confidence: Option<f64>,
 }
@@ -724,14 +724,6 @@ pub struct FactOutput {
 
 /// The facts the scope's memory holds about the site of `url`.
 pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
-    if let Some(min) = input.min_confidence
-        && !(0.0..=1.0).contains(&min)
-    {
-        return Err(Error::invalid(
-            "min_confidence",
-            format!("min_confidence must be from 0 to 1, got {min}"),
-        ));
-    }
     let scope = scope_of(input.scope.as_deref())?;
     let facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
     Ok(FactsOutput {

@@ -686,8 +686,8 @@ trajectories: number
  */
 export interface BrowserFactsInput {
 /**
- * The least confidence of a fact answered, from 0 to 1 (default 0.3, the least a context
- * shows).
+ * The least confidence of a fact answered (default 0.3, the least a context shows); a
+ * fact's confidence is from 0.1 to 1, so 0 answers every fact and more than 1 none.
  */
 min_confidence?: number
 /**

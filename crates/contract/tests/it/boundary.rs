@@ -192,6 +192,10 @@ fn browser(folder: &std::path::Path) -> Vec<Call> {
             "browser_facts",
             json!({"url": "https://shop.test/", "min_confidence": 2}),
         ),
+        (
+            "browser_facts",
+            json!({"url": "https://shop.test/", "scope": "a\nb"}),
+        ),
         ("browser_hints", json!({"refresh": true})),
         ("browser_export", json!({"dir": export})),
         ("browser_import", json!({"dir": export, "scope": "copy"})),
