@@ -364,26 +364,15 @@ impl TrajectoryStore for PostgresStore {
             " FROM browser_trajectory WHERE scope = $1 \
               ORDER BY recorded_at DESC NULLS LAST, traj_id DESC LIMIT $2 OFFSET $3"
         );
-        let from = i64::try_from(from).unwrap_or(i64::MAX);
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let (items, total) = self.read("list trajectories", |tx| {
-            let items = tx
-                .query(sql, &[&scope.as_str(), &limit, &from])?
-                .iter()
-                .map(trajectory_from)
-                .collect::<std::result::Result<Vec<_>, Fail>>()?;
-            let total: i64 = tx
-                .query_one(
-                    "SELECT count(*) FROM browser_trajectory WHERE scope = $1",
-                    &[&scope.as_str()],
-                )?
-                .get(0);
-            Ok((items, total))
-        })?;
-        Ok(Page {
-            items,
-            total: crate::count(total),
-        })
+        let count = "SELECT count(*) FROM browser_trajectory WHERE scope = $1";
+        self.scope_page(
+            "list trajectories",
+            (sql, count),
+            scope,
+            from,
+            limit,
+            trajectory_from,
+        )
     }
 
     fn trajectory_count(&self, scope: &Scope) -> Result<u64> {
@@ -979,26 +968,15 @@ impl RunManifestStore for PostgresStore {
             " FROM browser_run WHERE scope = $1 ORDER BY updated_at DESC, run_id \
               LIMIT $2 OFFSET $3"
         );
-        let from = i64::try_from(from).unwrap_or(i64::MAX);
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let (items, total) = self.read("list run manifests", |tx| {
-            let items = tx
-                .query(sql, &[&scope.as_str(), &limit, &from])?
-                .iter()
-                .map(run_from)
-                .collect::<std::result::Result<Vec<_>, Fail>>()?;
-            let total: i64 = tx
-                .query_one(
-                    "SELECT count(*) FROM browser_run WHERE scope = $1",
-                    &[&scope.as_str()],
-                )?
-                .get(0);
-            Ok((items, total))
-        })?;
-        Ok(Page {
-            items,
-            total: crate::count(total),
-        })
+        let count = "SELECT count(*) FROM browser_run WHERE scope = $1";
+        self.scope_page(
+            "list run manifests",
+            (sql, count),
+            scope,
+            from,
+            limit,
+            run_from,
+        )
     }
 
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
@@ -1385,6 +1363,37 @@ impl BrowserStore for PostgresStore {
         self.write("store a memory image", |tx| {
             lock_scope(tx, scope)?;
             store_image(tx, scope, image)
+        })
+    }
+}
+
+impl PostgresStore {
+    /// The page of `from` .. `from + limit` of a scope's rows that `select` selects (`$1` the
+    /// scope, `$2` the limit, `$3` the offset), each read by `row`, with the total `count`
+    /// counts (`$1` the scope), both in one snapshot.
+    fn scope_page<T>(
+        &self,
+        operation: &str,
+        (select, count): (&'static str, &'static str),
+        scope: &Scope,
+        from: u64,
+        limit: usize,
+        row: fn(&Row) -> Step<T>,
+    ) -> Result<Page<T>> {
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (items, total) = self.read(operation, |tx| {
+            let items = tx
+                .query(select, &[&scope.as_str(), &limit, &from])?
+                .iter()
+                .map(row)
+                .collect::<Step<Vec<T>>>()?;
+            let total: i64 = tx.query_one(count, &[&scope.as_str()])?.get(0);
+            Ok((items, total))
+        })?;
+        Ok(Page {
+            items,
+            total: crate::count(total),
         })
     }
 }
