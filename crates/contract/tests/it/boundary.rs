@@ -133,21 +133,7 @@ fn trajectory() -> Vec<Call> {
 
 fn browser(folder: &std::path::Path) -> Vec<Call> {
     let export = folder.join("export").display().to_string();
-    let run = json!({
-        "goal": "find green tea",
-        "start_url": "https://shop.test/",
-        "turns": [
-            {"url": "https://shop.test/", "action": {"action": "click", "selector": "#search"},
-             "verified": true, "duration_ms": 900},
-            {"url": "https://shop.test/results", "action": "{\"action\":\"complete\"}",
-             "verified": true, "duration_ms": 100}
-        ],
-        "success": true,
-        "outcome": "found it",
-        "session_id": "tea-1",
-        "final_url": "https://shop.test/results",
-        "run_id": "run-1"
-    });
+    let run = crate::calls::green_tea_run();
     vec![
         ("browser_record_run", run),
         (
@@ -209,11 +195,7 @@ fn browser(folder: &std::path::Path) -> Vec<Call> {
 }
 
 fn turns(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {
-    let events = json!([
-        {"type": "session_started", "session": "code-1", "started_at": NOW},
-        {"type": "user_message", "text": "fix the flaky test"},
-        {"type": "assistant_turn", "text": "Fixed.", "memory": {"files_changed": ["src/retry.rs"]}}
-    ]);
+    let events = crate::calls::fixed_test_events();
     vec![
         ("turns_view", json!({"session": "code-1"})),
         (

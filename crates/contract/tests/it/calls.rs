@@ -58,3 +58,31 @@ pub fn answer(env: &Env<'_>, name: &str, input: Value, dir: &Path) -> Value {
 pub fn kind(answer: &Value) -> &str {
     answer["error"]["kind"].as_str().unwrap_or("none")
 }
+
+/// A recorded browser run of two turns that found what it looked for (`run-1`).
+pub fn green_tea_run() -> Value {
+    json!({
+        "goal": "find green tea",
+        "start_url": "https://shop.test/",
+        "turns": [
+            {"url": "https://shop.test/", "action": {"action": "click", "selector": "#search"},
+             "verified": true, "duration_ms": 900},
+            {"url": "https://shop.test/results", "action": "{\"action\":\"complete\"}",
+             "verified": true, "duration_ms": 100}
+        ],
+        "success": true,
+        "outcome": "found it",
+        "session_id": "tea-1",
+        "final_url": "https://shop.test/results",
+        "run_id": "run-1"
+    })
+}
+
+/// A coding session `code-1` of three events: started, a request, a turn that changed a file.
+pub fn fixed_test_events() -> Value {
+    json!([
+        {"type": "session_started", "session": "code-1", "started_at": 1_767_225_600_000_i64},
+        {"type": "user_message", "text": "fix the flaky test"},
+        {"type": "assistant_turn", "text": "Fixed.", "memory": {"files_changed": ["src/retry.rs"]}}
+    ])
+}

@@ -28,26 +28,8 @@ fn calls() -> Vec<(&'static str, Value)> {
         "outcome": {"success": true},
         "recorded_at": "2026-01-01T00:00:00.000Z"
     });
-    let run = json!({
-        "goal": "find green tea",
-        "start_url": "https://shop.test/",
-        "turns": [
-            {"url": "https://shop.test/", "action": {"action": "click", "selector": "#search"},
-             "verified": true, "duration_ms": 900},
-            {"url": "https://shop.test/results", "action": "{\"action\":\"complete\"}",
-             "verified": true, "duration_ms": 100}
-        ],
-        "success": true,
-        "outcome": "found it",
-        "session_id": "tea-1",
-        "final_url": "https://shop.test/results",
-        "run_id": "run-1"
-    });
-    let events = json!([
-        {"type": "session_started", "session": "code-1", "started_at": 1_767_225_600_000_i64},
-        {"type": "user_message", "text": "fix the flaky test"},
-        {"type": "assistant_turn", "text": "Fixed.", "memory": {"files_changed": ["src/retry.rs"]}}
-    ]);
+    let run = crate::calls::green_tea_run();
+    let events = crate::calls::fixed_test_events();
     let log = |tool: &str, parameters: Value, at: i64| {
         json!({
             "toolName": tool,
