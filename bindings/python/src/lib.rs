@@ -22,11 +22,10 @@ use std::sync::Mutex;
 
 use agent_memory_contract::database::{self, Store};
 use agent_memory_contract::operations::{self, Operation, arguments};
-use agent_memory_contract::trajectory::{PatternEntry, RecordInput};
+use agent_memory_contract::trajectory::{CrystallizeHooks, PatternEntry, RecordInput};
 use agent_memory_contract::{Env, Error as ContractError, ErrorKind};
 use agent_memory_core::store::trajectory::Episode;
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
-use agent_memory_trajectory::CrystallizeHooks;
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -970,55 +969,35 @@ fn exit_status(py: Python<'_>, args: Vec<std::ffi::OsString>) -> PyResult<u8> {
 }
 
 /// popoto's fingerprint of a JSON object of features given as text (Python's `json.dumps`,
-/// so integers of any size keep their digits): 16 hex characters of SHA-256.
+/// so integers of any size keep their digits): 16 hex characters of SHA-256, as the
+/// `trajectory_fingerprint` operation answers.
 #[pyfunction]
-fn compute_fingerprint_json(py: Python<'_>, features: &str) -> PyResult<String> {
-    agent_memory_trajectory::compute_fingerprint_json(features).map_err(|error| {
-        raise(
-            py,
-            Failure::invalid("features".to_owned(), error.to_string()),
-        )
-    })
+fn compute_fingerprint_json(py: Python<'_>, features: String) -> PyResult<String> {
+    agent_memory_contract::trajectory::fingerprint_of(&Value::String(features))
+        .map_err(|error| raise(py, error))
 }
 
 /// popoto's mapping of an episode's outcome to a confidence signal in `[0, 1]`, the one the
 /// store applies when it crystallizes.
 #[pyfunction]
 fn episode_signal(outcome: &Bound<'_, PyAny>) -> PyResult<f64> {
-    use agent_memory_trajectory::policy::{SignalMapping, SuccessSignal};
     let outcome = to_json(outcome, &mut "outcome".to_owned(), 0)?;
-    Ok(SuccessSignal.signal(&outcome))
+    Ok(agent_memory_contract::trajectory::episode_signal(&outcome))
 }
 
 /// popoto's `_canonical_sequence` over a group's `(trajectory, recorded_at in seconds)`
 /// pairs in the order given: the modal trajectory, ties to the one whose newest episode is
-/// the most recent, then to the one seen first (the store's rule, `ModalTrajectory`).
+/// the most recent, then to the one seen first (the store's rule).
 #[pyfunction]
 fn canonical_sequence(episodes: Vec<(Vec<String>, f64)>) -> Vec<String> {
-    use agent_memory_core::store::trajectory::TrajectoryTally;
-    use agent_memory_trajectory::policy::{CanonicalAggregator, ModalTrajectory};
-    let mut tallies: Vec<TrajectoryTally> = Vec::new();
-    for (seq, (trajectory, recorded_at)) in episodes.into_iter().enumerate() {
-        let at = Timestamp::from_millis((recorded_at * 1000.0).round() as i64);
-        match tallies.iter_mut().find(|t| t.trajectory == trajectory) {
-            Some(tally) => {
-                tally.count += 1;
-                tally.newest = tally.newest.max(at);
-            }
-            None => tallies.push(TrajectoryTally {
+    agent_memory_contract::trajectory::canonical_sequence(episodes.into_iter().map(
+        |(trajectory, recorded_at)| {
+            (
                 trajectory,
-                count: 1,
-                newest: at,
-                first_seq: seq as u64,
-            }),
-        }
-    }
-    if tallies.is_empty() {
-        return Vec::new();
-    }
-    let candidates: Vec<&TrajectoryTally> = tallies.iter().collect();
-    let chosen = ModalTrajectory.choose(&candidates);
-    tallies.swap_remove(chosen).trajectory
+                Timestamp::from_millis((recorded_at * 1000.0).round() as i64),
+            )
+        },
+    ))
 }
 
 /// Runs `operation` on each of `inputs` in turn, in Rust and without the GIL, and returns

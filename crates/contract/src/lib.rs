@@ -32,6 +32,7 @@ pub mod portable;
 pub mod recording;
 pub mod runs;
 pub mod stats;
+pub mod tour;
 pub mod trajectory;
 pub mod turns;
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Env;
 
-pub use agent_memory_notes::{DEFAULT_SEARCH_LIMIT, ROOT};
+pub use agent_memory_notes::{DEFAULT_SEARCH_LIMIT, MemoryPath, ROOT};
 
 /// The scope notes are in when the input names none.
 pub const DEFAULT_SCOPE: &str = "default";

@@ -562,6 +562,9 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's JSON text, SHA-256). It reads and writes nothing.",
             ),
+        op("trajectory_timeline", Reads, trajectory::timeline).offline().about(
+            "A group's confidence after each of its episodes, oldest first, replayed with its partition's settings: how a pattern's confidence came to be.",
+        ),
         op("check", Reads, check::check).offline().about(
             "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
         ),

@@ -161,6 +161,15 @@ fn session_id(name: &str) -> Result<SessionId> {
     SessionId::new(name).with_context(|| format!("session {}", Excerpt::quoted(name)))
 }
 
+/// A stored tool log as a document of the format `recording_import` reads (Trailblaze's
+/// camelCase tool-log JSON); `null` for a log the format cannot hold.
+pub fn tool_log_document(log: &ToolLog) -> Value {
+    agent_memory_recording::tool_log_to_json(log)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .unwrap_or(Value::Null)
+}
+
 /// Tool logs to append to a session.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

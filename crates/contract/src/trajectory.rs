@@ -13,11 +13,18 @@ use std::collections::BTreeMap;
 
 use crate::{Error, Result};
 use agent_memory_core::excerpt::{Excerpt, capped_list};
+use agent_memory_core::store::trajectory::TrajectoryTally;
 use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Timestamp};
-use agent_memory_trajectory::{
-    Config, CrystallizeHooks, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory,
-    Weights,
+use agent_memory_trajectory::policy::{
+    CanonicalAggregator, ModalTrajectory, SignalMapping, SuccessSignal,
 };
+use agent_memory_trajectory::{
+    Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
+};
+
+/// A caller's own signals and canonical sequences for [`crystallize_with_hooks`] (popoto's
+/// extension points, overridden in a language package).
+pub use agent_memory_trajectory::CrystallizeHooks;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -763,7 +770,15 @@ pub struct FingerprintOutput {
 
 /// popoto's 16-hex fingerprint of the features. It reads and writes nothing.
 pub fn fingerprint(_: &Env<'_>, input: FingerprintInput) -> Result<FingerprintOutput> {
-    let fingerprint = match &input.features {
+    Ok(FingerprintOutput {
+        fingerprint: fingerprint_of(&input.features)?,
+    })
+}
+
+/// popoto's 16-hex fingerprint of `features`: a JSON object, or its JSON text (which keeps an
+/// integer of any size as Python prints it). What `trajectory_fingerprint` answers.
+pub fn fingerprint_of(features: &Value) -> Result<String> {
+    Ok(match features {
         // Read from the text, so an integer of any size hashes as Python prints it.
         Value::String(text) => agent_memory_trajectory::compute_fingerprint_json(text)?,
         object @ Value::Object(_) => {
@@ -775,8 +790,137 @@ pub fn fingerprint(_: &Env<'_>, input: FingerprintInput) -> Result<FingerprintOu
                 "features must be a JSON object".to_owned(),
             ));
         }
-    };
-    Ok(FingerprintOutput { fingerprint })
+    })
+}
+
+/// popoto's mapping of an episode's `outcome` to a confidence signal in `[0, 1]`: the one
+/// `trajectory_crystallize` applies to each new episode.
+pub fn episode_signal(outcome: &Value) -> f64 {
+    SuccessSignal.signal(outcome)
+}
+
+/// popoto's canonical sequence of a group's episodes, given as `(trajectory, recorded_at)` in
+/// the order seen: the modal trajectory, ties to the one whose newest episode is the most
+/// recent, then to the one seen first; the rule `trajectory_crystallize` applies. No episodes,
+/// no sequence (empty).
+pub fn canonical_sequence(
+    episodes: impl IntoIterator<Item = (Vec<String>, Timestamp)>,
+) -> Vec<String> {
+    let mut tallies: Vec<TrajectoryTally> = Vec::new();
+    for (seq, (trajectory, at)) in episodes.into_iter().enumerate() {
+        match tallies.iter_mut().find(|t| t.trajectory == trajectory) {
+            Some(tally) => {
+                tally.count += 1;
+                tally.newest = tally.newest.max(at);
+            }
+            None => tallies.push(TrajectoryTally {
+                trajectory,
+                count: 1,
+                newest: at,
+                first_seq: seq as u64,
+            }),
+        }
+    }
+    if tallies.is_empty() {
+        return Vec::new();
+    }
+    let candidates: Vec<&TrajectoryTally> = tallies.iter().collect();
+    let chosen = ModalTrajectory.choose(&candidates);
+    tallies.swap_remove(chosen).trajectory
+}
+
+/// The most episodes `trajectory_timeline` replays.
+pub const TIMELINE_MOST: u64 = 100_000;
+
+/// Episodes read from the store at a time while a timeline is replayed.
+const TIMELINE_READ: usize = 1_000;
+
+/// The input of `trajectory_timeline`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineInput {
+    /// The partition.
+    pub partition: String,
+    /// The group's whole fingerprint, every field as recorded.
+    pub fingerprint: BTreeMap<String, String>,
+    /// The most episodes replayed, oldest first: from 1 to 100,000 (the default).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// A group's confidence after each of its episodes.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TimelineOutput {
+    /// The partition.
+    pub partition: String,
+    /// The confidence after each episode replayed, oldest first.
+    pub points: Vec<TimelinePoint>,
+    /// Whether the group holds more episodes than were replayed.
+    pub truncated: bool,
+}
+
+/// The confidence after one episode.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TimelinePoint {
+    /// When the episode was recorded (ISO 8601).
+    pub at: String,
+    /// The group's confidence after it, from 0 to 1.
+    pub confidence: f64,
+}
+
+/// The confidence a group's pattern had after each of its episodes, replayed oldest first
+/// with the partition's settings and the signal `trajectory_crystallize` applies. It reads
+/// the episodes a page at a time and writes nothing.
+pub fn timeline(env: &Env<'_>, input: TimelineInput) -> Result<TimelineOutput> {
+    let limit = input.limit.unwrap_or(TIMELINE_MOST);
+    if !(1..=TIMELINE_MOST).contains(&limit) {
+        return Err(Error::invalid(
+            "limit",
+            format!("limit must be from 1 to {TIMELINE_MOST}, got {limit}"),
+        ));
+    }
+    let target = open_partition(env, &input.partition, &Settings::default())?;
+    let fingerprint = Fingerprint::new(input.fingerprint)?;
+    let config = target.memory.config();
+    let mut confidence = config.initial_confidence;
+    let mut points = Vec::new();
+    let mut truncated = false;
+    let mut after = 0;
+    'read: loop {
+        let page =
+            env.store
+                .group_episodes(&target.partition, &fingerprint, after, TIMELINE_READ)?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        let ended = page.len() < TIMELINE_READ;
+        for episode in &page {
+            if points.len() as u64 == limit {
+                truncated = true;
+                break 'read;
+            }
+            let outcome: Value =
+                serde_json::from_str(&episode.episode.outcome).unwrap_or(Value::Null);
+            confidence = agent_memory_trajectory::policy::update_confidence(
+                confidence,
+                points.len() as u64,
+                episode_signal(&outcome),
+                config.evidence_cap,
+            );
+            points.push(TimelinePoint {
+                at: time(episode.episode.recorded_at),
+                confidence,
+            });
+        }
+        // A short page is the group's last: no need to ask for an empty one.
+        if ended {
+            break;
+        }
+    }
+    Ok(TimelineOutput {
+        partition: input.partition,
+        points,
+        truncated,
+    })
 }
 
 #[cfg(test)]
@@ -791,6 +935,82 @@ mod tests {
             outcome: serde_json::json!({ "success": success }),
             recorded_at: None,
         }
+    }
+
+    #[test]
+    fn a_timeline_ends_at_the_confidence_crystallize_gives() {
+        let store = crate::tests::in_memory();
+        let env = env_on(&store);
+        record(
+            &env,
+            RecordInput {
+                partition: "team".to_owned(),
+                fields: Some(vec!["task".to_owned()]),
+                cluster_threshold: None,
+                evidence_cap: Some(3),
+                initial_confidence: Some(0.4),
+                episodes: [true, false, true, true, false, true]
+                    .iter()
+                    .map(|ok| episode("deploy", &["build", "ship"], *ok))
+                    .collect(),
+            },
+        )
+        .expect("record");
+        let crystallized = crystallize(
+            &env,
+            CrystallizeInput {
+                partition: "team".to_owned(),
+                given: Settings::default(),
+            },
+        )
+        .expect("crystallize");
+        let input = |limit| TimelineInput {
+            partition: "team".to_owned(),
+            fingerprint: [("task".to_owned(), "deploy".to_owned())].into(),
+            limit,
+        };
+        let whole = timeline(&env, input(None)).expect("timeline");
+        assert_eq!(whole.points.len(), 6);
+        assert!(!whole.truncated);
+        // The partition's own settings: the first point starts from its initial confidence.
+        let first = update_confidence_for_test(0.4, 0, 0.9, 3);
+        assert!((whole.points[0].confidence - first).abs() < 1e-12);
+        let last = whole.points.last().expect("a point").confidence;
+        assert!((last - crystallized.patterns[0].confidence).abs() < 1e-12);
+        let cut = timeline(&env, input(Some(2))).expect("timeline");
+        assert_eq!(cut.points.len(), 2);
+        assert!(cut.truncated);
+        let unknown = timeline(
+            &env,
+            TimelineInput {
+                fingerprint: [("task".to_owned(), "other".to_owned())].into(),
+                ..input(None)
+            },
+        )
+        .expect("timeline of a group with no episodes");
+        assert!(unknown.points.is_empty());
+        let refused = timeline(&env, input(Some(0))).expect_err("limit 0");
+        assert_eq!(refused.input(), Some("limit"));
+    }
+
+    fn update_confidence_for_test(confidence: f64, count: u64, signal: f64, cap: u64) -> f64 {
+        agent_memory_trajectory::policy::update_confidence(confidence, count, signal, cap)
+    }
+
+    #[test]
+    fn the_canonical_sequence_is_the_modal_one_ties_to_the_newest() {
+        let at = Timestamp::from_millis;
+        let a = || vec!["a".to_owned()];
+        let b = || vec!["b".to_owned()];
+        assert_eq!(
+            canonical_sequence([(a(), at(1)), (b(), at(2)), (a(), at(3))]),
+            a()
+        );
+        assert_eq!(canonical_sequence([(a(), at(1)), (b(), at(2))]), b());
+        assert_eq!(canonical_sequence([(a(), at(5)), (b(), at(2))]), a());
+        assert!(canonical_sequence(Vec::new()).is_empty());
+        assert_eq!(episode_signal(&serde_json::json!({"success": true})), 0.9);
+        assert_eq!(episode_signal(&serde_json::json!({"success": false})), 0.1);
     }
 
     #[test]

@@ -54,5 +54,6 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'turns_compact', group: 'turns', method: 'compact', takesInput: true },
   { operation: 'turns_tool_history', group: 'turns', method: 'toolHistory', takesInput: true },
   { operation: 'trajectory_fingerprint', group: 'trajectory', method: 'fingerprint', takesInput: true },
+  { operation: 'trajectory_timeline', group: 'trajectory', method: 'timeline', takesInput: true },
   { operation: 'check', group: null, method: 'check', takesInput: false },
 ])

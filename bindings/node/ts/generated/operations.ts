@@ -46,6 +46,7 @@ export interface OperationTypes {
   turns_compact: [S.TurnsCompactInput, S.TurnsCompactOutput]
   turns_tool_history: [S.TurnsToolHistoryInput, S.TurnsViewOutput]
   trajectory_fingerprint: [S.TrajectoryFingerprintInput, S.TrajectoryFingerprintOutput]
+  trajectory_timeline: [S.TrajectoryTimelineInput, S.TrajectoryTimelineOutput]
   check: [NoInput | undefined, S.CheckOutput]
 }
 
@@ -104,6 +105,16 @@ export interface TrajectoryMethods {
   fingerprint(input: S.TrajectoryFingerprintInput): Promise<S.TrajectoryFingerprintOutput>
   /** `fingerprint` on the calling thread. */
   fingerprintSync(input: S.TrajectoryFingerprintInput): S.TrajectoryFingerprintOutput
+  /**
+   * A group's confidence after each of its episodes, oldest first, replayed with its partition's
+   * settings: how a pattern's confidence came to be.
+   *
+   * The contract's `trajectory_timeline` (family `trajectory`, reads; `trajectory timeline` on the
+   * command line; not an MCP tool).
+   */
+  timeline(input: S.TrajectoryTimelineInput): Promise<S.TrajectoryTimelineOutput>
+  /** `timeline` on the calling thread. */
+  timelineSync(input: S.TrajectoryTimelineInput): S.TrajectoryTimelineOutput
 }
 
 /** `store.browser`: the operations of the `browser` group. */

@@ -520,6 +520,8 @@ error: ErrorDocument
 "trajectory_recall.output": TrajectoryRecallOutput
 "trajectory_record.input": TrajectoryRecordInput
 "trajectory_record.output": TrajectoryRecordOutput
+"trajectory_timeline.input": TrajectoryTimelineInput
+"trajectory_timeline.output": TrajectoryTimelineOutput
 "turns_append.input": TurnsAppendInput
 "turns_append.output": TurnsAppendOutput
 "turns_compact.input": TurnsCompactInput
@@ -2823,6 +2825,64 @@ fields: string[]
  * The partition.
  */
 partition: string
+}
+/**
+ * The input of `trajectory_timeline`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryTimelineInput".
+ */
+export interface TrajectoryTimelineInput {
+/**
+ * The group's whole fingerprint, every field as recorded.
+ */
+fingerprint: {
+[k: string]: string | undefined
+}
+/**
+ * The most episodes replayed, oldest first: from 1 to 100,000 (the default).
+ */
+limit?: number
+/**
+ * The partition.
+ */
+partition: string
+}
+/**
+ * A group's confidence after each of its episodes.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryTimelineOutput".
+ */
+export interface TrajectoryTimelineOutput {
+/**
+ * The partition.
+ */
+partition: string
+/**
+ * The confidence after each episode replayed, oldest first.
+ */
+points: TimelinePoint[]
+/**
+ * Whether the group holds more episodes than were replayed.
+ */
+truncated: boolean
+}
+/**
+ * The confidence after one episode.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TimelinePoint".
+ */
+export interface TimelinePoint {
+/**
+ * When the episode was recorded (ISO 8601).
+ */
+at: string
+/**
+ * The group's confidence after it, from 0 to 1.
+ */
+confidence: number
 }
 /**
  * Events to append to a session's log, in one transaction.

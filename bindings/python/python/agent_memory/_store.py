@@ -195,6 +195,11 @@ class StoreOperations:
         JSON text, SHA-256). It reads and writes nothing."""
         return self.call("trajectory_fingerprint", input)
 
+    def trajectory_timeline(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A group's confidence after each of its episodes, oldest first, replayed with its
+        partition's settings: how a pattern's confidence came to be."""
+        return self.call("trajectory_timeline", input)
+
     def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check
         with its findings. Call it when the memory seems wrong."""
@@ -386,6 +391,11 @@ class AsyncStoreOperations:
         """popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's
         JSON text, SHA-256). It reads and writes nothing."""
         return await self.call("trajectory_fingerprint", input)
+
+    async def trajectory_timeline(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A group's confidence after each of its episodes, oldest first, replayed with its
+        partition's settings: how a pattern's confidence came to be."""
+        return await self.call("trajectory_timeline", input)
 
     async def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check

@@ -16,14 +16,12 @@
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
+use agent_memory_contract::notes::MemoryPath;
 use agent_memory_contract::runs::RunDocument;
 use agent_memory_contract::{Env, Error as Failure, memory, operations, time, trajectory};
 use agent_memory_core::store::notes::NotePath;
+use agent_memory_core::store::trajectory::Fingerprint;
 use agent_memory_core::{Page, Partition, Scope, SessionId};
-use agent_memory_notes::MemoryPath;
-use agent_memory_trajectory::Config;
-use agent_memory_trajectory::Fingerprint;
-use agent_memory_trajectory::policy::{SignalMapping, SuccessSignal, update_confidence};
 
 /// The most items of a list one answer holds.
 pub(crate) const PAGE: usize = 200;
@@ -39,9 +37,6 @@ const SCOPE_SITES: usize = 20;
 
 /// The most episodes of a group a confidence chart replays.
 const CHART_EPISODES: usize = 100_000;
-
-/// Episodes a chart reads from the store at once.
-const CHART_READ: usize = 1_000;
 
 /// The most points a chart answers: beyond it, evenly spaced ones, the last included.
 const CHART_POINTS: usize = 1_000;
@@ -357,73 +352,34 @@ fn context(env: &Env<'_>, mut input: Value) -> Result<Value> {
     call(env, "browser_context", input)
 }
 
-/// A pattern's confidence after each of its episodes, replayed with the default settings,
-/// reading the group's episodes a page at a time; at most [`CHART_POINTS`] points answered.
+/// A pattern's confidence after each of its episodes (`trajectory_timeline`, at most
+/// [`CHART_EPISODES`] replayed); at most [`CHART_POINTS`] points answered.
 fn timeline(env: &Env<'_>, input: &Value) -> Result<Value> {
     let name = text(input, "partition")?;
-    let partition =
-        Partition::new(name).map_err(|e| Failure::invalid("partition", e.to_string()))?;
-    let wanted = input
+    let fingerprint = input
         .get("fingerprint")
-        .and_then(Value::as_object)
+        .filter(|f| f.is_object())
         .ok_or_else(|| Failure::invalid("fingerprint", "fingerprint is required (an object)"))?;
-    let pairs = wanted
-        .iter()
-        .map(|(k, v)| {
-            v.as_str()
-                .map(|v| (k.clone(), v.to_owned()))
-                .ok_or_else(|| {
-                    Failure::invalid("fingerprint", format!("fingerprint.{k} is not a string"))
-                })
-        })
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let fingerprint =
-        Fingerprint::new(pairs).map_err(|e| Failure::invalid("fingerprint", e.to_string()))?;
-    let config = Config::new(Vec::<String>::new());
-    let mut confidence = config.initial_confidence;
-    let mut points: Vec<(i64, f64)> = Vec::new();
-    let mut after = 0;
-    'read: loop {
-        let page = env
-            .store
-            .group_episodes(&partition, &fingerprint, after, CHART_READ)?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        let ended = page.len() < CHART_READ;
-        for episode in &page {
-            if points.len() == CHART_EPISODES {
-                break 'read;
-            }
-            let outcome: Value =
-                serde_json::from_str(&episode.episode.outcome).unwrap_or(Value::Null);
-            let signal = SuccessSignal.signal(&outcome);
-            let count = points.len() as u64;
-            confidence = update_confidence(confidence, count, signal, config.evidence_cap);
-            points.push((episode.episode.recorded_at.as_millis(), confidence));
-        }
-        // A short page is the group's last: no need to ask for an empty one.
-        if ended {
-            break;
-        }
-    }
+    let replay = call(
+        env,
+        "trajectory_timeline",
+        json!({ "partition": name, "fingerprint": fingerprint, "limit": CHART_EPISODES }),
+    )?;
+    let points = replay
+        .get("points")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut truncated = Truncated::default();
     let replayed = points.len();
-    if replayed == CHART_EPISODES {
-        truncated.cut("episodes", CHART_EPISODES, CHART_EPISODES as u64, None);
+    if replay.get("truncated").and_then(Value::as_bool) == Some(true) {
+        truncated.cut("episodes", replayed, replayed as u64, None);
     }
-    let shown = sample(points, CHART_POINTS);
-    if shown.len() < replayed {
-        truncated.cut("points", shown.len(), replayed as u64, None);
+    let indices = sample((0..replayed).collect(), CHART_POINTS);
+    if indices.len() < replayed {
+        truncated.cut("points", indices.len(), replayed as u64, None);
     }
-    let points: Vec<Value> = shown
-        .into_iter()
-        .map(|(at, confidence)| {
-            json!({
-                "at": time(agent_memory_core::Timestamp::from_millis(at)),
-                "confidence": confidence,
-            })
-        })
-        .collect();
+    let points: Vec<Value> = indices.into_iter().map(|i| points[i].clone()).collect();
     Ok(truncated.into_answer(json!({ "partition": name, "points": points })))
 }
 
@@ -588,12 +544,7 @@ fn recording(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value>
     let calls = page
         .items
         .iter()
-        .map(|log| {
-            agent_memory_recording::tool_log_to_json(log)
-                .ok()
-                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-                .unwrap_or(Value::Null)
-        })
+        .map(agent_memory_contract::recording::tool_log_document)
         .collect::<Vec<_>>();
     let mut answer = json!({ "session": id, "calls": calls });
     if more.is_some() {
@@ -633,7 +584,7 @@ fn notes(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
     let raw = input
         .get("path")
         .and_then(Value::as_str)
-        .unwrap_or(agent_memory_notes::ROOT);
+        .unwrap_or(agent_memory_contract::notes::ROOT);
     let path = MemoryPath::parse(raw).map_err(|e| Failure::invalid("path", e.to_string()))?;
     let shown = path.to_string();
     if more.is_none()

@@ -128,6 +128,22 @@ fn trajectory() -> Vec<Call> {
             "trajectory_patterns",
             json!({"partition": "not a partition/"}),
         ),
+        (
+            "trajectory_timeline",
+            json!({"partition": "team", "fingerprint": {"task": "deploy"}}),
+        ),
+        (
+            "trajectory_timeline",
+            json!({"partition": "team", "fingerprint": {"task": "deploy"}, "limit": 2}),
+        ),
+        (
+            "trajectory_timeline",
+            json!({"partition": "team", "fingerprint": {"task": "deploy"}, "limit": 0}),
+        ),
+        (
+            "trajectory_timeline",
+            json!({"partition": "team", "fingerprint": {"task": 3}}),
+        ),
     ]
 }
 
