@@ -20,8 +20,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use agent_memory_contract::database::{self, Store};
-use agent_memory_contract::operations::{self, Operation, arguments};
+use agent_memory_contract::database::{self, Database};
+use agent_memory_contract::operations::{self, Effect, Operation, arguments};
 use agent_memory_contract::trajectory::{CrystallizeHooks, PatternEntry, RecordInput};
 use agent_memory_contract::{Env, Error as ContractError, ErrorKind};
 use agent_memory_core::store::trajectory::Episode;
@@ -81,27 +81,30 @@ fn detached<T: Send>(
 /// PostgreSQL database. One store is shared by every thread that holds it.
 #[pyclass(frozen, module = "agent_memory._native", name = "Store")]
 struct NativeStore {
-    store: Store,
+    /// Created by the first write; a read before it answers as on an empty database.
+    database: Database,
     location: String,
 }
 
 #[pymethods]
 impl NativeStore {
-    /// Opens (creating if needed) the store at `path_or_url`.
+    /// The store at `path_or_url`: an existing database is opened at once; a SQLite file
+    /// that does not exist yet is created by the first write, and a read before it answers
+    /// as on an empty database.
     #[new]
     fn new(py: Python<'_>, path_or_url: &Bound<'_, PyAny>) -> PyResult<Self> {
         let path = path_argument(path_or_url)?;
         let location = database::describe(&path);
         let shown = location.clone();
-        let store = detached(py, "opening the store", move || {
-            database::open(&path, &agent_memory_core::SharedClock::default()).map_err(|failure| {
+        let database = detached(py, "opening the store", move || {
+            Database::new(&path, &agent_memory_core::SharedClock::default()).map_err(|failure| {
                 match failure.input() {
                     Some(_) => failure,
                     None => failure.about(shown),
                 }
             })
         })?;
-        Ok(NativeStore { store, location })
+        Ok(NativeStore { database, location })
     }
 
     /// Runs the operation `operation` on `input` (a dict, or None for an operation without
@@ -134,7 +137,7 @@ impl NativeStore {
         let Some(typed) = record_input(input)? else {
             return self.run(py, operation, Some(input), now_ms).map(drop);
         };
-        self.in_env(py, operation, now_ms, move |env| {
+        self.in_env(py, operation, Effect::Writes, now_ms, move |env| {
             agent_memory_contract::trajectory::record(env, typed).map(drop)
         })
     }
@@ -173,9 +176,13 @@ impl NativeStore {
             };
             typed.episodes.push(episode);
         }
-        self.in_env(py, "trajectory_record", now_ms, move |env| {
-            agent_memory_contract::trajectory::record(env, typed).map(drop)
-        })?;
+        self.in_env(
+            py,
+            "trajectory_record",
+            Effect::Writes,
+            now_ms,
+            move |env| agent_memory_contract::trajectory::record(env, typed).map(drop),
+        )?;
         Ok(true)
     }
 
@@ -214,7 +221,7 @@ impl NativeStore {
             _ => None,
         };
         let entries = if let Some(typed) = typed {
-            self.in_env(py, operation, now_ms, move |env| {
+            self.in_env(py, operation, Effect::Reads, now_ms, move |env| {
                 trajectory::recall(env, typed).map(|output| output.patterns)
             })?
         } else {
@@ -245,7 +252,7 @@ impl NativeStore {
         canonical: Option<Py<PyAny>>,
         now_ms: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let store = &self.store;
+        let database = &self.database;
         let raised: Mutex<Option<PyErr>> = Mutex::new(None);
         let hooks = PythonHooks {
             signals,
@@ -254,6 +261,7 @@ impl NativeStore {
             raised: &raised,
         };
         let output = detached(py, "trajectory_crystallize", move || {
+            let store = database.store(Effect::Writes)?;
             let mut hooks = hooks;
             // popoto hands `_canonical_sequence` every episode of a group: the ones already
             // crystallized are read before the run, the run's new ones come with its step.
@@ -311,18 +319,24 @@ impl NativeStore {
     ) -> PyResult<Vec<PatternEntry>> {
         use agent_memory_contract::trajectory;
         let json = input_json(operation, Some(input))?;
-        self.in_env(py, operation, now_ms, move |env| match operation {
-            "trajectory_recall" => arguments(operation, json)
-                .map(|input| trajectory::recall(env, input).map(|o| o.patterns))?,
-            "trajectory_crystallize" => arguments(operation, json)
-                .map(|input| trajectory::crystallize(env, input).map(|o| o.patterns))?,
-            "trajectory_patterns" => arguments(operation, json)
-                .map(|input| trajectory::patterns(env, input).map(|o| o.patterns))?,
-            _ => Err(Failure::invalid(
-                operation.to_owned(),
-                format!("operation {operation:?} lists no patterns"),
-            )),
-        })
+        self.in_env(
+            py,
+            operation,
+            effect_of(operation),
+            now_ms,
+            move |env| match operation {
+                "trajectory_recall" => arguments(operation, json)
+                    .map(|input| trajectory::recall(env, input).map(|o| o.patterns))?,
+                "trajectory_crystallize" => arguments(operation, json)
+                    .map(|input| trajectory::crystallize(env, input).map(|o| o.patterns))?,
+                "trajectory_patterns" => arguments(operation, json)
+                    .map(|input| trajectory::patterns(env, input).map(|o| o.patterns))?,
+                _ => Err(Failure::invalid(
+                    operation.to_owned(),
+                    format!("operation {operation:?} lists no patterns"),
+                )),
+            },
+        )
     }
 
     /// Runs the operation `operation` on `input` and returns its output as JSON.
@@ -343,21 +357,32 @@ impl NativeStore {
             ));
         };
         let input = input_json(operation, input)?;
-        self.in_env(py, operation, now_ms, move |env| op.call(env, input))
+        let effect = op.effect_on(&input);
+        self.in_env(py, operation, effect, now_ms, move |env| {
+            op.call(env, input)
+        })
     }
 
     /// Runs `work` on this store, "now" fixed by `now_ms`, without the GIL (see
     /// [`detached`]); a database failure that names no input names the store's location.
+    /// `effect` is what the work does: a read before the database exists answers from an
+    /// empty memory, and only a write creates it.
     fn in_env<T: Send>(
         &self,
         py: Python<'_>,
         operation: &str,
+        effect: Effect,
         now_ms: Option<i64>,
         work: impl FnOnce(&Env<'_>) -> Result<T, Failure> + Send,
     ) -> PyResult<T> {
-        let store = &self.store;
+        let database = &self.database;
         let location = &self.location;
         detached(py, operation, move || {
+            let store = match database.opened() {
+                Some(store) => store,
+                // Until the database exists, a read answers from an empty memory.
+                None => database.store(effect)?,
+            };
             let env = Env {
                 store,
                 clock: clock(now_ms),
@@ -373,6 +398,15 @@ impl NativeStore {
             })
         })
     }
+}
+
+/// What operation `name` does to the memory; an unknown name counts as a write, so it finds
+/// the database opened and fails as the contract says.
+fn effect_of(name: &str) -> Effect {
+    operations()
+        .iter()
+        .find(|op| op.name == name)
+        .map_or(Effect::Writes, |op| op.effect)
 }
 
 /// An operation's input as JSON: a dict, or None (or nothing) for an operation without
@@ -1022,10 +1056,10 @@ fn time_calls(
         .iter()
         .map(|input| to_json(input, &mut "input".to_owned(), 0))
         .collect::<PyResult<Vec<Value>>>()?;
-    let store = &store.store;
+    let database = &store.database;
     detached(py, operation, move || {
         let env = Env {
-            store,
+            store: database.store(op.effect)?,
             clock: clock(now_ms),
             ids: Box::new(RandomIds::new()),
             files: agent_memory_contract::files::FileAccess::Any,

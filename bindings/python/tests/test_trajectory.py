@@ -25,3 +25,19 @@ def test_record_crystallize_recall_and_patterns(store):
     listed = store.trajectory_patterns({"partition": "team"})
     assert listed["patterns"][0]["fingerprint"] == FP
     assert store.list()["partitions"][0]["partition"] == "team"
+
+
+def test_a_read_before_the_first_write_answers_empty_and_creates_no_file(tmp_path):
+    path = tmp_path / "fresh" / "memory.db"
+    store = agent_memory.Store(path)
+    recalled = store.trajectory_recall({"partition": "team", "fingerprint": {"affected_layer": "agent"}})
+    assert recalled["patterns"] == []
+    assert "holds nothing" in recalled["note"]
+    assert store.list()["partitions"] == []
+    assert store.notes({"command": "view", "path": "/memories"})["text"].startswith("Here")
+    assert not path.exists() and not path.parent.exists()
+    store.trajectory_record({"partition": "team", "episodes": episodes(1, ["read_logs"])})
+    assert path.exists()
+    assert store.list()["partitions"][0]["episodes"] == 1
+    # Another store on the same file sees what was written.
+    assert agent_memory.Store(path).list()["partitions"][0]["partition"] == "team"

@@ -127,6 +127,26 @@ impl GlobalArgs {
         database::open(&self.db, &self.shared_clock())
     }
 
+    /// The database of `--db` for a server's many calls ([`database::Database`]): created by
+    /// the first write, never by a read.
+    pub(crate) fn database(&self) -> ops::Result<database::Database> {
+        database::Database::new(&self.db, &self.shared_clock())
+    }
+
+    /// The database of `--db` for a read of the memories ([`database::open_for_reading`]):
+    /// never created; one that does not exist yet answers as an empty one, and a note on
+    /// stderr says so (a misspelt `--db` shows there).
+    pub(crate) fn open_for_reading(&self) -> ops::Result<database::Store> {
+        let read = database::open_for_reading(&self.db)?;
+        if read.missing {
+            eprintln!(
+                "note: {} does not exist yet, so it holds nothing (a command that writes creates it)",
+                database::describe(&self.db)
+            );
+        }
+        Ok(read.store)
+    }
+
     /// The existing database of `--db`, for a change ([`database::open_existing_for_writing`]).
     pub(crate) fn open_existing_for_writing(&self) -> ops::Result<database::Store> {
         database::open_existing_for_writing(&self.db, &self.shared_clock())

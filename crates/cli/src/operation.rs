@@ -10,8 +10,8 @@ use anyhow::Result;
 use clap::{Arg, ArgMatches, Command};
 use serde_json::Value;
 
+use crate::GlobalArgs;
 use crate::ops::operations::{Effect, Operation, table};
-use crate::{GlobalArgs, database};
 
 /// The name of the input argument of a generated command.
 const INPUT: &str = "input";
@@ -102,7 +102,7 @@ pub(crate) fn run(op: &Operation, input: Option<PathBuf>, global: &GlobalArgs) -
         None => Value::Null,
     };
     let store = match op.effect {
-        Effect::Reads => database::open_existing(&global.db)?,
+        Effect::Reads => global.open_for_reading()?,
         Effect::Writes | Effect::Deletes => global.open()?,
     };
     let output = op.call(&global.env(&store), value)?;

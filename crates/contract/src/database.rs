@@ -4,8 +4,8 @@
 //! Commands see one type, [`Store`]: every store trait behind an `Arc`, whichever backend
 //! serves it, so every command works the same on both.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::{Error, Result, ResultExt};
 use agent_memory_core::store::browser::BrowserStore;
@@ -295,6 +295,103 @@ fn connect(db: &Path, read_only: bool, clock: &SharedClock) -> Result<Store> {
     }
 }
 
+/// Opens the database `db` for a read that should answer as on an empty memory when there is
+/// none yet (an agent's first run on a fresh machine must not fail): the existing database
+/// read-only, as [`open_existing`]; for a SQLite file that does not exist, or a PostgreSQL
+/// schema that holds no memory, an empty memory in RAM, and `missing` is true. Nothing is
+/// created, migrated or written.
+pub fn open_for_reading(db: &Path) -> Result<ForReading> {
+    match open_existing(db) {
+        Ok(store) => Ok(ForReading {
+            store,
+            missing: false,
+        }),
+        Err(error) if error.kind() == crate::ErrorKind::NotFound => Ok(ForReading {
+            store: empty()?,
+            missing: true,
+        }),
+        Err(error) => Err(error),
+    }
+}
+
+/// What [`open_for_reading`] opened.
+pub struct ForReading {
+    /// The store to read.
+    pub store: Store,
+    /// Whether the database does not exist yet, so `store` is an empty memory standing in for
+    /// it.
+    pub missing: bool,
+}
+
+/// An empty memory in RAM, never written to disk.
+fn empty() -> Result<Store> {
+    Ok(Arc::new(SqliteStore::open_in_memory_with(
+        &SqliteOptions::default(),
+    )?))
+}
+
+/// A database a door keeps for many calls (a language package's `Store`), created by the
+/// first write and never by a read.
+///
+/// A SQLite file that exists, a private database in memory and a PostgreSQL database are
+/// opened at once, as [`open`] opens them. A SQLite file that does not exist yet is left
+/// alone: a read answers from an empty memory in RAM, as on a fresh database, and the first
+/// write creates the file (and its folder). Once opened, the database serves every call.
+pub struct Database {
+    db: PathBuf,
+    clock: SharedClock,
+    opened: OnceLock<Store>,
+    empty: OnceLock<Store>,
+}
+
+impl Database {
+    /// The database `db`, its writes stamped by `clock`.
+    pub fn new(db: &Path, clock: &SharedClock) -> Result<Database> {
+        let database = Database {
+            db: db.to_owned(),
+            clock: clock.clone(),
+            opened: OnceLock::new(),
+            empty: OnceLock::new(),
+        };
+        if is_postgres(db) || db == Path::new(IN_MEMORY) || db.exists() {
+            let _ = database.opened.set(open(db, clock)?);
+        }
+        Ok(database)
+    }
+
+    /// The database: the opened store's location, else the path as given.
+    pub fn location(&self) -> String {
+        match self.opened.get() {
+            Some(store) => store.location(),
+            None => describe(&self.db),
+        }
+    }
+
+    /// The store once the database is opened; `None` while a SQLite file does not exist yet
+    /// and nothing was written.
+    pub fn opened(&self) -> Option<&Store> {
+        self.opened.get()
+    }
+
+    /// The store for an operation of `effect`: the database, opened (and for a write,
+    /// created) if it is not yet; for a read while the file does not exist, an empty memory.
+    pub fn store(&self, effect: crate::operations::Effect) -> Result<&Store> {
+        if let Some(store) = self.opened.get() {
+            return Ok(store);
+        }
+        if effect == crate::operations::Effect::Reads && !self.db.exists() {
+            if let Some(store) = self.empty.get() {
+                return Ok(store);
+            }
+            let store = empty()?;
+            return Ok(self.empty.get_or_init(|| store));
+        }
+        // Two threads may both open it; the store kept is the first, the other is dropped.
+        let store = open(&self.db, &self.clock)?;
+        Ok(self.opened.get_or_init(|| store))
+    }
+}
+
 fn must_exist(path: &Path) -> Result<()> {
     if !path.exists() {
         return Err(Error::not_found(
@@ -421,5 +518,47 @@ mod tests {
             let listed = store.session_list().expect("list");
             assert_eq!(listed[0].last_write, Some(at), "{}", db.display());
         }
+    }
+
+    /// A read of a database that does not exist yet answers from an empty memory and creates
+    /// nothing; a read of a folder that is a file is not found either, never created.
+    #[test]
+    fn a_read_of_a_missing_database_is_empty_and_creates_nothing() {
+        let folder = tempfile::tempdir().expect("folder");
+        let db = folder.path().join("sub").join("m.db");
+        let read = open_for_reading(&db).expect("read");
+        assert!(read.missing);
+        assert!(read.store.partitions().expect("partitions").is_empty());
+        assert!(!db.exists() && !folder.path().join("sub").exists());
+        open(&db, &SharedClock::default()).expect("create");
+        assert!(!open_for_reading(&db).expect("read").missing);
+    }
+
+    /// A door's database is created by its first write, never by a read; once opened it
+    /// serves every call.
+    #[test]
+    fn a_database_is_created_by_the_first_write_only() {
+        use crate::operations::Effect;
+        use agent_memory_core::MetaKey;
+        let folder = tempfile::tempdir().expect("folder");
+        let db = folder.path().join("m.db");
+        let database = Database::new(&db, &SharedClock::default()).expect("database");
+        assert!(database.opened().is_none());
+        let key = MetaKey::new("probe").expect("key");
+        let read = database.store(Effect::Reads).expect("read");
+        assert_eq!(read.meta_get(&key).expect("read"), None);
+        assert!(!db.exists(), "a read created the file");
+        database
+            .store(Effect::Writes)
+            .expect("write")
+            .meta_set(&key, "1")
+            .expect("set");
+        assert!(db.exists());
+        assert!(database.opened().is_some());
+        let again = database.store(Effect::Reads).expect("read");
+        assert_eq!(again.meta_get(&key).expect("read").as_deref(), Some("1"));
+        // An existing file is opened at once.
+        let reopened = Database::new(&db, &SharedClock::default()).expect("database");
+        assert!(reopened.opened().is_some());
     }
 }

@@ -95,6 +95,25 @@ pub enum NotesCommand {
     },
 }
 
+impl NotesCommand {
+    /// Whether the command only reads (`view`, `search`).
+    pub fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            NotesCommand::View { .. } | NotesCommand::Search { .. }
+        )
+    }
+}
+
+/// Whether the JSON input of `notes` only reads: its command is `view` or `search`. A read
+/// of a database that does not exist yet answers as on an empty one and creates nothing.
+pub fn reads_only(input: &serde_json::Value) -> bool {
+    matches!(
+        input.get("command").and_then(serde_json::Value::as_str),
+        Some("view" | "search")
+    )
+}
+
 /// What a notes command answered.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct NotesOutput {

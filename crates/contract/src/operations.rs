@@ -164,6 +164,8 @@ pub struct Operation {
     pub cli: String,
     /// The stem of its output schema (`<output>.output`), usually its name.
     pub output: &'static str,
+    /// For an operation that writes only with some inputs, the inputs it only reads with.
+    reads_when: Option<fn(&Value) -> bool>,
     input_schema: Option<fn() -> Schema>,
     output_schema: fn() -> Schema,
     call: Call,
@@ -202,6 +204,17 @@ impl Operation {
         (self.output_schema)()
     }
 
+    /// What it does to the memory when called with `input`: its [`effect`](Self::effect),
+    /// except for an operation that only reads with some inputs (`notes` with `view` or
+    /// `search`). A door opens a database that does not exist yet only for a call that
+    /// writes.
+    pub fn effect_on(&self, input: &Value) -> Effect {
+        match self.reads_when {
+            Some(reads) if reads(input) => Effect::Reads,
+            _ => self.effect,
+        }
+    }
+
     /// Runs the operation on `input`, its JSON input (an object; null or `{}` for an
     /// operation without input), and returns its output as JSON. An input that does not fit
     /// the schema is an `invalid_input` error naming the operation and the place that does
@@ -233,6 +246,12 @@ impl Operation {
     /// The command line's words, when not the default.
     fn cli(mut self, words: &str) -> Self {
         words.clone_into(&mut self.cli);
+        self
+    }
+
+    /// Only reads when `reads` says so of its input, though it may write.
+    fn reads_when(mut self, reads: fn(&Value) -> bool) -> Self {
+        self.reads_when = Some(reads);
         self
     }
 
@@ -333,6 +352,7 @@ where
         node,
         cli,
         output: name,
+        reads_when: None,
         input_schema: takes_input.then_some(schema_of::<I> as fn() -> Schema),
         output_schema: schema_of::<O>,
         call,
@@ -491,7 +511,7 @@ pub fn all() -> Vec<Operation> {
         op("recording_fmt", Reads, recording::fmt).offline().about(
             "Write trails in canonical form, as Trailblaze writes them, saying which already were; a trail Trailblaze would refuse fails the whole call.",
         ),
-        op("notes", Writes, notes::notes).about(
+        op("notes", Writes, notes::notes).reads_when(notes::reads_only).about(
             "Your memory directory /memories (Anthropic's memory tool commands, plus search). View it before a task; record progress, decisions and facts as you go.",
         ),
         op("memory_list", Reads, memory::list).about(
@@ -605,6 +625,38 @@ mod tests {
 
     /// The whole surface, one line per operation: a change of any door's name is a change of
     /// this snapshot, reviewed as such.
+    /// `notes` writes, except with a command that only reads; other operations keep their
+    /// effect whatever their input.
+    #[test]
+    fn the_effect_of_a_call_follows_its_input_where_it_may() {
+        let op = |name: &str| table().iter().find(|op| op.name == name).expect(name);
+        let notes = op("notes");
+        for (input, effect) in [
+            (
+                serde_json::json!({"command": "view", "path": "/memories"}),
+                Effect::Reads,
+            ),
+            (
+                serde_json::json!({"command": "search", "query": "a"}),
+                Effect::Reads,
+            ),
+            (
+                serde_json::json!({"command": "create", "path": "/memories/a", "file_text": ""}),
+                Effect::Writes,
+            ),
+            (serde_json::json!({"command": 7}), Effect::Writes),
+        ] {
+            assert_eq!(notes.effect_on(&input), effect, "{input}");
+        }
+        let recall = op("trajectory_recall");
+        assert_eq!(
+            recall.effect_on(&serde_json::json!({"command": "view"})),
+            Effect::Reads
+        );
+        let forget = op("memory_forget");
+        assert_eq!(forget.effect_on(&serde_json::Value::Null), Effect::Deletes);
+    }
+
     #[test]
     fn every_door_name_of_every_operation() {
         let lines: Vec<String> = table()

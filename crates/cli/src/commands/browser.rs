@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::ops::browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS, ScenarioOutput};
 use crate::output::{Table, print_json};
 use crate::progress::Progress;
-use crate::{GlobalArgs, database, input, ops};
+use crate::{GlobalArgs, input, ops};
 
 /// `browser` and its subcommands.
 #[derive(Debug, clap::Args)]
@@ -171,7 +171,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
         _ => false,
     };
     let store = if reads_only {
-        database::open_existing(&global.db)?
+        global.open_for_reading()?
     } else {
         global.open()?
     };

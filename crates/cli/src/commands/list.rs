@@ -2,16 +2,16 @@
 
 use anyhow::Result;
 
+use crate::GlobalArgs;
 use crate::ops::{self, memory::MemoryList};
 use crate::output::{Table, human_bytes, print_json};
-use crate::{GlobalArgs, database};
 
 /// `list` takes no arguments of its own.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ListArgs {}
 
 pub(crate) fn run(_args: &ListArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing(&global.db)?;
+    let store = global.open_for_reading()?;
     let list = ops::memory::list(&global.env(&store), Default::default())?;
     if global.json {
         return print_json(&list);

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::ops::notes::{NotesCommand, NotesInput};
 use crate::output::print_json;
-use crate::{GlobalArgs, database, ops};
+use crate::{GlobalArgs, ops};
 
 /// `notes` and its subcommand.
 #[derive(Debug, clap::Args)]
@@ -108,59 +108,41 @@ enum NotesSub {
 }
 
 pub(crate) fn run(args: &NotesArgs, global: &GlobalArgs) -> Result<()> {
-    let (command, reads) = match &args.command {
-        NotesSub::View { path, range } => (
-            NotesCommand::View {
-                path: path.clone(),
-                view_range: range
-                    .as_deref()
-                    .and_then(|r| Some([*r.first()?, *r.get(1)?])),
-            },
-            true,
-        ),
-        NotesSub::Create { path, text } => (
-            NotesCommand::Create {
-                path: path.clone(),
-                file_text: text.read()?,
-            },
-            false,
-        ),
-        NotesSub::StrReplace { path, old, new } => (
-            NotesCommand::StrReplace {
-                path: path.clone(),
-                old_str: old.clone(),
-                new_str: new.clone(),
-            },
-            false,
-        ),
-        NotesSub::Insert { path, line, text } => (
-            NotesCommand::Insert {
-                path: path.clone(),
-                insert_line: *line,
-                insert_text: text.read()?,
-            },
-            false,
-        ),
-        NotesSub::Delete { path } => (NotesCommand::Delete { path: path.clone() }, false),
-        NotesSub::Rename { old_path, new_path } => (
-            NotesCommand::Rename {
-                old_path: old_path.clone(),
-                new_path: new_path.clone(),
-            },
-            false,
-        ),
-        NotesSub::Search { query, path, limit } => (
-            NotesCommand::Search {
-                query: query.clone(),
-                path: path.clone(),
-                limit: Some(*limit),
-            },
-            true,
-        ),
+    let command = match &args.command {
+        NotesSub::View { path, range } => NotesCommand::View {
+            path: path.clone(),
+            view_range: range
+                .as_deref()
+                .and_then(|r| Some([*r.first()?, *r.get(1)?])),
+        },
+        NotesSub::Create { path, text } => NotesCommand::Create {
+            path: path.clone(),
+            file_text: text.read()?,
+        },
+        NotesSub::StrReplace { path, old, new } => NotesCommand::StrReplace {
+            path: path.clone(),
+            old_str: old.clone(),
+            new_str: new.clone(),
+        },
+        NotesSub::Insert { path, line, text } => NotesCommand::Insert {
+            path: path.clone(),
+            insert_line: *line,
+            insert_text: text.read()?,
+        },
+        NotesSub::Delete { path } => NotesCommand::Delete { path: path.clone() },
+        NotesSub::Rename { old_path, new_path } => NotesCommand::Rename {
+            old_path: old_path.clone(),
+            new_path: new_path.clone(),
+        },
+        NotesSub::Search { query, path, limit } => NotesCommand::Search {
+            query: query.clone(),
+            path: path.clone(),
+            limit: Some(*limit),
+        },
     };
     // Reading never creates a database; only a write does, as every other command.
-    let store = if reads {
-        database::open_existing(&global.db)?
+    let store = if command.reads_only() {
+        global.open_for_reading()?
     } else {
         global.open()?
     };

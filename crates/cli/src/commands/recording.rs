@@ -272,7 +272,7 @@ struct TemplatizeReport {
 
 fn templatize(args: &TemplatizeArgs, global: &GlobalArgs) -> Result<()> {
     let store = match &args.source.session {
-        Some(_) => database::open_existing(&global.db)?,
+        Some(_) => global.open_for_reading()?,
         None => no_database()?,
     };
     let input = op::TemplatizeInput {
@@ -600,7 +600,7 @@ fn json_message(error: &serde_json::Error) -> String {
 fn lint(args: &LintArgs, global: &GlobalArgs) -> Result<()> {
     let values = memory_input(&args.values)?;
     let store = match &args.session {
-        Some(_) => database::open_existing(&global.db)?,
+        Some(_) => global.open_for_reading()?,
         None => no_database()?,
     };
     let report = op::lint(

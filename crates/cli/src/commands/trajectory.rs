@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 
+use crate::GlobalArgs;
 use crate::ops::trajectory::{self, EpisodeInput, PatternEntry, TimeInput};
 use crate::output::{Table, print_json};
 use crate::progress::Progress;
-use crate::{GlobalArgs, database};
 
 /// `trajectory` and its subcommands.
 #[derive(Debug, clap::Args)]
@@ -457,7 +457,7 @@ fn run_crystallize(args: &CrystallizeArgs, global: &GlobalArgs) -> Result<()> {
 }
 
 fn run_recall(args: &RecallArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing(&global.db)?;
+    let store = global.open_for_reading()?;
     let (confidence_weight, recency_weight) = match args.weights {
         Some((confidence, recency)) => (Some(confidence), Some(recency)),
         None => (None, None),
@@ -508,7 +508,7 @@ fn run_fingerprint(args: &FingerprintArgs, global: &GlobalArgs) -> Result<()> {
 
 /// `trajectory patterns`: every pattern of the partition, best evidence first as stored.
 fn run_patterns(args: &PatternsArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing(&global.db)?;
+    let store = global.open_for_reading()?;
     let listed = trajectory::patterns(
         &global.env(&store),
         trajectory::PatternsInput {

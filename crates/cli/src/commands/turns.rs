@@ -219,7 +219,7 @@ fn report(
 
 /// `turns context`: the setting, the breakdown and the compaction answer of `turns_view`.
 fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing(&global.db)?;
+    let store = global.open_for_reading()?;
     let viewed = report(
         &store,
         global,
@@ -264,7 +264,7 @@ fn context(args: &ContextArgs, global: &GlobalArgs) -> Result<()> {
 fn tool_history(args: &ToolHistoryArgs, global: &GlobalArgs) -> Result<()> {
     let store = match args.mode {
         Some(_) => global.open()?,
-        None => database::open_existing(&global.db)?,
+        None => global.open_for_reading()?,
     };
     let viewed = ops_turns::tool_history(
         &global.env(&store),
@@ -304,7 +304,7 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
 
 /// `turns sessions`: every session with its number of events.
 fn sessions(global: &GlobalArgs) -> Result<()> {
-    let store = database::open_existing(&global.db)?;
+    let store = global.open_for_reading()?;
     let list = crate::ops::memory::list(&global.env(&store), Default::default())?;
     if global.json {
         return print_json(&list.turn_sessions);
@@ -329,7 +329,7 @@ fn opened(
     let store = match (&log, writes) {
         (Some(_), _) => global.open_scratch()?,
         (None, true) => global.open()?,
-        (None, false) => database::open_existing(&global.db)?,
+        (None, false) => global.open_for_reading()?,
     };
     Ok((store, source.session.clone(), log))
 }

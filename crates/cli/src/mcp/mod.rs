@@ -80,11 +80,12 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
         &args.allow_dir,
         "start the server with --allow-dir DIR to let clients read files inside DIR",
     )?);
-    let store = global.open()?;
+    // Created by the first write: a client that only reads leaves no file behind.
+    let database = std::sync::Arc::new(global.database()?);
     // The last reference is dropped here, after the runtime: the PostgreSQL driver closes its
     // connections with a runtime of its own, which cannot start inside another.
     let server = server::MemoryServer::new(
-        std::sync::Arc::clone(&store),
+        std::sync::Arc::clone(&database),
         if args.tools.is_empty() {
             tools::all()?
         } else {
@@ -121,7 +122,7 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
         }
     });
     drop(runtime);
-    drop(store);
+    drop(database);
     served
 }
 

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::database::Store;
+use crate::database::Database;
 use agent_memory_core::{ManualClock, RandomIds, SystemClock, Timestamp};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -22,9 +22,10 @@ use crate::mcp::tools::{Effect, ToolDef};
 use crate::ops::files::FileAccess;
 use crate::ops::{Env, ErrorKind};
 
-/// What every call shares: the open database, the tools and the write gate.
+/// What every call shares: the database, the tools and the write gate.
 struct Shared {
-    store: Store,
+    /// Created by the first write; a read before it answers as on an empty database.
+    database: Arc<Database>,
     tools: Vec<ToolDef>,
     ids: Arc<RandomIds>,
     /// A fixed "now" (`--now` / `AGENT_MEMORY_NOW`), else the system clock per call.
@@ -45,17 +46,17 @@ pub(crate) struct MemoryServer {
 pub(crate) const ERROR_META_KEY: &str = "agent-memory/error";
 
 impl MemoryServer {
-    /// A server over `store` offering `tools`, reading for its clients only the files
+    /// A server over `database` offering `tools`, reading for its clients only the files
     /// `files` allows.
     pub(crate) fn new(
-        store: Store,
+        database: Arc<Database>,
         tools: Vec<ToolDef>,
         now: Option<Timestamp>,
         files: FileAccess,
     ) -> Self {
         MemoryServer {
             shared: Arc::new(Shared {
-                store,
+                database,
                 tools,
                 ids: Arc::new(RandomIds::new()),
                 now,
@@ -66,7 +67,7 @@ impl MemoryServer {
     }
 
     fn database(&self) -> String {
-        self.shared.store.location()
+        self.shared.database.location()
     }
 }
 
@@ -90,8 +91,10 @@ fn failure(error: &anyhow::Error, database: &str) -> CallToolResult {
 /// Runs tool `index` on `arguments`, on this (blocking) thread.
 fn run(shared: &Shared, index: usize, arguments: JsonObject) -> anyhow::Result<Value> {
     let def = &shared.tools[index];
+    let arguments = Value::Object(arguments);
+    let effect = def.effect_on(&arguments);
     let env = Env {
-        store: &shared.store,
+        store: shared.database.store(effect)?,
         clock: match shared.now {
             Some(at) => Box::new(ManualClock::new(at)),
             None => Box::new(SystemClock),
@@ -99,7 +102,7 @@ fn run(shared: &Shared, index: usize, arguments: JsonObject) -> anyhow::Result<V
         ids: Box::new(Arc::clone(&shared.ids)),
         files: shared.files.clone(),
     };
-    if def.effect == Effect::Reads {
+    if effect == Effect::Reads {
         return def.call(&env, arguments);
     }
     // A panic inside an operation leaves nothing half-written (each store call is one

@@ -17,15 +17,18 @@ use crate::ops::operations::{self, Operation};
 pub(crate) struct ToolDef {
     /// As listed to clients.
     pub(crate) tool: Tool,
-    /// Reads, writes or deletes.
-    pub(crate) effect: Effect,
     operation: Operation,
 }
 
 impl ToolDef {
+    /// What the call does to the memory with `arguments` (`notes` reads with `view`).
+    pub(crate) fn effect_on(&self, arguments: &Value) -> Effect {
+        self.operation.effect_on(arguments)
+    }
+
     /// Runs the operation on `arguments`; a bad argument is an `invalid_input` failure.
-    pub(crate) fn call(&self, env: &Env<'_>, arguments: JsonObject) -> Result<Value> {
-        Ok(self.operation.call(env, Value::Object(arguments))?)
+    pub(crate) fn call(&self, env: &Env<'_>, arguments: Value) -> Result<Value> {
+        Ok(self.operation.call(env, arguments)?)
     }
 }
 
@@ -63,11 +66,7 @@ fn define(operation: Operation) -> Result<ToolDef> {
     }
     .open_world(false);
     let tool = Tool::new(name, operation.description, input).annotate(annotations);
-    Ok(ToolDef {
-        tool,
-        effect,
-        operation,
-    })
+    Ok(ToolDef { tool, operation })
 }
 
 /// Every tool, in the order clients list them: the contract's operations the server offers.

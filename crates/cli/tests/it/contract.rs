@@ -43,17 +43,50 @@ fn list_names_every_partition_with_its_counts() {
     assert!(text.stdout.contains("team"), "{text}");
 }
 
+/// A read of a database that does not exist yet answers as on an empty one, with a note on
+/// stderr naming it (a misspelt `--db` shows there), and never creates it; a command that
+/// inspects the database itself (`stats`) says it is not there.
 #[test]
 fn read_commands_never_create_a_database() {
     let sandbox = Sandbox::new();
-    let run = sandbox.expect(1, &["--db", "typo.db", "list"]);
-    assert!(run.stderr.contains("typo.db does not exist"), "{run}");
+    let run = sandbox.expect(0, &["--db", "typo.db", "list"]);
+    assert!(run.stderr.contains("typo.db does not exist yet"), "{run}");
     assert!(!sandbox.path().join("typo.db").exists());
-    let json = sandbox.expect(1, &["--db", "typo.db", "list", "--json"]);
-    let error = conforms("error", json.stderr.trim());
+    let json = sandbox.expect(0, &["--db", "typo.db", "list", "--json"]);
+    let list = conforms("memory_list.output", &json.stdout);
+    assert_eq!(list["partitions"], serde_json::json!([]));
+    for read in [
+        &[
+            "trajectory",
+            "recall",
+            "--partition",
+            "team",
+            "--field",
+            "task=x",
+            "--json",
+        ][..],
+        &["trajectory", "patterns", "--partition", "team", "--json"],
+        &[
+            "browser",
+            "context",
+            "--goal",
+            "g",
+            "--url",
+            "https://shop.test/",
+        ],
+        &["notes", "view", "/memories"],
+        &["turns", "sessions"],
+    ] {
+        let args: Vec<&str> = ["--db", "typo.db"].iter().chain(read).copied().collect();
+        let run = sandbox.expect(0, &args);
+        assert!(run.stderr.contains("does not exist yet"), "{run}");
+    }
+    assert!(!sandbox.path().join("typo.db").exists());
+    let stats = sandbox.expect(1, &["--db", "typo.db", "stats", "--json"]);
+    let error = conforms("error", stats.stderr.trim());
     assert_eq!(error["error"]["kind"], "not_found");
     assert_eq!(error["error"]["input"], "typo.db");
-    assert!(json.stdout.is_empty());
+    assert!(!sandbox.path().join("typo.db").exists());
 }
 
 #[test]

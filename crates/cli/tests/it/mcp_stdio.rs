@@ -195,3 +195,51 @@ fn every_line_gets_an_answer_in_order() {
     let status = server.child.wait().expect("the server exits");
     assert!(status.success(), "{status}");
 }
+
+/// A client that only reads leaves no database behind: a read before the first write answers
+/// as on an empty memory, and the first write creates the file.
+#[test]
+fn reads_before_the_first_write_answer_empty_and_create_no_file() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let mut server = Server::start(&sandbox);
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "reads", "version": "1"}
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(server.answer()["id"], 1);
+    server.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "trajectory_recall",
+            "arguments": {"partition": "team", "fingerprint": {"task": "deploy"}}
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    let recalled = server.answer();
+    assert_eq!(recalled["id"], 2, "{recalled}");
+    assert_eq!(
+        recalled["result"]["structuredContent"]["patterns"],
+        json!([]),
+        "{recalled}"
+    );
+    server.send(notes_call(3, r#"{"command":"view","path":"/memories"}"#).as_bytes());
+    let viewed = server.answer();
+    assert_eq!(viewed["result"]["isError"], false, "{viewed}");
+    assert!(!db.exists(), "a read created the database");
+    server.send(
+        notes_call(
+            4,
+            r#"{"command":"create","path":"/memories/a.md","file_text":"kept"}"#,
+        )
+        .as_bytes(),
+    );
+    let created = server.answer();
+    assert_eq!(created["id"], 4, "{created}");
+    assert!(db.exists(), "the first write creates the database");
+}

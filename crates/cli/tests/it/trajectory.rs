@@ -387,10 +387,13 @@ fn recall_of_an_unknown_field() {
         ],
         &[],
     );
+    // A read of a database that does not exist yet answers empty, and creates nothing.
+    assert_eq!(never.code, Some(0), "{never}");
     assert!(
-        never.stderr.contains("agent-memory.db does not exist"),
+        never.stderr.contains("agent-memory.db does not exist yet"),
         "{never}"
     );
+    assert!(!sandbox.path().join("agent-memory.db").exists());
     let recorded = sandbox.run(
         &[
             "trajectory",
