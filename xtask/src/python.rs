@@ -14,7 +14,10 @@
 //!    environment's packages (the Anthropic SDK the handler's example imports); an error
 //!    fails the step.
 //! 5. pytest runs `bindings/python/tests` in the test environment: on SQLite, and on
-//!    PostgreSQL too when `AGENT_MEMORY_TEST_POSTGRES` names a server.
+//!    PostgreSQL too when `AGENT_MEMORY_TEST_POSTGRES` names a server. Among them the
+//!    popoto drop-in's differential replay (`test_popoto_replay.py`) runs popoto 1.10.1,
+//!    installed in that environment, on a redis-server from the machine that the test starts
+//!    on a loopback port and stops (a few seeds, a bounded number of operations each).
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
 //! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
@@ -22,8 +25,9 @@
 //! --bench [--peers]` runs only that.
 //!
 //! Without Python the step says so and passes on a developer's machine, and so does the
-//! type check without Node.js and npm; with `CI=true` either missing is an error, never a
-//! skip. pytest collecting no test (its exit status 5) is a failure.
+//! type check without Node.js and npm, and the replay without redis-server; with `CI=true`
+//! any of them missing is an error, never a skip. pytest collecting no test (its exit
+//! status 5) is a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,7 +56,8 @@ const PYRIGHT: &str = "pyright@1.1.409";
 
 /// What the tests need in the package's own environment: pytest, the Anthropic SDK the
 /// `anthropic` extra names (its memory-tool handler is tested against it), and popoto
-/// 1.10.1, whose own extension points the drop-in's are compared with (without a server).
+/// 1.10.1, which the drop-in is compared with: its extension points without a server, and
+/// every call in the differential replay, on Redis.
 const TEST_REQUIREMENTS: &[&str] = &["pytest==9.2.0", "anthropic==2.14.0", "popoto==1.10.1"];
 
 /// pytest's exit status when it collected no test.
@@ -83,7 +88,30 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let wheel = build_wheel(&root, &tools, profile, &[])?;
     let venv = fresh_venv(&root, &python, &wheel, "venv", TEST_REQUIREMENTS)?;
     type_check(&root, &venv)?;
+    redis_server()?;
     pytest(&root, &venv)
+}
+
+/// Whether the machine has `redis-server`, which the drop-in's differential replay starts:
+/// without it the replay skips on a developer's machine, saying so, and under `CI=true`
+/// this fails the step before pytest runs (`.ci/run` installs Debian's package).
+fn redis_server() -> Result<()> {
+    let found = Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Ok(());
+    }
+    if in_ci() {
+        bail!(
+            "redis-server is not installed: CI compares the popoto drop-in with popoto 1.10.1 on Redis, install Debian's redis-server"
+        );
+    }
+    println!(
+        "redis-server not found: the popoto drop-in is not compared with popoto (CI=true makes this an error)"
+    );
+    Ok(())
 }
 
 /// `cargo xtask python --bench [--peers]`: only the Python package's W-traj at N = 1,000

@@ -193,7 +193,7 @@ impl NativeStore {
     /// [`PatternData`], whose `attributes()` the class fills its other attributes from when
     /// one is first read: `fingerprint`, each fingerprint field, `canonical_sequence`,
     /// `confidence`, `_last_reinforced` (the RFC 3339 text), `evidence_count`,
-    /// `corroborations`, `contradictions` and `score` (None outside a recall), as the class's
+    /// `corroborations`, `contradictions` and, in a recall, `score`, as the class's
     /// `__init__` sets them. A pattern with a fingerprint field named in `reserved` (the
     /// class's data descriptors, which an assignment goes through) is made by calling
     /// `pattern(partition, entry)` instead. The operation's typed output becomes the objects
@@ -429,7 +429,7 @@ fn input_json(operation: &str, input: Option<&Bound<'_, PyAny>>) -> PyResult<Val
 /// takes (see [`NativeStore::record_episodes`]); `None` for anything else, which the JSON path
 /// then reports as the contract does. An outcome that is no JSON is an error here, as there.
 fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
-    use agent_memory_contract::trajectory::{EpisodeInput, TimeInput};
+    use agent_memory_contract::trajectory::{EpisodeInput, ExtraFields, TimeInput};
     let Ok(input) = input.cast::<PyDict>() else {
         return Ok(None);
     };
@@ -439,6 +439,7 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
         cluster_threshold: None,
         evidence_cap: None,
         initial_confidence: None,
+        extra_fields: Default::default(),
         episodes: Vec::new(),
     };
     let mut has_partition = false;
@@ -461,6 +462,14 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
             "evidence_cap" => plain_u64(&value)
                 .map(|n| record.evidence_cap = Some(n))
                 .is_some(),
+            "extra_fields" => match plain_str(&value).as_deref() {
+                Some("refuse") => true,
+                Some("ignore") => {
+                    record.extra_fields = ExtraFields::Ignore;
+                    true
+                }
+                _ => false,
+            },
             "initial_confidence" => match value.cast::<PyFloat>() {
                 Ok(x) if value.is_exact_instance_of::<PyFloat>() && x.value().is_finite() => {
                     record.initial_confidence = Some(x.value());
@@ -703,7 +712,7 @@ impl PatternData {
     /// The attributes popoto's pattern has, but `partition`, as the class's `__init__` sets
     /// them: `fingerprint`, each fingerprint field, `canonical_sequence`, `confidence`,
     /// `_last_reinforced` (the RFC 3339 text), `evidence_count`, `corroborations`,
-    /// `contradictions` and `score` (None outside a recall).
+    /// `contradictions` and, in a recall, `score`.
     fn attributes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let entry = &self.entry;
         let attributes = PyDict::new(py);
@@ -721,7 +730,10 @@ impl PatternData {
         attributes.set_item(intern!(py, "evidence_count"), entry.evidence_count)?;
         attributes.set_item(intern!(py, "corroborations"), entry.corroborations)?;
         attributes.set_item(intern!(py, "contradictions"), entry.contradictions)?;
-        attributes.set_item(intern!(py, "score"), entry.score)?;
+        // popoto's patterns have no score: only a recall's carry one, its ranking's.
+        if let Some(score) = entry.score {
+            attributes.set_item(intern!(py, "score"), score)?;
+        }
         Ok(attributes)
     }
 }
@@ -1011,6 +1023,27 @@ fn compute_fingerprint_json(py: Python<'_>, features: String) -> PyResult<String
         .map_err(|error| raise(py, error))
 }
 
+/// Refuses a configuration of the popoto drop-in that every record would refuse (empty or
+/// repeated fields, a count below 1, an initial confidence outside `[0, 1]`), every problem
+/// together, as the contract checks it: the drop-in calls it when it is constructed.
+#[pyfunction]
+#[pyo3(signature = (fields, cluster_threshold=None, evidence_cap=None, initial_confidence=None))]
+fn check_trajectory_configuration(
+    py: Python<'_>,
+    fields: Vec<String>,
+    cluster_threshold: Option<i64>,
+    evidence_cap: Option<i64>,
+    initial_confidence: Option<f64>,
+) -> PyResult<()> {
+    agent_memory_contract::trajectory::check_configuration(
+        &fields,
+        cluster_threshold,
+        evidence_cap,
+        initial_confidence,
+    )
+    .map_err(|error| raise(py, error))
+}
+
 /// popoto's mapping of an episode's outcome to a confidence signal in `[0, 1]`, the one the
 /// store applies when it crystallizes.
 #[pyfunction]
@@ -1113,6 +1146,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(error_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(compute_fingerprint_json, module)?)?;
     module.add_function(wrap_pyfunction!(episode_signal, module)?)?;
+    module.add_function(wrap_pyfunction!(check_trajectory_configuration, module)?)?;
     module.add_function(wrap_pyfunction!(canonical_sequence, module)?)?;
     #[cfg(feature = "bench")]
     module.add_function(wrap_pyfunction!(time_calls, module)?)?;

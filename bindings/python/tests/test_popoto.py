@@ -169,8 +169,17 @@ def test_errors_as_popoto():
         TrajectoryMemory(db=":memory:", fingerprint_fields=[])
     assert str(raised.value) == errors["empty_fingerprint_fields_TypeError"]
     tm = TrajectoryMemory(db=":memory:", fingerprint_fields=FIELDS)
-    with pytest.raises(ValueError, match="affected_layer"):
+    with pytest.raises(ValueError) as raised:
         tm.record_episode(fingerprint={"problem_topology": "x"}, trajectory=[], outcome={}, partition="p1")
+    assert str(raised.value) == "record_episode fingerprint is missing required field(s): ['affected_layer']"
+    with pytest.raises(ValueError) as raised:
+        tm.record_episodes([(FP_A, [], {}), ({"problem_topology": "x"}, [], {})], "p1")
+    assert str(raised.value) == "record_episode fingerprint is missing required field(s): ['affected_layer']"
+    # Before anything is recorded, as after: popoto checks the fields, not the partition.
+    with pytest.raises(ValueError) as raised:
+        tm.recall(fingerprint={"bogus": "x"}, partition="p1")
+    assert str(raised.value) == ("recall fingerprint has unknown field(s): ['bogus']; "
+                                 "expected subset of ['problem_topology', 'affected_layer']")
     rec(tm, FP_A, ["a"], True)
     with pytest.raises(ValueError, match="bogus"):
         tm.recall(fingerprint={"bogus": "x"}, partition="p1")
@@ -424,7 +433,6 @@ def test_a_batch_records_plain_tuples_and_any_other_shape_alike(location):
     (({"task": "t"}, ["a"], {}), ValueError, "env"),
     (({"task": "t", "env": "e"}, ["a", 3], {}), InvalidInputError, "trajectory[1]"),
     (({"task": "t", "env": "e"}, ["a"], {"when": {1, 2}}), TypeError, "episodes[1].outcome.when"),
-    (({"task": "t", "env": "e", "extra": "x"}, ["a"], {}), InvalidInputError, "extra"),
 ])
 def test_a_batch_with_one_bad_episode_fails_naming_it_and_records_none(location, bad, error, message):
     tm = Collect(db=location, fingerprint_fields=["task", "env"], cluster_threshold=1, clock=lambda: NOW)
@@ -458,7 +466,8 @@ def test_a_recalled_pattern_fills_its_attributes_in_on_first_use_as_init_sets_th
         for name in ("partition", "fingerprint", "canonical_sequence", "confidence", "evidence_count",
                      "corroborations", "contradictions", "last_reinforced", *fields):
             assert getattr(pattern, name) == getattr(by_init, name), name
-    assert one.score == pytest.approx(by_init.score) and made.score is None
+    # As popoto's, a crystallized pattern has no score; a recalled one has its ranking's.
+    assert one.score == pytest.approx(by_init.score) and not hasattr(made, "score")
     assert (one._native, one._fill, one.score_hint) == ("n", "f", "h")
     # An attribute assigned before any is read is kept; a missing one is an AttributeError.
     two.confidence = 0.25
@@ -472,3 +481,70 @@ def test_a_recalled_pattern_fills_its_attributes_in_on_first_use_as_init_sets_th
                   copy.copy(tm.recall(fingerprint={"task": "t"}, partition="p")[0])):
         assert (other.task, other.canonical_sequence, other.evidence_count) == ("t", ["a", "b"], 2)
         assert repr(other) == repr(by_init)
+
+
+def test_extra_fingerprint_keys_are_ignored_as_popoto_ignores_them(location):
+    tm = TrajectoryMemory(db=location, fingerprint_fields=FIELDS, cluster_threshold=1, clock=lambda: NOW)
+    episode = tm.record_episode(fingerprint={**FP_A, "ticket": 7, "note": None}, trajectory=["a"],
+                                outcome={"success": True}, partition="p")
+    assert (episode.problem_topology, episode.affected_layer, episode.fingerprint) == ("bug_fix", "agent", FP_A)
+    assert not hasattr(episode, "ticket")
+    assert tm.record_episodes([({**FP_A, "ticket": "x"}, ["a"], {"success": True}),
+                               ({**FP_A, "ticket": 8}, ["a"], {"success": True})], "p") == 2
+    [pattern] = tm.crystallize(partition="p")
+    assert (pattern.fingerprint, pattern.evidence_count) == (FP_A, 3)
+    # The store's own operations still refuse such a key.
+    with pytest.raises(InvalidInputError, match="ticket"):
+        tm.store.trajectory_record({"partition": "p", "fields": FIELDS,
+                                    "episodes": [{"fingerprint": {**FP_A, "ticket": "x"}, "trajectory": [],
+                                                  "outcome": {}}]})
+
+
+@pytest.mark.parametrize("config, problems", [
+    (dict(fingerprint_fields=["task", "task"]), ['fingerprint field "task" is listed twice']),
+    (dict(fingerprint_fields=["task", ""]), ["fingerprint_fields[1] is empty"]),
+    (dict(fingerprint_fields=["task"], cluster_threshold=0), ["cluster_threshold must be at least 1, got 0"]),
+    (dict(fingerprint_fields=["task", "task"], cluster_threshold=-2, evidence_cap=0, initial_confidence=1.5),
+     ["cluster_threshold must be at least 1, got -2", 'fingerprint field "task" is listed twice',
+      "evidence_cap must be at least 1, got 0", "initial_confidence must be in [0, 1], got 1.5"]),
+])
+def test_a_configuration_popoto_accepts_but_no_record_could_is_refused_at_construction(config, problems):
+    # The one deliberate divergence: popoto accepts these and fails nowhere; every record
+    # into the store would be refused, so the memory is refused when it is made.
+    with pytest.raises(InvalidInputError) as raised:
+        TrajectoryMemory(db=":memory:", **config)
+    assert isinstance(raised.value, ValueError)
+    for problem in problems:
+        assert problem in str(raised.value)
+
+
+def test_recall_checks_its_arguments_in_popotos_order(location):
+    from agent_memory.popoto import QueryException
+
+    tm = TrajectoryMemory(db=location, fingerprint_fields=FIELDS, cluster_threshold=1, clock=lambda: NOW)
+    # Nothing matches: popoto never ranks, so no weight is looked at.
+    assert tm.recall(fingerprint=FP_A, partition="p", score_weights={"bogus": 1.0}) == []
+    rec(tm, FP_A, ["a"], True, partition="p")
+    tm.crystallize(partition="p")
+    assert tm.recall(fingerprint={"bogus": "x"}, partition="p", limit=0) == []
+    assert tm.recall(fingerprint={}, partition="p", score_weights={"bogus": 1.0}) == []
+    for weights in ({}, {"confidence": 0.0}, {"confidence": -1.0, "last_reinforced": float("nan")}, {"bogus": 0.0}):
+        assert tm.recall(fingerprint=FP_A, partition="p", score_weights=weights) == []
+    assert TrajectoryMemory(db=tm.store, fingerprint_fields=FIELDS, score_weights={}).recall(FP_A, "p") == []
+    assert len(tm.recall(fingerprint=FP_A, partition="p", score_weights={"bogus": 0.0, "confidence": 1.0})) == 1
+    texts = {
+        "bogus": "'Pattern' has no field 'bogus'. Valid fields: ['pattern_id', 'partition', 'problem_topology', "
+                 "'affected_layer', 'canonical_sequence', 'confidence', 'last_reinforced']",
+        "recency": "'Pattern' has no field 'recency'. Valid fields: ['pattern_id', 'partition', 'problem_topology', "
+                   "'affected_layer', 'canonical_sequence', 'confidence', 'last_reinforced']",
+        "partition": "Field 'partition' (KeyField) does not have a sorted set index and cannot be used in "
+                     "composite_score()",
+        "pattern_id": "Field 'pattern_id' (AutoKeyField) does not have a sorted set index and cannot be used in "
+                      "composite_score()",
+        "priority": "'Pattern' does not use WriteFilterMixin; cannot resolve 'priority' index",
+        "access_count": "'Pattern' does not use AccessTrackerMixin; cannot resolve 'access_count' index",
+    }
+    for name, text in texts.items():
+        with pytest.raises(QueryException) as raised:
+            tm.recall(fingerprint=FP_A, partition="p", score_weights={"confidence": 1.0, name: 1.0})
+        assert str(raised.value) == text

@@ -56,6 +56,10 @@ pub struct RecordInput {
     /// record.
     #[serde(default)]
     pub initial_confidence: Option<f64>,
+    /// What a fingerprint key that is not one of the partition's fields does: `refuse` the
+    /// record (the default), or be `ignore`d, as popoto's `record_episode` ignores it.
+    #[serde(default)]
+    pub extra_fields: ExtraFields,
     /// The episodes, at least one; an `outcome` is `{"success": true}`, `{"success": false}`,
     /// `{"success": 0.7}` or a number from 0 to 1.
     pub episodes: Vec<EpisodeInput>,
@@ -71,6 +75,18 @@ impl RecordInput {
             initial_confidence: self.initial_confidence,
         }
     }
+}
+
+/// What a record does with a fingerprint key that is not one of the partition's fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtraFields {
+    /// Refuse the record, naming the key and the partition's fields: a key the partition
+    /// does not have would be dropped from the fingerprint, and a recall naming it refused.
+    #[default]
+    Refuse,
+    /// Drop the key from the fingerprint, as popoto 1.10.1 does (its drop-in records so).
+    Ignore,
 }
 
 /// A partition's configuration as a caller gives it: each setting, when given, must agree
@@ -475,6 +491,49 @@ fn empty_note(env: &Env<'_>, partition: &Partition) -> Result<Option<String>> {
     }))
 }
 
+/// Checks a partition's configuration as its first record would, reading and writing
+/// nothing: the fields no partition can hold and every rule of [`Config::validate`], each
+/// problem reported together. A count below zero (another language's integer may hold one)
+/// is refused as one below 1 is. The popoto drop-in runs it when it is constructed: popoto
+/// accepts such a configuration, and every record would refuse it.
+pub fn check_configuration(
+    fields: &[String],
+    cluster_threshold: Option<i64>,
+    evidence_cap: Option<i64>,
+    initial_confidence: Option<f64>,
+) -> Result<()> {
+    let mut problems = Vec::new();
+    if let Some(field) = fields.iter().find(|f| f.contains(',')) {
+        problems.push(format!(
+            "fingerprint field {} contains a comma",
+            Excerpt::quoted(field)
+        ));
+    }
+    let defaults = Config::new(DEFAULT_FIELDS);
+    let mut count = |setting: &str, given: Option<i64>, default: u64| match given {
+        None => default,
+        Some(n) => u64::try_from(n).unwrap_or_else(|_| {
+            problems.push(format!("{setting} must be at least 1, got {n}"));
+            1
+        }),
+    };
+    let config = Config::new(fields.iter().map(String::as_str))
+        .with_cluster_threshold(count(
+            "cluster_threshold",
+            cluster_threshold,
+            defaults.cluster_threshold,
+        ))
+        .with_evidence_cap(count("evidence_cap", evidence_cap, defaults.evidence_cap))
+        .with_initial_confidence(initial_confidence.unwrap_or(defaults.initial_confidence));
+    if let Err(agent_memory_trajectory::Error::InvalidConfig(found)) = config.validate() {
+        problems.extend(found);
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(agent_memory_trajectory::Error::InvalidConfig(problems).into())
+}
+
 /// Records the episodes in one transaction, and the partition's configuration on its first
 /// record.
 pub fn record(env: &Env<'_>, input: RecordInput) -> Result<RecordOutput> {
@@ -534,13 +593,17 @@ fn record_into(
             ));
         }
         // A field the partition does not have would be dropped from the fingerprint, and a
-        // recall naming it refused: refuse it here, where the caller can still fix it.
-        let unknown: Vec<&str> = episode
-            .fingerprint
-            .keys()
-            .filter(|k| !fields.contains(*k))
-            .map(String::as_str)
-            .collect();
+        // recall naming it refused: refuse it here, where the caller can still fix it,
+        // unless the caller asked for popoto's rule (the key is dropped below).
+        let unknown: Vec<&str> = match input.extra_fields {
+            ExtraFields::Refuse => episode
+                .fingerprint
+                .keys()
+                .filter(|k| !fields.contains(*k))
+                .map(String::as_str)
+                .collect(),
+            ExtraFields::Ignore => Vec::new(),
+        };
         if !unknown.is_empty() {
             return Err(Error::invalid(
                 format!("episodes[{i}].fingerprint"),
@@ -578,7 +641,12 @@ fn record_into(
     let mut ranges = Vec::with_capacity(input.episodes.len());
     for e in &input.episodes {
         let (p, s) = (pairs.len(), steps.len());
-        pairs.extend(e.fingerprint.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let all = e.fingerprint.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        match input.extra_fields {
+            // Every key is a field: the check above refused any other.
+            ExtraFields::Refuse => pairs.extend(all),
+            ExtraFields::Ignore => pairs.extend(all.filter(|(k, _)| fields.iter().any(|f| f == k))),
+        }
         steps.extend(e.trajectory.iter().map(String::as_str));
         ranges.push((p..pairs.len(), s..steps.len()));
     }
@@ -949,6 +1017,7 @@ mod tests {
                 cluster_threshold: None,
                 evidence_cap: Some(3),
                 initial_confidence: Some(0.4),
+                extra_fields: Default::default(),
                 episodes: [true, false, true, true, false, true]
                     .iter()
                     .map(|ok| episode("deploy", &["build", "ship"], *ok))
@@ -1025,6 +1094,7 @@ mod tests {
                 cluster_threshold: None,
                 evidence_cap: None,
                 initial_confidence: None,
+                extra_fields: Default::default(),
                 episodes: (0..3)
                     .map(|_| episode("deploy", &["build", "ship"], true))
                     .collect(),
@@ -1088,6 +1158,7 @@ mod tests {
                 cluster_threshold: None,
                 evidence_cap: None,
                 initial_confidence: None,
+                extra_fields: Default::default(),
                 episodes: vec![episode("deploy", &["a"], true), incomplete],
             },
         )
@@ -1108,6 +1179,7 @@ mod tests {
                 cluster_threshold: None,
                 evidence_cap: None,
                 initial_confidence: None,
+                extra_fields: Default::default(),
                 episodes: vec![extra],
             },
         )
@@ -1151,6 +1223,7 @@ mod tests {
                 cluster_threshold: Some(3),
                 evidence_cap: None,
                 initial_confidence: None,
+                extra_fields: Default::default(),
                 episodes,
             },
         )
@@ -1203,6 +1276,7 @@ mod tests {
                 cluster_threshold: threshold,
                 evidence_cap: cap,
                 initial_confidence: None,
+                extra_fields: Default::default(),
                 episodes,
             },
         )
@@ -1240,6 +1314,7 @@ mod tests {
                 cluster_threshold: None,
                 evidence_cap: None,
                 initial_confidence: None,
+                extra_fields: Default::default(),
                 episodes: vec![deploy()],
             },
         )

@@ -160,6 +160,11 @@ unresolved: UnresolvedToken[]
  */
 export type TimeInput = (number | string)
 /**
+ * What a fingerprint key that is not one of the partition's fields does: `refuse` the
+ * record (the default), or be `ignore`d, as popoto's `record_episode` ignores it.
+ */
+export type ExtraFields = ("refuse" | "ignore")
+/**
  * One event of a session's append-only log.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -393,6 +398,13 @@ export type ObjectiveKind1 = ("step" | "verify")
  * via the `definition` "PlannedAction".
  */
 export type PlannedAction1 = ("replay" | "agent")
+/**
+ * What a record does with a fingerprint key that is not one of the partition's fields.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ExtraFields".
+ */
+export type ExtraFields1 = ("refuse" | "ignore")
 /**
  * A time as an input gives it: RFC 3339 text or milliseconds since the epoch.
  * 
@@ -2764,6 +2776,7 @@ episodes: EpisodeInput[]
  * record.
  */
 evidence_cap?: number
+extra_fields?: ExtraFields
 /**
  * The partition's fingerprint fields (default `problem_topology`, `affected_layer`),
  * fixed by its first record.

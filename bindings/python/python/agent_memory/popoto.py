@@ -16,10 +16,25 @@ and errors; patterns carry ``canonical_sequence``, ``confidence``, ``last_reinfo
 fingerprint field as attributes. Every rule (confidence, the canonical sequence, ranking)
 runs in the store; this module only converts arguments and results.
 
-Where this differs from popoto on purpose: recall filters by fingerprint before it cuts to
-``limit`` and ranks within the partition only (popoto cuts first and lets other partitions'
-confidence take the top places), and crystallize observes each episode once even when
-crystallizers race.
+Every call answers as popoto 1.10.1's does, with its results, attributes and errors (their
+types, and their texts where a caller could match on them): extra fingerprint keys are
+ignored when recording, a recall checks its arguments in popoto's order, drops weights that
+are not above 0 and answers ``[]`` when none is left, and a weight popoto's pattern model
+could not rank by raises :class:`QueryException` with popoto's text, as the recipe's
+documented ``ProceduralPattern`` would (named ``Pattern`` here). What the store adds: a
+pattern's evidence (``evidence_count``, ``corroborations``, ``contradictions``,
+``fingerprint``) and a recalled pattern's ``score``. A pattern's ``confidence`` is popoto's
+too: the stored value to 14 significant digits, as popoto's Lua script hands it back.
+
+Where this differs from popoto on purpose: a configuration every record would refuse
+(empty or repeated fingerprint fields, ``cluster_threshold`` below 1, and the store's
+``evidence_cap`` below 1 or ``initial_confidence`` outside [0, 1]) is refused when the
+memory is constructed, with :class:`agent_memory.InvalidInputError` (a ``ValueError``),
+where popoto accepts it; recall filters by fingerprint before it cuts to ``limit`` and ranks
+within the partition only (popoto cuts first and lets other partitions' confidence take the
+top places); crystallize observes each episode once, in recording order, even when
+crystallizers race or clocks disagree (popoto observes them in Redis set order); an infinite
+weight is refused; an episode's ``episode_id`` is None until crystallize reads it back.
 
 popoto's two extension points are honoured as popoto calls them. A subclass that overrides
 ``_episode_signal(episode)`` has it called when ``crystallize`` first sees each episode, once
@@ -45,9 +60,11 @@ import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import Store, _native
+from .errors import InvalidInputError
 
 __all__ = [
     "TrajectoryMemory",
+    "QueryException",
     "compute_fingerprint",
     "Episode",
     "Pattern",
@@ -61,7 +78,29 @@ DEFAULT_RECALL_LIMIT = 5
 DEFAULT_SCORE_WEIGHTS = {"confidence": 0.6, "last_reinforced": 0.4}
 
 # popoto's weight names as the contract's recall input names them.
-_WEIGHTS = {"confidence": "confidence_weight", "last_reinforced": "recency_weight", "recency": "recency_weight"}
+_WEIGHTS = {"confidence": "confidence_weight", "last_reinforced": "recency_weight"}
+
+
+class QueryException(Exception):
+    """popoto's ``popoto.models.query.QueryException``: a recall weighted by a name its
+    pattern model cannot rank by."""
+
+
+def _unrankable(name: str, fields: List[str]) -> QueryException:
+    """The error popoto's ``composite_score`` raises for the weight ``name`` on the recipe's
+    documented pattern model (``pattern_id``, ``partition``, the fingerprint ``fields``,
+    ``canonical_sequence``, ``confidence``, ``last_reinforced``), here named ``Pattern``."""
+    if name == "priority":
+        return QueryException("'Pattern' does not use WriteFilterMixin; cannot resolve 'priority' index")
+    if name in ("access_count", "access_score"):
+        return QueryException(f"'Pattern' does not use AccessTrackerMixin; cannot resolve '{name}' index")
+    kinds = {"pattern_id": "AutoKeyField", "partition": "KeyField", **{f: "KeyField" for f in fields},
+             "canonical_sequence": "ListField"}
+    if name in kinds:
+        return QueryException(f"Field '{name}' ({kinds[name]}) does not have a sorted set index and cannot be "
+                              "used in composite_score()")
+    valid = ["pattern_id", "partition", *dict.fromkeys(fields), "canonical_sequence", "confidence", "last_reinforced"]
+    return QueryException(f"'Pattern' has no field '{name}'. Valid fields: {valid}")
 
 
 def compute_fingerprint(features: Dict[str, Any], include_fields: Optional[Iterable[str]] = None,
@@ -79,6 +118,13 @@ def compute_fingerprint(features: Dict[str, Any], include_fields: Optional[Itera
 def _seconds(text: str) -> float:
     """An RFC 3339 time of the contract as seconds since the epoch."""
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _printed(confidence: float) -> float:
+    """A confidence as popoto's patterns carry it: popoto's Lua script answers the stored
+    value as Lua prints a number (``%.14g``, ``0.43333333333333`` for ``0.43333333333333335``),
+    and the pattern keeps that answer; ranking and the next update use the stored value."""
+    return float(f"{confidence:.14g}")
 
 
 class Episode:
@@ -105,7 +151,8 @@ class Episode:
 class Pattern:
     """A crystallized pattern: ``canonical_sequence``, ``confidence``, ``last_reinforced``
     (seconds since the epoch), ``partition``, each fingerprint field, and the evidence
-    (``evidence_count``, ``corroborations``, ``contradictions``; ``score`` after a recall).
+    (``evidence_count``, ``corroborations``, ``contradictions``; ``score``, the ranking's, on a
+    recalled pattern only: popoto's patterns have none).
 
     The patterns a recall or crystallize returns fill their attributes in on first use: a
     recall makes every matching pattern, and a caller often reads only the first."""
@@ -116,12 +163,13 @@ class Pattern:
         for name, value in self.fingerprint.items():
             setattr(self, name, value)
         self.canonical_sequence: List[str] = list(entry["canonical_sequence"])
-        self.confidence: float = entry["confidence"]
+        self.confidence: float = _printed(entry["confidence"])
         self._last_reinforced: Any = entry["last_reinforced"]
         self.evidence_count: int = entry["evidence_count"]
         self.corroborations: int = entry["corroborations"]
         self.contradictions: int = entry["contradictions"]
-        self.score: Optional[float] = entry.get("score")
+        if entry.get("score") is not None:
+            self.score: float = entry["score"]
 
     def __getattr__(self, name: str) -> Any:
         # Only for a name not found the usual way. A pattern a recall or crystallize made
@@ -140,7 +188,7 @@ class Pattern:
             return False
         del attributes["_native"]
         for key, value in native.attributes().items():
-            attributes.setdefault(key, value)
+            attributes.setdefault(key, _printed(value) if key == "confidence" else value)
         return True
 
     def __dir__(self) -> Iterable[str]:
@@ -185,6 +233,12 @@ class TrajectoryMemory:
     ``ConfidenceField`` takes. A partition keeps the settings of its first record. ``clock``
     is "now" (a function returning seconds since the epoch, default ``time.time``), for
     episodes' ``recorded_at`` and recall's recency.
+
+    Empty ``fingerprint_fields`` are popoto's ``TypeError``. A configuration popoto accepts
+    but every record would refuse (a field that is empty or listed twice,
+    ``cluster_threshold`` below 1, ``evidence_cap`` below 1, ``initial_confidence`` outside
+    [0, 1]) is an :class:`agent_memory.InvalidInputError` (a ``ValueError``) here, naming
+    every problem: the one place this drop-in refuses what popoto takes.
     """
 
     def __init__(self, db: Any, fingerprint_fields: Iterable[str], cluster_threshold: Optional[int] = None,
@@ -193,6 +247,8 @@ class TrajectoryMemory:
         if not fingerprint_fields:
             raise TypeError("fingerprint_fields must be a non-empty list of field names")
         self.fingerprint_fields = list(fingerprint_fields)
+        _native.check_trajectory_configuration(self.fingerprint_fields, cluster_threshold, evidence_cap,
+                                               initial_confidence)
         self.cluster_threshold = cluster_threshold
         self.score_weights = dict(score_weights) if score_weights is not None else dict(DEFAULT_SCORE_WEIGHTS)
         self.initial_confidence = initial_confidence
@@ -205,10 +261,13 @@ class TrajectoryMemory:
 
     def record_episode(self, fingerprint: Dict[str, Any], trajectory: Iterable[str], outcome: Any,
                        partition: str) -> Episode:
-        """Records one finished task; returns the episode. A fingerprint missing a field is a
-        ``ValueError``."""
+        """Records one finished task; returns the episode. A fingerprint missing a field is
+        popoto's ``ValueError``; a key that is no fingerprint field is ignored, as popoto does."""
+        missing = [name for name in self.fingerprint_fields if name not in fingerprint]
+        if missing:
+            raise ValueError(f"record_episode fingerprint is missing required field(s): {missing}")
         now = float(self.clock())
-        episode = Episode(partition, {name: str(value) for name, value in fingerprint.items()},
+        episode = Episode(partition, {name: str(fingerprint[name]) for name in self.fingerprint_fields},
                           list(trajectory), outcome, now)
         self._record([(episode.fingerprint, episode.trajectory, outcome)], partition, round(now * 1000))
         return episode
@@ -219,13 +278,24 @@ class TrajectoryMemory:
         A batch makes no :class:`Episode` objects: the episodes are read straight into the
         store's input."""
         episodes = episodes if isinstance(episodes, list) else list(episodes)
-        self._record(episodes, partition, round(float(self.clock()) * 1000))
+        try:
+            self._record(episodes, partition, round(float(self.clock()) * 1000))
+        except InvalidInputError:
+            # popoto's error for the first episode missing a field, looked for only once
+            # the store has refused the batch (a good batch pays nothing for it).
+            for fingerprint, _, _ in episodes:
+                missing = [name for name in self.fingerprint_fields if name not in fingerprint]
+                if missing:
+                    raise ValueError(f"record_episode fingerprint is missing required field(s): {missing}") from None
+            raise
         return len(episodes)
 
     def _record(self, episodes: List[Any], partition: str, recorded_at: int) -> None:
         """Records ``episodes`` (``(fingerprint, trajectory, outcome)`` tuples) at
         ``recorded_at`` (milliseconds since the epoch) in one transaction."""
-        request: Dict[str, Any] = {"partition": partition, "fields": self.fingerprint_fields, "episodes": []}
+        # Keys beyond the fields are dropped by the store, as popoto ignores them.
+        request: Dict[str, Any] = {"partition": partition, "fields": self.fingerprint_fields,
+                                   "extra_fields": "ignore", "episodes": []}
         if self.cluster_threshold is not None:
             request["cluster_threshold"] = self.cluster_threshold
         if self.evidence_cap is not None:
@@ -248,15 +318,17 @@ class TrajectoryMemory:
         """Turns the episodes recorded since the last run into patterns; returns the patterns
         created or reinforced."""
         if not (self._custom_signal or self._custom_canonical):
-            return self.store._native.call_patterns("trajectory_crystallize", {"partition": partition},
-                                                    self._now_ms(), Pattern, partition, _RESERVED)
-        output = self.store._native.trajectory_crystallize_hooked(
-            partition,
-            self._signals if self._custom_signal else None,
-            self._canonicals if self._custom_canonical else None,
-            self.store._now_ms(),
-        )
-        return [Pattern(partition, entry) for entry in output["patterns"]]
+            patterns = self.store._native.call_patterns("trajectory_crystallize", {"partition": partition},
+                                                        self._now_ms(), Pattern, partition, _RESERVED)
+        else:
+            output = self.store._native.trajectory_crystallize_hooked(
+                partition,
+                self._signals if self._custom_signal else None,
+                self._canonicals if self._custom_canonical else None,
+                self.store._now_ms(),
+            )
+            patterns = [Pattern(partition, entry) for entry in output["patterns"]]
+        return patterns
 
     def _episode(self, given: Dict[str, Any]) -> "Episode":
         """A stored episode as the extension points get it."""
@@ -289,22 +361,47 @@ class TrajectoryMemory:
 
     def recall(self, fingerprint: Dict[str, Any], partition: str, limit: Optional[int] = None,
                score_weights: Optional[Dict[str, float]] = None) -> List[Pattern]:
-        """The patterns for a full or partial fingerprint, best first (popoto's ranking). An
-        empty fingerprint or a limit of 0 or less recalls ``[]``; a field that is not a
-        fingerprint field is a ``ValueError``."""
+        """The patterns for a full or partial fingerprint, best first (popoto's ranking). As
+        popoto, in this order: an empty fingerprint or a limit of 0 or less recalls ``[]``; a
+        field that is not a fingerprint field is a ``ValueError``; weights not above 0 are
+        dropped, and none left recalls ``[]``; a weight other than ``confidence`` and
+        ``last_reinforced`` is a :class:`QueryException` when some pattern matches."""
+        if not fingerprint:
+            return []
         if limit is None:
             limit = DEFAULT_RECALL_LIMIT
+        if limit <= 0:
+            return []
+        unknown = [name for name in fingerprint if name not in self.fingerprint_fields]
+        if unknown:
+            raise ValueError(f"recall fingerprint has unknown field(s): {unknown}; "
+                             f"expected subset of {self.fingerprint_fields}")
+        weights = score_weights if score_weights is not None else self.score_weights
         query: Dict[str, Any] = {
             "partition": partition,
             "fingerprint": {name: str(value) for name, value in fingerprint.items()},
-            "limit": max(int(limit), 0),
+            "limit": int(limit),
         }
-        weights = score_weights if score_weights is not None else self.score_weights
+        unrankable: Optional[str] = None
+        ranked = False
         for name, weight in weights.items():
+            if not weight > 0:
+                continue
             key = _WEIGHTS.get(name)
-            if key is None:
-                raise ValueError(f"unknown score weight {name!r}; expected confidence or last_reinforced")
-            query[key] = weight
+            if key is not None:
+                query[key] = weight
+                ranked = True
+            elif unrankable is None:
+                unrankable = name
+        if not ranked and unrankable is None:
+            return []
+        if unrankable is not None:
+            # popoto ranks only when some pattern matches; then the name fails its ranking.
+            query.update(confidence_weight=1.0, limit=1)
+            if self.store._native.call_patterns("trajectory_recall", query, self._now_ms(), Pattern,
+                                                partition, _RESERVED):
+                raise _unrankable(unrankable, self.fingerprint_fields)
+            return []
         # A partition nothing was recorded in recalls nothing, as in popoto.
         return self.store._native.call_patterns("trajectory_recall", query, self._now_ms(), Pattern,
                                                 partition, _RESERVED)

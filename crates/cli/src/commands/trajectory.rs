@@ -274,6 +274,7 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs) -> Result<()> {
         cluster_threshold: given.cluster_threshold,
         evidence_cap: given.evidence_cap,
         initial_confidence: given.initial_confidence,
+        extra_fields: Default::default(),
         episodes,
     };
     let store = global.open()?;

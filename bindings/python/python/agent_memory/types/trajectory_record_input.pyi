@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, TypedDict, Union
+from typing import Any, Dict, List, Literal, TypedDict, Union
 
 from typing_extensions import NotRequired, TypeAlias
+
+ExtraFields: TypeAlias = Literal['refuse', 'ignore']
+
 
 TimeInput: TypeAlias = Union[int, str]
 
@@ -22,6 +25,7 @@ class RecordInput(TypedDict):
     cluster_threshold: NotRequired[int]
     episodes: List[EpisodeInput]
     evidence_cap: NotRequired[int]
+    extra_fields: NotRequired[ExtraFields]
     fields: NotRequired[List[str]]
     initial_confidence: NotRequired[float]
     partition: str
