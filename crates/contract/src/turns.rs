@@ -773,9 +773,9 @@ impl HistoryOutput {
 /// `Value` would sort them).
 #[derive(Debug, Clone)]
 pub struct ProviderRequest {
-    // Boxed: a history is large beside the other views' outputs.
+    // Boxed: a history and a policy are large beside the other views' outputs.
     history: Box<History>,
-    policy: ContextPolicy,
+    policy: Box<ContextPolicy>,
     provider: Provider,
 }
 
@@ -970,7 +970,7 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
             provider,
             request: ProviderRequest {
                 history: Box::new(history),
-                policy,
+                policy: Box::new(policy),
                 provider,
             },
             warnings,

@@ -108,8 +108,9 @@ pub struct ContextPolicy {
     /// log: the agent supplies it on every render, as it does to the provider.
     pub system_prompt: Option<String>,
     /// Keen Code's persistent memory, sent after the system prompt as its `# Memory`
-    /// section (none by default); like the system prompt, never part of the log.
-    pub persistent_memory: Option<crate::persistent::PersistentMemory>,
+    /// section (none by default); like the system prompt, never part of the log. Boxed, as
+    /// a policy is carried by value (in [`ContextFit`]) and is rarely given one.
+    pub persistent_memory: Option<Box<crate::persistent::PersistentMemory>>,
     /// Appended to the text of an interrupted turn as the model sees it (none by default, the
     /// format of Keen Code 0.2.3; [`ContextPolicy::keen`] sets [`INTERRUPTED_MARKER`]).
     pub interrupted_marker: Option<String>,
@@ -195,7 +196,7 @@ impl ContextPolicy {
     /// system prompt, as the whole of it), as Keen's `Build` places it: after the
     /// instructions, so it reads as context below them.
     pub fn with_persistent_memory(mut self, memory: crate::persistent::PersistentMemory) -> Self {
-        self.persistent_memory = Some(memory);
+        self.persistent_memory = Some(Box::new(memory));
         self
     }
 
