@@ -354,6 +354,8 @@ fn turns_kind_of(cause: &(dyn std::error::Error + 'static)) -> Option<(ErrorKind
             path: p, source, ..
         } => (io_kind(source), path(p)),
         E::Unsupported { .. } => (ErrorKind::InvalidInput, None),
+        // The scope's word only: the text that looks like a secret is never an error's input.
+        E::SecretInMemory { scope, .. } => (ErrorKind::InvalidInput, Some(scope.to_string())),
         _ => return None,
     })
 }

@@ -28,6 +28,7 @@ pub mod listing;
 pub mod memory;
 pub mod notes;
 pub mod operations;
+pub mod persistent;
 pub mod portable;
 pub mod recording;
 pub mod runs;

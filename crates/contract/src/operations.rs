@@ -452,7 +452,9 @@ fn encode<O: Serialize>(output: &O) -> Result<Value> {
 /// operations only the command line and the language packages offer (`mcp: false`) stand
 /// among them.
 pub fn all() -> Vec<Operation> {
-    use crate::{browser, check, memory, notes, recording, runs, stats, trajectory, turns};
+    use crate::{
+        browser, check, memory, notes, persistent, recording, runs, stats, trajectory, turns,
+    };
     use Effect::{Deletes, Reads, Writes};
     vec![
         op("trajectory_record", Writes, trajectory::record).about(
@@ -576,6 +578,29 @@ pub fn all() -> Vec<Operation> {
             .output("turns_view")
             .about(
                 "A coding session's tool-history setting, set to full or none for the turns that start after it when a mode is given, with its model view.",
+            ),
+        op("turns_memory", Reads, persistent::show)
+            .cli("turns memory show")
+            .about(
+                "The user's global memory and a project's (Keen Code's MEMORY.md files, kept as notes): their texts, sizes and whether the system prompt cuts them at the cap.",
+            ),
+        op("turns_memory_write", Writes, persistent::write)
+            .offline()
+            .cli("turns memory write")
+            .about(
+                "Replace the global or a project's memory text. Only when the user asks to remember or forget something; a text that looks like a secret is refused.",
+            ),
+        op("turns_memory_import", Writes, persistent::import)
+            .offline()
+            .cli("turns memory import")
+            .about(
+                "Import the global or a project's memory from Keen Code's file (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), replacing the stored one.",
+            ),
+        op("turns_memory_export", Reads, persistent::export)
+            .offline()
+            .cli("turns memory export")
+            .about(
+                "Write the global or a project's memory as Keen Code's file (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), atomically.",
             ),
         op("trajectory_fingerprint", Reads, trajectory::fingerprint)
             .offline()

@@ -671,6 +671,19 @@ pub struct HistoryInput {
     /// Mark interrupted turns to the model with "[Response interrupted by user]".
     #[serde(default)]
     pub mark_interrupted: bool,
+    /// End the system prompt with the persistent memory as Keen Code does (`# Memory`, the
+    /// global memory, then this project's).
+    #[serde(default)]
+    pub memory: Option<PromptMemory>,
+}
+
+/// Which persistent memories the system prompt ends with.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptMemory {
+    /// The project whose memory follows the global one (the notes scope it is kept in).
+    #[serde(default)]
+    pub project: Option<String>,
 }
 
 /// Which view of a session's history.
@@ -760,9 +773,9 @@ impl HistoryOutput {
 /// `Value` would sort them).
 #[derive(Debug, Clone)]
 pub struct ProviderRequest {
-    // Boxed: a history is large beside the other views' outputs.
+    // Boxed: a history and a policy are large beside the other views' outputs.
     history: Box<History>,
-    policy: ContextPolicy,
+    policy: Box<ContextPolicy>,
     provider: Provider,
 }
 
@@ -945,13 +958,19 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
     if let Some(prompt) = &input.system_prompt {
         policy = policy.with_system_prompt(prompt.as_str());
     }
+    if let Some(memory) = &input.memory {
+        policy = policy.with_persistent_memory(crate::persistent::prompt_memory(
+            env,
+            memory.project.as_deref(),
+        )?);
+    }
     if let Some(provider) = input.provider {
         return Ok(HistoryOutput::Provider {
             session,
             provider,
             request: ProviderRequest {
                 history: Box::new(history),
-                policy,
+                policy: Box::new(policy),
                 provider,
             },
             warnings,

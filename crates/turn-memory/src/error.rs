@@ -98,6 +98,17 @@ pub enum Error {
         /// What was asked.
         what: &'static str,
     },
+    /// A persistent memory's text looks like it holds a secret; the text itself is never
+    /// kept in the error, only the kind of secret.
+    #[error(
+        "refusing to write {scope} memory: content appears to contain a secret, token, or credential ({kind})"
+    )]
+    SecretInMemory {
+        /// Which memory.
+        scope: crate::persistent::PersistentScope,
+        /// What it seems to hold.
+        kind: crate::persistent::SecretKind,
+    },
     /// The session store failed.
     #[error(transparent)]
     Store(#[from] agent_memory_core::Error),

@@ -19,7 +19,10 @@
 //!   `full` keeps each tool's output, bounded, as the activity's `retained_output`),
 //!   [`compaction`] (automatic compaction as a policy the host asks after each tool turn,
 //!   applied in one atomic step), [`compress`] (tool outputs shortened for the model) and
-//!   [`ModelView::breakdown`] (tokens per part of the view).
+//!   [`ModelView::breakdown`] (tokens per part of the view);
+//! - [`persistent`]: Keen Code's persistent memory (a global and a project `MEMORY.md`),
+//!   its caps and secret refusal, and its section at the end of the system prompt
+//!   ([`ContextPolicy::with_persistent_memory`]).
 //!
 //! ```
 //! use agent_memory_core::{InMemoryStore, ManualClock, SessionId, Timestamp};
@@ -66,6 +69,7 @@ mod history;
 pub mod keen;
 pub mod log;
 mod memory;
+pub mod persistent;
 pub mod render;
 mod view;
 

@@ -107,6 +107,10 @@ pub struct ContextPolicy {
     /// The system prompt sent before the messages (none by default). It is not part of the
     /// log: the agent supplies it on every render, as it does to the provider.
     pub system_prompt: Option<String>,
+    /// Keen Code's persistent memory, sent after the system prompt as its `# Memory`
+    /// section (none by default); like the system prompt, never part of the log. Boxed, as
+    /// a policy is carried by value (in [`ContextFit`]) and is rarely given one.
+    pub persistent_memory: Option<Box<crate::persistent::PersistentMemory>>,
     /// Appended to the text of an interrupted turn as the model sees it (none by default, the
     /// format of Keen Code 0.2.3; [`ContextPolicy::keen`] sets [`INTERRUPTED_MARKER`]).
     pub interrupted_marker: Option<String>,
@@ -124,6 +128,7 @@ impl Default for ContextPolicy {
             truncate_outputs: None,
             outputs_of_last_turns: None,
             system_prompt: None,
+            persistent_memory: None,
             interrupted_marker: None,
             compress_outputs: false,
         }
@@ -184,6 +189,14 @@ impl ContextPolicy {
     /// With this system prompt.
     pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// With Keen Code's persistent memory at the end of the system prompt (or, without a
+    /// system prompt, as the whole of it), as Keen's `Build` places it: after the
+    /// instructions, so it reads as context below them.
+    pub fn with_persistent_memory(mut self, memory: crate::persistent::PersistentMemory) -> Self {
+        self.persistent_memory = Some(Box::new(memory));
         self
     }
 
@@ -455,10 +468,16 @@ impl History {
             compress_results(&mut items);
         }
         ModelView {
-            system: policy
-                .system_prompt
-                .as_deref()
-                .map(|s| Cow::Owned(s.to_owned())),
+            system: match &policy.persistent_memory {
+                Some(memory) => {
+                    crate::persistent::with_memory_section(policy.system_prompt.as_deref(), memory)
+                        .map(Cow::Owned)
+                }
+                None => policy
+                    .system_prompt
+                    .as_deref()
+                    .map(|s| Cow::Owned(s.to_owned())),
+            },
             items,
         }
     }

@@ -45,6 +45,10 @@ export interface OperationTypes {
   turns_history: [S.TurnsHistoryInput, S.TurnsHistoryOutput]
   turns_compact: [S.TurnsCompactInput, S.TurnsCompactOutput]
   turns_tool_history: [S.TurnsToolHistoryInput, S.TurnsViewOutput]
+  turns_memory: [S.TurnsMemoryInput, S.TurnsMemoryOutput]
+  turns_memory_write: [S.TurnsMemoryWriteInput, S.TurnsMemoryWriteOutput]
+  turns_memory_import: [S.TurnsMemoryImportInput, S.TurnsMemoryImportOutput]
+  turns_memory_export: [S.TurnsMemoryExportInput, S.TurnsMemoryExportOutput]
   trajectory_fingerprint: [S.TrajectoryFingerprintInput, S.TrajectoryFingerprintOutput]
   trajectory_timeline: [S.TrajectoryTimelineInput, S.TrajectoryTimelineOutput]
   check: [NoInput | undefined, S.CheckOutput]
@@ -309,6 +313,45 @@ export interface TurnsMethods {
   toolHistory(input: S.TurnsToolHistoryInput): Promise<S.TurnsViewOutput>
   /** `toolHistory` on the calling thread. */
   toolHistorySync(input: S.TurnsToolHistoryInput): S.TurnsViewOutput
+  /**
+   * The user's global memory and a project's (Keen Code's MEMORY.md files, kept as notes): their
+   * texts, sizes and whether the system prompt cuts them at the cap.
+   *
+   * The contract's `turns_memory` (family `turns`, reads; `turns memory show` on the command line).
+   */
+  memory(input: S.TurnsMemoryInput): Promise<S.TurnsMemoryOutput>
+  /** `memory` on the calling thread. */
+  memorySync(input: S.TurnsMemoryInput): S.TurnsMemoryOutput
+  /**
+   * Replace the global or a project's memory text. Only when the user asks to remember or forget
+   * something; a text that looks like a secret is refused.
+   *
+   * The contract's `turns_memory_write` (family `turns`, writes; `turns memory write` on the
+   * command line; not an MCP tool).
+   */
+  memoryWrite(input: S.TurnsMemoryWriteInput): Promise<S.TurnsMemoryWriteOutput>
+  /** `memoryWrite` on the calling thread. */
+  memoryWriteSync(input: S.TurnsMemoryWriteInput): S.TurnsMemoryWriteOutput
+  /**
+   * Import the global or a project's memory from Keen Code's file
+   * (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), replacing the stored one.
+   *
+   * The contract's `turns_memory_import` (family `turns`, writes; `turns memory import` on the
+   * command line; not an MCP tool).
+   */
+  memoryImport(input: S.TurnsMemoryImportInput): Promise<S.TurnsMemoryImportOutput>
+  /** `memoryImport` on the calling thread. */
+  memoryImportSync(input: S.TurnsMemoryImportInput): S.TurnsMemoryImportOutput
+  /**
+   * Write the global or a project's memory as Keen Code's file
+   * (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), atomically.
+   *
+   * The contract's `turns_memory_export` (family `turns`, reads; `turns memory export` on the
+   * command line; not an MCP tool).
+   */
+  memoryExport(input: S.TurnsMemoryExportInput): Promise<S.TurnsMemoryExportOutput>
+  /** `memoryExport` on the calling thread. */
+  memoryExportSync(input: S.TurnsMemoryExportInput): S.TurnsMemoryExportOutput
 }
 
 /** `store.recording`: the operations of the `recording` group. */

@@ -334,6 +334,38 @@ export type Provider1 = ("openai_chat" | "openai_responses" | "genkit" | "anthro
  */
 export type LogFormat = ("agent_memory" | "keen")
 /**
+ * `global` or `project`; both (the project's when one is named) when absent.
+ */
+export type MemoryScope = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope1 = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope2 = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope3 = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope4 = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope5 = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope6 = ("global" | "project")
+/**
+ * `global` or `project`.
+ */
+export type MemoryScope7 = ("global" | "project")
+/**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "TurnsSessionsOutput".
  */
@@ -466,6 +498,13 @@ export type Speaker1 = ("user" | "assistant" | "summary")
  * via the `definition` "LogFormat".
  */
 export type LogFormat1 = ("agent_memory" | "keen")
+/**
+ * Which memory.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryScope".
+ */
+export type MemoryScope8 = ("global" | "project")
 
 /**
  * Every JSON input and output of the contract, by schema file name.
@@ -542,6 +581,14 @@ error: ErrorDocument
 "turns_history.output": TurnsHistoryOutput
 "turns_import.input": TurnsImportInput
 "turns_import.output": TurnsImportOutput
+"turns_memory.input": TurnsMemoryInput
+"turns_memory.output": TurnsMemoryOutput
+"turns_memory_export.input": TurnsMemoryExportInput
+"turns_memory_export.output": TurnsMemoryExportOutput
+"turns_memory_import.input": TurnsMemoryImportInput
+"turns_memory_import.output": TurnsMemoryImportOutput
+"turns_memory_write.input": TurnsMemoryWriteInput
+"turns_memory_write.output": TurnsMemoryWriteOutput
 "turns_sessions.output": TurnsSessionsOutput
 "turns_show.output": TurnsShowOutput
 "turns_tool_history.input": TurnsToolHistoryInput
@@ -3027,6 +3074,7 @@ log?: string
  * Mark interrupted turns to the model with "[Response interrupted by user]".
  */
 mark_interrupted?: boolean
+memory?: PromptMemory
 memory_style?: MemoryStyleInput
 provider?: Provider
 /**
@@ -3043,6 +3091,16 @@ session?: string
  */
 system_prompt?: string
 view?: HistoryView
+}
+/**
+ * End the system prompt with the persistent memory as Keen Code does (`# Memory`, the
+ * global memory, then this project's).
+ */
+export interface PromptMemory {
+/**
+ * The project whose memory follows the global one (the notes scope it is kept in).
+ */
+project?: string
 }
 /**
  * A message of the user's view.
@@ -3102,6 +3160,210 @@ turns: number
  * does not decode), one sentence each.
  */
 warnings?: string[]
+}
+/**
+ * The memories to show.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryInput".
+ */
+export interface TurnsMemoryInput {
+/**
+ * The project: the notes scope its memory is kept in.
+ */
+project?: string
+scope?: MemoryScope
+}
+/**
+ * The memories that are not blank.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryOutput".
+ */
+export interface TurnsMemoryOutput {
+/**
+ * Each memory that holds more than white space: global first.
+ */
+memories: MemoryEntry[]
+/**
+ * The memories as Keen Code's `/memory show` prints them (`## Global memory`, its
+ * place, its text), or `Memory is empty.` (`Global memory is empty.` for one scope).
+ */
+text: string
+}
+/**
+ * A memory's text and how the system prompt takes it.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryEntry".
+ */
+export interface MemoryEntry {
+/**
+ * Bytes of the text trimmed of surrounding white space, as the cap counts them.
+ */
+bytes: number
+/**
+ * The cap: 8192 (global) or 16384 (project).
+ */
+cap: number
+/**
+ * The notes scope it is kept in.
+ */
+notes_scope: string
+/**
+ * Whether the system prompt takes it cut at the cap.
+ */
+over_cap: boolean
+/**
+ * Its note, `/memories/MEMORY.md`.
+ */
+path: string
+scope: MemoryScope1
+/**
+ * Its text, as stored.
+ */
+text: string
+}
+/**
+ * A memory to read from, or write to, Keen Code's file.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryExportInput".
+ */
+export interface TurnsMemoryExportInput {
+/**
+ * The home folder (global: `<dir>/.keen/memory/global/MEMORY.md`) or the repository's
+ * root (project: `<dir>/.keen/MEMORY.md`).
+ */
+dir: string
+/**
+ * The project (the notes scope of its memory); needed for `project`.
+ */
+project?: string
+scope: MemoryScope2
+}
+/**
+ * What an export wrote.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryExportOutput".
+ */
+export interface TurnsMemoryExportOutput {
+/**
+ * Bytes written.
+ */
+bytes: number
+/**
+ * The file written.
+ */
+file: string
+scope: MemoryScope3
+}
+/**
+ * A memory to read from, or write to, Keen Code's file.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryImportInput".
+ */
+export interface TurnsMemoryImportInput {
+/**
+ * The home folder (global: `<dir>/.keen/memory/global/MEMORY.md`) or the repository's
+ * root (project: `<dir>/.keen/MEMORY.md`).
+ */
+dir: string
+/**
+ * The project (the notes scope of its memory); needed for `project`.
+ */
+project?: string
+scope: MemoryScope4
+}
+/**
+ * What an import stored.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryImportOutput".
+ */
+export interface TurnsMemoryImportOutput {
+/**
+ * Bytes of the trimmed text.
+ */
+bytes: number
+/**
+ * The cap.
+ */
+cap: number
+/**
+ * Whether the text differed from the one stored.
+ */
+changed: boolean
+/**
+ * Whether the note was created (else replaced, or left as it was).
+ */
+created: boolean
+/**
+ * The file read.
+ */
+file: string
+/**
+ * The notes scope it is kept in.
+ */
+notes_scope: string
+/**
+ * Whether the system prompt takes it cut at the cap.
+ */
+over_cap: boolean
+scope: MemoryScope5
+}
+/**
+ * A memory's new text.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryWriteInput".
+ */
+export interface TurnsMemoryWriteInput {
+/**
+ * The project (the notes scope of its memory); needed for `project`.
+ */
+project?: string
+scope: MemoryScope6
+/**
+ * The whole text, replacing the one stored; refused when it looks like it holds a
+ * secret, token or credential.
+ */
+text: string
+}
+/**
+ * What a write, or an import, stored.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsMemoryWriteOutput".
+ */
+export interface TurnsMemoryWriteOutput {
+/**
+ * Bytes of the trimmed text.
+ */
+bytes: number
+/**
+ * The cap.
+ */
+cap: number
+/**
+ * Whether the text differed from the one stored.
+ */
+changed: boolean
+/**
+ * Whether the note was created (else replaced, or left as it was).
+ */
+created: boolean
+/**
+ * The notes scope it is kept in.
+ */
+notes_scope: string
+/**
+ * Whether the system prompt takes it cut at the cap.
+ */
+over_cap: boolean
+scope: MemoryScope7
 }
 /**
  * What the model is sent, in a provider's format (`--format openai`, ...).
@@ -3525,6 +3787,18 @@ failed_commands?: FailedCommand[]
  * Files written or edited.
  */
 files_changed?: string[]
+}
+/**
+ * Which persistent memories the system prompt ends with.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "PromptMemory".
+ */
+export interface PromptMemory1 {
+/**
+ * The project whose memory follows the global one (the notes scope it is kept in).
+ */
+project?: string
 }
 /**
  * `turns show --json --format <provider>`: the provider's payload and what it is.

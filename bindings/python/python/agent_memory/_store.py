@@ -190,6 +190,27 @@ class StoreOperations:
         start after it when a mode is given, with its model view."""
         return self.call("turns_tool_history", input)
 
+    def turns_memory(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The user's global memory and a project's (Keen Code's MEMORY.md files, kept as
+        notes): their texts, sizes and whether the system prompt cuts them at the cap."""
+        return self.call("turns_memory", input)
+
+    def turns_memory_write(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Replace the global or a project's memory text. Only when the user asks to remember
+        or forget something; a text that looks like a secret is refused."""
+        return self.call("turns_memory_write", input)
+
+    def turns_memory_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import the global or a project's memory from Keen Code's file
+        (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), replacing the stored
+        one."""
+        return self.call("turns_memory_import", input)
+
+    def turns_memory_export(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write the global or a project's memory as Keen Code's file
+        (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), atomically."""
+        return self.call("turns_memory_export", input)
+
     def trajectory_fingerprint(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's
         JSON text, SHA-256). It reads and writes nothing."""
@@ -386,6 +407,27 @@ class AsyncStoreOperations:
         """A coding session's tool-history setting, set to full or none for the turns that
         start after it when a mode is given, with its model view."""
         return await self.call("turns_tool_history", input)
+
+    async def turns_memory(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The user's global memory and a project's (Keen Code's MEMORY.md files, kept as
+        notes): their texts, sizes and whether the system prompt cuts them at the cap."""
+        return await self.call("turns_memory", input)
+
+    async def turns_memory_write(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Replace the global or a project's memory text. Only when the user asks to remember
+        or forget something; a text that looks like a secret is refused."""
+        return await self.call("turns_memory_write", input)
+
+    async def turns_memory_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Import the global or a project's memory from Keen Code's file
+        (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), replacing the stored
+        one."""
+        return await self.call("turns_memory_import", input)
+
+    async def turns_memory_export(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write the global or a project's memory as Keen Code's file
+        (<home>/.keen/memory/global/MEMORY.md, <repo>/.keen/MEMORY.md), atomically."""
+        return await self.call("turns_memory_export", input)
 
     async def trajectory_fingerprint(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """popoto's 16-hex fingerprint of a JSON object of features (sorted keys, Python's

@@ -161,6 +161,13 @@ struct ShowArgs {
     /// Mark interrupted turns to the model with "[Response interrupted by user]".
     #[arg(long)]
     mark_interrupted: bool,
+    /// End the system prompt with the persistent memory, as Keen Code does: the global
+    /// memory, then this project's (`--memory-project`).
+    #[arg(long)]
+    with_memory: bool,
+    /// The project whose memory follows the global one (implies `--with-memory`).
+    #[arg(long, value_name = "PROJECT")]
+    memory_project: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -407,6 +414,11 @@ fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<()> {
             }),
             system_prompt: args.system_prompt.clone(),
             mark_interrupted: args.mark_interrupted,
+            memory: (args.with_memory || args.memory_project.is_some()).then(|| {
+                ops_turns::PromptMemory {
+                    project: args.memory_project.clone(),
+                }
+            }),
         },
     )?;
     for warning in shown.warnings() {

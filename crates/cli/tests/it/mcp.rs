@@ -28,7 +28,7 @@ type Client = RunningService<RoleClient, ()>;
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 
 /// The tools, exactly as the issue names them.
-const TOOLS: [&str; 19] = [
+const TOOLS: [&str; 20] = [
     "trajectory_record",
     "trajectory_crystallize",
     "trajectory_recall",
@@ -48,6 +48,7 @@ const TOOLS: [&str; 19] = [
     "memory_list",
     "memory_forget",
     "memory_stats",
+    "turns_memory",
 ];
 
 /// The server on `db` as a child process speaking MCP on its stdio.

@@ -271,6 +271,76 @@ fn turns(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {
     ]
 }
 
+/// Keen Code's persistent memory: written, shown, refused, exported to Keen's files and
+/// imported back, and at the end of a session's system prompt.
+fn persistent(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {
+    let home = folder.join("home").display().to_string();
+    let repo = folder.join("repo").display().to_string();
+    let leaky = folder.join("leaky").display().to_string();
+    vec![
+        ("turns_memory", json!({})),
+        (
+            "turns_memory_write",
+            json!({"scope": "global", "text": "- User prefers brief responses.\n"}),
+        ),
+        (
+            "turns_memory_write",
+            json!({"scope": "project", "text": "- Run `cargo test`.\n"}),
+        ),
+        (
+            "turns_memory_write",
+            json!({"scope": "project", "project": "app", "text": "api_key: sk-1234567890abcdefghijklmnopqrstuvwxyz\n"}),
+        ),
+        (
+            "turns_memory_write",
+            json!({"scope": "project", "project": "app", "text": "- Run `cargo test -p app`.\n"}),
+        ),
+        (
+            "turns_memory_write",
+            json!({"scope": "project", "project": "app", "text": "- Run `cargo test -p app`.\n"}),
+        ),
+        ("turns_memory", json!({"project": "app"})),
+        (
+            "turns_memory",
+            json!({"scope": "project", "project": "other"}),
+        ),
+        ("turns_memory", json!({"scope": "team"})),
+        (
+            "turns_memory_export",
+            json!({"scope": "global", "dir": home}),
+        ),
+        (
+            "turns_memory_export",
+            json!({"scope": "project", "project": "app", "dir": repo}),
+        ),
+        (
+            "turns_memory_export",
+            json!({"scope": "project", "project": "other", "dir": repo}),
+        ),
+        (
+            "turns_memory_import",
+            json!({"scope": "project", "project": "app-copy", "dir": repo}),
+        ),
+        (
+            "turns_memory_import",
+            json!({"scope": "global", "dir": folder.join("nowhere").display().to_string()}),
+        ),
+        (
+            "turns_memory_import",
+            json!({"scope": "project", "project": "leaky", "dir": leaky}),
+        ),
+        (
+            "turns_history",
+            json!({
+                "log": log.display().to_string(),
+                "view": "model",
+                "system_prompt": "You are Keen Code.",
+                "memory": {"project": "app-copy"}
+            }),
+        ),
+    ]
+}
+
 fn recording(folder: &std::path::Path) -> Vec<Call> {
     let log = |tool: &str, parameters: Value, at: i64| {
         json!({
@@ -407,6 +477,14 @@ fn every_operation_answers_from_json() {
     check("trajectory", trajectory(), at, &mut seen);
     check("browser", browser(at), at, &mut seen);
     check("turns", turns(&log, at), at, &mut seen);
+    let leaky = at.join("leaky").join(".keen");
+    std::fs::create_dir_all(&leaky).expect("folder");
+    std::fs::write(
+        leaky.join("MEMORY.md"),
+        "- deploy with Bearer abcdefghijklmnop0123\n",
+    )
+    .expect("file written");
+    check("turns_memory", persistent(&log, at), at, &mut seen);
     check("recording", recording(at), at, &mut seen);
     check("notes", notes(), at, &mut seen);
     check("admin", admin(), at, &mut seen);

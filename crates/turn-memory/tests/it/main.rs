@@ -9,6 +9,7 @@ mod fixture;
 mod history;
 mod keen;
 mod log;
+mod persistent;
 mod positional;
 mod render;
 mod retained;

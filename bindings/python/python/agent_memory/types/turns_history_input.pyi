@@ -14,6 +14,10 @@ HistoryView: TypeAlias = Literal['ui', 'model']
 MemoryStyleInput: TypeAlias = Literal['text', 'native', 'positional']
 
 
+class PromptMemory(TypedDict):
+    project: NotRequired[str]
+
+
 Provider: TypeAlias = Literal[
     'openai_chat', 'openai_responses', 'genkit', 'anthropic', 'gemini'
 ]
@@ -22,6 +26,7 @@ Provider: TypeAlias = Literal[
 class HistoryInput(TypedDict):
     log: NotRequired[str]
     mark_interrupted: NotRequired[bool]
+    memory: NotRequired[PromptMemory]
     memory_style: NotRequired[MemoryStyleInput]
     provider: NotRequired[Provider]
     recent_memories: NotRequired[int]
