@@ -355,6 +355,17 @@ impl Database {
         };
         if is_postgres(db) || db == Path::new(IN_MEMORY) || db.exists() {
             let _ = database.opened.set(open(db, clock)?);
+        } else if let Some(file) = db.ancestors().skip(1).find(|a| a.is_file()) {
+            // Refused now, not at the first write: nothing could ever create it.
+            return Err(Error::new(
+                crate::ErrorKind::Io,
+                format!(
+                    "cannot create the database {}: {} is a file, not a folder",
+                    db.display(),
+                    file.display()
+                ),
+            )
+            .about(db.display().to_string()));
         }
         Ok(database)
     }
@@ -560,5 +571,12 @@ mod tests {
         // An existing file is opened at once.
         let reopened = Database::new(&db, &SharedClock::default()).expect("database");
         assert!(reopened.opened().is_some());
+        // One inside a file could never be created: refused at once.
+        let inside = db.join("deeper").join("m.db");
+        let refused = Database::new(&inside, &SharedClock::default())
+            .err()
+            .expect("a database inside a file");
+        assert_eq!(refused.kind(), crate::ErrorKind::Io);
+        assert!(refused.message().contains("is a file"), "{}", refused.message());
     }
 }
