@@ -14,7 +14,9 @@
 //!    environment's packages (the Anthropic SDK the handler's example imports); an error
 //!    fails the step.
 //! 5. pytest runs `bindings/python/tests` in the test environment: on SQLite, and on
-//!    PostgreSQL too when `AGENT_MEMORY_TEST_POSTGRES` names a server.
+//!    PostgreSQL too when `AGENT_MEMORY_TEST_POSTGRES` names a server. Among them, the
+//!    Anthropic SDK's own memory tool tests (`test_sdk_memory_tool.py`), from the pinned
+//!    SDK's sdist, which is downloaded once into `target/python/sdk`.
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
 //! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
@@ -426,6 +428,7 @@ fn pytest(root: &Path, venv_python: &Path) -> Result<()> {
             target_dir(root).join("python/tools"),
         )
         .env("AGENT_MEMORY_WORKSPACE", root)
+        .env("AGENT_MEMORY_SDK_CACHE", target_dir(root).join("python/sdk"))
         .env_remove("AGENT_MEMORY_DB")
         .env_remove("AGENT_MEMORY_NOW")
         .status()
