@@ -428,7 +428,10 @@ fn pytest(root: &Path, venv_python: &Path) -> Result<()> {
             target_dir(root).join("python/tools"),
         )
         .env("AGENT_MEMORY_WORKSPACE", root)
-        .env("AGENT_MEMORY_SDK_CACHE", target_dir(root).join("python/sdk"))
+        .env(
+            "AGENT_MEMORY_SDK_CACHE",
+            target_dir(root).join("python/sdk"),
+        )
         .env_remove("AGENT_MEMORY_DB")
         .env_remove("AGENT_MEMORY_NOW")
         .status()
