@@ -17,7 +17,9 @@
 //!    PostgreSQL too when `AGENT_MEMORY_TEST_POSTGRES` names a server. Among them the
 //!    popoto drop-in's differential replay (`test_popoto_replay.py`) runs popoto 1.10.1,
 //!    installed in that environment, on a redis-server from the machine that the test starts
-//!    on a loopback port and stops (a few seeds, a bounded number of operations each).
+//!    on a loopback port and stops (a few seeds, a bounded number of operations each), and
+//!    the Anthropic SDK's own memory tool tests (`test_sdk_memory_tool.py`), from the pinned
+//!    SDK's sdist, which is downloaded once into `target/python/sdk`.
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
 //! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
@@ -454,6 +456,10 @@ fn pytest(root: &Path, venv_python: &Path) -> Result<()> {
             target_dir(root).join("python/tools"),
         )
         .env("AGENT_MEMORY_WORKSPACE", root)
+        .env(
+            "AGENT_MEMORY_SDK_CACHE",
+            target_dir(root).join("python/sdk"),
+        )
         .env_remove("AGENT_MEMORY_DB")
         .env_remove("AGENT_MEMORY_NOW")
         .status()

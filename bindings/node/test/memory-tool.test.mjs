@@ -154,3 +154,120 @@ test("the SDK's tool runner sends the handlers' texts back as tool results", asy
   const stored = await store.notes({ command: 'view', path: '/memories/preferences.md', scope: 'runner' })
   assert.match(stored.text, /Prefers pnpm\./)
 })
+
+// The cases of the TypeScript SDK's tests of its own `BetaLocalFilesystemMemoryTool` (those
+// that are about the tool's answers, not about files on a disk: modes and symlinks have no
+// counterpart in a store), each held here to the text that tool answers with.
+
+/** Every note of `scope` on `store` by `memories/<path>`, read through the notes operation. */
+async function notesOf(store, scope) {
+  const read = async (path) => (await store.notes({ command: 'view', path, scope })).text
+  const notes = {}
+  const walk = async (dir) => {
+    const depth = dir.split('/').length
+    for (const line of (await read(dir)).split('\n').slice(2)) {
+      const path = line.split('\t')[1]
+      if (!path.endsWith('/')) {
+        const lines = (await read(path)).split('\n').slice(1)
+        notes[path.slice(1)] = lines.map((numbered) => numbered.slice(numbered.indexOf('\t') + 1)).join('\n')
+      } else if (path.split('/').length - depth === 3) {
+        await walk(path.slice(0, -1))
+      }
+    }
+  }
+  await walk('/memories')
+  return notes
+}
+
+const SDK_CASES = [
+  // [what, files there first, the command, its text or `Error: ` and the error's, the notes after]
+  ['create a file', {}, { command: 'create', path: '/memories/test_file.txt', file_text: 'Hello, World!' },
+    'File created successfully at: /memories/test_file.txt', { 'memories/test_file.txt': 'Hello, World!' }],
+  ['create in directories not there yet', {}, { command: 'create', path: '/memories/deep/nested/file.txt', file_text: 'Nested file' },
+    'File created successfully at: /memories/deep/nested/file.txt', { 'memories/deep/nested/file.txt': 'Nested file' }],
+  ['create where a file is', { 'existing.txt': 'Original' }, { command: 'create', path: '/memories/existing.txt', file_text: 'New' },
+    'Error: File /memories/existing.txt already exists'],
+  ['view a file', { 'view_test.txt': 'Line 1\nLine 2\nLine 3' }, { command: 'view', path: '/memories/view_test.txt' },
+    "Here's the content of /memories/view_test.txt with line numbers:\n     1\tLine 1\n     2\tLine 2\n     3\tLine 3"],
+  ['view a directory', { 'dir/file1.txt': 'File 1', 'dir/file2.txt': 'File 2' }, { command: 'view', path: '/memories/dir' },
+    "Here're the files and directories up to 2 levels deep in /memories/dir, excluding hidden items and node_modules:\n" +
+    '12B\t/memories/dir\n6B\t/memories/dir/file1.txt\n6B\t/memories/dir/file2.txt'],
+  ['view lines 2 to 4', { 'range_test.txt': 'Line 1\nLine 2\nLine 3\nLine 4\nLine 5' }, { command: 'view', path: '/memories/range_test.txt', view_range: [2, 4] },
+    "Here's the content of /memories/range_test.txt with line numbers:\n     2\tLine 2\n     3\tLine 3\n     4\tLine 4"],
+  ['view a file not there', {}, { command: 'view', path: '/memories/nonexistent.txt' },
+    'Error: The path /memories/nonexistent.txt does not exist. Please provide a valid path.'],
+  ['replace a string', { 'replace_test.txt': 'Line 1\nOld Text\nLine 3' }, { command: 'str_replace', path: '/memories/replace_test.txt', old_str: 'Old Text', new_str: 'New Text' },
+    'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tLine 1\n     2\tNew Text\n     3\tLine 3',
+    { 'memories/replace_test.txt': 'Line 1\nNew Text\nLine 3' }],
+  ['replace a string not there', { 'replace_test.txt': 'Hello, World!' }, { command: 'str_replace', path: '/memories/replace_test.txt', old_str: 'NotFound', new_str: 'Python' },
+    'Error: No replacement was performed, old_str `NotFound` did not appear verbatim in /memories/replace_test.txt.'],
+  ['replace a string there twice', { 'replace_test.txt': 'Hello\nMiddle\nHello' }, { command: 'str_replace', path: '/memories/replace_test.txt', old_str: 'Hello', new_str: 'Hi' },
+    'Error: No replacement was performed. Multiple occurrences of old_str `Hello` in lines: 1, 3. Please ensure it is unique'],
+  ['replace in a file not there', {}, { command: 'str_replace', path: '/memories/nonexistent.txt', old_str: 'old', new_str: 'new' },
+    'Error: The path /memories/nonexistent.txt does not exist. Please provide a valid path.'],
+  ['insert after line 1', { 'insert_test.txt': 'Line 1\nLine 2' }, { command: 'insert', path: '/memories/insert_test.txt', insert_line: 1, insert_text: 'Inserted Line' },
+    'The file /memories/insert_test.txt has been edited.', { 'memories/insert_test.txt': 'Line 1\nInserted Line\nLine 2' }],
+  ['insert at the top', { 'insert_test.txt': 'Line 1\nLine 2' }, { command: 'insert', path: '/memories/insert_test.txt', insert_line: 0, insert_text: 'First Line' },
+    'The file /memories/insert_test.txt has been edited.', { 'memories/insert_test.txt': 'First Line\nLine 1\nLine 2' }],
+  ['insert at the end, adding no newline', { 'insert_test.txt': 'Line 1\nLine 2' }, { command: 'insert', path: '/memories/insert_test.txt', insert_line: 2, insert_text: 'Last Line' },
+    'The file /memories/insert_test.txt has been edited.', { 'memories/insert_test.txt': 'Line 1\nLine 2\nLast Line' }],
+  ['insert into a file not there', {}, { command: 'insert', path: '/memories/nonexistent.txt', insert_line: 0, insert_text: 'text' },
+    'Error: The path /memories/nonexistent.txt does not exist. Please provide a valid path.'],
+  ['insert past the last line', { 'insert_test.txt': 'Line 1\nLine 2' }, { command: 'insert', path: '/memories/insert_test.txt', insert_line: 10, insert_text: 'text' },
+    'Error: Invalid `insert_line` parameter: 10. It should be within the range of lines of the file: [0, 2]'],
+  ['delete a file', { 'delete_me.txt': 'Delete me' }, { command: 'delete', path: '/memories/delete_me.txt' },
+    'Successfully deleted /memories/delete_me.txt', {}],
+  ['delete a directory', { 'subdir/file.txt': 'Content' }, { command: 'delete', path: '/memories/subdir' },
+    'Successfully deleted /memories/subdir', {}],
+  ['delete a file not there', {}, { command: 'delete', path: '/memories/nonexistent.txt' },
+    'Error: The path /memories/nonexistent.txt does not exist'],
+  ['delete /memories', {}, { command: 'delete', path: '/memories' }, 'Error: Cannot delete the /memories directory itself'],
+  ['rename a file', { 'old_name.txt': 'Original content' }, { command: 'rename', old_path: '/memories/old_name.txt', new_path: '/memories/new_name.txt' },
+    'Successfully renamed /memories/old_name.txt to /memories/new_name.txt', { 'memories/new_name.txt': 'Original content' }],
+  ['rename into new directories', { 'file.txt': 'Content' }, { command: 'rename', old_path: '/memories/file.txt', new_path: '/memories/nested/dir/file.txt' },
+    'Successfully renamed /memories/file.txt to /memories/nested/dir/file.txt', { 'memories/nested/dir/file.txt': 'Content' }],
+  ['rename a file not there', {}, { command: 'rename', old_path: '/memories/nonexistent.txt', new_path: '/memories/new.txt' },
+    'Error: The path /memories/nonexistent.txt does not exist'],
+  ['rename onto a file', { 'file1.txt': 'Content 1', 'file2.txt': 'Content 2' }, { command: 'rename', old_path: '/memories/file1.txt', new_path: '/memories/file2.txt' },
+    'Error: The destination /memories/file2.txt already exists'],
+  ['a path outside /memories', {}, { command: 'create', path: '/invalid/path.txt', file_text: 'Invalid' },
+    'Error: Path must start with /memories, got: /invalid/path.txt', {}],
+  ['a path climbing out of /memories', {}, { command: 'create', path: '/memories/../../../etc/passwd', file_text: 'Escape attempt' },
+    'Error: Path /memories/../../../etc/passwd would escape /memories directory', {}],
+  ['a path climbing into a sibling of /memories', {}, { command: 'view', path: '/memories/../memories_backup/secret.txt' },
+    'Error: Path /memories/../memories_backup/secret.txt would escape /memories directory'],
+]
+
+for (const [what, files, command, expected, after] of SDK_CASES) {
+  test(`as the TypeScript SDK's own tool: ${what}`, async () => {
+    const store = await Store.open(':memory:')
+    const handlers = memoryToolHandlers(store, { scope: 'sdk' })
+    for (const [path, file_text] of Object.entries(files)) {
+      await handlers.create({ command: 'create', path: `/memories/${path}`, file_text })
+    }
+    const answer = await handlers[command.command](command).catch((error) => `Error: ${error.message}`)
+    assert.equal(answer, expected)
+    if (after) assert.deepEqual(await notesOf(store, 'sdk'), after)
+  })
+}
+
+test("as the TypeScript SDK's own tool: a file of a million lines is too long to view", async () => {
+  const store = await Store.open(':memory:')
+  const handlers = memoryToolHandlers(store, { scope: 'sdk', maxNoteBytes: 8 * 1024 * 1024 })
+  await handlers.create({ command: 'create', path: '/memories/huge.txt', file_text: Array(1000000).fill('line').join('\n') })
+  await assert.rejects(handlers.view({ command: 'view', path: '/memories/huge.txt' }), {
+    message: 'File /memories/huge.txt has too many lines (1000000). Maximum is 999,999 lines.',
+  })
+})
+
+test('the note limit is the caller’s to set, and a note past it is refused naming it', async () => {
+  const store = await Store.open(':memory:')
+  const big = 'x'.repeat(300 * 1024)
+  await assert.rejects(memoryToolHandlers(store).create({ command: 'create', path: '/memories/big.md', file_text: big }), {
+    message: 'File /memories/big.md would be 307200 bytes, over the limit of 262144 bytes per file (max_note_bytes)',
+  })
+  const roomy = memoryToolHandlers(store, { maxNoteBytes: 1024 * 1024 })
+  assert.equal(await roomy.create({ command: 'create', path: '/memories/big.md', file_text: big }), 'File created successfully at: /memories/big.md')
+  assert.throws(() => memoryToolHandlers(store, { maxNoteBytes: '1M' }), { kind: 'invalid_input', input: 'options.maxNoteBytes' })
+  await assert.rejects(memoryToolHandlers(store, { maxNoteBytes: 0 }).view({ command: 'view', path: '/memories' }), { kind: 'invalid_input' })
+})

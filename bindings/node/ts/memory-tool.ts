@@ -1,8 +1,9 @@
 // Anthropic's memory tool (`memory_20250818`) on a store's notes: the handlers the Anthropic
 // TypeScript SDK's `betaMemoryTool` helper takes (`@anthropic-ai/sdk/helpers/beta/memory`),
-// one per command. Each runs the command through the store's `notes` operation and resolves
-// with the text the tool documents; a failure rejects with an `Error` whose message is the
-// tool's error text (the SDK's tool runner sends it back to the model as the tool's error).
+// one per command. Each runs the command through the store's `notes` operation with
+// `sdk: 'typescript'` and resolves with the text the SDK's own `BetaLocalFilesystemMemoryTool`
+// answers, word for word; a failure rejects with an `Error` whose message is that tool's
+// error text (the SDK's tool runner sends it back to the model as the tool's error).
 // The SDK is not needed to load this: the handlers are plain async functions.
 
 import { InvalidInputError } from './generated/errors.js'
@@ -34,25 +35,33 @@ export interface MemoryToolOptions {
   scope?: string
   /** Values never stored or shown, by name: each occurrence becomes `${name}`. */
   secrets?: Record<string, string>
+  /**
+   * The largest note a write may leave, in bytes of UTF-8 text (256 KiB when absent, at
+   * most 64 MiB); a write past it rejects with a text naming the limit.
+   */
+  maxNoteBytes?: number
 }
 
 const COMMANDS: ReadonlyArray<MemoryToolCommand['command']> = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename']
 
 /**
  * Anthropic's memory tool on `store`'s notes of `options.scope` (default `default`), with
- * `options.secrets` (name to value) never stored or shown:
- * `betaMemoryTool(memoryToolHandlers(store, { scope }))`.
+ * `options.secrets` (name to value) never stored or shown, and notes of at most
+ * `options.maxNoteBytes` bytes: `betaMemoryTool(memoryToolHandlers(store, { scope }))`.
  */
 export function memoryToolHandlers(store: Store, options: MemoryToolOptions = {}): MemoryToolHandlers {
   if (store === null || typeof store !== 'object' || typeof store.notes !== 'function') {
     throw new InvalidInputError('store must be a Store (from Store.open or Store.openSync)', 'store')
   }
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidInputError('options must be an object ({ scope, secrets })', 'options')
+    throw new InvalidInputError('options must be an object ({ scope, secrets, maxNoteBytes })', 'options')
   }
-  const { scope, secrets } = options
+  const { scope, secrets, maxNoteBytes } = options
   if (scope !== undefined && (typeof scope !== 'string' || scope.length === 0 || !wellFormed(scope))) {
     throw new InvalidInputError('options.scope must be a non-empty string', 'options.scope')
+  }
+  if (maxNoteBytes !== undefined && !Number.isSafeInteger(maxNoteBytes)) {
+    throw new InvalidInputError('options.maxNoteBytes must be an integer number of bytes', 'options.maxNoteBytes')
   }
   const handlers: Partial<Record<MemoryToolCommand['command'], (command: object) => Promise<string>>> = {}
   for (const name of COMMANDS) {
@@ -60,8 +69,9 @@ export function memoryToolHandlers(store: Store, options: MemoryToolOptions = {}
       if (command === null || typeof command !== 'object' || Array.isArray(command)) {
         throw new InvalidInputError(`the ${name} command must be an object`, 'command')
       }
-      // The contract checks the command's fields; the handler only names the command.
-      const input = { ...command, command: name, scope, secrets } as NotesInput
+      // The contract checks the command's fields; the handler only names the command, and
+      // asks for the texts of the TypeScript SDK's own tool, which models are shown.
+      const input = { ...command, command: name, scope, secrets, sdk: 'typescript', max_note_bytes: maxNoteBytes } as NotesInput
       const { text } = await store.notes(input)
       return text
     }

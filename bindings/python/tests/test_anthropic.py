@@ -13,7 +13,8 @@ import agent_memory.aio
 from agent_memory.anthropic import AsyncNotesMemoryTool, NotesMemoryTool
 from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 
-LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
+# The handler answers as the Python SDK's own local filesystem tool words it.
+LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n"
 
 # (the input a model sends, the text the tool answers) in order, each on the notes the
 # earlier ones left.
@@ -49,7 +50,11 @@ ERRORS = [
     ({"command": "str_replace", "path": "/memories/a.md", "old_str": "o", "new_str": "0"},
      "No replacement was performed. Multiple occurrences of old_str `o` in lines: 1, 2. Please ensure it is unique"),
     ({"command": "insert", "path": "/memories/a.md", "insert_line": 9, "insert_text": "x"},
-     "Invalid `insert_line` parameter: 9. It should be within the range of lines of the file: [0, 2]"),
+     "Invalid `insert_line` parameter: 9. It should be within the range [0, 2]."),
+    ({"command": "insert", "path": "/memories/missing.md", "insert_line": 0, "insert_text": "x"},
+     "The path /memories/missing.md does not exist. Please provide a valid path."),
+    ({"command": "create", "path": "/invalid/path.md", "file_text": "x"},
+     "Path must start with /memories, got: /invalid/path.md"),
     ({"command": "view", "path": "/memories/a.md", "view_range": [0, 2]},
      "Invalid `view_range` parameter: [0, 2]. Its first element `0` should be within the range of lines of the file: [1, 2]"),
     ({"command": "delete", "path": "/memories/missing.md"}, "The path /memories/missing.md does not exist"),
@@ -106,6 +111,18 @@ def test_secrets_never_reach_the_notes(store):
     tool.call({"command": "create", "path": "/memories/keys.md", "file_text": "the key is sk-live-0123456789"})
     text = tool.call({"command": "view", "path": "/memories/keys.md"})
     assert "sk-live-0123456789" not in text and "${api_key}" in text
+
+
+def test_the_note_limit_is_the_handlers_to_set(store):
+    big = "x" * (300 * 1024)
+    with pytest.raises(ToolError) as raised:
+        NotesMemoryTool(store, scope="big").call({"command": "create", "path": "/memories/big.md", "file_text": big})
+    assert raised.value.content == (
+        "File /memories/big.md would be 307200 bytes, over the limit of 262144 bytes per file (max_note_bytes)")
+    roomy = NotesMemoryTool(store, scope="big", max_note_bytes=1024 * 1024)
+    assert roomy.call({"command": "create", "path": "/memories/big.md", "file_text": big}).startswith("File created")
+    with pytest.raises(TypeError, match="max_note_bytes must be an int"):
+        NotesMemoryTool(store, max_note_bytes="1M")  # type: ignore[arg-type]
 
 
 def test_a_store_the_handler_opens_from_a_path(tmp_path):

@@ -1,13 +1,16 @@
 //! `notes`: the notes memory through the memory tool's own command union. The input is the
 //! `memory_20250818` tool's input (`{"command": "view", "path": ..., "view_range": [..]}`,
 //! `create`, `str_replace`, `insert`, `delete`, `rename`) plus a `search` command, a `scope`
-//! and optional `secrets`; the output carries the text the tool answers with.
+//! and optional `secrets`; the output carries the text the tool answers with. `sdk` names the
+//! Anthropic SDK whose local filesystem memory tool a handler stands in for, so the answers
+//! are that tool's texts; `max_note_bytes` raises or lowers the per-note limit.
 
 use std::collections::BTreeMap;
 
 use crate::Result;
 use agent_memory_core::Scope;
-use agent_memory_notes::{Command, Notes, Secrets};
+use agent_memory_core::store::notes::NoteLimits;
+use agent_memory_notes::{Command, Notes, Secrets, Wording};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +34,35 @@ pub struct NotesInput {
     /// becomes `${name}` first.
     #[serde(default)]
     pub secrets: Option<BTreeMap<String, String>>,
+    /// Whose texts to answer with: absent, those of the memory tool's documentation;
+    /// `python` or `typescript`, those of that Anthropic SDK's local filesystem memory tool
+    /// (`BetaLocalFilesystemMemoryTool`), which the package's handler for that SDK passes.
+    #[serde(default)]
+    pub sdk: Option<NotesSdk>,
+    /// The largest note a write may leave, in bytes of UTF-8 text: 262,144 (256 KiB) when
+    /// absent, at most 67,108,864 (a scope's whole limit). A write past it fails, naming it.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 67_108_864))]
+    pub max_note_bytes: Option<u64>,
+}
+
+/// The Anthropic SDK whose local filesystem memory tool's texts a command answers with.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NotesSdk {
+    /// The Python SDK (`anthropic`): `BetaLocalFilesystemMemoryTool`.
+    Python,
+    /// The TypeScript SDK (`@anthropic-ai/sdk`): `BetaLocalFilesystemMemoryTool`.
+    Typescript,
+}
+
+impl From<NotesSdk> for Wording {
+    fn from(sdk: NotesSdk) -> Self {
+        match sdk {
+            NotesSdk::Python => Wording::PythonSdk,
+            NotesSdk::Typescript => Wording::TypeScriptSdk,
+        }
+    }
 }
 
 /// The commands: the memory tool's six, with its argument names, and `search`.
@@ -175,7 +207,24 @@ pub fn notes(env: &Env<'_>, input: NotesInput) -> Result<NotesOutput> {
     for (key, value) in input.secrets.iter().flatten() {
         secrets.add(key, value)?;
     }
-    let notes = Notes::new(env.store, scope.clone()).with_secrets(secrets);
+    let mut limits = NoteLimits::default();
+    if let Some(bytes) = input.max_note_bytes {
+        if bytes == 0 || bytes > limits.max_scope_bytes {
+            return Err(crate::Error::invalid(
+                "max_note_bytes",
+                format!(
+                    "max_note_bytes is {bytes}, it must be from 1 to {} (a scope's whole limit)",
+                    limits.max_scope_bytes
+                ),
+            ));
+        }
+        limits.max_note_bytes = bytes;
+    }
+    let wording = input.sdk.map(Wording::from).unwrap_or_default();
+    let notes = Notes::new(env.store, scope.clone())
+        .with_secrets(secrets)
+        .with_limits(limits)
+        .with_wording(wording);
     let outcome = notes.execute(&input.command.into())?;
     Ok(NotesOutput {
         text: outcome.text,
@@ -252,5 +301,72 @@ mod tests {
             matches!(&unknown, Err((kind, m)) if kind == "invalid_input" && m.contains("notes")),
             "{unknown:?}"
         );
+    }
+
+    #[test]
+    fn an_sdk_is_answered_in_its_own_texts() {
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let outside = |sdk: Option<&str>| {
+            let mut input = json!({"command": "view", "path": "/etc/passwd"});
+            if let Some(sdk) = sdk {
+                input["sdk"] = json!(sdk);
+            }
+            call(&env, input).map_err(|(_, message)| message)
+        };
+        assert_eq!(
+            outside(None),
+            Err(r#"invalid path "/etc/passwd": must start with /memories"#.to_owned())
+        );
+        for sdk in ["python", "typescript"] {
+            assert_eq!(
+                outside(Some(sdk)),
+                Err("Path must start with /memories, got: /etc/passwd".to_owned())
+            );
+        }
+        let unknown = outside(Some("ruby"));
+        assert!(
+            matches!(&unknown, Err(m) if m.contains("ruby")),
+            "{unknown:?}"
+        );
+    }
+
+    #[test]
+    fn the_note_limit_is_the_callers_to_set() {
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let big = "x".repeat(300 * 1024);
+        let create = |path: &str, max: Option<u64>| {
+            let mut input = json!({"command": "create", "path": path, "file_text": big});
+            if let Some(max) = max {
+                input["max_note_bytes"] = json!(max);
+            }
+            call(&env, input)
+        };
+        assert_eq!(
+            create("/memories/a.md", None),
+            Err((
+                "invalid_input".to_owned(),
+                "File /memories/a.md would be 307200 bytes, over the limit of 262144 bytes per file (max_note_bytes)".to_owned()
+            ))
+        );
+        assert_eq!(
+            create("/memories/a.md", Some(1024 * 1024)),
+            Ok("File created successfully at: /memories/a.md".to_owned())
+        );
+        assert_eq!(
+            create("/memories/b.md", Some(1000)),
+            Err((
+                "invalid_input".to_owned(),
+                "File /memories/b.md would be 307200 bytes, over the limit of 1000 bytes per file (max_note_bytes)".to_owned()
+            ))
+        );
+        for max in [0, 64 * 1024 * 1024 + 1] {
+            let refused = create("/memories/c.md", Some(max));
+            assert!(
+                matches!(&refused, Err((kind, m)) if kind == "invalid_input" && m.contains("max_note_bytes")),
+                "{refused:?}"
+            );
+        }
     }
 }

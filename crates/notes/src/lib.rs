@@ -36,6 +36,7 @@ mod error;
 mod path;
 mod secrets;
 mod text;
+mod wording;
 
 use agent_memory_core::excerpt::{Excerpt, capped_list};
 use agent_memory_core::store::notes::{
@@ -48,6 +49,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use path::{MAX_PATH_BYTES, MemoryPath, ROOT};
 pub use secrets::{MIN_SECRET_BYTES, Secrets};
 pub use text::{MAX_LINES, human_size};
+pub use wording::Wording;
 
 /// How often an edit starts over when other editors keep changing its note.
 const EDIT_ATTEMPTS: usize = 32;
@@ -144,6 +146,7 @@ pub struct Notes<S> {
     scope: Scope,
     limits: NoteLimits,
     secrets: Secrets,
+    wording: Wording,
 }
 
 fn not_found(path: &MemoryPath, message: String) -> Error {
@@ -162,7 +165,14 @@ impl<S: NoteStore> Notes<S> {
             scope,
             limits: NoteLimits::default(),
             secrets: Secrets::new(),
+            wording: Wording::default(),
         }
+    }
+
+    /// Answering in `wording` (see [`Wording`]): the documented texts, or one of the SDKs'.
+    pub fn with_wording(mut self, wording: Wording) -> Self {
+        self.wording = wording;
+        self
     }
 
     /// With other size limits.
@@ -221,9 +231,37 @@ impl<S: NoteStore> Notes<S> {
         Ok(outcome)
     }
 
+    /// `raw` read as a path in this wording.
+    fn parse(&self, raw: &str) -> Result<MemoryPath> {
+        MemoryPath::parse_as(raw, self.wording)
+    }
+
+    /// The refusal of an edit of `path` where no note is: the documented text, or in an
+    /// SDK's wording its own when a directory is there.
+    fn missing_file(&self, path: &MemoryPath) -> Error {
+        if let Some(message) = self.wording.not_a_file(&path.to_string()) {
+            // Only a failure reads the listing, and a store that fails to list gets the
+            // plain text: the edit fails either way.
+            let directory = match path.note() {
+                None => true,
+                Some(note) => self
+                    .store
+                    .note_list(&self.scope, Some(note))
+                    .is_ok_and(|files| !files.is_empty()),
+            };
+            if directory {
+                return not_found(path, message);
+            }
+        }
+        not_found(
+            path,
+            format!("The path {path} does not exist. Please provide a valid path."),
+        )
+    }
+
     /// `view`: a directory's listing or a file's numbered lines.
     pub fn view(&self, raw: &str, view_range: Option<[i64; 2]>) -> Result<String> {
-        let path = MemoryPath::parse(raw)?;
+        let path = self.parse(raw)?;
         let missing = || {
             not_found(
                 &path,
@@ -233,24 +271,29 @@ impl<S: NoteStore> Notes<S> {
         if let Some(note) = path.note()
             && let Some(text) = self.store.note_read(&self.scope, note)?
         {
-            return file_view(&path, &text, view_range);
+            return file_view(&path, &text, view_range, self.wording);
         }
         let files = self.store.note_list(&self.scope, path.note())?;
         if path.note().is_some() && files.is_empty() {
             return Err(missing());
         }
         let prefix = path.note().map(|n| format!("{n}/")).unwrap_or_default();
-        Ok(text::listing(&path.to_string(), &prefix, &files))
+        Ok(text::listing(
+            &path.to_string(),
+            &prefix,
+            &files,
+            self.wording,
+        ))
     }
 
     /// `create`: a new file holding `file_text`.
     pub fn create(&self, raw: &str, file_text: &str) -> Result<String> {
-        let path = MemoryPath::parse(raw)?;
+        let path = self.parse(raw)?;
         let Some(note) = path.note() else {
             return Err(Error::command(
                 ErrorKind::AlreadyExists,
                 path.to_string(),
-                format!("The path {path} is a directory, not a file"),
+                self.wording.create_on_directory(&path.to_string()),
             ));
         };
         self.fits(&path, file_text)?;
@@ -259,25 +302,20 @@ impl<S: NoteStore> Notes<S> {
             .note_create(&self.scope, note, file_text, &self.limits)
         {
             Ok(()) => Ok(format!("File created successfully at: {path}")),
-            Err(e) => Err(placement_error(&path, e, "create")),
+            Err(e) => Err(placement_error(&path, e, "create", self.wording)),
         }
     }
 
     /// `str_replace`: the one occurrence of `old_str` becomes `new_str`.
     pub fn str_replace(&self, raw: &str, old_str: &str, new_str: &str) -> Result<String> {
-        let path = MemoryPath::parse(raw)?;
+        let path = self.parse(raw)?;
         if old_str.is_empty() {
             return Err(invalid(
                 "old_str",
                 format!("No replacement was performed: old_str is empty in {path}."),
             ));
         }
-        let missing = || {
-            not_found(
-                &path,
-                format!("The path {path} does not exist. Please provide a valid path."),
-            )
-        };
+        let missing = || self.missing_file(&path);
         // The texts quote `old_str` and list the lines it occurs on; both are cut when long
         // (the tool's texts, word for word, for a short input), so no answer grows with them.
         let quoted = Excerpt::backticked(old_str);
@@ -319,7 +357,7 @@ impl<S: NoteStore> Notes<S> {
         .map(|(edited, (first, last))| {
             let all = text::lines(&edited);
             let from = first.saturating_sub(2).max(1);
-            let to = (last + 2).min(all.len());
+            let to = self.wording.snippet_end(first, last).min(all.len());
             let snippet: Vec<String> = (from..=to)
                 .map(|n| text::numbered(n, all[n - 1]))
                 .collect();
@@ -332,38 +370,29 @@ impl<S: NoteStore> Notes<S> {
 
     /// `insert`: `insert_text` as a line after line `insert_line`.
     pub fn insert(&self, raw: &str, insert_line: i64, insert_text: &str) -> Result<String> {
-        let path = MemoryPath::parse(raw)?;
-        let missing = || not_found(&path, format!("The path {path} does not exist"));
+        let path = self.parse(raw)?;
+        let missing = || self.missing_file(&path);
+        let wording = self.wording;
         self.edit(&path, missing, |text| {
-            let body = text.strip_suffix('\n').unwrap_or(text);
-            let mut lines: Vec<&str> = if text.is_empty() {
-                Vec::new()
-            } else {
-                body.split('\n').collect()
-            };
+            let mut lines = wording.insert_lines(text);
             let at = usize::try_from(insert_line)
                 .ok()
                 .filter(|at| *at <= lines.len())
                 .ok_or_else(|| {
                     invalid(
                         "insert_line",
-                        format!(
-                            "Invalid `insert_line` parameter: {insert_line}. It should be within the range of lines of the file: [0, {}]",
-                            lines.len()
-                        ),
+                        wording.insert_line_out_of_range(insert_line, lines.len()),
                     )
                 })?;
-            lines.insert(at, insert_text.trim_end_matches('\n'));
-            let mut edited = lines.join("\n");
-            edited.push('\n');
-            Ok((edited, ()))
+            lines.insert(at, wording.inserted_line(insert_text));
+            Ok((wording.inserted_text(&lines), ()))
         })
         .map(|_| format!("The file {path} has been edited."))
     }
 
     /// `delete`: a file, or a directory with everything in it.
     pub fn delete(&self, raw: &str) -> Result<String> {
-        let path = MemoryPath::parse(raw)?;
+        let path = self.parse(raw)?;
         let Some(note) = path.note() else {
             return Err(invalid(
                 path.to_string(),
@@ -378,12 +407,12 @@ impl<S: NoteStore> Notes<S> {
 
     /// `rename`: a file or a directory to a free path.
     pub fn rename(&self, old_raw: &str, new_raw: &str) -> Result<String> {
-        let old = MemoryPath::parse(old_raw)?;
-        let new = MemoryPath::parse(new_raw)?;
+        let old = self.parse(old_raw)?;
+        let new = self.parse(new_raw)?;
         let (Some(from), Some(to)) = (old.note(), new.note()) else {
             return Err(invalid(
                 ROOT,
-                format!("Cannot rename the {ROOT} directory itself or move anything onto it"),
+                self.wording.rename_root(old.note().is_some()),
             ));
         };
         match self.store.note_rename(&self.scope, from, to) {
@@ -395,14 +424,14 @@ impl<S: NoteStore> Notes<S> {
                 new.to_string(),
                 format!("Cannot move {old} into itself ({new})"),
             )),
-            Err(e) => Err(placement_error(&new, e, "rename")),
+            Err(e) => Err(placement_error(&new, e, "rename", self.wording)),
         }
     }
 
     /// `search`: the files under `path` (default `/memories`) holding every word of `query`,
     /// with their lines that hold one.
     pub fn search(&self, query: &str, path: Option<&str>, limit: Option<usize>) -> Result<Outcome> {
-        let dir = MemoryPath::parse(path.unwrap_or(ROOT))?;
+        let dir = self.parse(path.unwrap_or(ROOT))?;
         if query.len() > MAX_QUERY_BYTES {
             return Err(invalid(
                 "query",
@@ -467,7 +496,7 @@ impl<S: NoteStore> Notes<S> {
                 ErrorKind::TooLarge,
                 path.to_string(),
                 format!(
-                    "File {path} would be {bytes} bytes, over the limit of {} bytes per file",
+                    "File {path} would be {bytes} bytes, over the limit of {} bytes per file (max_note_bytes)",
                     self.limits.max_note_bytes
                 ),
             ));
@@ -511,12 +540,17 @@ impl<S: NoteStore> Notes<S> {
 }
 
 /// A file's numbered lines, all or `view_range` of them.
-fn file_view(path: &MemoryPath, text: &str, view_range: Option<[i64; 2]>) -> Result<String> {
+fn file_view(
+    path: &MemoryPath,
+    text: &str,
+    view_range: Option<[i64; 2]>,
+    wording: Wording,
+) -> Result<String> {
     let lines = text::lines(text);
     if lines.len() > MAX_LINES {
         return Err(invalid(
             path.to_string(),
-            format!("File {path} exceeds maximum line limit of 999,999 lines."),
+            wording.too_many_lines(&path.to_string(), lines.len()),
         ));
     }
     let (first, last) = match view_range {
@@ -553,7 +587,7 @@ fn file_view(path: &MemoryPath, text: &str, view_range: Option<[i64; 2]>) -> Res
 }
 
 /// The tool's answer when a write finds its path taken.
-fn placement_error(path: &MemoryPath, error: CoreError, command: &str) -> Error {
+fn placement_error(path: &MemoryPath, error: CoreError, command: &str, wording: Wording) -> Error {
     let taken =
         |message: String| Error::command(ErrorKind::AlreadyExists, path.to_string(), message);
     if is_note_conflict(&error, NOTE_EXISTS) || is_note_conflict(&error, NOTE_IS_DIRECTORY) {
@@ -561,7 +595,7 @@ fn placement_error(path: &MemoryPath, error: CoreError, command: &str) -> Error 
             "create" if is_note_conflict(&error, NOTE_EXISTS) => {
                 format!("File {path} already exists")
             }
-            "create" => format!("The path {path} is a directory, not a file"),
+            "create" => wording.create_on_directory(&path.to_string()),
             _ => format!("The destination {path} already exists"),
         });
     }

@@ -12,6 +12,7 @@ use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::notes::{MAX_NOTE_PATH_BYTES, NotePath};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::wording::Wording;
 
 /// The root every path lies in.
 pub const ROOT: &str = "/memories";
@@ -37,6 +38,34 @@ fn invalid(raw: &str, reason: &str) -> Error {
     )
 }
 
+/// A refusal in `wording`'s own text when it has one (`sdk_text` makes it from the path as
+/// shown: cut, and free of control characters since those are refused first), else the
+/// documented one.
+fn refused(raw: &str, reason: &str, sdk_text: impl FnOnce(&str) -> Option<String>) -> Error {
+    let shown = Excerpt::plain(raw).within(SHOWN_PATH_CHARS);
+    match sdk_text(&shown.to_string()) {
+        Some(message) => Error::command(ErrorKind::InvalidInput, shown.kept(), message),
+        None => invalid(raw, reason),
+    }
+}
+
+/// The segments of `rest` (the path below `/memories/`) with `.` and empty ones dropped
+/// and each `..` taking back the one before it, as a file system resolves them; `None`
+/// when a `..` would climb out of the root.
+fn resolved(rest: &str) -> Option<Vec<&str>> {
+    let mut kept: Vec<&str> = Vec::new();
+    for segment in rest.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                kept.pop()?;
+            }
+            name => kept.push(name),
+        }
+    }
+    Some(kept)
+}
+
 /// Whether `raw` holds a `%` followed by two hex digits.
 fn percent_encoded(raw: &str) -> bool {
     raw.as_bytes()
@@ -47,6 +76,13 @@ fn percent_encoded(raw: &str) -> bool {
 impl MemoryPath {
     /// Checks `raw` (`/memories`, `/memories/`, `/memories/a/b.md`) and keeps its note path.
     pub fn parse(raw: &str) -> Result<Self> {
+        Self::parse_as(raw, Wording::Documented)
+    }
+
+    /// [`MemoryPath::parse`] as `wording` reads a path: the SDKs resolve `.`, `..` and
+    /// empty segments (as text, never on a file system) where the documented texts refuse
+    /// them, and word the refusal of a path outside `/memories` their own way.
+    pub fn parse_as(raw: &str, wording: Wording) -> Result<Self> {
         if raw.len() > MAX_PATH_BYTES {
             return Err(invalid(
                 raw,
@@ -73,8 +109,22 @@ impl MemoryPath {
         }
         let rest = match raw.strip_prefix(ROOT) {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
-            _ => return Err(invalid(raw, "must start with /memories")),
+            _ => {
+                return Err(refused(raw, "must start with /memories", |shown| {
+                    wording.outside_root(shown)
+                }));
+            }
         };
+        if wording.resolves_dots() {
+            let Some(segments) = resolved(rest) else {
+                return Err(refused(
+                    raw,
+                    "must not contain .. (it would escape /memories)",
+                    |shown| wording.escapes_root(shown),
+                ));
+            };
+            return Self::of_segments(raw, &segments.join("/"));
+        }
         let rest = rest.strip_prefix('/').unwrap_or(rest);
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         if rest.is_empty() {
@@ -88,6 +138,14 @@ impl MemoryPath {
                 raw,
                 "must not contain .. (it would escape /memories)",
             ));
+        }
+        Self::of_segments(raw, rest)
+    }
+
+    /// The path of the note `rest` below the root (the root itself when empty).
+    fn of_segments(raw: &str, rest: &str) -> Result<Self> {
+        if rest.is_empty() {
+            return Ok(MemoryPath(None));
         }
         NotePath::new(rest)
             .map(|p| MemoryPath(Some(p)))

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use agent_memory_core::store::notes::NoteFile;
 
+use crate::wording::Wording;
+
 /// The most lines a file may have to be shown.
 pub const MAX_LINES: usize = 999_999;
 
@@ -43,13 +45,12 @@ struct Entry {
     children: Option<BTreeMap<String, Entry>>,
 }
 
-fn hidden(segment: &str) -> bool {
-    segment.starts_with('.') || segment == "node_modules"
-}
-
 /// The listing of the directory `shown` (as the model wrote it, canonical) holding `files`,
-/// whose paths lie below `prefix` (empty for the root, else `dir/`).
-pub fn listing(shown: &str, prefix: &str, files: &[NoteFile]) -> String {
+/// whose paths lie below `prefix` (empty for the root, else `dir/`), in `wording`.
+pub fn listing(shown: &str, prefix: &str, files: &[NoteFile], wording: Wording) -> String {
+    let hidden = |segment: &str| {
+        segment.starts_with('.') || (segment == "node_modules" && wording.hides_node_modules())
+    };
     let mut top: BTreeMap<String, Entry> = BTreeMap::new();
     let mut total = 0;
     for file in files {
@@ -73,7 +74,8 @@ pub fn listing(shown: &str, prefix: &str, files: &[NoteFile]) -> String {
         }
     }
     let mut out = format!(
-        "Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items and node_modules:\n{}\t{shown}",
+        "{}\n{}\t{shown}",
+        wording.listing_header(shown),
         human_size(total)
     );
     for (name, entry) in top.iter().filter(|(name, _)| !hidden(name)) {

@@ -116,6 +116,12 @@ path?: string
 query: string
 })
 /**
+ * Whose texts to answer with: absent, those of the memory tool's documentation;
+ * `python` or `typescript`, those of that Anthropic SDK's local filesystem memory tool
+ * (`BetaLocalFilesystemMemoryTool`), which the package's handler for that SDK passes.
+ */
+export type NotesSdk = ("python" | "typescript")
+/**
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "RecordingFmtReportOutput".
  */
@@ -409,6 +415,13 @@ export type RunState4 = ("running" | "completed" | "failed")
  * via the `definition` "ErrorKind".
  */
 export type ErrorKind1 = ("usage" | "invalid_input" | "not_found" | "conflict" | "corrupt" | "io" | "database" | "error")
+/**
+ * The Anthropic SDK whose local filesystem memory tool's texts a command answers with.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NotesSdk".
+ */
+export type NotesSdk1 = ("python" | "typescript")
 /**
  * How a literal holds a memory value.
  * 
@@ -1847,9 +1860,15 @@ rows: number
 }
 export interface NotesInput2 {
 /**
+ * The largest note a write may leave, in bytes of UTF-8 text: 262,144 (256 KiB) when
+ * absent, at most 67,108,864 (a scope's whole limit). A write past it fails, naming it.
+ */
+max_note_bytes?: number
+/**
  * Whose notes: each scope is a `/memories` tree of its own; `default` when absent.
  */
 scope?: string
+sdk?: NotesSdk
 /**
  * Values never to store or show, by name: each occurrence in the command's texts
  * becomes `${name}` first.

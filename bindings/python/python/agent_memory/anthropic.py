@@ -16,11 +16,13 @@ Python SDK's tool runner: install with ``pip install 'durable-agent-memory[anthr
 :class:`NotesMemoryTool` subclasses the SDK's ``BetaAbstractMemoryTool``, and
 :class:`AsyncNotesMemoryTool` its ``BetaAsyncAbstractMemoryTool``: each of the six commands
 (``view``, ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``) is one call of the
-store's ``notes`` operation on ``scope``, and returns the text the memory tool's
-documentation gives. A command the store refuses (a missing file, a path outside
-``/memories``, an ``old_str`` found twice, a file already there) raises the SDK's
-``ToolError`` with the tool's error text, which the tool runner hands the model as an error
-result; any other failure (the database unreachable) is raised as the store raised it.
+store's ``notes`` operation on ``scope`` with ``sdk="python"``, and returns the text the
+SDK's own ``BetaLocalFilesystemMemoryTool`` answers, word for word (the SDK's tests run
+against these handlers). A command the store refuses (a missing file, a path outside
+``/memories``, an ``old_str`` found twice, a file already there, a note over
+``max_note_bytes``) raises the SDK's ``ToolError`` with that tool's error text, which the
+tool runner hands the model as an error result; any other failure (the database
+unreachable) is raised as the store raised it.
 """
 
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Union, cast
@@ -59,33 +61,42 @@ def _input(command: Any) -> Dict[str, Any]:
 class _Scope:
     """What both handlers hold: the scope their notes live in, and the secrets kept out."""
 
-    def _given(self, scope: str, secrets: Optional[Mapping[str, str]]) -> None:
+    def _given(self, scope: str, secrets: Optional[Mapping[str, str]], max_note_bytes: Optional[int]) -> None:
         if not isinstance(scope, str):
             raise TypeError(f"scope must be a str, not {type(scope).__name__}")
+        if max_note_bytes is not None and (isinstance(max_note_bytes, bool) or not isinstance(max_note_bytes, int)):
+            raise TypeError(f"max_note_bytes must be an int, not {type(max_note_bytes).__name__}")
         self.scope = scope
         self._secrets = dict(secrets) if secrets else None
+        self.max_note_bytes = max_note_bytes
 
     def _notes_input(self, command: Any) -> "notes_input.NotesInput":
         """The notes input of ``command`` on this scope; its shape is the model's, which the
         store checks."""
         given = _input(command)
         given["scope"] = self.scope
+        # The texts of this SDK's own local filesystem tool, which models are shown.
+        given["sdk"] = "python"
         if self._secrets:
             given["secrets"] = self._secrets
+        if self.max_note_bytes is not None:
+            given["max_note_bytes"] = self.max_note_bytes
         return cast("notes_input.NotesInput", given)
 
 
 class NotesMemoryTool(_Scope, BetaAbstractMemoryTool):
     """The memory tool on ``store`` (an :class:`agent_memory.Store`, or a path or URL to open
     one), each scope a ``/memories`` directory of its own. ``secrets`` (name to value) are
-    replaced by ``${name}`` in everything written or answered; ``cache_control`` is the
-    SDK's."""
+    replaced by ``${name}`` in everything written or answered; ``max_note_bytes`` is the
+    largest note a write may leave (256 KiB when ``None``, at most 64 MiB), and a write past
+    it is refused with a text naming the limit; ``cache_control`` is the SDK's."""
 
     def __init__(self, store: Union[Store, str], scope: str = "default", *,
-                 secrets: Optional[Mapping[str, str]] = None, cache_control: Any = None):
+                 secrets: Optional[Mapping[str, str]] = None, max_note_bytes: Optional[int] = None,
+                 cache_control: Any = None):
         super().__init__(cache_control=cache_control)
         self.store = store if isinstance(store, Store) else Store(store)
-        self._given(scope, secrets)
+        self._given(scope, secrets, max_note_bytes)
 
     def _run(self, command: Any) -> str:
         try:
@@ -117,10 +128,11 @@ class AsyncNotesMemoryTool(_Scope, BetaAsyncAbstractMemoryTool):
     worker thread (``agent_memory.aio``), so the event loop never waits on the store."""
 
     def __init__(self, store: Union[aio.Store, Store, str], scope: str = "default", *,
-                 secrets: Optional[Mapping[str, str]] = None, cache_control: Any = None):
+                 secrets: Optional[Mapping[str, str]] = None, max_note_bytes: Optional[int] = None,
+                 cache_control: Any = None):
         super().__init__(cache_control=cache_control)
         self.store = store if isinstance(store, aio.Store) else aio.Store(store)
-        self._given(scope, secrets)
+        self._given(scope, secrets, max_note_bytes)
 
     async def _run(self, command: Any) -> str:
         try:

@@ -150,6 +150,8 @@ pub(crate) fn run(args: &NotesArgs, global: &GlobalArgs) -> Result<()> {
         command,
         scope: Some(args.scope.clone()),
         secrets: None,
+        sdk: None,
+        max_note_bytes: None,
     };
     let output = ops::notes::notes(&global.env(&store), input)?;
     if global.json {

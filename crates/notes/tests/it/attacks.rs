@@ -104,7 +104,7 @@ fn size_limits_hold_for_every_write() {
     let cases = [
         (
             create("/memories/big.md", &big),
-            "File /memories/big.md would be 101 bytes, over the limit of 100 bytes per file",
+            "File /memories/big.md would be 101 bytes, over the limit of 100 bytes per file (max_note_bytes)",
         ),
         (
             create("/memories/a.md", &format!("z{}", "a".repeat(99))),
@@ -112,11 +112,11 @@ fn size_limits_hold_for_every_write() {
         ),
         (
             replace("/memories/a.md", "z", "zz"),
-            "File /memories/a.md would be 101 bytes, over the limit of 100 bytes per file",
+            "File /memories/a.md would be 101 bytes, over the limit of 100 bytes per file (max_note_bytes)",
         ),
         (
             insert("/memories/a.md", 0, ""),
-            "File /memories/a.md would be 102 bytes, over the limit of 100 bytes per file",
+            "File /memories/a.md would be 102 bytes, over the limit of 100 bytes per file (max_note_bytes)",
         ),
         (
             create("/memories/b.md", &"b".repeat(51)),

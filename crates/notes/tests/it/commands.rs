@@ -193,7 +193,7 @@ fn insert_puts_a_line_after_the_given_one() {
         ),
         (
             insert("/memories/nope.txt", 0, "x"),
-            "error: The path /memories/nope.txt does not exist",
+            "error: The path /memories/nope.txt does not exist. Please provide a valid path.",
         ),
         (
             create("/memories/empty.txt", ""),

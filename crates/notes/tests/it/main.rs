@@ -1,7 +1,8 @@
 //! Integration tests of `notes`: every command's documented texts on each store, traversal
-//! and size attacks, secrets, and editors on separate connections losing no edit.
+//! and size attacks, secrets, the SDKs' wordings, and editors on separate connections losing no edit.
 
 mod attacks;
 mod commands;
 mod concurrent;
 mod support;
+mod wordings;

@@ -3,7 +3,7 @@
 
 use agent_memory_core::store::notes::NoteStore;
 use agent_memory_core::{InMemoryStore, Scope};
-use agent_memory_notes::{Command, Notes};
+use agent_memory_notes::{Command, Notes, Wording};
 use agent_memory_sqlite::SqliteStore;
 
 /// Notes in the scope `default` of a fresh store of each kind.
@@ -28,7 +28,13 @@ pub fn answer<S: NoteStore>(notes: &Notes<S>, command: &Command) -> String {
 
 /// Runs `script` on every kind of store, comparing each answer with the expected one.
 pub fn check(script: &[(Command, &str)]) {
+    check_in(Wording::Documented, script);
+}
+
+/// [`check`] with the answers in `wording`.
+pub fn check_in(wording: Wording, script: &[(Command, &str)]) {
     for (store, notes) in each_store() {
+        let notes = notes.with_wording(wording);
         for (i, (command, expected)) in script.iter().enumerate() {
             let got = answer(&notes, command);
             assert_eq!(got, *expected, "{store}: step {} ({command:?})", i + 1);

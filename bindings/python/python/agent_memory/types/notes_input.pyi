@@ -8,9 +8,13 @@ from typing import Dict, List, Literal, TypedDict, Union
 
 from typing_extensions import NotRequired, TypeAlias
 
+NotesSdk: TypeAlias = Literal['python', 'typescript']
+
 
 class NotesInput1(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['view']
     path: str
@@ -18,7 +22,9 @@ class NotesInput1(TypedDict):
 
 
 class NotesInput2(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['create']
     file_text: str
@@ -26,7 +32,9 @@ class NotesInput2(TypedDict):
 
 
 class NotesInput3(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['str_replace']
     new_str: str
@@ -35,7 +43,9 @@ class NotesInput3(TypedDict):
 
 
 class NotesInput4(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['insert']
     insert_line: int
@@ -44,14 +54,18 @@ class NotesInput4(TypedDict):
 
 
 class NotesInput5(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['delete']
     path: str
 
 
 class NotesInput6(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['rename']
     new_path: str
@@ -59,7 +73,9 @@ class NotesInput6(TypedDict):
 
 
 class NotesInput7(TypedDict):
+    max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
+    sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
     command: Literal['search']
     limit: NotRequired[int]
