@@ -9,7 +9,9 @@
 //!   use `anyhow`;
 //! - no door (the command line, the Python and Node packages' crates) depends on a store:
 //!   each opens one through the contract (`contract::database`), so every door reaches the
-//!   same backends the same way.
+//!   same backends the same way;
+//! - the Node package's crate depends on no feature crate either: it calls the contract's
+//!   operations only (the command line and the Python package still call feature crates).
 
 use std::process::Command;
 
@@ -31,6 +33,10 @@ const DOORS: &[&str] = &[
     "agent-memory-python",
     "agent-memory-node",
 ];
+
+/// The doors that call no feature crate, only the contract's operations: the others still do
+/// (the command line's demo and inspector, the Python package's popoto helpers).
+const CONTRACT_ONLY_DOORS: &[&str] = &["agent-memory-node"];
 
 /// The packages that tie crates together, the only ones that may use `anyhow`.
 const ANYHOW_USERS: &[&str] = &["agent-memory-cli", "xtask"];
@@ -145,6 +151,14 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
                     "the door {name} must open stores through the contract, not depend on {dep}"
                 ));
             }
+            if CONTRACT_ONLY_DOORS.contains(&name)
+                && normal
+                && FEATURE_CRATES.contains(&dep.as_str())
+            {
+                problems.push(format!(
+                    "the door {name} must call the contract's operations, not depend on {dep}"
+                ));
+            }
             if dep == "anyhow" && !ANYHOW_USERS.contains(&name) {
                 problems.push(format!(
                     "only the cli and xtask may use anyhow, but {name} does"
@@ -215,6 +229,10 @@ mod tests {
                 "the door agent-memory-node must open stores through the contract, not depend on agent-memory-sqlite",
             ),
             (
+                pkg("agent-memory-node", &[("agent-memory-browser", None)]),
+                "the door agent-memory-node must call the contract's operations, not depend on agent-memory-browser",
+            ),
+            (
                 pkg("agent-memory-sqlite", &[("anyhow", None)]),
                 "only the cli and xtask may use anyhow, but agent-memory-sqlite does",
             ),
@@ -245,6 +263,14 @@ mod tests {
             ),
             pkg("agent-memory-postgres", &[("rusqlite", Some("dev"))]),
             pkg("agent-memory-cli", &[("agent-memory-sqlite", Some("dev"))]),
+            pkg(
+                "agent-memory-node",
+                &[
+                    ("agent-memory-contract", None),
+                    ("agent-memory-core", None),
+                    ("agent-memory-cli", None),
+                ],
+            ),
         ];
         assert_eq!(violations(&ok), Vec::<String>::new());
     }

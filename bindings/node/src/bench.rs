@@ -7,7 +7,7 @@ use std::time::Instant;
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
 
-use crate::{Input, NativeStore, browser, call_operation};
+use crate::{Input, NativeStore, call_operation, text_or_value};
 
 #[napi]
 impl NativeStore {
@@ -22,7 +22,7 @@ impl NativeStore {
             .map(|input| {
                 let start = Instant::now();
                 let output = call_operation(&store, self.now, &name, Input::Text(input))
-                    .map(browser::text_or_value)?;
+                    .map(text_or_value)?;
                 std::hint::black_box(output);
                 Ok(start.elapsed().as_secs_f64() * 1e6)
             })

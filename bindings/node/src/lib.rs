@@ -12,7 +12,6 @@
 
 #[cfg(feature = "bench")]
 pub mod bench;
-pub mod browser;
 
 /// Every allocation of the addon (the store, the contract, SQLite's through Rust) comes from
 /// mimalloc rather than the process's malloc, which V8 shares.
@@ -86,6 +85,39 @@ fn integers(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(integers),
         Value::Object(fields) => fields.values_mut().for_each(integers),
         _ => {}
+    }
+}
+
+/// The largest integer napi turns into a JavaScript number rather than a BigInt: 2^53 - 1.
+const SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// Whether `JSON.parse` of `value`'s JSON text makes the same JavaScript value as napi's
+/// conversion of `value`: it does unless an integer is beyond 2^53 - 1 (napi makes a BigInt
+/// of it, `JSON.parse` a number) or a key is `__proto__` (napi sets it through the
+/// prototype's setter, `JSON.parse` makes an own property).
+fn parses_alike(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_f64()
+                || n.as_i64()
+                    .is_some_and(|i| (-SAFE_INTEGER..=SAFE_INTEGER).contains(&i))
+        }
+        Value::Array(items) => items.iter().all(parses_alike),
+        Value::Object(fields) => fields
+            .iter()
+            .all(|(key, field)| key != "__proto__" && parses_alike(field)),
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+    }
+}
+
+/// `value` as JSON text for the caller to `JSON.parse` where that makes the same value (one
+/// string crosses into JavaScript instead of an object built a property at a time), else
+/// `value` itself.
+pub(crate) fn text_or_value(value: Value) -> Either<String, Value> {
+    if parses_alike(&value) {
+        Either::A(value.to_string())
+    } else {
+        Either::B(value)
     }
 }
 
@@ -186,7 +218,7 @@ impl NativeStore {
     #[napi(ts_return_type = "string | unknown")]
     pub fn call_json_sync(&self, name: String, input: String) -> Result<Either<String, Value>> {
         let store = self.store()?;
-        call_operation(&store, self.now, &name, Input::Text(&input)).map(browser::text_or_value)
+        call_operation(&store, self.now, &name, Input::Text(&input)).map(text_or_value)
     }
 
     /// Closes the store: later calls fail with a `usage` error; calls in flight finish.
@@ -211,14 +243,6 @@ impl NativeStore {
     #[napi(getter)]
     pub fn location(&self) -> String {
         self.location.clone()
-    }
-
-    /// "Now": the fixed time the store was opened with, else the system clock.
-    fn clock(&self) -> Box<dyn Clock> {
-        match self.now {
-            Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
-            None => Box::new(SystemClock),
-        }
     }
 
     fn store(&self) -> Result<Store> {
@@ -304,7 +328,7 @@ impl Task for CallJsonTask {
     }
 
     fn resolve(&mut self, _env: Env, output: Value) -> Result<Either<String, Json>> {
-        Ok(match browser::text_or_value(output) {
+        Ok(match text_or_value(output) {
             Either::A(text) => Either::A(text),
             Either::B(value) => Either::B(Json(value)),
         })

@@ -64,7 +64,7 @@ test('TrajectoryStore: a match is the listed trajectory, field for field and in 
     const goal = `search the shop catalogue for ${['kettles', 'teapots', 'mugs'][i]}`
     store.save(goal, [step(1, action), step(2)], true, 'm')
     const listed = store.loadAll().find((t) => t.goal === goal)
-    // Finite options take the addon's short path, others the options object: same result.
+    // A number option reaches the contract as it is, any other leaves its default: same result.
     for (const matcher of [store, new TrajectoryStore(folder, { similarityThreshold: 0.3, ttlDays: '30' })]) {
       const found = matcher.findBestMatch(goal)
       // Keys in the same order, the same values, and the action's prototype alike (each
@@ -74,6 +74,15 @@ test('TrajectoryStore: a match is the listed trajectory, field for field and in 
       if (!Object.hasOwn(action, '__proto__')) assert.deepStrictEqual(found, listed)
     }
   }
+})
+
+test('TrajectoryStore: a page snapshot cut inside a surrogate pair is saved all the same', () => {
+  const store = new TrajectoryStore(tempFolder())
+  const half = { url: 'https://shop.example.com/p', snapshot: 'a cut emoji \ud83d' }
+  const saved = store.save('read the cut page', [step(1, undefined, { state: half }), step(2)], true, 'm')
+  assert.equal(saved.steps.length, 2)
+  assert.deepEqual(store.loadAll(), [saved])
+  assert.notEqual(saved.steps[0].snapshotHash, saved.steps[1].snapshotHash)
 })
 
 test('TrajectoryStore: replay needs a near-identical goal on the same origin', () => {

@@ -7,11 +7,13 @@
 // classes are constructed with keep memories apart as they kept files apart: each folder is a
 // memory scope of its own (named by its absolute path), so two stores on one folder share
 // their memory and stores on two folders never see each other's. Every write is durable when
-// the call returns, so `save()` has nothing left to do. The rules (matching, confidence,
-// pruning, ranking, rendering) are the browser memory's own, in the native addon.
+// the call returns, so `save()` has nothing left to do. Each method is one call of a contract
+// operation (`browser_save_trajectory`, `browser_match`, ...), which takes and answers the
+// reference's objects in its own shape; the rules (matching, confidence, pruning, ranking,
+// rendering) are the browser memory's own, below the contract.
 //
 // `TrajectoryAnalyzer` reads a test suite's results, which live with the caller: its analysis
-// is computed here, its hints by the browser memory's own rules in the addon.
+// is computed here, its hints by the browser memory's own rules (`browser_suite_hints`).
 
 import { createHash } from 'node:crypto'
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
@@ -301,11 +303,52 @@ function plain<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T
 }
 
+/**
+ * A lone UTF-16 surrogate as `JSON.stringify` escapes it (`\udXXX`), which is no text to the
+ * contract. (A literal backslash before `udXXX` matches too; it only takes the other way.)
+ */
+const ESCAPED_SURROGATE = /\\ud[89a-f][0-9a-f]{2}/
+
+/**
+ * The answer of the contract's operation `name` on the database in use to `input`, as the
+ * operation writes it. The input crosses as its JSON text (what a file of it would hold); one
+ * that holds a lone surrogate crosses as an object instead, whose strings the addon converts
+ * as it always has (the surrogate becoming U+FFFD).
+ */
+function answer(name: string, input: Record<string, unknown>): unknown {
+  const text = JSON.stringify(input)
+  const out = call(() =>
+    ESCAPED_SURROGATE.test(text) ? database().callSync(name, JSON.parse(text)) : database().callJsonSync(name, text),
+  )
+  // The output comes as JSON text when parsing it makes the same value (see the addon).
+  return typeof out === 'string' ? JSON.parse(out) : out
+}
+
+/** An answer that is a text for the prompt. */
+interface TextAnswer {
+  text: string
+}
+
+/** The answer of `browser_match` and `browser_replayable`. */
+interface MatchAnswer {
+  match?: { trajectory: Trajectory; similarity: number; score: number }
+}
+
+/** A fresh run id, `run_<ms>_<6 base36>`. */
+function runId(): string {
+  return (answer('browser_run_id', {}) as { run_id: string }).run_id
+}
+
+/** `value` when it is a number, else undefined (so the contract's default applies). */
+function numberOrNothing(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined
+}
+
 /** Saved trajectories of runs, matched by goal similarity for reuse and replay. */
 export class TrajectoryStore {
   readonly #scope: string
   readonly #options: Required<TrajectoryStoreOptions>
-  readonly #finite: boolean
+  readonly #matching: { similarity_threshold?: number; ttl_days?: number; trace_scoring: boolean }
 
   constructor(storePath?: string, thresholdOrOptions: number | TrajectoryStoreOptions = 0.5) {
     const options: TrajectoryStoreOptions =
@@ -316,39 +359,34 @@ export class TrajectoryStore {
       enableScoring: options.enableScoring === true,
       ttlDays: options.ttlDays ?? 30,
     }
-    // Finite numbers reach the addon as they are; anything else goes as the options object,
-    // which the addon converts and judges as it always has.
-    this.#finite = Number.isFinite(this.#options.similarityThreshold) && Number.isFinite(this.#options.ttlDays)
+    // A number reaches the contract as it is; anything else is left out, so the contract's
+    // default (the reference's) applies, as it always has.
+    this.#matching = {
+      similarity_threshold: numberOrNothing(this.#options.similarityThreshold),
+      ttl_days: numberOrNothing(this.#options.ttlDays),
+      trace_scoring: this.#options.enableScoring,
+    }
   }
 
   /** Saves a finished run (success or not); `complete` and `abort` actions are not steps. */
   save(goal: string, turns: Turn[], success: boolean, model: string, options: { origin?: string } = {}): Trajectory {
     checkText(goal, 'goal')
     if (!Array.isArray(turns)) throw new InvalidInputError('turns must be an array of turns', 'turns')
-    const run = { goal, turns: plain(turns), success: success === true, model: String(model ?? ''), origin: options.origin ?? '' }
-    return call(() => database().browserSaveSync(this.#scope, run) as Trajectory)
+    const run = { scope: this.#scope, goal, turns, success: success === true, model: String(model ?? ''), origin: options.origin ?? '' }
+    return answer('browser_save_trajectory', run) as Trajectory
   }
 
   /** Every saved trajectory, oldest first. */
   loadAll(): Trajectory[] {
-    return call(() => database().browserTrajectoriesSync(this.#scope) as Trajectory[])
+    return (answer('browser_trajectories', { scope: this.#scope }) as { trajectories: Trajectory[] }).trajectories
   }
 
   /** The most similar successful trajectory for `goal` above the threshold, or null. */
   findBestMatch(goal: string, options: { origin?: string } = {}): Trajectory | null {
     checkText(goal, 'goal')
-    const origin = options.origin
-    if (this.#finite && (!origin || typeof origin === 'string')) {
-      const { similarityThreshold, ttlDays, enableScoring } = this.#options
-      const found: unknown = call(() =>
-        database().browserMatchTextSync(this.#scope, goal, origin || undefined, similarityThreshold, ttlDays, enableScoring),
-      )
-      // The match comes as JSON text when parsing it makes the same object (see the addon).
-      return typeof found === 'string' ? (JSON.parse(found) as Trajectory) : ((found as Trajectory | null) ?? null)
-    }
-    const query: TrajectoryStoreOptions & { origin?: string } = { ...this.#options }
-    if (options.origin) query.origin = options.origin
-    return (call(() => database().browserMatchSync(this.#scope, goal, query)) as Trajectory | null) ?? null
+    const origin = typeof options.origin === 'string' && options.origin ? options.origin : undefined
+    const found = answer('browser_match', { scope: this.#scope, goal, origin, ...this.#matching }) as MatchAnswer
+    return found.match?.trajectory ?? null
   }
 
   /**
@@ -358,13 +396,14 @@ export class TrajectoryStore {
   findReplayCandidate(goal: string, options: { origin?: string } = {}): ReplayCandidate | null {
     checkText(goal, 'goal')
     const origin = options.origin ?? ''
-    const found = call(() => database().browserReplayableSync(this.#scope, goal, origin, { ttlDays: this.#options.ttlDays }))
-    return (found as ReplayCandidate | null) ?? null
+    const found = answer('browser_replayable', { scope: this.#scope, goal, origin, ttl_days: this.#matching.ttl_days }) as MatchAnswer
+    const match = found.match
+    return match ? { origin: match.trajectory.origin ?? null, similarity: match.similarity, trajectory: match.trajectory } : null
   }
 
   /** The trajectory as a reference for the prompt: goal, then one line per step. */
   formatAsReference(trajectory: Trajectory): string {
-    return call(() => native.referenceText(plain(trajectory)))
+    return (answer('browser_reference_text', { trajectory }) as TextAnswer).text
   }
 }
 
@@ -382,11 +421,7 @@ export class AppKnowledge {
 
   /** Facts with confidence at least `minConfidence` (default 0.3). */
   getFacts(minConfidence = 0.3): Fact[] {
-    const found = operation('browser_facts', {
-      scope: this.#scope,
-      url: this.#url,
-      min_confidence: minConfidence,
-    }) as { facts: Fact[] }
+    const found = operation('browser_facts', { scope: this.#scope, url: this.#url, min_confidence: minConfidence }) as { facts: Fact[] }
     return found.facts
   }
 
@@ -404,7 +439,7 @@ export class AppKnowledge {
   recordFact(type: FactType, key: string, value: string): void {
     checkText(key, 'key')
     checkText(value, 'value')
-    call(() => database().browserRecordFactSync(this.#scope, this.#url, String(type), key, value))
+    answer('browser_record_fact', { scope: this.#scope, url: this.#url, type: String(type), key, value })
   }
 
   /** Records several observations in order. */
@@ -415,29 +450,29 @@ export class AppKnowledge {
 
   /** The sessions of previous runs on the site, newest first. */
   getSessions(): Session[] {
-    return call(() => database().browserSessionsSync(this.#scope, this.#url) as Session[])
+    return (answer('browser_sessions', { scope: this.#scope, url: this.#url }) as { sessions: Session[] }).sessions
   }
 
   /** Appends a session; the newest five are kept. */
   recordSession(session: Session): void {
     if (session === null || typeof session !== 'object') throw new InvalidInputError('session must be an object', 'session')
     checkText(session.timestamp, 'session.timestamp')
-    call(() => database().browserRecordSessionSync(this.#scope, this.#url, plain(session)))
+    answer('browser_record_session', { scope: this.#scope, url: this.#url, session })
   }
 
   /** The `APP KNOWLEDGE` block for the prompt (facts of confidence 0.5 and up), or ''. */
   formatForBrain(): string {
-    return call(() => database().browserKnowledgeTextSync(this.#scope, this.#url))
+    return (answer('browser_knowledge', { scope: this.#scope, url: this.#url }) as TextAnswer).text
   }
 
   /** Forgets every learned fact of the site; the session history stays. */
   clearPatterns(): void {
-    call(() => database().browserForgetKnowledgeSync(this.#scope, this.#url, false))
+    answer('browser_forget_knowledge', { scope: this.#scope, url: this.#url, sessions: false })
   }
 
   /** Forgets the site's facts and sessions (its selectors are `SelectorCache`'s). */
   reset(): void {
-    call(() => database().browserForgetKnowledgeSync(this.#scope, this.#url, true))
+    answer('browser_forget_knowledge', { scope: this.#scope, url: this.#url, sessions: true })
   }
 
   /** How many facts are stored, whatever their confidence. */
@@ -464,7 +499,7 @@ export class SelectorCache {
   recordSuccess(element: string, selector: string): void {
     checkText(element, 'element')
     checkText(selector, 'selector')
-    call(() => database().browserRecordSelectorSync(this.#scope, this.#url, element, selector))
+    answer('browser_record_selector', { scope: this.#scope, url: this.#url, element, selector })
   }
 
   /** The entry of `element`, or undefined. */
@@ -483,14 +518,14 @@ export class SelectorCache {
   /** The `KNOWN SELECTORS` block for the prompt with the `limit` most used, or ''. */
   formatForBrain(limit = 20): string {
     const top = this.getAll().slice(0, Math.max(0, limit))
-    return call(() => database().browserSelectorsTextSync(top))
+    return (answer('browser_selectors_text', { selectors: top }) as TextAnswer).text
   }
 
   /** Every write is already stored; kept for the reference's callers. */
   save(): void {}
 
   #entries(): SelectorEntry[] {
-    return call(() => database().browserSelectorsSync(this.#scope, this.#url) as SelectorEntry[])
+    return (answer('browser_selectors', { scope: this.#scope, url: this.#url }) as { selectors: SelectorEntry[] }).selectors
   }
 }
 
@@ -517,7 +552,8 @@ export class ProjectStore {
   /** The folder name of a url's domain, as the memory names the site (`localhost_5173`). */
   getDomainDir(url: string): string {
     checkText(url, 'url')
-    const folder = path.join(this.#root, 'domains', native.siteKeyOf(url).replace(/:/g, '_'))
+    const { site } = answer('browser_site_key', { url }) as { site: string }
+    const folder = path.join(this.#root, 'domains', site.replace(/:/g, '_'))
     mkdirSync(folder, { recursive: true })
     return folder
   }
@@ -547,12 +583,12 @@ export class ProjectStore {
   /** Stores cross-domain optimization hints, replacing earlier ones. */
   saveHints(hints: string): void {
     checkText(hints, 'hints')
-    call(() => database().browserSaveHintsSync(scopeOf(this.#root), hints))
+    answer('browser_save_hints', { scope: scopeOf(this.#root), hints })
   }
 
   /** The stored hints, or null. */
   loadHints(): string | null {
-    return call(() => database().browserHintsSync(scopeOf(this.#root))) || null
+    return (answer('browser_hints', { scope: scopeOf(this.#root) }) as { hints: string }).hints || null
   }
 
   /**
@@ -564,7 +600,7 @@ export class ProjectStore {
     if (suite === null || typeof suite !== 'object' || !Array.isArray(suite.results) || typeof suite.summary !== 'object') {
       throw new InvalidInputError('suite must be a test suite result with `results` and `summary`', 'suite')
     }
-    const id = native.generateRunId()
+    const id = runId()
     const { summary } = suite
     const record = plain({
       id,
@@ -585,7 +621,7 @@ export class ProjectStore {
         durationMs: r.durationMs,
       })),
     })
-    call(() => database().browserSaveSuiteSummarySync(scopeOf(this.#root), record))
+    answer('browser_save_suite_summary', { scope: scopeOf(this.#root), summary: record })
     const file = path.join(this.#root, 'runs', `${id}.json`)
     const partial = `${file}.${process.pid}.tmp`
     writeFileSync(partial, JSON.stringify(record, null, 2))
@@ -595,7 +631,7 @@ export class ProjectStore {
 
   /** The suite summaries kept for this root, oldest id first. */
   loadRunSummaries(): RunSummary[] {
-    return call(() => database().browserSuiteSummariesSync(scopeOf(this.#root)) as RunSummary[])
+    return (answer('browser_suite_summaries', { scope: scopeOf(this.#root) }) as { summaries: RunSummary[] }).summaries
   }
 }
 
@@ -789,7 +825,7 @@ export class TrajectoryAnalyzer {
   generateHints(analysis: RunAnalysis): string {
     const runs = evaluated.get(analysis)
     if (!runs) throw new InvalidInputError('analysis must be one this analyzer returned from analyze()', 'analysis')
-    return call(() => native.suiteHints(runs))
+    return (answer('browser_suite_hints', { runs }) as TextAnswer).text
   }
 }
 
@@ -816,7 +852,7 @@ function snake(value: Record<string, unknown>): Record<string, unknown> {
 
 /** The contract's operation `name` on the database in use, its result in camelCase. */
 function operation(name: string, input: Record<string, unknown>): unknown {
-  return camel(call(() => database().callSync(name, input)))
+  return camel(answer(name, input))
 }
 
 /** `fn()`, or undefined when it names a run that does not exist. */
@@ -898,7 +934,7 @@ export class RunRegistry {
 
   /** A fresh run id, `run_<ms>_<6 base36>`. */
   static generateRunId(): string {
-    return native.generateRunId()
+    return runId()
   }
 }
 
@@ -920,6 +956,6 @@ export class ContextBudget {
 
   /** The assembled context. */
   build(): string {
-    return call(() => native.buildContext(this.#parts, 8000, 'stop'))
+    return (answer('browser_build_context', { parts: this.#parts, budget: 8000, policy: 'stop' }) as TextAnswer).text
   }
 }

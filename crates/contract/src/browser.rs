@@ -29,15 +29,17 @@ use crate::runs::{RunDocument, RunState};
 /// The scope every browser operation uses unless told otherwise.
 const SHARED: &str = "shared";
 
-fn scope_of(name: Option<&str>) -> Result<Scope> {
+/// The scope `name` names, `shared` when none is named.
+pub(crate) fn scope_of(name: Option<&str>) -> Result<Scope> {
     let name = name.unwrap_or(SHARED);
     Scope::new(name).with_context(|| format!("scope {}", Excerpt::quoted(name)))
 }
 
 /// The browser memory of one scope, on the environment's store, clock and ids.
-type Browser<'a> = BrowserMemory<&'a crate::database::Store, &'a dyn Clock, &'a dyn IdSource>;
+pub(crate) type Browser<'a> =
+    BrowserMemory<&'a crate::database::Store, &'a dyn Clock, &'a dyn IdSource>;
 
-fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
+pub(crate) fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
     BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
 }
 

@@ -12,7 +12,8 @@
 //!
 //! The conventions of the contract, for every type here:
 //!
-//! - keys are `snake_case`;
+//! - keys are `snake_case`, except inside another program's objects kept in its own shape
+//!   (Trailblaze's tool logs, browser-agent-driver's trajectories in [`browser_compat`]);
 //! - times are RFC 3339 strings in UTC with milliseconds (`2026-01-01T00:00:00.000Z`), made
 //!   by [`time`];
 //! - an error is `{"error": {"kind": ..., "message": ..., "input": ...}}` ([`Error`]);
@@ -20,6 +21,7 @@
 //!   schema says otherwise.
 
 pub mod browser;
+pub mod browser_compat;
 pub mod check;
 pub mod database;
 mod error;

@@ -453,7 +453,8 @@ fn encode<O: Serialize>(output: &O) -> Result<Value> {
 /// among them.
 pub fn all() -> Vec<Operation> {
     use crate::{
-        browser, check, memory, notes, persistent, recording, runs, stats, trajectory, turns,
+        browser, browser_compat, check, memory, notes, persistent, recording, runs, stats,
+        trajectory, turns,
     };
     use Effect::{Deletes, Reads, Writes};
     vec![
@@ -564,6 +565,117 @@ pub fn all() -> Vec<Operation> {
         op("browser_facts", Reads, browser::facts).offline().about(
             "What a scope's browser memory holds about a site: its facts (timings, selectors, patterns, quirks) with their confidence, at least the one asked for.",
         ),
+        op("browser_save_trajectory", Writes, browser_compat::save_trajectory)
+            .offline()
+            .about(
+                "Save a finished browser run given as browser-agent-driver's turns (with its session and the facts drawn from it), answering the trajectory in its shape.",
+            ),
+        op("browser_trajectories", Reads, browser_compat::trajectories)
+            .offline()
+            .about(
+                "Every stored trajectory of a scope, oldest first, in browser-agent-driver's shape (steps with their actions, snapshot hashes and verification).",
+            ),
+        op("browser_match", Reads, browser_compat::best_match)
+            .offline()
+            .about(
+                "The stored successful trajectory most like a goal (on a site, within a TTL, by similarity or trace score), above a similarity threshold; none when nothing is close.",
+            ),
+        op("browser_replayable", Reads, browser_compat::replayable)
+            .offline()
+            .output("browser_match")
+            .about(
+                "The trajectory to replay without a model: a goal at least 0.85 similar, exactly the same origin, at least one step, successful and within the TTL.",
+            ),
+        op("browser_reference_text", Reads, browser_compat::reference_text)
+            .offline()
+            .output("browser_text")
+            .about(
+                "A trajectory rendered as the prompt's reference: its goal, then one line per step with its action, page and verification. It reads and writes nothing.",
+            ),
+        op("browser_record_fact", Writes, browser_compat::record_fact)
+            .offline()
+            .output("browser_site")
+            .about(
+                "Record one observed fact (timing, selector, pattern or quirk) about a site: the same value again raises its confidence, another value halves it.",
+            ),
+        op("browser_record_session", Writes, browser_compat::record_session)
+            .offline()
+            .output("browser_site")
+            .about(
+                "Append a previous run (browser-agent-driver's session entry) to a site's session history; the newest five by timestamp are kept.",
+            ),
+        op("browser_sessions", Reads, browser_compat::sessions)
+            .offline()
+            .about(
+                "A site's session history (its previous runs: goal, outcome, success, final URL, turns, time), newest first, in browser-agent-driver's shape.",
+            ),
+        op("browser_knowledge", Reads, browser_compat::knowledge)
+            .offline()
+            .output("browser_text")
+            .about(
+                "A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up, by kind, most confident first; empty when none reaches it.",
+            ),
+        op("browser_record_selector", Writes, browser_compat::record_selector)
+            .offline()
+            .output("browser_site")
+            .about(
+                "Record that a selector (an @ref or a stable selector) found an element of a site, counting its successes.",
+            ),
+        op("browser_selectors", Reads, browser_compat::selectors)
+            .offline()
+            .about(
+                "A site's selector cache: each element with its last @ref, its stable selector and how often one worked, in the order first recorded.",
+            ),
+        op("browser_selectors_text", Reads, browser_compat::selectors_text)
+            .offline()
+            .output("browser_text")
+            .about(
+                "The KNOWN SELECTORS block for the prompt from the selector entries given, most used first; empty without entries. It reads and writes nothing.",
+            ),
+        op("browser_save_hints", Writes, browser_compat::save_hints)
+            .offline()
+            .output("browser_hints")
+            .about(
+                "Store a scope's cross-domain hints text, replacing the stored one, and answer it with the time it was stored.",
+            ),
+        op("browser_forget_knowledge", Deletes, browser_compat::forget_knowledge)
+            .offline()
+            .about(
+                "Forget, for good, the facts learned about a site and, if asked, its session history; its selectors stay. One atomic step.",
+            ),
+        op("browser_save_suite_summary", Writes, browser_compat::save_suite_summary)
+            .offline()
+            .about(
+                "Store a test suite's summary (a JSON object named by its id), replacing one with the same id; browser_export writes it as runs/<id>.json.",
+            ),
+        op("browser_suite_summaries", Reads, browser_compat::suite_summaries)
+            .offline()
+            .about(
+                "Every test suite summary stored in a scope, as stored, ordered by id.",
+            ),
+        op("browser_site_key", Reads, browser_compat::site)
+            .offline()
+            .output("browser_site")
+            .about(
+                "The site a URL's memory is filed under (its host and port, or a safe name for what is no URL). It reads and writes nothing.",
+            ),
+        op("browser_suite_hints", Reads, browser_compat::suite_hints)
+            .offline()
+            .output("browser_text")
+            .about(
+                "The FEEDBACK FROM PREVIOUS RUNS hints of a test suite's evaluated runs (efficiency, accuracy, stale refs, loops, failures); empty when nothing stands out.",
+            ),
+        op("browser_run_id", Reads, browser_compat::run_id)
+            .offline()
+            .about(
+                "A fresh run id, run_<ms>_<6 base36>, as the run registry makes them. It reads and writes nothing.",
+            ),
+        op("browser_build_context", Reads, browser_compat::build_context)
+            .offline()
+            .output("browser_text")
+            .about(
+                "Parts of a context assembled highest priority first within a budget of UTF-16 units, stopping at the part that overflows or skipping it. It reads and writes nothing.",
+            ),
         op("turns_history", Reads, turns::history)
             .offline()
             .cli("turns show")

@@ -42,6 +42,26 @@ export interface OperationTypes {
   browser_prune: [S.BrowserPruneInput, S.BrowserPruneOutput]
   browser_hints: [S.BrowserHintsInput, S.BrowserHintsOutput]
   browser_facts: [S.BrowserFactsInput, S.BrowserFactsOutput]
+  browser_save_trajectory: [S.BrowserSaveTrajectoryInput, S.BrowserSaveTrajectoryOutput]
+  browser_trajectories: [S.BrowserTrajectoriesInput, S.BrowserTrajectoriesOutput]
+  browser_match: [S.BrowserMatchInput, S.BrowserMatchOutput]
+  browser_replayable: [S.BrowserReplayableInput, S.BrowserMatchOutput]
+  browser_reference_text: [S.BrowserReferenceTextInput, S.BrowserTextOutput]
+  browser_record_fact: [S.BrowserRecordFactInput, S.BrowserSiteOutput]
+  browser_record_session: [S.BrowserRecordSessionInput, S.BrowserSiteOutput]
+  browser_sessions: [S.BrowserSessionsInput, S.BrowserSessionsOutput]
+  browser_knowledge: [S.BrowserKnowledgeInput, S.BrowserTextOutput]
+  browser_record_selector: [S.BrowserRecordSelectorInput, S.BrowserSiteOutput]
+  browser_selectors: [S.BrowserSelectorsInput, S.BrowserSelectorsOutput]
+  browser_selectors_text: [S.BrowserSelectorsTextInput, S.BrowserTextOutput]
+  browser_save_hints: [S.BrowserSaveHintsInput, S.BrowserHintsOutput]
+  browser_forget_knowledge: [S.BrowserForgetKnowledgeInput, S.BrowserForgetKnowledgeOutput]
+  browser_save_suite_summary: [S.BrowserSaveSuiteSummaryInput, S.BrowserSaveSuiteSummaryOutput]
+  browser_suite_summaries: [S.BrowserSuiteSummariesInput, S.BrowserSuiteSummariesOutput]
+  browser_site_key: [S.BrowserSiteKeyInput, S.BrowserSiteOutput]
+  browser_suite_hints: [S.BrowserSuiteHintsInput, S.BrowserTextOutput]
+  browser_run_id: [NoInput | undefined, S.BrowserRunIdOutput]
+  browser_build_context: [S.BrowserBuildContextInput, S.BrowserTextOutput]
   turns_history: [S.TurnsHistoryInput, S.TurnsHistoryOutput]
   turns_compact: [S.TurnsCompactInput, S.TurnsCompactOutput]
   turns_tool_history: [S.TurnsToolHistoryInput, S.TurnsViewOutput]
@@ -251,6 +271,205 @@ export interface BrowserMethods {
   facts(input: S.BrowserFactsInput): Promise<S.BrowserFactsOutput>
   /** `facts` on the calling thread. */
   factsSync(input: S.BrowserFactsInput): S.BrowserFactsOutput
+  /**
+   * Save a finished browser run given as browser-agent-driver's turns (with its session and the
+   * facts drawn from it), answering the trajectory in its shape.
+   *
+   * The contract's `browser_save_trajectory` (family `browser`, writes; `browser save-trajectory`
+   * on the command line; not an MCP tool).
+   */
+  saveTrajectory(input: S.BrowserSaveTrajectoryInput): Promise<S.BrowserSaveTrajectoryOutput>
+  /** `saveTrajectory` on the calling thread. */
+  saveTrajectorySync(input: S.BrowserSaveTrajectoryInput): S.BrowserSaveTrajectoryOutput
+  /**
+   * Every stored trajectory of a scope, oldest first, in browser-agent-driver's shape (steps with
+   * their actions, snapshot hashes and verification).
+   *
+   * The contract's `browser_trajectories` (family `browser`, reads; `browser trajectories` on the
+   * command line; not an MCP tool).
+   */
+  trajectories(input: S.BrowserTrajectoriesInput): Promise<S.BrowserTrajectoriesOutput>
+  /** `trajectories` on the calling thread. */
+  trajectoriesSync(input: S.BrowserTrajectoriesInput): S.BrowserTrajectoriesOutput
+  /**
+   * The stored successful trajectory most like a goal (on a site, within a TTL, by similarity or
+   * trace score), above a similarity threshold; none when nothing is close.
+   *
+   * The contract's `browser_match` (family `browser`, reads; `browser match` on the command line;
+   * not an MCP tool).
+   */
+  match(input: S.BrowserMatchInput): Promise<S.BrowserMatchOutput>
+  /** `match` on the calling thread. */
+  matchSync(input: S.BrowserMatchInput): S.BrowserMatchOutput
+  /**
+   * The trajectory to replay without a model: a goal at least 0.85 similar, exactly the same
+   * origin, at least one step, successful and within the TTL.
+   *
+   * The contract's `browser_replayable` (family `browser`, reads; `browser replayable` on the
+   * command line; not an MCP tool).
+   */
+  replayable(input: S.BrowserReplayableInput): Promise<S.BrowserMatchOutput>
+  /** `replayable` on the calling thread. */
+  replayableSync(input: S.BrowserReplayableInput): S.BrowserMatchOutput
+  /**
+   * A trajectory rendered as the prompt's reference: its goal, then one line per step with its
+   * action, page and verification. It reads and writes nothing.
+   *
+   * The contract's `browser_reference_text` (family `browser`, reads; `browser reference-text` on
+   * the command line; not an MCP tool).
+   */
+  referenceText(input: S.BrowserReferenceTextInput): Promise<S.BrowserTextOutput>
+  /** `referenceText` on the calling thread. */
+  referenceTextSync(input: S.BrowserReferenceTextInput): S.BrowserTextOutput
+  /**
+   * Record one observed fact (timing, selector, pattern or quirk) about a site: the same value
+   * again raises its confidence, another value halves it.
+   *
+   * The contract's `browser_record_fact` (family `browser`, writes; `browser record-fact` on the
+   * command line; not an MCP tool).
+   */
+  recordFact(input: S.BrowserRecordFactInput): Promise<S.BrowserSiteOutput>
+  /** `recordFact` on the calling thread. */
+  recordFactSync(input: S.BrowserRecordFactInput): S.BrowserSiteOutput
+  /**
+   * Append a previous run (browser-agent-driver's session entry) to a site's session history; the
+   * newest five by timestamp are kept.
+   *
+   * The contract's `browser_record_session` (family `browser`, writes; `browser record-session` on
+   * the command line; not an MCP tool).
+   */
+  recordSession(input: S.BrowserRecordSessionInput): Promise<S.BrowserSiteOutput>
+  /** `recordSession` on the calling thread. */
+  recordSessionSync(input: S.BrowserRecordSessionInput): S.BrowserSiteOutput
+  /**
+   * A site's session history (its previous runs: goal, outcome, success, final URL, turns, time),
+   * newest first, in browser-agent-driver's shape.
+   *
+   * The contract's `browser_sessions` (family `browser`, reads; `browser sessions` on the command
+   * line; not an MCP tool).
+   */
+  sessions(input: S.BrowserSessionsInput): Promise<S.BrowserSessionsOutput>
+  /** `sessions` on the calling thread. */
+  sessionsSync(input: S.BrowserSessionsInput): S.BrowserSessionsOutput
+  /**
+   * A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up, by kind, most
+   * confident first; empty when none reaches it.
+   *
+   * The contract's `browser_knowledge` (family `browser`, reads; `browser knowledge` on the command
+   * line; not an MCP tool).
+   */
+  knowledge(input: S.BrowserKnowledgeInput): Promise<S.BrowserTextOutput>
+  /** `knowledge` on the calling thread. */
+  knowledgeSync(input: S.BrowserKnowledgeInput): S.BrowserTextOutput
+  /**
+   * Record that a selector (an @ref or a stable selector) found an element of a site, counting its
+   * successes.
+   *
+   * The contract's `browser_record_selector` (family `browser`, writes; `browser record-selector`
+   * on the command line; not an MCP tool).
+   */
+  recordSelector(input: S.BrowserRecordSelectorInput): Promise<S.BrowserSiteOutput>
+  /** `recordSelector` on the calling thread. */
+  recordSelectorSync(input: S.BrowserRecordSelectorInput): S.BrowserSiteOutput
+  /**
+   * A site's selector cache: each element with its last @ref, its stable selector and how often one
+   * worked, in the order first recorded.
+   *
+   * The contract's `browser_selectors` (family `browser`, reads; `browser selectors` on the command
+   * line; not an MCP tool).
+   */
+  selectors(input: S.BrowserSelectorsInput): Promise<S.BrowserSelectorsOutput>
+  /** `selectors` on the calling thread. */
+  selectorsSync(input: S.BrowserSelectorsInput): S.BrowserSelectorsOutput
+  /**
+   * The KNOWN SELECTORS block for the prompt from the selector entries given, most used first;
+   * empty without entries. It reads and writes nothing.
+   *
+   * The contract's `browser_selectors_text` (family `browser`, reads; `browser selectors-text` on
+   * the command line; not an MCP tool).
+   */
+  selectorsText(input: S.BrowserSelectorsTextInput): Promise<S.BrowserTextOutput>
+  /** `selectorsText` on the calling thread. */
+  selectorsTextSync(input: S.BrowserSelectorsTextInput): S.BrowserTextOutput
+  /**
+   * Store a scope's cross-domain hints text, replacing the stored one, and answer it with the time
+   * it was stored.
+   *
+   * The contract's `browser_save_hints` (family `browser`, writes; `browser save-hints` on the
+   * command line; not an MCP tool).
+   */
+  saveHints(input: S.BrowserSaveHintsInput): Promise<S.BrowserHintsOutput>
+  /** `saveHints` on the calling thread. */
+  saveHintsSync(input: S.BrowserSaveHintsInput): S.BrowserHintsOutput
+  /**
+   * Forget, for good, the facts learned about a site and, if asked, its session history; its
+   * selectors stay. One atomic step.
+   *
+   * The contract's `browser_forget_knowledge` (family `browser`, deletes; `browser
+   * forget-knowledge` on the command line; not an MCP tool).
+   */
+  forgetKnowledge(input: S.BrowserForgetKnowledgeInput): Promise<S.BrowserForgetKnowledgeOutput>
+  /** `forgetKnowledge` on the calling thread. */
+  forgetKnowledgeSync(input: S.BrowserForgetKnowledgeInput): S.BrowserForgetKnowledgeOutput
+  /**
+   * Store a test suite's summary (a JSON object named by its id), replacing one with the same id;
+   * browser_export writes it as runs/<id>.json.
+   *
+   * The contract's `browser_save_suite_summary` (family `browser`, writes; `browser
+   * save-suite-summary` on the command line; not an MCP tool).
+   */
+  saveSuiteSummary(input: S.BrowserSaveSuiteSummaryInput): Promise<S.BrowserSaveSuiteSummaryOutput>
+  /** `saveSuiteSummary` on the calling thread. */
+  saveSuiteSummarySync(input: S.BrowserSaveSuiteSummaryInput): S.BrowserSaveSuiteSummaryOutput
+  /**
+   * Every test suite summary stored in a scope, as stored, ordered by id.
+   *
+   * The contract's `browser_suite_summaries` (family `browser`, reads; `browser suite-summaries` on
+   * the command line; not an MCP tool).
+   */
+  suiteSummaries(input: S.BrowserSuiteSummariesInput): Promise<S.BrowserSuiteSummariesOutput>
+  /** `suiteSummaries` on the calling thread. */
+  suiteSummariesSync(input: S.BrowserSuiteSummariesInput): S.BrowserSuiteSummariesOutput
+  /**
+   * The site a URL's memory is filed under (its host and port, or a safe name for what is no URL).
+   * It reads and writes nothing.
+   *
+   * The contract's `browser_site_key` (family `browser`, reads; `browser site-key` on the command
+   * line; not an MCP tool).
+   */
+  siteKey(input: S.BrowserSiteKeyInput): Promise<S.BrowserSiteOutput>
+  /** `siteKey` on the calling thread. */
+  siteKeySync(input: S.BrowserSiteKeyInput): S.BrowserSiteOutput
+  /**
+   * The FEEDBACK FROM PREVIOUS RUNS hints of a test suite's evaluated runs (efficiency, accuracy,
+   * stale refs, loops, failures); empty when nothing stands out.
+   *
+   * The contract's `browser_suite_hints` (family `browser`, reads; `browser suite-hints` on the
+   * command line; not an MCP tool).
+   */
+  suiteHints(input: S.BrowserSuiteHintsInput): Promise<S.BrowserTextOutput>
+  /** `suiteHints` on the calling thread. */
+  suiteHintsSync(input: S.BrowserSuiteHintsInput): S.BrowserTextOutput
+  /**
+   * A fresh run id, run_<ms>_<6 base36>, as the run registry makes them. It reads and writes
+   * nothing.
+   *
+   * The contract's `browser_run_id` (family `browser`, reads; `browser run-id` on the command line;
+   * not an MCP tool).
+   */
+  runId(input?: NoInput): Promise<S.BrowserRunIdOutput>
+  /** `runId` on the calling thread. */
+  runIdSync(input?: NoInput): S.BrowserRunIdOutput
+  /**
+   * Parts of a context assembled highest priority first within a budget of UTF-16 units, stopping
+   * at the part that overflows or skipping it. It reads and writes nothing.
+   *
+   * The contract's `browser_build_context` (family `browser`, reads; `browser build-context` on the
+   * command line; not an MCP tool).
+   */
+  buildContext(input: S.BrowserBuildContextInput): Promise<S.BrowserTextOutput>
+  /** `buildContext` on the calling thread. */
+  buildContextSync(input: S.BrowserBuildContextInput): S.BrowserTextOutput
 }
 
 /** `store.turns`: the operations of the `turns` group. */

@@ -2,6 +2,10 @@
 // schemas/; do not edit.
 
 /**
+ * What to do with a part that overflows (default `stop`).
+ */
+export type BudgetPolicy = ("stop" | "skip")
+/**
  * How the parts are assembled (default `layered`).
  */
 export type LayoutInput = ("layered" | "compat")
@@ -393,6 +397,13 @@ export type Provider2 = ("openai_chat" | "openai_responses" | "genkit" | "anthro
  */
 export type Provider3 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 /**
+ * How parts that do not all fit are assembled.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BudgetPolicy".
+ */
+export type BudgetPolicy1 = ("stop" | "skip")
+/**
  * How the memory parts are assembled into the context.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -523,30 +534,60 @@ export type MemoryScope8 = ("global" | "project")
  * Every JSON input and output of the contract, by schema file name.
  */
 export interface ContractSchemas {
+"browser_build_context.input": BrowserBuildContextInput
 "browser_context.input": BrowserContextInput
 "browser_context.output": BrowserContextOutput
 "browser_export.input": BrowserExportInput
 "browser_export.output": BrowserExportOutput
 "browser_facts.input": BrowserFactsInput
 "browser_facts.output": BrowserFactsOutput
+"browser_forget_knowledge.input": BrowserForgetKnowledgeInput
+"browser_forget_knowledge.output": BrowserForgetKnowledgeOutput
 "browser_fork.input": BrowserForkInput
 "browser_fork.output": BrowserForkOutput
 "browser_hints.input": BrowserHintsInput
 "browser_hints.output": BrowserHintsOutput
 "browser_import.input": BrowserImportInput
 "browser_import.output": BrowserImportOutput
+"browser_knowledge.input": BrowserKnowledgeInput
+"browser_match.input": BrowserMatchInput
+"browser_match.output": BrowserMatchOutput
 "browser_prune.input": BrowserPruneInput
 "browser_prune.output": BrowserPruneOutput
+"browser_record_fact.input": BrowserRecordFactInput
 "browser_record_run.input": BrowserRecordRunInput
 "browser_record_run.output": BrowserRecordRunOutput
+"browser_record_selector.input": BrowserRecordSelectorInput
+"browser_record_session.input": BrowserRecordSessionInput
+"browser_reference_text.input": BrowserReferenceTextInput
+"browser_replayable.input": BrowserReplayableInput
 "browser_resume.input": BrowserResumeInput
 "browser_resume.output": BrowserResumeOutput
 "browser_run.output": BrowserRunOutput
 "browser_run_complete.input": BrowserRunCompleteInput
+"browser_run_id.output": BrowserRunIdOutput
 "browser_run_start.input": BrowserRunStartInput
 "browser_run_update.input": BrowserRunUpdateInput
 "browser_runs.input": BrowserRunsInput
 "browser_runs.output": BrowserRunsOutput
+"browser_save_hints.input": BrowserSaveHintsInput
+"browser_save_suite_summary.input": BrowserSaveSuiteSummaryInput
+"browser_save_suite_summary.output": BrowserSaveSuiteSummaryOutput
+"browser_save_trajectory.input": BrowserSaveTrajectoryInput
+"browser_save_trajectory.output": BrowserSaveTrajectoryOutput
+"browser_selectors.input": BrowserSelectorsInput
+"browser_selectors.output": BrowserSelectorsOutput
+"browser_selectors_text.input": BrowserSelectorsTextInput
+"browser_sessions.input": BrowserSessionsInput
+"browser_sessions.output": BrowserSessionsOutput
+"browser_site.output": BrowserSiteOutput
+"browser_site_key.input": BrowserSiteKeyInput
+"browser_suite_hints.input": BrowserSuiteHintsInput
+"browser_suite_summaries.input": BrowserSuiteSummariesInput
+"browser_suite_summaries.output": BrowserSuiteSummariesOutput
+"browser_text.output": BrowserTextOutput
+"browser_trajectories.input": BrowserTrajectoriesInput
+"browser_trajectories.output": BrowserTrajectoriesOutput
 "check.output": CheckOutput
 error: ErrorDocument
 "memory_forget.input": MemoryForgetInput
@@ -607,6 +648,44 @@ error: ErrorDocument
 "turns_tool_history.input": TurnsToolHistoryInput
 "turns_view.input": TurnsViewInput
 "turns_view.output": TurnsViewOutput
+}
+/**
+ * Parts to assemble within a budget.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserBuildContextInput".
+ */
+export interface BrowserBuildContextInput {
+/**
+ * The budget in UTF-16 code units, as JavaScript counts a string's length (default
+ * 8000).
+ */
+budget?: number
+/**
+ * The parts.
+ */
+parts: BudgetPartInput[]
+policy?: BudgetPolicy
+}
+/**
+ * One part of a context, as browser-agent-driver's `ContextBudget.add` takes it.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BudgetPartInput".
+ */
+export interface BudgetPartInput {
+/**
+ * Its text; an empty part is left out.
+ */
+content?: string
+/**
+ * What the part holds.
+ */
+label?: string
+/**
+ * Its priority: higher parts are kept first (default 0).
+ */
+priority?: number
 }
 /**
  * The context a run with this goal on this URL would get.
@@ -823,6 +902,42 @@ type: string
 value: string
 }
 /**
+ * What to forget of a site.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserForgetKnowledgeInput".
+ */
+export interface BrowserForgetKnowledgeInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * Forget its session history too.
+ */
+sessions?: boolean
+/**
+ * A URL of the site.
+ */
+url: string
+}
+/**
+ * What forgetting a site's knowledge did.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserForgetKnowledgeOutput".
+ */
+export interface BrowserForgetKnowledgeOutput {
+/**
+ * Whether the scope knew the site (else nothing was there to forget).
+ */
+forgotten: boolean
+/**
+ * The site.
+ */
+site: string
+}
+/**
  * A run to continue or branch from.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -970,6 +1085,145 @@ path: string
 reason: string
 }
 /**
+ * A site of a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserKnowledgeInput".
+ */
+export interface BrowserKnowledgeInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * A URL of the site.
+ */
+url: string
+}
+/**
+ * A goal to find the best stored trajectory for.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserMatchInput".
+ */
+export interface BrowserMatchInput {
+/**
+ * The goal of the run about to start.
+ */
+goal: string
+/**
+ * A URL of the site: only trajectories of its origin match (a URL that does not parse
+ * filters nothing).
+ */
+origin?: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * A match needs a goal similarity strictly above this (default 0.5).
+ */
+similarity_threshold?: number
+/**
+ * Rank by trace score (similarity, recency, speed, verified steps), not similarity alone.
+ */
+trace_scoring?: boolean
+/**
+ * Trajectories older than this many days are not candidates (default 30).
+ */
+ttl_days?: number
+}
+/**
+ * The trajectory that matched, if one did.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserMatchOutput".
+ */
+export interface BrowserMatchOutput {
+match?: TrajectoryMatch
+}
+/**
+ * The best match; absent when none is close enough.
+ */
+export interface TrajectoryMatch {
+/**
+ * Its ranking score (the similarity, unless ranked by trace score).
+ */
+score: number
+/**
+ * How similar its goal is to the one asked about, from 0 to 1.
+ */
+similarity: number
+trajectory: TrajectoryDocument
+}
+/**
+ * The trajectory.
+ */
+export interface TrajectoryDocument {
+/**
+ * Wall time of the run in milliseconds.
+ */
+durationMs: number
+/**
+ * The goal the agent was given.
+ */
+goal: string
+/**
+ * Its id (`traj_<ms>_<6 base36>`).
+ */
+id: string
+/**
+ * The model that drove the run.
+ */
+model: string
+/**
+ * Scheme, host and port of the site (`https://shop.test:8443`), when known.
+ */
+origin?: string
+/**
+ * The actions taken, in order (`complete` and `abort` are no steps).
+ */
+steps: StepDocument[]
+/**
+ * Whether the run reached its goal.
+ */
+success: boolean
+/**
+ * When the run was saved (ISO 8601).
+ */
+timestamp: string
+}
+/**
+ * One step of a saved run, as browser-agent-driver's `TrajectoryStep`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "StepDocument".
+ */
+export interface StepDocument {
+/**
+ * The action, a JSON object (null when its stored text is no JSON).
+ */
+action: {
+
+}
+/**
+ * What the action was expected to change, when the agent said so.
+ */
+expectedEffect?: string
+/**
+ * A hash of the page snapshot, as decimal text.
+ */
+snapshotHash: string
+/**
+ * The page URL when the action ran.
+ */
+url: string
+/**
+ * Whether the action's effect was verified.
+ */
+verified: boolean
+}
+/**
  * Which trajectories have expired.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -996,6 +1250,34 @@ export interface BrowserPruneOutput {
  * Expired trajectories removed.
  */
 removed: number
+}
+/**
+ * One observed fact about a site.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserRecordFactInput".
+ */
+export interface BrowserRecordFactInput {
+/**
+ * What it is about (`page-load`).
+ */
+key: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * What the fact is about: `timing`, `selector`, `pattern` or `quirk`.
+ */
+type: ("timing" | "selector" | "pattern" | "quirk")
+/**
+ * A URL of the site (`https://shop.test/cart` is `shop.test`).
+ */
+url: string
+/**
+ * What was observed: the same value again confirms the fact, another contradicts it.
+ */
+value: string
 }
 /**
  * A finished browser run, as the agent reports it.
@@ -1148,6 +1430,153 @@ steps: number
  * The id of the stored trajectory.
  */
 trajectory_id: string
+}
+/**
+ * A selector that worked for an element of a site.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserRecordSelectorInput".
+ */
+export interface BrowserRecordSelectorInput {
+/**
+ * The element, `role "name"` (`button "Pay"`).
+ */
+element: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * The selector that found it: an `@ref` (`@e9`) or a stable selector (`#pay`).
+ */
+selector: string
+/**
+ * A URL of the site (or any name the selectors are kept under).
+ */
+url: string
+}
+/**
+ * A session to append to a site's history.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserRecordSessionInput".
+ */
+export interface BrowserRecordSessionInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+session: SessionDocumentInput
+/**
+ * A URL of the site.
+ */
+url: string
+}
+/**
+ * The session.
+ */
+export interface SessionDocumentInput {
+/**
+ * Wall time in milliseconds.
+ */
+durationMs?: number
+/**
+ * Where the browser ended up.
+ */
+finalUrl?: string
+/**
+ * The goal.
+ */
+goal?: string
+/**
+ * The session id the run was tagged with.
+ */
+id?: string
+/**
+ * The agent's own account of the result.
+ */
+outcome?: string
+/**
+ * Whether the run succeeded.
+ */
+success?: boolean
+/**
+ * When the run finished (ISO 8601); sessions are ordered by it.
+ */
+timestamp?: string
+/**
+ * Turns the run took.
+ */
+turnsUsed?: number
+}
+/**
+ * A trajectory to render.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserReferenceTextInput".
+ */
+export interface BrowserReferenceTextInput {
+trajectory: ReferenceTrajectory
+}
+/**
+ * The trajectory, as `browser_trajectories` answers it.
+ */
+export interface ReferenceTrajectory {
+/**
+ * The goal.
+ */
+goal?: string
+/**
+ * The steps, in order.
+ */
+steps?: ReferenceStep[]
+}
+/**
+ * A step of a trajectory to render (its `url`, `action` and `verified` are read).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ReferenceStep".
+ */
+export interface ReferenceStep {
+/**
+ * The action, a JSON object.
+ */
+action?: {
+
+}
+/**
+ * The page URL when the action ran.
+ */
+url?: string
+/**
+ * Whether the action's effect was verified.
+ */
+verified?: boolean
+}
+/**
+ * A goal to find a trajectory to replay for.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserReplayableInput".
+ */
+export interface BrowserReplayableInput {
+/**
+ * The goal of the run about to start.
+ */
+goal: string
+/**
+ * A URL of the site: only trajectories of exactly its origin are replayed (none when it
+ * does not parse).
+ */
+origin?: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * Trajectories older than this many days are not candidates (default 30).
+ */
+ttl_days?: number
 }
 /**
  * A run to continue or branch from.
@@ -1313,6 +1742,18 @@ summary?: string
  * Turns taken.
  */
 turn_count: number
+}
+/**
+ * A fresh run id.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserRunIdOutput".
+ */
+export interface BrowserRunIdOutput {
+/**
+ * `run_<ms>_<6 base36>`, as the run registry makes them.
+ */
+run_id: string
 }
 /**
  * A run to register.
@@ -1492,6 +1933,531 @@ turn_count: number
  * When it last changed (RFC 3339).
  */
 updated_at: string
+}
+/**
+ * Hints to keep for a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSaveHintsInput".
+ */
+export interface BrowserSaveHintsInput {
+/**
+ * The hints text.
+ */
+hints: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+}
+/**
+ * A test suite's summary to keep.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSaveSuiteSummaryInput".
+ */
+export interface BrowserSaveSuiteSummaryInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * The summary, any JSON object whose non-empty `id` names it (browser-agent-driver's
+ * `runs/<id>.json`).
+ */
+summary: {
+
+}
+}
+/**
+ * The suite summary an operation stored.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSaveSuiteSummaryOutput".
+ */
+export interface BrowserSaveSuiteSummaryOutput {
+/**
+ * Its id.
+ */
+id: string
+}
+/**
+ * A finished run to save, as browser-agent-driver's `TrajectoryStore.save` takes it.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSaveTrajectoryInput".
+ */
+export interface BrowserSaveTrajectoryInput {
+/**
+ * The goal of the run.
+ */
+goal: string
+/**
+ * The model that drove it.
+ */
+model?: string
+/**
+ * A URL of the site the run took place on (its scheme, host and port are the
+ * trajectory's origin); empty when unknown.
+ */
+origin?: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * Whether the run reached its goal.
+ */
+success?: boolean
+/**
+ * Its turns, in order, as the agent reports them; `complete` and `abort` actions are not
+ * kept as steps.
+ */
+turns?: TurnDocument[]
+}
+/**
+ * A turn of a run, as browser-agent-driver's agent reports it (its `Turn`).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnDocument".
+ */
+export interface TurnDocument {
+/**
+ * The action, a JSON object such as `{"action": "click", "selector": "@b3"}` (`{}` when
+ * left out).
+ */
+action?: {
+
+}
+/**
+ * Wall time of the turn in milliseconds.
+ */
+durationMs?: number
+/**
+ * The error the action raised.
+ */
+error?: string
+/**
+ * What the action was expected to change.
+ */
+expectedEffect?: string
+/**
+ * The model's reasoning.
+ */
+reasoning?: string
+state?: PageState
+/**
+ * Why the expected effect was not observed.
+ */
+verificationFailure?: string
+/**
+ * Whether the action's effect was verified.
+ */
+verified?: boolean
+}
+/**
+ * The page the action was chosen on.
+ */
+export interface PageState {
+/**
+ * The page snapshot (only its hash is stored).
+ */
+snapshot?: string
+/**
+ * The page URL.
+ */
+url?: string
+}
+/**
+ * A saved run, as browser-agent-driver's `Trajectory`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSaveTrajectoryOutput".
+ */
+export interface BrowserSaveTrajectoryOutput {
+/**
+ * Wall time of the run in milliseconds.
+ */
+durationMs: number
+/**
+ * The goal the agent was given.
+ */
+goal: string
+/**
+ * Its id (`traj_<ms>_<6 base36>`).
+ */
+id: string
+/**
+ * The model that drove the run.
+ */
+model: string
+/**
+ * Scheme, host and port of the site (`https://shop.test:8443`), when known.
+ */
+origin?: string
+/**
+ * The actions taken, in order (`complete` and `abort` are no steps).
+ */
+steps: StepDocument[]
+/**
+ * Whether the run reached its goal.
+ */
+success: boolean
+/**
+ * When the run was saved (ISO 8601).
+ */
+timestamp: string
+}
+/**
+ * A site of a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSelectorsInput".
+ */
+export interface BrowserSelectorsInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * A URL of the site.
+ */
+url: string
+}
+/**
+ * A site's selector entries.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSelectorsOutput".
+ */
+export interface BrowserSelectorsOutput {
+/**
+ * The entries, in the order their elements were first recorded.
+ */
+selectors: SelectorDocument[]
+}
+/**
+ * A selector entry, as browser-agent-driver's `SelectorEntry`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SelectorDocument".
+ */
+export interface SelectorDocument {
+/**
+ * The element, `role "name"`.
+ */
+element: string
+/**
+ * The last `@ref` that worked (refs change between page loads).
+ */
+lastRef?: string
+/**
+ * When one last worked (ISO 8601).
+ */
+lastUsed: string
+/**
+ * The last stable selector that worked.
+ */
+stableSelector?: string
+/**
+ * How many times a selector for it worked.
+ */
+successCount: number
+}
+/**
+ * Selector entries to render.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSelectorsTextInput".
+ */
+export interface BrowserSelectorsTextInput {
+/**
+ * The entries (the caller's cut of `browser_selectors`).
+ */
+selectors: SelectorDocumentInput[]
+}
+/**
+ * A selector entry to render, as `browser_selectors` answers it (read leniently).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SelectorDocumentInput".
+ */
+export interface SelectorDocumentInput {
+/**
+ * The element, `role "name"`.
+ */
+element?: string
+/**
+ * The last `@ref` that worked.
+ */
+lastRef?: string
+/**
+ * When one last worked (ISO 8601).
+ */
+lastUsed?: string
+/**
+ * The last stable selector that worked.
+ */
+stableSelector?: string
+/**
+ * How many times a selector for it worked.
+ */
+successCount?: number
+}
+/**
+ * A site of a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSessionsInput".
+ */
+export interface BrowserSessionsInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * A URL of the site.
+ */
+url: string
+}
+/**
+ * A site's session history.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSessionsOutput".
+ */
+export interface BrowserSessionsOutput {
+/**
+ * The sessions, newest first (by timestamp text).
+ */
+sessions: SessionDocument[]
+}
+/**
+ * A previous run on a site, as browser-agent-driver's `SessionEntry`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SessionDocument".
+ */
+export interface SessionDocument {
+/**
+ * Wall time in milliseconds.
+ */
+durationMs: number
+/**
+ * Where the browser ended up (may be empty).
+ */
+finalUrl: string
+/**
+ * The goal.
+ */
+goal: string
+/**
+ * The session id the run was tagged with.
+ */
+id: string
+/**
+ * The agent's own account of the result.
+ */
+outcome: string
+/**
+ * Whether the run succeeded.
+ */
+success: boolean
+/**
+ * When the run finished (ISO 8601).
+ */
+timestamp: string
+/**
+ * Turns the run took.
+ */
+turnsUsed: number
+}
+/**
+ * The site an operation filed under.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSiteOutput".
+ */
+export interface BrowserSiteOutput {
+/**
+ * The site key of the URL: its host and port (`localhost_5173`), or a safe name for
+ * what is no URL.
+ */
+site: string
+}
+/**
+ * A URL to name the site of.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSiteKeyInput".
+ */
+export interface BrowserSiteKeyInput {
+/**
+ * A URL, a bare domain or any text.
+ */
+url: string
+}
+/**
+ * A test suite's evaluated runs.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSuiteHintsInput".
+ */
+export interface BrowserSuiteHintsInput {
+/**
+ * The runs.
+ */
+runs: SuiteRunInput[]
+}
+/**
+ * A test's run, as browser-agent-driver's evaluation reports it (read leniently).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SuiteRunInput".
+ */
+export interface SuiteRunInput {
+/**
+ * Whether the agent said it succeeded.
+ */
+agentSuccess?: boolean
+/**
+ * Wall time in milliseconds.
+ */
+durationMs?: number
+/**
+ * Details of the failed criteria, when criteria were checked.
+ */
+failedCriteria?: string[]
+/**
+ * The goal.
+ */
+goal?: string
+/**
+ * The test case's name.
+ */
+name?: string
+/**
+ * Skipped runs are left out.
+ */
+skipped?: boolean
+/**
+ * The turns, as the agent reported them.
+ */
+turns?: TurnDocument[]
+/**
+ * Turns used.
+ */
+turnsUsed?: number
+/**
+ * The judge's verdict.
+ */
+verdict?: string
+/**
+ * Whether ground truth confirmed success.
+ */
+verified?: boolean
+}
+/**
+ * Whose trajectories to list.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSuiteSummariesInput".
+ */
+export interface BrowserSuiteSummariesInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+}
+/**
+ * A scope's suite summaries.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserSuiteSummariesOutput".
+ */
+export interface BrowserSuiteSummariesOutput {
+/**
+ * The summaries as stored, ordered by id.
+ */
+summaries: {
+
+}[]
+}
+/**
+ * A text for the prompt.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserTextOutput".
+ */
+export interface BrowserTextOutput {
+/**
+ * The text; empty when there is nothing to show.
+ */
+text: string
+}
+/**
+ * Whose trajectories to list.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserTrajectoriesInput".
+ */
+export interface BrowserTrajectoriesInput {
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+}
+/**
+ * Every trajectory of a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserTrajectoriesOutput".
+ */
+export interface BrowserTrajectoriesOutput {
+/**
+ * The trajectories, oldest first.
+ */
+trajectories: TrajectoryDocument1[]
+}
+/**
+ * A saved run, as browser-agent-driver's `Trajectory`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryDocument".
+ */
+export interface TrajectoryDocument1 {
+/**
+ * Wall time of the run in milliseconds.
+ */
+durationMs: number
+/**
+ * The goal the agent was given.
+ */
+goal: string
+/**
+ * Its id (`traj_<ms>_<6 base36>`).
+ */
+id: string
+/**
+ * The model that drove the run.
+ */
+model: string
+/**
+ * Scheme, host and port of the site (`https://shop.test:8443`), when known.
+ */
+origin?: string
+/**
+ * The actions taken, in order (`complete` and `abort` are no steps).
+ */
+steps: StepDocument[]
+/**
+ * Whether the run reached its goal.
+ */
+success: boolean
+/**
+ * When the run was saved (ISO 8601).
+ */
+timestamp: string
 }
 /**
  * The report of a check.
@@ -3566,6 +4532,97 @@ similarity: number
  * The trajectory's id.
  */
 trajectory_id: string
+}
+/**
+ * A stored trajectory that matched a goal.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryMatch".
+ */
+export interface TrajectoryMatch1 {
+/**
+ * Its ranking score (the similarity, unless ranked by trace score).
+ */
+score: number
+/**
+ * How similar its goal is to the one asked about, from 0 to 1.
+ */
+similarity: number
+trajectory: TrajectoryDocument
+}
+/**
+ * A previous run on a site, as browser-agent-driver's `SessionEntry` (read leniently: a
+ * field left out is empty).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SessionDocumentInput".
+ */
+export interface SessionDocumentInput1 {
+/**
+ * Wall time in milliseconds.
+ */
+durationMs?: number
+/**
+ * Where the browser ended up.
+ */
+finalUrl?: string
+/**
+ * The goal.
+ */
+goal?: string
+/**
+ * The session id the run was tagged with.
+ */
+id?: string
+/**
+ * The agent's own account of the result.
+ */
+outcome?: string
+/**
+ * Whether the run succeeded.
+ */
+success?: boolean
+/**
+ * When the run finished (ISO 8601); sessions are ordered by it.
+ */
+timestamp?: string
+/**
+ * Turns the run took.
+ */
+turnsUsed?: number
+}
+/**
+ * A trajectory to render as the prompt's reference, as browser-agent-driver's
+ * `Trajectory` (only its goal and steps are read).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ReferenceTrajectory".
+ */
+export interface ReferenceTrajectory1 {
+/**
+ * The goal.
+ */
+goal?: string
+/**
+ * The steps, in order.
+ */
+steps?: ReferenceStep[]
+}
+/**
+ * The page a turn's action was chosen on (a turn's `state`).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "PageState".
+ */
+export interface PageState1 {
+/**
+ * The page snapshot (only its hash is stored).
+ */
+snapshot?: string
+/**
+ * The page URL.
+ */
+url?: string
 }
 /**
  * What went wrong: the error every operation fails with, and the one JSON object it becomes

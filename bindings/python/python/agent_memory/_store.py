@@ -175,6 +175,106 @@ class StoreOperations:
         patterns, quirks) with their confidence, at least the one asked for."""
         return self.call("browser_facts", input)
 
+    def browser_save_trajectory(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Save a finished browser run given as browser-agent-driver's turns (with its
+        session and the facts drawn from it), answering the trajectory in its shape."""
+        return self.call("browser_save_trajectory", input)
+
+    def browser_trajectories(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Every stored trajectory of a scope, oldest first, in browser-agent-driver's shape
+        (steps with their actions, snapshot hashes and verification)."""
+        return self.call("browser_trajectories", input)
+
+    def browser_match(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The stored successful trajectory most like a goal (on a site, within a TTL, by
+        similarity or trace score), above a similarity threshold; none when nothing is close."""
+        return self.call("browser_match", input)
+
+    def browser_replayable(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The trajectory to replay without a model: a goal at least 0.85 similar, exactly
+        the same origin, at least one step, successful and within the TTL."""
+        return self.call("browser_replayable", input)
+
+    def browser_reference_text(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A trajectory rendered as the prompt's reference: its goal, then one line per step
+        with its action, page and verification. It reads and writes nothing."""
+        return self.call("browser_reference_text", input)
+
+    def browser_record_fact(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Record one observed fact (timing, selector, pattern or quirk) about a site: the
+        same value again raises its confidence, another value halves it."""
+        return self.call("browser_record_fact", input)
+
+    def browser_record_session(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Append a previous run (browser-agent-driver's session entry) to a site's session
+        history; the newest five by timestamp are kept."""
+        return self.call("browser_record_session", input)
+
+    def browser_sessions(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A site's session history (its previous runs: goal, outcome, success, final URL,
+        turns, time), newest first, in browser-agent-driver's shape."""
+        return self.call("browser_sessions", input)
+
+    def browser_knowledge(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up,
+        by kind, most confident first; empty when none reaches it."""
+        return self.call("browser_knowledge", input)
+
+    def browser_record_selector(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Record that a selector (an @ref or a stable selector) found an element of a site,
+        counting its successes."""
+        return self.call("browser_record_selector", input)
+
+    def browser_selectors(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A site's selector cache: each element with its last @ref, its stable selector and
+        how often one worked, in the order first recorded."""
+        return self.call("browser_selectors", input)
+
+    def browser_selectors_text(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The KNOWN SELECTORS block for the prompt from the selector entries given, most
+        used first; empty without entries. It reads and writes nothing."""
+        return self.call("browser_selectors_text", input)
+
+    def browser_save_hints(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Store a scope's cross-domain hints text, replacing the stored one, and answer it
+        with the time it was stored."""
+        return self.call("browser_save_hints", input)
+
+    def browser_forget_knowledge(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget, for good, the facts learned about a site and, if asked, its session
+        history; its selectors stay. One atomic step."""
+        return self.call("browser_forget_knowledge", input)
+
+    def browser_save_suite_summary(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Store a test suite's summary (a JSON object named by its id), replacing one with
+        the same id; browser_export writes it as runs/<id>.json."""
+        return self.call("browser_save_suite_summary", input)
+
+    def browser_suite_summaries(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Every test suite summary stored in a scope, as stored, ordered by id."""
+        return self.call("browser_suite_summaries", input)
+
+    def browser_site_key(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The site a URL's memory is filed under (its host and port, or a safe name for what
+        is no URL). It reads and writes nothing."""
+        return self.call("browser_site_key", input)
+
+    def browser_suite_hints(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The FEEDBACK FROM PREVIOUS RUNS hints of a test suite's evaluated runs
+        (efficiency, accuracy, stale refs, loops, failures); empty when nothing stands out."""
+        return self.call("browser_suite_hints", input)
+
+    def browser_run_id(self) -> Dict[str, Any]:
+        """A fresh run id, run_<ms>_<6 base36>, as the run registry makes them. It reads and
+        writes nothing."""
+        return self.call("browser_run_id")
+
+    def browser_build_context(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Parts of a context assembled highest priority first within a budget of UTF-16
+        units, stopping at the part that overflows or skipping it. It reads and writes
+        nothing."""
+        return self.call("browser_build_context", input)
+
     def turns_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """A coding session, stored or in a log file, as the user sees it or as the model is
         sent it (neutral items or a provider's request)."""
@@ -392,6 +492,106 @@ class AsyncStoreOperations:
         """What a scope's browser memory holds about a site: its facts (timings, selectors,
         patterns, quirks) with their confidence, at least the one asked for."""
         return await self.call("browser_facts", input)
+
+    async def browser_save_trajectory(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Save a finished browser run given as browser-agent-driver's turns (with its
+        session and the facts drawn from it), answering the trajectory in its shape."""
+        return await self.call("browser_save_trajectory", input)
+
+    async def browser_trajectories(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Every stored trajectory of a scope, oldest first, in browser-agent-driver's shape
+        (steps with their actions, snapshot hashes and verification)."""
+        return await self.call("browser_trajectories", input)
+
+    async def browser_match(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The stored successful trajectory most like a goal (on a site, within a TTL, by
+        similarity or trace score), above a similarity threshold; none when nothing is close."""
+        return await self.call("browser_match", input)
+
+    async def browser_replayable(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The trajectory to replay without a model: a goal at least 0.85 similar, exactly
+        the same origin, at least one step, successful and within the TTL."""
+        return await self.call("browser_replayable", input)
+
+    async def browser_reference_text(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A trajectory rendered as the prompt's reference: its goal, then one line per step
+        with its action, page and verification. It reads and writes nothing."""
+        return await self.call("browser_reference_text", input)
+
+    async def browser_record_fact(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Record one observed fact (timing, selector, pattern or quirk) about a site: the
+        same value again raises its confidence, another value halves it."""
+        return await self.call("browser_record_fact", input)
+
+    async def browser_record_session(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Append a previous run (browser-agent-driver's session entry) to a site's session
+        history; the newest five by timestamp are kept."""
+        return await self.call("browser_record_session", input)
+
+    async def browser_sessions(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A site's session history (its previous runs: goal, outcome, success, final URL,
+        turns, time), newest first, in browser-agent-driver's shape."""
+        return await self.call("browser_sessions", input)
+
+    async def browser_knowledge(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up,
+        by kind, most confident first; empty when none reaches it."""
+        return await self.call("browser_knowledge", input)
+
+    async def browser_record_selector(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Record that a selector (an @ref or a stable selector) found an element of a site,
+        counting its successes."""
+        return await self.call("browser_record_selector", input)
+
+    async def browser_selectors(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A site's selector cache: each element with its last @ref, its stable selector and
+        how often one worked, in the order first recorded."""
+        return await self.call("browser_selectors", input)
+
+    async def browser_selectors_text(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The KNOWN SELECTORS block for the prompt from the selector entries given, most
+        used first; empty without entries. It reads and writes nothing."""
+        return await self.call("browser_selectors_text", input)
+
+    async def browser_save_hints(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Store a scope's cross-domain hints text, replacing the stored one, and answer it
+        with the time it was stored."""
+        return await self.call("browser_save_hints", input)
+
+    async def browser_forget_knowledge(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget, for good, the facts learned about a site and, if asked, its session
+        history; its selectors stay. One atomic step."""
+        return await self.call("browser_forget_knowledge", input)
+
+    async def browser_save_suite_summary(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Store a test suite's summary (a JSON object named by its id), replacing one with
+        the same id; browser_export writes it as runs/<id>.json."""
+        return await self.call("browser_save_suite_summary", input)
+
+    async def browser_suite_summaries(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Every test suite summary stored in a scope, as stored, ordered by id."""
+        return await self.call("browser_suite_summaries", input)
+
+    async def browser_site_key(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The site a URL's memory is filed under (its host and port, or a safe name for what
+        is no URL). It reads and writes nothing."""
+        return await self.call("browser_site_key", input)
+
+    async def browser_suite_hints(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The FEEDBACK FROM PREVIOUS RUNS hints of a test suite's evaluated runs
+        (efficiency, accuracy, stale refs, loops, failures); empty when nothing stands out."""
+        return await self.call("browser_suite_hints", input)
+
+    async def browser_run_id(self) -> Dict[str, Any]:
+        """A fresh run id, run_<ms>_<6 base36>, as the run registry makes them. It reads and
+        writes nothing."""
+        return await self.call("browser_run_id")
+
+    async def browser_build_context(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Parts of a context assembled highest priority first within a budget of UTF-16
+        units, stopping at the part that overflows or skipping it. It reads and writes
+        nothing."""
+        return await self.call("browser_build_context", input)
 
     async def turns_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """A coding session, stored or in a log file, as the user sees it or as the model is

@@ -208,6 +208,212 @@ fn browser(folder: &std::path::Path) -> Vec<Call> {
         ("browser_prune", json!({"ttl_days": 0})),
         ("browser_prune", json!({"ttl_days": -1})),
     ]
+    .into_iter()
+    .chain(browser_compat())
+    .collect()
+}
+
+/// The browser memory in browser-agent-driver's shapes, in a scope of its own.
+fn browser_compat() -> Vec<Call> {
+    let url = "https://shop.test/cart";
+    let bad_scope = "a\nb";
+    let turn = |n: u32, action: Value| {
+        json!({"turn": n, "state": {"url": "https://shop.test/p", "title": "Shop",
+               "snapshot": format!("page {n}")},
+               "action": action, "durationMs": 250, "verified": true})
+    };
+    let trajectory = json!({"id": "traj_1", "goal": "find the pricing page", "steps": [
+        {"url": "https://shop.test/", "action": {"action": "click", "selector": "@nav"},
+         "snapshotHash": "1", "verified": true},
+        {"url": "https://shop.test/", "action": {"action": "navigate",
+         "url": "https://shop.test/pricing"}, "snapshotHash": "2", "verified": false}
+    ]});
+    let entries = json!([
+        {"element": "button \"Pay\"", "lastRef": "@e9", "stableSelector": "#pay",
+         "successCount": 2, "lastUsed": "2026-01-01T00:00:00.000Z"},
+        {"element": "link \"Home\"", "lastRef": "@e1", "successCount": 1,
+         "lastUsed": "2026-01-01T00:00:00.000Z"}
+    ]);
+    let suite_run = |name: &str, verified: bool, turns: Vec<Value>| {
+        json!({"name": name, "goal": "finish the checkout", "turns": turns,
+               "agentSuccess": true, "verified": verified, "verdict": "failed",
+               "failedCriteria": ["cart empty"], "turnsUsed": 2, "durationMs": 500})
+    };
+    let failing = json!({"action": "click", "selector": "@b2"});
+    vec![
+        (
+            "browser_save_trajectory",
+            json!({"scope": "compat", "goal": "add the blue kettle to the cart",
+                   "turns": [
+                       turn(1, json!({"action": "scroll", "by": 1_152_921_504_606_846_976_u64})),
+                       turn(2, json!({"action": "click", "selector": "@b1"})),
+                       turn(3, json!({"action": "complete", "result": "in the cart"}))
+                   ],
+                   "success": true, "model": "model-a", "origin": "https://shop.test"}),
+        ),
+        (
+            "browser_save_trajectory",
+            json!({"scope": "compat", "goal": "g", "turns": [{"durationMs": "slow"}]}),
+        ),
+        ("browser_trajectories", json!({"scope": "compat"})),
+        ("browser_trajectories", json!({"scope": bad_scope})),
+        (
+            "browser_match",
+            json!({"scope": "compat", "goal": "add the kettle to the cart",
+                   "origin": "https://shop.test/x", "similarity_threshold": 0.3,
+                   "ttl_days": 30, "trace_scoring": true}),
+        ),
+        (
+            "browser_match",
+            json!({"scope": "compat", "goal": "the weather tomorrow"}),
+        ),
+        ("browser_match", json!({"scope": "compat"})),
+        (
+            "browser_replayable",
+            json!({"scope": "compat", "goal": "add the blue kettle to the cart",
+                   "origin": "https://shop.test", "ttl_days": 30}),
+        ),
+        (
+            "browser_replayable",
+            json!({"scope": "compat", "goal": "add the blue kettle to the cart",
+                   "origin": "https://other.test"}),
+        ),
+        (
+            "browser_replayable",
+            json!({"scope": "compat", "goal": "g", "similarity_threshold": 0.9}),
+        ),
+        ("browser_reference_text", json!({"trajectory": trajectory})),
+        ("browser_reference_text", json!({"trajectory": "traj_1"})),
+        (
+            "browser_record_fact",
+            json!({"scope": "compat", "url": url, "type": "timing", "key": "load",
+                   "value": "2s"}),
+        ),
+        (
+            "browser_record_fact",
+            json!({"scope": "compat", "url": url, "type": "timing", "key": "load",
+                   "value": "2s"}),
+        ),
+        (
+            "browser_record_fact",
+            json!({"scope": "compat", "url": url, "type": "weather", "key": "sky",
+                   "value": "blue"}),
+        ),
+        (
+            "browser_record_session",
+            json!({"scope": "compat", "url": url, "session": {
+                "id": "s1", "goal": "buy tea", "outcome": "done", "success": true,
+                "finalUrl": "https://shop.test/done", "timestamp": "2026-01-01T10:00:00.000Z",
+                "turnsUsed": 2, "durationMs": 500}}),
+        ),
+        (
+            "browser_record_session",
+            json!({"scope": "compat", "url": url, "session": {
+                "id": "s2", "timestamp": "2026-01-02T10:00:00.000Z"}}),
+        ),
+        (
+            "browser_record_session",
+            json!({"scope": "compat", "url": url}),
+        ),
+        ("browser_sessions", json!({"scope": "compat", "url": url})),
+        ("browser_sessions", json!({"scope": bad_scope, "url": url})),
+        ("browser_knowledge", json!({"scope": "compat", "url": url})),
+        ("browser_knowledge", json!({"scope": "compat"})),
+        (
+            "browser_record_selector",
+            json!({"scope": "compat", "url": url, "element": "button \"Pay\"",
+                   "selector": "#pay"}),
+        ),
+        (
+            "browser_record_selector",
+            json!({"scope": "compat", "url": url, "element": "button \"Pay\"",
+                   "selector": "@e9"}),
+        ),
+        (
+            "browser_record_selector",
+            json!({"scope": "compat", "url": url, "element": "button \"Pay\""}),
+        ),
+        ("browser_selectors", json!({"scope": "compat", "url": url})),
+        ("browser_selectors", json!({"scope": bad_scope, "url": url})),
+        ("browser_selectors_text", json!({"selectors": entries})),
+        ("browser_selectors_text", json!({"selectors": []})),
+        ("browser_selectors_text", json!({"selectors": {}})),
+        (
+            "browser_save_hints",
+            json!({"scope": "compat", "hints": "Prefer data-testid selectors."}),
+        ),
+        ("browser_save_hints", json!({"scope": "compat", "hints": 3})),
+        ("browser_hints", json!({"scope": "compat"})),
+        (
+            "browser_forget_knowledge",
+            json!({"scope": "compat", "url": url}),
+        ),
+        ("browser_sessions", json!({"scope": "compat", "url": url})),
+        (
+            "browser_forget_knowledge",
+            json!({"scope": "compat", "url": url, "sessions": true}),
+        ),
+        (
+            "browser_forget_knowledge",
+            json!({"scope": "compat", "url": "https://nowhere.test/"}),
+        ),
+        (
+            "browser_forget_knowledge",
+            json!({"scope": "compat", "url": url, "sessions": "yes"}),
+        ),
+        ("browser_selectors", json!({"scope": "compat", "url": url})),
+        (
+            "browser_save_suite_summary",
+            json!({"scope": "compat", "summary": {"id": "run_1", "model": "model-a",
+                   "total": 2, "passRate": 0.5, "huge": 1_152_921_504_606_846_976_u64}}),
+        ),
+        (
+            "browser_save_suite_summary",
+            json!({"scope": "compat", "summary": {"model": "model-a"}}),
+        ),
+        ("browser_suite_summaries", json!({"scope": "compat"})),
+        ("browser_suite_summaries", json!({"scope": bad_scope})),
+        (
+            "browser_site_key",
+            json!({"url": "https://localhost:5173/a/b"}),
+        ),
+        ("browser_site_key", json!({"url": "not a url at all"})),
+        ("browser_site_key", json!({})),
+        (
+            "browser_suite_hints",
+            json!({"runs": [
+                suite_run("stale", false, vec![
+                    turn(1, failing.clone()),
+                    json!({"turn": 2, "state": {"url": "https://shop.test/p"},
+                           "action": failing, "durationMs": 250,
+                           "error": "Stale ref @b2"})
+                ]),
+                suite_run("fine", true, vec![turn(1, json!({"action": "click", "selector": "@ok"}))])
+            ]}),
+        ),
+        (
+            "browser_suite_hints",
+            json!({"runs": [suite_run("fine", true, vec![turn(1, json!({"action": "wait"}))])]}),
+        ),
+        ("browser_suite_hints", json!({"runs": 3})),
+        ("browser_run_id", json!({})),
+        ("browser_run_id", json!({"extra": 1})),
+        (
+            "browser_build_context",
+            json!({"parts": [{"label": "low", "content": "LOW", "priority": 1},
+                             {"label": "high", "content": "HIGH", "priority": 50},
+                             {"label": "big", "content": "x".repeat(40), "priority": 10}],
+                   "budget": 30, "policy": "skip"}),
+        ),
+        (
+            "browser_build_context",
+            json!({"parts": [{"label": "low", "content": "LOW", "priority": 1}]}),
+        ),
+        (
+            "browser_build_context",
+            json!({"parts": [], "policy": "drop"}),
+        ),
+    ]
 }
 
 fn turns(log: &std::path::Path, folder: &std::path::Path) -> Vec<Call> {

@@ -99,6 +99,89 @@ fn calls() -> Vec<(&'static str, Value)> {
                    "final_url": "https://shop.test/b", "summary": "done"}),
         ),
         (
+            "browser_save_trajectory",
+            json!({"scope": "compat", "goal": "buy green tea", "success": true,
+                   "model": "m", "origin": "https://shop.test/",
+                   "turns": [{"state": {"url": "https://shop.test/", "snapshot": "page"},
+                              "action": {"action": "click", "selector": "#tea"},
+                              "durationMs": 5, "expectedEffect": "the cart opens",
+                              "reasoning": "r", "error": "e", "verificationFailure": "v"}]}),
+        ),
+        ("browser_trajectories", json!({"scope": "compat"})),
+        (
+            "browser_match",
+            json!({"scope": "compat", "goal": "buy green tea", "origin": "https://shop.test/"}),
+        ),
+        (
+            "browser_replayable",
+            json!({"scope": "compat", "goal": "buy green tea", "origin": "https://shop.test/"}),
+        ),
+        (
+            "browser_reference_text",
+            json!({"trajectory": {"goal": "g", "steps": [
+                {"url": "https://shop.test/", "action": {"action": "click", "selector": "#a"}}
+            ]}}),
+        ),
+        (
+            "browser_record_fact",
+            json!({"scope": "compat", "url": "https://shop.test/", "type": "quirk",
+                   "key": "banner", "value": "a"}),
+        ),
+        (
+            "browser_record_session",
+            json!({"scope": "compat", "url": "https://shop.test/", "session": {
+                "id": "s1", "goal": "g", "outcome": "o", "finalUrl": "https://shop.test/",
+                "timestamp": "2026-01-01T00:00:00.000Z"}}),
+        ),
+        (
+            "browser_sessions",
+            json!({"scope": "compat", "url": "https://shop.test/"}),
+        ),
+        (
+            "browser_knowledge",
+            json!({"scope": "compat", "url": "https://shop.test/"}),
+        ),
+        (
+            "browser_record_selector",
+            json!({"scope": "compat", "url": "https://shop.test/", "element": "button \"Pay\"",
+                   "selector": "#pay"}),
+        ),
+        (
+            "browser_selectors",
+            json!({"scope": "compat", "url": "https://shop.test/"}),
+        ),
+        (
+            "browser_selectors_text",
+            json!({"selectors": [{"element": "e", "lastRef": "@e1", "stableSelector": "#e",
+                                  "successCount": 1, "lastUsed": "2026-01-01T00:00:00.000Z"}]}),
+        ),
+        (
+            "browser_save_hints",
+            json!({"scope": "compat", "hints": "Prefer data-testid selectors."}),
+        ),
+        (
+            "browser_forget_knowledge",
+            json!({"scope": "compat", "url": "https://shop.test/", "sessions": true}),
+        ),
+        (
+            "browser_save_suite_summary",
+            json!({"scope": "compat", "summary": {"id": "run_1", "model": "m"}}),
+        ),
+        ("browser_suite_summaries", json!({"scope": "compat"})),
+        ("browser_site_key", json!({"url": "https://shop.test/"})),
+        (
+            "browser_suite_hints",
+            json!({"runs": [{"name": "n", "goal": "g", "verdict": "v",
+                             "failedCriteria": ["c"], "turns": [
+                                 {"state": {"url": "u"}, "action": {"action": "click"},
+                                  "error": "Stale ref"}]}]}),
+        ),
+        (
+            "browser_build_context",
+            json!({"parts": [{"label": "l", "content": "c", "priority": 1}],
+                   "policy": "skip"}),
+        ),
+        (
             "turns_append",
             json!({"session": "code-1", "events": events}),
         ),
