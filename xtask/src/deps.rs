@@ -7,11 +7,11 @@
 //!   as a dev-dependency), and only `agent-memory-postgres` names `postgres`;
 //! - only `cli` (package `agent-memory-cli`) and `xtask`
 //!   use `anyhow`;
-//! - no door (the command line, the Python and Node packages' crates) depends on a store:
-//!   each opens one through the contract (`contract::database`), so every door reaches the
-//!   same backends the same way;
-//! - the Node package's crate depends on no feature crate either: it calls the contract's
-//!   operations only (the command line and the Python package still call feature crates).
+//! - a door (the command line, the Python and Node packages' crates) depends on no workspace
+//!   crate but the contract and `agent-memory-core` (and the packages on the command line,
+//!   which they ship): neither a store, which each opens through the contract
+//!   (`contract::database`), nor a memory, whose every rule each reaches through the
+//!   contract's operations, so every door answers alike.
 
 use std::process::Command;
 
@@ -27,16 +27,20 @@ const FEATURE_CRATES: &[&str] = &[
     "agent-memory-notes",
 ];
 
-/// The doors: they reach a store only through the contract.
+/// The doors: they reach the memories and the stores only through the contract.
 const DOORS: &[&str] = &[
     "agent-memory-cli",
     "agent-memory-python",
     "agent-memory-node",
 ];
 
-/// The doors that call no feature crate, only the contract's operations: the others still do
-/// (the command line's demo and inspector, the Python package's popoto helpers).
-const CONTRACT_ONLY_DOORS: &[&str] = &["agent-memory-node"];
+/// The workspace crates a door may depend on: the contract, the core types, and the command
+/// line (the language packages ship it).
+const DOOR_DEPENDENCIES: &[&str] = &[
+    "agent-memory-contract",
+    "agent-memory-core",
+    "agent-memory-cli",
+];
 
 /// The packages that tie crates together, the only ones that may use `anyhow`.
 const ANYHOW_USERS: &[&str] = &["agent-memory-cli", "xtask"];
@@ -145,18 +149,11 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
             }
             if DOORS.contains(&name)
                 && normal
-                && (dep == "agent-memory-sqlite" || dep == "agent-memory-postgres")
+                && dep.starts_with("agent-memory-")
+                && !DOOR_DEPENDENCIES.contains(&dep.as_str())
             {
                 problems.push(format!(
-                    "the door {name} must open stores through the contract, not depend on {dep}"
-                ));
-            }
-            if CONTRACT_ONLY_DOORS.contains(&name)
-                && normal
-                && FEATURE_CRATES.contains(&dep.as_str())
-            {
-                problems.push(format!(
-                    "the door {name} must call the contract's operations, not depend on {dep}"
+                    "the door {name} must reach memories and stores through the contract, not depend on {dep}"
                 ));
             }
             if dep == "anyhow" && !ANYHOW_USERS.contains(&name) {
@@ -226,11 +223,19 @@ mod tests {
             ),
             (
                 pkg("agent-memory-node", &[("agent-memory-sqlite", None)]),
-                "the door agent-memory-node must open stores through the contract, not depend on agent-memory-sqlite",
+                "the door agent-memory-node must reach memories and stores through the contract, not depend on agent-memory-sqlite",
             ),
             (
                 pkg("agent-memory-node", &[("agent-memory-browser", None)]),
-                "the door agent-memory-node must call the contract's operations, not depend on agent-memory-browser",
+                "the door agent-memory-node must reach memories and stores through the contract, not depend on agent-memory-browser",
+            ),
+            (
+                pkg("agent-memory-python", &[("agent-memory-trajectory", None)]),
+                "the door agent-memory-python must reach memories and stores through the contract, not depend on agent-memory-trajectory",
+            ),
+            (
+                pkg("agent-memory-cli", &[("agent-memory-kit", None)]),
+                "the door agent-memory-cli must reach memories and stores through the contract, not depend on agent-memory-kit",
             ),
             (
                 pkg("agent-memory-sqlite", &[("anyhow", None)]),
@@ -259,18 +264,23 @@ mod tests {
             ),
             pkg(
                 "agent-memory-cli",
-                &[("anyhow", None), ("agent-memory-recording", None)],
+                &[
+                    ("anyhow", None),
+                    ("agent-memory-contract", None),
+                    ("agent-memory-core", None),
+                    ("agent-memory-browser", Some("dev")),
+                ],
+            ),
+            pkg(
+                "agent-memory-python",
+                &[
+                    ("agent-memory-contract", None),
+                    ("agent-memory-cli", None),
+                    ("pyo3", None),
+                ],
             ),
             pkg("agent-memory-postgres", &[("rusqlite", Some("dev"))]),
             pkg("agent-memory-cli", &[("agent-memory-sqlite", Some("dev"))]),
-            pkg(
-                "agent-memory-node",
-                &[
-                    ("agent-memory-contract", None),
-                    ("agent-memory-core", None),
-                    ("agent-memory-cli", None),
-                ],
-            ),
         ];
         assert_eq!(violations(&ok), Vec::<String>::new());
     }
