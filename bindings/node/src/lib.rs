@@ -21,7 +21,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_memory_contract::database::{self, Store};
+use agent_memory_contract::database::{self, Database, Store};
+use agent_memory_contract::operations::{Effect, Operation};
 use agent_memory_contract::{Env as OperationEnv, Error as ContractError, operations};
 use agent_memory_core::{Clock, ManualClock, RandomIds, SystemClock, Timestamp};
 use napi::bindgen_prelude::{AsyncTask, Either, Env, Result, ToNapiValue, TypeName, ValueType};
@@ -45,9 +46,9 @@ fn contract_failure(error: ContractError) -> Error {
     )
 }
 
-/// The store handle shared by a JavaScript `Store` and its calls in flight: closing empties it,
-/// and a call already running keeps its own reference until it ends.
-type Slot = Arc<Mutex<Option<Store>>>;
+/// The database shared by a JavaScript `Store` and its calls in flight: closing empties the
+/// slot, and a call already running keeps its own reference until it ends.
+type Slot = Arc<Mutex<Option<Arc<Database>>>>;
 
 /// One open database, as JavaScript holds it.
 #[napi]
@@ -57,12 +58,35 @@ pub struct NativeStore {
     location: String,
 }
 
-/// Opens `db` and describes it for messages (a URL loses its password).
-fn open_store(db: &str) -> Result<(Store, String)> {
+/// The database `db` and its description for messages (a URL loses its password): an
+/// existing one opened, a SQLite file that does not exist yet left for the first write to
+/// create (a read before it answers as on an empty memory).
+fn open_store(db: &str) -> Result<(Arc<Database>, String)> {
     let path = Path::new(db);
-    let store = database::open(path, &agent_memory_core::SharedClock::default())
+    let database = Database::new(path, &agent_memory_core::SharedClock::default())
         .map_err(contract_failure)?;
-    Ok((store, database::describe(path)))
+    Ok((Arc::new(database), database::describe(path)))
+}
+
+/// The store for `operation` on `input`: the database once it is opened; before, what the
+/// call does decides whether it is opened (a write) or answered from an empty memory (a
+/// read).
+fn store_for<'d>(
+    database: &'d Database,
+    operation: &Operation,
+    input: &Input<'_>,
+) -> std::result::Result<&'d Store, ContractError> {
+    if let Some(store) = database.opened() {
+        return Ok(store);
+    }
+    let effect = match (operation.effect, input) {
+        (Effect::Reads, _) => Effect::Reads,
+        (_, Input::Value(value)) => operation.effect_on(value),
+        (effect, Input::Text(text)) => {
+            serde_json::from_str::<Value>(text).map_or(effect, |value| operation.effect_on(&value))
+        }
+    };
+    database.store(effect)
 }
 
 /// `value` with every whole number JavaScript gave as a float made an integer: napi converts
@@ -129,9 +153,9 @@ pub(crate) enum Input<'a> {
     Text(&'a str),
 }
 
-/// Runs the operation `name` on `store` with `input`.
+/// Runs the operation `name` on `database` with `input`.
 pub(crate) fn call_operation(
-    store: &Store,
+    database: &Database,
     now: Option<i64>,
     name: &str,
     input: Input<'_>,
@@ -147,6 +171,7 @@ pub(crate) fn call_operation(
         Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
         None => Box::new(SystemClock),
     };
+    let store = store_for(database, operation, &input).map_err(contract_failure)?;
     let env = OperationEnv {
         store,
         clock,
@@ -166,8 +191,9 @@ pub(crate) fn call_operation(
 
 #[napi]
 impl NativeStore {
-    /// Opens (creating if needed) `db`, a SQLite file's path, `":memory:"` or a
-    /// `postgres://` URL, on the calling thread. `now`, in milliseconds since the epoch,
+    /// Opens `db`, a SQLite file's path, `":memory:"` or a `postgres://` URL, on the calling
+    /// thread: a SQLite file that does not exist yet is created by the first write, and a
+    /// read before it answers as on an empty memory. `now`, in milliseconds since the epoch,
     /// fixes the clock of every call.
     #[napi(factory)]
     pub fn open_sync(db: String, now: Option<i64>) -> Result<Self> {
@@ -245,7 +271,7 @@ impl NativeStore {
         self.location.clone()
     }
 
-    fn store(&self) -> Result<Store> {
+    fn store(&self) -> Result<Arc<Database>> {
         self.slot
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -267,7 +293,7 @@ pub struct OpenTask {
 }
 
 impl Task for OpenTask {
-    type Output = (Store, String);
+    type Output = (Arc<Database>, String);
     type JsValue = NativeStore;
 
     fn compute(&mut self) -> Result<Self::Output> {
@@ -291,7 +317,7 @@ pub fn open(db: String, now: Option<i64>) -> AsyncTask<OpenTask> {
 
 /// One operation call off the JavaScript thread.
 pub struct CallTask {
-    store: Store,
+    store: Arc<Database>,
     now: Option<i64>,
     name: String,
     input: Option<Value>,
@@ -313,7 +339,7 @@ impl Task for CallTask {
 
 /// [`NativeStore::call_json`]'s work: the input as JSON text, parsed on the worker thread.
 pub struct CallJsonTask {
-    store: Store,
+    store: Arc<Database>,
     now: Option<i64>,
     name: String,
     input: String,

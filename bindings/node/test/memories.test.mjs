@@ -99,3 +99,24 @@ test('text crosses both ways unchanged, through calls and their sync variants', 
   assert.ok(JSON.stringify(view).includes(JSON.stringify(text).slice(1, -1)), JSON.stringify(view))
   assert.deepEqual(await store.list(), store.listSync())
 })
+
+test('a read before the first write answers empty and creates no file', async () => {
+  const { existsSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tempFolder } = await import('./helpers.mjs')
+  const path = join(tempFolder(), 'fresh', 'memory.db')
+  const store = await Store.open(path)
+  try {
+    const recalled = await store.trajectory.recall({ partition: 'team', fingerprint: { affected_layer: 'ci' } })
+    assert.deepEqual(recalled.patterns, [])
+    assert.match(recalled.note, /holds nothing/)
+    assert.match(store.notesSync({ command: 'view', path: '/memories' }).text, /^Here/)
+    assert.deepEqual(store.listSync().partitions, [])
+    assert.equal(existsSync(path), false, 'a read created the database')
+    await store.trajectory.record({ partition: 'team', episodes: [EPISODE] })
+    assert.equal(existsSync(path), true, 'the first write creates the database')
+    assert.equal(store.listSync().partitions[0].episodes, 1)
+  } finally {
+    store.close()
+  }
+})
