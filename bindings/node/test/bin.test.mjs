@@ -34,9 +34,14 @@ test('it writes and reads a database, with exit codes and JSON errors', () => {
   const help = run(['--help'])
   assert.equal(help.status, 0, help.stderr)
   assert.match(help.stdout, /agent-memory/)
+  // A read of a database that does not exist yet answers empty, with a note naming it.
   const listed = run(['--db', db, '--json', 'list'])
-  assert.equal(listed.status, 1)
-  assert.equal(JSON.parse(listed.stderr).error.kind, 'not_found')
+  assert.equal(listed.status, 0, listed.stderr)
+  assert.deepEqual(JSON.parse(listed.stdout).partitions, [])
+  assert.match(listed.stderr, /does not exist yet/)
+  const stats = run(['--db', db, '--json', 'stats'])
+  assert.equal(stats.status, 1)
+  assert.equal(JSON.parse(stats.stderr).error.kind, 'not_found')
   const started = run(['--db', db, '--json', 'browser', 'run', 'start', '--file', '-'], {
     input: JSON.stringify({ goal: 'g', domain: 'example.com', start_url: 'https://example.com/', run_id: 'run-cli' }),
   })

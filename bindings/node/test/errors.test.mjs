@@ -59,7 +59,14 @@ test('conflict: another event at a stored position', async () => {
 })
 
 test('io: a database folder that cannot be created', async () => {
-  await assert.rejects(Store.open('/proc/no-such-folder/memory.db'), expectKind(memory.IoError, 'io'))
+  // Opening leaves a missing file alone; the first write tries to create it, and fails.
+  const store = await Store.open('/proc/no-such-folder/memory.db')
+  assert.deepEqual((await store.list()).partitions, [])
+  await assert.rejects(
+    store.trajectory.record({ partition: 'team', episodes: [EPISODE] }),
+    expectKind(memory.IoError, 'io'),
+  )
+  store.close()
 })
 
 test('database: a file that is not a database', async () => {

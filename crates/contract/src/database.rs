@@ -210,14 +210,7 @@ fn sqlite_options(clock: &SharedClock) -> SqliteOptions {
 pub fn open_file(path: &Path, clock: &SharedClock) -> Result<SqliteStore> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if folder.exists() && !folder.is_dir() {
-            return Err(Error::invalid(
-                folder.display().to_string(),
-                format!(
-                    "{} is a file, so the database {} cannot be created inside it",
-                    folder.display(),
-                    path.display()
-                ),
-            ));
+            return Err(inside_a_file(folder, path));
         }
         std::fs::create_dir_all(folder).with_context(|| {
             format!(
@@ -229,6 +222,42 @@ pub fn open_file(path: &Path, clock: &SharedClock) -> Result<SqliteStore> {
     }
     // The store's own error names the file and what is wrong with it.
     Ok(SqliteStore::open_with(path, &sqlite_options(clock))?)
+}
+
+/// Fails, as [`open_file`] would, when the database file `path` could never be created
+/// because its folder, or a folder above it, is a file; creates nothing.
+fn creatable(path: &Path) -> Result<()> {
+    let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if folder.exists() && !folder.is_dir() {
+        return Err(inside_a_file(folder, path));
+    }
+    if let Some(file) = folder.ancestors().skip(1).find(|a| a.is_file()) {
+        return Err(Error::new(
+            crate::ErrorKind::Io,
+            format!(
+                "cannot create folder {} for the database {}: {} is a file",
+                folder.display(),
+                path.display(),
+                file.display()
+            ),
+        )
+        .about(path.display().to_string()));
+    }
+    Ok(())
+}
+
+/// The error of a database `path` whose `folder` is a file.
+fn inside_a_file(folder: &Path, path: &Path) -> Error {
+    Error::invalid(
+        folder.display().to_string(),
+        format!(
+            "{} is a file, so the database {} cannot be created inside it",
+            folder.display(),
+            path.display()
+        ),
+    )
 }
 
 /// Opens the existing database `db` for reading only: a read never creates, migrates or
@@ -355,17 +384,9 @@ impl Database {
         };
         if is_postgres(db) || db == Path::new(IN_MEMORY) || db.exists() {
             let _ = database.opened.set(open(db, clock)?);
-        } else if let Some(file) = db.ancestors().skip(1).find(|a| a.is_file()) {
+        } else {
             // Refused now, not at the first write: nothing could ever create it.
-            return Err(Error::new(
-                crate::ErrorKind::Io,
-                format!(
-                    "cannot create the database {}: {} is a file, not a folder",
-                    db.display(),
-                    file.display()
-                ),
-            )
-            .about(db.display().to_string()));
+            creatable(db)?;
         }
         Ok(database)
     }
@@ -577,6 +598,10 @@ mod tests {
             .err()
             .expect("a database inside a file");
         assert_eq!(refused.kind(), crate::ErrorKind::Io);
-        assert!(refused.message().contains("is a file"), "{}", refused.message());
+        assert!(
+            refused.message().contains("is a file"),
+            "{}",
+            refused.message()
+        );
     }
 }
