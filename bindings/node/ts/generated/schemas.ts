@@ -2284,7 +2284,7 @@ verdict?: string
 verified?: boolean
 }
 /**
- * Whose trajectories to list.
+ * A scope of the browser memory.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserSuiteSummariesInput".
@@ -2322,7 +2322,7 @@ export interface BrowserTextOutput {
 text: string
 }
 /**
- * Whose trajectories to list.
+ * A scope of the browser memory.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserTrajectoriesInput".
