@@ -16,7 +16,7 @@
 //! so `deny_unknown_fields` is for the operations' own arguments only.
 //!
 //! The reference is JavaScript, so a number in its objects is a JavaScript number: an
-//! integer beyond 2^53 is kept as the float JavaScript holds ([`javascript_numbers`]), and the
+//! integer beyond 2^53 is kept as the float JavaScript holds (`javascript_numbers`), and the
 //! object comes back as the same JavaScript value.
 
 use agent_memory_browser::compat::iso;
@@ -46,7 +46,7 @@ const SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 /// as. Such an integer in the reference's JSON is no exact integer to it; kept as a float, it
 /// comes back to JavaScript as the same number, where a door would make an exact integer that
 /// big a `BigInt`.
-pub fn javascript_numbers(value: &mut Value) {
+fn javascript_numbers(value: &mut Value) {
     match value {
         Value::Number(n) => {
             let inexact = n.as_u64().is_some_and(|u| u > SAFE_INTEGER)
@@ -242,10 +242,10 @@ pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<Traj
     Ok(saved.into())
 }
 
-/// Whose trajectories to list.
+/// A scope of the browser memory.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TrajectoriesInput {
+pub struct ScopeInput {
     /// The memory scope (default `shared`).
     #[serde(default)]
     pub scope: Option<String>,
@@ -259,7 +259,7 @@ pub struct TrajectoriesOutput {
 }
 
 /// Every trajectory of the scope, oldest first.
-pub fn trajectories(env: &Env<'_>, input: TrajectoriesInput) -> Result<TrajectoriesOutput> {
+pub fn trajectories(env: &Env<'_>, input: ScopeInput) -> Result<TrajectoriesOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let list = env.store.trajectory_list(&scope)?;
     Ok(TrajectoriesOutput {
@@ -881,7 +881,7 @@ pub struct SuiteSummariesOutput {
 }
 
 /// Every suite summary of the scope, ordered by id.
-pub fn suite_summaries(env: &Env<'_>, input: TrajectoriesInput) -> Result<SuiteSummariesOutput> {
+pub fn suite_summaries(env: &Env<'_>, input: ScopeInput) -> Result<SuiteSummariesOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let stored = env.store.suite_summaries(&scope)?;
     Ok(SuiteSummariesOutput {
@@ -904,7 +904,7 @@ pub struct SiteKeyInput {
 
 /// The site a URL is filed under: `localhost_5173`, `shop.test`, or a safe name for what is
 /// no URL. It reads and writes nothing.
-pub fn site(_: &Env<'_>, input: SiteKeyInput) -> Result<SiteOutput> {
+pub fn site_of(_: &Env<'_>, input: SiteKeyInput) -> Result<SiteOutput> {
     Ok(SiteOutput {
         site: site_key(&input.url),
     })

@@ -653,7 +653,7 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Every test suite summary stored in a scope, as stored, ordered by id.",
             ),
-        op("browser_site_key", Reads, browser_compat::site)
+        op("browser_site_key", Reads, browser_compat::site_of)
             .offline()
             .output("browser_site")
             .about(

@@ -2358,7 +2358,7 @@ verdict?: string
 verified?: boolean
 }
 /**
- * Whose trajectories to list.
+ * A scope of the browser memory.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserSuiteSummariesInput".
@@ -2396,7 +2396,7 @@ export interface BrowserTextOutput {
 text: string
 }
 /**
- * Whose trajectories to list.
+ * A scope of the browser memory.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "BrowserTrajectoriesInput".

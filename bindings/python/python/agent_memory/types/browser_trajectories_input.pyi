@@ -9,5 +9,5 @@ from typing import TypedDict
 from typing_extensions import NotRequired
 
 
-class TrajectoriesInput(TypedDict):
+class ScopeInput(TypedDict):
     scope: NotRequired[str]
