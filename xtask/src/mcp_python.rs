@@ -69,11 +69,19 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         )?;
     }
     let script = root.join("crates/cli/tests/mcp/agent_loop.py");
+    // The tools the server must list, in order: the operation table's MCP operations, so the
+    // script holds no list of its own.
+    let tools: Vec<&str> = agent_memory_contract::operations::table()
+        .iter()
+        .filter(|op| op.mcp)
+        .map(|op| op.name)
+        .collect();
     run_checked(
         Command::new(&venv_python)
             .arg(&script)
             .arg(&binary)
             .arg(venv.join("work"))
+            .env("AGENT_MEMORY_MCP_TOOLS", tools.join(","))
             .env_remove("AGENT_MEMORY_DB")
             .env_remove("AGENT_MEMORY_TOKEN"),
         "the MCP Python agent loop",

@@ -26,27 +26,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-TOOLS = [
-    "trajectory_record",
-    "trajectory_crystallize",
-    "trajectory_recall",
-    "trajectory_patterns",
-    "browser_context",
-    "browser_record_run",
-    "browser_runs",
-    "browser_resume",
-    "browser_fork",
-    "turns_append",
-    "turns_view",
-    "recording_append",
-    "recording_templatize",
-    "recording_lint",
-    "recording_next_call",
-    "notes",
-    "memory_list",
-    "memory_forget",
-    "memory_stats",
-]
+# The tools the server must list, in order: the contract's MCP operations, from the operation
+# table (`cargo xtask mcp-python` passes them), never a list typed here.
+TOOLS = [name for name in os.environ.get("AGENT_MEMORY_MCP_TOOLS", "").split(",") if name]
 
 
 class Agent:
@@ -307,6 +289,8 @@ async def over_http(binary: str, work: Path) -> int:
 async def main() -> None:
     if len(sys.argv) != 3:
         sys.exit("usage: agent_loop.py AGENT_MEMORY_BINARY WORK_DIR")
+    if not TOOLS:
+        sys.exit("AGENT_MEMORY_MCP_TOOLS names no tool: run this through `cargo xtask mcp-python`")
     binary, work = sys.argv[1], Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
     for name in ("stdio.db", "http.db"):
