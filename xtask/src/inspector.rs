@@ -151,8 +151,13 @@ impl Inspector {
         let options = ["--method", "tools/list", "--strict"].map(String::from);
         let listed = self.run("tools/list --strict", &options)?;
         let tools = listed["result"]["tools"].as_array().map_or(0, Vec::len);
-        if tools != 19 {
-            bail!("the Inspector listed {tools} tools, not 19");
+        // Every MCP operation of the contract's table, no number typed here.
+        let expected = agent_memory_contract::operations::table()
+            .iter()
+            .filter(|op| op.mcp)
+            .count();
+        if tools != expected {
+            bail!("the Inspector listed {tools} tools, not {expected}");
         }
         let findings: Vec<&Value> = listed["schemaFindings"]
             .as_array()
