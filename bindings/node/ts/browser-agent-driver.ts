@@ -288,7 +288,7 @@ function databaseKey(): string {
 /** The files one of the reference's classes kept, and the memory scope that adopts them. */
 interface ClassFolder {
   scope: string
-  class: 'trajectories' | 'knowledge' | 'selectors' | 'runs'
+  kind: 'trajectories' | 'knowledge' | 'selectors' | 'runs'
   /** The folder (trajectories, runs) or file (knowledge, selectors), absolute. */
   path: string
   /** The site of knowledge and selectors. */
@@ -304,10 +304,10 @@ const adoptedOn = new Set<string>()
  * stay as they are, so from then on the database is the memory and the files are not read again.
  */
 function adopted(folder: ClassFolder): string {
-  const key = `${databaseKey()}\u0000${folder.class}\u0000${folder.path}\u0000${folder.scope}`
+  const key = `${databaseKey()}\u0000${folder.kind}\u0000${folder.path}\u0000${folder.scope}`
   if (adoptedOn.has(key)) return folder.scope
   if (existsSync(folder.path)) {
-    answer('browser_adopt_files', { scope: folder.scope, class: folder.class, path: folder.path, url: folder.url })
+    answer('browser_adopt_files', { scope: folder.scope, kind: folder.kind, path: folder.path, url: folder.url })
   }
   adoptedOn.add(key)
   return folder.scope
@@ -396,7 +396,7 @@ export class TrajectoryStore {
     const options: TrajectoryStoreOptions =
       typeof thresholdOrOptions === 'number' ? { similarityThreshold: thresholdOrOptions } : (thresholdOrOptions ?? {})
     const folder = path.resolve(storePath || path.join(process.cwd(), '.trajectories'))
-    this.#folder = { scope: scopeOf(folder), class: 'trajectories', path: folder }
+    this.#folder = { scope: scopeOf(folder), kind: 'trajectories', path: folder }
     this.#options = {
       similarityThreshold: options.similarityThreshold ?? 0.5,
       enableScoring: options.enableScoring === true,
@@ -466,7 +466,7 @@ export class AppKnowledge {
     checkText(domain, 'domain')
     this.#url = siteUrl(domain)
     const file = path.resolve(filePath)
-    this.#folder = { scope: scopeOf(path.dirname(file)), class: 'knowledge', path: file, url: this.#url }
+    this.#folder = { scope: scopeOf(path.dirname(file)), kind: 'knowledge', path: file, url: this.#url }
   }
 
   /** The memory scope of the file's folder, the file adopted. */
@@ -548,7 +548,7 @@ export class SelectorCache {
     checkText(filePath, 'path')
     const file = path.resolve(filePath)
     this.#url = path.basename(path.dirname(file)) || 'selectors'
-    this.#folder = { scope: scopeOf(path.dirname(file)), class: 'selectors', path: file, url: this.#url }
+    this.#folder = { scope: scopeOf(path.dirname(file)), kind: 'selectors', path: file, url: this.#url }
   }
 
   /** The memory scope of the file's folder, the file adopted. */
@@ -937,7 +937,7 @@ export class RunRegistry {
   constructor(memoryDir: string) {
     checkText(memoryDir, 'memoryDir')
     const folder = path.resolve(memoryDir, 'agent-runs')
-    this.#folder = { scope: scopeOf(folder), class: 'runs', path: folder }
+    this.#folder = { scope: scopeOf(folder), kind: 'runs', path: folder }
   }
 
   /** The memory scope of the `agent-runs/` folder, its manifests adopted. */

@@ -1116,7 +1116,7 @@ pub struct AdoptFilesInput {
     #[serde(default)]
     pub scope: Option<String>,
     /// The class whose files they are.
-    pub class: ClassKind,
+    pub kind: ClassKind,
     /// The folder (`trajectories`, `runs`) or the file (`knowledge`, `selectors`) the class
     /// was given; an absent one adopts nothing.
     pub path: String,
@@ -1132,7 +1132,7 @@ pub fn adopt_files(env: &Env<'_>, input: AdoptFilesInput) -> Result<ImportOutput
     let scope = scope_of(input.scope.as_deref())?;
     let given = Path::new(&input.path);
     let named = Excerpt::plain(&input.path);
-    let site = match (input.class, input.url.as_deref()) {
+    let site = match (input.kind, input.url.as_deref()) {
         (ClassKind::Knowledge | ClassKind::Selectors, Some(url)) => site_key(url),
         (ClassKind::Knowledge | ClassKind::Selectors, None) => {
             return Err(Error::invalid(
@@ -1147,7 +1147,7 @@ pub fn adopt_files(env: &Env<'_>, input: AdoptFilesInput) -> Result<ImportOutput
         .and_then(|name| name.to_str())
         .unwrap_or_default()
         .to_owned();
-    let (folder, files) = match input.class {
+    let (folder, files) = match input.kind {
         ClassKind::Trajectories => (given, ClassFiles::Trajectories),
         ClassKind::Runs => (given, ClassFiles::Runs),
         ClassKind::Knowledge => (

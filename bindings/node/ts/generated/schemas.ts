@@ -669,7 +669,7 @@ error: ErrorDocument
  * via the `definition` "BrowserAdoptFilesInput".
  */
 export interface BrowserAdoptFilesInput {
-class: ClassKind
+kind: ClassKind
 /**
  * The folder (`trajectories`, `runs`) or the file (`knowledge`, `selectors`) the class
  * was given; an absent one adopts nothing.

@@ -40,7 +40,7 @@ enum BrowserCommand {
     /// one scope per folder they are given (its absolute path: a `TrajectoryStore` folder, the
     /// folder of a `knowledge.json` or `selectors.json`, `<memory>/agent-runs`) and adopt that
     /// folder's files themselves the first time they use it; `browser adopt-files --scope
-    /// <that absolute folder>` with `{"class": "trajectories|knowledge|selectors|runs",
+    /// <that absolute folder>` with `{"kind": "trajectories|knowledge|selectors|runs",
     /// "path": <folder or file>, "url"?: <the site, for knowledge and selectors>}` does that
     /// adoption ahead of time.
     Import(DirArgs),

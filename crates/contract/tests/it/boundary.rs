@@ -207,32 +207,32 @@ fn browser(folder: &std::path::Path) -> Vec<Call> {
         ),
         (
             "browser_adopt_files",
-            json!({"scope": "adopted", "class": "trajectories", "path": export}),
+            json!({"scope": "adopted", "kind": "trajectories", "path": export}),
         ),
         (
             "browser_adopt_files",
-            json!({"scope": "adopted", "class": "trajectories", "path": export}),
+            json!({"scope": "adopted", "kind": "trajectories", "path": export}),
         ),
         (
             "browser_adopt_files",
-            json!({"scope": "adopted", "class": "runs",
+            json!({"scope": "adopted", "kind": "runs",
                    "path": folder.join("export").join("agent-runs").display().to_string()}),
         ),
         (
             "browser_adopt_files",
-            json!({"scope": "adopted", "class": "knowledge", "url": "https://shop.test/",
+            json!({"scope": "adopted", "kind": "knowledge", "url": "https://shop.test/",
                    "path": folder.join("export").join("domains").join("shop.test")
                        .join("knowledge.json").display().to_string()}),
         ),
         (
             "browser_adopt_files",
-            json!({"scope": "adopted", "class": "selectors",
+            json!({"scope": "adopted", "kind": "selectors",
                    "path": folder.join("export").join("domains").join("shop.test")
                        .join("selectors.json").display().to_string()}),
         ),
         (
             "browser_adopt_files",
-            json!({"scope": "adopted", "class": "trajectories",
+            json!({"scope": "adopted", "kind": "trajectories",
                    "path": folder.join("absent").display().to_string()}),
         ),
         (

@@ -11,12 +11,8 @@ from typing_extensions import NotRequired, TypeAlias
 ClassKind: TypeAlias = Literal['trajectories', 'knowledge', 'selectors', 'runs']
 
 
-AdoptFilesInput = TypedDict(
-    'AdoptFilesInput',
-    {
-        'class': ClassKind,
-        'path': str,
-        'scope': NotRequired[str],
-        'url': NotRequired[str],
-    },
-)
+class AdoptFilesInput(TypedDict):
+    kind: ClassKind
+    path: str
+    scope: NotRequired[str]
+    url: NotRequired[str]
