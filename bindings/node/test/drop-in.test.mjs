@@ -2,7 +2,7 @@
 // database. Each case states a behaviour of the reference's memory layer.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempFolder } from './helpers.mjs'
 
@@ -256,7 +256,7 @@ test('ContextBudget: highest priority first, the overflowing part cut, then noth
   assert.ok(built.length <= 8000 + '...[truncated]'.length + 10, String(built.length))
   assert.match(built, /\.\.\.\[truncated\]/)
   assert.ok(!built.includes('ZZZ'), 'a part after the overflow is left out')
-  assert.throws(() => big.add('x', 'y', 1.5), { kind: 'invalid_input', input: 'priority' })
+  assert.throws(() => big.add('x', 'y', Number.NaN), { kind: 'invalid_input', input: 'priority' })
 })
 
 test('AppKnowledge: clearPatterns forgets facts and keeps sessions, reset forgets both', () => {
@@ -275,7 +275,8 @@ test('AppKnowledge: clearPatterns forgets facts and keeps sessions, reset forget
   selectors.recordSuccess('button "Pay"', '#pay')
   kb.clearPatterns()
   assert.equal(kb.factCount, 0)
-  assert.equal(kb.formatForBrain(), '')
+  assert.match(kb.formatForBrain(), /^SESSION HISTORY \(1 previous run on this site\):/)
+  assert.doesNotMatch(kb.formatForBrain(), /APP KNOWLEDGE/)
   assert.deepEqual(kb.getSessions().map((s) => s.id), ['s1'])
   kb.recordFact('timing', 'load', '3s')
   assert.equal(new AppKnowledge(file, 'shop.example.com').getFact('timing', 'load').confidence, 0.6, 'learning starts afresh')
@@ -366,4 +367,118 @@ test('TrajectoryAnalyzer: efficiency, verification gaps, patterns, waste and fai
   assert.equal(analyzer.generateHints(analyzer.analyze(suiteOf([result()]))), '', 'a healthy suite gives no hints')
   assert.throws(() => analyzer.generateHints({ ...analysis }), { kind: 'invalid_input', input: 'analysis' })
   assert.throws(() => analyzer.analyze({}), { kind: 'invalid_input', input: 'suite' })
+})
+
+test('ContextBudget: empty until a part with text is added; priorities may be fractions', async () => {
+  const { ContextBudget } = await import('durable-agent-memory/browser-agent-driver')
+  const budget = new ContextBudget()
+  assert.equal(budget.isEmpty, true)
+  budget.add('nothing', '', 99)
+  assert.equal(budget.isEmpty, true, 'a part without text does not count')
+  assert.equal(budget.build(), '')
+  budget.add('middle', 'MIDDLE', 2.5)
+  budget.add('top', 'TOP', 2.75)
+  budget.add('bottom', 'BOTTOM', 2.25)
+  assert.equal(budget.isEmpty, false)
+  assert.equal(budget.build(), 'TOP\nMIDDLE\nBOTTOM')
+})
+
+test('AppKnowledge: the block for the prompt opens with the session history, then the facts', () => {
+  const kb = new AppKnowledge(join(tempFolder(), 'knowledge.json'), 'tea.example.com')
+  kb.recordFact('quirk', 'banner', 'a cookie banner covers the footer')
+  kb.recordSession({
+    id: 'visit-1',
+    goal: 'order green tea',
+    outcome: 'ordered two boxes',
+    success: false,
+    finalUrl: 'https://tea.example.com/checkout',
+    timestamp: '2026-02-03T04:05:06.000Z',
+    turnsUsed: 6,
+    durationMs: 12_400,
+  })
+  const block = kb.formatForBrain()
+  assert.equal(
+    block.split('\n').slice(0, 3).join('\n'),
+    [
+      'SESSION HISTORY (1 previous run on this site):',
+      '[2026-02-03 04:05] ✗ "order green tea" → ordered two boxes (6 turns, 12s)',
+      '  Final URL: https://tea.example.com/checkout',
+    ].join('\n'),
+  )
+  assert.ok(block.indexOf('APP KNOWLEDGE') > block.indexOf('Final URL'), block)
+})
+
+test('TrajectoryStore: findReplayCandidate takes the caller\'s minSimilarity', () => {
+  const store = new TrajectoryStore(tempFolder())
+  store.save('print the march invoice as pdf', [step(1)], true, 'm', { origin: 'https://shop.example.com' })
+  const goal = 'print the april invoice as pdf'
+  assert.equal(store.findReplayCandidate(goal, { origin: 'https://shop.example.com' }), null, 'below the default 0.85')
+  const loose = store.findReplayCandidate(goal, { origin: 'https://shop.example.com', minSimilarity: 0.6 })
+  assert.ok(loose && loose.similarity >= 0.6 && loose.similarity < 0.85, JSON.stringify(loose))
+  assert.equal(store.findReplayCandidate(goal, { origin: 'https://shop.example.com', minSimilarity: 0.99 }), null)
+})
+
+test('RunRegistry: updateRun keeps every field it is given, and leaves the others', async () => {
+  const { RunRegistry } = await import('durable-agent-memory/browser-agent-driver')
+  const runs = new RunRegistry(tempFolder())
+  runs.startRun({ runId: 'r-upd', goal: 'renew the plan', domain: 'billing.example.com' })
+  const updated = runs.updateRun('r-upd', { finalUrl: 'https://billing.example.com/renewed', summary: 'half way', turnCount: 3 })
+  assert.equal(updated.finalUrl, 'https://billing.example.com/renewed')
+  const stored = runs.getRun('r-upd')
+  assert.equal(stored.finalUrl, 'https://billing.example.com/renewed')
+  assert.equal(stored.summary, 'half way')
+  assert.equal(stored.turnCount, 3)
+  assert.equal(stored.status, 'running', 'a field left out stays')
+  assert.equal(stored.goal, 'renew the plan')
+})
+
+test('files the reference kept in a folder are adopted the first time a class uses it', async () => {
+  const { RunRegistry } = await import('durable-agent-memory/browser-agent-driver')
+  // A trajectories folder laid out as the reference's TrajectoryStore writes it.
+  const trajectories = tempFolder()
+  const kept = {
+    id: 'kept-1',
+    goal: 'download the yearly statement',
+    origin: 'https://bank.example.com',
+    success: true,
+    durationMs: 9000,
+    model: 'm',
+    timestamp: new Date().toISOString(),
+    steps: [{ url: 'https://bank.example.com/a', action: { action: 'click', selector: '@s1' }, snapshotHash: 'h', verified: true }],
+  }
+  writeFileSync(join(trajectories, 'kept-1.json'), JSON.stringify(kept))
+  writeFileSync(join(trajectories, 'broken.json'), '{ not json')
+  const store = new TrajectoryStore(trajectories)
+  assert.equal(store.findBestMatch('download the yearly statement')?.id, 'kept-1')
+  assert.equal(store.findReplayCandidate('download the yearly statement', { origin: 'https://bank.example.com/x' })?.trajectory.id, 'kept-1')
+  // The database is the memory from then on: a file changed later is not read again.
+  writeFileSync(join(trajectories, 'kept-1.json'), JSON.stringify({ ...kept, goal: 'something else entirely' }))
+  assert.equal(new TrajectoryStore(trajectories).loadAll()[0].goal, 'download the yearly statement')
+
+  // A knowledge file in the older format, whose runs were facts of type "session".
+  const site = tempFolder()
+  writeFileSync(
+    join(site, 'knowledge.json'),
+    JSON.stringify({
+      domain: 'bank.example.com',
+      facts: [
+        { type: 'session', key: 'latest', value: 'paid the bill', confidence: 1, sources: 1, lastSeen: '2026-01-05T00:00:00.000Z' },
+        { type: 'timing', key: 'login', value: '3s', confidence: 0.7, sources: 2, lastSeen: '2026-01-05T00:00:00.000Z' },
+      ],
+      updatedAt: '2026-01-05T00:00:00.000Z',
+    }),
+  )
+  const kb = new AppKnowledge(join(site, 'knowledge.json'), 'bank.example.com')
+  assert.deepEqual(kb.getSessions().map((s) => s.outcome), ['paid the bill'])
+  assert.deepEqual(kb.getFacts(0).map((f) => [f.type, f.key]), [['timing', 'login']])
+
+  // Run manifests under agent-runs/.
+  const memory = tempFolder()
+  mkdirSync(join(memory, 'agent-runs'))
+  const manifest = (runId, updatedAt) => ({
+    runId, status: 'completed', goal: 'g', domain: 'bank.example.com', startedAt: '2026-01-01T00:00:00Z', updatedAt, artifactPaths: [], turnCount: 1,
+  })
+  writeFileSync(join(memory, 'agent-runs', 'a.json'), JSON.stringify(manifest('a', '2026-01-01T00:00:00Z')))
+  writeFileSync(join(memory, 'agent-runs', 'b.json'), JSON.stringify(manifest('b', '2026-01-02T00:00:00Z')))
+  assert.deepEqual(new RunRegistry(memory).listRuns().map((r) => r.runId), ['b', 'a'])
 })

@@ -6,8 +6,12 @@
 // `agent-memory.db` in the working folder (as the `agent-memory` command line). The paths the
 // classes are constructed with keep memories apart as they kept files apart: each folder is a
 // memory scope of its own (named by its absolute path), so two stores on one folder share
-// their memory and stores on two folders never see each other's. Every write is durable when
-// the call returns, so `save()` has nothing left to do. Each method is one call of a contract
+// their memory and stores on two folders never see each other's. Files the reference's class
+// kept at that path (a trajectories folder, a `knowledge.json`, a `selectors.json`, an
+// `agent-runs/` folder) are adopted into the folder's scope the first time a class uses it in a
+// process (the contract's `browser_adopt_files`): what the scope does not hold yet is stored,
+// what it holds stays, so the database is the memory from then on and the files are never
+// written. Every write is durable when the call returns, so `save()` has nothing left to do. Each method is one call of a contract
 // operation (`browser_save_trajectory`, `browser_match`, ...), which takes and answers the
 // reference's objects in its own shape; the rules (matching, confidence, pruning, ranking,
 // rendering) are the browser memory's own, below the contract.
@@ -16,18 +20,25 @@
 // is computed here, its hints by the browser memory's own rules (`browser_suite_hints`).
 
 import { createHash } from 'node:crypto'
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import * as native from '../native.js'
 import { fromNative } from './errors.js'
 import { InvalidInputError } from './generated/errors.js'
 import { wellFormed } from './plain-json.js'
 
+/**
+ * The action a turn took: its kind, and whatever fields that kind has (read as JSON). Either
+ * form, so that both the reference's action interfaces (which have no index signature) and an
+ * object literal with the kind's fields fit.
+ */
+export type TurnAction = { action: string } | { action: string; [field: string]: unknown }
+
 /** A turn of a run, as the agent reports it. */
 export interface Turn {
   turn?: number
   state: { url: string; title?: string; snapshot?: string }
-  action: { action: string; [field: string]: unknown }
+  action: TurnAction
   durationMs: number
   error?: string
   verified?: boolean
@@ -107,16 +118,15 @@ export interface SelectorEntry {
 
 /** A test case's result, as browser-agent-driver's test runner reports it (the fields read here). */
 export interface TestResult {
-  testCase: { id: string; name: string; goal: string; startUrl?: string; [field: string]: unknown }
-  agentResult: { success?: boolean; turns: Turn[]; [field: string]: unknown }
+  testCase: { id: string; name: string; goal: string; startUrl?: string }
+  agentResult: { success?: boolean; turns: Turn[] }
   agentSuccess: boolean
   verified: boolean
   verdict?: string
   skipped?: boolean
-  criteriaResults?: Array<{ criterion?: string; passed: boolean; detail?: string }>
+  criteriaResults?: Array<{ criterion?: unknown; passed: boolean; detail?: string }>
   turnsUsed: number
   durationMs: number
-  [field: string]: unknown
 }
 
 /** A test suite's results. */
@@ -132,9 +142,7 @@ export interface TestSuiteResult {
     avgTurns: number
     avgDurationMs: number
     totalDurationMs: number
-    [field: string]: unknown
   }
-  [field: string]: unknown
 }
 
 /** A suite summary as `saveRunSummary` keeps it. */
@@ -261,14 +269,48 @@ export function useDatabase(db: string, options: { now?: Now } = {}): void {
 
 /** The native store of the database in use, opened once per process (and per frozen clock). */
 function database(): native.NativeStore {
-  const db = chosen ?? process.env.AGENT_MEMORY_DB ?? path.join(process.cwd(), 'agent-memory.db')
-  const key = `${frozen ?? ''}\u0000${db}`
+  const key = databaseKey()
+  const db = key.slice(key.indexOf('\u0000') + 1)
   let store = open.get(key)
   if (!store) {
     store = call(() => native.NativeStore.openSync(db, frozen))
     open.set(key, store)
   }
   return store
+}
+
+/** Which database (and frozen clock) the classes use now. */
+function databaseKey(): string {
+  const db = chosen ?? process.env.AGENT_MEMORY_DB ?? path.join(process.cwd(), 'agent-memory.db')
+  return `${frozen ?? ''}\u0000${db}`
+}
+
+/** The files one of the reference's classes kept, and the memory scope that adopts them. */
+interface ClassFolder {
+  scope: string
+  kind: 'trajectories' | 'knowledge' | 'selectors' | 'runs'
+  /** The folder (trajectories, runs) or file (knowledge, selectors), absolute. */
+  path: string
+  /** The site of knowledge and selectors. */
+  url?: string
+}
+
+const adoptedOn = new Set<string>()
+
+/**
+ * The scope of a class's memory, once the files the reference's class kept at its path are
+ * adopted into it (the contract's `browser_adopt_files`, once per process and database, and
+ * only when the path exists): records the scope does not hold yet are stored, those it holds
+ * stay as they are, so from then on the database is the memory and the files are not read again.
+ */
+function adopted(folder: ClassFolder): string {
+  const key = `${databaseKey()}\u0000${folder.kind}\u0000${folder.path}\u0000${folder.scope}`
+  if (adoptedOn.has(key)) return folder.scope
+  if (existsSync(folder.path)) {
+    answer('browser_adopt_files', { scope: folder.scope, kind: folder.kind, path: folder.path, url: folder.url })
+  }
+  adoptedOn.add(key)
+  return folder.scope
 }
 
 function call<T>(fn: () => T): T {
@@ -346,14 +388,15 @@ function numberOrNothing(value: unknown): number | undefined {
 
 /** Saved trajectories of runs, matched by goal similarity for reuse and replay. */
 export class TrajectoryStore {
-  readonly #scope: string
+  readonly #folder: ClassFolder
   readonly #options: Required<TrajectoryStoreOptions>
   readonly #matching: { similarity_threshold?: number; ttl_days?: number; trace_scoring: boolean }
 
   constructor(storePath?: string, thresholdOrOptions: number | TrajectoryStoreOptions = 0.5) {
     const options: TrajectoryStoreOptions =
       typeof thresholdOrOptions === 'number' ? { similarityThreshold: thresholdOrOptions } : (thresholdOrOptions ?? {})
-    this.#scope = scopeOf(storePath || path.join(process.cwd(), '.trajectories'))
+    const folder = path.resolve(storePath || path.join(process.cwd(), '.trajectories'))
+    this.#folder = { scope: scopeOf(folder), kind: 'trajectories', path: folder }
     this.#options = {
       similarityThreshold: options.similarityThreshold ?? 0.5,
       enableScoring: options.enableScoring === true,
@@ -366,6 +409,11 @@ export class TrajectoryStore {
       ttl_days: numberOrNothing(this.#options.ttlDays),
       trace_scoring: this.#options.enableScoring,
     }
+  }
+
+  /** The memory scope of the folder, its files adopted. */
+  get #scope(): string {
+    return adopted(this.#folder)
   }
 
   /** Saves a finished run (success or not); `complete` and `abort` actions are not steps. */
@@ -390,13 +438,14 @@ export class TrajectoryStore {
   }
 
   /**
-   * The trajectory to replay without a model (similarity at least 0.85, same origin, at least
-   * one step) as `{trajectory, similarity, origin}`, or null.
+   * The trajectory to replay without a model (similarity at least `minSimilarity`, default
+   * 0.85, same origin, at least one step) as `{trajectory, similarity, origin}`, or null.
    */
-  findReplayCandidate(goal: string, options: { origin?: string } = {}): ReplayCandidate | null {
+  findReplayCandidate(goal: string, options: { origin?: string; minSimilarity?: number } = {}): ReplayCandidate | null {
     checkText(goal, 'goal')
     const origin = options.origin ?? ''
-    const found = answer('browser_replayable', { scope: this.#scope, goal, origin, ttl_days: this.#matching.ttl_days }) as MatchAnswer
+    const input = { scope: this.#scope, goal, origin, ttl_days: this.#matching.ttl_days, min_similarity: numberOrNothing(options.minSimilarity) }
+    const found = answer('browser_replayable', input) as MatchAnswer
     const match = found.match
     return match ? { origin: match.trajectory.origin ?? null, similarity: match.similarity, trajectory: match.trajectory } : null
   }
@@ -409,14 +458,20 @@ export class TrajectoryStore {
 
 /** What the agent learned about one site: facts with confidences. */
 export class AppKnowledge {
-  readonly #scope: string
+  readonly #folder: ClassFolder
   readonly #url: string
 
   constructor(filePath: string, domain: string) {
     checkText(filePath, 'path')
     checkText(domain, 'domain')
-    this.#scope = scopeOf(path.dirname(filePath))
     this.#url = siteUrl(domain)
+    const file = path.resolve(filePath)
+    this.#folder = { scope: scopeOf(path.dirname(file)), kind: 'knowledge', path: file, url: this.#url }
+  }
+
+  /** The memory scope of the file's folder, the file adopted. */
+  get #scope(): string {
+    return adopted(this.#folder)
   }
 
   /** Facts with confidence at least `minConfidence` (default 0.3). */
@@ -486,13 +541,19 @@ export class AppKnowledge {
 
 /** Selectors that worked, by element, ranked by use. */
 export class SelectorCache {
-  readonly #scope: string
+  readonly #folder: ClassFolder
   readonly #url: string
 
   constructor(filePath: string) {
     checkText(filePath, 'path')
-    this.#scope = scopeOf(path.dirname(filePath))
-    this.#url = path.basename(path.dirname(path.resolve(filePath))) || 'selectors'
+    const file = path.resolve(filePath)
+    this.#url = path.basename(path.dirname(file)) || 'selectors'
+    this.#folder = { scope: scopeOf(path.dirname(file)), kind: 'selectors', path: file, url: this.#url }
+  }
+
+  /** The memory scope of the file's folder, the file adopted. */
+  get #scope(): string {
+    return adopted(this.#folder)
   }
 
   /** Records that `selector` (an `@ref` or a stable selector) worked for `element`. */
@@ -641,7 +702,8 @@ function selectorOf(action: unknown): string | undefined {
 }
 
 /** What identifies a repeated action: its kind and the target that makes it the same. */
-function actionKey(action: Turn['action'] | undefined): string {
+function actionKey(taken: Turn['action'] | undefined): string {
+  const action = taken as { action: string; [field: string]: unknown } | undefined
   switch (action?.action) {
     case 'click':
     case 'type':
@@ -694,7 +756,7 @@ export class TrajectoryAnalyzer {
     }
     const results = suite.results.filter((r) => !r.skipped)
     const turnsOf = (r: TestResult): Turn[] => r.agentResult?.turns ?? []
-    const wasted = (t: Turn): boolean => failed(t) || (t.action?.action === 'wait' && t.action.ms === 0)
+    const wasted = (t: Turn): boolean => failed(t) || (t.action?.action === 'wait' && (t.action as { ms?: unknown }).ms === 0)
 
     const all = results.flatMap(turnsOf)
     const wastedTurns = all.filter(wasted).length
@@ -870,11 +932,17 @@ function unlessMissing<T>(fn: () => T): T | undefined {
  * that resume or fork one. Runs of one memory folder share a scope.
  */
 export class RunRegistry {
-  readonly #scope: string
+  readonly #folder: ClassFolder
 
   constructor(memoryDir: string) {
     checkText(memoryDir, 'memoryDir')
-    this.#scope = scopeOf(path.join(memoryDir, 'agent-runs'))
+    const folder = path.resolve(memoryDir, 'agent-runs')
+    this.#folder = { scope: scopeOf(folder), kind: 'runs', path: folder }
+  }
+
+  /** The memory scope of the `agent-runs/` folder, its manifests adopted. */
+  get #scope(): string {
+    return adopted(this.#folder)
   }
 
   /** Registers a run as running; returns its id. */
@@ -884,15 +952,16 @@ export class RunRegistry {
     return runId
   }
 
-  /** Updates a running run (status, current url, turns, artifacts); undefined for an unknown run. */
-  updateRun(
-    runId: string,
-    updates: { status?: RunStatus; currentUrl?: string; turnCount?: number; artifactPaths?: string[] } = {},
-  ): RunManifest | undefined {
-    const { status, currentUrl, turnCount, artifactPaths } = updates
-    return unlessMissing(
-      () => operation('browser_run_update', snake({ runId, status, currentUrl, turnCount, artifactPaths, scope: this.#scope })) as RunManifest,
-    )
+  /**
+   * Updates a run: any field of its manifest but its id and start time (`updatedAt` becomes
+   * now); a field left out stays as it is. Undefined for an unknown run.
+   */
+  updateRun(runId: string, updates: Partial<Omit<RunManifest, 'runId' | 'startedAt'>> = {}): RunManifest | undefined {
+    const { sessionId, parentRunId, status, goal, domain, startUrl, finalUrl, currentUrl, completedAt, success, summary } = updates ?? {}
+    const { artifactPaths, turnCount, result, reason } = updates ?? {}
+    const changes = { sessionId, parentRunId, status, goal, domain, startUrl, finalUrl, currentUrl, completedAt, success, summary }
+    const input = snake({ runId, ...changes, artifactPaths, turnCount, result, reason, scope: this.#scope })
+    return unlessMissing(() => operation('browser_run_update', input) as RunManifest)
   }
 
   /** Completes a run (`completed` on success, else `failed`); undefined for an unknown run. */
@@ -946,12 +1015,20 @@ export class RunRegistry {
 export class ContextBudget {
   readonly #parts: Array<{ label: string; content: string; priority: number }> = []
 
-  /** Adds a part of the context. */
+  /** Adds a part of the context; an empty one is left out, as the reference leaves it. */
   add(label: string, content: string, priority: number): void {
     checkText(label, 'label')
     checkText(content, 'content')
-    if (!Number.isInteger(priority)) throw new InvalidInputError('priority must be an integer', 'priority')
+    if (typeof priority !== 'number' || !Number.isFinite(priority)) {
+      throw new InvalidInputError('priority must be a finite number', 'priority')
+    }
+    if (content === '') return
     this.#parts.push({ label, content, priority })
+  }
+
+  /** Whether no part has been added (empty ones do not count). */
+  get isEmpty(): boolean {
+    return this.#parts.length === 0
   }
 
   /** The assembled context. */

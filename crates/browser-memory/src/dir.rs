@@ -564,6 +564,136 @@ pub fn import_dir<S: BrowserStore + ?Sized>(
     })
 }
 
+/// Which of browser-agent-driver's memory classes kept its files in a folder, and so which of
+/// its files hold memory (the classes' own layout, not the `.agent-memory/` root's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassFiles<'a> {
+    /// `TrajectoryStore`'s folder: every `*.json` file in it is a trajectory.
+    Trajectories,
+    /// `AppKnowledge`'s file (named in the folder): the knowledge and sessions of `site`.
+    Knowledge {
+        /// The file's name in the folder.
+        file: &'a str,
+        /// The site key it is the memory of.
+        site: &'a str,
+    },
+    /// `SelectorCache`'s file (named in the folder): the selectors of `site`.
+    Selectors {
+        /// The file's name in the folder.
+        file: &'a str,
+        /// The site key it is the memory of.
+        site: &'a str,
+    },
+    /// `RunRegistry`'s `agent-runs/` folder: every `*.json` file in it is a run manifest.
+    Runs,
+}
+
+/// Why a class's file is not adopted.
+const UNREADABLE: &str = "not a file the reference's class reads (it skips such files too)";
+
+/// Adopts the files one of browser-agent-driver's memory classes kept in the folder `root`
+/// into `scope`: only the records `scope` does not hold yet (a trajectory or run by its id, a
+/// site's knowledge or selectors as a whole) are stored, in one atomic step, so the store
+/// stays the source of truth for what it holds and adopting again changes nothing. A file the
+/// reference's class would skip (not JSON, or not its shape) is listed in
+/// [`Transfer::skipped`] instead of failing; an absent folder or file adopts nothing. Records
+/// left out because `scope` holds them are counted in [`Transfer::unchanged`].
+pub fn adopt_files<S: BrowserStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    root: &MemoryRoot,
+    files: ClassFiles<'_>,
+    now: Timestamp,
+) -> Result<Transfer> {
+    let mut transfer = Transfer::default();
+    let mut image = MemoryImage::default();
+    match files {
+        ClassFiles::Trajectories => {
+            for path in json_files(root, root.path(), &mut transfer.skipped)? {
+                let text = root.read(&path)?;
+                let read = parse::<TrajectoryFile>(&path, &text).and_then(|f| f.into_record(&path));
+                let Ok(trajectory) = read else {
+                    transfer.skipped.push(Skipped {
+                        path,
+                        reason: UNREADABLE,
+                    });
+                    continue;
+                };
+                if store.trajectory_get(scope, &trajectory.id)?.is_some() {
+                    transfer.unchanged += 1;
+                    continue;
+                }
+                let tokens = tokenize(&trajectory.goal);
+                image.trajectories.push((trajectory, tokens));
+            }
+        }
+        ClassFiles::Runs => {
+            for path in json_files(root, root.path(), &mut transfer.skipped)? {
+                let text = root.read(&path)?;
+                let read = parse::<ManifestFile>(&path, &text).and_then(|f| f.into_record(&path));
+                let Ok(run) = read else {
+                    transfer.skipped.push(Skipped {
+                        path,
+                        reason: UNREADABLE,
+                    });
+                    continue;
+                };
+                if store.run_get(scope, &run.run_id)?.is_some() {
+                    transfer.unchanged += 1;
+                    continue;
+                }
+                image.runs.push(run);
+            }
+        }
+        ClassFiles::Knowledge { file, site } | ClassFiles::Selectors { file, site } => {
+            let knowledge = matches!(files, ClassFiles::Knowledge { .. });
+            let path = root.child(&[file])?;
+            let Some(text) = root.read_opt(&path)? else {
+                return Ok(transfer);
+            };
+            let read = if knowledge {
+                parse::<KnowledgeFile>(&path, &text)
+                    .and_then(|f| site_from_files(site, Some((&path, f)), None, now))
+            } else {
+                parse::<SelectorsFile>(&path, &text)
+                    .and_then(|f| site_from_files(site, None, Some((&path, f)), now))
+            };
+            let Ok(adopted) = read else {
+                transfer.skipped.push(Skipped {
+                    path,
+                    reason: UNREADABLE,
+                });
+                return Ok(transfer);
+            };
+            match store.site_get(scope, site)? {
+                None => image.sites.push(adopted),
+                Some(held) if knowledge && has_knowledge(&held) => transfer.unchanged += 1,
+                Some(held) if !knowledge && has_selectors(&held) => transfer.unchanged += 1,
+                // The site holds the other class's part only: this file's part joins it.
+                Some(mut held) => {
+                    if knowledge {
+                        held.label = adopted.label;
+                        held.facts = adopted.facts;
+                        held.sessions = adopted.sessions;
+                        held.knowledge_updated_at = adopted.knowledge_updated_at;
+                    } else {
+                        held.selectors = adopted.selectors;
+                        held.selectors_updated_at = adopted.selectors_updated_at;
+                    }
+                    image.sites.push(held);
+                }
+            }
+        }
+    }
+    transfer.trajectories = image.trajectories.len();
+    transfer.sites = image.sites.len();
+    transfer.runs = image.runs.len();
+    if !image.is_empty() {
+        store.store_image(scope, &image)?;
+    }
+    Ok(transfer)
+}
+
 fn pretty<T: serde::Serialize>(what: &str, value: &T) -> Result<String> {
     to_pretty(value).map_err(|source| Error::Encode {
         what: what.to_owned(),

@@ -67,8 +67,8 @@ pub use budget::{
     priority,
 };
 pub use dir::{
-    AtomicBatch, MAX_FILE_BYTES, MemoryRoot, Skipped, Transfer, export_dir, import_dir,
-    manifest_stem,
+    AtomicBatch, ClassFiles, MAX_FILE_BYTES, MemoryRoot, Skipped, Transfer, adopt_files,
+    export_dir, import_dir, manifest_stem,
 };
 pub use error::{Error, Result};
 pub use extract::{Turn, extract_facts};

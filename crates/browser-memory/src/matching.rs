@@ -33,6 +33,8 @@ pub struct MatchOptions {
     pub ttl_days: f64,
     /// Rank by the trace score instead of similarity alone.
     pub scoring: bool,
+    /// A replay needs similarity at least this (default [`REPLAY_THRESHOLD`]).
+    pub replay_threshold: f64,
 }
 
 impl Default for MatchOptions {
@@ -41,6 +43,7 @@ impl Default for MatchOptions {
             threshold: DEFAULT_THRESHOLD,
             ttl_days: DEFAULT_TTL_DAYS,
             scoring: false,
+            replay_threshold: REPLAY_THRESHOLD,
         }
     }
 }
@@ -66,6 +69,12 @@ impl MatchOptions {
     /// Rank by the trace score instead of similarity alone.
     pub fn with_scoring(mut self, scoring: bool) -> Self {
         self.scoring = scoring;
+        self
+    }
+
+    /// A replay needs similarity at least `threshold` (the reference's `minSimilarity`).
+    pub fn with_replay_threshold(mut self, threshold: f64) -> Self {
+        self.replay_threshold = threshold;
         self
     }
 }
@@ -151,7 +160,8 @@ pub fn find_best_match<S: TrajectoryStore + ?Sized>(
     })
 }
 
-/// The trajectory to replay without a model: similarity at least 0.85, at least one step,
+/// The trajectory to replay without a model: similarity at least 0.85 (or the options'
+/// `replay_threshold`), at least one step,
 /// exactly the same origin, successful and within the TTL. Highest similarity wins, ties
 /// going to the older trajectory.
 pub fn find_replayable<S: TrajectoryStore + ?Sized>(
@@ -166,10 +176,12 @@ pub fn find_replayable<S: TrajectoryStore + ?Sized>(
         return Ok(None);
     };
     let tokens = tokenize(goal);
-    let min = if tokens.is_empty() {
+    let threshold = options.replay_threshold;
+    // A threshold of zero or less admits trajectories that share no token with the goal.
+    let min = if tokens.is_empty() || threshold <= 0.0 {
         Some(0)
     } else {
-        min_shared(tokens.len(), REPLAY_THRESHOLD, false)
+        min_shared(tokens.len(), threshold, false)
     };
     let Some(min) = min else { return Ok(None) };
     let query = CandidateQuery {
@@ -186,7 +198,7 @@ pub fn find_replayable<S: TrajectoryStore + ?Sized>(
             let similarity = jaccard_from_counts(c.shared, tokens.len(), c.token_count);
             (c, similarity)
         })
-        .filter(|(_, similarity)| *similarity >= REPLAY_THRESHOLD)
+        .filter(|(_, similarity)| *similarity >= threshold)
         .collect();
     let found = best_where(
         store,

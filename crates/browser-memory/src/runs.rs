@@ -55,6 +55,28 @@ pub struct RunUpdate {
     pub turn_count: Option<u32>,
     /// Files produced so far.
     pub artifact_paths: Option<Vec<String>>,
+    /// The session the run belongs to.
+    pub session_id: Option<String>,
+    /// The run it continues.
+    pub parent_run_id: Option<String>,
+    /// The goal.
+    pub goal: Option<String>,
+    /// The domain it is filed under.
+    pub domain: Option<String>,
+    /// Where it started.
+    pub start_url: Option<String>,
+    /// Where it ended (the reference's callers may set it before completing).
+    pub final_url: Option<String>,
+    /// When it finished.
+    pub completed_at: Option<String>,
+    /// Whether it succeeded.
+    pub success: Option<bool>,
+    /// A summary.
+    pub summary: Option<String>,
+    /// The result text.
+    pub result: Option<String>,
+    /// The failure reason.
+    pub reason: Option<String>,
 }
 
 /// How a run ended: [`RunOutcome::new`], then `with_*` for the optional fields.
@@ -269,6 +291,25 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
         if let Some(paths) = update.artifact_paths {
             manifest.artifact_paths = paths;
         }
+        if let Some(goal) = update.goal {
+            manifest.goal = goal;
+        }
+        if let Some(domain) = update.domain {
+            manifest.domain = domain;
+        }
+        if update.success.is_some() {
+            manifest.success = update.success;
+        }
+        // As the reference's `updateRun` (an `Object.assign` of the changes): any field of the
+        // manifest but its id and start time may change; one left out stays as it is.
+        keep_or_set(&mut manifest.session_id, update.session_id);
+        keep_or_set(&mut manifest.parent_run_id, update.parent_run_id);
+        keep_or_set(&mut manifest.start_url, update.start_url);
+        keep_or_set(&mut manifest.final_url, update.final_url);
+        keep_or_set(&mut manifest.completed_at, update.completed_at);
+        keep_or_set(&mut manifest.summary, update.summary);
+        keep_or_set(&mut manifest.result, update.result);
+        keep_or_set(&mut manifest.reason, update.reason);
         manifest.updated_at = iso(self.clock.now());
         self.store.run_put(&self.scope, &manifest)?;
         Ok(manifest)

@@ -511,6 +511,27 @@ pub struct ImportOutput {
     pub skipped: Vec<SkippedFile>,
 }
 
+impl From<agent_memory_browser::Transfer> for ImportOutput {
+    fn from(transfer: agent_memory_browser::Transfer) -> Self {
+        ImportOutput {
+            trajectories: transfer.trajectories,
+            sites: transfer.sites,
+            runs: transfer.runs,
+            hints: transfer.hints,
+            suite_summaries: transfer.suite_summaries,
+            unchanged: transfer.unchanged,
+            skipped: transfer
+                .skipped
+                .iter()
+                .map(|s| SkippedFile {
+                    path: s.path.display().to_string(),
+                    reason: s.reason.to_owned(),
+                })
+                .collect(),
+        }
+    }
+}
+
 impl ImportOutput {
     /// How many records were read (the hints count as one).
     pub fn records(&self) -> usize {
@@ -547,22 +568,7 @@ pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
     }
     let transfer = import_dir(env.store, &scope, &MemoryRoot::new(root), env.clock.now())
         .with_context(cannot)?;
-    let read = ImportOutput {
-        trajectories: transfer.trajectories,
-        sites: transfer.sites,
-        runs: transfer.runs,
-        hints: transfer.hints,
-        suite_summaries: transfer.suite_summaries,
-        unchanged: transfer.unchanged,
-        skipped: transfer
-            .skipped
-            .iter()
-            .map(|s| SkippedFile {
-                path: s.path.display().to_string(),
-                reason: s.reason.to_owned(),
-            })
-            .collect(),
-    };
+    let read = ImportOutput::from(transfer);
     // As the other imports refuse an empty file.
     if read.records() == 0 {
         return Err(Error::invalid(

@@ -22,7 +22,7 @@
 use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
     Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, RunReport, Turn,
-    app_knowledge, find_replayable, generate_hints, generate_run_id, known_selectors,
+    find_replayable, generate_hints, generate_run_id, knowledge_block, known_selectors,
     reference_trajectory, site_key,
 };
 use agent_memory_core::Clock;
@@ -35,9 +35,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
-use crate::browser::{HintsOutput, memory, scope_of};
+use crate::browser::{HintsOutput, ImportOutput, memory, scope_of};
 use crate::operations::NoInput;
-use crate::{Env, Error, Result};
+use crate::{Env, Error, Result, ResultExt};
+use agent_memory_browser::{ClassFiles, MemoryRoot};
+use std::path::Path;
 
 /// The largest integer a JavaScript number holds exactly: 2^53 - 1.
 const SAFE_INTEGER: u64 = 9_007_199_254_740_991;
@@ -354,15 +356,21 @@ pub struct ReplayableInput {
     /// Trajectories older than this many days are not candidates (default 30).
     #[serde(default)]
     pub ttl_days: Option<f64>,
+    /// The least goal similarity a replay needs (default 0.85).
+    #[serde(default)]
+    pub min_similarity: Option<f64>,
 }
 
-/// The trajectory to replay without a model: a goal similarity of at least 0.85, the same
-/// origin, at least one step, successful and within the TTL.
+/// The trajectory to replay without a model: a goal similarity of at least 0.85 (or
+/// `min_similarity`), the same origin, at least one step, successful and within the TTL.
 pub fn replayable(env: &Env<'_>, input: ReplayableInput) -> Result<MatchOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let mut options = MatchOptions::new();
     if let Some(days) = input.ttl_days {
         options = options.with_ttl_days(days);
+    }
+    if let Some(min) = input.min_similarity {
+        options = options.with_replay_threshold(min);
     }
     let found = find_replayable(
         env.store.as_ref(),
@@ -635,12 +643,16 @@ pub fn sessions(env: &Env<'_>, input: SiteInput) -> Result<SessionsOutput> {
     })
 }
 
-/// The `APP KNOWLEDGE` block of the site: its facts of confidence 0.5 and up, by kind.
+/// The block browser-agent-driver's `AppKnowledge.formatForBrain` renders for the site: its
+/// `SESSION HISTORY`, a blank line, then its `APP KNOWLEDGE` (facts of confidence 0.5 and up,
+/// by kind); either part is left out when empty.
 pub fn knowledge(env: &Env<'_>, input: SiteInput) -> Result<TextOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let site = env.store.site_get(&scope, &site_key(&input.url))?;
     Ok(TextOutput {
-        text: site.map(|s| app_knowledge(&s.facts)).unwrap_or_default(),
+        text: site
+            .map(|s| knowledge_block(&s.sessions, &s.facts))
+            .unwrap_or_default(),
     })
 }
 
@@ -1022,9 +1034,9 @@ pub struct BudgetPartInput {
     /// Its text; an empty part is left out.
     #[serde(default)]
     pub content: Option<String>,
-    /// Its priority: higher parts are kept first (default 0).
+    /// Its priority: higher parts are kept first (default 0); any number, as JavaScript's.
     #[serde(default)]
-    pub priority: Option<i64>,
+    pub priority: Option<f64>,
 }
 
 /// Parts to assemble within a budget.
@@ -1042,6 +1054,11 @@ pub struct BuildContextInput {
     pub policy: BudgetPolicy,
 }
 
+/// A part's priority as JavaScript compares it: absent is 0, and -0 is 0.
+fn priority_of(priority: Option<f64>) -> f64 {
+    priority.unwrap_or(0.0) + 0.0
+}
+
 /// The parts assembled highest priority first within the budget. It reads and writes
 /// nothing.
 pub fn build_context(_: &Env<'_>, input: BuildContextInput) -> Result<TextOutput> {
@@ -1049,12 +1066,20 @@ pub fn build_context(_: &Env<'_>, input: BuildContextInput) -> Result<TextOutput
         BudgetPolicy::Stop => Policy::StopAtOverflow,
         BudgetPolicy::Skip => Policy::SkipOverflow,
     };
+    // Only the priorities' order counts, so each number (fractional ones too) becomes its rank
+    // among the distinct priorities, which the budget's integer priorities order alike.
+    let mut distinct: Vec<f64> = input
+        .parts
+        .iter()
+        .map(|p| priority_of(p.priority))
+        .collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
     let mut context = ContextBudget::new();
     for part in input.parts {
-        let priority = part
-            .priority
-            .and_then(|p| i32::try_from(p).ok())
-            .unwrap_or(0);
+        let wanted = priority_of(part.priority);
+        let rank = distinct.partition_point(|p| p.total_cmp(&wanted).is_lt());
+        let priority = i32::try_from(rank).unwrap_or(i32::MAX);
         context.add(
             part.label.unwrap_or_default(),
             part.content.unwrap_or_default(),
@@ -1067,6 +1092,97 @@ pub fn build_context(_: &Env<'_>, input: BuildContextInput) -> Result<TextOutput
     Ok(TextOutput {
         text: context.build(Budget::Utf16Units(units), policy),
     })
+}
+
+/// Which of browser-agent-driver's memory classes kept the files to adopt.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassKind {
+    /// `TrajectoryStore`: every `*.json` file of the folder is a trajectory.
+    Trajectories,
+    /// `AppKnowledge`: the file is the site's knowledge and session history.
+    Knowledge,
+    /// `SelectorCache`: the file is the site's selectors.
+    Selectors,
+    /// `RunRegistry`: every `*.json` file of the folder (its `agent-runs/`) is a run manifest.
+    Runs,
+}
+
+/// The files one of browser-agent-driver's memory classes kept, to adopt into a scope.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdoptFilesInput {
+    /// The memory scope (default `shared`).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The class whose files they are.
+    pub kind: ClassKind,
+    /// The folder (`trajectories`, `runs`) or the file (`knowledge`, `selectors`) the class
+    /// was given; an absent one adopts nothing.
+    pub path: String,
+    /// A URL of the site the knowledge or selectors are of (needed for those two classes).
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// Adopts the files a browser-agent-driver memory class kept into the scope: the records the
+/// scope does not hold yet are stored (all or nothing), those it holds are left as they are,
+/// and files the class would skip are listed.
+pub fn adopt_files(env: &Env<'_>, input: AdoptFilesInput) -> Result<ImportOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let given = Path::new(&input.path);
+    let named = Excerpt::plain(&input.path);
+    let site = match (input.kind, input.url.as_deref()) {
+        (ClassKind::Knowledge | ClassKind::Selectors, Some(url)) => site_key(url),
+        (ClassKind::Knowledge | ClassKind::Selectors, None) => {
+            return Err(Error::invalid(
+                "url",
+                "url is needed to adopt a site's knowledge or selectors",
+            ));
+        }
+        _ => String::new(),
+    };
+    let file = given
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let (folder, files) = match input.kind {
+        ClassKind::Trajectories => (given, ClassFiles::Trajectories),
+        ClassKind::Runs => (given, ClassFiles::Runs),
+        ClassKind::Knowledge => (
+            parent_of(given),
+            ClassFiles::Knowledge {
+                file: &file,
+                site: &site,
+            },
+        ),
+        ClassKind::Selectors => (
+            parent_of(given),
+            ClassFiles::Selectors {
+                file: &file,
+                site: &site,
+            },
+        ),
+    };
+    let root = crate::files::folder_to_read(folder, &env.files)?;
+    let transfer = agent_memory_browser::adopt_files(
+        env.store,
+        &scope,
+        &MemoryRoot::new(root),
+        files,
+        env.clock.now(),
+    )
+    .with_context(|| format!("cannot adopt {named}"))?;
+    Ok(ImportOutput::from(transfer))
+}
+
+/// The folder a file is in (the working folder for a bare name).
+fn parent_of(file: &Path) -> &Path {
+    match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }
 
 #[cfg(test)]

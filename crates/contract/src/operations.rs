@@ -538,7 +538,7 @@ pub fn all() -> Vec<Operation> {
             .output("browser_run")
             .cli("browser run update")
             .about(
-                "Record a running browser run's progress (state, turns so far, current URL, artifacts). Call it as the run goes on; absent fields stay as they are.",
+                "Record a running browser run's progress (state, turns so far, current URL, artifacts, or any other field of its manifest but its id and start). Call it as the run goes on; absent fields stay as they are.",
             ),
         op("browser_run_complete", Writes, runs::complete)
             .offline()
@@ -565,6 +565,11 @@ pub fn all() -> Vec<Operation> {
         op("browser_facts", Reads, browser::facts).offline().about(
             "What a scope's browser memory holds about a site: its facts (timings, selectors, patterns, quirks) with their confidence, at least the one asked for.",
         ),
+        op("browser_adopt_files", Writes, browser_compat::adopt_files)
+            .offline()
+            .about(
+                "Adopt the files one of browser-agent-driver's memory classes kept (a TrajectoryStore or agent-runs folder, a knowledge.json or selectors.json) into a scope: records it does not hold yet are stored, those it holds stay as they are.",
+            ),
         op("browser_save_trajectory", Writes, browser_compat::save_trajectory)
             .offline()
             .about(
@@ -584,7 +589,7 @@ pub fn all() -> Vec<Operation> {
             .offline()
             .output("browser_match")
             .about(
-                "The trajectory to replay without a model: a goal at least 0.85 similar, exactly the same origin, at least one step, successful and within the TTL.",
+                "The trajectory to replay without a model: a goal at least 0.85 (or min_similarity) similar, exactly the same origin, at least one step, successful and within the TTL.",
             ),
         op("browser_reference_text", Reads, browser_compat::reference_text)
             .offline()
@@ -613,7 +618,7 @@ pub fn all() -> Vec<Operation> {
             .offline()
             .output("browser_text")
             .about(
-                "A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up, by kind, most confident first; empty when none reaches it.",
+                "A site's block for the prompt, as browser-agent-driver's AppKnowledge renders it: its SESSION HISTORY, then its APP KNOWLEDGE (facts of confidence 0.5 and up, by kind, most confident first); empty when it has neither.",
             ),
         op("browser_record_selector", Writes, browser_compat::record_selector)
             .offline()

@@ -96,6 +96,39 @@ pub struct RunUpdateInput {
     /// Files produced so far (replaces the list).
     #[serde(default)]
     pub artifact_paths: Option<Vec<String>>,
+    /// The session the run belongs to.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The run it continues.
+    #[serde(default)]
+    pub parent_run_id: Option<String>,
+    /// A new goal.
+    #[serde(default)]
+    pub goal: Option<String>,
+    /// The domain to file it under.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Where it started.
+    #[serde(default)]
+    pub start_url: Option<String>,
+    /// Where it ended, when known before completing.
+    #[serde(default)]
+    pub final_url: Option<String>,
+    /// When it finished (ISO 8601).
+    #[serde(default)]
+    pub completed_at: Option<String>,
+    /// Whether it succeeded (the state stays as given by `status`).
+    #[serde(default)]
+    pub success: Option<bool>,
+    /// A summary.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The result text.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// The failure reason.
+    #[serde(default)]
+    pub reason: Option<String>,
     /// The browser-memory scope; `shared` when absent.
     #[serde(default)]
     pub scope: Option<String>,
@@ -248,6 +281,17 @@ pub fn update(env: &Env<'_>, input: RunUpdateInput) -> Result<RunDocument> {
     update.current_url = input.current_url;
     update.turn_count = input.turn_count;
     update.artifact_paths = input.artifact_paths;
+    update.session_id = input.session_id;
+    update.parent_run_id = input.parent_run_id;
+    update.goal = input.goal;
+    update.domain = input.domain;
+    update.start_url = input.start_url;
+    update.final_url = input.final_url;
+    update.completed_at = input.completed_at;
+    update.success = input.success;
+    update.summary = input.summary;
+    update.result = input.result;
+    update.reason = input.reason;
     let manifest = registry.update(&input.run_id, update)?;
     Ok(manifest.into())
 }

@@ -50,6 +50,7 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'browser_prune', group: 'browser', method: 'prune', takesInput: true },
   { operation: 'browser_hints', group: 'browser', method: 'hints', takesInput: true },
   { operation: 'browser_facts', group: 'browser', method: 'facts', takesInput: true },
+  { operation: 'browser_adopt_files', group: 'browser', method: 'adoptFiles', takesInput: true },
   { operation: 'browser_save_trajectory', group: 'browser', method: 'saveTrajectory', takesInput: true },
   { operation: 'browser_trajectories', group: 'browser', method: 'trajectories', takesInput: true },
   { operation: 'browser_match', group: 'browser', method: 'match', takesInput: true },

@@ -42,6 +42,7 @@ export interface OperationTypes {
   browser_prune: [S.BrowserPruneInput, S.BrowserPruneOutput]
   browser_hints: [S.BrowserHintsInput, S.BrowserHintsOutput]
   browser_facts: [S.BrowserFactsInput, S.BrowserFactsOutput]
+  browser_adopt_files: [S.BrowserAdoptFilesInput, S.BrowserAdoptFilesOutput]
   browser_save_trajectory: [S.BrowserSaveTrajectoryInput, S.BrowserSaveTrajectoryOutput]
   browser_trajectories: [S.BrowserTrajectoriesInput, S.BrowserTrajectoriesOutput]
   browser_match: [S.BrowserMatchInput, S.BrowserMatchOutput]
@@ -202,8 +203,9 @@ export interface BrowserMethods {
   /** `runStart` on the calling thread. */
   runStartSync(input: S.BrowserRunStartInput): S.BrowserRunOutput
   /**
-   * Record a running browser run's progress (state, turns so far, current URL, artifacts). Call it
-   * as the run goes on; absent fields stay as they are.
+   * Record a running browser run's progress (state, turns so far, current URL, artifacts, or any
+   * other field of its manifest but its id and start). Call it as the run goes on; absent fields
+   * stay as they are.
    *
    * The contract's `browser_run_update` (family `browser`, writes; `browser run update` on the
    * command line; not an MCP tool).
@@ -272,6 +274,17 @@ export interface BrowserMethods {
   /** `facts` on the calling thread. */
   factsSync(input: S.BrowserFactsInput): S.BrowserFactsOutput
   /**
+   * Adopt the files one of browser-agent-driver's memory classes kept (a TrajectoryStore or
+   * agent-runs folder, a knowledge.json or selectors.json) into a scope: records it does not hold
+   * yet are stored, those it holds stay as they are.
+   *
+   * The contract's `browser_adopt_files` (family `browser`, writes; `browser adopt-files` on the
+   * command line; not an MCP tool).
+   */
+  adoptFiles(input: S.BrowserAdoptFilesInput): Promise<S.BrowserAdoptFilesOutput>
+  /** `adoptFiles` on the calling thread. */
+  adoptFilesSync(input: S.BrowserAdoptFilesInput): S.BrowserAdoptFilesOutput
+  /**
    * Save a finished browser run given as browser-agent-driver's turns (with its session and the
    * facts drawn from it), answering the trajectory in its shape.
    *
@@ -302,8 +315,8 @@ export interface BrowserMethods {
   /** `match` on the calling thread. */
   matchSync(input: S.BrowserMatchInput): S.BrowserMatchOutput
   /**
-   * The trajectory to replay without a model: a goal at least 0.85 similar, exactly the same
-   * origin, at least one step, successful and within the TTL.
+   * The trajectory to replay without a model: a goal at least 0.85 (or min_similarity) similar,
+   * exactly the same origin, at least one step, successful and within the TTL.
    *
    * The contract's `browser_replayable` (family `browser`, reads; `browser replayable` on the
    * command line; not an MCP tool).
@@ -352,8 +365,9 @@ export interface BrowserMethods {
   /** `sessions` on the calling thread. */
   sessionsSync(input: S.BrowserSessionsInput): S.BrowserSessionsOutput
   /**
-   * A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up, by kind, most
-   * confident first; empty when none reaches it.
+   * A site's block for the prompt, as browser-agent-driver's AppKnowledge renders it: its SESSION
+   * HISTORY, then its APP KNOWLEDGE (facts of confidence 0.5 and up, by kind, most confident
+   * first); empty when it has neither.
    *
    * The contract's `browser_knowledge` (family `browser`, reads; `browser knowledge` on the command
    * line; not an MCP tool).

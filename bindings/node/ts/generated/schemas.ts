@@ -2,6 +2,10 @@
 // schemas/; do not edit.
 
 /**
+ * The class whose files they are.
+ */
+export type ClassKind = ("trajectories" | "knowledge" | "selectors" | "runs")
+/**
  * What to do with a part that overflows (default `stop`).
  */
 export type BudgetPolicy = ("stop" | "skip")
@@ -397,6 +401,13 @@ export type Provider2 = ("openai_chat" | "openai_responses" | "genkit" | "anthro
  */
 export type Provider3 = ("openai_chat" | "openai_responses" | "genkit" | "anthropic" | "gemini")
 /**
+ * Which of browser-agent-driver's memory classes kept the files to adopt.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ClassKind".
+ */
+export type ClassKind1 = ("trajectories" | "knowledge" | "selectors" | "runs")
+/**
  * How parts that do not all fit are assembled.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -534,6 +545,8 @@ export type MemoryScope8 = ("global" | "project")
  * Every JSON input and output of the contract, by schema file name.
  */
 export interface ContractSchemas {
+"browser_adopt_files.input": BrowserAdoptFilesInput
+"browser_adopt_files.output": BrowserAdoptFilesOutput
 "browser_build_context.input": BrowserBuildContextInput
 "browser_context.input": BrowserContextInput
 "browser_context.output": BrowserContextOutput
@@ -650,6 +663,80 @@ error: ErrorDocument
 "turns_view.output": TurnsViewOutput
 }
 /**
+ * The files one of browser-agent-driver's memory classes kept, to adopt into a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserAdoptFilesInput".
+ */
+export interface BrowserAdoptFilesInput {
+kind: ClassKind
+/**
+ * The folder (`trajectories`, `runs`) or the file (`knowledge`, `selectors`) the class
+ * was given; an absent one adopts nothing.
+ */
+path: string
+/**
+ * The memory scope (default `shared`).
+ */
+scope?: string
+/**
+ * A URL of the site the knowledge or selectors are of (needed for those two classes).
+ */
+url?: string
+}
+/**
+ * What an import read, what was already there, what was skipped.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserAdoptFilesOutput".
+ */
+export interface BrowserAdoptFilesOutput {
+/**
+ * Whether the hints were read.
+ */
+hints: boolean
+/**
+ * Run manifests read.
+ */
+runs: number
+/**
+ * Sites whose knowledge and selectors were read.
+ */
+sites: number
+/**
+ * Files and folders not read, each with the reason.
+ */
+skipped: SkippedFile[]
+/**
+ * Suite summaries read.
+ */
+suite_summaries: number
+/**
+ * Trajectories read.
+ */
+trajectories: number
+/**
+ * Of the records read, those the scope already held exactly so (left as they were).
+ */
+unchanged: number
+}
+/**
+ * A file or folder of a memory directory that an import did not read.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SkippedFile".
+ */
+export interface SkippedFile {
+/**
+ * The file.
+ */
+path: string
+/**
+ * Why it was skipped.
+ */
+reason: string
+}
+/**
  * Parts to assemble within a budget.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -683,7 +770,7 @@ content?: string
  */
 label?: string
 /**
- * Its priority: higher parts are kept first (default 0).
+ * Its priority: higher parts are kept first (default 0); any number, as JavaScript's.
  */
 priority?: number
 }
@@ -1067,22 +1154,6 @@ trajectories: number
  * Of the records read, those the scope already held exactly so (left as they were).
  */
 unchanged: number
-}
-/**
- * A file or folder of a memory directory that an import did not read.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "SkippedFile".
- */
-export interface SkippedFile {
-/**
- * The file.
- */
-path: string
-/**
- * Why it was skipped.
- */
-reason: string
 }
 /**
  * A site of a scope.
@@ -1565,6 +1636,10 @@ export interface BrowserReplayableInput {
  */
 goal: string
 /**
+ * The least goal similarity a replay needs (default 0.85).
+ */
+min_similarity?: number
+/**
  * A URL of the site: only trajectories of exactly its origin are replayed (none when it
  * does not parse).
  */
@@ -1803,9 +1878,37 @@ export interface BrowserRunUpdateInput {
  */
 artifact_paths?: string[]
 /**
+ * When it finished (ISO 8601).
+ */
+completed_at?: string
+/**
  * The last URL seen.
  */
 current_url?: string
+/**
+ * The domain to file it under.
+ */
+domain?: string
+/**
+ * Where it ended, when known before completing.
+ */
+final_url?: string
+/**
+ * A new goal.
+ */
+goal?: string
+/**
+ * The run it continues.
+ */
+parent_run_id?: string
+/**
+ * The failure reason.
+ */
+reason?: string
+/**
+ * The result text.
+ */
+result?: string
 /**
  * The run.
  */
@@ -1814,7 +1917,23 @@ run_id: string
  * The browser-memory scope; `shared` when absent.
  */
 scope?: string
+/**
+ * The session the run belongs to.
+ */
+session_id?: string
+/**
+ * Where it started.
+ */
+start_url?: string
 status?: RunState1
+/**
+ * Whether it succeeded (the state stays as given by `status`).
+ */
+success?: boolean
+/**
+ * A summary.
+ */
+summary?: string
 /**
  * Turns so far.
  */

@@ -137,7 +137,8 @@ class StoreOperations:
 
     def browser_run_update(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Record a running browser run's progress (state, turns so far, current URL,
-        artifacts). Call it as the run goes on; absent fields stay as they are."""
+        artifacts, or any other field of its manifest but its id and start). Call it as the
+        run goes on; absent fields stay as they are."""
         return self.call("browser_run_update", input)
 
     def browser_run_complete(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -175,6 +176,12 @@ class StoreOperations:
         patterns, quirks) with their confidence, at least the one asked for."""
         return self.call("browser_facts", input)
 
+    def browser_adopt_files(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Adopt the files one of browser-agent-driver's memory classes kept (a
+        TrajectoryStore or agent-runs folder, a knowledge.json or selectors.json) into a
+        scope: records it does not hold yet are stored, those it holds stay as they are."""
+        return self.call("browser_adopt_files", input)
+
     def browser_save_trajectory(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Save a finished browser run given as browser-agent-driver's turns (with its
         session and the facts drawn from it), answering the trajectory in its shape."""
@@ -191,8 +198,8 @@ class StoreOperations:
         return self.call("browser_match", input)
 
     def browser_replayable(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """The trajectory to replay without a model: a goal at least 0.85 similar, exactly
-        the same origin, at least one step, successful and within the TTL."""
+        """The trajectory to replay without a model: a goal at least 0.85 (or min_similarity)
+        similar, exactly the same origin, at least one step, successful and within the TTL."""
         return self.call("browser_replayable", input)
 
     def browser_reference_text(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -216,8 +223,9 @@ class StoreOperations:
         return self.call("browser_sessions", input)
 
     def browser_knowledge(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up,
-        by kind, most confident first; empty when none reaches it."""
+        """A site's block for the prompt, as browser-agent-driver's AppKnowledge renders it:
+        its SESSION HISTORY, then its APP KNOWLEDGE (facts of confidence 0.5 and up, by kind,
+        most confident first); empty when it has neither."""
         return self.call("browser_knowledge", input)
 
     def browser_record_selector(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -455,7 +463,8 @@ class AsyncStoreOperations:
 
     async def browser_run_update(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Record a running browser run's progress (state, turns so far, current URL,
-        artifacts). Call it as the run goes on; absent fields stay as they are."""
+        artifacts, or any other field of its manifest but its id and start). Call it as the
+        run goes on; absent fields stay as they are."""
         return await self.call("browser_run_update", input)
 
     async def browser_run_complete(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -493,6 +502,12 @@ class AsyncStoreOperations:
         patterns, quirks) with their confidence, at least the one asked for."""
         return await self.call("browser_facts", input)
 
+    async def browser_adopt_files(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Adopt the files one of browser-agent-driver's memory classes kept (a
+        TrajectoryStore or agent-runs folder, a knowledge.json or selectors.json) into a
+        scope: records it does not hold yet are stored, those it holds stay as they are."""
+        return await self.call("browser_adopt_files", input)
+
     async def browser_save_trajectory(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Save a finished browser run given as browser-agent-driver's turns (with its
         session and the facts drawn from it), answering the trajectory in its shape."""
@@ -509,8 +524,8 @@ class AsyncStoreOperations:
         return await self.call("browser_match", input)
 
     async def browser_replayable(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """The trajectory to replay without a model: a goal at least 0.85 similar, exactly
-        the same origin, at least one step, successful and within the TTL."""
+        """The trajectory to replay without a model: a goal at least 0.85 (or min_similarity)
+        similar, exactly the same origin, at least one step, successful and within the TTL."""
         return await self.call("browser_replayable", input)
 
     async def browser_reference_text(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -534,8 +549,9 @@ class AsyncStoreOperations:
         return await self.call("browser_sessions", input)
 
     async def browser_knowledge(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """A site's APP KNOWLEDGE block for the prompt: its facts of confidence 0.5 and up,
-        by kind, most confident first; empty when none reaches it."""
+        """A site's block for the prompt, as browser-agent-driver's AppKnowledge renders it:
+        its SESSION HISTORY, then its APP KNOWLEDGE (facts of confidence 0.5 and up, by kind,
+        most confident first); empty when it has neither."""
         return await self.call("browser_knowledge", input)
 
     async def browser_record_selector(self, input: Dict[str, Any]) -> Dict[str, Any]:

@@ -3,6 +3,7 @@
 //! store contract on
 //! SQLite.
 
+mod adopt;
 mod coverage;
 mod divergences;
 mod hints;

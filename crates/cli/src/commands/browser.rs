@@ -34,6 +34,15 @@ enum BrowserCommand {
     /// The scenario that branches from a run in a new session, as JSON.
     Fork(ScenarioArgs),
     /// Reads a `.agent-memory/` directory into the scope.
+    ///
+    /// This fills one scope (`shared` unless `--scope`), which the command line, MCP and the
+    /// packages' `Store` read. The browser-agent-driver drop-in classes of the npm package keep
+    /// one scope per folder they are given (its absolute path: a `TrajectoryStore` folder, the
+    /// folder of a `knowledge.json` or `selectors.json`, `<memory>/agent-runs`) and adopt that
+    /// folder's files themselves the first time they use it; `browser adopt-files --scope
+    /// <that absolute folder>` with `{"kind": "trajectories|knowledge|selectors|runs",
+    /// "path": <folder or file>, "url"?: <the site, for knowledge and selectors>}` does that
+    /// adoption ahead of time.
     Import(DirArgs),
     /// Writes the scope as a `.agent-memory/` directory.
     Export(DirArgs),
@@ -54,7 +63,7 @@ enum BrowserCommand {
 enum RunCommand {
     /// Registers a run: `{"goal", "domain", "start_url"?, "session_id"?, "parent_run_id"?, "run_id"?}`.
     Start(DocumentArgs),
-    /// Records progress: `{"run_id", "status"?, "current_url"?, "turn_count"?, "artifact_paths"?}`.
+    /// Records progress: `{"run_id", "status"?, "current_url"?, "turn_count"?, "artifact_paths"?, "final_url"?, ...}`.
     Update(DocumentArgs),
     /// Finishes a run: `{"run_id", "success", "turn_count", "final_url"?, "summary"?, ...}`.
     Complete(DocumentArgs),

@@ -205,6 +205,40 @@ fn browser(folder: &std::path::Path) -> Vec<Call> {
             "browser_import",
             json!({"dir": folder.join("absent").display().to_string()}),
         ),
+        (
+            "browser_adopt_files",
+            json!({"scope": "adopted", "kind": "trajectories", "path": export}),
+        ),
+        (
+            "browser_adopt_files",
+            json!({"scope": "adopted", "kind": "trajectories", "path": export}),
+        ),
+        (
+            "browser_adopt_files",
+            json!({"scope": "adopted", "kind": "runs",
+                   "path": folder.join("export").join("agent-runs").display().to_string()}),
+        ),
+        (
+            "browser_adopt_files",
+            json!({"scope": "adopted", "kind": "knowledge", "url": "https://shop.test/",
+                   "path": folder.join("export").join("domains").join("shop.test")
+                       .join("knowledge.json").display().to_string()}),
+        ),
+        (
+            "browser_adopt_files",
+            json!({"scope": "adopted", "kind": "selectors",
+                   "path": folder.join("export").join("domains").join("shop.test")
+                       .join("selectors.json").display().to_string()}),
+        ),
+        (
+            "browser_adopt_files",
+            json!({"scope": "adopted", "kind": "trajectories",
+                   "path": folder.join("absent").display().to_string()}),
+        ),
+        (
+            "browser_knowledge",
+            json!({"scope": "adopted", "url": "https://shop.test/"}),
+        ),
         ("browser_prune", json!({"ttl_days": 0})),
         ("browser_prune", json!({"ttl_days": -1})),
     ]

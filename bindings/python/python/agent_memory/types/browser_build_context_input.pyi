@@ -12,7 +12,7 @@ from typing_extensions import NotRequired, TypeAlias
 class BudgetPartInput(TypedDict):
     content: NotRequired[str]
     label: NotRequired[str]
-    priority: NotRequired[int]
+    priority: NotRequired[float]
 
 
 BudgetPolicy: TypeAlias = Literal['stop', 'skip']

@@ -11,6 +11,7 @@ from typing_extensions import NotRequired
 
 class ReplayableInput(TypedDict):
     goal: str
+    min_similarity: NotRequired[float]
     origin: NotRequired[str]
     scope: NotRequired[str]
     ttl_days: NotRequired[float]
