@@ -220,6 +220,29 @@ pub fn notes(env: &Env<'_>, input: NotesInput) -> Result<NotesOutput> {
         }
         limits.max_note_bytes = bytes;
     }
+    // A scope's MEMORY.md is its persistent memory: no write of it may hold a secret.
+    match &input.command {
+        NotesCommand::Create { path, file_text } => {
+            crate::persistent::check_note_write(&scope, path, file_text)?;
+        }
+        NotesCommand::StrReplace { path, new_str, .. } => {
+            crate::persistent::check_note_write(&scope, path, new_str)?;
+        }
+        NotesCommand::Insert {
+            path, insert_text, ..
+        } => crate::persistent::check_note_write(&scope, path, insert_text)?,
+        NotesCommand::Rename { old_path, new_path } => {
+            let moved = agent_memory_notes::MemoryPath::parse(old_path)
+                .ok()
+                .and_then(|p| p.note().cloned());
+            if let Some(note) = moved
+                && let Some(text) = env.store.note_read(&scope, &note)?
+            {
+                crate::persistent::check_note_write(&scope, new_path, &text)?;
+            }
+        }
+        NotesCommand::View { .. } | NotesCommand::Delete { .. } | NotesCommand::Search { .. } => {}
+    }
     let wording = input.sdk.map(Wording::from).unwrap_or_default();
     let notes = Notes::new(env.store, scope.clone())
         .with_secrets(secrets)
@@ -253,6 +276,56 @@ mod tests {
             Ok(out) => Ok(out["text"].as_str().unwrap_or_default().to_owned()),
             Err(e) => Err((e.kind().to_string(), e.message().to_owned())),
         }
+    }
+
+    /// A scope's MEMORY.md is its persistent memory: no notes command writes a secret into
+    /// it (create, str_replace, insert, or a rename onto it), whatever the scope, and the
+    /// refusal never quotes the secret; other notes take any text.
+    #[test]
+    fn no_notes_command_writes_a_secret_into_a_memory_file() {
+        let store = crate::tests::in_memory();
+        let env = crate::tests::env_on(&store);
+        let secret = "api_key: sk-1234567890abcdefghijklmnopqrstuvwxyz";
+        let refused = |input: serde_json::Value| {
+            let (kind, message) = call(&env, input).expect_err("a secret in a memory file");
+            assert_eq!(kind, "invalid_input", "{message}");
+            assert!(!message.contains("sk-1234567890"), "{message}");
+        };
+        for scope in ["global", "app"] {
+            refused(json!({"scope": scope, "command": "create",
+                           "path": "/memories/MEMORY.md", "file_text": secret}));
+        }
+        call(
+            &env,
+            json!({"scope": "app", "command": "create", "path": "/memories/MEMORY.md",
+                   "file_text": "- run the tests\n"}),
+        )
+        .expect("a memory without a secret");
+        refused(
+            json!({"scope": "app", "command": "str_replace", "path": "/memories/MEMORY.md",
+                       "old_str": "run the tests", "new_str": secret}),
+        );
+        refused(
+            json!({"scope": "app", "command": "insert", "path": "/memories/MEMORY.md",
+                       "insert_line": 0, "insert_text": secret}),
+        );
+        call(
+            &env,
+            json!({"scope": "web", "command": "create", "path": "/memories/keys.md",
+                   "file_text": secret}),
+        )
+        .expect("another note takes any text");
+        refused(json!({"scope": "web", "command": "rename",
+                       "old_path": "/memories/keys.md", "new_path": "/memories/MEMORY.md"}));
+        let kept = call(
+            &env,
+            json!({"scope": "app", "command": "view", "path": "/memories/MEMORY.md"}),
+        )
+        .expect("view");
+        assert!(
+            kept.contains("run the tests") && !kept.contains("sk-"),
+            "{kept}"
+        );
     }
 
     #[test]

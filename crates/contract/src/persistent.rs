@@ -186,6 +186,25 @@ fn notes_scope(scope: MemoryScope, project: Option<&str>) -> Result<Scope> {
     }
 }
 
+/// Refuses a `notes` write of `text` to `path` in `scope` when the path is the scope's
+/// persistent memory (`/memories/MEMORY.md`) and the text looks like it holds a secret: the
+/// rule of `turns_memory_write`, whichever operation writes the note. Other paths pass.
+pub fn check_note_write(scope: &Scope, path: &str, text: &str) -> Result<()> {
+    let is_memory = agent_memory_notes::MemoryPath::parse(path)
+        .ok()
+        .and_then(|p| p.note().cloned())
+        .is_some_and(|note| note.as_str() == MEMORY_FILE_NAME);
+    if !is_memory {
+        return Ok(());
+    }
+    let rule = if scope.as_str() == GLOBAL_SCOPE {
+        PersistentScope::Global
+    } else {
+        PersistentScope::Project
+    };
+    Ok(rules::check_write(rule, text)?)
+}
+
 fn memory_note() -> Result<NotePath> {
     Ok(NotePath::new(MEMORY_FILE_NAME)?)
 }
