@@ -1,7 +1,7 @@
 //! The data behind each view of the inspector page, as JSON: the contract's operations where
 //! one answers the question (list, stats, recall, context, the model view, templatize and
-//! lint, forget), and the store's own reads for the rest (a partition's patterns and groups
-//! below the threshold, a pattern's confidence over time, a site's facts and selectors, a
+//! lint, forget, a pattern's confidence over time), and the store's own reads for the rest
+//! (a partition's patterns and groups below the threshold, a site's facts and selectors, a
 //! scope's trajectories and runs, a session's events and recorded calls, a note or a
 //! directory of notes).
 //!
