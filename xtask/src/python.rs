@@ -19,7 +19,9 @@
 //!    installed in that environment, on a redis-server from the machine that the test starts
 //!    on a loopback port and stops (a few seeds, a bounded number of operations each), and
 //!    the Anthropic SDK's own memory tool tests (`test_sdk_memory_tool.py`), from the pinned
-//!    SDK's sdist, which is downloaded once into `target/python/sdk`.
+//!    SDK's sdist, which is downloaded once into `target/python/sdk`, and the README's Python
+//!    examples (`test_readme.py`), each saved as a script in one fresh folder and run there
+//!    with the environment's Python in the README's order, then all again.
 //!
 //! `cargo xtask bench` measures W-traj through the package (`bench`) on a wheel built with
 //! the release profile (not the bench profile: `cargo rustc --profile bench` builds a test
@@ -409,23 +411,23 @@ fn copy_as_source(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Every Python example of the README as a file of its own under
-/// `target/python/readme-examples`, as the README's test runs them: each ```` ```python ````
-/// block, and each ```` ```diff ```` block that uses the package as the file it leaves (its
-/// context and added lines). Returns the folder.
+/// `target/python/readme-examples`, numbered as the README's test numbers them: each
+/// ```` ```python ```` block, and each ```` ```diff ```` block that uses the package as the file
+/// it leaves (its context and added lines), in the README's order. Returns the folder.
 fn readme_examples(root: &Path) -> Result<PathBuf> {
     let readme = std::fs::read_to_string(root.join("README.md")).context("reading README.md")?;
-    let diffs = crate::readme::blocks(&readme, "diff")
+    let examples: Vec<String> = crate::readme::fenced(&readme, &["python", "diff"])
         .into_iter()
-        .filter(|diff| diff.contains("agent_memory"))
-        .map(|diff| {
-            diff.lines()
-                .filter_map(|line| line.strip_prefix(' ').or_else(|| line.strip_prefix('+')))
-                .map(|line| format!("{line}\n"))
-                .collect::<String>()
-        });
-    let examples: Vec<String> = crate::readme::blocks(&readme, "python")
-        .into_iter()
-        .chain(diffs)
+        .filter_map(|(language, code)| match language {
+            "diff" if !code.contains("agent_memory") => None,
+            "diff" => Some(
+                code.lines()
+                    .filter_map(|line| line.strip_prefix(' ').or_else(|| line.strip_prefix('+')))
+                    .map(|line| format!("{line}\n"))
+                    .collect(),
+            ),
+            _ => Some(code),
+        })
         .collect();
     if examples.is_empty() {
         bail!("README.md has no Python example");

@@ -81,29 +81,33 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The code of every ```` ```rust ```` block, in order.
+/// The code of every ```` ```rust ```` block (```` ```rust,no_run ```` too), in order.
 pub(crate) fn rust_blocks(markdown: &str) -> Vec<String> {
-    blocks(markdown, "rust")
+    fenced(markdown, &["rust"])
+        .into_iter()
+        .map(|(_, code)| code)
+        .collect()
 }
 
-/// The code of every fenced block of `language` (```` ```python ````, ```` ```rust,no_run ````),
-/// in order.
-pub(crate) fn blocks(markdown: &str, language: &str) -> Vec<String> {
+/// Every fenced block of one of `languages` (the first word of its info string:
+/// ```` ```rust,no_run ```` is `rust`), in order, with its language.
+pub(crate) fn fenced<'a>(markdown: &str, languages: &[&'a str]) -> Vec<(&'a str, String)> {
     let mut blocks = Vec::new();
     // `None` outside a fenced block; `Some(None)` inside a block of another language;
-    // `Some(Some(code))` inside a block of `language`.
-    let mut block: Option<Option<String>> = None;
+    // `Some(Some((language, code)))` inside a block of one of `languages`.
+    let mut block: Option<Option<(&str, String)>> = None;
     for line in markdown.lines() {
         let is_fence = line.trim_start().starts_with("```");
         match (block.as_mut(), is_fence) {
             (None, true) => {
                 let info = line.trim_start().trim_start_matches('`').trim();
-                let wanted = info.split(',').next() == Some(language);
-                block = Some(wanted.then(String::new));
+                let language = info.split(',').next().unwrap_or_default();
+                let wanted = languages.iter().find(|wanted| **wanted == language);
+                block = Some(wanted.map(|language| (*language, String::new())));
             }
             (None, false) => {}
             (Some(_), true) => blocks.extend(block.take().flatten()),
-            (Some(Some(code)), false) => {
+            (Some(Some((_, code))), false) => {
                 code.push_str(line);
                 code.push('\n');
             }
@@ -155,6 +159,20 @@ mod tests {
         // Lines of a shell block that look like a fence opener must not start a Rust block.
         let markdown = "```sh\necho x\n```\nprose\n```rust\nfn main() {}\n```\n";
         assert_eq!(rust_blocks(markdown), vec!["fn main() {}\n".to_owned()]);
+    }
+
+    #[test]
+    fn blocks_of_several_languages_keep_the_markdown_s_order() {
+        let markdown = "```python\na = 1\n```\n```text\nout\n```\n```diff\n-b\n+c\n```\n\
+                        ```python\nd = 2\n```\n";
+        assert_eq!(
+            fenced(markdown, &["python", "diff"]),
+            vec![
+                ("python", "a = 1\n".to_owned()),
+                ("diff", "-b\n+c\n".to_owned()),
+                ("python", "d = 2\n".to_owned())
+            ]
+        );
     }
 
     #[test]
