@@ -9,10 +9,13 @@
 //! (`ts/`) into `lib/` with `tsc`; `npm pack` makes the tarball; a fresh project under
 //! `target/node-test/` installs it (a copy, not a link to the sources), with the pinned
 //! Anthropic SDK beside it, and runs the package's tests there with node's test runner, then
-//! type-checks an example against the installed declarations with `tsc --noEmit`, and
-//! type-checks, compiles and runs every ```ts block of the README and of the package's own
-//! README against the installed package (never reaching the Anthropic API: the examples run
-//! without `ANTHROPIC_API_KEY`).
+//! type-checks an example against the installed declarations with `tsc --noEmit`. Last come
+//! the ```ts blocks of the README and of the package's own README, each README's as a
+//! newcomer meets them (`scripts/readme-examples.mjs`): a fresh folder made a project by
+//! `npm init -y` (CommonJS), the tarball installed there with the pinned Anthropic SDK, tsx,
+//! TypeScript and @types/node, each block saved as a `.ts` file, all type-checked by `tsc`,
+//! then run by `tsx` in that folder in the README's order, and all again (never reaching the
+//! Anthropic API: the examples run without `ANTHROPIC_API_KEY`).
 //!
 //! `cargo xtask bench` measures W-bad through the package (`bench`): the addon built with the
 //! release profile, packed and installed into a fresh project as above, runs
@@ -31,7 +34,8 @@ use anyhow::{Context, Result, bail};
 use crate::{target_dir, workspace_root};
 
 /// The Anthropic SDK the test project installs beside the package (an optional peer of it):
-/// the memory tool handlers are tested through its `betaMemoryTool` helper and tool runner.
+/// the memory tool handlers are tested through its `betaMemoryTool` helper and tool runner,
+/// and the READMEs' examples use it beside the package as a newcomer would.
 const ANTHROPIC_SDK: &str = "@anthropic-ai/sdk@1.14.0";
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
@@ -88,10 +92,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             Command::new("node")
                 .arg(package.join("scripts/readme-examples.mjs"))
                 .arg(&readme)
-                .arg(project.join(folder))
-                .arg(&tsc)
-                .arg(package.join("node_modules/@types"))
-                .current_dir(&project),
+                .arg(work.join(folder))
+                .arg(&tarball)
+                .arg(ANTHROPIC_SDK),
         )?;
     }
     Ok(())

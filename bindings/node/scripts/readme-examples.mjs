@@ -1,55 +1,79 @@
-// Runs the README's TypeScript examples as a user would: every ```ts block of the README is
-// written to `<folder>/example-N.mts`, type-checked and compiled by `tsc` against the
-// installed package, and each compiled example runs with node in a fresh working folder.
+// Runs a README's TypeScript examples as a newcomer runs them: FOLDER is made afresh, `npm
+// init -y` makes it a project (CommonJS, as npm makes one), `npm install` puts the packed
+// tarball there with tsx, TypeScript, @types/node and PACKAGES (the Anthropic SDK), each
+// ```ts block is saved as `example-N.ts`, `tsc` type-checks them all (strict, module
+// nodenext: in this project they are CommonJS, where a top-level `await` is an error), and
+// `tsx` runs them one by one in FOLDER, in the README's order, then all again, so the second
+// run finds the database the first one left.
 //
-// usage: node readme-examples.mjs README.md FOLDER TSC TYPES
-//   FOLDER must be inside the project that installed the package; TSC is tsc's script and
-//   TYPES the folder holding @types/node (the package's build tools).
+// usage: node readme-examples.mjs README.md FOLDER TARBALL [PACKAGE...]
 
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
-const [readme, folder, tsc, types] = process.argv.slice(2)
-if (!readme || !folder || !tsc || !types) throw new Error('usage: readme-examples.mjs README.md FOLDER TSC TYPES')
+// tsx runs TypeScript as it is, with no build step; pinned so a run next year runs alike.
+const TSX = 'tsx@4.23.15'
+
+const [readme, folder, tarball, ...packages] = process.argv.slice(2)
+if (!readme || !folder || !tarball) throw new Error('usage: readme-examples.mjs README.md FOLDER TARBALL [PACKAGE...]')
 
 const text = readFileSync(readme, 'utf8')
-const blocks = [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1])
-if (blocks.length === 0) throw new Error(`${readme} has no \`\`\`ts examples`)
-
-const out = resolve(folder)
-rmSync(out, { recursive: true, force: true })
-mkdirSync(out, { recursive: true })
-const files = blocks.map((code, i) => {
-  const name = `example-${i + 1}.mts`
-  writeFileSync(join(out, name), code)
-  return name
+const examples = [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match, i) => {
+  const code = match[1]
+  const line = text.slice(0, match.index).split('\n').length
+  const first = code.split('\n').find((l) => l.trim() !== '')
+  return { code, name: `example-${i + 1}.ts`, where: `line ${line} (example ${i + 1}: ${JSON.stringify(first)})` }
 })
+if (examples.length === 0) throw new Error(`${readme} has no \`\`\`ts examples`)
+
+// TypeScript and @types/node at the versions the package itself is built with.
+const { devDependencies } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+const tools = ['typescript', '@types/node'].map((name) => `${name}@${devDependencies[name]}`)
+
+const project = resolve(folder)
+rmSync(project, { recursive: true, force: true })
+mkdirSync(project, { recursive: true })
+const npm = (...args) => execFileSync('npm', args, { cwd: project, stdio: ['ignore', 'ignore', 'inherit'] })
+npm('init', '-y')
+npm('install', '--no-audit', '--no-fund', resolve(tarball), ...packages, TSX, ...tools)
+
+for (const { code, name } of examples) writeFileSync(join(project, name), code)
 writeFileSync(
-  join(out, 'tsconfig.json'),
+  join(project, 'tsconfig.json'),
   JSON.stringify(
     {
-      compilerOptions: { strict: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', outDir: 'dist', types: ['node'], typeRoots: [resolve(types)] },
-      files,
+      compilerOptions: { strict: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', types: ['node'], noEmit: true },
+      files: examples.map(({ name }) => name),
     },
     null,
     2,
   ),
 )
-execFileSync(process.execPath, [tsc, '--project', join(out, 'tsconfig.json')], { stdio: 'inherit' })
-for (const name of files) {
-  const compiled = join(out, 'dist', name.replace(/\.mts$/, '.mjs'))
-  const cwd = mkdtempSync(join(tmpdir(), 'readme-example-'))
-  console.log(`--- README example ${name} (in ${cwd})`)
-  const env = { ...process.env }
-  delete env.AGENT_MEMORY_DB
-  // An example that would call the Anthropic API does so only with a key: never here.
-  delete env.ANTHROPIC_API_KEY
-  try {
-    execFileSync(process.execPath, [compiled], { cwd, stdio: 'inherit', env })
-  } finally {
-    rmSync(cwd, { recursive: true, force: true })
+const tsc = spawnSync(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), '--project', 'tsconfig.json'], {
+  cwd: project,
+  stdio: 'inherit',
+})
+if (tsc.status !== 0) fail(`tsc found errors in the TypeScript examples of ${readme} (saved in ${project})`)
+
+const env = { ...process.env }
+// An example reaches the Anthropic API only with a key: never here. Nor does one read a
+// database named outside it.
+delete env.ANTHROPIC_API_KEY
+delete env.AGENT_MEMORY_DB
+for (const run of ['first', 'second']) {
+  for (const { name, where } of examples) {
+    console.log(`--- ${name}, ${run} run`)
+    const done = spawnSync(join(project, 'node_modules/.bin/tsx'), [name], { cwd: project, stdio: 'inherit', env })
+    if (done.status !== 0) {
+      const how = done.error ? done.error.message : done.signal ? `signal ${done.signal}` : `exit status ${done.status}`
+      fail(`${readme}, ${where}, saved as ${join(project, name)}, failed on the ${run} run (${how})`)
+    }
   }
 }
-console.log(`${files.length} README examples type-checked and ran`)
+console.log(`${examples.length} TypeScript examples of ${readme} type-checked and ran twice in ${project}`)
+
+function fail(message) {
+  console.error(message)
+  process.exit(1)
+}
