@@ -3,7 +3,9 @@
 //! The examples are already doc tests of `agent-memory-kit`; this check goes one step
 //! further and copies each ```` ```rust ```` block, unchanged, into `examples/` of a new
 //! crate under `target/readme-consumer/` that depends on the umbrella crate by path and on
-//! `serde_json`, exactly as the README's dependency block says, then builds and runs each.
+//! `serde_json`, exactly as the README's dependency block says, then builds them and runs
+//! them as a newcomer would: one by one in a fresh folder, in the README's order, then all
+//! again in the same folder.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -58,24 +60,37 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         ],
         &env,
     )?;
-    for index in 1..=examples.len() {
-        let name = format!("readme_{index}");
-        cargo(
-            &consumer,
-            &[
-                "run",
-                "--quiet",
-                "--manifest-path",
-                &manifest_path,
-                "--example",
-                &name,
-            ],
-            &env,
-        )
-        .with_context(|| format!("README example {index} failed"))?;
+    // As a newcomer runs them: in one fresh folder, in the README's order, then all again.
+    let folder = consumer.join("run");
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    for run in ["first", "second"] {
+        for (index, example) in examples.iter().enumerate() {
+            let name = format!("readme_{}", index + 1);
+            let first = example.lines().find(|line| !line.trim().is_empty());
+            cargo(
+                &folder,
+                &[
+                    "run",
+                    "--quiet",
+                    "--manifest-path",
+                    &manifest_path,
+                    "--example",
+                    &name,
+                ],
+                &env,
+            )
+            .with_context(|| {
+                format!(
+                    "README.md example {} ({:?}), examples/{name}.rs, failed on the {run} run in {}",
+                    index + 1,
+                    first.unwrap_or_default(),
+                    folder.display()
+                )
+            })?;
+        }
     }
     println!(
-        "{} README example(s) built and ran in a crate depending on agent-memory-kit",
+        "{} README example(s) built, then ran twice in one folder, in a crate depending on agent-memory-kit",
         examples.len()
     );
     Ok(())
