@@ -143,6 +143,13 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::ui::run(&[])),
         ),
         (
+            // The release's Linux binaries cross-built, checked and tried (aarch64 under
+            // qemu-user), the release workflow linted, and the packages installed from a
+            // fresh clone (after `node`, whose build of the package's lib/ it packs).
+            "dist",
+            Box::new(|| crate::dist::run(&[])),
+        ),
+        (
             // Every library crate and the command line must be publishable as they stand:
             // packaged and built from the packaged sources alone.
             "package",

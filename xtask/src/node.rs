@@ -172,6 +172,18 @@ pub(crate) fn schema_types(check: bool) -> Result<()> {
     )
 }
 
+/// The package built as `npm run build` builds it (the addon for this machine, with the dev
+/// profile, and `lib/`), its build tools installed first when missing.
+pub(crate) fn build_package(package: &Path) -> Result<()> {
+    install_tools(package)?;
+    step(
+        "building the package",
+        Command::new("node")
+            .arg("scripts/build.mjs")
+            .current_dir(package),
+    )
+}
+
 /// `npm ci` when the installed tools are missing or older than the lock file.
 fn install_tools(package: &Path) -> Result<()> {
     let installed = package.join("node_modules/.package-lock.json");

@@ -64,21 +64,35 @@ await writeJsBinding({
   outputDir: here,
 })
 
-if (process.platform !== 'linux' || process.arch !== 'x64') {
-  throw new Error(`this script names the library for linux-x64-gnu only (running on ${process.platform}-${process.arch})`)
-}
+// The addon is named for this machine's platform, as napi-rs's loader (`native.js`) looks for
+// it beside itself: `agent-memory.linux-x64-gnu.node`, `agent-memory.darwin-arm64.node`, ...
+const musl = process.platform === 'linux' && !process.report.getReport().header.glibcVersionRuntime
+const platform =
+  process.platform === 'linux'
+    ? `linux-${process.arch}-${musl ? 'musl' : 'gnu'}`
+    : process.platform === 'win32'
+      ? `win32-${process.arch}-msvc`
+      : `${process.platform}-${process.arch}`
+const libraryFile =
+  process.platform === 'win32'
+    ? 'agent_memory_node.dll'
+    : process.platform === 'darwin'
+      ? 'libagent_memory_node.dylib'
+      : 'libagent_memory_node.so'
 const folder = profile === 'dev' ? 'debug' : profile
-const library = join(targetDir, folder, 'libagent_memory_node.so')
-const addon = join(here, `${pkg.napi.binaryName}.linux-x64-gnu.node`)
+const library = join(targetDir, folder, libraryFile)
+const addon = join(here, `${pkg.napi.binaryName}.${platform}.node`)
 rmSync(addon, { force: true })
 copyFileSync(library, addon)
 if (!existsSync(addon)) throw new Error(`${addon} was not written`)
 // The dev profile's debug information is most of the file; the packed addon does without it.
 // (The copy is stripped, never Cargo's own output, so nothing is rebuilt.)
-try {
-  execFileSync('strip', ['--strip-debug', addon], { stdio: 'inherit' })
-} catch (error) {
-  if (error.code !== 'ENOENT') throw error
+if (process.platform === 'linux') {
+  try {
+    execFileSync('strip', ['--strip-debug', addon], { stdio: 'inherit' })
+  } catch (error) {
+    if (error.code !== 'ENOENT') throw error
+  }
 }
 console.log(`built ${addon} (${profile})`)
 

@@ -22,7 +22,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import * as native from '../native.js'
+import type { NativeStore } from '../native.js'
+import { native } from './native-binding.js'
 import { fromNative } from './errors.js'
 import { InvalidInputError } from './generated/errors.js'
 import { wellFormed } from './plain-json.js'
@@ -246,7 +247,7 @@ type Now = Date | string | number
 
 let chosen: string | undefined
 let frozen: number | undefined
-const open = new Map<string, native.NativeStore>()
+const open = new Map<string, NativeStore>()
 
 /**
  * Makes the drop-in classes use `db` (a SQLite path, `":memory:"` or a postgres:// URL);
@@ -268,7 +269,7 @@ export function useDatabase(db: string, options: { now?: Now } = {}): void {
 }
 
 /** The native store of the database in use, opened once per process (and per frozen clock). */
-function database(): native.NativeStore {
+function database(): NativeStore {
   const key = databaseKey()
   const db = key.slice(key.indexOf('\u0000') + 1)
   let store = open.get(key)

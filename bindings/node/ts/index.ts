@@ -6,7 +6,8 @@
 // rule of the memory lives in the Rust crates under the addon; the methods, their types and
 // the error classes are generated from the contract's operation table (`generated/`).
 
-import * as native from '../native.js'
+import type { NativeStore } from '../native.js'
+import { native } from './native-binding.js'
 import { fromNative } from './errors.js'
 import { InvalidInputError, UsageError } from './generated/errors.js'
 import { METHODS, type MethodEntry } from './generated/methods.js'
@@ -84,10 +85,10 @@ export interface Store extends StoreMethods {}
 
 /** One open database: a SQLite file, a private in-memory database or PostgreSQL. */
 export class Store {
-  readonly #native: native.NativeStore
+  readonly #native: NativeStore
 
   /** Use `Store.open` or `Store.openSync`. */
-  private constructor(nativeStore: native.NativeStore) {
+  private constructor(nativeStore: NativeStore) {
     if (!(nativeStore instanceof native.NativeStore)) {
       throw new UsageError('open a store with Store.open(db) or Store.openSync(db)', 'db')
     }
