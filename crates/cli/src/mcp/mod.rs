@@ -122,7 +122,7 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
                 http::serve(server, address, access).await
             }
             None => {
-                let (read, write) = rmcp::transport::stdio_pipes();
+                let (read, write) = stdio::standard_streams();
                 let running = server
                     .serve(stdio::LineTransport::new(
                         read,
