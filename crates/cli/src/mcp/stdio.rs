@@ -8,8 +8,7 @@
 //! - a line longer than [`MAX_LINE_BYTES`] (4 MiB, what the HTTP door takes in a body): read
 //!   no further than the limit, answered with -32600 "request too large" naming the limit,
 //!   and the rest of it skipped;
-//! - JSON that is not a message: -32600, invalid request.
-//!
+//! - JSON that is not a message: -32600, invalid request;
 //! - a request whose id is that of a request still in flight: -32600, naming the id (the
 //!   service would otherwise lose one of the two answers).
 //!
@@ -124,10 +123,10 @@ impl InFlight {
 /// Standard input and output as the line transport reads and writes them. Each that is a pipe
 /// (as a client that starts the server makes them) is read and written by the runtime's own
 /// I/O driver, set non-blocking; anything else (a file, a terminal) through tokio's standard
-/// streams, which hand each read and each write to a thread of their own and back: on a busy
-/// machine those two hand-offs were a third of a short call's time. Output stays with tokio's
-/// stream when standard error is the same pipe, so a line written there never meets a full,
-/// non-blocking pipe.
+/// streams, which hand each read and each write to a blocking thread and back. Output stays
+/// with tokio's stream when standard error is the same pipe, so a line written there never
+/// meets a full, non-blocking pipe.
+#[cfg(unix)]
 pub(crate) fn standard_streams() -> (
     Box<dyn AsyncRead + Send + Unpin>,
     Box<dyn AsyncWrite + Send + Unpin>,
@@ -158,7 +157,17 @@ pub(crate) fn standard_streams() -> (
     (input, output)
 }
 
+/// Standard input and output as tokio's standard streams.
+#[cfg(not(unix))]
+pub(crate) fn standard_streams() -> (
+    Box<dyn AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+) {
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
 /// Whether two descriptors name the same file (the same pipe, for two ends of one).
+#[cfg(unix)]
 fn same_file(a: &std::os::fd::OwnedFd, b: std::os::fd::OwnedFd) -> bool {
     use std::os::unix::fs::MetadataExt;
     let Ok(a) = a.try_clone().map(std::fs::File::from) else {
