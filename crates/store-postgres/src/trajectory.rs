@@ -16,9 +16,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq, TrajectoryTally,
-    decode_pending,
-    decode_texts, encode_pending, encode_texts, settings_conflict,
+    PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq,
+    TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
 use postgres::Row;

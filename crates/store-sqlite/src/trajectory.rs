@@ -10,8 +10,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns, Seq,
-    TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
+    PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns,
+    Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -878,7 +878,9 @@ fn crystallize_page(
             let trajectory = e.episode.trajectory.as_slice();
             let may_have_tally = stored_groups.contains(fp_id)
                 || (!run.created_tallies.is_empty()
-                    && run.created_tallies.contains(&tally_hash(*fp_id, trajectory)));
+                    && run
+                        .created_tallies
+                        .contains(&tally_hash(*fp_id, trajectory)));
             if may_have_tally && seen_tallies.insert((*fp_id, trajectory)) {
                 let found: Option<(i64, i64, i64)> = tally_stmt
                     .query_row(params![fp_id, encode_trajectory(trajectory)], |row| {

@@ -642,9 +642,13 @@ mod tests {
         let first = loads.begin("a", 2).expect("room");
         let second = loads.begin("a", 2).expect("room");
         assert!(loads.begin("a", 2).is_none(), "a third is refused");
-        let other = loads.begin("b", 2).expect("another session has its own room");
+        let other = loads
+            .begin("b", 2)
+            .expect("another session has its own room");
         drop(first);
-        let again = loads.begin("a", 2).expect("room again once one is answered");
+        let again = loads
+            .begin("a", 2)
+            .expect("room again once one is answered");
         drop((second, again, other));
         assert!(
             loads.0.lock().expect("loads").is_empty(),
@@ -653,7 +657,12 @@ mod tests {
         let refused = too_many_in_flight(2);
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
-        let body = refused.into_body().collect().await.expect("body").to_bytes();
+        let body = refused
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
         let error: serde_json::Value = serde_json::from_slice(&body).expect("JSON-RPC error");
         let message = error["error"]["message"].as_str().unwrap_or_default();
         assert!(

@@ -146,14 +146,14 @@ pub(crate) fn standard_streams() -> (
         (Ok(out), Ok(err)) => same_file(out, err),
         _ => true,
     };
-    let output: Box<dyn AsyncWrite + Send + Unpin> =
-        match stdout.and_then(|fd| match shares_stderr {
-            false => pipe::Sender::from_owned_fd(fd),
-            true => Err(std::io::ErrorKind::Unsupported.into()),
-        }) {
-            Ok(sender) => Box::new(sender),
-            Err(_) => Box::new(tokio::io::stdout()),
-        };
+    let output: Box<dyn AsyncWrite + Send + Unpin> = match stdout.and_then(|fd| match shares_stderr
+    {
+        false => pipe::Sender::from_owned_fd(fd),
+        true => Err(std::io::ErrorKind::Unsupported.into()),
+    }) {
+        Ok(sender) => Box::new(sender),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
     (input, output)
 }
 

@@ -352,4 +352,3 @@ fn send_line(stdin: &mut ChildStdin, line: &str) {
     stdin.write_all(line.as_bytes()).expect("write a line");
     stdin.write_all(b"\n").expect("write a newline");
 }
-

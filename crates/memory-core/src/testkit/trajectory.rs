@@ -602,7 +602,12 @@ fn a_run_in_pages_equals_one_step<S: PatternStore>(store: &S) -> CaseResult {
         (from..from + n)
             .map(|i| {
                 let kind = kinds[(i * 7 + i / 3) % kinds.len()];
-                episode(name, &[("f", kind)], paths[(i * 5 + i / 4) % 3], (i % 11) as i64)
+                episode(
+                    name,
+                    &[("f", kind)],
+                    paths[(i * 5 + i / 4) % 3],
+                    (i % 11) as i64,
+                )
             })
             .collect()
     };
@@ -621,7 +626,11 @@ fn a_run_in_pages_equals_one_step<S: PatternStore>(store: &S) -> CaseResult {
         shown.sort_by(|a, b| a.0.cmp(&b.0));
         shown
     };
-    ensure_eq!(answered(in_pages), answered(at_once), "the patterns answered");
+    ensure_eq!(
+        answered(in_pages),
+        answered(at_once),
+        "the patterns answered"
+    );
     // Sequence numbers differ between the partitions: a tally's first episode is compared
     // by its place in its partition.
     let group_of = |p: &Partition, kind: &str| -> Result<Option<Group>> {
@@ -645,7 +654,9 @@ fn a_run_in_pages_equals_one_step<S: PatternStore>(store: &S) -> CaseResult {
         );
     }
     ensure_eq!(
-        store.episodes_after(&paged, store.watermark(&paged)?, 10)?.len(),
+        store
+            .episodes_after(&paged, store.watermark(&paged)?, 10)?
+            .len(),
         0,
         "the watermark passes every page"
     );
