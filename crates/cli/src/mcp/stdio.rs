@@ -121,11 +121,12 @@ impl InFlight {
 }
 
 /// Standard input and output as the line transport reads and writes them. Each that is a pipe
-/// (as a client that starts the server makes them) is read and written by the runtime's own
-/// I/O driver, set non-blocking; anything else (a file, a terminal) through tokio's standard
-/// streams, which hand each read and each write to a blocking thread and back. Output stays
-/// with tokio's stream when standard error is the same pipe, so a line written there never
-/// meets a full, non-blocking pipe.
+/// or a socket (as a client that starts the server makes them: Node's child processes get
+/// socket pairs) is read and written by the runtime's own I/O driver, set non-blocking;
+/// anything else (a file, a terminal) through tokio's standard streams, which hand each read
+/// and each write to a blocking thread and back. Output stays with tokio's stream when
+/// standard error is the same pipe or socket, so a line written there never meets a full,
+/// non-blocking one.
 #[cfg(unix)]
 pub(crate) fn standard_streams() -> (
     Box<dyn AsyncRead + Send + Unpin>,
@@ -133,28 +134,45 @@ pub(crate) fn standard_streams() -> (
 ) {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
-    let input: Box<dyn AsyncRead + Send + Unpin> = match std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .and_then(pipe::Receiver::from_owned_fd)
-    {
-        Ok(receiver) => Box::new(receiver),
-        Err(_) => Box::new(tokio::io::stdin()),
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned();
+    let input: Box<dyn AsyncRead + Send + Unpin> = match stdin.as_ref().ok().and_then(socket) {
+        Some(socket) => Box::new(socket),
+        None => match stdin.and_then(pipe::Receiver::from_owned_fd) {
+            Ok(receiver) => Box::new(receiver),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
     };
     let stdout = std::io::stdout().as_fd().try_clone_to_owned();
     let shares_stderr = match (&stdout, std::io::stderr().as_fd().try_clone_to_owned()) {
         (Ok(out), Ok(err)) => same_file(out, err),
         _ => true,
     };
-    let output: Box<dyn AsyncWrite + Send + Unpin> = match stdout.and_then(|fd| match shares_stderr
-    {
-        false => pipe::Sender::from_owned_fd(fd),
+    let stdout = stdout.and_then(|fd| match shares_stderr {
+        false => Ok(fd),
         true => Err(std::io::ErrorKind::Unsupported.into()),
-    }) {
-        Ok(sender) => Box::new(sender),
-        Err(_) => Box::new(tokio::io::stdout()),
+    });
+    let output: Box<dyn AsyncWrite + Send + Unpin> = match stdout.as_ref().ok().and_then(socket) {
+        Some(socket) => Box::new(socket),
+        None => match stdout.and_then(pipe::Sender::from_owned_fd) {
+            Ok(sender) => Box::new(sender),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
     };
     (input, output)
+}
+
+/// `fd` as a non-blocking stream the runtime drives, when it is a socket.
+#[cfg(unix)]
+fn socket(fd: &std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::File::from(fd.try_clone().ok()?);
+    if !file.metadata().ok()?.file_type().is_socket() {
+        return None;
+    }
+    // Reads and writes of any stream socket are plain `read` and `write` calls.
+    let stream = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+    stream.set_nonblocking(true).ok()?;
+    tokio::net::UnixStream::from_std(stream).ok()
 }
 
 /// Standard input and output as tokio's standard streams.
