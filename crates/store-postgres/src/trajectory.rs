@@ -16,8 +16,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStats, PatternStore, Seq, TrajectoryTally, decode_pending,
-    decode_texts, encode_pending, encode_texts, settings_conflict,
+    PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq,
+    TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
 use postgres::Row;
@@ -352,93 +352,121 @@ impl EpisodeStore for PostgresStore {
     }
 }
 
+/// Applies `step` to one page of a crystallize run's episodes, inside the run's
+/// transaction: reads the state of the groups they touch (as the run's earlier pages wrote
+/// it), writes `step`'s output and notes it in `patterns`.
+fn crystallize_page(
+    tx: &mut Tx<'_>,
+    name: &str,
+    episodes: Vec<Episode>,
+    step: CrystallizeStep<'_>,
+    patterns: &mut ReinforcedPatterns,
+) -> std::result::Result<(), Fail> {
+    let mut fingerprints: HashMap<&str, &Fingerprint> = HashMap::new();
+    for e in &episodes {
+        fingerprints
+            .entry(e.episode.fingerprint.as_key())
+            .or_insert(&e.episode.fingerprint);
+    }
+    let keys: Vec<&str> = fingerprints.keys().copied().collect();
+    let mut input = CrystallizeInput::default();
+    let mut stored: HashSet<String> = HashSet::new();
+    for row in tx.query(
+        concat!(
+            "SELECT ",
+            group_columns!(),
+            " FROM trajectory_group WHERE partition = $1 AND fingerprint = ANY($2::text[])"
+        ),
+        &[&name, &keys],
+    )? {
+        let key: &str = row.get(0);
+        let group = decode_group(&row, fingerprints.get(key).copied())?;
+        stored.insert(key.to_owned());
+        input.groups.push(group);
+    }
+    // Tallies are written with their group, so only stored groups have any to read.
+    let mut pairs: HashSet<(&str, &[String])> = HashSet::new();
+    let mut tally_keys = Vec::new();
+    let mut tally_trajectories = Vec::new();
+    for e in &episodes {
+        let key = e.episode.fingerprint.as_key();
+        if stored.contains(key) && pairs.insert((key, e.episode.trajectory.as_slice())) {
+            tally_keys.push(key);
+            tally_trajectories.push(encode_trajectory(&e.episode.trajectory));
+        }
+    }
+    if !tally_keys.is_empty() {
+        for row in tx.query(
+            "SELECT t.fingerprint, t.trajectory, t.count, t.newest, t.first_seq \
+             FROM trajectory_tally t \
+             JOIN unnest($2::text[], $3::text[]) AS q(f, tr) \
+               ON t.fingerprint = q.f AND t.trajectory = q.tr \
+             WHERE t.partition = $1",
+            &[&name, &tally_keys, &tally_trajectories],
+        )? {
+            input.tallies.push((
+                row.get(0),
+                TrajectoryTally {
+                    trajectory: decode_trajectory(row.get(1))?,
+                    count: seq_from_sql(row.get(2), "trajectory_tally")?,
+                    newest: Timestamp::from_millis(row.get(3)),
+                    first_seq: seq_from_sql(row.get(4), "trajectory_tally")?,
+                },
+            ));
+        }
+    }
+    drop((fingerprints, keys, pairs, tally_keys, tally_trajectories));
+    input.episodes = episodes;
+    patterns.touch(&input.episodes);
+    let output = step(&input)?;
+    write_output(tx, name, &input, &output)?;
+    patterns.written(&output);
+    Ok(())
+}
+
 impl PatternStore for PostgresStore {
     fn crystallize_with(
         &self,
         partition: &Partition,
         step: CrystallizeStep<'_>,
     ) -> Result<Vec<Pattern>> {
+        self.crystallize_in_pages(partition, usize::MAX, step)
+    }
+
+    fn crystallize_in_pages(
+        &self,
+        partition: &Partition,
+        page: usize,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>> {
         let name = partition.as_str();
+        let page = page.max(1);
         self.write("crystallize", |tx| {
             lock_partition(tx, name, true)?;
             let watermark = watermark_of(&mut *tx, name)?;
-            let episodes = read_episodes(&mut *tx, partition, watermark, usize::MAX)?;
-            let Some(last) = episodes.last().map(|e| e.seq) else {
+            let mut patterns = ReinforcedPatterns::default();
+            let mut last = watermark;
+            loop {
+                let episodes = read_episodes(&mut *tx, partition, last, page)?;
+                let Some(seq) = episodes.last().map(|e| e.seq) else {
+                    break;
+                };
+                let more = episodes.len() == page;
+                crystallize_page(tx, name, episodes, step, &mut patterns)?;
+                last = seq;
+                if !more {
+                    break;
+                }
+            }
+            if last == watermark {
                 return Ok(Vec::new());
-            };
-            let mut fingerprints: HashMap<&str, &Fingerprint> = HashMap::new();
-            for e in &episodes {
-                fingerprints
-                    .entry(e.episode.fingerprint.as_key())
-                    .or_insert(&e.episode.fingerprint);
             }
-            let keys: Vec<&str> = fingerprints.keys().copied().collect();
-            let mut input = CrystallizeInput::default();
-            let mut stored: HashSet<String> = HashSet::new();
-            for row in tx.query(
-                concat!(
-                    "SELECT ",
-                    group_columns!(),
-                    " FROM trajectory_group WHERE partition = $1 AND fingerprint = ANY($2::text[])"
-                ),
-                &[&name, &keys],
-            )? {
-                let key: &str = row.get(0);
-                let group = decode_group(&row, fingerprints.get(key).copied())?;
-                stored.insert(key.to_owned());
-                input.groups.push(group);
-            }
-            // Tallies are written with their group, so only stored groups have any to read.
-            let mut pairs: HashSet<(&str, &[String])> = HashSet::new();
-            let mut tally_keys = Vec::new();
-            let mut tally_trajectories = Vec::new();
-            for e in &episodes {
-                let key = e.episode.fingerprint.as_key();
-                if stored.contains(key) && pairs.insert((key, e.episode.trajectory.as_slice())) {
-                    tally_keys.push(key);
-                    tally_trajectories.push(encode_trajectory(&e.episode.trajectory));
-                }
-            }
-            if !tally_keys.is_empty() {
-                for row in tx.query(
-                    "SELECT t.fingerprint, t.trajectory, t.count, t.newest, t.first_seq \
-                     FROM trajectory_tally t \
-                     JOIN unnest($2::text[], $3::text[]) AS q(f, tr) \
-                       ON t.fingerprint = q.f AND t.trajectory = q.tr \
-                     WHERE t.partition = $1",
-                    &[&name, &tally_keys, &tally_trajectories],
-                )? {
-                    input.tallies.push((
-                        row.get(0),
-                        TrajectoryTally {
-                            trajectory: decode_trajectory(row.get(1))?,
-                            count: seq_from_sql(row.get(2), "trajectory_tally")?,
-                            newest: Timestamp::from_millis(row.get(3)),
-                            first_seq: seq_from_sql(row.get(4), "trajectory_tally")?,
-                        },
-                    ));
-                }
-            }
-            input.episodes = episodes;
-            let output = step(&input)?;
-            write_output(tx, name, &input, &output)?;
             tx.execute(
                 "INSERT INTO trajectory_watermark (partition, seq) VALUES ($1, $2) \
                  ON CONFLICT (partition) DO UPDATE SET seq = EXCLUDED.seq",
                 &[&name, &seq_to_sql(last)],
             )?;
-            // By key, as stored: a later state of a group wins over an earlier one.
-            let written: HashMap<&str, &Group> = output
-                .groups
-                .iter()
-                .map(|g| (g.fingerprint.as_key(), g))
-                .collect();
-            Ok(output
-                .reinforced
-                .iter()
-                .filter_map(|fp| written.get(fp.as_key()))
-                .filter_map(|g| Pattern::of_group(partition, g))
-                .collect())
+            Ok(patterns.patterns(partition))
         })
     }
 

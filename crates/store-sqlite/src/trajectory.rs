@@ -10,8 +10,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, Seq,
-    TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
+    PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns,
+    Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -807,114 +807,184 @@ impl EpisodeStore for SqliteStore {
     }
 }
 
+/// What a crystallize run keeps between its pages: per group it touched, not per episode.
+#[derive(Default)]
+struct CrystallizeRun {
+    /// Whether each group the run touched, by interned id, was stored before the run (then
+    /// its stored tallies are read as they always were).
+    stored_before: HashMap<i64, bool>,
+    /// A hash of each `(group, trajectory)` tally the run wrote in a group it created, so a
+    /// later page reads only those of its pairs that may have a stored tally (a collision
+    /// costs one read that finds nothing).
+    created_tallies: HashSet<u64>,
+    /// The patterns to answer with.
+    patterns: ReinforcedPatterns,
+}
+
+/// The hash [`CrystallizeRun::created_tallies`] keeps of a tally.
+fn tally_hash(fp_id: i64, trajectory: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (fp_id, trajectory).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Applies `step` to one page of a run's episodes, inside the run's transaction: reads the
+/// state of the groups they touch (as the run's earlier pages wrote it) and writes `step`'s
+/// output.
+fn crystallize_page(
+    tx: &Connection,
+    episodes: Vec<(i64, Episode)>,
+    step: CrystallizeStep<'_>,
+    run: &mut CrystallizeRun,
+) -> Result<()> {
+    let op = "crystallize";
+    let sql = |e| to_core(op, e);
+    let mut fp_ids: HashMap<String, i64> = HashMap::new();
+    let mut input = CrystallizeInput::default();
+    let mut seen_tallies: HashSet<(i64, &[String])> = HashSet::new();
+    let mut stored_groups: HashSet<i64> = HashSet::new();
+    {
+        let mut group_stmt = tx
+            .prepare_cached(&format!(
+                "SELECT {GROUP_COLUMNS} FROM trajectory_group g \
+                 JOIN trajectory_fingerprint f ON f.id = g.fp_id WHERE g.fp_id = ?1"
+            ))
+            .map_err(sql)?;
+        let mut tally_stmt = tx
+            .prepare_cached(
+                "SELECT count, newest, first_seq FROM trajectory_tally \
+                 WHERE fp_id = ?1 AND trajectory = ?2",
+            )
+            .map_err(sql)?;
+        for (fp_id, e) in &episodes {
+            let fingerprint = &e.episode.fingerprint;
+            if !fp_ids.contains_key(fingerprint.as_key()) {
+                let row = group_stmt
+                    .query_row([fp_id], group_row)
+                    .optional()
+                    .map_err(sql)?;
+                let stored_before = *run.stored_before.entry(*fp_id).or_insert(row.is_some());
+                if let Some(row) = row {
+                    input.groups.push(row.decode_as(fingerprint.clone())?);
+                    if stored_before {
+                        stored_groups.insert(*fp_id);
+                    }
+                }
+                fp_ids.insert(fingerprint.key(), *fp_id);
+            }
+            // Tallies are written with their group, so a new group has none to read but
+            // those an earlier page of this run wrote.
+            let trajectory = e.episode.trajectory.as_slice();
+            let may_have_tally = stored_groups.contains(fp_id)
+                || (!run.created_tallies.is_empty()
+                    && run
+                        .created_tallies
+                        .contains(&tally_hash(*fp_id, trajectory)));
+            if may_have_tally && seen_tallies.insert((*fp_id, trajectory)) {
+                let found: Option<(i64, i64, i64)> = tally_stmt
+                    .query_row(params![fp_id, encode_trajectory(trajectory)], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .optional()
+                    .map_err(sql)?;
+                if let Some((count, newest, first_seq)) = found {
+                    input.tallies.push((
+                        fingerprint.key(),
+                        TrajectoryTally {
+                            trajectory: trajectory.to_vec(),
+                            count: seq_from_sql(count, "trajectory_tally")?,
+                            newest: Timestamp::from_millis(newest),
+                            first_seq: seq_from_sql(first_seq, "trajectory_tally")?,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    input.episodes = episodes.into_iter().map(|(_, e)| e).collect();
+    run.patterns.touch(&input.episodes);
+    let output = step(&input)?;
+    drop(input);
+    run.patterns.written(&output);
+    let id_of = |key: &str| {
+        fp_ids.get(key).copied().ok_or_else(|| {
+            Error::invalid_input(
+                "crystallize output",
+                format!("fingerprint {key:?} has no new episode in this run"),
+            )
+        })
+    };
+    for group in &output.groups {
+        write_group(tx, id_of(group.fingerprint.as_key())?, group).map_err(sql)?;
+    }
+    let mut upsert = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO trajectory_tally (fp_id, trajectory, count, newest, first_seq) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(sql)?;
+    for (key, tally) in &output.tallies {
+        let fp_id = fp_ids.get(key).copied().ok_or_else(|| {
+            Error::invalid_input(
+                "crystallize output",
+                format!("tally of fingerprint {key:?} has no new episode in this run"),
+            )
+        })?;
+        upsert
+            .execute(params![
+                fp_id,
+                encode_trajectory(&tally.trajectory),
+                seq_to_sql(tally.count),
+                tally.newest.as_millis(),
+                seq_to_sql(tally.first_seq),
+            ])
+            .map_err(sql)?;
+        if run.stored_before.get(&fp_id) == Some(&false) {
+            run.created_tallies
+                .insert(tally_hash(fp_id, &tally.trajectory));
+        }
+    }
+    Ok(())
+}
+
 impl PatternStore for SqliteStore {
     fn crystallize_with(
         &self,
         partition: &Partition,
         step: CrystallizeStep<'_>,
     ) -> Result<Vec<Pattern>> {
+        self.crystallize_in_pages(partition, usize::MAX, step)
+    }
+
+    fn crystallize_in_pages(
+        &self,
+        partition: &Partition,
+        page: usize,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>> {
         let op = "crystallize";
         let sql = |e| to_core(op, e);
         let name = partition.as_str();
+        let page = page.max(1);
         self.write(op, |tx| {
             let watermark = watermark_of(tx, name).map_err(sql)?;
-            let episodes = read_episodes(tx, partition, watermark, usize::MAX)?;
-            let Some(last) = episodes.last().map(|(_, e)| e.seq) else {
+            let mut run = CrystallizeRun::default();
+            let mut last = watermark;
+            loop {
+                let episodes = read_episodes(tx, partition, last, page)?;
+                let Some(seq) = episodes.last().map(|(_, e)| e.seq) else {
+                    break;
+                };
+                let more = episodes.len() == page;
+                crystallize_page(tx, episodes, step, &mut run)?;
+                last = seq;
+                if !more {
+                    break;
+                }
+            }
+            if last == watermark {
                 return Ok(Vec::new());
-            };
-            let mut fp_ids: HashMap<String, i64> = HashMap::new();
-            let mut input = CrystallizeInput::default();
-            let mut seen_tallies: HashSet<(i64, &[String])> = HashSet::new();
-            let mut stored_groups: HashSet<i64> = HashSet::new();
-            {
-                let mut group_stmt = tx
-                    .prepare_cached(&format!(
-                        "SELECT {GROUP_COLUMNS} FROM trajectory_group g \
-                         JOIN trajectory_fingerprint f ON f.id = g.fp_id WHERE g.fp_id = ?1"
-                    ))
-                    .map_err(sql)?;
-                let mut tally_stmt = tx
-                    .prepare_cached(
-                        "SELECT count, newest, first_seq FROM trajectory_tally \
-                         WHERE fp_id = ?1 AND trajectory = ?2",
-                    )
-                    .map_err(sql)?;
-                for (fp_id, e) in &episodes {
-                    let fingerprint = &e.episode.fingerprint;
-                    if !fp_ids.contains_key(fingerprint.as_key()) {
-                        let row = group_stmt
-                            .query_row([fp_id], group_row)
-                            .optional()
-                            .map_err(sql)?;
-                        if let Some(row) = row {
-                            input.groups.push(row.decode_as(fingerprint.clone())?);
-                            stored_groups.insert(*fp_id);
-                        }
-                        fp_ids.insert(fingerprint.key(), *fp_id);
-                    }
-                    // Tallies are written with their group, so a new group has none to read.
-                    if stored_groups.contains(fp_id)
-                        && seen_tallies.insert((*fp_id, e.episode.trajectory.as_slice()))
-                    {
-                        let found: Option<(i64, i64, i64)> = tally_stmt
-                            .query_row(
-                                params![fp_id, encode_trajectory(&e.episode.trajectory)],
-                                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                            )
-                            .optional()
-                            .map_err(sql)?;
-                        if let Some((count, newest, first_seq)) = found {
-                            input.tallies.push((
-                                fingerprint.key(),
-                                TrajectoryTally {
-                                    trajectory: e.episode.trajectory.clone(),
-                                    count: seq_from_sql(count, "trajectory_tally")?,
-                                    newest: Timestamp::from_millis(newest),
-                                    first_seq: seq_from_sql(first_seq, "trajectory_tally")?,
-                                },
-                            ));
-                        }
-                    }
-                }
-            }
-            input.episodes = episodes.into_iter().map(|(_, e)| e).collect();
-            let output = step(&input)?;
-            let id_of = |fp: &Fingerprint| {
-                let key = fp.as_key();
-                fp_ids.get(key).copied().ok_or_else(|| {
-                    Error::invalid_input(
-                        "crystallize output",
-                        format!("fingerprint {key:?} has no new episode in this run"),
-                    )
-                })
-            };
-            for group in &output.groups {
-                write_group(tx, id_of(&group.fingerprint)?, group).map_err(sql)?;
-            }
-            {
-                let mut upsert = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO trajectory_tally (fp_id, trajectory, count, newest, first_seq) \
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )
-                    .map_err(sql)?;
-                for (key, tally) in &output.tallies {
-                    let fp_id = fp_ids.get(key).copied().ok_or_else(|| {
-                        Error::invalid_input(
-                            "crystallize output",
-                            format!("tally of fingerprint {key:?} has no new episode in this run"),
-                        )
-                    })?;
-                    upsert
-                        .execute(params![
-                            fp_id,
-                            encode_trajectory(&tally.trajectory),
-                            seq_to_sql(tally.count),
-                            tally.newest.as_millis(),
-                            seq_to_sql(tally.first_seq),
-                        ])
-                        .map_err(sql)?;
-                }
             }
             tx.prepare_cached(
                 "INSERT INTO trajectory_watermark (partition, seq) VALUES (?1, ?2) \
@@ -922,18 +992,7 @@ impl PatternStore for SqliteStore {
             )
             .and_then(|mut stmt| stmt.execute(params![name, seq_to_sql(last)]))
             .map_err(sql)?;
-            // By key, as stored: a later state of a group wins over an earlier one.
-            let written: HashMap<&str, &Group> = output
-                .groups
-                .iter()
-                .map(|g| (g.fingerprint.as_key(), g))
-                .collect();
-            Ok(output
-                .reinforced
-                .iter()
-                .filter_map(|fp| written.get(fp.as_key()))
-                .filter_map(|g| Pattern::of_group(partition, g))
-                .collect())
+            Ok(run.patterns.patterns(partition))
         })
     }
 

@@ -1,5 +1,6 @@
-//! W-traj on SQLite files: record (single and batched), first and second crystallize,
-//! crystallize after 1% new episodes, recall; plus the figures criterion cannot express
+//! W-traj on SQLite files: record (single and batched), first crystallize (beside the same
+//! run as one step over every episode, its baseline), second crystallize, crystallize after 1%
+//! new episodes, recall; plus the figures criterion cannot express
 //! (recall p50/p99, database bytes per episode) appended to `bench-figures/W-traj.jsonl`.
 //!
 //! The same figures are measured on PostgreSQL in the same run (workload
@@ -430,6 +431,25 @@ fn main() {
                     fm
                 },
                 |fm| fm.crystallize(&part).expect("crystallize"),
+                BatchSize::PerIteration,
+            );
+        });
+        // The same run as one step over every episode, as crystallize ran before it read
+        // them a page at a time: the baseline of the row above, measured in the same run.
+        group.bench_function(BenchmarkId::new("one-step", n), |b| {
+            b.iter_batched(
+                || {
+                    remove_db(&dir.path().join(format!("first-{n}-{fresh}.db")));
+                    fresh += 1;
+                    let fm = open(&dir.path().join(format!("first-{n}-{fresh}.db")));
+                    record(&fm, &w, &p, 0..n, CHUNK);
+                    fm
+                },
+                |fm| {
+                    fm.store()
+                        .crystallize_with(&part, &|input| fm.step(input))
+                        .expect("crystallize")
+                },
                 BatchSize::PerIteration,
             );
         });

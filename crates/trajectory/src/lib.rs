@@ -44,4 +44,7 @@ pub use agent_memory_core::store::trajectory::{Episode, Fingerprint, Pattern, Pa
 pub use config::{Config, Weights};
 pub use error::{Error, Result};
 pub use fingerprint::{compute_fingerprint, compute_fingerprint_json, compute_fingerprint_of};
-pub use memory::{CrystallizeHooks, EpisodeRecord, RecallOptions, ScoredPattern, TrajectoryMemory};
+pub use memory::{
+    CRYSTALLIZE_PAGE, CrystallizeHooks, EpisodeRecord, RecallOptions, ScoredPattern,
+    TrajectoryMemory,
+};

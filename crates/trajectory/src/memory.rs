@@ -120,6 +120,11 @@ pub trait CrystallizeHooks {
     ) -> agent_memory_core::Result<Vec<Option<Vec<String>>>>;
 }
 
+/// How many new episodes [`TrajectoryMemory::crystallize`] reads and steps at a time: a
+/// page of this many episodes is about 10 MB in memory, and the run's per-page costs (each
+/// touched group read and written once per page) are spread over enough episodes to vanish.
+pub const CRYSTALLIZE_PAGE: usize = 10_000;
+
 /// Procedural memory over a [`PatternStore`].
 pub struct TrajectoryMemory<S, C> {
     store: S,
@@ -265,10 +270,15 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
     /// Crystallizes `partition`: every episode recorded since the last run is observed once,
     /// into the pattern of its fingerprint group (created when the group reaches the
     /// threshold). Returns the patterns created or reinforced.
+    ///
+    /// The new episodes are read [`CRYSTALLIZE_PAGE`] at a time, each page stepped with the
+    /// state the pages before it left, all in one atomic step: the step is incremental, so
+    /// the result is that of one step over them all, and a run's memory stays bounded
+    /// however many episodes wait.
     pub fn crystallize(&self, partition: &Partition) -> Result<Vec<Pattern>> {
         Ok(self
             .store
-            .crystallize_with(partition, &|input| self.step(input))?)
+            .crystallize_in_pages(partition, CRYSTALLIZE_PAGE, &|input| self.step(input))?)
     }
 
     /// [`crystallize`](Self::crystallize) with the caller's `hooks` deciding each new

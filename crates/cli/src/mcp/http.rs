@@ -14,9 +14,12 @@
 //! arrive within [`HEADER_READ_TIMEOUT`] and its body within [`BODY_READ_TIMEOUT`], at most
 //! `--max-connections` are open at once, and when one more arrives the connection that has
 //! waited longest for a request is closed to make room. Accepting fails for want of
-//! descriptors make room the same way, then wait a little longer each time.
+//! descriptors make room the same way, then wait a little longer each time. A session has at
+//! most `--max-in-flight` requests being answered at once (each counted until its response
+//! body ends); one more gets 429 with a JSON-RPC error naming the limit, so one client's flood
+//! over many connections holds no more than that.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -64,6 +67,8 @@ pub(crate) struct Access {
     pub(crate) max_connections: usize,
     /// The most MCP sessions at once.
     pub(crate) max_sessions: usize,
+    /// The most requests of one session being answered at once.
+    pub(crate) max_in_flight: usize,
 }
 
 pub(crate) type Body = BoxBody<Bytes, Infallible>;
@@ -81,6 +86,49 @@ struct Gate {
     local_hosts_only: bool,
     /// The `--allow-origin` origins.
     origins: Vec<AllowedOrigin>,
+    /// The requests each session has being answered.
+    loads: Arc<SessionLoads>,
+    /// The most requests of one session being answered at once.
+    max_in_flight: usize,
+}
+
+/// The requests each session has being answered, by session id (sessions with none are
+/// not kept).
+#[derive(Default)]
+struct SessionLoads(Mutex<HashMap<String, usize>>);
+
+/// One request of a session counted in flight until dropped, with the end of its response.
+struct InFlight {
+    loads: Arc<SessionLoads>,
+    session: String,
+}
+
+impl SessionLoads {
+    /// Counts one more request of `session`; `None` when it already has `limit`.
+    fn begin(self: &Arc<Self>, session: &str, limit: usize) -> Option<InFlight> {
+        let mut loads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = loads.entry(session.to_owned()).or_insert(0);
+        if *count >= limit {
+            return None;
+        }
+        *count += 1;
+        Some(InFlight {
+            loads: Arc::clone(self),
+            session: session.to_owned(),
+        })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut loads = self.loads.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = loads.get_mut(&self.session) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                loads.remove(&self.session);
+            }
+        }
+    }
 }
 
 pub(crate) fn plain(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
@@ -243,7 +291,25 @@ impl Gate {
         let opens_session =
             request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
         if !opens_session {
-            return self.service.handle(request).await;
+            let session = request
+                .headers()
+                .get("mcp-session-id")
+                .map(|id| String::from_utf8_lossy(id.as_bytes()).into_owned());
+            // A GET is the session's standing stream of server messages, not a request.
+            let (&Method::POST, Some(session)) = (request.method(), session) else {
+                return self.service.handle(request).await;
+            };
+            let Some(in_flight) = self.loads.begin(&session, self.max_in_flight) else {
+                return too_many_in_flight(self.max_in_flight);
+            };
+            // Counted until the response's body (perhaps a stream) is done.
+            return self.service.handle(request).await.map(|body| {
+                body.map_frame(move |frame| {
+                    let _ = &in_flight;
+                    frame
+                })
+                .boxed()
+            });
         }
         let _one = self.creating.lock().await;
         if self.sessions.sessions.read().await.len() >= self.max_sessions {
@@ -285,19 +351,36 @@ fn too_many_sessions(limit: usize) -> Response<Body> {
          Mcp-Session-Id), wait for an idle one to expire (5 minutes), or start the server with \
          a higher --max-sessions"
     );
+    json_error(StatusCode::SERVICE_UNAVAILABLE, &message, "5")
+}
+
+/// `status` with a JSON-RPC error of `message` and a `Retry-After` of `seconds`.
+fn json_error(status: StatusCode, message: &str, seconds: &'static str) -> Response<Body> {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
         "error": {"code": -32000, "message": message},
     });
-    let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, body.to_string());
+    let mut response = plain(status, body.to_string());
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
     );
-    headers.insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+    headers.insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from_static(seconds),
+    );
     response
+}
+
+/// 429 with a JSON-RPC error naming the limit and the flag that sets it.
+fn too_many_in_flight(limit: usize) -> Response<Body> {
+    let message = format!(
+        "too many requests: this session has {limit} requests being answered; send the next \
+         when one is answered, or start the server with a higher --max-in-flight"
+    );
+    json_error(StatusCode::TOO_MANY_REQUESTS, &message, "1")
 }
 
 /// One open connection, as the limit sees it.
@@ -425,6 +508,8 @@ pub(crate) async fn serve(server: MemoryServer, address: SocketAddr, access: Acc
         // token, required there, is what keeps other pages and hosts out.
         local_hosts_only: address.ip().is_loopback(),
         origins,
+        loads: Arc::new(SessionLoads::default()),
+        max_in_flight: access.max_in_flight.max(1),
     });
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -550,6 +635,41 @@ fn terminate_signal() -> Result<tokio::signal::unix::Signal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_session_has_at_most_its_limit_in_flight() {
+        let loads = Arc::new(SessionLoads::default());
+        let first = loads.begin("a", 2).expect("room");
+        let second = loads.begin("a", 2).expect("room");
+        assert!(loads.begin("a", 2).is_none(), "a third is refused");
+        let other = loads
+            .begin("b", 2)
+            .expect("another session has its own room");
+        drop(first);
+        let again = loads
+            .begin("a", 2)
+            .expect("room again once one is answered");
+        drop((second, again, other));
+        assert!(
+            loads.0.lock().expect("loads").is_empty(),
+            "sessions with nothing in flight are not kept"
+        );
+        let refused = too_many_in_flight(2);
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
+        let body = refused
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let error: serde_json::Value = serde_json::from_slice(&body).expect("JSON-RPC error");
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("2 requests") && message.contains("--max-in-flight"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn tokens_compare_whole() {

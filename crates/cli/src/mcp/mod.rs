@@ -59,6 +59,16 @@ pub(crate) struct McpArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     max_sessions: u32,
+    /// The most requests a client may have in flight (read, not yet answered). On stdio the
+    /// server reads no further until one is answered, so more wait in the pipe, not in its
+    /// memory; over HTTP a session's request beyond it gets 429.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = stdio::DEFAULT_MAX_IN_FLIGHT,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_in_flight: u32,
     /// Serve only these families of tools, comma-separated: `notes`, `trajectory`, `browser`,
     /// `turns`, `recording`, `admin` (list, forget, stats). Default: all of them. Fewer tools
     /// keep a client's context small.
@@ -107,13 +117,18 @@ pub(crate) fn run(args: &McpArgs, global: &GlobalArgs) -> Result<()> {
                     origins: args.allow_origin.clone(),
                     max_connections: args.max_connections as usize,
                     max_sessions: args.max_sessions as usize,
+                    max_in_flight: args.max_in_flight as usize,
                 };
                 http::serve(server, address, access).await
             }
             None => {
-                let (read, write) = rmcp::transport::stdio_pipes();
+                let (read, write) = stdio::standard_streams();
                 let running = server
-                    .serve(stdio::LineTransport::new(read, write))
+                    .serve(stdio::LineTransport::new(
+                        read,
+                        write,
+                        args.max_in_flight as usize,
+                    ))
                     .await
                     .context("starting MCP on stdio")?;
                 running.waiting().await.context("serving MCP on stdio")?;

@@ -1,10 +1,11 @@
 //! [`MemoryServer`]: the MCP server handler over one open database. Every call runs its
-//! operation on a blocking thread (the store is synchronous), each store call one
+//! operation in place on its worker thread (the store is synchronous), each store call one
 //! transaction; calls that write are serialized by a write gate within this process. The
 //! gate is not what keeps a session's log valid: a turns append checks its position in the
 //! store's atomic step (`SessionStore::session_append_at`), which holds across processes,
 //! servers and hosts too.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::database::Database;
@@ -159,17 +160,28 @@ impl ServerHandler for MemoryServer {
             ));
         };
         let arguments = request.arguments.unwrap_or_default();
-        let shared = Arc::clone(&self.shared);
-        // The operation runs to its end even if the client goes away: what it wrote is
-        // committed, so nothing acknowledged is lost.
-        let outcome = tokio::task::spawn_blocking(move || run(&shared, index, arguments)).await;
+        // The operation runs on this worker thread, whose other tasks tokio hands to another
+        // worker meanwhile (`block_in_place`), rather than on a blocking thread woken for it
+        // and back: a short call's two hand-offs cost as much as its work on a busy machine.
+        // It runs to its end even if the client goes away (a future blocked in its poll is
+        // not dropped midway): what it wrote is committed, so nothing acknowledged is lost.
+        let outcome = tokio::task::block_in_place(|| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| run(&self.shared, index, arguments)))
+        });
         let result = match outcome {
             Ok(Ok(value)) => CallToolResult::structured(value),
             Ok(Err(error)) => failure(&error, &self.database()),
-            Err(join) => failure(
-                &anyhow::anyhow!("the {} call stopped: {join}", request.name),
-                &self.database(),
-            ),
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "it panicked".to_owned());
+                failure(
+                    &anyhow::anyhow!("the {} call stopped: {why}", request.name),
+                    &self.database(),
+                )
+            }
         };
         Ok(result.into())
     }

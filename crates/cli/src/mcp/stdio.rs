@@ -8,7 +8,9 @@
 //! - a line longer than [`MAX_LINE_BYTES`] (4 MiB, what the HTTP door takes in a body): read
 //!   no further than the limit, answered with -32600 "request too large" naming the limit,
 //!   and the rest of it skipped;
-//! - JSON that is not a message: -32600, invalid request.
+//! - JSON that is not a message: -32600, invalid request;
+//! - a request whose id is that of a request still in flight: -32600, naming the id (the
+//!   service would otherwise lose one of the two answers).
 //!
 //! The answer carries the request's id when its beginning names one (`{"jsonrpc": "2.0",
 //! "id": 7, ...`), else `null`, as JSON-RPC asks. A line that reads as a notification or a
@@ -16,17 +18,28 @@
 //! read starts no storm). Lines are read by a task of their own, which sends each message to
 //! the service and writes each answer through the writer the service's own messages go
 //! through, so the two never interleave within a line.
+//!
+//! Backpressure: at most `--max-in-flight` requests ([`DEFAULT_MAX_IN_FLIGHT`] by default)
+//! are read and not yet answered; while that many are, the reader reads no further, so what a
+//! client sends beyond them waits in the pipe (and then in the client, whose writes block),
+//! not in the server's memory. A request counts until its answer is written, so a client that
+//! does not read its answers stops the reading too. A cancellation (`notifications/cancelled`)
+//! is kept here rather than passed on: the operation runs to its end anyway (what it wrote is
+//! committed), and its answer is dropped when it comes, as the protocol asks, which is also
+//! when its place is freed.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
 
 use agent_memory_core::excerpt::bounded;
 use rmcp::RoleServer;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 /// The longest line read, in bytes without its newline: the most an HTTP request's body may
@@ -42,6 +55,148 @@ const INVALID_REQUEST: i64 = -32600;
 /// while the service is this far behind.
 const QUEUED_MESSAGES: usize = 16;
 
+/// The default of `--max-in-flight`: enough to keep every core busy with room to spare, few
+/// enough that what they hold (their arguments, up to 4 MiB each, and their answers) stays
+/// small.
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: u32 = 64;
+
+/// The requests read and not yet answered, each holding one of the limit's permits.
+struct InFlight {
+    permits: Arc<Semaphore>,
+    requests: std::sync::Mutex<HashMap<RequestId, Pending>>,
+}
+
+/// One request in flight.
+struct Pending {
+    /// Returned to the limit when the request is answered (or its answer dropped).
+    _permit: OwnedSemaphorePermit,
+    /// Whether the client cancelled it: its answer is dropped.
+    cancelled: bool,
+}
+
+impl InFlight {
+    fn new(limit: usize) -> Self {
+        InFlight {
+            permits: Arc::new(Semaphore::new(limit.max(1))),
+            requests: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
+        self.requests.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a request with `id` is in flight.
+    fn holds(&self, id: &RequestId) -> bool {
+        self.requests().contains_key(id)
+    }
+
+    /// Waits for a place, then counts request `id` in flight; `false` when the limit is closed.
+    async fn begin(&self, id: RequestId) -> bool {
+        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return false;
+        };
+        self.requests().insert(
+            id,
+            Pending {
+                _permit: permit,
+                cancelled: false,
+            },
+        );
+        true
+    }
+
+    /// Marks request `id` cancelled, if it is in flight.
+    fn cancel(&self, id: &RequestId) {
+        if let Some(pending) = self.requests().get_mut(id) {
+            pending.cancelled = true;
+        }
+    }
+
+    /// Takes request `id` out of flight as it is answered; its place is freed when the
+    /// returned value is dropped.
+    fn end(&self, id: &RequestId) -> Option<Pending> {
+        self.requests().remove(id)
+    }
+}
+
+/// Standard input and output as the line transport reads and writes them. Each that is a pipe
+/// or a socket (as a client that starts the server makes them: Node's child processes get
+/// socket pairs) is read and written by the runtime's own I/O driver, set non-blocking;
+/// anything else (a file, a terminal) through tokio's standard streams, which hand each read
+/// and each write to a blocking thread and back. Output stays with tokio's stream when
+/// standard error is the same pipe or socket, so a line written there never meets a full,
+/// non-blocking one.
+#[cfg(unix)]
+pub(crate) fn standard_streams() -> (
+    Box<dyn AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned();
+    let input: Box<dyn AsyncRead + Send + Unpin> = match stdin.as_ref().ok().and_then(socket) {
+        Some(socket) => Box::new(socket),
+        None => match stdin.and_then(pipe::Receiver::from_owned_fd) {
+            Ok(receiver) => Box::new(receiver),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
+    };
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned();
+    let shares_stderr = match (&stdout, std::io::stderr().as_fd().try_clone_to_owned()) {
+        (Ok(out), Ok(err)) => same_file(out, err),
+        _ => true,
+    };
+    let stdout = stdout.and_then(|fd| match shares_stderr {
+        false => Ok(fd),
+        true => Err(std::io::ErrorKind::Unsupported.into()),
+    });
+    let output: Box<dyn AsyncWrite + Send + Unpin> = match stdout.as_ref().ok().and_then(socket) {
+        Some(socket) => Box::new(socket),
+        None => match stdout.and_then(pipe::Sender::from_owned_fd) {
+            Ok(sender) => Box::new(sender),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+    };
+    (input, output)
+}
+
+/// `fd` as a non-blocking stream the runtime drives, when it is a socket.
+#[cfg(unix)]
+fn socket(fd: &std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::File::from(fd.try_clone().ok()?);
+    if !file.metadata().ok()?.file_type().is_socket() {
+        return None;
+    }
+    // Reads and writes of any stream socket are plain `read` and `write` calls.
+    let stream = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+    stream.set_nonblocking(true).ok()?;
+    tokio::net::UnixStream::from_std(stream).ok()
+}
+
+/// Standard input and output as tokio's standard streams.
+#[cfg(not(unix))]
+pub(crate) fn standard_streams() -> (
+    Box<dyn AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+) {
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
+/// Whether two descriptors name the same file (the same pipe, for two ends of one).
+#[cfg(unix)]
+fn same_file(a: &std::os::fd::OwnedFd, b: std::os::fd::OwnedFd) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(a) = a.try_clone().map(std::fs::File::from) else {
+        return true;
+    };
+    match (a.metadata(), std::fs::File::from(b).metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => true,
+    }
+}
+
 /// The writer both the service and the line reader write whole lines to; `None` once closed.
 type SharedWriter<W> = Arc<Mutex<Option<W>>>;
 
@@ -50,24 +205,34 @@ pub(crate) struct LineTransport<W> {
     messages: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     writer: SharedWriter<W>,
     reader: JoinHandle<()>,
+    in_flight: Arc<InFlight>,
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> LineTransport<W> {
-    /// Serves the lines of `read`, answering on `write`; the reader starts on the current
-    /// runtime.
-    pub(crate) fn new<R: AsyncRead + Send + Unpin + 'static>(read: R, write: W) -> Self {
+    /// Serves the lines of `read`, answering on `write`, with at most `max_in_flight`
+    /// requests read and not yet answered; the reader starts on the current runtime.
+    pub(crate) fn new<R: AsyncRead + Send + Unpin + 'static>(
+        read: R,
+        write: W,
+        max_in_flight: usize,
+    ) -> Self {
         let writer = Arc::new(Mutex::new(Some(write)));
         let (sender, messages) = mpsc::channel(QUEUED_MESSAGES);
+        let in_flight = Arc::new(InFlight::new(max_in_flight));
         let reader = tokio::spawn(read_lines(
             BufReader::new(read),
-            sender,
-            Arc::clone(&writer),
-            MAX_LINE_BYTES,
+            Lines {
+                messages: sender,
+                writer: Arc::clone(&writer),
+                in_flight: Arc::clone(&in_flight),
+                max: MAX_LINE_BYTES,
+            },
         ));
         LineTransport {
             messages,
             writer,
             reader,
+            in_flight,
         }
     }
 }
@@ -86,9 +251,21 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for LineTrans
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
+        let in_flight = Arc::clone(&self.in_flight);
         async move {
+            let answered = match &item {
+                JsonRpcMessage::Response(response) => in_flight.end(&response.id),
+                JsonRpcMessage::Error(error) => error.id.as_ref().and_then(|id| in_flight.end(id)),
+                _ => None,
+            };
+            if answered.as_ref().is_some_and(|pending| pending.cancelled) {
+                return Ok(());
+            }
             let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            write_line(&writer, line).await
+            // The request's place is freed once its answer is written, not before.
+            let written = write_line(&writer, line).await;
+            drop(answered);
+            written
         }
     }
 
@@ -191,14 +368,74 @@ async fn skip_line<R: AsyncBufRead + Unpin>(read: &mut R) -> std::io::Result<boo
     }
 }
 
+/// Where the line reader sends what it reads.
+struct Lines<W> {
+    /// The service's messages.
+    messages: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    /// The answers to lines the service never sees.
+    writer: SharedWriter<W>,
+    /// The requests sent to the service and not yet answered.
+    in_flight: Arc<InFlight>,
+    /// The longest line read.
+    max: usize,
+}
+
+/// What the reader does with a message it read.
+enum Pass {
+    /// Send it to the service.
+    On(Box<RxJsonRpcMessage<RoleServer>>),
+    /// Nothing more: it was taken care of here.
+    Kept,
+    /// Answer it with this error.
+    Refuse(Failure),
+}
+
+impl<W> Lines<W> {
+    /// Counts a request in flight (waiting, with the reading, for a place), and keeps a
+    /// cancellation; `None` when the limit is closed.
+    async fn admit(&self, message: Box<RxJsonRpcMessage<RoleServer>>) -> Option<Pass> {
+        match &*message {
+            JsonRpcMessage::Request(request) => {
+                if self.in_flight.holds(&request.id) {
+                    return Some(Pass::Refuse(failure(
+                        serde_json::to_value(&request.id).unwrap_or(Value::Null),
+                        INVALID_REQUEST,
+                        format!(
+                            "Invalid Request: request id {} is already in flight; give each request an id of its own",
+                            request.id
+                        ),
+                        None,
+                    )));
+                }
+                if !self.in_flight.begin(request.id.clone()).await {
+                    return None;
+                }
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                {
+                    if let Some(id) = &cancelled.params.request_id {
+                        self.in_flight.cancel(id);
+                    }
+                    return Some(Pass::Kept);
+                }
+            }
+            _ => {}
+        }
+        Some(Pass::On(message))
+    }
+}
+
 /// The line reader: each message to the service, each unreadable line answered, until the
 /// input ends, fails, or the service stops taking messages.
-async fn read_lines<R: AsyncBufRead + Unpin, W: AsyncWrite + Unpin>(
-    mut read: R,
-    messages: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
-    writer: SharedWriter<W>,
-    max: usize,
-) {
+async fn read_lines<R: AsyncBufRead + Unpin, W: AsyncWrite + Unpin>(mut read: R, lines: Lines<W>) {
+    let Lines {
+        ref messages,
+        ref writer,
+        max,
+        ..
+    } = lines;
     let mut line = Vec::new();
     loop {
         let answer = match read_line(&mut read, &mut line, max).await {
@@ -207,7 +444,7 @@ async fn read_lines<R: AsyncBufRead + Unpin, W: AsyncWrite + Unpin>(
                 let answer = too_large(probe_id(&line), max);
                 // The prefix is no longer needed: keep the buffer small for the next line.
                 line = Vec::new();
-                if write_failure(&writer, &answer).await.is_err() {
+                if write_failure(writer, &answer).await.is_err() {
                     return;
                 }
                 if !ended && !matches!(skip_line(&mut read).await, Ok(true)) {
@@ -216,17 +453,22 @@ async fn read_lines<R: AsyncBufRead + Unpin, W: AsyncWrite + Unpin>(
                 continue;
             }
             Ok(Line::Whole) => match read_message(&line) {
-                Read::Message(message) => {
-                    if messages.send(*message).await.is_err() {
-                        return;
+                Read::Message(message) => match lines.admit(message).await {
+                    None => return,
+                    Some(Pass::Kept) => continue,
+                    Some(Pass::Refuse(answer)) => answer,
+                    Some(Pass::On(message)) => {
+                        if messages.send(*message).await.is_err() {
+                            return;
+                        }
+                        continue;
                     }
-                    continue;
-                }
+                },
                 Read::Nothing => continue,
                 Read::Answer(answer) => answer,
             },
         };
-        if write_failure(&writer, &answer).await.is_err() {
+        if write_failure(writer, &answer).await.is_err() {
             return;
         }
     }

@@ -1,6 +1,8 @@
 //! `agent-memory mcp` on stdio answers every line a client sends, in order: a line that is
 //! not JSON, a lone surrogate, invalid UTF-8 and a 32 MB line each get an error naming the
 //! request's id where it can be read, and the server goes on serving the lines after them.
+//! A flood of requests from a client that reads no answer waits in the pipe, not in the
+//! server's memory (`--max-in-flight`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -242,4 +244,111 @@ fn reads_before_the_first_write_answer_empty_and_create_no_file() {
     let created = server.answer();
     assert_eq!(created["id"], 4, "{created}");
     assert!(db.exists(), "the first write creates the database");
+}
+
+/// The most memory the server ever held, in KiB (`VmHWM` of `/proc/<pid>/status`).
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+/// A client sends a thousand requests for a 200 KB note and reads no answer until it has sent
+/// them all. With `--max-in-flight 1` the server reads one request, writes its answer and
+/// reads no further until the answer is taken, so the rest wait in the pipe (and the client's
+/// writes block); every request is answered, in order, once the client reads, and the server's
+/// memory never held more than a few answers. Unbounded, it would have read every request
+/// and held every answer: a thousand times ~400 KB (the note as text and as structured
+/// content), over 300 MiB.
+#[test]
+fn a_flood_waits_in_the_pipe_not_in_the_servers_memory() {
+    const REQUESTS: u64 = 1000;
+    let sandbox = Sandbox::new();
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(sandbox.path().join("memory.db"))
+        .args(["mcp", "--max-in-flight", "1"])
+        .env_remove("AGENT_MEMORY_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut answers = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut next_answer = || -> Value {
+        let line = answers
+            .next()
+            .expect("the server answers every request")
+            .expect("a line");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).expect("write a line");
+        stdin.write_all(b"\n").expect("write a newline");
+    };
+    send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "flood", "version": "1"}
+        }})
+        .to_string(),
+    );
+    assert_eq!(next_answer()["id"], 0);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let line = format!("- {}\n", "a decision kept for later ".repeat(4));
+    let text = line.repeat(200 * 1024 / line.len());
+    send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "notes",
+            "arguments": {"command": "create", "path": "/memories/big.md", "file_text": text}
+        }})
+        .to_string(),
+    );
+    let created = next_answer();
+    assert_eq!(created["result"]["isError"], false, "{created}");
+
+    let (sent, all_sent) = mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        for id in 2..2 + REQUESTS {
+            send_line(
+                &mut stdin,
+                &notes_call(id, r#"{"command":"view","path":"/memories/big.md"}"#),
+            );
+        }
+        let _ = sent.send(());
+        stdin
+    });
+    // While nothing is read, the server stops reading, and so the client stops writing.
+    assert!(
+        all_sent.recv_timeout(Duration::from_secs(3)).is_err(),
+        "the server read every request while none of its answers was taken"
+    );
+    for id in 2..2 + REQUESTS {
+        let answer = next_answer();
+        assert_eq!(answer["id"], id, "answers come in order");
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    let stdin = writer.join().expect("the writer");
+    // Read while the server runs: an exited process reports no memory.
+    let peak = peak_kib(child.id());
+    drop(stdin);
+    let status = child.wait().expect("the server exits");
+    assert!(status.success(), "{status}");
+    // Unbounded, the answers alone would pass 300 MiB; the server, its database's page cache
+    // and a few answers in flight stay far below 150 MiB.
+    assert!(
+        peak < 150 * 1024,
+        "the server held {} MiB at its peak",
+        peak / 1024
+    );
+}
+
+/// Writes `line` and a newline to `stdin`.
+fn send_line(stdin: &mut ChildStdin, line: &str) {
+    stdin.write_all(line.as_bytes()).expect("write a line");
+    stdin.write_all(b"\n").expect("write a newline");
 }

@@ -105,6 +105,7 @@ shared_store!(EpisodeStore {
 
 shared_store!(PatternStore {
     fn crystallize_with(&self, partition: &Partition, step: CrystallizeStep<'_>) -> Result<Vec<Pattern>>;
+    fn crystallize_in_pages(&self, partition: &Partition, page: usize, step: CrystallizeStep<'_>) -> Result<Vec<Pattern>>;
     fn watermark(&self, partition: &Partition) -> Result<Seq>;
     fn patterns(&self, partition: &Partition, filter: &Fingerprint) -> Result<Vec<Pattern>>;
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>>;

@@ -404,6 +404,60 @@ pub struct CrystallizeOutput {
     pub reinforced: Vec<Fingerprint>,
 }
 
+/// What a store's crystallize run in pages ([`PatternStore::crystallize_in_pages`]) keeps
+/// between its pages to answer as one step over all of them would: the order in which the
+/// run's episodes first touched each group, and the latest state of every group a page
+/// reinforced. It grows with the groups touched, not with the episodes.
+#[derive(Debug, Default)]
+pub struct ReinforcedPatterns {
+    /// Each group touched so far, by key, with its place in first-touched order.
+    order: std::collections::HashMap<String, usize>,
+    /// The latest state of each group some page reinforced, by key.
+    latest: std::collections::HashMap<String, Group>,
+}
+
+impl ReinforcedPatterns {
+    /// Notes the groups a page's `episodes` (in sequence order) touch, before its step.
+    pub fn touch(&mut self, episodes: &[Episode]) {
+        for e in episodes {
+            let key = e.episode.fingerprint.as_key();
+            if !self.order.contains_key(key) {
+                let next = self.order.len();
+                self.order.insert(key.to_owned(), next);
+            }
+        }
+    }
+
+    /// Notes what a page's step returned, as written: a group it names as reinforced, or one
+    /// an earlier page reinforced, is kept in its new state (a later state of a group in one
+    /// output wins over an earlier one).
+    pub fn written(&mut self, output: &CrystallizeOutput) {
+        let named: std::collections::HashSet<&str> =
+            output.reinforced.iter().map(Fingerprint::as_key).collect();
+        for group in &output.groups {
+            let key = group.fingerprint.as_key();
+            if named.contains(key) || self.latest.contains_key(key) {
+                self.latest.insert(key.to_owned(), group.clone());
+            }
+        }
+    }
+
+    /// The patterns of the reinforced groups, in the order the run first touched them.
+    pub fn patterns(self, partition: &Partition) -> Vec<Pattern> {
+        let order = self.order;
+        let mut groups: Vec<(usize, Group)> = self
+            .latest
+            .into_iter()
+            .map(|(key, group)| (order.get(&key).copied().unwrap_or(usize::MAX), group))
+            .collect();
+        groups.sort_by_key(|(at, _)| *at);
+        groups
+            .iter()
+            .filter_map(|(_, group)| Pattern::of_group(partition, group))
+            .collect()
+    }
+}
+
 /// The pure function a crystallize run applies: from the new episodes and the state they
 /// touch, the new state. It may be called more than once if the backend retries, so it must
 /// not have effects of its own.
@@ -496,6 +550,26 @@ pub trait PatternStore: EpisodeStore {
         partition: &Partition,
         step: CrystallizeStep<'_>,
     ) -> Result<Vec<Pattern>>;
+
+    /// [`crystallize_with`](Self::crystallize_with), reading the new episodes at most `page`
+    /// at a time: `step` is applied to each page in turn, with the state of its groups as
+    /// the pages before it left them, and the whole run is still one atomic step. A run then
+    /// holds one page of episodes, not all of them. The result is the same as one step over
+    /// every new episode when `step` is incremental (its output for episodes `a` then `b`,
+    /// taken page by page, is its output for `a` and `b` at once), as crystallizing is: a
+    /// run after every page would have reached it too. The patterns returned are those some
+    /// page reinforced, in the order their groups first appear among the run's episodes,
+    /// each as the run left it. The default reads every episode at once (a store in memory
+    /// holds them anyway); a store on disk reads a page at a time.
+    fn crystallize_in_pages(
+        &self,
+        partition: &Partition,
+        page: usize,
+        step: CrystallizeStep<'_>,
+    ) -> Result<Vec<Pattern>> {
+        let _ = page;
+        self.crystallize_with(partition, step)
+    }
 
     /// The highest sequence number crystallized in `partition` (0 before the first run).
     fn watermark(&self, partition: &Partition) -> Result<Seq>;

@@ -39,6 +39,10 @@ pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
             run: hands_over_touched_state,
         },
         Case {
+            name: "a run in pages stores and answers what one step over all its episodes does",
+            run: a_run_in_pages_equals_one_step,
+        },
+        Case {
             name: "failed step changes nothing",
             run: failed_step_changes_nothing,
         },
@@ -583,6 +587,78 @@ fn observes_each_episode_once<S: PatternStore>(store: &S) -> CaseResult {
         evidence(store, "p", &[("f", "1")])?,
         4,
         "lagging clock observed"
+    );
+    Ok(())
+}
+
+fn a_run_in_pages_equals_one_step<S: PatternStore>(store: &S) -> CaseResult {
+    // The same episodes in two partitions: one crystallized a page at a time, the other at
+    // once; groups stored before the run and groups it creates, trajectories seen before and
+    // new ones, each page touching groups the earlier pages wrote.
+    let (whole, paged) = (partition("whole"), partition("paged"));
+    let kinds = ["a", "b", "c", "d"];
+    let paths: [&[&str]; 3] = [&["x"], &["y", "z"], &["z"]];
+    let batch = |name: &str, from: usize, n: usize| -> Vec<NewEpisode> {
+        (from..from + n)
+            .map(|i| {
+                let kind = kinds[(i * 7 + i / 3) % kinds.len()];
+                episode(
+                    name,
+                    &[("f", kind)],
+                    paths[(i * 5 + i / 4) % 3],
+                    (i % 11) as i64,
+                )
+            })
+            .collect()
+    };
+    for p in [&whole, &paged] {
+        store.append_episodes(&batch(p.as_str(), 0, 5))?;
+        store.crystallize_with(p, &step_with_threshold_two)?;
+        store.append_episodes(&batch(p.as_str(), 5, 40))?;
+    }
+    let at_once = store.crystallize_with(&whole, &step_with_threshold_two)?;
+    let in_pages = store.crystallize_in_pages(&paged, 3, &step_with_threshold_two)?;
+    let answered = |patterns: Vec<crate::store::trajectory::Pattern>| {
+        let mut shown: Vec<_> = patterns
+            .into_iter()
+            .map(|p| (p.fingerprint, p.canonical_sequence, p.stats))
+            .collect();
+        shown.sort_by(|a, b| a.0.cmp(&b.0));
+        shown
+    };
+    ensure_eq!(
+        answered(in_pages),
+        answered(at_once),
+        "the patterns answered"
+    );
+    // Sequence numbers differ between the partitions: a tally's first episode is compared
+    // by its place in its partition.
+    let group_of = |p: &Partition, kind: &str| -> Result<Option<Group>> {
+        let places: HashMap<u64, u64> = store
+            .episodes_after(p, 0, 100)?
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.seq, i as u64))
+            .collect();
+        let mut group = store.group(p, &fingerprint(&[("f", kind)]))?;
+        if let Some(tally) = group.as_mut().and_then(|g| g.canonical.as_mut()) {
+            tally.first_seq = places.get(&tally.first_seq).copied().unwrap_or(u64::MAX);
+        }
+        Ok(group)
+    };
+    for kind in kinds {
+        ensure_eq!(
+            group_of(&paged, kind)?,
+            group_of(&whole, kind)?,
+            "group {kind}, canonical tally and pending observations included"
+        );
+    }
+    ensure_eq!(
+        store
+            .episodes_after(&paged, store.watermark(&paged)?, 10)?
+            .len(),
+        0,
+        "the watermark passes every page"
     );
     Ok(())
 }
