@@ -409,6 +409,7 @@ pub(crate) struct Tally {
     /// How many of the query's keys it holds.
     pub(crate) shared: usize,
     pub(crate) token_count: i64,
+    pub(crate) recorded_at: Option<i64>,
 }
 
 /// For each trajectory of `scope` that passes `filter` and holds at least one of `keys`
@@ -459,6 +460,7 @@ pub(crate) fn count(
                 traj: p.traj,
                 shared: 1,
                 token_count: p.token_count,
+                recorded_at: p.recorded_at,
             }),
         }
     }
