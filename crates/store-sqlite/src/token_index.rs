@@ -3,7 +3,8 @@
 //!
 //! A stored trajectory's postings (one per distinct goal token, carrying what the candidate
 //! filters read) are appended to `browser_trajectory_tokens_pending`, clustered by trajectory.
-//! Once that list holds [`PENDING_POSTINGS`] postings they are merged: each
+//! Once that list holds [`PENDING_POSTINGS`] postings, those of its oldest trajectories are
+//! merged, [`MERGE_STEP`] at a time, so no write does all the merging at once: each
 //! `(scope, token, origin)` key keeps its newest postings in a small tail row
 //! (`browser_token_tails`), and a tail that reaches [`TAIL_POSTINGS`] is written out as a new
 //! row of `browser_token_blocks`, which is never appended to again. Small tails pack a dozen
@@ -19,9 +20,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use rusqlite::{Connection, OptionalExtension, params};
 
-/// Postings the pending list holds before they are merged into blocks: a merge then writes
-/// each touched block once for many runs, and matching still scans the list in microseconds.
-pub(crate) const PENDING_POSTINGS: i64 = 512;
+/// Postings the pending list holds before its oldest are merged into blocks, a
+/// [`MERGE_STEP`] at a time: a merge writes each touched tail once for several runs, and
+/// matching still scans the list in microseconds.
+pub(crate) const PENDING_POSTINGS: i64 = 256;
 
 /// Postings a tail holds before it is written out as a block (a block of 32 is 608 bytes).
 /// Blocks written by version 6 hold up to 128.
@@ -112,7 +114,8 @@ pub(crate) fn add(
     merge_if_full(conn)
 }
 
-/// Merges the pending list once it holds [`PENDING_POSTINGS`] postings.
+/// Once the pending list holds [`PENDING_POSTINGS`] postings, merges its oldest
+/// [`MERGE_STEP`] (see [`merge_pending`]).
 pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
     let pending: i64 = conn
         .prepare_cached(
@@ -120,21 +123,39 @@ pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
         )?
         .query_row([PENDING_POSTINGS], |r| r.get(0))?;
     if pending >= PENDING_POSTINGS {
-        merge_pending(conn)?;
+        merge_pending(conn, Some(MERGE_STEP))?;
     }
     Ok(())
 }
 
-/// Moves every pending posting into the tail of its key, writing out each tail that reaches
-/// [`TAIL_POSTINGS`] as new blocks.
-pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
+/// Postings a full pending list merges at a time (whole trajectories, the oldest first).
+/// Merging all 512 at once made one write in about a hundred take tens of milliseconds;
+/// merging a step whenever the list is full spreads that work over the writes (one in a
+/// few merges a few dozen keys), and the list stays as long as before for matching.
+pub(crate) const MERGE_STEP: i64 = 32;
+
+/// Moves pending postings into the tail of their key, writing out each tail that reaches
+/// [`TAIL_POSTINGS`] as new blocks: every pending posting, or with `step` those of the
+/// oldest trajectories up to the one holding the `step`-th posting. A trajectory's postings
+/// are always moved together, so it is wholly pending or wholly merged ([`remove`] relies
+/// on it).
+pub(crate) fn merge_pending(conn: &Connection, step: Option<i64>) -> rusqlite::Result<()> {
+    let through: Option<i64> = match step {
+        Some(step) => conn
+            .prepare_cached(
+                "SELECT traj FROM browser_trajectory_tokens_pending ORDER BY traj LIMIT 1 OFFSET ?1",
+            )?
+            .query_row([step - 1], |r| r.get(0))
+            .optional()?,
+        None => None,
+    };
     let mut groups: BTreeMap<(String, String, String), Vec<Posting>> = BTreeMap::new();
     {
         let mut stmt = conn.prepare_cached(
             "SELECT scope, token, origin, traj, success, recorded_at, token_count
-             FROM browser_trajectory_tokens_pending",
+             FROM browser_trajectory_tokens_pending WHERE ?1 IS NULL OR traj <= ?1",
         )?;
-        let mut rows = stmt.query([])?;
+        let mut rows = stmt.query([through])?;
         while let Some(row) = rows.next()? {
             groups
                 .entry((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -191,8 +212,10 @@ pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
             drop_tail.execute(key)?;
         }
     }
-    conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending")?
-        .execute([])?;
+    conn.prepare_cached(
+        "DELETE FROM browser_trajectory_tokens_pending WHERE ?1 IS NULL OR traj <= ?1",
+    )?
+    .execute([through])?;
     Ok(())
 }
 
@@ -594,6 +617,22 @@ mod tests {
         assert_eq!(
             alpha_blocks * TAIL_POSTINGS as i64 + alpha_tail + pending,
             n
+        );
+        // Merging a step at a time keeps the pending list below the bound plus a step, and
+        // moves whole trajectories: each pending one has both its postings there.
+        let all_pending = rows("SELECT count(*) FROM browser_trajectory_tokens_pending");
+        assert!(all_pending < PENDING_POSTINGS, "{all_pending} pending");
+        assert!(
+            all_pending >= PENDING_POSTINGS - MERGE_STEP - 2,
+            "{all_pending} pending"
+        );
+        assert_eq!(
+            rows(
+                "SELECT count(*) FROM (SELECT traj FROM browser_trajectory_tokens_pending
+                 GROUP BY traj HAVING count(*) != 2)"
+            ),
+            0,
+            "a trajectory is wholly pending or wholly merged"
         );
         let query = |tokens: &[&str]| CandidateQuery {
             tokens: tokens.iter().map(|t| (*t).to_owned()).collect(),
