@@ -473,21 +473,56 @@ pub(crate) fn count(
             }
         }
     }
-    // Sorting a few hundred postings by trajectory beats hashing each into a map.
+    Ok(tally(kept))
+}
+
+/// The postings of `kept` counted per trajectory, ordered by row id.
+fn tally(mut kept: Vec<Posting>) -> Vec<Tally> {
+    let tally_of = |p: &Posting, shared| Tally {
+        traj: p.traj,
+        shared,
+        token_count: p.token_count,
+        recorded_at: p.recorded_at,
+    };
+    let (Some(low), Some(high)) = (
+        kept.iter().map(|p| p.traj).min(),
+        kept.iter().map(|p| p.traj).max(),
+    ) else {
+        return Vec::new();
+    };
+    // Row ids are dense: when they span no more than a few times the postings, one counter
+    // per row id (ScanCount, as the in-memory store counts) is linear; a common word's
+    // thousands of postings took longer to sort than the rest of a match.
+    let span = usize::try_from(high.abs_diff(low)).unwrap_or(usize::MAX);
+    if span < kept.len().saturating_mul(4).max(1024) {
+        // Per row id: how many postings, and the index of its first in `kept`.
+        let mut counts: Vec<(usize, usize)> = vec![(0, 0); span + 1];
+        for (i, p) in kept.iter().enumerate() {
+            // Within the span checked above, so the offset fits.
+            let offset = usize::try_from(p.traj.abs_diff(low)).unwrap_or(span);
+            let slot = &mut counts[offset];
+            if slot.0 == 0 {
+                slot.1 = i;
+            }
+            slot.0 += 1;
+        }
+        return counts
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|&(n, first)| tally_of(&kept[first], n))
+            .collect();
+    }
+    // Sparse row ids (after many deletions): sorting a few postings by trajectory beats
+    // hashing each into a map.
     kept.sort_unstable_by_key(|p| p.traj);
     let mut tallies: Vec<Tally> = Vec::new();
-    for p in kept {
+    for p in &kept {
         match tallies.last_mut() {
             Some(t) if t.traj == p.traj => t.shared += 1,
-            _ => tallies.push(Tally {
-                traj: p.traj,
-                shared: 1,
-                token_count: p.token_count,
-                recorded_at: p.recorded_at,
-            }),
+            _ => tallies.push(tally_of(p, 1)),
         }
     }
-    Ok(tallies)
+    tallies
 }
 
 #[cfg(test)]
@@ -661,6 +696,47 @@ mod tests {
             0,
             "an emptied tail is deleted"
         );
+    }
+
+    #[test]
+    fn dense_and_sparse_row_ids_tally_alike() {
+        let posting = |traj, token_count| Posting {
+            traj,
+            recorded_at: Some(traj / 2),
+            token_count,
+            success: true,
+        };
+        let check = |kept: Vec<Posting>| {
+            let mut sorted = kept.clone();
+            sorted.sort_by_key(|p| p.traj);
+            let mut want: Vec<Tally> = Vec::new();
+            for p in &sorted {
+                match want.last_mut() {
+                    Some(t) if t.traj == p.traj => t.shared += 1,
+                    _ => want.push(Tally {
+                        traj: p.traj,
+                        shared: 1,
+                        token_count: p.token_count,
+                        recorded_at: p.recorded_at,
+                    }),
+                }
+            }
+            assert_eq!(tally(kept), want);
+        };
+        // Dense: row ids 1..=300, each under one to three keys, in key order.
+        let dense: Vec<Posting> = (1..=3)
+            .flat_map(|k| (1..=300).filter(move |t| t % k == 0).map(move |t| (t, k)))
+            .map(|(t, _)| posting(t, t % 7 + 1))
+            .collect();
+        check(dense);
+        // Sparse: row ids far apart, and the extremes of the range.
+        check(vec![
+            posting(i64::MAX, 2),
+            posting(1, 2),
+            posting(i64::MAX, 2),
+        ]);
+        check(vec![posting(5, 1)]);
+        check(Vec::new());
     }
 
     #[test]
