@@ -155,13 +155,16 @@ fn cases(rng: &mut SplitMix64, all: &[Trajectory]) -> Vec<Case> {
 
 type Answer<'a> = Option<(&'a str, f64, f64)>;
 
+/// A scorer of the plain rule, made for trace scoring on or off.
+type Scorer = Box<dyn Fn(f64, &Trajectory) -> f64>;
+
 /// Every answer of the engine on `store` against the plain rule's with `score` and `older`:
 /// how many queries differ, and how many found a match.
 fn differences<S: TrajectoryStore>(
     store: &S,
     all: &[Trajectory],
     cases: &[Case],
-    score: &dyn Fn(bool) -> Box<dyn Fn(f64, &Trajectory) -> f64>,
+    score: &dyn Fn(bool) -> Scorer,
     older: &dyn Fn(&Trajectory, &Trajectory) -> bool,
 ) -> (usize, usize) {
     let scope = Scope::shared();
@@ -245,7 +248,7 @@ fn ranking_on_the_index_answers_as_reading_every_candidate_in_full() {
     let all = corpus(&mut rng, 300);
     let cases = cases(&mut rng, &all);
     let (memory, sqlite, _dir) = stores(&all);
-    let score = |scoring| Box::new(scorer(scoring)) as Box<dyn Fn(f64, &Trajectory) -> f64>;
+    let score = |scoring| Box::new(scorer(scoring)) as Scorer;
     let on_memory = differences(&memory, &all, &cases, &score, &older);
     let on_sqlite = differences(&sqlite, &all, &cases, &score, &older);
     assert_eq!(on_memory.0, 0, "answers differ on the in-memory store");
@@ -275,7 +278,7 @@ fn the_corpus_tells_a_broken_scorer_apart() {
                 ..t.clone()
             };
             trace_score(similarity, &unverified, NOW)
-        }) as Box<dyn Fn(f64, &Trajectory) -> f64>
+        }) as Scorer
     };
     let no_speed = |scoring: bool| {
         Box::new(move |similarity: f64, t: &Trajectory| {
@@ -287,9 +290,9 @@ fn the_corpus_tells_a_broken_scorer_apart() {
                 ..t.clone()
             };
             trace_score(similarity, &instant, NOW)
-        }) as Box<dyn Fn(f64, &Trajectory) -> f64>
+        }) as Scorer
     };
-    let score = |scoring| Box::new(scorer(scoring)) as Box<dyn Fn(f64, &Trajectory) -> f64>;
+    let score = |scoring| Box::new(scorer(scoring)) as Scorer;
     let newer = |a: &Trajectory, b: &Trajectory| !older(a, b);
     for (name, differ) in [
         (
