@@ -10,9 +10,12 @@
 //! The PostgreSQL benches measure over TCP on 127.0.0.1 against a throwaway cluster started
 //! for the run (`target/pg-bench`, named in `AGENT_MEMORY_TEST_POSTGRES`). `--peers` also
 //! runs popoto 1.10.1 on the same workload on Redis and on PostgreSQL ([`crate::peers`]),
-//! whose figures become the baselines of ours. After the criterion benches, W-traj runs through
-//! the Python package ([`crate::python::bench`]) and W-bad through the npm package
-//! ([`crate::node::bench`]), each figure of the latter next to the Rust library's of this run.
+//! whose figures become the baselines of ours, and the npm package's browser-agent-driver
+//! drop-in against the reference's own classes (`W-bad drop-in (Node)`, skipped with a message
+//! when no copy of the reference is found, [`crate::peers::bad_reference`]). After the
+//! criterion benches, W-traj runs through the Python package ([`crate::python::bench`]) and
+//! W-bad through the npm package ([`crate::node::bench`]), each figure of the latter next to
+//! the Rust library's of this run.
 
 mod chart;
 mod collect;
@@ -62,6 +65,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         // popoto needs, so ours and popoto share one server.
         let venv = if peers {
             Some(peers::Venv::prepare(&target)?)
+        } else {
+            None
+        };
+        // Found before the long run, so a copy named wrongly fails at once.
+        let bad_reference = if peers {
+            peers::bad_reference(&target)?
         } else {
             None
         };
@@ -120,7 +129,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             crate::python::bench(&root, sizes, &figures_dir, None)?;
         }
         // The Node package on W-bad, next to the Rust library's W-bad of this run.
-        crate::node::bench(&root, sizes, &figures_dir)?;
+        crate::node::bench(&root, sizes, &figures_dir, bad_reference.as_deref())?;
         if let Some(server) = server {
             server.stop()?;
         }

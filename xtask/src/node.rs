@@ -20,7 +20,9 @@
 //! `cargo xtask bench` measures W-bad through the package (`bench`): the addon built with the
 //! release profile, packed and installed into a fresh project as above, runs
 //! `bindings/node/bench/w_bad.mjs` there, next to the Rust library's W-bad figures of the same
-//! run.
+//! run. With `--peers` the same project also runs `bindings/node/bench/bad_peer.mjs`: the
+//! browser-agent-driver drop-in against the reference's own classes (from the copy
+//! [`crate::peers::bad_reference`] finds), at the sizes up to 10,000.
 //!
 //! Without Node.js or npm the step says so and passes on a developer's machine; with
 //! `CI=true` either missing is an error, never a skip.
@@ -103,7 +105,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 /// W-bad through the package (`bindings/node/bench/w_bad.mjs`) at each of `sizes`, its
 /// figures appended to `figures/node.jsonl`, each next to the Rust library's figure of the
 /// same name in `figures/W-bad.jsonl` (written by `cargo bench` earlier in the run).
-pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
+///
+/// `bad_reference`, when given, is a copy of browser-agent-driver's sources: the drop-in is
+/// then measured against its classes too, figures appended to `figures/bad-peer.jsonl`.
+pub(crate) fn bench(
+    root: &Path,
+    sizes: &str,
+    figures: &Path,
+    bad_reference: Option<&Path>,
+) -> Result<()> {
     if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
         println!("{missing} not found: W-bad (Node) is not measured");
         return Ok(());
@@ -134,8 +144,38 @@ pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path) -> Result<()> {
             .env_remove("AGENT_MEMORY_DB")
             .current_dir(&project),
     )?;
+    if let Some(reference) = bad_reference.filter(|_| sizes_up_to_10k(sizes).is_some()) {
+        // The reference reads every file again after each save: past 10,000 a size takes
+        // minutes and says nothing the two sizes below do not.
+        let peer_sizes = sizes_up_to_10k(sizes).unwrap_or_default();
+        let script = project.join("bad_peer.mjs");
+        std::fs::copy(package.join("bench/bad_peer.mjs"), &script)
+            .with_context(|| format!("copying the peer bench into {}", project.display()))?;
+        step(
+            "the browser-agent-driver drop-in against the reference's classes",
+            Command::new("node")
+                .arg(&script)
+                .arg("--reference")
+                .arg(reference)
+                .arg("--typescript")
+                .arg(package.join("node_modules/typescript"))
+                .args(["--sizes", &peer_sizes, "--figures"])
+                .arg(figures.join("bad-peer.jsonl"))
+                .env_remove("AGENT_MEMORY_DB")
+                .current_dir(&project),
+        )?;
+    }
     // The bench's addon is the release build: the next `cargo xtask node` builds its own.
     Ok(())
+}
+
+/// The sizes of `sizes` (comma-separated) up to 10,000, comma-separated, or `None` if none.
+fn sizes_up_to_10k(sizes: &str) -> Option<String> {
+    let kept: Vec<&str> = sizes
+        .split(',')
+        .filter(|n| n.parse::<u64>().is_ok_and(|n| n <= 10_000))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(","))
 }
 
 /// The TypeScript shapes of `schemas/` (`bindings/node/ts/generated/schemas.ts`), written by

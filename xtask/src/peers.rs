@@ -12,6 +12,11 @@
 //!
 //! popoto on Redis is the baseline of `W-traj` (our SQLite store); popoto on PostgreSQL that
 //! of `W-traj-pg` (our PostgreSQL store).
+//!
+//! browser-agent-driver's own memory classes are the baseline of the Node drop-in of them
+//! (`W-bad drop-in (Node)`, [`crate::node::bench`]): they run from a copy of its sources at
+//! the commit the drop-in matches ([`BAD_COMMIT`]), kept outside the repository and never
+//! fetched by this command ([`bad_reference`]).
 
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -206,4 +211,110 @@ fn run(command: &mut Command, what: &str) -> Result<()> {
         bail!("{what} failed ({status})");
     }
     Ok(())
+}
+
+/// The browser-agent-driver commit the Node drop-in matches, and its package version.
+pub(crate) const BAD_COMMIT: &str = "7fa06d5";
+const BAD_VERSION: &str = "0.36.0";
+
+/// Where a copy of browser-agent-driver's sources is looked for.
+pub(crate) const BAD_REFERENCE_VAR: &str = "AGENT_MEMORY_BAD_REFERENCE";
+
+/// The copy of browser-agent-driver's sources the drop-in is measured against:
+/// `$AGENT_MEMORY_BAD_REFERENCE`, else `target/peers/browser-agent-driver`. `None` (with a
+/// message saying how to get one) when the default holds none; a copy named in the variable
+/// must be there and be of the commit the drop-in matches, or this is an error.
+pub(crate) fn bad_reference(target: &Path) -> Result<Option<PathBuf>> {
+    let named = std::env::var_os(BAD_REFERENCE_VAR).filter(|v| !v.is_empty());
+    find_bad_reference(target, named.map(PathBuf::from))
+}
+
+/// [`bad_reference`] with the variable's value given.
+fn find_bad_reference(target: &Path, named: Option<PathBuf>) -> Result<Option<PathBuf>> {
+    let explicit = named.is_some();
+    let dir = named.unwrap_or_else(|| target.join("peers/browser-agent-driver"));
+    if !dir.join("src/memory/store.ts").is_file() {
+        if explicit {
+            bail!(
+                "{BAD_REFERENCE_VAR}={} holds no browser-agent-driver sources (src/memory/store.ts)",
+                dir.display()
+            );
+        }
+        println!(
+            "browser-agent-driver's sources are not at {}: the drop-in is not measured against \
+             them. Put a copy of commit {BAD_COMMIT} there (git clone \
+             https://github.com/tangle-network/browser-agent-driver {0} && git -C {0} checkout \
+             {BAD_COMMIT}), or name one in {BAD_REFERENCE_VAR}",
+            dir.display()
+        );
+        return Ok(None);
+    }
+    let manifest = std::fs::read_to_string(dir.join("package.json"))
+        .with_context(|| format!("reading {}", dir.join("package.json").display()))?;
+    let version = serde_json::from_str::<serde_json::Value>(&manifest)
+        .ok()
+        .and_then(|m| m.get("version")?.as_str().map(str::to_owned));
+    if version.as_deref() != Some(BAD_VERSION) {
+        bail!(
+            "{} is browser-agent-driver {version:?}, the drop-in matches {BAD_VERSION} (commit {BAD_COMMIT})",
+            dir.display()
+        );
+    }
+    // A git checkout says its commit; a copy without its history (`git archive`) is trusted
+    // by its version. Only the copy's own `.git` counts, not a repository around it.
+    if !dir.join(".git").exists() {
+        return Ok(Some(dir));
+    }
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(&dir)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .with_context(|| format!("asking git which commit {} is", dir.display()))?;
+    let head = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !out.status.success() || !head.starts_with(BAD_COMMIT) {
+        bail!(
+            "{} is checked out at {head:?}, the drop-in matches commit {BAD_COMMIT}",
+            dir.display()
+        );
+    }
+    Ok(Some(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy of the reference's sources as `git archive` leaves it: no `.git`.
+    fn copy(root: &Path, version: &str) -> PathBuf {
+        let dir = root.join("bad");
+        std::fs::create_dir_all(dir.join("src/memory")).expect("folders");
+        std::fs::write(
+            dir.join("src/memory/store.ts"),
+            "export class TrajectoryStore {}\n",
+        )
+        .expect("store.ts");
+        std::fs::write(
+            dir.join("package.json"),
+            format!("{{\"name\": \"x\", \"version\": \"{version}\"}}"),
+        )
+        .expect("package.json");
+        dir
+    }
+
+    #[test]
+    fn the_reference_is_skipped_when_absent_and_refused_when_named_wrongly() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let target = root.path().join("target");
+        assert!(find_bad_reference(&target, None).expect("skip").is_none());
+        let missing = root.path().join("nowhere");
+        assert!(find_bad_reference(&target, Some(missing)).is_err());
+        let good = copy(root.path(), BAD_VERSION);
+        assert_eq!(
+            find_bad_reference(&target, Some(good.clone())).expect("found"),
+            Some(good)
+        );
+        let other = copy(root.path(), "0.37.0");
+        assert!(find_bad_reference(&target, Some(other)).is_err());
+    }
 }

@@ -74,10 +74,24 @@ pub fn extract_facts(turns: &[Turn], domain: &str, success: bool) -> Vec<FactObs
         return Vec::new();
     }
     let actions: Vec<Json> = turns.iter().map(Turn::parsed_action).collect();
+    extract_facts_of(turns, &actions, domain, success)
+}
+
+/// [`extract_facts`] with each turn's action already parsed (`actions[i]` of `turns[i]`), for
+/// a caller that has parsed them.
+pub(crate) fn extract_facts_of(
+    turns: &[Turn],
+    actions: &[Json],
+    domain: &str,
+    success: bool,
+) -> Vec<FactObservation> {
+    if !success || turns.len() < 2 {
+        return Vec::new();
+    }
     let mut facts = Vec::new();
 
     let clicks = ["click", "clickAt", "clickLabel"];
-    for (i, (turn, action)) in turns.iter().zip(&actions).enumerate().take(5) {
+    for (i, (turn, action)) in turns.iter().zip(actions).enumerate().take(5) {
         let name = action_name(action);
         if !clicks.contains(&name) {
             continue;
@@ -105,7 +119,7 @@ pub fn extract_facts(turns: &[Turn], domain: &str, success: bool) -> Vec<FactObs
         }
     }
 
-    let first_meaningful = turns.iter().zip(&actions).position(|(turn, action)| {
+    let first_meaningful = turns.iter().zip(actions).position(|(turn, action)| {
         !matches!(action_name(action), "wait" | "scroll" | "navigate") && turn.error.is_none()
     });
     if let Some(index) = first_meaningful.filter(|&i| i >= 2) {
@@ -116,7 +130,7 @@ pub fn extract_facts(turns: &[Turn], domain: &str, success: bool) -> Vec<FactObs
         ));
     }
 
-    for action in &actions {
+    for action in actions {
         if action_name(action) != "navigate" {
             continue;
         }

@@ -2,7 +2,9 @@
 //! store's token index, Jaccard similarity, the origin, TTL and success filters, the strict
 //! threshold, optional trace scoring, and the strict replay match.
 
-use agent_memory_core::store::browser::{Candidate, CandidateQuery, Trajectory, TrajectoryStore};
+use agent_memory_core::store::browser::{
+    Candidate, CandidateQuery, IndexedCandidate, Trajectory, TrajectoryStore,
+};
 use agent_memory_core::{MILLIS_PER_DAY, Scope, Timestamp};
 
 use crate::error::Result;
@@ -94,30 +96,67 @@ pub struct Match {
 /// `0.6 * similarity + 0.2 * exp(-age_days / 14) + 0.1 / (1 + duration_ms / 60000)
 /// + 0.1 * verified_steps / steps` (no steps: 0.5; undated: recency 0.5).
 pub fn trace_score(similarity: f64, trajectory: &Trajectory, now: Timestamp) -> f64 {
-    let recency = match trajectory.recorded_at {
+    let verified = trajectory.steps.iter().filter(|s| s.verified).count();
+    let known = IndexedCandidate {
+        shared: 0,
+        token_count: 0,
+        recorded_at: trajectory.recorded_at,
+    };
+    let rank = recency_rank(similarity, &known, now);
+    rank_to_score(
+        rank,
+        trajectory.duration_ms,
+        trajectory.steps.len(),
+        verified,
+    )
+}
+
+/// The first two terms of the trace score, `0.6 * similarity + 0.2 * recency`: what the
+/// token index knows. The whole score exceeds it by at most [`TRACE_MARGIN`].
+fn recency_rank(similarity: f64, known: &IndexedCandidate, now: Timestamp) -> f64 {
+    let recency = match known.recorded_at {
         // V8's Math.exp, so scores print as the reference prints them.
         Some(at) => crate::jsmath::exp(-(now.days_since(at).max(0.0)) / 14.0),
         None => 0.5,
     };
-    let speed = 1.0 / (1.0 + trajectory.duration_ms as f64 / 60_000.0);
-    let verification = if trajectory.steps.is_empty() {
+    similarity * 0.6 + recency * 0.2
+}
+
+/// The trace score from its first two terms ([`recency_rank`]), added in the order the
+/// whole formula adds them, so the score is the same float either way.
+fn rank_to_score(rank: f64, duration_ms: u64, steps: usize, verified: usize) -> f64 {
+    let speed = 1.0 / (1.0 + duration_ms as f64 / 60_000.0);
+    let verification = if steps == 0 {
         0.5
     } else {
-        trajectory.steps.iter().filter(|s| s.verified).count() as f64
-            / trajectory.steps.len() as f64
+        verified as f64 / steps as f64
     };
-    similarity * 0.6 + recency * 0.2 + speed * 0.1 + verification * 0.1
+    rank + speed * 0.1 + verification * 0.1
 }
+
+/// How far the trace score can exceed [`recency_rank`]: speed and verification weigh 0.1
+/// each and are at most 1 (with room for rounding), so a candidate ranked further below the
+/// best rank cannot win and its row is not read.
+const TRACE_MARGIN: f64 = 0.2 + 1e-9;
 
 fn ttl_cutoff(now: Timestamp, ttl_days: f64) -> Timestamp {
     now.add_millis(-((ttl_days * MILLIS_PER_DAY as f64) as i64))
+}
+
+/// How a match ranks the candidates that pass its threshold: by similarity, or by the trace
+/// score at `now`.
+#[derive(Clone, Copy)]
+enum Ranking {
+    Similarity,
+    Trace(Timestamp),
 }
 
 /// The best successful trajectory for `goal` (on `origin`'s site when given), or `None`.
 ///
 /// Only candidates whose similarity is strictly above the threshold are considered; among
 /// them the highest score wins, ties going to the older trajectory (by id when a time does
-/// not parse, as the reference's directory order does).
+/// not parse, as the reference's directory order does). Candidates are ranked on what the
+/// store's index holds; only the winner is read in full.
 pub fn find_best_match<S: TrajectoryStore + ?Sized>(
     store: &S,
     scope: &Scope,
@@ -136,28 +175,25 @@ pub fn find_best_match<S: TrajectoryStore + ?Sized>(
     };
     let Some(min) = min else { return Ok(None) };
     let query = CandidateQuery {
-        tokens: tokens.clone(),
+        tokens,
         origin,
         success_only: true,
         not_before: Some(ttl_cutoff(now, options.ttl_days)),
         min_shared: min,
     };
-    let passing: Vec<(Candidate, f64)> = store
-        .trajectory_candidates(scope, &query)?
-        .into_iter()
-        .map(|c| {
-            let similarity = jaccard_from_counts(c.shared, tokens.len(), c.token_count);
-            (c, similarity)
-        })
-        .filter(|(_, similarity)| *similarity > options.threshold)
-        .collect();
-    best(store, scope, passing, |similarity, t| {
-        if options.scoring {
-            trace_score(similarity, t, now)
-        } else {
-            similarity
-        }
-    })
+    let ranking = if options.scoring {
+        Ranking::Trace(now)
+    } else {
+        Ranking::Similarity
+    };
+    best(
+        store,
+        scope,
+        &query,
+        ranking,
+        |similarity| similarity > options.threshold,
+        false,
+    )
 }
 
 /// The trajectory to replay without a model: similarity at least 0.85 (or the options'
@@ -185,83 +221,94 @@ pub fn find_replayable<S: TrajectoryStore + ?Sized>(
     };
     let Some(min) = min else { return Ok(None) };
     let query = CandidateQuery {
-        tokens: tokens.clone(),
+        tokens,
         origin: Some(origin),
         success_only: true,
         not_before: Some(ttl_cutoff(now, options.ttl_days)),
         min_shared: min,
     };
-    let passing: Vec<(Candidate, f64)> = store
-        .trajectory_candidates(scope, &query)?
-        .into_iter()
-        .map(|c| {
-            let similarity = jaccard_from_counts(c.shared, tokens.len(), c.token_count);
-            (c, similarity)
-        })
-        .filter(|(_, similarity)| *similarity >= threshold)
-        .collect();
-    let found = best_where(
+    best(
         store,
         scope,
-        passing,
-        |similarity, _| similarity,
-        |t| !t.steps.is_empty(),
-    )?;
-    Ok(found)
+        &query,
+        Ranking::Similarity,
+        |similarity| similarity >= threshold,
+        true,
+    )
 }
 
+/// The best of `query`'s candidates whose similarity `passes` (with at least one step when
+/// `needs_steps`), ranked by `ranking`, read in full; ties go to the older one.
 fn best<S: TrajectoryStore + ?Sized>(
     store: &S,
     scope: &Scope,
-    passing: Vec<(Candidate, f64)>,
-    score: impl Fn(f64, &Trajectory) -> f64,
+    query: &CandidateQuery,
+    ranking: Ranking,
+    passes: impl Fn(f64) -> bool,
+    needs_steps: bool,
 ) -> Result<Option<Match>> {
-    best_where(store, scope, passing, score, |_| true)
-}
-
-fn best_where<S: TrajectoryStore + ?Sized>(
-    store: &S,
-    scope: &Scope,
-    passing: Vec<(Candidate, f64)>,
-    score: impl Fn(f64, &Trajectory) -> f64,
-    keep: impl Fn(&Trajectory) -> bool,
-) -> Result<Option<Match>> {
-    let ids: Vec<&str> = passing.iter().map(|(c, _)| c.id.as_str()).collect();
-    // One store call for every passing candidate (one round trip on a server store); a
-    // candidate forgotten since it was found is skipped.
-    let mut stored: std::collections::HashMap<String, Trajectory> = store
-        .trajectory_get_many(scope, &ids)?
-        .into_iter()
-        .map(|t| (t.id.clone(), t))
-        .collect();
-    let mut winner: Option<Match> = None;
-    for (candidate, similarity) in passing {
-        let Some(trajectory) = stored.remove(&candidate.id) else {
-            continue;
-        };
-        if !keep(&trajectory) {
-            continue;
+    let query_tokens = query.tokens.len();
+    let similarity = |shared, token_count| jaccard_from_counts(shared, query_tokens, token_count);
+    let rank = |known: &IndexedCandidate| {
+        let similarity = similarity(known.shared, known.token_count);
+        passes(similarity).then(|| match ranking {
+            Ranking::Similarity => similarity,
+            Ranking::Trace(now) => recency_rank(similarity, known, now),
+        })
+    };
+    // A rank that is the whole score keeps the candidates of the best rank; the trace score
+    // can exceed its rank by TRACE_MARGIN. The index does not know which candidates have
+    // steps, so needing them keeps every candidate that passes.
+    let margin = match ranking {
+        _ if needs_steps => f64::INFINITY,
+        Ranking::Similarity => 0.0,
+        Ranking::Trace(_) => TRACE_MARGIN,
+    };
+    loop {
+        let candidates = store.trajectory_top_candidates(scope, query, &rank, margin)?;
+        let mut winner: Option<(Candidate, f64, f64)> = None;
+        for candidate in candidates {
+            if needs_steps && candidate.steps == 0 {
+                continue;
+            }
+            let known = IndexedCandidate::of(&candidate);
+            let Some(rank) = rank(&known) else { continue };
+            let score = match ranking {
+                Ranking::Similarity => rank,
+                Ranking::Trace(_) => rank_to_score(
+                    rank,
+                    candidate.duration_ms,
+                    candidate.steps,
+                    candidate.verified_steps,
+                ),
+            };
+            let better = match &winner {
+                None => true,
+                Some((w, _, best)) => score > *best || (score == *best && older(&candidate, w)),
+            };
+            if better {
+                let similarity = similarity(candidate.shared, candidate.token_count);
+                winner = Some((candidate, similarity, score));
+            }
         }
-        let score = score(similarity, &trajectory);
-        let better = match &winner {
-            None => true,
-            Some(w) => score > w.score || (score == w.score && older(&trajectory, &w.trajectory)),
+        let Some((candidate, similarity, score)) = winner else {
+            return Ok(None);
         };
-        if better {
-            winner = Some(Match {
+        if let Some(trajectory) = store.trajectory_get(scope, &candidate.id)? {
+            return Ok(Some(Match {
                 trajectory,
                 similarity,
                 score,
-            });
+            }));
         }
+        // Forgotten between the two reads: rank again what the store holds now.
     }
-    Ok(winner)
 }
 
 /// Whether `a` comes before `b` among equal scores: the one recorded first, by time and then
 /// by id. When either time does not parse, the reference's directory order decides, which is
 /// the order of the ids (its files are named by id and read in name order).
-fn older(a: &Trajectory, b: &Trajectory) -> bool {
+fn older(a: &Candidate, b: &Candidate) -> bool {
     match (a.recorded_at, b.recorded_at) {
         (Some(x), Some(y)) if x != y => x < y,
         _ => a.id < b.id,

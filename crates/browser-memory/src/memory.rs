@@ -9,7 +9,7 @@ use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
 
 use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
 use crate::error::Result;
-use crate::extract::{Turn, action_name, extract_facts, snapshot_hash};
+use crate::extract::{Turn, action_name, extract_facts_of, snapshot_hash};
 use crate::hints::{EvaluatedRun, generate_hints};
 use crate::json::Json;
 use crate::matching::{Match, MatchOptions, find_best_match, find_replayable};
@@ -230,9 +230,14 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     /// as the memory directory stores it; otherwise nothing is stored and the error names
     /// the turn (`turns[2].action`).
     pub fn record_run(&self, report: &RunReport) -> Result<Trajectory> {
+        // Each action is parsed once, for the check, the steps and the facts.
+        let mut actions = Vec::with_capacity(report.turns.len());
         for (i, turn) in report.turns.iter().enumerate() {
             let reason = match serde_json::from_str::<Json>(&turn.action) {
-                Ok(Json::Object(_)) => continue,
+                Ok(action @ Json::Object(_)) => {
+                    actions.push(action);
+                    continue;
+                }
                 Ok(_) => "must be the JSON text of an object, and is another JSON value".to_owned(),
                 Err(e) => format!("must be the JSON text of an object, and is not JSON ({e})"),
             };
@@ -247,8 +252,9 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         let steps: Vec<TrajectoryStep> = report
             .turns
             .iter()
-            .filter(|t| !matches!(action_name(&t.parsed_action()), "complete" | "abort"))
-            .map(|t| TrajectoryStep {
+            .zip(&actions)
+            .filter(|(_, action)| !matches!(action_name(action), "complete" | "abort"))
+            .map(|(t, _)| TrajectoryStep {
                 url: t.url.clone(),
                 action: t.action.clone(),
                 snapshot_hash: snapshot_hash(&t.snapshot).to_string(),
@@ -277,7 +283,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         let facts = if host.is_empty() {
             Vec::new()
         } else {
-            extract_facts(&report.turns, &host, report.success)
+            extract_facts_of(&report.turns, &actions, &host, report.success)
         };
         let session = SessionEntry {
             id: report

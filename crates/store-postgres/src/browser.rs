@@ -245,7 +245,8 @@ fn get_trajectory(q: impl Single, scope: &Scope, id: &str) -> Step<Option<Trajec
 /// Counts, per trajectory, the query's tokens among its postings (reading only the postings
 /// of those tokens), keeps the counts reaching the minimum, then applies the filters to those
 /// trajectories' rows.
-const CANDIDATES: &str = "SELECT t.traj_id, c.shared, t.token_count
+const CANDIDATES: &str = "SELECT t.traj_id, c.shared, t.token_count, t.recorded_at, t.duration_ms,
+            cardinality(t.step_verified), cardinality(array_positions(t.step_verified, true))
      FROM (SELECT traj, count(*) AS shared FROM browser_trajectory_token
            WHERE scope = $1 AND token = ANY ($2::text[])
            GROUP BY traj HAVING count(*) >= $3::bigint) c
@@ -276,10 +277,21 @@ fn candidates(q: impl Single, scope: &Scope, query: &CandidateQuery) -> Step<Vec
             let location = || format!("browser_trajectory row {id:?}");
             let shared = from_int(row.try_get(1)?, &location, "shared tokens")?;
             let token_count = from_int(row.try_get::<_, i32>(2)?.into(), &location, "token_count")?;
+            let duration_ms: i64 = row.try_get(4)?;
             Ok(Candidate {
-                id,
                 shared: if tokenless { 0 } else { shared },
                 token_count,
+                recorded_at: row
+                    .try_get::<_, Option<i64>>(3)?
+                    .map(Timestamp::from_millis),
+                duration_ms: from_int(duration_ms, &location, "duration_ms")?,
+                steps: from_int(row.try_get::<_, i32>(5)?.into(), &location, "steps")?,
+                verified_steps: from_int(
+                    row.try_get::<_, i32>(6)?.into(),
+                    &location,
+                    "verified steps",
+                )?,
+                id,
             })
         })
         .collect::<Step<Vec<_>>>()?;

@@ -5,9 +5,9 @@
 
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
-    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
-    SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore, run_start_outcome,
+    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
+    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
+    SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Page, Result, Scope, Timestamp};
@@ -186,14 +186,15 @@ fn get_trajectory(conn: &Connection, scope: &Scope, id: &str) -> Result<Option<T
         .transpose()
 }
 
-fn candidates(
+/// The tallies of the trajectories of `scope` that pass `query`'s filters and share at least
+/// its minimum of tokens.
+fn tallies(
     conn: &Connection,
     scope: &Scope,
     query: &CandidateQuery,
-) -> rusqlite::Result<Vec<Candidate>> {
-    let tokenless = query.tokens.is_empty();
+) -> rusqlite::Result<Vec<token_index::Tally>> {
     let keys = index_keys(&query.tokens);
-    let tallies = token_index::count(
+    let mut tallies = token_index::count(
         conn,
         scope.as_str(),
         &keys,
@@ -204,16 +205,54 @@ fn candidates(
         },
     )?;
     let min = query.min_shared.max(1);
-    let mut name = conn.prepare_cached("SELECT traj_id FROM browser_trajectories WHERE id = ?1")?;
-    let mut found = Vec::new();
-    for tally in tallies {
-        if tally.shared < min {
-            continue;
-        }
+    tallies.retain(|t| t.shared >= min);
+    Ok(tallies)
+}
+
+/// What the index knows of a tally's trajectory (a query without tokens shares none).
+fn indexed(tally: &token_index::Tally, tokenless: bool) -> IndexedCandidate {
+    IndexedCandidate {
+        shared: if tokenless { 0 } else { tally.shared },
+        token_count: usize::try_from(tally.token_count).unwrap_or(0),
+        recorded_at: tally.recorded_at.map(Timestamp::from_millis),
+    }
+}
+
+/// The candidates of `tallies`, their rows read for the id and what the trace score needs
+/// (the steps counted in their column, not decoded), ordered by id.
+fn candidates_of(
+    conn: &Connection,
+    tallies: &[(&token_index::Tally, IndexedCandidate)],
+) -> Result<Vec<Candidate>> {
+    let op = "find trajectory candidates";
+    let mut row = conn
+        .prepare_cached(
+            "SELECT traj_id, duration_ms, steps FROM browser_trajectories WHERE id = ?1",
+        )
+        .map_err(|e| to_core(op, e))?;
+    let mut found = Vec::with_capacity(tallies.len());
+    for (tally, known) in tallies {
+        let location = || format!("browser_trajectories row {}", tally.traj);
+        let (id, duration_ms, counts) = row
+            .query_row([tally.traj], |r| {
+                let steps = codec::step_counts(r.get_ref(2)?.as_str()?);
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, steps))
+            })
+            .map_err(|e| to_core(op, e))?;
+        let Some((steps, verified_steps)) = counts else {
+            return Err(Error::corrupt(
+                location(),
+                "the steps column is not an encoded step list",
+            ));
+        };
         found.push(Candidate {
-            id: name.query_row([tally.traj], |r| r.get(0))?,
-            shared: if tokenless { 0 } else { tally.shared },
-            token_count: usize::try_from(tally.token_count).unwrap_or(0),
+            id,
+            shared: known.shared,
+            token_count: known.token_count,
+            recorded_at: known.recorded_at,
+            duration_ms: uint(duration_ms, &location())?,
+            steps,
+            verified_steps,
         });
     }
     found.sort();
@@ -330,8 +369,35 @@ impl TrajectoryStore for SqliteStore {
         scope: &Scope,
         query: &CandidateQuery,
     ) -> Result<Vec<Candidate>> {
-        self.read("find trajectory candidates", |conn| {
-            candidates(conn, scope, query)
+        let tokenless = query.tokens.is_empty();
+        self.read_with(|conn| {
+            let tallies = tallies(conn, scope, query)
+                .map_err(|e| to_core("find trajectory candidates", e))?;
+            let known: Vec<_> = tallies.iter().map(|t| (t, indexed(t, tokenless))).collect();
+            candidates_of(conn, &known)
+        })
+    }
+
+    fn trajectory_top_candidates(
+        &self,
+        scope: &Scope,
+        query: &CandidateQuery,
+        rank: &dyn Fn(&IndexedCandidate) -> Option<f64>,
+        margin: f64,
+    ) -> Result<Vec<Candidate>> {
+        // Ranked from the postings alone: only the rows of the candidates kept are read.
+        let tokenless = query.tokens.is_empty();
+        self.read_with(|conn| {
+            let tallies = tallies(conn, scope, query)
+                .map_err(|e| to_core("find trajectory candidates", e))?;
+            let ranked: Vec<_> = tallies
+                .iter()
+                .filter_map(|t| {
+                    let known = indexed(t, tokenless);
+                    rank(&known).map(|r| ((t, known), r))
+                })
+                .collect();
+            candidates_of(conn, &within_margin(ranked, margin))
         })
     }
 

@@ -4,7 +4,7 @@
 //! paths are a plain [`encode_texts`] list.
 
 use agent_memory_core::store::browser::{SessionEntry, TrajectoryStep};
-use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
+use agent_memory_core::store::trajectory::{decode_texts, encode_texts, next_text};
 
 /// Items per encoded step: url, action, snapshot hash, verified, expected effect.
 const STEP_ITEMS: usize = 5;
@@ -78,6 +78,25 @@ pub(crate) fn decode_steps(text: &str) -> Option<Vec<TrajectoryStep>> {
     })
 }
 
+/// How many steps [`encode_steps`] encoded in `text`, and how many of them are verified,
+/// read without copying an item; `None` when `text` is not such a list.
+pub(crate) fn step_counts(mut text: &str) -> Option<(usize, usize)> {
+    let (mut steps, mut verified) = (0, 0);
+    while !text.is_empty() {
+        let mut flag = "";
+        for item in 0..STEP_ITEMS {
+            let (value, rest) = next_text(text)?;
+            if item == 3 {
+                flag = value;
+            }
+            text = rest;
+        }
+        steps += 1;
+        verified += usize::from(parse_flag(flag)?);
+    }
+    Some((steps, verified))
+}
+
 /// Encodes a site's session log.
 pub(crate) fn encode_sessions(sessions: &[SessionEntry]) -> String {
     let numbers: Vec<[String; 2]> = sessions
@@ -143,6 +162,20 @@ mod tests {
         let encoded = encode_steps(&steps);
         assert_eq!(decode_steps(&encoded), Some(steps));
         assert_eq!(decode_steps(""), Some(Vec::new()));
+    }
+
+    #[test]
+    fn step_counts_agree_with_the_decoded_steps() {
+        let steps = vec![
+            step(None, true),
+            step(Some(""), false),
+            step(Some("=cart shows 1"), true),
+        ];
+        assert_eq!(step_counts(&encode_steps(&steps)), Some((3, 2)));
+        assert_eq!(step_counts(""), Some((0, 0)));
+        // Not a step list: a step cut short, or a verified flag that is no flag.
+        assert_eq!(step_counts("1:a1:b"), None);
+        assert_eq!(step_counts("1:a1:b1:c1:x0:"), None);
     }
 
     #[test]

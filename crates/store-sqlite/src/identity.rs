@@ -87,11 +87,7 @@ pub(crate) fn read_state(conn: &mut Connection) -> rusqlite::Result<FileState> {
             .is_some();
     state.pending_full = user_version == SCHEMA_VERSION
         && state.tables.contains("browser_trajectory_tokens_pending")
-        && tx.query_row(
-            "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
-            [PENDING_POSTINGS],
-            |r| r.get::<_, i64>(0),
-        )? >= PENDING_POSTINGS;
+        && pending_full(&tx)?;
     tx.commit()?;
     Ok(state)
 }
@@ -160,6 +156,16 @@ impl FileState {
     }
 }
 
+/// Whether the pending list of the token index holds [`PENDING_POSTINGS`] postings or more.
+fn pending_full(conn: &Connection) -> rusqlite::Result<bool> {
+    let pending: i64 = conn.query_row(
+        "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
+        [PENDING_POSTINGS],
+        |r| r.get(0),
+    )?;
+    Ok(pending >= PENDING_POSTINGS)
+}
+
 /// The bookkeeping an open for writing does after the migrations, in one immediate
 /// transaction: the application id on a file from before it existed, the creator entry, and
 /// a merge of postings a migration left pending.
@@ -170,7 +176,10 @@ pub(crate) fn settle(conn: &mut Connection) -> rusqlite::Result<()> {
         "INSERT INTO meta (key, value) VALUES ('store.created_by', ?1) ON CONFLICT (key) DO NOTHING",
         [concat!("store-sqlite ", env!("CARGO_PKG_VERSION"))],
     )?;
-    crate::token_index::merge_if_full(&tx)?;
+    // A migration may leave far more than a step pending: opening merges them all, once.
+    if pending_full(&tx)? {
+        crate::token_index::merge_pending(&tx, None)?;
+    }
     tx.commit()
 }
 

@@ -3,7 +3,8 @@
 //!
 //! A stored trajectory's postings (one per distinct goal token, carrying what the candidate
 //! filters read) are appended to `browser_trajectory_tokens_pending`, clustered by trajectory.
-//! Once that list holds [`PENDING_POSTINGS`] postings they are merged: each
+//! Once that list holds [`PENDING_POSTINGS`] postings, those of its oldest trajectories are
+//! merged, [`MERGE_STEP`] at a time, so no write does all the merging at once: each
 //! `(scope, token, origin)` key keeps its newest postings in a small tail row
 //! (`browser_token_tails`), and a tail that reaches [`TAIL_POSTINGS`] is written out as a new
 //! row of `browser_token_blocks`, which is never appended to again. Small tails pack a dozen
@@ -19,9 +20,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use rusqlite::{Connection, OptionalExtension, params};
 
-/// Postings the pending list holds before they are merged into blocks: a merge then writes
-/// each touched block once for many runs, and matching still scans the list in microseconds.
-pub(crate) const PENDING_POSTINGS: i64 = 512;
+/// Postings the pending list holds before its oldest are merged into blocks, a
+/// [`MERGE_STEP`] at a time: a merge writes each touched tail once for several runs, and
+/// matching still scans the list in microseconds.
+pub(crate) const PENDING_POSTINGS: i64 = 256;
 
 /// Postings a tail holds before it is written out as a block (a block of 32 is 608 bytes).
 /// Blocks written by version 6 hold up to 128.
@@ -112,7 +114,8 @@ pub(crate) fn add(
     merge_if_full(conn)
 }
 
-/// Merges the pending list once it holds [`PENDING_POSTINGS`] postings.
+/// Once the pending list holds [`PENDING_POSTINGS`] postings, merges its oldest
+/// [`MERGE_STEP`] (see [`merge_pending`]).
 pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
     let pending: i64 = conn
         .prepare_cached(
@@ -120,21 +123,39 @@ pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
         )?
         .query_row([PENDING_POSTINGS], |r| r.get(0))?;
     if pending >= PENDING_POSTINGS {
-        merge_pending(conn)?;
+        merge_pending(conn, Some(MERGE_STEP))?;
     }
     Ok(())
 }
 
-/// Moves every pending posting into the tail of its key, writing out each tail that reaches
-/// [`TAIL_POSTINGS`] as new blocks.
-pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
+/// Postings a full pending list merges at a time (whole trajectories, the oldest first).
+/// Merging all 512 at once made one write in about a hundred take tens of milliseconds;
+/// merging a step whenever the list is full spreads that work over the writes (one in a
+/// few merges a few dozen keys), and the list stays as long as before for matching.
+pub(crate) const MERGE_STEP: i64 = 32;
+
+/// Moves pending postings into the tail of their key, writing out each tail that reaches
+/// [`TAIL_POSTINGS`] as new blocks: every pending posting, or with `step` those of the
+/// oldest trajectories up to the one holding the `step`-th posting. A trajectory's postings
+/// are always moved together, so it is wholly pending or wholly merged ([`remove`] relies
+/// on it).
+pub(crate) fn merge_pending(conn: &Connection, step: Option<i64>) -> rusqlite::Result<()> {
+    let through: Option<i64> = match step {
+        Some(step) => conn
+            .prepare_cached(
+                "SELECT traj FROM browser_trajectory_tokens_pending ORDER BY traj LIMIT 1 OFFSET ?1",
+            )?
+            .query_row([step - 1], |r| r.get(0))
+            .optional()?,
+        None => None,
+    };
     let mut groups: BTreeMap<(String, String, String), Vec<Posting>> = BTreeMap::new();
     {
         let mut stmt = conn.prepare_cached(
             "SELECT scope, token, origin, traj, success, recorded_at, token_count
-             FROM browser_trajectory_tokens_pending",
+             FROM browser_trajectory_tokens_pending WHERE ?1 IS NULL OR traj <= ?1",
         )?;
-        let mut rows = stmt.query([])?;
+        let mut rows = stmt.query([through])?;
         while let Some(row) = rows.next()? {
             groups
                 .entry((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -191,8 +212,10 @@ pub(crate) fn merge_pending(conn: &Connection) -> rusqlite::Result<()> {
             drop_tail.execute(key)?;
         }
     }
-    conn.prepare_cached("DELETE FROM browser_trajectory_tokens_pending")?
-        .execute([])?;
+    conn.prepare_cached(
+        "DELETE FROM browser_trajectory_tokens_pending WHERE ?1 IS NULL OR traj <= ?1",
+    )?
+    .execute([through])?;
     Ok(())
 }
 
@@ -409,6 +432,7 @@ pub(crate) struct Tally {
     /// How many of the query's keys it holds.
     pub(crate) shared: usize,
     pub(crate) token_count: i64,
+    pub(crate) recorded_at: Option<i64>,
 }
 
 /// For each trajectory of `scope` that passes `filter` and holds at least one of `keys`
@@ -426,6 +450,9 @@ pub(crate) fn count(
         let mut rows = lists.query(params![scope, key, filter.origin])?;
         while let Some(row) = rows.next()? {
             let blob = row.get_ref(0)?.as_blob()?;
+            // A common word's postings number in thousands: room for them up front, not by
+            // regrowing the list as it fills.
+            kept.reserve(blob.len() / ENTRY);
             kept.extend(unpack_all(blob)?.filter(|p| filter.keeps(p)));
         }
     }
@@ -449,20 +476,56 @@ pub(crate) fn count(
             }
         }
     }
-    // Sorting a few hundred postings by trajectory beats hashing each into a map.
+    Ok(tally(kept))
+}
+
+/// The postings of `kept` counted per trajectory, ordered by row id.
+fn tally(mut kept: Vec<Posting>) -> Vec<Tally> {
+    let tally_of = |p: &Posting, shared| Tally {
+        traj: p.traj,
+        shared,
+        token_count: p.token_count,
+        recorded_at: p.recorded_at,
+    };
+    let (Some(low), Some(high)) = (
+        kept.iter().map(|p| p.traj).min(),
+        kept.iter().map(|p| p.traj).max(),
+    ) else {
+        return Vec::new();
+    };
+    // Row ids are dense: when they span no more than a few times the postings, one counter
+    // per row id (ScanCount, as the in-memory store counts) is linear; a common word's
+    // thousands of postings took longer to sort than the rest of a match.
+    let span = usize::try_from(high.abs_diff(low)).unwrap_or(usize::MAX);
+    if span < kept.len().saturating_mul(4).max(1024) {
+        // Per row id: how many postings, and the index of its first in `kept`.
+        let mut counts: Vec<(usize, usize)> = vec![(0, 0); span + 1];
+        for (i, p) in kept.iter().enumerate() {
+            // Within the span checked above, so the offset fits.
+            let offset = usize::try_from(p.traj.abs_diff(low)).unwrap_or(span);
+            let slot = &mut counts[offset];
+            if slot.0 == 0 {
+                slot.1 = i;
+            }
+            slot.0 += 1;
+        }
+        return counts
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|&(n, first)| tally_of(&kept[first], n))
+            .collect();
+    }
+    // Sparse row ids (after many deletions): sorting a few postings by trajectory beats
+    // hashing each into a map.
     kept.sort_unstable_by_key(|p| p.traj);
     let mut tallies: Vec<Tally> = Vec::new();
-    for p in kept {
+    for p in &kept {
         match tallies.last_mut() {
             Some(t) if t.traj == p.traj => t.shared += 1,
-            _ => tallies.push(Tally {
-                traj: p.traj,
-                shared: 1,
-                token_count: p.token_count,
-            }),
+            _ => tallies.push(tally_of(p, 1)),
         }
     }
-    Ok(tallies)
+    tallies
 }
 
 #[cfg(test)]
@@ -593,6 +656,22 @@ mod tests {
             alpha_blocks * TAIL_POSTINGS as i64 + alpha_tail + pending,
             n
         );
+        // Merging a step at a time keeps the pending list below the bound plus a step, and
+        // moves whole trajectories: each pending one has both its postings there.
+        let all_pending = rows("SELECT count(*) FROM browser_trajectory_tokens_pending");
+        assert!(all_pending < PENDING_POSTINGS, "{all_pending} pending");
+        assert!(
+            all_pending >= PENDING_POSTINGS - MERGE_STEP - 2,
+            "{all_pending} pending"
+        );
+        assert_eq!(
+            rows(
+                "SELECT count(*) FROM (SELECT traj FROM browser_trajectory_tokens_pending
+                 GROUP BY traj HAVING count(*) != 2)"
+            ),
+            0,
+            "a trajectory is wholly pending or wholly merged"
+        );
         let query = |tokens: &[&str]| CandidateQuery {
             tokens: tokens.iter().map(|t| (*t).to_owned()).collect(),
             origin: Some("https://a.test".to_owned()),
@@ -620,6 +699,47 @@ mod tests {
             0,
             "an emptied tail is deleted"
         );
+    }
+
+    #[test]
+    fn dense_and_sparse_row_ids_tally_alike() {
+        let posting = |traj, token_count| Posting {
+            traj,
+            recorded_at: Some(traj / 2),
+            token_count,
+            success: true,
+        };
+        let check = |kept: Vec<Posting>| {
+            let mut sorted = kept.clone();
+            sorted.sort_by_key(|p| p.traj);
+            let mut want: Vec<Tally> = Vec::new();
+            for p in &sorted {
+                match want.last_mut() {
+                    Some(t) if t.traj == p.traj => t.shared += 1,
+                    _ => want.push(Tally {
+                        traj: p.traj,
+                        shared: 1,
+                        token_count: p.token_count,
+                        recorded_at: p.recorded_at,
+                    }),
+                }
+            }
+            assert_eq!(tally(kept), want);
+        };
+        // Dense: row ids 1..=300, each under one to three keys, in key order.
+        let dense: Vec<Posting> = (1..=3)
+            .flat_map(|k| (1..=300).filter(move |t| t % k == 0).map(move |t| (t, k)))
+            .map(|(t, _)| posting(t, t % 7 + 1))
+            .collect();
+        check(dense);
+        // Sparse: row ids far apart, and the extremes of the range.
+        check(vec![
+            posting(i64::MAX, 2),
+            posting(1, 2),
+            posting(i64::MAX, 2),
+        ]);
+        check(vec![posting(5, 1)]);
+        check(Vec::new());
     }
 
     #[test]

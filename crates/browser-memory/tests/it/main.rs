@@ -11,6 +11,7 @@ mod hostile;
 mod import;
 mod laws;
 mod parity;
+mod ranking;
 mod reference;
 mod rules;
 mod sqlite;

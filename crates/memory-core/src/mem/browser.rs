@@ -194,10 +194,9 @@ impl ScopeMemory {
                         .count(),
                     count => usize::from(count),
                 };
-                (tokenless || shared >= min).then(|| Candidate {
-                    id: stored.trajectory.id.clone(),
-                    shared: if tokenless { 0 } else { shared },
-                    token_count: stored.tokens.len(),
+                (tokenless || shared >= min).then(|| {
+                    let shared = if tokenless { 0 } else { shared };
+                    Candidate::of(&stored.trajectory, shared, stored.tokens.len())
                 })
             })
             .collect();

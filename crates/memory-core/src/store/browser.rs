@@ -77,7 +77,9 @@ pub struct CandidateQuery {
     pub min_shared: usize,
 }
 
-/// A trajectory that shares tokens with a query, with what Jaccard similarity needs.
+/// A trajectory that shares tokens with a query, with what ranking it needs: Jaccard
+/// similarity (`shared`, `token_count`) and the trace score (`recorded_at`, `duration_ms`,
+/// `steps`, `verified_steps`), so a match reads in full only the trajectory that wins.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Candidate {
     /// The trajectory's id.
@@ -86,6 +88,66 @@ pub struct Candidate {
     pub shared: usize,
     /// How many distinct tokens its goal has.
     pub token_count: usize,
+    /// When it was recorded, as [`Trajectory::recorded_at`].
+    pub recorded_at: Option<Timestamp>,
+    /// Its wall time in milliseconds, as [`Trajectory::duration_ms`].
+    pub duration_ms: u64,
+    /// How many steps it has.
+    pub steps: usize,
+    /// How many of its steps were verified.
+    pub verified_steps: usize,
+}
+
+impl Candidate {
+    /// `trajectory` as a candidate sharing `shared` of a query's tokens, its goal having
+    /// `token_count` distinct tokens.
+    pub fn of(trajectory: &Trajectory, shared: usize, token_count: usize) -> Candidate {
+        Candidate {
+            id: trajectory.id.clone(),
+            shared,
+            token_count,
+            recorded_at: trajectory.recorded_at,
+            duration_ms: trajectory.duration_ms,
+            steps: trajectory.steps.len(),
+            verified_steps: trajectory.steps.iter().filter(|s| s.verified).count(),
+        }
+    }
+}
+
+/// What a token index knows of a candidate before its row is read: enough to rank it by
+/// similarity and recency (see [`TrajectoryStore::trajectory_top_candidates`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexedCandidate {
+    /// How many of the query's tokens its goal holds.
+    pub shared: usize,
+    /// How many distinct tokens its goal has.
+    pub token_count: usize,
+    /// When it was recorded.
+    pub recorded_at: Option<Timestamp>,
+}
+
+impl IndexedCandidate {
+    /// What the index knows of `candidate`.
+    pub fn of(candidate: &Candidate) -> IndexedCandidate {
+        IndexedCandidate {
+            shared: candidate.shared,
+            token_count: candidate.token_count,
+            recorded_at: candidate.recorded_at,
+        }
+    }
+}
+
+/// The items of `ranked` whose rank is at least the highest minus `margin`, in their order.
+/// Stores that rank candidates themselves use it, so every store keeps the same ones.
+pub fn within_margin<T>(ranked: Vec<(T, f64)>, margin: f64) -> Vec<T> {
+    let Some(top) = ranked.iter().map(|(_, r)| *r).reduce(f64::max) else {
+        return Vec::new();
+    };
+    ranked
+        .into_iter()
+        .filter(|(_, r)| *r >= top - margin)
+        .map(|(item, _)| item)
+        .collect()
 }
 
 /// Stored trajectories of each scope, indexed by goal token.
@@ -128,6 +190,28 @@ pub trait TrajectoryStore: Send + Sync {
         scope: &Scope,
         query: &CandidateQuery,
     ) -> Result<Vec<Candidate>>;
+
+    /// The candidates of [`trajectory_candidates`](Self::trajectory_candidates) that `rank`
+    /// ranks within `margin` of the highest rank, ordered by id: `rank` sees what the token
+    /// index knows of each candidate, `None` leaving it out, so a store reads the rows of only
+    /// the candidates that can still win. With `margin` 0 these are the candidates of the
+    /// highest rank; a rank that is a lower bound of the final score, which exceeds it by at
+    /// most `margin`, keeps every candidate that can win. The default filters
+    /// `trajectory_candidates`; a store on disk ranks before it reads any row.
+    fn trajectory_top_candidates(
+        &self,
+        scope: &Scope,
+        query: &CandidateQuery,
+        rank: &dyn Fn(&IndexedCandidate) -> Option<f64>,
+        margin: f64,
+    ) -> Result<Vec<Candidate>> {
+        let ranked: Vec<(Candidate, f64)> = self
+            .trajectory_candidates(scope, query)?
+            .into_iter()
+            .filter_map(|c| rank(&IndexedCandidate::of(&c)).map(|r| (c, r)))
+            .collect();
+        Ok(within_margin(ranked, margin))
+    }
 
     /// Every trajectory of `scope`, in the order they were first stored.
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;

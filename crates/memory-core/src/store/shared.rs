@@ -30,8 +30,8 @@ use crate::names::{MetaKey, Partition, Scope, SessionId};
 use crate::store::Page;
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
-    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use crate::store::meta::MetaStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
@@ -121,6 +121,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>>;
     fn trajectory_get_many(&self, scope: &Scope, ids: &[&str]) -> Result<Vec<Trajectory>>;
     fn trajectory_candidates(&self, scope: &Scope, query: &CandidateQuery) -> Result<Vec<Candidate>>;
+    fn trajectory_top_candidates(&self, scope: &Scope, query: &CandidateQuery, rank: &dyn Fn(&IndexedCandidate) -> Option<f64>, margin: f64) -> Result<Vec<Candidate>>;
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>>;
     fn trajectory_count(&self, scope: &Scope) -> Result<u64>;
     fn trajectory_recent(&self, scope: &Scope, limit: usize) -> Result<Vec<Trajectory>>;

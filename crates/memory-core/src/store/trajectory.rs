@@ -127,8 +127,9 @@ impl Fingerprint {
     }
 }
 
-/// The first text of `text` as [`encode_texts`] writes them, and what follows it.
-fn next_text(text: &str) -> Option<(&str, &str)> {
+/// The first text of `text` as [`encode_texts`] writes them, and what follows it (`None`
+/// when `text` does not begin with such an item): a list is walked without copying its items.
+pub fn next_text(text: &str) -> Option<(&str, &str)> {
     let colon = text.find(':')?;
     let len: usize = text[..colon].parse().ok()?;
     let rest = &text[colon + 1..];

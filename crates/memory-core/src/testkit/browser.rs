@@ -2,9 +2,9 @@
 
 use crate::names::Scope;
 use crate::store::browser::{
-    BrowserStore, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun, ImageStored,
-    MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
+    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun,
+    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
+    SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
 };
 use crate::testkit::{Case, CaseResult};
 use crate::time::Timestamp;
@@ -31,6 +31,10 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
         Case {
             name: "candidates apply filters",
             run: candidates_apply_filters,
+        },
+        Case {
+            name: "candidates carry what scoring needs, and the top ones are those ranked highest",
+            run: top_candidates_by_rank,
         },
         Case {
             name: "replacing a trajectory reindexes it",
@@ -376,6 +380,63 @@ fn candidates_count_shared_tokens<S: BrowserStore>(store: &S) -> CaseResult {
         found(store, &s, &q)?,
         vec![("b".to_owned(), 2, 3)],
         "min_shared prunes"
+    );
+    Ok(())
+}
+
+fn top_candidates_by_rank<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let mut long = trajectory("long", "alpha beta gamma", "https://a.test", true, 30);
+    long.steps.push(TrajectoryStep {
+        verified: false,
+        expected_effect: None,
+        ..long.steps[0].clone()
+    });
+    long.recorded_at = None;
+    put(store, &s, &long)?;
+    put(
+        store,
+        &s,
+        &trajectory("short", "alpha beta", "https://a.test", true, 20),
+    )?;
+    put(
+        store,
+        &s,
+        &trajectory("far", "alpha omega psi", "https://a.test", true, 10),
+    )?;
+    let q = query("alpha beta");
+    let all = store.trajectory_candidates(&s, &q)?;
+    let long_one = all.iter().find(|c| c.id == "long");
+    ensure_eq!(
+        long_one.map(|c| (c.recorded_at, c.duration_ms, c.steps, c.verified_steps)),
+        Some((None, 27_558, 2, 1)),
+        "a candidate carries its time, duration, steps and verified steps"
+    );
+    let ids = |found: Vec<Candidate>| found.into_iter().map(|c| c.id).collect::<Vec<_>>();
+    // Ranked by shared tokens less a tenth per extra token: short 2, long 1.9, far 0.8.
+    let rank = |c: &IndexedCandidate| {
+        (c.shared > 0).then(|| c.shared as f64 - (c.token_count - c.shared) as f64 / 10.0)
+    };
+    ensure_eq!(
+        ids(store.trajectory_top_candidates(&s, &q, &rank, 0.0)?),
+        vec!["short".to_owned()],
+        "margin 0 keeps the highest rank"
+    );
+    ensure_eq!(
+        ids(store.trajectory_top_candidates(&s, &q, &rank, 0.5)?),
+        vec!["long".to_owned(), "short".to_owned()],
+        "a margin keeps the ranks within it, ordered by id"
+    );
+    ensure_eq!(
+        store.trajectory_top_candidates(&s, &q, &rank, f64::INFINITY)?,
+        all,
+        "an infinite margin keeps every candidate, as trajectory_candidates finds them"
+    );
+    let none = |_: &IndexedCandidate| None;
+    ensure_eq!(
+        store.trajectory_top_candidates(&s, &q, &none, f64::INFINITY)?,
+        Vec::new(),
+        "a candidate ranked None is left out"
     );
     Ok(())
 }
