@@ -272,13 +272,31 @@ fn build<'a>(root: &Path, dist: &Path, tools: &Path, target: &'a Target) -> Resu
         &format!("maturin build --zig --target {}", target.triple),
     )?;
     let wheel = only_file(&wheels, "whl")?;
+    // The addon is a shared library: on musl, where Rust links statically by default, it
+    // is built against the dynamic libc (only this crate: the dependencies, shared with the
+    // command line, are the same), as Node.js on musl loads it. The command line stays a
+    // static binary, which runs on any Linux of its architecture.
+    let mut addon_build = Command::new(tools.join("cargo-zigbuild"));
+    addon_build
+        .args(["rustc", "--release", "--quiet", "--target", target.zig])
+        .args(["-p", "agent-memory-node", "--lib"]);
+    if target.triple.ends_with("musl") {
+        addon_build.args(["--", "-C", "target-feature=-crt-static"]);
+    }
+    run_checked(
+        addon_build.env("PATH", &path).current_dir(root),
+        &format!(
+            "cargo zigbuild rustc -p agent-memory-node --target {}",
+            target.zig
+        ),
+    )?;
     run_checked(
         Command::new(tools.join("cargo-zigbuild"))
             .args(["zigbuild", "--release", "--quiet", "--target", target.zig])
-            .args(["-p", "agent-memory-node", "-p", "agent-memory-cli"])
+            .args(["-p", "agent-memory-cli", "--bin", "agent-memory"])
             .env("PATH", &path)
             .current_dir(root),
-        &format!("cargo zigbuild --target {}", target.zig),
+        &format!("cargo zigbuild -p agent-memory-cli --target {}", target.zig),
     )?;
     let out = target_dir(root).join(target.triple).join("release");
     let addons = dist.join("addons");
