@@ -524,28 +524,14 @@ fn try_here(
     for b in built {
         match b.target.runs {
             Runs::Here => {
-                let venv = work.join("venv");
-                run_checked(
-                    Command::new(python).args(["-m", "venv"]).arg(&venv),
-                    "creating a venv",
-                )?;
-                run_checked(
-                    Command::new(venv_python(&venv))
-                        .args([
-                            "-m",
-                            "pip",
-                            "install",
-                            "--quiet",
-                            "--disable-pip-version-check",
-                        ])
-                        .arg(&b.wheel),
-                    "installing the x86_64 wheel",
-                )?;
-                run_checked(
-                    Command::new(venv_python(&venv))
-                        .arg(smoke.join("smoke.py"))
-                        .arg(work.join("python.db")),
-                    "the x86_64 wheel's smoke test",
+                pip_smoke(
+                    python,
+                    &work.join("venv"),
+                    b.wheel.as_os_str(),
+                    &[],
+                    &smoke,
+                    &work.join("python.db"),
+                    "the x86_64 wheel",
                 )?;
                 let project = work.join("npm-project");
                 fresh(&project)?;
@@ -761,6 +747,42 @@ fn which(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// A fresh venv at `venv` with `source` pip-installed (with `env` set, for a build from
+/// source), then `smoke.py` run in it on `db`.
+fn pip_smoke(
+    python: &Path,
+    venv: &Path,
+    source: &std::ffi::OsStr,
+    env: &[(&str, std::ffi::OsString)],
+    smoke: &Path,
+    db: &Path,
+    what: &str,
+) -> Result<()> {
+    run_checked(
+        Command::new(python).args(["-m", "venv"]).arg(venv),
+        "creating a venv",
+    )?;
+    run_checked(
+        Command::new(venv_python(venv))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .arg(source)
+            .envs(env.iter().cloned()),
+        &format!("installing {what}"),
+    )?;
+    run_checked(
+        Command::new(venv_python(venv))
+            .arg(smoke.join("smoke.py"))
+            .arg(db),
+        &format!("the smoke test of {what}"),
+    )
+}
+
 /// The packages installed from source, as a user on a platform without a binary does.
 fn from_source(root: &Path, dist: &Path, python: &Path, tools: &Path) -> Result<()> {
     let work = dist.join("from-source");
@@ -786,35 +808,15 @@ fn from_source(root: &Path, dist: &Path, python: &Path, tools: &Path) -> Result<
     let smoke = root.join("xtask/dist");
     let pip_try = |what: &str, source: &std::ffi::OsStr| -> Result<()> {
         timed(&format!("pip install {what}"), || {
-            let venv = work.join(format!(
-                "venv-{}",
-                what.split_whitespace().next().unwrap_or("x")
-            ));
-            run_checked(
-                Command::new(python).args(["-m", "venv"]).arg(&venv),
-                "creating a venv",
-            )?;
-            run_checked(
-                Command::new(venv_python(&venv))
-                    .args([
-                        "-m",
-                        "pip",
-                        "install",
-                        "--quiet",
-                        "--disable-pip-version-check",
-                    ])
-                    .arg(source)
-                    .envs(build_env.iter().cloned()),
+            let name = what.split_whitespace().next().unwrap_or("x");
+            pip_smoke(
+                python,
+                &work.join(format!("venv-{name}")),
+                source,
+                &build_env,
+                &smoke,
+                &work.join(format!("{name}.db")),
                 &format!("pip install {what}"),
-            )?;
-            run_checked(
-                Command::new(venv_python(&venv))
-                    .arg(smoke.join("smoke.py"))
-                    .arg(work.join(format!(
-                        "{}.db",
-                        what.split_whitespace().next().unwrap_or("x")
-                    ))),
-                &format!("the smoke test of pip install {what}"),
             )
         })
     };
