@@ -22,6 +22,7 @@ pub mod excerpt;
 mod ids;
 mod mem;
 mod names;
+pub mod provenance;
 pub mod store;
 mod time;
 
@@ -32,6 +33,7 @@ pub use error::{Error, Result};
 pub use ids::{IdSource, RandomIds, SeededIds, SplitMix64};
 pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
+pub use provenance::{Provenance, Source};
 pub use store::MetaStore;
 pub use store::NoteStore;
 pub use store::Page;
