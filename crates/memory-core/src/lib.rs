@@ -23,6 +23,7 @@ mod ids;
 mod mem;
 mod names;
 pub mod provenance;
+pub mod screen;
 pub mod store;
 mod time;
 
