@@ -84,7 +84,7 @@ const PHRASES: &[&str] = &[
     "(ai|llm|llms|assistant|chatbot) (must|should|shall|will) (now)? (ignore|disregard|forget|reveal|exfiltrate|leak)",
     // Sending the conversation away.
     "(send|forward|email|upload|exfiltrate|leak|transmit) (all|the|your|any)? (of)? (the|your|this)? \
-     (conversation|chat|transcript|history|credentials|secrets|cookies|passwords) to",
+     (conversation|chat|transcript|history|credentials|secrets|cookies|passwords) (history|log|logs)? to",
 ];
 
 /// What a letter-spaced run (`i g n o r e  a l l`) is searched for, its words joined.
