@@ -108,17 +108,11 @@ pub(super) fn starts_with_ignore_case(bytes: &[u8], prefix: &[u8]) -> bool {
 }
 
 /// Role tokens of chat templates written with `<`, matched in any case.
-const ANGLE_TOKENS: &[&str] = &[
-    "<<sys>>",
-    "<</sys>>",
-    "<system>",
-    "</system>",
-    "<start_of_turn>",
-    "<end_of_turn>",
-];
+const ANGLE_TOKENS: &[&str] = &["<system>", "</system>", "<start_of_turn>", "<end_of_turn>"];
 
-/// Role tokens of chat templates written with `[`, matched in any case.
-const BRACKET_TOKENS: &[&str] = &["[inst]", "[/inst]"];
+/// Role tokens of Llama's chat template, matched in their case only: `[Inst]` is an array
+/// of a type in code.
+const CASED_TOKENS: &[&str] = &["[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"];
 
 /// The fullwidth vertical line some templates write their tokens with (`<｜User｜>`).
 const FULLWIDTH_BAR: &str = "\u{FF5C}";
@@ -129,10 +123,7 @@ pub(super) fn find_delimiters(text: &str, findings: &mut Vec<Finding>) {
     for (at, &b) in bytes.iter().enumerate() {
         let found = match b {
             b'<' => angle_token(text, at),
-            b'[' => BRACKET_TOKENS
-                .iter()
-                .find(|t| starts_with_ignore_case(&bytes[at..], t.as_bytes()))
-                .map(|t| (t.len(), "a chat-template role token")),
+            b'[' => cased_token(bytes, at),
             _ => None,
         };
         if let Some((len, what)) = found {
@@ -146,11 +137,22 @@ pub(super) fn find_delimiters(text: &str, findings: &mut Vec<Finding>) {
     }
 }
 
+/// The length and description of the Llama token starting at `bytes[at]`, if one does.
+fn cased_token(bytes: &[u8], at: usize) -> Option<(usize, &'static str)> {
+    CASED_TOKENS
+        .iter()
+        .find(|t| bytes[at..].starts_with(t.as_bytes()))
+        .map(|t| (t.len(), "a chat-template role token"))
+}
+
 /// The length and description of the delimiter or token starting at `text[at]`, a `<`.
 fn angle_token(text: &str, at: usize) -> Option<(usize, &'static str)> {
     let bytes = text.as_bytes();
     if let Some(len) = delimiter_at(bytes, at) {
         return Some((len, "a memory-item delimiter"));
+    }
+    if let Some(found) = cased_token(bytes, at) {
+        return Some(found);
     }
     if let Some(token) = ANGLE_TOKENS
         .iter()
@@ -205,10 +207,10 @@ mod tests {
             &["a chat-template role token \"<|im_start|>\" at byte 0"],
         );
         check(
-            "x [INST] y [/inst]",
+            "x [INST] y [/INST]",
             &[
                 "a chat-template role token \"[INST]\" at byte 2",
-                "a chat-template role token \"[/inst]\" at byte 11",
+                "a chat-template role token \"[/INST]\" at byte 11",
             ],
         );
         check(
@@ -233,7 +235,7 @@ mod tests {
             &[],
         );
         check(&format!("<|{}|>", "a".repeat(41)), &[]);
-        check("<systems> [INSTALL] <memory-", &[]);
+        check("<systems> [INSTALL] <memory- &[Inst] <<sys>>", &[]);
     }
 
     #[test]
