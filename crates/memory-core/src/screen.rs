@@ -18,9 +18,11 @@
 //! - **delimiter**: the `<memory-item>` delimiters of [`as_data_block`] and chat-template
 //!   role tokens (`<|im_start|>`, `[INST]`, `<<SYS>>`), which could end the frame.
 //!
-//! Every check is a linear pass over the text's bytes with ASCII case-insensitive matching,
-//! allocates nothing but its findings, and explains each finding in one short sentence
-//! naming the byte it starts at. A [`ScreenPolicy`] decides what a write does with them
+//! The text is read twice, each time linearly: once as words (the instructions), once as
+//! bytes, where one table lookup per byte says which of the other checks may start there.
+//! Matching ignores ASCII case without making a lowercased copy, nothing is allocated but
+//! the findings, and each finding is explained in one short sentence naming the byte it
+//! starts at. A [`ScreenPolicy`] decides what a write does with them
 //! ([`Verdict`]); [`as_data_block`] frames recalled text as data, whatever it holds.
 //!
 //! ```
@@ -42,6 +44,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::excerpt::Excerpt;
+use crate::provenance::authority_host;
 
 mod data_block;
 mod instructions;
@@ -233,19 +236,96 @@ impl Verdict {
 pub fn screen(text: &str, origin_host: Option<&str>) -> Vec<Finding> {
     let mut findings = Vec::new();
     instructions::find(text, &mut findings);
-    unicode::find(text, &mut findings);
-    secrets::find(text, &mut findings);
-    if let Some(origin) = origin_host {
-        links::find(text, origin, &mut findings);
-    }
-    data_block::find_delimiters(text, &mut findings);
+    let origin = origin_host.and_then(|origin| authority_host(origin.trim()));
+    find_marks(text, origin, &mut findings);
     findings.sort_by_key(|finding| finding.at);
     findings
 }
 
+/// What the byte pass looks for at a byte, as bits of [`MARKS`].
+const DELIMITER: u8 = 1;
+const LINK: u8 = 2;
+const SECRET: u8 = 4;
+const NON_ASCII: u8 = 8;
+
+/// For each byte, the checks that may start at it: most bytes start none, and one lookup
+/// steps over them.
+const MARKS: [u8; 256] = {
+    let mut marks = [0; 256];
+    marks[b'<' as usize] = DELIMITER;
+    marks[b'[' as usize] = DELIMITER;
+    let links = b"hHwW";
+    let mut i = 0;
+    while i < links.len() {
+        marks[links[i] as usize] = LINK;
+        i += 1;
+    }
+    let secrets = b"Aagxse-";
+    i = 0;
+    while i < secrets.len() {
+        marks[secrets[i] as usize] |= SECRET;
+        i += 1;
+    }
+    // The bytes that start a character of two or more bytes.
+    let mut b = 0xC2;
+    while b <= 0xF4 {
+        marks[b] = NON_ASCII;
+        b += 1;
+    }
+    marks
+};
+
+/// The checks that read bytes (hidden Unicode, secrets, links, delimiters), in one pass:
+/// each byte is looked up in [`MARKS`], and only the checks it may start are run. A secret
+/// or a link, once matched, is not looked for again inside itself.
+fn find_marks(text: &str, origin: Option<&str>, findings: &mut Vec<Finding>) {
+    let bytes = text.as_bytes();
+    let wanted = if origin.is_some() { !0 } else { !LINK };
+    let mut hidden = unicode::Hidden::default();
+    let (mut secrets_from, mut links_from) = (0, 0);
+    for (at, &b) in bytes.iter().enumerate() {
+        let marks = MARKS[usize::from(b)] & wanted;
+        if marks == 0 {
+            continue;
+        }
+        if marks & NON_ASCII != 0 {
+            hidden.read(text, at, findings);
+        }
+        if marks & DELIMITER != 0 {
+            findings.extend(data_block::delimiter(text, at));
+        }
+        if marks & SECRET != 0
+            && at >= secrets_from
+            && secrets::starts_run(bytes, at)
+            && let Some((end, finding)) = secrets::secret(bytes, at)
+        {
+            findings.push(finding);
+            secrets_from = end;
+        }
+        if marks & LINK != 0
+            && at >= links_from
+            && let Some(origin) = origin
+            && let Some((end, finding)) = links::link(text, at, origin)
+        {
+            findings.extend(finding);
+            links_from = end;
+        }
+    }
+    hidden.finish(findings);
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The reasons of the findings of `kind` in `text`, for the tests of each check.
+    pub(crate) fn reasons(text: &str, origin: Option<&str>, kind: FindingKind) -> Vec<String> {
+        screen(text, origin)
+            .into_iter()
+            .filter(|finding| finding.kind == kind)
+            .map(|finding| finding.reason)
+            .collect()
+    }
 
     fn check(policy: ScreenPolicy, text: &str, expected: &str) {
         let verdict = policy.judge(text, None);

@@ -117,24 +117,18 @@ const CASED_TOKENS: &[&str] = &["[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"];
 /// The fullwidth vertical line some templates write their tokens with (`<｜User｜>`).
 const FULLWIDTH_BAR: &str = "\u{FF5C}";
 
-/// Finds the block delimiters and chat-template role tokens in `text`.
-pub(super) fn find_delimiters(text: &str, findings: &mut Vec<Finding>) {
-    let bytes = text.as_bytes();
-    for (at, &b) in bytes.iter().enumerate() {
-        let found = match b {
-            b'<' => angle_token(text, at),
-            b'[' => cased_token(bytes, at),
-            _ => None,
-        };
-        if let Some((len, what)) = found {
-            let token = Excerpt::quoted(&text[at..at + len]).within(MAX_TOKEN_NAME + 4);
-            findings.push(Finding::new(
-                FindingKind::Delimiter,
-                at,
-                format_args!("{what} {token}"),
-            ));
-        }
-    }
+/// The block delimiter or chat-template role token starting at `text[at]`, a `<` or a `[`.
+pub(super) fn delimiter(text: &str, at: usize) -> Option<Finding> {
+    let (len, what) = match text.as_bytes()[at] {
+        b'<' => angle_token(text, at)?,
+        _ => cased_token(text.as_bytes(), at)?,
+    };
+    let token = Excerpt::quoted(&text[at..at + len]).within(MAX_TOKEN_NAME + 4);
+    Some(Finding::new(
+        FindingKind::Delimiter,
+        at,
+        format_args!("{what} {token}"),
+    ))
 }
 
 /// The length and description of the Llama token starting at `bytes[at]`, if one does.
@@ -185,11 +179,10 @@ fn angle_token(text: &str, at: usize) -> Option<(usize, &'static str)> {
 mod tests {
     use super::*;
     use crate::SplitMix64;
+    use crate::screen::tests::reasons;
 
     fn check(text: &str, expected: &[&str]) {
-        let mut findings = Vec::new();
-        find_delimiters(text, &mut findings);
-        let got: Vec<&str> = findings.iter().map(|f| f.reason.as_str()).collect();
+        let got = reasons(text, None, FindingKind::Delimiter);
         assert_eq!(got, expected, "text {text:?}");
     }
 

@@ -74,7 +74,7 @@ const PHRASES: &[&str] = &[
     "(dont|never) (tell|inform|mention|reveal|disclose) (this|it|that|anything)? (to)? (the|your)? (user|users|human)",
     "without (telling|informing) (the|your) (user|users|human)",
     "(keep|hide) (this|it|that|these) (secret|hidden)? from (the|your) (user|users|human)",
-    "the (user|human) (must|should|need|needs) (not|never) (know|learn|find)",
+    "(user|human) (must|should|need|needs) (not|never) (know|learn|find)",
     // Addressed to a model.
     "(note|message|instructions|instruction|attention|notice|warning|reminder) (to|for) (the|any|all|every)? \
      (ai|ais|llm|llms|chatbot|chatbots|gpt|chatgpt|claude|gemini|copilot)",
@@ -150,10 +150,14 @@ struct Phrase {
     colon_after: bool,
 }
 
-/// The parsed phrases and, sorted, every first word with the phrase it opens.
+/// The parsed phrases and every first word, packed as [`Word::packed`] packs it and sorted,
+/// with the phrase it opens.
 struct Table {
     phrases: Vec<Phrase>,
-    triggers: Vec<(&'static str, usize)>,
+    triggers: Vec<(u128, usize)>,
+    /// For each first letter, the lengths of the first words that start with it, as bits:
+    /// one lookup turns most words of a text away.
+    lengths: [u32; 256],
 }
 
 impl Table {
@@ -161,29 +165,58 @@ impl Table {
         static TABLE: OnceLock<Table> = OnceLock::new();
         TABLE.get_or_init(|| {
             let phrases: Vec<Phrase> = PHRASES.iter().map(|p| parse(p)).collect();
-            let mut triggers: Vec<(&'static str, usize)> = phrases
+            let mut triggers: Vec<(u128, usize)> = phrases
                 .iter()
                 .enumerate()
                 .flat_map(|(i, p)| {
                     p.slots
                         .first()
                         .into_iter()
-                        .flat_map(move |s| s.words.iter().map(move |w| (*w, i)))
+                        .flat_map(move |s| s.words.iter().map(move |w| (pack(w.as_bytes()), i)))
                 })
                 .collect();
             triggers.sort_unstable();
-            Table { phrases, triggers }
+            let mut lengths = [0; 256];
+            let first_words = phrases
+                .iter()
+                .filter_map(|phrase| phrase.slots.first())
+                .flat_map(|slot| &slot.words);
+            for word in first_words {
+                if let Some(&b) = word.as_bytes().first() {
+                    lengths[usize::from(b)] |= 1 << word.len();
+                }
+            }
+            Table {
+                phrases,
+                triggers,
+                lengths,
+            }
         })
     }
 
-    /// The phrases whose first word is `word` (lowercase), in table order.
-    fn opened_by<'t>(&'t self, word: &'t [u8]) -> impl Iterator<Item = &'t Phrase> + 't {
-        let from = self.triggers.partition_point(|(w, _)| w.as_bytes() < word);
+    /// The phrases that `word` opens, in table order.
+    fn opened_by(&self, word: &Word) -> impl Iterator<Item = &Phrase> + '_ {
+        let key = word.packed();
+        let possible =
+            key != 0 && self.lengths[usize::from(word.letters[0])] & (1 << word.len) != 0;
+        let from = if possible {
+            self.triggers.partition_point(|&(k, _)| k < key)
+        } else {
+            self.triggers.len()
+        };
         self.triggers[from..]
             .iter()
-            .take_while(move |(w, _)| w.as_bytes() == word)
+            .take_while(move |&&(k, _)| k == key)
             .map(move |&(_, i)| &self.phrases[i])
     }
+}
+
+/// Up to [`MAX_WORD`] bytes as one number, so that looking a word up compares integers.
+fn pack(word: &[u8]) -> u128 {
+    let mut bytes = [0; MAX_WORD];
+    let len = word.len().min(MAX_WORD);
+    bytes[..len].copy_from_slice(&word[..len]);
+    u128::from_le_bytes(bytes)
 }
 
 /// Reads one line of [`PHRASES`].
@@ -239,6 +272,15 @@ impl Word {
         }
         &self.letters[..self.len]
     }
+
+    /// Its letters packed as [`pack`] packs them, or 0 for a word longer than any a phrase
+    /// names.
+    fn packed(&self) -> u128 {
+        if self.len > MAX_WORD {
+            return 0;
+        }
+        u128::from_le_bytes(self.letters)
+    }
 }
 
 /// The words of a text, in order.
@@ -265,24 +307,25 @@ impl Iterator for Words<'_> {
         };
         let mut at = start;
         loop {
-            if let Some(&b) = bytes.get(at).filter(|b| b.is_ascii_alphanumeric()) {
-                if word.len < MAX_WORD {
-                    word.letters[word.len] = b.to_ascii_lowercase();
-                }
-                word.len += 1;
-                at += 1;
-                continue;
+            let run = bytes[at..]
+                .iter()
+                .position(|b| !b.is_ascii_alphanumeric())
+                .unwrap_or(bytes.len() - at);
+            let kept = word.len.min(MAX_WORD);
+            for (letter, b) in word.letters[kept..].iter_mut().zip(&bytes[at..at + run]) {
+                *letter = b.to_ascii_lowercase();
             }
+            word.len += run;
+            at += run;
             let hidden = invisible_len(&bytes[at..]);
-            if hidden > 0
-                && bytes
+            if hidden == 0
+                || !bytes
                     .get(at + hidden)
                     .is_some_and(u8::is_ascii_alphanumeric)
             {
-                at += hidden;
-                continue;
+                break;
             }
-            break;
+            at += hidden;
         }
         word.end = at;
         self.at = at;
@@ -314,7 +357,7 @@ pub(super) fn find(text: &str, findings: &mut Vec<Finding>) {
             continue;
         }
         let end = table
-            .opened_by(word.key())
+            .opened_by(&word)
             .find_map(|phrase| match_phrase(text, phrase, &word, words.clone()));
         if let Some(end) = end {
             let quoted = quote(&text[word.start..end]);

@@ -20,40 +20,28 @@ const SHORT_SECOND_LEVEL: &[&str] = &[
     "ac", "co", "com", "edu", "go", "gob", "gov", "mil", "ne", "net", "or", "org",
 ];
 
-/// Finds the links of `text` to hosts other than `origin` (a host, as
-/// [`Source::host`](crate::Source::host) gives it; a port or user info is ignored).
-pub(super) fn find(text: &str, origin: &str, findings: &mut Vec<Finding>) {
-    let Some(origin) = authority_host(origin.trim()) else {
-        return;
-    };
+/// The link starting at `text[at]`, if one does: where its authority ends, and the finding
+/// when its host is off the site of `origin` (a host without port or user info).
+pub(super) fn link(text: &str, at: usize, origin: &str) -> Option<(usize, Option<Finding>)> {
     let bytes = text.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        let host_at = match bytes[at].to_ascii_lowercase() {
-            b'h' => after_scheme(bytes, at),
-            b'w' => bare_www(bytes, at),
-            _ => None,
-        };
-        let Some(host_at) = host_at else {
-            at += 1;
-            continue;
-        };
-        let end = host_at + authority_len(&text[host_at..]);
-        if let Some(host) = authority_host(&text[host_at..end])
-            && !same_site(host, origin)
-        {
-            let (host, origin) = (
-                Excerpt::quoted(host).within(60),
-                Excerpt::plain(origin).within(60),
-            );
-            findings.push(Finding::new(
-                FindingKind::CrossHostLink,
-                at,
-                format_args!("a link to {host} (not {origin})"),
-            ));
-        }
-        at = end.max(at + 1);
-    }
+    let host_at = match bytes[at].to_ascii_lowercase() {
+        b'h' => after_scheme(bytes, at)?,
+        _ => bare_www(bytes, at)?,
+    };
+    let end = host_at + authority_len(&text[host_at..]);
+    let host = authority_host(&text[host_at..end]).filter(|host| !same_site(host, origin));
+    let finding = host.map(|host| {
+        let (host, origin) = (
+            Excerpt::quoted(host).within(60),
+            Excerpt::plain(origin).within(60),
+        );
+        Finding::new(
+            FindingKind::CrossHostLink,
+            at,
+            format_args!("a link to {host} (not {origin})"),
+        )
+    });
+    Some((end.max(at + 1), finding))
 }
 
 /// Where the authority starts when `bytes[at..]` is `http://` or `https://` (in any case) at
@@ -121,11 +109,10 @@ fn site(host: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::tests::reasons;
 
     fn check(text: &str, origin: &str, expected: &[&str]) {
-        let mut findings = Vec::new();
-        find(text, origin, &mut findings);
-        let got: Vec<&str> = findings.iter().map(|f| f.reason.as_str()).collect();
+        let got = reasons(text, Some(origin), FindingKind::CrossHostLink);
         assert_eq!(got, expected, "text {text:?}, origin {origin}");
     }
 

@@ -12,30 +12,26 @@
 use super::data_block::starts_with_ignore_case;
 use super::{Finding, FindingKind};
 
-/// Finds the secret-shaped strings of `text`.
-pub(super) fn find(text: &str, findings: &mut Vec<Finding>) {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        // Only at the start of a run of key characters: each run is read from its start
-        // alone, which keeps the pass linear.
-        let found = if at > 0 && is_key_byte(bytes[at - 1]) {
-            None
-        } else {
-            shape_at(bytes, at)
-        };
-        match found {
-            Some((end, shape)) => {
-                findings.push(Finding::new(
-                    FindingKind::Secret,
-                    at,
-                    format_args!("a string shaped like {shape}"),
-                ));
-                at = end;
-            }
-            None => at += 1,
-        }
+/// The secret-shaped string starting at `bytes[at]`, if one does, and where it ends. Only at
+/// the start of a run of key characters: each run is read from its start alone, which keeps
+/// the pass linear.
+pub(super) fn secret(bytes: &[u8], at: usize) -> Option<(usize, Finding)> {
+    if !starts_run(bytes, at) {
+        return None;
     }
+    let (end, shape) = shape_at(bytes, at)?;
+    let finding = Finding::new(
+        FindingKind::Secret,
+        at,
+        format_args!("a string shaped like {shape}"),
+    );
+    Some((end, finding))
+}
+
+/// Whether `bytes[at]` starts a run of key characters (letters, digits, `_`, `-`).
+#[inline]
+pub(super) fn starts_run(bytes: &[u8], at: usize) -> bool {
+    at == 0 || !is_key_byte(bytes[at - 1])
 }
 
 fn is_word(b: u8) -> bool {
@@ -221,11 +217,10 @@ fn is_token_byte(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::tests::reasons;
 
     fn check(text: &str, expected: &[&str]) {
-        let mut findings = Vec::new();
-        find(text, &mut findings);
-        let got: Vec<&str> = findings.iter().map(|f| f.reason.as_str()).collect();
+        let got = reasons(text, None, FindingKind::Secret);
         assert_eq!(got, expected, "text {text:?}");
     }
 
@@ -324,19 +319,18 @@ mod tests {
             "Authorization: Bearer 4f9c2a7e1b3d5f60a8c9e0d1",
         ];
         for secret in secrets {
-            let mut findings = Vec::new();
-            find(secret, &mut findings);
+            let findings = reasons(secret, None, FindingKind::Secret);
             assert_eq!(findings.len(), 1, "secret {secret}");
             // No four characters in a row of the secret's value (past its public prefix), in
             // any case.
             let value = secret[secret.len() - 16..].to_ascii_lowercase();
-            let reason = findings[0].reason.to_ascii_lowercase();
+            let reason = findings[0].to_ascii_lowercase();
             for window in value.as_bytes().windows(4) {
                 let window = String::from_utf8_lossy(window);
                 assert!(
                     !reason.contains(window.as_ref()),
                     "{window} of {secret} in {}",
-                    findings[0].reason
+                    findings[0]
                 );
             }
         }

@@ -85,45 +85,43 @@ impl Run {
     }
 }
 
-/// Finds the hidden and bidirectional characters of `text`.
-pub(super) fn find(text: &str, findings: &mut Vec<Finding>) {
-    let bytes = text.as_bytes();
-    let mut run: Option<Run> = None;
-    let mut at = 0;
-    while at < bytes.len() {
-        // ASCII is most of any text: step over it a byte at a time without decoding.
-        if bytes[at] < 0x80 {
-            at += 1;
-            continue;
-        }
-        let Some(c) = text[at..].chars().next() else {
-            break;
+/// The hidden characters of a text, read one non-ASCII character at a time and reported a
+/// run at a time.
+#[derive(Default)]
+pub(super) struct Hidden {
+    run: Option<Run>,
+}
+
+impl Hidden {
+    /// Reads the character starting at `text[at]` (a byte that starts a non-ASCII character).
+    pub(super) fn read(&mut self, text: &str, at: usize, findings: &mut Vec<Finding>) {
+        let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+            return;
+        };
+        let Some(name) = flagged(text, at, c) else {
+            return;
         };
         let end = at + c.len_utf8();
-        if let Some(name) = flagged(text, at, c) {
-            match &mut run {
-                Some(r) if r.end == at => {
-                    r.end = end;
-                    r.count += 1;
-                }
-                _ => {
-                    if let Some(done) = run.take() {
-                        findings.push(done.finding());
-                    }
-                    run = Some(Run {
-                        at,
-                        end,
-                        count: 1,
-                        first: c,
-                        name,
-                    });
-                }
-            }
+        if let Some(run) = self.run.as_mut().filter(|run| run.end == at) {
+            run.end = end;
+            run.count += 1;
+            return;
         }
-        at = end;
+        self.finish(findings);
+        self.run = Some(Run {
+            at,
+            end,
+            count: 1,
+            first: c,
+            name,
+        });
     }
-    if let Some(done) = run {
-        findings.push(done.finding());
+
+    /// Reports the run being read, if any.
+    pub(super) fn finish(&mut self, findings: &mut Vec<Finding>) {
+        if let Some(run) = self.run.take() {
+            findings.push(run.finding());
+        }
     }
 }
 
@@ -158,11 +156,10 @@ fn flagged(text: &str, at: usize, c: char) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::tests::reasons;
 
     fn check(text: &str, expected: &[&str]) {
-        let mut findings = Vec::new();
-        find(text, &mut findings);
-        let got: Vec<&str> = findings.iter().map(|f| f.reason.as_str()).collect();
+        let got = reasons(text, None, FindingKind::HiddenUnicode);
         assert_eq!(got, expected, "text {text:?}");
     }
 
