@@ -18,40 +18,17 @@ use agent_memory_contract::{Env, operations};
 use agent_memory_core::store::browser::TrajectoryStore;
 use agent_memory_core::{ManualClock, Scope, SeededIds};
 use agent_memory_sqlite::SqliteStore;
-use serde_json::{Value, json};
 
 #[path = "../../browser-memory/benches/workload/mod.rs"]
 mod workload;
 
+mod run_input;
+
+use run_input::input;
 use workload::{NOW, generate, report};
 
 const WORKLOAD: &str = "W-bad";
 const RUNS: usize = 2000;
-
-/// `r` as `browser_record_run` takes it, under run id `run_id`.
-fn input(r: &RunReport, run_id: &str) -> String {
-    let turns: Vec<Value> = r
-        .turns
-        .iter()
-        .map(|t| {
-            json!({
-                "url": t.url, "snapshot": t.snapshot, "action": t.action,
-                "verified": t.verified, "duration_ms": t.duration_ms,
-            })
-        })
-        .collect();
-    let selectors: Vec<Value> = r
-        .selectors
-        .iter()
-        .map(|(element, selector)| json!({ "element": element, "selector": selector }))
-        .collect();
-    json!({
-        "goal": r.goal, "start_url": r.start_url, "success": r.success, "model": r.model,
-        "outcome": r.outcome, "final_url": r.final_url, "run_id": run_id,
-        "turns": turns, "selectors": selectors,
-    })
-    .to_string()
-}
 
 fn main() {
     // `cargo test --benches` (CI's smoke run) makes a short run and keeps no figures.

@@ -14,6 +14,21 @@
 //! assert!(Partition::new("").is_err());
 //! # Ok::<(), agent_memory_core::Error>(())
 //! ```
+//!
+//! # Memory as evidence
+//!
+//! Text in memory was written by someone, and a later run reads it as part of its prompt: a
+//! web page, a tool's output or a past model turn can plant instructions there (memory
+//! poisoning). Two modules give the rest of the workspace what it needs to treat recalled
+//! text as evidence rather than instructions:
+//!
+//! - [`provenance`]: who wrote an item ([`Source`]: the user, a tool, a page, a model, an
+//!   import) and when ([`Provenance`]);
+//! - [`screen`]: the write screen, cheap explainable checks of an item's text (instructions
+//!   aimed at the model, hidden Unicode, secrets, links off the page's host, delimiters),
+//!   the [`ScreenPolicy`](screen::ScreenPolicy) that decides what a write does with its
+//!   findings, and [`as_data_block`](screen::as_data_block), which frames recalled text
+//!   as data that cannot close its frame.
 
 #![deny(missing_docs)]
 
@@ -22,6 +37,8 @@ pub mod excerpt;
 mod ids;
 mod mem;
 mod names;
+pub mod provenance;
+pub mod screen;
 pub mod store;
 mod time;
 
@@ -32,6 +49,7 @@ pub use error::{Error, Result};
 pub use ids::{IdSource, RandomIds, SeededIds, SplitMix64};
 pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
+pub use provenance::{Provenance, Source};
 pub use store::MetaStore;
 pub use store::NoteStore;
 pub use store::Page;

@@ -6,5 +6,6 @@ mod boundary;
 mod browser;
 mod calls;
 mod huge_inputs;
+mod screen_corpus;
 mod trajectory;
 mod turns;

@@ -4,6 +4,7 @@
 mod browser;
 mod meta;
 mod notes;
+mod screen;
 mod session;
 mod shared;
 mod tool_log;
