@@ -143,11 +143,13 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::ui::run(&[])),
         ),
         (
-            // The release workflow, linted by actionlint. The binaries it builds for Linux
-            // are `cargo xtask dist`'s, which is run on its own: its three cross builds with
-            // the release profile take longer than the rest of this run together.
-            "release workflow",
-            Box::new(crate::dist::lint_workflows),
+            // The release's Linux binaries cross-built, audited, sized and tried (aarch64
+            // under qemu-user), the packages installed from a fresh clone, and actionlint
+            // on the release workflow, which builds the macOS and Windows ones. `--quick`:
+            // check builds (the release profile's build of the three targets would take
+            // longer than the rest of this run).
+            "dist",
+            Box::new(|| crate::dist::run(&["--quick".to_owned()])),
         ),
         (
             // Every library crate and the command line must be publishable as they stand:

@@ -19,7 +19,7 @@
 //!   packages, command-line archives) cross-built into `target/dist/`, checked (auditwheel,
 //!   twine, sizes, actionlint on the release workflow) and tried (aarch64 under qemu-user);
 //!   then the packages installed from a fresh clone as users without a binary install them
-//!   (`--quick`, CI's run: the aarch64 and musl binaries as check builds).
+//!   (`--quick`, CI's run: check builds, without the release profile's optimization).
 //! - `cargo xtask fuzz <target> [--seconds N]`: one cargo-fuzz target for a bounded time.
 //! - `cargo xtask mcp-python`: the MCP Python SDK drives `agent-memory mcp` (stdio and HTTP).
 //! - `cargo xtask inspector`: the official MCP Inspector's strict schema check and a call of
@@ -113,7 +113,7 @@ fn print_usage() {
          agent-cli  run crates/cli/tests/agent_cli.py, a Python agent driving the command line\n  \
          snapshots  review pending insta snapshots (--accept-all, --reject-all; --check fails on pending or unused ones)\n  \
          demo       run `agent-memory demo` on a fresh database under target/demo/\n  \
-         dist       build the release's Linux wheels, npm packages and CLI archives into target/dist/, check and try them (--quick: aarch64 and musl as check builds; --from-source: only the installs from a checkout)\n  \
+         dist       build the release's Linux wheels, npm packages and CLI archives into target/dist/, check and try them (--quick: check builds; --from-source: only the installs from a checkout)\n  \
          fuzz       run one fuzz target: fuzz <target> [--seconds N] (--list shows them)\n  \
          mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
          inspector  the MCP Inspector (npm, under target/) checks every tool schema strictly and calls every tool\n  \
