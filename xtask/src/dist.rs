@@ -233,32 +233,12 @@ fn timed<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 /// The tools environment (`target/dist/tools`) with [`TOOLS`] installed; answers its `bin`.
 fn tools(dist: &Path, python: &Path) -> Result<PathBuf> {
-    let venv = dist.join("tools");
-    let tools_python = venv_python(&venv);
-    if !tools_python.exists() {
-        run_checked(
-            Command::new(python).args(["-m", "venv"]).arg(&venv),
-            "creating the release tools' environment",
-        )?;
-    }
-    let marker = venv.join("installed.txt");
-    let wanted = TOOLS.join("\n");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
-        run_checked(
-            Command::new(&tools_python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                ])
-                .args(TOOLS),
-            "installing maturin, zig, cargo-zigbuild, auditwheel and twine",
-        )?;
-        std::fs::write(&marker, &wanted)
-            .with_context(|| format!("writing {}", marker.display()))?;
-    }
+    let tools_python = crate::python::pinned_venv(
+        python,
+        &dist.join("tools"),
+        TOOLS,
+        "maturin, zig, cargo-zigbuild, auditwheel and twine",
+    )?;
     Ok(tools_python
         .parent()
         .context("the tools' Python has no folder")?

@@ -171,20 +171,35 @@ pub(crate) fn bench(root: &Path, sizes: &str, figures: &Path, redis: Option<&str
 
 /// The tools environment's Python, with the pinned tools installed.
 pub(crate) fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
-    let venv = target_dir(root).join("python").join("tools");
-    let tools_python = venv_python(&venv);
-    if !tools_python.exists() {
+    pinned_venv(
+        python,
+        &target_dir(root).join("python").join("tools"),
+        TOOLS,
+        "maturin, pytest and datamodel-code-generator",
+    )
+}
+
+/// The Python of the venv at `venv` (made with `python` when missing) with the `pins`
+/// installed; `what` names them in messages. A marker holding the pins skips pip when
+/// nothing changed since the last install.
+pub(crate) fn pinned_venv(
+    python: &Path,
+    venv: &Path,
+    pins: &[&str],
+    what: &str,
+) -> Result<PathBuf> {
+    let venv_python = venv_python(venv);
+    if !venv_python.exists() {
         run_checked(
-            Command::new(python).args(["-m", "venv"]).arg(&venv),
-            "creating the tools environment",
+            Command::new(python).args(["-m", "venv"]).arg(venv),
+            &format!("creating the environment for {what}"),
         )?;
     }
-    // A marker holding the pins skips pip when nothing changed since the last install.
     let marker = venv.join("installed.txt");
-    let wanted = TOOLS.join("\n");
+    let wanted = pins.join("\n");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
         run_checked(
-            Command::new(&tools_python)
+            Command::new(&venv_python)
                 .args([
                     "-m",
                     "pip",
@@ -192,13 +207,13 @@ pub(crate) fn tools(root: &Path, python: &Path) -> Result<PathBuf> {
                     "--quiet",
                     "--disable-pip-version-check",
                 ])
-                .args(TOOLS),
-            "installing maturin, pytest and datamodel-code-generator",
+                .args(pins),
+            &format!("installing {what}"),
         )?;
         std::fs::write(&marker, &wanted)
             .with_context(|| format!("writing {}", marker.display()))?;
     }
-    Ok(tools_python)
+    Ok(venv_python)
 }
 
 /// Builds the wheel with cargo's `profile` and the crate's `features` into an empty
