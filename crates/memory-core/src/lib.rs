@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod evidence;
 pub mod excerpt;
 mod ids;
 mod mem;
@@ -50,6 +51,7 @@ pub use ids::{IdSource, RandomIds, SeededIds, SplitMix64};
 pub use mem::InMemoryStore;
 pub use names::{MAX_NAME_BYTES, MetaKey, Partition, RunId, Scope, SessionId};
 pub use provenance::{Provenance, Source};
+pub use store::AuditStore;
 pub use store::MetaStore;
 pub use store::NoteStore;
 pub use store::Page;

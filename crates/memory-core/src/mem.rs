@@ -36,6 +36,8 @@ pub struct InMemoryStore {
     trajectory: Mutex<trajectory::TrajectoryState>,
     browser: Mutex<browser::BrowserMemory>,
     notes: Mutex<notes::NoteTrees>,
+    /// The audit trail; locked only while `notes` is held.
+    audit: Mutex<notes::AuditTrail>,
     /// When each notes scope was last written; locked only while `notes` is held.
     note_writes: Mutex<BTreeMap<crate::names::Scope, crate::time::Timestamp>>,
     /// Stamps the writes that carry no time of their own (session events, notes).

@@ -1,14 +1,182 @@
 //! [`NoteStore`] on the `notes` table: one row per note, keyed by `(scope, path)`, with the
 //! scope totals in `note_scopes` and a trigram index (`notes_search`) for keyword search, both
-//! kept by triggers in the write's own transaction (migration 9).
+//! kept by triggers in the write's own transaction (migration 9). The row is the note's newest
+//! version with its evidence; older versions are rows of `note_versions`, and every write,
+//! review and forget appends to `audit` in the same transaction (migration 14).
 
-use agent_memory_core::store::notes::{
-    NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteFile,
-    NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
-    note_not_found,
+use agent_memory_core::evidence::{
+    Action, AuditEntry, Evidence, Status, Writer, write_detail,
 };
-use agent_memory_core::{Clock, Error, Page, Result, Scope, Timestamp};
-use rusqlite::{Connection, OptionalExtension, params};
+use agent_memory_core::store::AuditStore;
+use agent_memory_core::store::notes::{
+    Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
+    NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
+    NoteScopeSummary, NoteStore, NoteVersion, matches_terms, note_conflict, note_not_found,
+};
+use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
+use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+/// The evidence columns of `notes` and `note_versions`, in the order [`evidence_at`] reads.
+const EVIDENCE: &str = "source, session, client, written_at, status, reasons";
+
+/// Only visible notes: not held for review.
+const VISIBLE: &str = "status <> 'quarantined'";
+
+/// The evidence in the six columns from `at` (in the order of [`EVIDENCE`]).
+fn evidence_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Evidence> {
+    let bad = |what: &str, e: String| {
+        rusqlite::Error::FromSqlConversionFailure(
+            at,
+            rusqlite::types::Type::Text,
+            format!("{what}: {e}").into(),
+        )
+    };
+    let source: String = row.get(at)?;
+    let source = Source::parse(&source).map_err(|e| bad("source", e.to_string()))?;
+    let status: String = row.get(at + 4)?;
+    let status = Status::parse(&status).map_err(|e| bad("status", e.to_string()))?;
+    let reasons: String = row.get(at + 5)?;
+    let reasons = decode_texts(&reasons).ok_or_else(|| bad("reasons", reasons.clone()))?;
+    Ok(Evidence {
+        provenance: Provenance {
+            source,
+            session: row.get(at + 1)?,
+            client: row.get(at + 2)?,
+            at: Timestamp::from_millis(row.get(at + 3)?),
+        },
+        status,
+        reasons,
+    })
+}
+
+/// The six values of the evidence columns.
+struct EvidenceValues<'a> {
+    source: String,
+    session: Option<&'a str>,
+    client: Option<&'a str>,
+    at: i64,
+    status: &'static str,
+    reasons: String,
+}
+
+impl<'a> EvidenceValues<'a> {
+    fn of(e: &'a Evidence) -> Self {
+        EvidenceValues {
+            source: e.provenance.source.to_string(),
+            session: e.provenance.session.as_deref(),
+            client: e.provenance.client.as_deref(),
+            at: e.provenance.at.as_millis(),
+            status: e.status.as_str(),
+            reasons: encode_texts(e.reasons.iter().map(String::as_str)),
+        }
+    }
+}
+
+/// Appends an entry to the audit trail.
+fn audit(
+    conn: &Connection,
+    action: Action,
+    scope: &Scope,
+    item: &str,
+    by: &Provenance,
+    detail: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
+         VALUES (?1, ?2, 'notes', ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        by.at.as_millis(),
+        action.as_str(),
+        scope.as_str(),
+        item,
+        by.source.to_string(),
+        by.session,
+        by.client,
+        detail
+    ])
+    .map(drop)
+}
+
+/// `id` of the note at `path`, with its version and status, held or not.
+fn note_row(
+    conn: &Connection,
+    scope: &Scope,
+    path: &NotePath,
+) -> rusqlite::Result<Option<(i64, u64, Status)>> {
+    conn.prepare_cached("SELECT id, version, status FROM notes WHERE scope = ?1 AND path = ?2")?
+        .query_row(params![scope.as_str(), path.as_str()], |row| {
+            let status: String = row.get(2)?;
+            Ok((
+                row.get(0)?,
+                row.get::<_, i64>(1)? as u64,
+                Status::parse(&status).unwrap_or(Status::Quarantined),
+            ))
+        })
+        .optional()
+}
+
+/// Every version of the note `id`, oldest first: its older rows, then the note's own.
+fn versions_of(conn: &Connection, id: i64) -> rusqlite::Result<Vec<NoteVersion>> {
+    let map = |row: &Row<'_>| {
+        Ok(NoteVersion {
+            version: row.get::<_, i64>(0)? as u64,
+            text: row.get(1)?,
+            evidence: evidence_at(row, 2)?,
+        })
+    };
+    let mut all: Vec<NoteVersion> = conn
+        .prepare_cached(&format!(
+            "SELECT version, text, {EVIDENCE} FROM note_versions WHERE note_id = ?1 \
+             ORDER BY version"
+        ))?
+        .query_map([id], map)?
+        .collect::<rusqlite::Result<_>>()?;
+    if let Some(newest) = conn
+        .prepare_cached(&format!(
+            "SELECT version, text, {EVIDENCE} FROM notes WHERE id = ?1"
+        ))?
+        .query_row([id], map)
+        .optional()?
+    {
+        all.push(newest);
+    }
+    Ok(all)
+}
+
+/// Makes `version` (one of `note_versions`) the note's own row again, and drops its row there.
+fn fall_back(conn: &Connection, id: i64, version: &NoteVersion) -> rusqlite::Result<()> {
+    let v = EvidenceValues::of(&version.evidence);
+    conn.prepare_cached(
+        "UPDATE notes SET text = ?2, bytes = ?3, version = ?4, source = ?5, session = ?6, \
+         client = ?7, written_at = ?8, status = ?9, reasons = ?10 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        version.text,
+        version.text.len() as i64,
+        version.version as i64,
+        v.source,
+        v.session,
+        v.client,
+        v.at,
+        v.status,
+        v.reasons
+    ])?;
+    conn.prepare_cached("DELETE FROM note_versions WHERE note_id = ?1 AND version = ?2")?
+        .execute(params![id, version.version as i64])
+        .map(drop)
+}
+
+/// Merges the trigram index's segments, so the deleted texts' trigrams are dropped.
+fn optimize_search(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO notes_search (notes_search) VALUES ('optimize')",
+        [],
+    )
+    .map(drop)
+}
 
 use crate::{SqliteStore, check_sizes, to_core};
 
@@ -32,8 +200,12 @@ fn placement_conflict(
             .optional()
             .map(|found| found.is_some())
     };
-    if exists(path.as_str())? {
-        return Ok(Some(NOTE_EXISTS));
+    if let Some((_, _, status)) = note_row(conn, scope, path)? {
+        return Ok(Some(if status.is_visible() {
+            NOTE_EXISTS
+        } else {
+            NOTE_HELD
+        }));
     }
     let (lower, upper) = path.below_bounds();
     let directory = conn
@@ -67,7 +239,8 @@ fn totals(conn: &Connection, scope: &Scope) -> rusqlite::Result<(u64, u64)> {
     ))
 }
 
-/// `(id, path)` of the note at `dir` and of every note below it, ordered by path.
+/// `(id, path)` of the note at `dir` (unless held) and of every note below it, ordered by
+/// path.
 fn at_or_below(
     conn: &Connection,
     scope: &Scope,
@@ -76,7 +249,7 @@ fn at_or_below(
     let (lower, upper) = dir.below_bounds();
     let mut stmt = conn.prepare_cached(
         "SELECT id, path FROM notes WHERE scope = ?1 AND path >= ?2 AND path < ?4 \
-         AND (path = ?2 OR path >= ?3) ORDER BY path",
+         AND ((path = ?2 AND status <> 'quarantined') OR path >= ?3) ORDER BY path",
     )?;
     let rows = stmt.query_map(params![scope.as_str(), dir.as_str(), lower, upper], |row| {
         Ok((row.get(0)?, row.get(1)?))
@@ -118,7 +291,10 @@ fn matching<'a>(
 impl NoteStore for SqliteStore {
     fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
         self.read("read note", |conn| {
-            conn.prepare_cached("SELECT text FROM notes WHERE scope = ?1 AND path = ?2")?
+            conn.prepare_cached(
+                "SELECT text FROM notes WHERE scope = ?1 AND path = ?2 \
+                 AND status <> 'quarantined'",
+            )?
                 .query_row(params![scope.as_str(), path.as_str()], |row| row.get(0))
                 .optional()
         })
@@ -129,14 +305,16 @@ impl NoteStore for SqliteStore {
             let map = |row: &rusqlite::Row<'_>| Ok((row.get(0)?, row.get(1)?));
             match dir {
                 None => conn
-                    .prepare_cached("SELECT path, bytes FROM notes WHERE scope = ?1 ORDER BY path")?
+                    .prepare_cached("SELECT path, bytes FROM notes WHERE scope = ?1 \
+                         AND status <> 'quarantined' ORDER BY path")?
                     .query_map([scope.as_str()], map)?
                     .collect(),
                 Some(dir) => {
                     let (lower, upper) = dir.below_bounds();
                     conn.prepare_cached(
                         "SELECT path, bytes FROM notes WHERE scope = ?1 \
-                         AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3) ORDER BY path",
+                         AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3) \
+                         AND status <> 'quarantined' ORDER BY path",
                     )?
                     .query_map(params![scope.as_str(), dir.as_str(), lower, upper], map)?
                     .collect()
@@ -165,7 +343,7 @@ impl NoteStore for SqliteStore {
         // cursor inside it, so it reads its own rows, and the count reads only the range.
         let name = scope.as_str();
         let bounds = dir.map(|d| (d.as_str(), d.below_bounds()));
-        let mut range = String::from("scope = ?");
+        let mut range = format!("{VISIBLE} AND scope = ?");
         let mut values: Vec<&dyn rusqlite::ToSql> = vec![&name];
         if let Some((dir, (lower, upper))) = &bounds {
             range.push_str(" AND path >= ? AND path < ? AND (path = ? OR path >= ?)");
@@ -212,29 +390,42 @@ impl NoteStore for SqliteStore {
         scope: &Scope,
         path: &NotePath,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         text_fits(path, text, limits)?;
         let op = "create note";
+        let v = EvidenceValues::of(evidence);
         self.write(op, |tx| {
             if let Some(reason) = placement_conflict(tx, scope, path).map_err(|e| to_core(op, e))? {
                 return Err(note_conflict(path, reason));
             }
             let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
             limits.check_scope(scope, notes + 1, bytes + text.len() as u64)?;
-            tx.prepare_cached(
-                "INSERT INTO notes (scope, path, text, bytes) VALUES (?1, ?2, ?3, ?4)",
-            )
+            tx.prepare_cached(&format!(
+                "INSERT INTO notes (scope, path, text, bytes, version, {EVIDENCE}) \
+                 VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ))
             .and_then(|mut s| {
                 s.execute(params![
                     scope.as_str(),
                     path.as_str(),
                     text,
-                    text.len() as i64
+                    text.len() as i64,
+                    v.source,
+                    v.session,
+                    v.client,
+                    v.at,
+                    v.status,
+                    v.reasons
                 ])
             })
-            .map_err(|e| to_core(op, e))?;
-            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))
+            .and_then(|_| stamp(tx, scope, self.clock.now()))
+            .and_then(|()| {
+                let detail = write_detail(1, evidence.status);
+                audit(tx, Action::Write, scope, path.as_str(), &evidence.provenance, &detail)
+            })
+            .map_err(|e| to_core(op, e))
         })
     }
 
@@ -244,53 +435,99 @@ impl NoteStore for SqliteStore {
         path: &NotePath,
         expected: &str,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         text_fits(path, text, limits)?;
         let op = "replace note";
+        let v = EvidenceValues::of(evidence);
         self.write(op, |tx| {
-            let current: Option<(i64, String)> = tx
-                .prepare_cached("SELECT id, text FROM notes WHERE scope = ?1 AND path = ?2")
+            let current: Option<(i64, String, i64)> = tx
+                .prepare_cached(
+                    "SELECT id, text, version FROM notes WHERE scope = ?1 AND path = ?2 \
+                     AND status <> 'quarantined'",
+                )
                 .and_then(|mut s| {
                     s.query_row(params![scope.as_str(), path.as_str()], |row| {
-                        Ok((row.get(0)?, row.get(1)?))
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
                     })
                     .optional()
                 })
                 .map_err(|e| to_core(op, e))?;
-            let (id, current) = current.ok_or_else(|| note_not_found(path))?;
+            let (id, current, version) = current.ok_or_else(|| note_not_found(path))?;
             if current != expected {
                 return Err(note_conflict(path, NOTE_CHANGED));
             }
             let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
             let after = (bytes + text.len() as u64).saturating_sub(current.len() as u64);
             limits.check_scope(scope, notes, after)?;
-            tx.prepare_cached("UPDATE notes SET text = ?1, bytes = ?2 WHERE id = ?3")
-                .and_then(|mut s| s.execute(params![text, text.len() as i64, id]))
-                .map_err(|e| to_core(op, e))?;
-            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))
+            let next = version + 1;
+            let keep = i64::try_from(limits.max_versions.max(1)).unwrap_or(i64::MAX);
+            let written = (|| {
+                tx.prepare_cached(&format!(
+                    "INSERT INTO note_versions (note_id, version, text, {EVIDENCE}) \
+                     SELECT id, version, text, {EVIDENCE} FROM notes WHERE id = ?1"
+                ))?
+                .execute([id])?;
+                tx.prepare_cached(
+                    "DELETE FROM note_versions WHERE note_id = ?1 AND version <= ?2 - ?3",
+                )?
+                .execute(params![id, next, keep])?;
+                tx.prepare_cached(
+                    "UPDATE notes SET text = ?2, bytes = ?3, version = ?4, source = ?5, \
+                     session = ?6, client = ?7, written_at = ?8, status = ?9, reasons = ?10 \
+                     WHERE id = ?1",
+                )?
+                .execute(params![
+                    id,
+                    text,
+                    text.len() as i64,
+                    next,
+                    v.source,
+                    v.session,
+                    v.client,
+                    v.at,
+                    v.status,
+                    v.reasons
+                ])?;
+                stamp(tx, scope, self.clock.now())?;
+                let detail = write_detail(next as u64, evidence.status);
+                audit(tx, Action::Write, scope, path.as_str(), &evidence.provenance, &detail)
+            })();
+            written.map_err(|e| to_core(op, e))
         })
     }
 
-    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+    fn note_delete(&self, scope: &Scope, path: &NotePath, by: &Provenance) -> Result<u64> {
         let op = "delete notes";
         self.write(op, |tx| {
             let (lower, upper) = path.below_bounds();
             let deleted = tx
                 .prepare_cached(
-                    "DELETE FROM notes WHERE scope = ?1 \
-                     AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3)",
+                    "DELETE FROM notes WHERE scope = ?1 AND path >= ?2 AND path < ?4 \
+                     AND ((path = ?2 AND status <> 'quarantined') OR path >= ?3)",
                 )
                 .and_then(|mut s| s.execute(params![scope.as_str(), path.as_str(), lower, upper]))
                 .map_err(|e| to_core(op, e))?;
             if deleted > 0 {
-                stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))?;
+                stamp(tx, scope, self.clock.now())
+                    .and_then(|()| {
+                        let detail = format!("{deleted} notes");
+                        audit(tx, Action::Delete, scope, path.as_str(), by, &detail)
+                    })
+                    .map_err(|e| to_core(op, e))?;
             }
             Ok(deleted as u64)
         })
     }
 
-    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+    fn note_rename(
+        &self,
+        scope: &Scope,
+        from: &NotePath,
+        to: &NotePath,
+        by: &Provenance,
+    ) -> Result<u64> {
         let op = "rename notes";
         self.write(op, |tx| {
             let moving = at_or_below(tx, scope, from).map_err(|e| to_core(op, e))?;
@@ -314,7 +551,12 @@ impl NoteStore for SqliteStore {
                     .execute(params![target.as_str(), id])
                     .map_err(|e| to_core(op, e))?;
             }
-            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))?;
+            stamp(tx, scope, self.clock.now())
+                .and_then(|()| {
+                    let detail = format!("to {to}, {} notes", moving.len());
+                    audit(tx, Action::Rename, scope, from.as_str(), by, &detail)
+                })
+                .map_err(|e| to_core(op, e))?;
             Ok(moving.len() as u64)
         })
     }
@@ -331,7 +573,7 @@ impl NoteStore for SqliteStore {
             let (lower, upper) = dir.map(NotePath::below_bounds).unwrap_or_default();
             let dir_text = dir.map(NotePath::as_str).unwrap_or_default();
             // Only placeholders are added to the text; every value is bound.
-            let mut sql = String::from("SELECT path, text FROM notes WHERE scope = ?");
+            let mut sql = format!("SELECT path, text FROM notes WHERE {VISIBLE} AND scope = ?");
             let mut values: Vec<&dyn rusqlite::ToSql> = vec![&scope_text];
             if dir.is_some() {
                 sql.push_str(" AND path >= ? AND path < ? AND (path = ? OR path >= ?)");
@@ -415,11 +657,7 @@ impl NoteStore for SqliteStore {
             if deleted > 0 {
                 // A delete leaves the index's old entries behind a marker until segments
                 // merge; merging them all now drops the forgotten texts' trigrams.
-                tx.execute(
-                    "INSERT INTO notes_search (notes_search) VALUES ('optimize')",
-                    [],
-                )
-                .map_err(|e| to_core(op, e))?;
+                optimize_search(tx).map_err(|e| to_core(op, e))?;
             }
             Ok(deleted as u64)
         })?;
@@ -427,6 +665,263 @@ impl NoteStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(deleted)
+    }
+
+    fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {
+        self.read("read note history", |conn| {
+            match note_row(conn, scope, path)? {
+                Some((id, _, _)) => versions_of(conn, id),
+                None => Ok(Vec::new()),
+            }
+        })
+    }
+
+    fn note_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldNote>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: Vec<(String, String, NoteVersion)> = self.read("list held notes", |conn| {
+            let map = |row: &Row<'_>| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    NoteVersion {
+                        version: row.get::<_, i64>(2)? as u64,
+                        text: row.get(3)?,
+                        evidence: evidence_at(row, 4)?,
+                    },
+                ))
+            };
+            let select = format!(
+                "SELECT scope, path, version, text, {EVIDENCE} FROM notes \
+                 WHERE status = 'quarantined'"
+            );
+            match scope {
+                Some(scope) => conn
+                    .prepare_cached(&format!(
+                        "{select} AND scope = ?1 ORDER BY scope, path LIMIT ?2"
+                    ))?
+                    .query_map(params![scope.as_str(), limit], map)?
+                    .collect(),
+                None => conn
+                    .prepare_cached(&format!("{select} ORDER BY scope, path LIMIT ?1"))?
+                    .query_map([limit], map)?
+                    .collect(),
+            }
+        })?;
+        rows.into_iter()
+            .map(|(scope, path, version)| {
+                Ok(HeldNote {
+                    scope: Scope::new(scope)
+                        .map_err(|e| Error::corrupt("notes table", e.to_string()))?,
+                    path: NotePath::stored(path)?,
+                    version,
+                })
+            })
+            .collect()
+    }
+
+    fn note_review(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        version: u64,
+        decision: Decision,
+        by: &Provenance,
+    ) -> Result<()> {
+        let op = "review note";
+        self.write(op, |tx| {
+            let (id, newest, status) = note_row(tx, scope, path)
+                .map_err(|e| to_core(op, e))?
+                .ok_or_else(|| note_not_found(path))?;
+            if newest != version || status != Status::Quarantined {
+                return Err(note_conflict(path, NOTE_NOT_HELD));
+            }
+            let reviewed = (|| match decision {
+                Decision::Approve => {
+                    tx.prepare_cached("UPDATE notes SET status = 'approved' WHERE id = ?1")?
+                        .execute([id])?;
+                    Ok(Action::Approve)
+                }
+                Decision::Reject => {
+                    let mut versions = versions_of(tx, id)?;
+                    versions.pop();
+                    match versions.last() {
+                        Some(before) => fall_back(tx, id, before)?,
+                        None => {
+                            tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
+                                .execute([id])?;
+                        }
+                    }
+                    optimize_search(tx)?;
+                    Ok(Action::Reject)
+                }
+            })()
+            .and_then(|action| {
+                stamp(tx, scope, self.clock.now())?;
+                let detail = format!("version {version}");
+                audit(tx, action, scope, path.as_str(), by, &detail)
+            });
+            reviewed.map_err(|e| to_core(op, e))
+        })?;
+        if decision == Decision::Reject {
+            self.erase_freed_pages()?;
+        }
+        Ok(())
+    }
+
+    fn note_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
+        writer.check()?;
+        let op = "forget notes by provenance";
+        let source = writer.source.as_ref().map(ToString::to_string);
+        // Only placeholders are added to the text; every value is bound.
+        let mut filter = String::new();
+        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::new();
+        for (column, value) in [
+            ("source", source.as_ref()),
+            ("session", writer.session.as_ref()),
+            ("client", writer.client.as_ref()),
+        ] {
+            if let Some(value) = value {
+                filter.push_str(&format!(" AND {column} = ?"));
+                values.push(value);
+            }
+        }
+        let scope_text = scope.map(Scope::as_str);
+        let mut scoped = String::new();
+        if let Some(scope) = &scope_text {
+            scoped.push_str(" AND scope = ?");
+            values.push(scope);
+        }
+        let forgot = self.write(op, |tx| {
+            let run = || -> rusqlite::Result<Forgotten> {
+                // The notes with a version by the writer: the newest one, or an older one.
+                let ids: Vec<(i64, String, String)> = tx
+                    .prepare(&format!(
+                        "SELECT id, scope, path FROM notes WHERE (id IN (SELECT id FROM notes \
+                         WHERE 1 = 1{filter}) OR id IN (SELECT note_id FROM note_versions \
+                         WHERE 1 = 1{filter})){scoped} ORDER BY scope, path"
+                    ))?
+                    .query_map(
+                        rusqlite::params_from_iter(
+                            values[..values.len() - usize::from(scope.is_some())]
+                                .iter()
+                                .chain(values.iter())
+                                .take(values.len() * 2 - usize::from(scope.is_some())),
+                        ),
+                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                    )?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut all = Forgotten::default();
+                for (id, note_scope, path) in ids {
+                    let versions = versions_of(tx, id)?;
+                    let newest = versions.last().map_or(0, |v| v.version);
+                    let (gone, kept): (Vec<_>, Vec<_>) = versions
+                        .into_iter()
+                        .partition(|v| writer.matches(&v.evidence.provenance));
+                    all.versions += gone.len() as u64;
+                    for v in &gone {
+                        tx.prepare_cached(
+                            "DELETE FROM note_versions WHERE note_id = ?1 AND version = ?2",
+                        )?
+                        .execute(params![id, v.version as i64])?;
+                    }
+                    match kept.last() {
+                        None => {
+                            all.notes += 1;
+                            tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
+                                .execute([id])?;
+                        }
+                        Some(last) if last.version != newest => {
+                            all.restored += 1;
+                            fall_back(tx, id, last)?;
+                        }
+                        Some(_) => {}
+                    }
+                    let note_scope = Scope::new(note_scope).map_err(|e| {
+                        rusqlite::Error::ToSqlConversionFailure(e.to_string().into())
+                    })?;
+                    stamp(tx, &note_scope, self.clock.now())?;
+                    let detail = format!("{} versions", gone.len());
+                    audit(tx, Action::Forget, &note_scope, &path, by, &detail)?;
+                }
+                if all.versions > 0 {
+                    optimize_search(tx)?;
+                }
+                Ok(all)
+            };
+            run().map_err(|e| to_core(op, e))
+        })?;
+        if forgot.versions > 0 {
+            self.erase_freed_pages()?;
+        }
+        Ok(forgot)
+    }
+}
+
+impl AuditStore for SqliteStore {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        type Row6 = (i64, String, String, String, String, Provenance, String);
+        let (rows, total): (Vec<Row6>, i64) = self.read("read the audit trail", |conn| {
+            let total = conn
+                .prepare_cached("SELECT count(*) FROM audit")?
+                .query_row([], |row| row.get(0))?;
+            let rows = conn
+                .prepare_cached(
+                    "SELECT seq, action, memory, scope, item, source, session, client, at, \
+                     detail FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                )?
+                .query_map(params![after, limit], |row| {
+                    let source: String = row.get(5)?;
+                    let source = Source::parse(&source).map_err(|e| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            5,
+                            rusqlite::types::Type::Text,
+                            e.to_string().into(),
+                        )
+                    })?;
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                        Provenance {
+                            source,
+                            session: row.get(6)?,
+                            client: row.get(7)?,
+                            at: Timestamp::from_millis(row.get(8)?),
+                        },
+                        row.get(9)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok((rows, total))
+        })?;
+        let items = rows
+            .into_iter()
+            .map(|(seq, action, memory, scope, item, by, detail)| {
+                Ok(AuditEntry {
+                    seq: seq as u64,
+                    action: Action::parse(&action)
+                        .map_err(|e| Error::corrupt("audit table", e.to_string()))?,
+                    memory,
+                    scope,
+                    item,
+                    by,
+                    detail,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page {
+            items,
+            total: u64::try_from(total).unwrap_or(0),
+        })
     }
 }
 

@@ -80,6 +80,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "fingerprint_references",
         sql: include_str!("sql/0013_fingerprint_references.sql"),
     },
+    Migration {
+        version: 14,
+        name: "note_versions",
+        sql: include_str!("sql/0014_note_versions.sql"),
+    },
 ];
 
 /// The schema version this build writes.

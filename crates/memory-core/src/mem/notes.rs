@@ -1,48 +1,95 @@
-//! [`NoteStore`] for [`InMemoryStore`]: one sorted map of path to text per scope, every call
-//! under one lock.
+//! [`NoteStore`] and [`AuditStore`] for [`InMemoryStore`]: one sorted map of path to versions
+//! per scope, every call under one lock.
 
 use std::collections::BTreeMap;
 
 use crate::error::Result;
+use crate::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
+use crate::provenance::Provenance;
+use crate::store::Page;
+use crate::store::audit::AuditStore;
 use crate::store::notes::{
-    NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteFile,
-    NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
-    note_not_found,
+    Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
+    NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
+    NoteScopeSummary, NoteStore, NoteVersion, matches_terms, note_conflict, note_not_found,
 };
 use crate::time::Clock;
 
+/// A note: its kept versions, oldest first, never empty.
+#[derive(Clone, Debug)]
+pub(crate) struct MemNote {
+    versions: Vec<NoteVersion>,
+}
+
+impl MemNote {
+    fn newest(&self) -> &NoteVersion {
+        self.versions.last().expect("a note has a version")
+    }
+
+    fn text(&self) -> &str {
+        &self.newest().text
+    }
+
+    fn visible(&self) -> bool {
+        self.newest().evidence.status.is_visible()
+    }
+
+    /// Adds `text` as the newest version, dropping the oldest past `max` (at least 1 kept).
+    fn push(&mut self, text: &str, evidence: &Evidence, max: u64) {
+        let version = self.newest().version + 1;
+        self.versions.push(NoteVersion {
+            version,
+            text: text.to_owned(),
+            evidence: evidence.clone(),
+        });
+        let keep = usize::try_from(max.max(1)).unwrap_or(usize::MAX);
+        if self.versions.len() > keep {
+            let drop = self.versions.len() - keep;
+            self.versions.drain(..drop);
+        }
+    }
+}
+
 /// The notes of every scope.
-pub(crate) type NoteTrees = BTreeMap<Scope, BTreeMap<NotePath, String>>;
+pub(crate) type NoteTrees = BTreeMap<Scope, BTreeMap<NotePath, MemNote>>;
+
+/// The audit trail: its entries, oldest first.
+pub(crate) type AuditTrail = Vec<AuditEntry>;
+
+type Tree = BTreeMap<NotePath, MemNote>;
 
 fn at_or_below<'a>(
-    tree: &'a BTreeMap<NotePath, String>,
+    tree: &'a Tree,
     dir: Option<&'a NotePath>,
-) -> impl Iterator<Item = (&'a NotePath, &'a String)> {
+) -> impl Iterator<Item = (&'a NotePath, &'a MemNote)> {
     tree.iter()
         .filter(move |(path, _)| dir.is_none_or(|dir| path.is_at_or_below(dir)))
 }
 
-/// Whether anything (a note or a directory) is at `path`.
-fn taken(tree: &BTreeMap<NotePath, String>, path: &NotePath) -> bool {
-    at_or_below(tree, Some(path)).next().is_some()
+/// The visible notes at or below `dir`.
+fn visible_at_or_below<'a>(
+    tree: &'a Tree,
+    dir: Option<&'a NotePath>,
+) -> impl Iterator<Item = (&'a NotePath, &'a MemNote)> {
+    at_or_below(tree, dir).filter(|(_, note)| note.visible())
 }
 
 /// The conflict of writing a note at `path`, if any.
-fn placement_conflict(tree: &BTreeMap<NotePath, String>, path: &NotePath) -> Option<&'static str> {
-    if tree.contains_key(path) {
-        return Some(NOTE_EXISTS);
+fn placement_conflict(tree: &Tree, path: &NotePath) -> Option<&'static str> {
+    if let Some(note) = tree.get(path) {
+        return Some(if note.visible() { NOTE_EXISTS } else { NOTE_HELD });
     }
-    if taken(tree, path) {
+    if at_or_below(tree, Some(path)).next().is_some() {
         return Some(NOTE_IS_DIRECTORY);
     }
     let under_note = path.ancestors().any(|a| tree.contains_key(a));
     under_note.then_some(NOTE_UNDER_NOTE)
 }
 
-fn totals(tree: &BTreeMap<NotePath, String>) -> (u64, u64) {
-    let bytes = tree.values().map(|t| t.len() as u64).sum();
+fn totals(tree: &Tree) -> (u64, u64) {
+    let bytes = tree.values().map(|n| n.text().len() as u64).sum();
     (tree.len() as u64, bytes)
 }
 
@@ -51,13 +98,30 @@ impl InMemoryStore {
     fn note_written(&self, scope: &Scope) {
         lock(&self.note_writes).insert(scope.clone(), self.clock.now());
     }
+
+    /// Appends to the audit trail; called with the notes lock held.
+    fn audit(&self, action: Action, scope: &Scope, item: &str, by: &Provenance, detail: String) {
+        let mut trail = lock(&self.audit);
+        let seq = trail.last().map_or(1, |e| e.seq + 1);
+        trail.push(AuditEntry {
+            seq,
+            action,
+            memory: "notes".to_owned(),
+            scope: scope.as_str().to_owned(),
+            item: item.to_owned(),
+            by: by.clone(),
+            detail,
+        });
+    }
 }
 
 impl NoteStore for InMemoryStore {
     fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
-        Ok(lock(&self.notes)
-            .get(scope)
-            .and_then(|tree| tree.get(path).cloned()))
+        Ok(lock(&self.notes).get(scope).and_then(|tree| {
+            tree.get(path)
+                .filter(|n| n.visible())
+                .map(|n| n.text().to_owned())
+        }))
     }
 
     fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
@@ -65,10 +129,10 @@ impl NoteStore for InMemoryStore {
         let Some(tree) = notes.get(scope) else {
             return Ok(Vec::new());
         };
-        Ok(at_or_below(tree, dir)
-            .map(|(path, text)| NoteFile {
+        Ok(visible_at_or_below(tree, dir)
+            .map(|(path, note)| NoteFile {
                 path: path.clone(),
-                bytes: text.len() as u64,
+                bytes: note.text().len() as u64,
             })
             .collect())
     }
@@ -78,6 +142,7 @@ impl NoteStore for InMemoryStore {
         scope: &Scope,
         path: &NotePath,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         limits.check_note(path, text.len() as u64)?;
@@ -96,8 +161,19 @@ impl NoteStore for InMemoryStore {
             }
             return Err(error);
         }
-        tree.insert(path.clone(), text.to_owned());
+        tree.insert(
+            path.clone(),
+            MemNote {
+                versions: vec![NoteVersion {
+                    version: 1,
+                    text: text.to_owned(),
+                    evidence: evidence.clone(),
+                }],
+            },
+        );
         self.note_written(scope);
+        let detail = write_detail(1, evidence.status);
+        self.audit(Action::Write, scope, path.as_str(), &evidence.provenance, detail);
         Ok(())
     }
 
@@ -107,29 +183,37 @@ impl NoteStore for InMemoryStore {
         path: &NotePath,
         expected: &str,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         limits.check_note(path, text.len() as u64)?;
         let mut notes = lock(&self.notes);
         let tree = notes.get_mut(scope).ok_or_else(|| note_not_found(path))?;
         let (count, bytes) = totals(tree);
-        let current = tree.get(path).ok_or_else(|| note_not_found(path))?;
-        if current != expected {
+        let note = tree
+            .get_mut(path)
+            .filter(|n| n.visible())
+            .ok_or_else(|| note_not_found(path))?;
+        if note.text() != expected {
             return Err(note_conflict(path, NOTE_CHANGED));
         }
-        let after = bytes - current.len() as u64 + text.len() as u64;
+        let after = bytes - note.text().len() as u64 + text.len() as u64;
         limits.check_scope(scope, count, after)?;
-        tree.insert(path.clone(), text.to_owned());
+        note.push(text, evidence, limits.max_versions);
+        let version = note.newest().version;
         self.note_written(scope);
+        let detail = write_detail(version, evidence.status);
+        self.audit(Action::Write, scope, path.as_str(), &evidence.provenance, detail);
         Ok(())
     }
 
-    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+    fn note_delete(&self, scope: &Scope, path: &NotePath, by: &Provenance) -> Result<u64> {
         let mut notes = lock(&self.notes);
         let Some(tree) = notes.get_mut(scope) else {
             return Ok(0);
         };
         let doomed: Vec<NotePath> = at_or_below(tree, Some(path))
+            .filter(|(p, n)| *p != path || n.visible())
             .map(|(p, _)| p.clone())
             .collect();
         for p in &doomed {
@@ -140,14 +224,23 @@ impl NoteStore for InMemoryStore {
         }
         if !doomed.is_empty() {
             self.note_written(scope);
+            let detail = format!("{} notes", doomed.len());
+            self.audit(Action::Delete, scope, path.as_str(), by, detail);
         }
         Ok(doomed.len() as u64)
     }
 
-    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+    fn note_rename(
+        &self,
+        scope: &Scope,
+        from: &NotePath,
+        to: &NotePath,
+        by: &Provenance,
+    ) -> Result<u64> {
         let mut notes = lock(&self.notes);
         let tree = notes.get_mut(scope).ok_or_else(|| note_not_found(from))?;
         let moving: Vec<NotePath> = at_or_below(tree, Some(from))
+            .filter(|(p, n)| *p != from || n.visible())
             .map(|(p, _)| p.clone())
             .collect();
         if moving.is_empty() {
@@ -165,11 +258,13 @@ impl NoteStore for InMemoryStore {
             .map(|p| p.moved(from, to))
             .collect::<Result<Vec<_>>>()?;
         for (old, new) in moving.iter().zip(targets) {
-            if let Some(text) = tree.remove(old) {
-                tree.insert(new, text);
+            if let Some(note) = tree.remove(old) {
+                tree.insert(new, note);
             }
         }
         self.note_written(scope);
+        let detail = format!("to {to}, {} notes", moving.len());
+        self.audit(Action::Rename, scope, from.as_str(), by, detail);
         Ok(moving.len() as u64)
     }
 
@@ -184,12 +279,12 @@ impl NoteStore for InMemoryStore {
         let Some(tree) = notes.get(scope) else {
             return Ok(Vec::new());
         };
-        Ok(at_or_below(tree, dir)
-            .filter(|(_, text)| matches_terms(text, terms))
+        Ok(visible_at_or_below(tree, dir)
+            .filter(|(_, note)| matches_terms(note.text(), terms))
             .take(limit)
-            .map(|(path, text)| NoteHit {
+            .map(|(path, note)| NoteHit {
                 path: path.clone(),
-                text: text.clone(),
+                text: note.text().to_owned(),
             })
             .collect())
     }
@@ -216,5 +311,137 @@ impl NoteStore for InMemoryStore {
         let mut notes = lock(&self.notes);
         lock(&self.note_writes).remove(scope);
         Ok(notes.remove(scope).map_or(0, |tree| tree.len() as u64))
+    }
+
+    fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {
+        Ok(lock(&self.notes)
+            .get(scope)
+            .and_then(|tree| tree.get(path))
+            .map(|note| note.versions.clone())
+            .unwrap_or_default())
+    }
+
+    fn note_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldNote>> {
+        let notes = lock(&self.notes);
+        Ok(notes
+            .iter()
+            .filter(|(s, _)| scope.is_none_or(|scope| scope == *s))
+            .flat_map(|(s, tree)| {
+                tree.iter()
+                    .filter(|(_, n)| !n.visible())
+                    .map(move |(path, n)| HeldNote {
+                        scope: s.clone(),
+                        path: path.clone(),
+                        version: n.newest().clone(),
+                    })
+            })
+            .take(limit)
+            .collect())
+    }
+
+    fn note_review(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        version: u64,
+        decision: Decision,
+        by: &Provenance,
+    ) -> Result<()> {
+        let mut notes = lock(&self.notes);
+        let tree = notes.get_mut(scope).ok_or_else(|| note_not_found(path))?;
+        let note = tree.get_mut(path).ok_or_else(|| note_not_found(path))?;
+        let newest = note.newest();
+        if newest.version != version || newest.evidence.status != Status::Quarantined {
+            return Err(note_conflict(path, NOTE_NOT_HELD));
+        }
+        let action = match decision {
+            Decision::Approve => {
+                if let Some(newest) = note.versions.last_mut() {
+                    newest.evidence.status = Status::Approved;
+                }
+                Action::Approve
+            }
+            Decision::Reject => {
+                note.versions.pop();
+                if note.versions.is_empty() {
+                    tree.remove(path);
+                    if tree.is_empty() {
+                        notes.remove(scope);
+                    }
+                }
+                Action::Reject
+            }
+        };
+        self.note_written(scope);
+        self.audit(action, scope, path.as_str(), by, format!("version {version}"));
+        Ok(())
+    }
+
+    fn note_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
+        writer.check()?;
+        let mut notes = lock(&self.notes);
+        let mut all = Forgotten::default();
+        let mut touched: Vec<(Scope, NotePath, Forgotten)> = Vec::new();
+        for (s, tree) in notes.iter_mut() {
+            if scope.is_some_and(|scope| scope != s) {
+                continue;
+            }
+            let mut gone = Vec::new();
+            for (path, note) in tree.iter_mut() {
+                let before = note.versions.len();
+                let newest = note.newest().version;
+                note.versions
+                    .retain(|v| !writer.matches(&v.evidence.provenance));
+                let dropped = (before - note.versions.len()) as u64;
+                if dropped == 0 {
+                    continue;
+                }
+                let mut this = Forgotten {
+                    versions: dropped,
+                    ..Forgotten::default()
+                };
+                if note.versions.is_empty() {
+                    this.notes = 1;
+                    gone.push(path.clone());
+                } else if note.newest().version != newest {
+                    this.restored = 1;
+                }
+                touched.push((s.clone(), path.clone(), this));
+            }
+            for path in gone {
+                tree.remove(&path);
+            }
+        }
+        notes.retain(|_, tree| !tree.is_empty());
+        for (s, path, this) in touched {
+            all.versions += this.versions;
+            all.notes += this.notes;
+            all.restored += this.restored;
+            self.note_written(&s);
+            let detail = format!("{} versions", this.versions);
+            self.audit(Action::Forget, &s, path.as_str(), by, detail);
+        }
+        Ok(all)
+    }
+}
+
+impl AuditStore for InMemoryStore {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        let trail = lock(&self.audit);
+        let total = trail.len() as u64;
+        Ok(Page {
+            items: trail
+                .iter()
+                .filter(|e| after.is_none_or(|after| e.seq > after))
+                .take(limit)
+                .cloned()
+                .collect(),
+            total,
+        })
     }
 }

@@ -16,6 +16,7 @@
 //!   [`Page`] from a position or after a key, with the list's total), whose default slices
 //!   the whole list and which a store on disk answers reading only that page.
 
+pub mod audit;
 pub mod browser;
 pub mod meta;
 pub mod notes;
@@ -24,6 +25,7 @@ mod shared;
 pub mod tool_log;
 pub mod trajectory;
 
+pub use audit::AuditStore;
 pub use meta::MetaStore;
 pub use notes::NoteStore;
 pub use session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};

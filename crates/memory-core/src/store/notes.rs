@@ -12,13 +12,25 @@
 //! - [`NoteStore::note_replace`] is a compare-and-swap on the whole text, so an editor that
 //!   read an older text never overwrites another's edit;
 //! - every write checks the note's size and the scope's total against [`NoteLimits`] in the
-//!   same transaction, so concurrent writers cannot pass a limit together.
+//!   same transaction, so concurrent writers cannot pass a limit together;
+//! - every create and replace is a new version of the note, kept with its [`Evidence`] (who
+//!   wrote it, what the write screen found): [`NoteStore::note_history`] reads them, up to
+//!   [`NoteLimits::max_versions`] per note, and a delete or forget takes every version;
+//! - a note whose newest version is [`Status::Quarantined`](crate::evidence::Status::Quarantined) is held for review: no read shows
+//!   it (read, list, search), a write to its path finds nothing there, and a create there is
+//!   the conflict [`NOTE_HELD`]; a directory's delete or rename takes it with the rest.
+//!   [`NoteStore::note_review`] approves it or rejects it (the note falls back to the version
+//!   before, or is gone);
+//! - every write, review and forget appends an [`AuditEntry`](crate::evidence::AuditEntry) in
+//!   its own transaction ([`AuditStore`](crate::store::AuditStore)).
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::evidence::{Evidence, Writer};
 use crate::names::Scope;
+use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::time::Timestamp;
 
@@ -182,15 +194,19 @@ pub struct NoteLimits {
     pub max_scope_bytes: u64,
     /// The most notes a scope may hold.
     pub max_scope_notes: u64,
+    /// The most versions a note keeps, its newest among them (at least 1): a write past it
+    /// forgets the oldest.
+    pub max_versions: u64,
 }
 
 impl Default for NoteLimits {
-    /// 256 KiB per note, 64 MiB and 100,000 notes per scope.
+    /// 256 KiB per note, 64 MiB and 100,000 notes per scope, 32 versions per note.
     fn default() -> Self {
         NoteLimits {
             max_note_bytes: 256 * 1024,
             max_scope_bytes: 64 * 1024 * 1024,
             max_scope_notes: 100_000,
+            max_versions: 32,
         }
     }
 }
@@ -266,6 +282,54 @@ pub struct NoteScopeSummary {
     pub last_write: Option<Timestamp>,
 }
 
+/// One version of a note, as [`NoteStore::note_history`] reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoteVersion {
+    /// Its number: 1 for the note's first text, one more for each later write (a note that
+    /// moved keeps its numbers; one deleted and created again starts at 1).
+    pub version: u64,
+    /// Its text.
+    pub text: String,
+    /// Who wrote it and what the screen found.
+    pub evidence: Evidence,
+}
+
+/// A note held for review: its newest version is quarantined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldNote {
+    /// Its scope.
+    pub scope: Scope,
+    /// Its path.
+    pub path: NotePath,
+    /// The held version.
+    pub version: NoteVersion,
+}
+
+/// What a reviewer decides about a held version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// Recall it from now on, marked [`Status::Approved`](crate::evidence::Status::Approved).
+    Approve,
+    /// Forget it: the note falls back to the version before it, or is gone.
+    Reject,
+}
+
+/// What [`NoteStore::note_forget_by`] took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    /// Versions forgotten.
+    pub versions: u64,
+    /// Notes left with no version, and so gone.
+    pub notes: u64,
+    /// Notes that fell back to an older version.
+    pub restored: u64,
+}
+
+/// The reason of the conflict when the path written holds a note held for review.
+pub const NOTE_HELD: &str = "a note held for review is at this path";
+/// The reason of the conflict when a review names a version that is not held.
+pub const NOTE_NOT_HELD: &str = "that version is not the newest, held for review";
+
 /// The reason of the conflict when a note already exists at the path written.
 pub const NOTE_EXISTS: &str = "a note already exists at this path";
 /// The reason of the conflict when the path written is a directory holding notes.
@@ -330,39 +394,85 @@ pub trait NoteStore: Send + Sync {
         ))
     }
 
-    /// Creates the note at `path` holding `text`. Fails with a conflict ([`NOTE_EXISTS`],
-    /// [`NOTE_IS_DIRECTORY`], [`NOTE_UNDER_NOTE`]) when the path is taken, and with
-    /// [`Error::InvalidInput`] when a limit would be passed; then nothing changes.
+    /// Creates the note at `path` holding `text`, its version 1, written as `evidence`
+    /// says (held for review when its status is [`Status::Quarantined`](crate::evidence::Status::Quarantined)). Fails with a
+    /// conflict ([`NOTE_EXISTS`], [`NOTE_HELD`], [`NOTE_IS_DIRECTORY`], [`NOTE_UNDER_NOTE`])
+    /// when the path is taken, and with [`Error::InvalidInput`] when a limit would be
+    /// passed; then nothing changes.
     fn note_create(
         &self,
         scope: &Scope,
         path: &NotePath,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()>;
 
-    /// Replaces the text of the note at `path` with `text` only when it is `expected`.
-    /// Fails with [`Error::NotFound`] when there is no note, with the conflict
-    /// [`NOTE_CHANGED`] when its text differs, and with [`Error::InvalidInput`] when a limit
-    /// would be passed; then nothing changes.
+    /// Replaces the text of the note at `path` with `text` only when it is `expected`: a
+    /// new version, written as `evidence` says. Fails with [`Error::NotFound`] when there
+    /// is no note (or it is held), with the conflict [`NOTE_CHANGED`] when its text
+    /// differs, and with [`Error::InvalidInput`] when a limit would be passed; then nothing
+    /// changes.
     fn note_replace(
         &self,
         scope: &Scope,
         path: &NotePath,
         expected: &str,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()>;
 
-    /// Deletes the note at `path`, or every note below the directory `path`; returns how
-    /// many were deleted (0: nothing was there).
-    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64>;
+    /// Deletes the note at `path` (not a held one), or every note below the directory
+    /// `path` (held ones too), with all their versions; returns how many were deleted (0:
+    /// nothing was there). `by` is who, for the audit trail.
+    fn note_delete(&self, scope: &Scope, path: &NotePath, by: &Provenance) -> Result<u64>;
 
-    /// Moves the note at `from` to `to`, or every note below the directory `from` to the
-    /// same place below `to`; returns how many moved. Fails with [`Error::NotFound`] when
-    /// nothing is at `from`, and with a conflict when `to` is taken (a note or a directory),
-    /// lies below a note, or lies below `from`; then nothing changes.
-    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64>;
+    /// Moves the note at `from` (not a held one) to `to`, or every note below the directory
+    /// `from` (held ones too) to the same place below `to`, with their versions; returns
+    /// how many moved. Fails with [`Error::NotFound`] when nothing is at `from`, and with a
+    /// conflict when `to` is taken (a note, a held note or a directory), lies below a note,
+    /// or lies below `from`; then nothing changes. `by` is who, for the audit trail.
+    fn note_rename(
+        &self,
+        scope: &Scope,
+        from: &NotePath,
+        to: &NotePath,
+        by: &Provenance,
+    ) -> Result<u64>;
+
+    /// Every kept version of the note at `path`, held or not, oldest first; empty when no
+    /// note is there.
+    fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>>;
+
+    /// The notes held for review, in `scope` (`None`: every scope), ordered by scope and
+    /// path, at most `limit` of them.
+    fn note_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldNote>>;
+
+    /// Approves or rejects `version` of the note at `path`, which must be its newest and
+    /// held (else the conflict [`NOTE_NOT_HELD`], or [`Error::NotFound`] when no note is
+    /// there). A rejected version is forgotten: the note falls back to the version before
+    /// it, or is gone when it had none. `by` is the reviewer, for the audit trail.
+    fn note_review(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        version: u64,
+        decision: Decision,
+        by: &Provenance,
+    ) -> Result<()>;
+
+    /// Forgets every version that `writer` wrote, in `scope` (`None`: every scope), in one
+    /// step: a note whose newest version goes falls back to its newest one left, or is gone
+    /// when none is left. The texts are erased as [`note_forget`](Self::note_forget) erases
+    /// them. Fails on a filter naming nothing ([`Writer::check`]). `by` is who, for the
+    /// audit trail.
+    fn note_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Forgotten>;
 
     /// The notes at or below `dir` (`None`: the whole scope) whose text contains every one
     /// of `terms` (ASCII case ignored, see [`matches_terms`]), ordered by path, at most
@@ -394,17 +504,29 @@ macro_rules! forward_note_store {
             fn note_list_page(&self, scope: &Scope, dir: Option<&NotePath>, after: Option<&NotePath>, limit: usize) -> Result<Page<NoteFile>> {
                 (**self).note_list_page(scope, dir, after, limit)
             }
-            fn note_create(&self, scope: &Scope, path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
-                (**self).note_create(scope, path, text, limits)
+            fn note_create(&self, scope: &Scope, path: &NotePath, text: &str, evidence: &Evidence, limits: &NoteLimits) -> Result<()> {
+                (**self).note_create(scope, path, text, evidence, limits)
             }
-            fn note_replace(&self, scope: &Scope, path: &NotePath, expected: &str, text: &str, limits: &NoteLimits) -> Result<()> {
-                (**self).note_replace(scope, path, expected, text, limits)
+            fn note_replace(&self, scope: &Scope, path: &NotePath, expected: &str, text: &str, evidence: &Evidence, limits: &NoteLimits) -> Result<()> {
+                (**self).note_replace(scope, path, expected, text, evidence, limits)
             }
-            fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
-                (**self).note_delete(scope, path)
+            fn note_delete(&self, scope: &Scope, path: &NotePath, by: &Provenance) -> Result<u64> {
+                (**self).note_delete(scope, path, by)
             }
-            fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
-                (**self).note_rename(scope, from, to)
+            fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath, by: &Provenance) -> Result<u64> {
+                (**self).note_rename(scope, from, to, by)
+            }
+            fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {
+                (**self).note_history(scope, path)
+            }
+            fn note_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldNote>> {
+                (**self).note_held(scope, limit)
+            }
+            fn note_review(&self, scope: &Scope, path: &NotePath, version: u64, decision: Decision, by: &Provenance) -> Result<()> {
+                (**self).note_review(scope, path, version, decision, by)
+            }
+            fn note_forget_by(&self, scope: Option<&Scope>, writer: &Writer, by: &Provenance) -> Result<Forgotten> {
+                (**self).note_forget_by(scope, writer, by)
             }
             fn note_search(&self, scope: &Scope, dir: Option<&NotePath>, terms: &[&str], limit: usize) -> Result<Vec<NoteHit>> {
                 (**self).note_search(scope, dir, terms, limit)

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer};
 use agent_memory_core::store::notes::{
-    NoteFile, NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore,
+    Decision, Forgotten, HeldNote, NoteFile, NoteHit, NoteLimits, NotePath, NoteScopeSummary,
+    NoteStore, NoteVersion,
 };
+use agent_memory_core::{AuditStore, Page, Provenance};
 use agent_memory_core::testkit::{TestClock, notes, run};
 use agent_memory_core::{InMemoryStore, Result, Scope};
 
@@ -47,6 +50,12 @@ enum Defect {
     ForgetKeepsNotes,
     /// Stamps its writes with the system clock instead of the one it was given.
     IgnoresItsClock,
+    HistoryDropsEvidence,
+    KeepsEveryVersion,
+    ShowsHeldNotes,
+    RejectDropsTheNote,
+    ForgetByTakesWholeNotes,
+    AuditSkipsReviews,
 }
 
 impl Broken {
@@ -65,6 +74,13 @@ impl Broken {
                 max_note_bytes: u64::MAX / 4,
                 max_scope_bytes: u64::MAX / 4,
                 max_scope_notes: u64::MAX / 4,
+                max_versions: limits.max_versions,
+            };
+        }
+        if self.defect == Defect::KeepsEveryVersion {
+            return NoteLimits {
+                max_versions: u64::MAX,
+                ..*limits
             };
         }
         *limits
@@ -73,6 +89,9 @@ impl Broken {
 
 impl NoteStore for Broken {
     fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
+        if self.defect == Defect::ShowsHeldNotes {
+            return Ok(self.inner.note_history(scope, path)?.pop().map(|v| v.text));
+        }
         self.inner.note_read(scope, path)
     }
     fn note_list(&self, scope: &Scope, dir: Option<&NotePath>) -> Result<Vec<NoteFile>> {
@@ -83,13 +102,14 @@ impl NoteStore for Broken {
         scope: &Scope,
         path: &NotePath,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         if self.defect == Defect::CreateOverwrites {
-            self.inner.note_delete(scope, path)?;
+            self.inner.note_delete(scope, path, &evidence.provenance)?;
         }
         self.inner
-            .note_create(scope, path, text, &self.limits(limits))
+            .note_create(scope, path, text, evidence, &self.limits(limits))
     }
     fn note_replace(
         &self,
@@ -97,6 +117,7 @@ impl NoteStore for Broken {
         path: &NotePath,
         expected: &str,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         let expected = match self.defect {
@@ -107,21 +128,27 @@ impl NoteStore for Broken {
             _ => expected.to_owned(),
         };
         self.inner
-            .note_replace(scope, path, &expected, text, &self.limits(limits))
+            .note_replace(scope, path, &expected, text, evidence, &self.limits(limits))
     }
-    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+    fn note_delete(&self, scope: &Scope, path: &NotePath, by: &Provenance) -> Result<u64> {
         if self.defect != Defect::DeleteMatchesPrefix {
-            return self.inner.note_delete(scope, path);
+            return self.inner.note_delete(scope, path, by);
         }
         let mut deleted = 0;
         for file in self.inner.note_list(scope, None)? {
             if file.path.as_str().starts_with(path.as_str()) {
-                deleted += self.inner.note_delete(scope, &file.path)?;
+                deleted += self.inner.note_delete(scope, &file.path, by)?;
             }
         }
         Ok(deleted)
     }
-    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+    fn note_rename(
+        &self,
+        scope: &Scope,
+        from: &NotePath,
+        to: &NotePath,
+        by: &Provenance,
+    ) -> Result<u64> {
         let listed = self.inner.note_list(scope, Some(from))?;
         match listed.first() {
             Some(first) if self.defect == Defect::RenameMovesOneNote && first.path != *from => {
@@ -130,12 +157,13 @@ impl NoteStore for Broken {
                     .inner
                     .note_read(scope, &first.path)?
                     .unwrap_or_default();
+                let evidence = Evidence::unscreened(by.clone());
                 self.inner
-                    .note_create(scope, &target, &text, &NoteLimits::default())?;
-                self.inner.note_delete(scope, &first.path)?;
+                    .note_create(scope, &target, &text, &evidence, &NoteLimits::default())?;
+                self.inner.note_delete(scope, &first.path, by)?;
                 Ok(1)
             }
-            _ => self.inner.note_rename(scope, from, to),
+            _ => self.inner.note_rename(scope, from, to, by),
         }
     }
     fn note_search(
@@ -162,6 +190,69 @@ impl NoteStore for Broken {
             return Ok(self.inner.note_list(scope, None)?.len() as u64);
         }
         self.inner.note_forget(scope)
+    }
+    fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {
+        let mut versions = self.inner.note_history(scope, path)?;
+        if self.defect == Defect::HistoryDropsEvidence {
+            for v in &mut versions {
+                v.evidence.reasons.clear();
+                v.evidence.status = Status::Clean;
+                v.evidence.provenance.session = None;
+            }
+        }
+        Ok(versions)
+    }
+    fn note_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldNote>> {
+        self.inner.note_held(scope, limit)
+    }
+    fn note_review(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        version: u64,
+        decision: Decision,
+        by: &Provenance,
+    ) -> Result<()> {
+        self.inner.note_review(scope, path, version, decision, by)?;
+        if self.defect == Defect::RejectDropsTheNote && decision == Decision::Reject {
+            self.inner.note_delete(scope, path, by)?;
+        }
+        Ok(())
+    }
+    fn note_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
+        if self.defect != Defect::ForgetByTakesWholeNotes {
+            return self.inner.note_forget_by(scope, writer, by);
+        }
+        writer.check()?;
+        let mut forgot = Forgotten::default();
+        for summary in self.inner.note_scopes()? {
+            if scope.is_some_and(|s| *s != summary.scope) {
+                continue;
+            }
+            for file in self.inner.note_list(&summary.scope, None)? {
+                let versions = self.inner.note_history(&summary.scope, &file.path)?;
+                if versions.iter().any(|v| writer.matches(&v.evidence.provenance)) {
+                    forgot.versions += versions.len() as u64;
+                    forgot.notes += self.inner.note_delete(&summary.scope, &file.path, by)?;
+                }
+            }
+        }
+        Ok(forgot)
+    }
+}
+
+impl AuditStore for Broken {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        let mut page = self.inner.audit_page(after, limit)?;
+        if self.defect == Defect::AuditSkipsReviews {
+            page.items.retain(|e: &AuditEntry| e.action != Action::Approve);
+        }
+        Ok(page)
     }
 }
 
@@ -193,6 +284,30 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::IgnoresItsClock,
             "scopes stamp each write with the store's clock",
+        ),
+        (
+            Defect::HistoryDropsEvidence,
+            "every write is a version with its evidence",
+        ),
+        (
+            Defect::KeepsEveryVersion,
+            "a note keeps at most its limit of versions",
+        ),
+        (
+            Defect::ShowsHeldNotes,
+            "a held note is left out of every read until approved",
+        ),
+        (
+            Defect::RejectDropsTheNote,
+            "a rejected version falls back to the one before",
+        ),
+        (
+            Defect::ForgetByTakesWholeNotes,
+            "forget by provenance takes one writer's versions",
+        ),
+        (
+            Defect::AuditSkipsReviews,
+            "the audit trail records writes, reviews and forgets",
         ),
     ];
     for (defect, case) in table {

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use agent_memory_core::Scope;
+use agent_memory_core::evidence::{Evidence, Status, Writer};
 use agent_memory_core::store::notes::{
-    NOTE_CHANGED, NoteLimits, NotePath, NoteStore, is_note_conflict,
+    Decision, NOTE_CHANGED, NoteLimits, NotePath, NoteStore, is_note_conflict,
 };
+use agent_memory_core::{Provenance, Scope, Source, Timestamp};
 use agent_memory_core::testkit::notes;
 use agent_memory_sqlite::SqliteStore;
 
@@ -26,6 +27,14 @@ fn path(p: &str) -> NotePath {
     NotePath::new(p).expect("path")
 }
 
+fn by() -> Provenance {
+    Provenance::new(Source::User, Timestamp::from_millis(1_767_225_600_000))
+}
+
+fn ev() -> Evidence {
+    Evidence::unscreened(by())
+}
+
 /// Appends `line` to the note by read, change, compare-and-swap, retrying when another
 /// editor wrote in between.
 fn append_line(store: &SqliteStore, line: &str) {
@@ -40,6 +49,7 @@ fn append_line(store: &SqliteStore, line: &str) {
             &path("shared.md"),
             &before,
             &after,
+            &ev(),
             &NoteLimits::default(),
         ) {
             Ok(()) => return,
@@ -55,7 +65,7 @@ fn editors_on_separate_connections_lose_no_edit() {
     let db = dir.path().join("memory.db");
     let first = SqliteStore::open(&db).expect("open");
     first
-        .note_create(&scope(), &path("shared.md"), "", &NoteLimits::default())
+        .note_create(&scope(), &path("shared.md"), "", &ev(), &NoteLimits::default())
         .expect("create");
     std::thread::scope(|threads| {
         for editor in 0..3 {
@@ -109,7 +119,7 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
                 &kept,
                 &path(&format!("k{i}.md")),
                 &format!("kept {i}"),
-                &limits,
+                &ev(), &limits,
             )
             .expect("create kept");
     }
@@ -118,7 +128,7 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
             &scope(),
             &path("secret/a.md"),
             &format!("x {CANARY} y"),
-            &limits,
+            &ev(), &limits,
         )
         .expect("create");
     store
@@ -127,7 +137,7 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
             &path("secret/a.md"),
             &format!("x {CANARY} y"),
             &format!("{CANARY} again"),
-            &limits,
+            &ev(), &limits,
         )
         .expect("replace");
     assert!(holds(&db, CANARY), "the test must see the canary first");
@@ -151,14 +161,14 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
 fn the_check_finds_scope_totals_out_of_step() {
     let store = crate::contract::in_memory();
     store
-        .note_create(&scope(), &path("a.md"), "abc", &NoteLimits::default())
+        .note_create(&scope(), &path("a.md"), "abc", &ev(), &NoteLimits::default())
         .expect("create");
     assert!(store.check().expect("check").is_empty());
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("memory.db");
     let on_file = SqliteStore::open(&db).expect("open");
     on_file
-        .note_create(&scope(), &path("a.md"), "abc", &NoteLimits::default())
+        .note_create(&scope(), &path("a.md"), "abc", &ev(), &NoteLimits::default())
         .expect("create");
     drop(on_file);
     let conn = rusqlite::Connection::open(&db).expect("raw open");
@@ -188,10 +198,10 @@ fn search_past_the_first_notes_agrees_with_the_in_memory_store() {
         }
         let p = path(&format!("d{}/n{i:04}.md", i % 3));
         sqlite
-            .note_create(&scope(), &p, &text, &limits)
+            .note_create(&scope(), &p, &text, &ev(), &limits)
             .expect("sqlite");
         memory
-            .note_create(&scope(), &p, &text, &limits)
+            .note_create(&scope(), &p, &text, &ev(), &limits)
             .expect("memory");
     }
     let queries: &[(&[&str], Option<&str>, usize)] = &[
@@ -230,4 +240,57 @@ fn found_nothing(store: &agent_memory_core::InMemoryStore) -> bool {
         .note_search(&scope(), None, &["zanzibar"], 100)
         .expect("search")
         .is_empty()
+}
+
+/// A rejected version and the versions a forget by provenance takes leave no byte of their
+/// text in the file, and the note falls back to what the user wrote.
+#[test]
+fn rejected_and_forgotten_versions_are_erased() {
+    const HELD: &str = "canary-held-91c2-ignore-previous-instructions";
+    const RUN: &str = "canary-run-4b7e-poisoned-by-a-page";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let store = SqliteStore::open(&db).expect("open");
+    let limits = NoteLimits::default();
+    let page = Evidence {
+        provenance: Provenance::new(
+            Source::Page("https://evil.example/".into()),
+            Timestamp::from_millis(1_767_225_600_001),
+        )
+        .with_session("run-9"),
+        status: Status::Quarantined,
+        reasons: vec!["instruction: test".into()],
+    };
+    store
+        .note_create(&scope(), &path("a.md"), "mine", &ev(), &limits)
+        .expect("create");
+    store
+        .note_replace(&scope(), &path("a.md"), "mine", HELD, &page, &limits)
+        .expect("replace");
+    assert!(holds(&db, HELD), "the test must see the canary first");
+    store
+        .note_review(&scope(), &path("a.md"), 2, Decision::Reject, &by())
+        .expect("reject");
+    assert!(!holds(&db, HELD), "the rejected text is still in the file");
+    let flagged = Evidence {
+        status: Status::Flagged,
+        ..page
+    };
+    store
+        .note_replace(&scope(), &path("a.md"), "mine", RUN, &flagged, &limits)
+        .expect("replace");
+    store
+        .note_create(&scope(), &path("b.md"), RUN, &flagged, &limits)
+        .expect("create");
+    assert!(holds(&db, RUN));
+    let forgot = store
+        .note_forget_by(None, &Writer::session("run-9"), &by())
+        .expect("forget by session");
+    assert_eq!((forgot.versions, forgot.notes, forgot.restored), (2, 1, 1));
+    assert!(!holds(&db, RUN), "the forgotten text is still in the file");
+    assert_eq!(
+        store.note_read(&scope(), &path("a.md")).expect("read").as_deref(),
+        Some("mine")
+    );
+    assert!(store.check().expect("check").is_empty());
 }
