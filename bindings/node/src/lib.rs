@@ -173,6 +173,7 @@ pub(crate) fn call_operation(
     };
     let store = store_for(database, operation, &input).map_err(contract_failure)?;
     let env = OperationEnv {
+        client: Some("node".to_owned()),
         store,
         clock,
         ids: Box::new(RandomIds::new()),

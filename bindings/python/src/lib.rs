@@ -274,6 +274,7 @@ impl NativeStore {
                     .map_err(Failure::from)?;
             }
             let env = Env {
+                client: Some("python".to_owned()),
                 store,
                 clock: clock(now_ms),
                 ids: Box::new(RandomIds::new()),
@@ -384,6 +385,7 @@ impl NativeStore {
                 None => database.store(effect)?,
             };
             let env = Env {
+                client: Some("python".to_owned()),
                 store,
                 clock: clock(now_ms),
                 ids: Box::new(RandomIds::new()),
@@ -1092,6 +1094,7 @@ fn time_calls(
     let database = &store.database;
     detached(py, operation, move || {
         let env = Env {
+            client: Some("python".to_owned()),
             store: database.store(op.effect)?,
             clock: clock(now_ms),
             ids: Box::new(RandomIds::new()),

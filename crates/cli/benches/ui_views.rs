@@ -58,6 +58,7 @@ fn fill(db: &Path, episodes: usize, trajectories: usize, wide: usize) {
     let store =
         database::open(db, &agent_memory_core::SharedClock::default()).expect("open the store");
     let env = Env {
+        client: None,
         store: &store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(START))),
         ids: Box::new(SeededIds::new(7)),

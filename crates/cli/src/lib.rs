@@ -95,6 +95,7 @@ impl GlobalArgs {
     /// The environment the contract's operations run in, on `store`.
     pub(crate) fn env<'a>(&self, store: &'a database::Store) -> ops::Env<'a> {
         ops::Env {
+            client: Some("cli".to_owned()),
             store,
             clock: self.clock(),
             ids: Box::new(agent_memory_core::RandomIds::new()),

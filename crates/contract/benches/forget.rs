@@ -43,6 +43,7 @@ fn call(env: &Env<'_>, operation: &str, input: Value) -> Value {
 
 fn env(store: &Store) -> Env<'_> {
     Env {
+        client: None,
         store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(START))),
         ids: Box::new(SeededIds::new(7)),

@@ -71,6 +71,7 @@ fn main() {
 
             let start = Instant::now();
             let env = Env {
+                client: None,
                 store: &store,
                 clock: Box::new(ManualClock::new(NOW)),
                 ids: Box::new(agent_memory_core::RandomIds::new()),

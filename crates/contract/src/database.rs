@@ -10,19 +10,33 @@ use std::sync::{Arc, OnceLock};
 use crate::{Error, Result, ResultExt};
 use agent_memory_core::store::browser::BrowserStore;
 use agent_memory_core::{
-    MetaStore, NoteStore, PatternStore, SessionStore, SharedClock, ToolLogStore,
+    AuditStore, MetaStore, NoteStore, PatternStore, SessionStore, SharedClock, ToolLogStore,
 };
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::{SqliteOptions, SqliteStore};
 
 /// What a command needs of a backend: every store trait, and a description of itself.
 pub trait AnyStore:
-    MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + NoteStore + Inspect
+    MetaStore
+    + SessionStore
+    + ToolLogStore
+    + PatternStore
+    + BrowserStore
+    + NoteStore
+    + AuditStore
+    + Inspect
 {
 }
 
 impl<T> AnyStore for T where
-    T: MetaStore + SessionStore + ToolLogStore + PatternStore + BrowserStore + NoteStore + Inspect
+    T: MetaStore
+        + SessionStore
+        + ToolLogStore
+        + PatternStore
+        + BrowserStore
+        + NoteStore
+        + AuditStore
+        + Inspect
 {
 }
 

@@ -25,6 +25,7 @@ pub mod browser_compat;
 pub mod check;
 pub mod database;
 mod error;
+pub mod evidence;
 pub mod files;
 pub mod listing;
 pub mod memory;
@@ -58,6 +59,9 @@ pub struct Env<'a> {
     /// Which files an input may name (`trail_path`): any for the command line, only those
     /// inside the allowed folders for a server's clients.
     pub files: files::FileAccess,
+    /// The door the call came in by (`cli`, `mcp`, `inspector`, `python`, `node`): what a
+    /// written item's provenance names as its client unless the input names another.
+    pub client: Option<String>,
 }
 
 /// A time as the contract writes it: RFC 3339, UTC, milliseconds.
@@ -111,6 +115,7 @@ pub(crate) mod tests {
     /// An environment on `store` at a fixed "now" (2026-01-01T00:00:00Z) with seeded ids.
     pub fn env_on(store: &Store) -> super::Env<'_> {
         super::Env {
+            client: None,
             store,
             clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
             ids: Box::new(SeededIds::new(7)),

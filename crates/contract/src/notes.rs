@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 
 use crate::Result;
-use agent_memory_core::Scope;
+use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::notes::NoteLimits;
-use agent_memory_notes::{Command, Notes, Secrets, Wording};
+use agent_memory_core::{ManualClock, Scope, Source};
+use agent_memory_notes::{Command, Notes, Secrets, Wording, Writer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -34,9 +35,8 @@ pub struct NotesInput {
     /// becomes `${name}` first.
     #[serde(default)]
     pub secrets: Option<BTreeMap<String, String>>,
-    /// Whose texts to answer with: absent, those of the memory tool's documentation;
-    /// `python` or `typescript`, those of that Anthropic SDK's local filesystem memory tool
-    /// (`BetaLocalFilesystemMemoryTool`), which the package's handler for that SDK passes.
+    /// Answer with the texts of that Anthropic SDK's local filesystem memory tool
+    /// (`BetaLocalFilesystemMemoryTool`); the tool's documented texts when absent.
     #[serde(default)]
     pub sdk: Option<NotesSdk>,
     /// The largest note a write may leave, in bytes of UTF-8 text: 262,144 (256 KiB) when
@@ -44,6 +44,15 @@ pub struct NotesInput {
     #[serde(default)]
     #[schemars(range(min = 1, max = 67_108_864))]
     pub max_note_bytes: Option<u64>,
+    /// Who writes: `model` (default), `user`, `tool:NAME`, `page:URL`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The session or run of the write.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// `view`: wrap a file in a `<memory-item>` block.
+    #[serde(default)]
+    pub as_data: bool,
 }
 
 /// The Anthropic SDK whose local filesystem memory tool's texts a command answers with.
@@ -244,10 +253,27 @@ pub fn notes(env: &Env<'_>, input: NotesInput) -> Result<NotesOutput> {
         NotesCommand::View { .. } | NotesCommand::Delete { .. } | NotesCommand::Search { .. } => {}
     }
     let wording = input.sdk.map(Wording::from).unwrap_or_default();
+    let writer = Writer {
+        source: match input.source.as_deref() {
+            Some(source) => Source::parse(source)?,
+            None => Source::Model(String::new()),
+        },
+        session: input.session,
+        client: env.client.clone(),
+    };
+    let policy = if input.command.reads_only() {
+        ScreenPolicy::Off
+    } else {
+        crate::evidence::policy(env)?
+    };
     let notes = Notes::new(env.store, scope.clone())
         .with_secrets(secrets)
         .with_limits(limits)
-        .with_wording(wording);
+        .with_wording(wording)
+        .with_writer(writer)
+        .with_screen(policy)
+        .with_data_blocks(input.as_data)
+        .with_clock(ManualClock::new(env.clock.now()));
     let outcome = notes.execute(&input.command.into())?;
     Ok(NotesOutput {
         text: outcome.text,

@@ -453,8 +453,8 @@ fn encode<O: Serialize>(output: &O) -> Result<Value> {
 /// among them.
 pub fn all() -> Vec<Operation> {
     use crate::{
-        browser, browser_compat, check, memory, notes, persistent, recording, runs, stats,
-        trajectory, turns,
+        browser, browser_compat, check, evidence, memory, notes, persistent, recording, runs,
+        stats, trajectory, turns,
     };
     use Effect::{Deletes, Reads, Writes};
     vec![
@@ -727,6 +727,50 @@ pub fn all() -> Vec<Operation> {
         op("trajectory_timeline", Reads, trajectory::timeline).offline().about(
             "A group's confidence after each of its episodes, oldest first, replayed with its partition's settings: how a pattern's confidence came to be.",
         ),
+        op("note_history", Reads, evidence::history).about(
+            "A note's versions, oldest first, each with who wrote it and what the write screen found.",
+        ),
+        op("note_restore", Writes, evidence::restore).about(
+            "Put a note back to an earlier version (by number or time). Call it to undo a bad edit.",
+        ),
+        op("note_forget_by", Deletes, evidence::forget_by)
+            .offline()
+            .about(
+                "Forget everything one writer wrote in the notes (a source, session or client), in one step and for good: each note goes back to its newest version left, or is gone.",
+            ),
+        op("memory_review", Reads, evidence::review)
+            .cli("review list")
+            .about(
+                "The items the write screen held for review: text, writer, reasons.",
+            ),
+        op("memory_approve", Writes, evidence::approve)
+            .offline()
+            .cli("review approve")
+            .about(
+                "Approve a held item's version: recalled from now on, marked approved. Only a person should approve.",
+            ),
+        op("memory_reject", Deletes, evidence::reject)
+            .cli("review reject")
+            .about(
+                "Reject a held item's version: forgotten for good.",
+            ),
+        op("memory_screen_policy", Reads, evidence::screen_policy)
+            .offline()
+            .cli("review policy")
+            .about(
+                "The store's write screen policy: off, flag (store and mark what it finds) or quarantine (hold it for review).",
+            ),
+        op("memory_set_screen_policy", Writes, evidence::set_screen_policy)
+            .offline()
+            .cli("review set-policy")
+            .about(
+                "Set the store's write screen policy (off, flag or quarantine) for every later write through every door.",
+            ),
+        op("memory_audit", Reads, evidence::audit)
+            .cli("audit")
+            .about(
+                "The audit trail: each write, review and forget, with who and when.",
+            ),
         op("check", Reads, check::check).offline().about(
             "Check a SQLite database: its integrity and the store's own invariants, every check with its findings. Call it when the memory seems wrong.",
         ),

@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::NoteStore;
-use agent_memory_core::Scope;
+use agent_memory_core::evidence::Evidence;
+use agent_memory_core::{NoteStore, Provenance, Scope, Source};
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::notes::{NoteLimits, NotePath};
 use agent_memory_turns::persistent::{self as rules, MEMORY_FILE_NAME, PersistentScope};
@@ -286,18 +286,29 @@ fn store(
     scope: MemoryScope,
     project: Option<&str>,
     text: &str,
+    source: Source,
 ) -> Result<WriteOutput> {
     let notes_scope = notes_scope(scope, project)?;
     let rule = PersistentScope::from(scope);
     rules::check_write(rule, text)?;
     let path = memory_note()?;
     let limits = NoteLimits::default();
+    let by = Provenance {
+        source,
+        session: None,
+        client: env.client.clone(),
+        at: env.clock.now(),
+    };
+    let verdict = crate::evidence::policy(env)?.judge(text, None);
+    let evidence = Evidence::judged(by, &verdict);
     let old = env.store.note_read(&notes_scope, &path)?;
     match &old {
-        None => env.store.note_create(&notes_scope, &path, text, &limits)?,
+        None => env
+            .store
+            .note_create(&notes_scope, &path, text, &evidence, &limits)?,
         Some(old) if old != text => {
             env.store
-                .note_replace(&notes_scope, &path, old, text, &limits)?
+                .note_replace(&notes_scope, &path, old, text, &evidence, &limits)?
         }
         Some(_) => {}
     }
@@ -314,7 +325,13 @@ fn store(
 
 /// Replaces a memory's text, unless it looks like it holds a secret.
 pub fn write(env: &Env<'_>, input: WriteInput) -> Result<WriteOutput> {
-    store(env, input.scope, input.project.as_deref(), &input.text)
+    store(
+        env,
+        input.scope,
+        input.project.as_deref(),
+        &input.text,
+        Source::User,
+    )
 }
 
 /// Keen's file of `scope` below `dir`.
@@ -328,7 +345,13 @@ pub fn import(env: &Env<'_>, input: KeenFileInput) -> Result<ImportOutput> {
     notes_scope(input.scope, input.project.as_deref())?;
     let file = keen_file(input.scope, &input.dir);
     let text = crate::files::read_text(&file, &env.files)?;
-    let stored = store(env, input.scope, input.project.as_deref(), &text)
+    let stored = store(
+        env,
+        input.scope,
+        input.project.as_deref(),
+        &text,
+        Source::Import("keen".to_owned()),
+    )
         .with_context(|| format!("cannot import {}", file.display()))?;
     Ok(ImportOutput {
         file: file.display().to_string(),

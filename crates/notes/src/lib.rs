@@ -38,12 +38,16 @@ mod secrets;
 mod text;
 mod wording;
 
+use agent_memory_core::evidence::{Evidence, Status};
 use agent_memory_core::excerpt::{Excerpt, capped_list};
+use agent_memory_core::screen::{ScreenPolicy, as_data_block};
 use agent_memory_core::store::notes::{
-    NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteLimits,
-    NotePath, NoteStore, is_note_conflict,
+    NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE,
+    NoteLimits, NotePath, NoteStore, is_note_conflict,
 };
-use agent_memory_core::{Error as CoreError, Scope};
+use agent_memory_core::{
+    Clock, Error as CoreError, Provenance, Scope, SharedClock, Source, SystemClock,
+};
 
 pub use error::{Error, ErrorKind, Result};
 pub use path::{MAX_PATH_BYTES, MemoryPath, ROOT};
@@ -140,6 +144,13 @@ pub struct SearchMatch {
 }
 
 /// The notes of one scope on a store: the memory tool's commands over a [`NoteStore`].
+///
+/// Every write is a version kept with its [`Evidence`]: who wrote it (a model through the
+/// memory tool unless [`Notes::with_writer`] says otherwise) and what the write screen found
+/// under the [`ScreenPolicy`] ([`Notes::with_screen`]; `flag` by default). A write the policy
+/// quarantines is stored but held for review: no command shows it until it is approved, and
+/// the write's answer says so. [`Notes::with_data_blocks`] hands a viewed file's lines over
+/// as a `<memory-item source=… trust=…>` data block instead of the tool's bare text.
 #[derive(Debug)]
 pub struct Notes<S> {
     store: S,
@@ -147,6 +158,31 @@ pub struct Notes<S> {
     limits: NoteLimits,
     secrets: Secrets,
     wording: Wording,
+    writer: Writer,
+    policy: ScreenPolicy,
+    data_blocks: bool,
+    clock: SharedClock,
+}
+
+/// Who writes through a [`Notes`]: the source, session and client of each version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writer {
+    /// Who: a model through the memory tool by default.
+    pub source: Source,
+    /// The session or run, when known.
+    pub session: Option<String>,
+    /// The client (the command line, the MCP server, a language package), when known.
+    pub client: Option<String>,
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Writer {
+            source: Source::Model(String::new()),
+            session: None,
+            client: None,
+        }
+    }
 }
 
 fn not_found(path: &MemoryPath, message: String) -> Error {
@@ -166,7 +202,52 @@ impl<S: NoteStore> Notes<S> {
             limits: NoteLimits::default(),
             secrets: Secrets::new(),
             wording: Wording::default(),
+            writer: Writer::default(),
+            policy: ScreenPolicy::default(),
+            data_blocks: false,
+            clock: SharedClock::new(SystemClock),
         }
+    }
+
+    /// Writing as `writer` (by default a model, in no known session, through no known client).
+    pub fn with_writer(mut self, writer: Writer) -> Self {
+        self.writer = writer;
+        self
+    }
+
+    /// Screening each written text under `policy` (`flag` by default).
+    pub fn with_screen(mut self, policy: ScreenPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Viewing a file as a data block naming its source and trust (`false` by default: the
+    /// memory tool's own text).
+    pub fn with_data_blocks(mut self, on: bool) -> Self {
+        self.data_blocks = on;
+        self
+    }
+
+    /// Stamping versions with `clock`'s time (the system clock by default).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = SharedClock::new(clock);
+        self
+    }
+
+    /// Who writes now: the writer, at the clock's time.
+    fn provenance(&self) -> Provenance {
+        Provenance {
+            source: self.writer.source.clone(),
+            session: self.writer.session.clone(),
+            client: self.writer.client.clone(),
+            at: self.clock.now(),
+        }
+    }
+
+    /// The evidence of a version holding `text`, written now.
+    fn evidence(&self, text: &str) -> Evidence {
+        let host = self.writer.source.host();
+        Evidence::judged(self.provenance(), &self.policy.judge(text, host.as_deref()))
     }
 
     /// Answering in `wording` (see [`Wording`]): the documented texts, or one of the SDKs'.
@@ -190,6 +271,11 @@ impl<S: NoteStore> Notes<S> {
     /// The scope these notes are in.
     pub fn scope(&self) -> &Scope {
         &self.scope
+    }
+
+    /// The store the notes are on: its history, review and forget operations.
+    pub fn store(&self) -> &S {
+        &self.store
     }
 
     /// Runs `command`. Inputs are scrubbed of secrets first, and so is the answer.
@@ -271,7 +357,11 @@ impl<S: NoteStore> Notes<S> {
         if let Some(note) = path.note()
             && let Some(text) = self.store.note_read(&self.scope, note)?
         {
-            return file_view(&path, &text, view_range, self.wording);
+            let view = file_view(&path, &text, view_range, self.wording)?;
+            if !self.data_blocks {
+                return Ok(view);
+            }
+            return Ok(self.as_data(note, view));
         }
         let files = self.store.note_list(&self.scope, path.note())?;
         if path.note().is_some() && files.is_empty() {
@@ -286,6 +376,36 @@ impl<S: NoteStore> Notes<S> {
         ))
     }
 
+    /// A file's view as a data block: the first line (what the view is) stays outside, the
+    /// numbered lines go inside, with the newest version's source and trust.
+    fn as_data(&self, note: &NotePath, view: String) -> String {
+        let evidence = self
+            .store
+            .note_history(&self.scope, note)
+            .ok()
+            .and_then(|mut versions| versions.pop())
+            .map(|v| v.evidence);
+        let (source, trust) = match &evidence {
+            Some(e) => (e.provenance.source.clone(), e.trust()),
+            None => (Source::Unknown, "external"),
+        };
+        match view.split_once('\n') {
+            Some((head, lines)) => format!("{head}\n{}", as_data_block(lines, &source, trust)),
+            None => format!("{view}\n{}", as_data_block("", &source, trust)),
+        }
+    }
+
+    /// The sentence a write's answer gains when the screen held or flagged it.
+    fn screened(evidence: &Evidence) -> String {
+        match evidence.status {
+            Status::Quarantined => format!(
+                "\nIt is held for review and cannot be read until it is approved: {}",
+                evidence.reasons.join("; ")
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// `create`: a new file holding `file_text`.
     pub fn create(&self, raw: &str, file_text: &str) -> Result<String> {
         let path = self.parse(raw)?;
@@ -297,11 +417,15 @@ impl<S: NoteStore> Notes<S> {
             ));
         };
         self.fits(&path, file_text)?;
+        let evidence = self.evidence(file_text);
         match self
             .store
-            .note_create(&self.scope, note, file_text, &self.limits)
+            .note_create(&self.scope, note, file_text, &evidence, &self.limits)
         {
-            Ok(()) => Ok(format!("File created successfully at: {path}")),
+            Ok(()) => Ok(format!(
+                "File created successfully at: {path}{}",
+                Self::screened(&evidence)
+            )),
             Err(e) => Err(placement_error(&path, e, "create", self.wording)),
         }
     }
@@ -354,7 +478,7 @@ impl<S: NoteStore> Notes<S> {
                 }
             }
         })
-        .map(|(edited, (first, last))| {
+        .map(|(edited, (first, last), evidence)| {
             let all = text::lines(&edited);
             let from = first.saturating_sub(2).max(1);
             let to = self.wording.snippet_end(first, last).min(all.len());
@@ -362,8 +486,9 @@ impl<S: NoteStore> Notes<S> {
                 .map(|n| text::numbered(n, all[n - 1]))
                 .collect();
             format!(
-                "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{}",
-                snippet.join("\n")
+                "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{}{}",
+                snippet.join("\n"),
+                Self::screened(&evidence)
             )
         })
     }
@@ -387,7 +512,12 @@ impl<S: NoteStore> Notes<S> {
             lines.insert(at, wording.inserted_line(insert_text));
             Ok((wording.inserted_text(&lines), ()))
         })
-        .map(|_| format!("The file {path} has been edited."))
+        .map(|(_, (), evidence)| {
+            format!(
+                "The file {path} has been edited.{}",
+                Self::screened(&evidence)
+            )
+        })
     }
 
     /// `delete`: a file, or a directory with everything in it.
@@ -399,7 +529,7 @@ impl<S: NoteStore> Notes<S> {
                 format!("Cannot delete the {ROOT} directory itself"),
             ));
         };
-        match self.store.note_delete(&self.scope, note)? {
+        match self.store.note_delete(&self.scope, note, &self.provenance())? {
             0 => Err(not_found(&path, format!("The path {path} does not exist"))),
             _ => Ok(format!("Successfully deleted {path}")),
         }
@@ -415,7 +545,7 @@ impl<S: NoteStore> Notes<S> {
                 self.wording.rename_root(old.note().is_some()),
             ));
         };
-        match self.store.note_rename(&self.scope, from, to) {
+        match self.store.note_rename(&self.scope, from, to, &self.provenance()) {
             Ok(_) => Ok(format!("Successfully renamed {old} to {new}")),
             Err(CoreError::NotFound { .. }) => {
                 Err(not_found(&old, format!("The path {old} does not exist")))
@@ -513,7 +643,7 @@ impl<S: NoteStore> Notes<S> {
         path: &MemoryPath,
         missing: impl Fn() -> Error,
         change: impl Fn(&str) -> Result<(String, T)>,
-    ) -> Result<(String, T)> {
+    ) -> Result<(String, T, Evidence)> {
         let note = path.note().ok_or_else(&missing)?;
         for _ in 0..EDIT_ATTEMPTS {
             let Some(current) = self.store.note_read(&self.scope, note)? else {
@@ -521,11 +651,12 @@ impl<S: NoteStore> Notes<S> {
             };
             let (edited, detail) = change(&current)?;
             self.fits(path, &edited)?;
+            let evidence = self.evidence(&edited);
             match self
                 .store
-                .note_replace(&self.scope, note, &current, &edited, &self.limits)
+                .note_replace(&self.scope, note, &current, &edited, &evidence, &self.limits)
             {
-                Ok(()) => return Ok((edited, detail)),
+                Ok(()) => return Ok((edited, detail, evidence)),
                 Err(e) if is_note_conflict(&e, NOTE_CHANGED) => continue,
                 Err(CoreError::NotFound { .. }) => return Err(missing()),
                 Err(e) => return Err(e.into()),
@@ -598,6 +729,11 @@ fn placement_error(path: &MemoryPath, error: CoreError, command: &str, wording: 
             "create" => wording.create_on_directory(&path.to_string()),
             _ => format!("The destination {path} already exists"),
         });
+    }
+    if is_note_conflict(&error, NOTE_HELD) {
+        return taken(format!(
+            "Cannot {command} {path}: a file there is held for review"
+        ));
     }
     if is_note_conflict(&error, NOTE_UNDER_NOTE) {
         return taken(format!(

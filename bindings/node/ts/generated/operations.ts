@@ -72,6 +72,15 @@ export interface OperationTypes {
   turns_memory_export: [S.TurnsMemoryExportInput, S.TurnsMemoryExportOutput]
   trajectory_fingerprint: [S.TrajectoryFingerprintInput, S.TrajectoryFingerprintOutput]
   trajectory_timeline: [S.TrajectoryTimelineInput, S.TrajectoryTimelineOutput]
+  note_history: [S.NoteHistoryInput, S.NoteHistoryOutput]
+  note_restore: [S.NoteRestoreInput, S.NoteRestoreOutput]
+  note_forget_by: [S.NoteForgetByInput, S.NoteForgetByOutput]
+  memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
+  memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
+  memory_reject: [S.MemoryRejectInput, S.MemoryRejectOutput]
+  memory_screen_policy: [NoInput | undefined, S.MemoryScreenPolicyOutput]
+  memory_set_screen_policy: [S.MemorySetScreenPolicyInput, S.MemorySetScreenPolicyOutput]
+  memory_audit: [S.MemoryAuditInput, S.MemoryAuditOutput]
   check: [NoInput | undefined, S.CheckOutput]
 }
 
@@ -707,6 +716,86 @@ export interface StoreMethods {
   stats(input?: NoInput): Promise<S.MemoryStatsOutput>
   /** `stats` on the calling thread. */
   statsSync(input?: NoInput): S.MemoryStatsOutput
+  /**
+   * A note's versions, oldest first, each with who wrote it and what the write screen found.
+   *
+   * The contract's `note_history` (family `admin`, reads; `note-history` on the command line).
+   */
+  noteHistory(input: S.NoteHistoryInput): Promise<S.NoteHistoryOutput>
+  /** `noteHistory` on the calling thread. */
+  noteHistorySync(input: S.NoteHistoryInput): S.NoteHistoryOutput
+  /**
+   * Put a note back to an earlier version (by number or time). Call it to undo a bad edit.
+   *
+   * The contract's `note_restore` (family `admin`, writes; `note-restore` on the command line).
+   */
+  noteRestore(input: S.NoteRestoreInput): Promise<S.NoteRestoreOutput>
+  /** `noteRestore` on the calling thread. */
+  noteRestoreSync(input: S.NoteRestoreInput): S.NoteRestoreOutput
+  /**
+   * Forget everything one writer wrote in the notes (a source, session or client), in one step and
+   * for good: each note goes back to its newest version left, or is gone.
+   *
+   * The contract's `note_forget_by` (family `admin`, deletes; `note-forget-by` on the command line;
+   * not an MCP tool).
+   */
+  noteForgetBy(input: S.NoteForgetByInput): Promise<S.NoteForgetByOutput>
+  /** `noteForgetBy` on the calling thread. */
+  noteForgetBySync(input: S.NoteForgetByInput): S.NoteForgetByOutput
+  /**
+   * The items the write screen held for review: text, writer, reasons.
+   *
+   * The contract's `memory_review` (family `admin`, reads; `review list` on the command line).
+   */
+  review(input: S.MemoryReviewInput): Promise<S.MemoryReviewOutput>
+  /** `review` on the calling thread. */
+  reviewSync(input: S.MemoryReviewInput): S.MemoryReviewOutput
+  /**
+   * Approve a held item's version: recalled from now on, marked approved. Only a person should
+   * approve.
+   *
+   * The contract's `memory_approve` (family `admin`, writes; `review approve` on the command line;
+   * not an MCP tool).
+   */
+  approve(input: S.MemoryApproveInput): Promise<S.MemoryApproveOutput>
+  /** `approve` on the calling thread. */
+  approveSync(input: S.MemoryApproveInput): S.MemoryApproveOutput
+  /**
+   * Reject a held item's version: forgotten for good.
+   *
+   * The contract's `memory_reject` (family `admin`, deletes; `review reject` on the command line).
+   */
+  reject(input: S.MemoryRejectInput): Promise<S.MemoryRejectOutput>
+  /** `reject` on the calling thread. */
+  rejectSync(input: S.MemoryRejectInput): S.MemoryRejectOutput
+  /**
+   * The store's write screen policy: off, flag (store and mark what it finds) or quarantine (hold
+   * it for review).
+   *
+   * The contract's `memory_screen_policy` (family `admin`, reads; `review policy` on the command
+   * line; not an MCP tool).
+   */
+  screenPolicy(input?: NoInput): Promise<S.MemoryScreenPolicyOutput>
+  /** `screenPolicy` on the calling thread. */
+  screenPolicySync(input?: NoInput): S.MemoryScreenPolicyOutput
+  /**
+   * Set the store's write screen policy (off, flag or quarantine) for every later write through
+   * every door.
+   *
+   * The contract's `memory_set_screen_policy` (family `admin`, writes; `review set-policy` on the
+   * command line; not an MCP tool).
+   */
+  setScreenPolicy(input: S.MemorySetScreenPolicyInput): Promise<S.MemorySetScreenPolicyOutput>
+  /** `setScreenPolicy` on the calling thread. */
+  setScreenPolicySync(input: S.MemorySetScreenPolicyInput): S.MemorySetScreenPolicyOutput
+  /**
+   * The audit trail: each write, review and forget, with who and when.
+   *
+   * The contract's `memory_audit` (family `admin`, reads; `audit` on the command line).
+   */
+  audit(input: S.MemoryAuditInput): Promise<S.MemoryAuditOutput>
+  /** `audit` on the calling thread. */
+  auditSync(input: S.MemoryAuditInput): S.MemoryAuditOutput
   /**
    * Check a SQLite database: its integrity and the store's own invariants, every check with its
    * findings. Call it when the memory seems wrong.

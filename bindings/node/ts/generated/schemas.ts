@@ -124,9 +124,8 @@ path?: string
 query: string
 })
 /**
- * Whose texts to answer with: absent, those of the memory tool's documentation;
- * `python` or `typescript`, those of that Anthropic SDK's local filesystem memory tool
- * (`BetaLocalFilesystemMemoryTool`), which the package's handler for that SDK passes.
+ * Answer with the texts of that Anthropic SDK's local filesystem memory tool
+ * (`BetaLocalFilesystemMemoryTool`); the tool's documented texts when absent.
  */
 export type NotesSdk = ("python" | "typescript")
 /**
@@ -603,10 +602,27 @@ export interface ContractSchemas {
 "browser_trajectories.output": BrowserTrajectoriesOutput
 "check.output": CheckOutput
 error: ErrorDocument
+"memory_approve.input": MemoryApproveInput
+"memory_approve.output": MemoryApproveOutput
+"memory_audit.input": MemoryAuditInput
+"memory_audit.output": MemoryAuditOutput
 "memory_forget.input": MemoryForgetInput
 "memory_forget.output": MemoryForgetOutput
 "memory_list.output": MemoryListOutput
+"memory_reject.input": MemoryRejectInput
+"memory_reject.output": MemoryRejectOutput
+"memory_review.input": MemoryReviewInput
+"memory_review.output": MemoryReviewOutput
+"memory_screen_policy.output": MemoryScreenPolicyOutput
+"memory_set_screen_policy.input": MemorySetScreenPolicyInput
+"memory_set_screen_policy.output": MemorySetScreenPolicyOutput
 "memory_stats.output": MemoryStatsOutput
+"note_forget_by.input": NoteForgetByInput
+"note_forget_by.output": NoteForgetByOutput
+"note_history.input": NoteHistoryInput
+"note_history.output": NoteHistoryOutput
+"note_restore.input": NoteRestoreInput
+"note_restore.output": NoteRestoreOutput
 "notes.input": NotesInput
 "notes.output": NotesOutput
 "recording_append.input": RecordingAppendInput
@@ -2662,6 +2678,142 @@ kind: ErrorKind
 message: string
 }
 /**
+ * `memory_approve` and `memory_reject`: a decision on a held item.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryApproveInput".
+ */
+export interface MemoryApproveInput {
+/**
+ * The note, as `/memories/...`.
+ */
+path: string
+/**
+ * Who decides (kept in the audit trail as its session).
+ */
+reviewer?: string
+/**
+ * Its scope; `default` when absent.
+ */
+scope?: string
+/**
+ * The held version, as `memory_review` shows it.
+ */
+version: number
+}
+/**
+ * What was decided.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryApproveOutput".
+ */
+export interface MemoryApproveOutput {
+/**
+ * `approved` (recalled from now on, marked) or `rejected` (forgotten: the note went
+ * back to the version before, or is gone).
+ */
+decision: string
+/**
+ * The note.
+ */
+path: string
+/**
+ * The scope.
+ */
+scope: string
+/**
+ * The version decided on.
+ */
+version: number
+}
+/**
+ * `memory_audit`: the audit trail.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryAuditInput".
+ */
+export interface MemoryAuditInput {
+/**
+ * Entries after this `seq` (from the first when absent).
+ */
+after?: number
+/**
+ * At most this many (100 when absent).
+ */
+limit?: number
+}
+/**
+ * A page of the trail.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryAuditOutput".
+ */
+export interface MemoryAuditOutput {
+/**
+ * The page's entries, oldest first.
+ */
+entries: AuditEntryOutput[]
+/**
+ * How many entries the trail holds.
+ */
+total: number
+}
+/**
+ * One entry of the trail.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "AuditEntryOutput".
+ */
+export interface AuditEntryOutput {
+/**
+ * `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
+ */
+action: string
+by: ProvenanceOutput
+/**
+ * The version written and its status, the count, the new path.
+ */
+detail: string
+/**
+ * The item (a note's path, as `/memories/...`).
+ */
+item: string
+/**
+ * The memory (`notes`).
+ */
+memory: string
+/**
+ * The scope.
+ */
+scope: string
+/**
+ * Its place in the trail.
+ */
+seq: number
+}
+/**
+ * Who did it, and when.
+ */
+export interface ProvenanceOutput {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
+}
+/**
  * What to forget: exactly one of `partition`, `session`, `scope`, `run`, `trajectory`.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -2904,6 +3056,183 @@ last_write?: string
 session: string
 }
 /**
+ * `memory_approve` and `memory_reject`: a decision on a held item.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryRejectInput".
+ */
+export interface MemoryRejectInput {
+/**
+ * The note, as `/memories/...`.
+ */
+path: string
+/**
+ * Who decides (kept in the audit trail as its session).
+ */
+reviewer?: string
+/**
+ * Its scope; `default` when absent.
+ */
+scope?: string
+/**
+ * The held version, as `memory_review` shows it.
+ */
+version: number
+}
+/**
+ * What was decided.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryRejectOutput".
+ */
+export interface MemoryRejectOutput {
+/**
+ * `approved` (recalled from now on, marked) or `rejected` (forgotten: the note went
+ * back to the version before, or is gone).
+ */
+decision: string
+/**
+ * The note.
+ */
+path: string
+/**
+ * The scope.
+ */
+scope: string
+/**
+ * The version decided on.
+ */
+version: number
+}
+/**
+ * `memory_review`: the items held for review.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryReviewInput".
+ */
+export interface MemoryReviewInput {
+/**
+ * At most this many (100 when absent).
+ */
+limit?: number
+/**
+ * Only this scope (all when absent).
+ */
+scope?: string
+}
+/**
+ * The review queue.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryReviewOutput".
+ */
+export interface MemoryReviewOutput {
+/**
+ * The held items, by scope and path.
+ */
+held: HeldItem[]
+/**
+ * The store's screen policy: `off`, `flag` or `quarantine`.
+ */
+policy: string
+}
+/**
+ * An item held for review.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "HeldItem".
+ */
+export interface HeldItem {
+/**
+ * The memory it is in (`notes`).
+ */
+memory: string
+/**
+ * The item: a note's path.
+ */
+path: string
+provenance: ProvenanceOutput1
+/**
+ * What the screen found, one finding each (`kind: reason`).
+ */
+reasons?: string[]
+/**
+ * Its scope.
+ */
+scope: string
+/**
+ * `clean`, `flagged`, `quarantined` (held for review) or `approved`.
+ */
+status: string
+/**
+ * Its text.
+ */
+text: string
+/**
+ * Its number, 1 for the note's first text.
+ */
+version: number
+}
+/**
+ * Who wrote it.
+ */
+export interface ProvenanceOutput1 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
+}
+/**
+ * The store's screen policy.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryScreenPolicyOutput".
+ */
+export interface MemoryScreenPolicyOutput {
+/**
+ * `off`, `flag` or `quarantine`.
+ */
+policy: string
+}
+/**
+ * `memory_set_screen_policy`.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemorySetScreenPolicyInput".
+ */
+export interface MemorySetScreenPolicyInput {
+/**
+ * `off` (no screening), `flag` (store and mark what the screen finds; the default) or
+ * `quarantine` (hold it for review).
+ */
+policy: string
+}
+/**
+ * The store's screen policy.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemorySetScreenPolicyOutput".
+ */
+export interface MemorySetScreenPolicyOutput {
+/**
+ * `off`, `flag` or `quarantine`.
+ */
+policy: string
+}
+/**
  * The database and its tables.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -2943,7 +3272,209 @@ name: string
  */
 rows: number
 }
+/**
+ * `note_forget_by`: what one writer wrote.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteForgetByInput".
+ */
+export interface NoteForgetByInput {
+/**
+ * The client.
+ */
+client?: string
+/**
+ * Only this scope; every scope when absent.
+ */
+scope?: string
+/**
+ * The session or run.
+ */
+session?: string
+/**
+ * The writer's source, exactly (`page:https://…`, `tool:NAME`, `model`).
+ */
+source?: string
+}
+/**
+ * What a forget by provenance took.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteForgetByOutput".
+ */
+export interface NoteForgetByOutput {
+/**
+ * Notes left with no version, and so gone.
+ */
+notes: number
+/**
+ * Notes that went back to an older version.
+ */
+restored: number
+/**
+ * Versions forgotten.
+ */
+versions: number
+}
+/**
+ * `note_history`: the versions of a note.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteHistoryInput".
+ */
+export interface NoteHistoryInput {
+/**
+ * The note, as `/memories/...`.
+ */
+path: string
+/**
+ * Its scope; `default` when absent.
+ */
+scope?: string
+}
+/**
+ * Every kept version of a note, oldest first.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteHistoryOutput".
+ */
+export interface NoteHistoryOutput {
+/**
+ * The note, as `/memories/...`.
+ */
+path: string
+/**
+ * The scope.
+ */
+scope: string
+/**
+ * Its versions, oldest first; empty when no note is there.
+ */
+versions: VersionOutput[]
+}
+/**
+ * One version of a note.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "VersionOutput".
+ */
+export interface VersionOutput {
+provenance: ProvenanceOutput2
+/**
+ * What the screen found, one finding each (`kind: reason`).
+ */
+reasons?: string[]
+/**
+ * `clean`, `flagged`, `quarantined` (held for review) or `approved`.
+ */
+status: string
+/**
+ * Its text.
+ */
+text: string
+/**
+ * Its number, 1 for the note's first text.
+ */
+version: number
+}
+/**
+ * Who wrote it.
+ */
+export interface ProvenanceOutput2 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
+}
+/**
+ * `note_restore`: a note back to an earlier text.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteRestoreInput".
+ */
+export interface NoteRestoreInput {
+/**
+ * Or the newest version written by this RFC 3339 time.
+ */
+at?: string
+/**
+ * The note, as `/memories/...`.
+ */
+path: string
+/**
+ * Its scope; `default` when absent.
+ */
+scope?: string
+/**
+ * Who restores it; `user` when absent.
+ */
+source?: string
+/**
+ * The version to go back to.
+ */
+version?: number
+}
+/**
+ * The note's new version.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteRestoreOutput".
+ */
+export interface NoteRestoreOutput {
+/**
+ * The note.
+ */
+path: string
+/**
+ * The version whose text it now holds.
+ */
+restored: number
+/**
+ * The scope.
+ */
+scope: string
+version: VersionOutput1
+}
+/**
+ * One version of a note.
+ */
+export interface VersionOutput1 {
+provenance: ProvenanceOutput2
+/**
+ * What the screen found, one finding each (`kind: reason`).
+ */
+reasons?: string[]
+/**
+ * `clean`, `flagged`, `quarantined` (held for review) or `approved`.
+ */
+status: string
+/**
+ * Its text.
+ */
+text: string
+/**
+ * Its number, 1 for the note's first text.
+ */
+version: number
+}
 export interface NotesInput2 {
+/**
+ * `view`: wrap a file in a `<memory-item>` block.
+ */
+as_data?: boolean
 /**
  * The largest note a write may leave, in bytes of UTF-8 text: 262,144 (256 KiB) when
  * absent, at most 67,108,864 (a scope's whole limit). A write past it fails, naming it.
@@ -2961,6 +3492,14 @@ sdk?: NotesSdk
 secrets?: {
 [k: string]: string | undefined
 }
+/**
+ * The session or run of the write.
+ */
+session?: string
+/**
+ * Who writes: `model` (default), `user`, `tool:NAME`, `page:URL`.
+ */
+source?: string
 }
 /**
  * What a notes command answered.
@@ -4760,6 +5299,31 @@ kind: ErrorKind
  * The message a person reads; the same text the command prints without `--json`.
  */
 message: string
+}
+/**
+ * Who wrote a version, in which session, through which client, and when.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ProvenanceOutput".
+ */
+export interface ProvenanceOutput3 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
 }
 /**
  * The assistant's side of one turn.

@@ -329,6 +329,48 @@ class StoreOperations:
         partition's settings: how a pattern's confidence came to be."""
         return self.call("trajectory_timeline", input)
 
+    def note_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A note's versions, oldest first, each with who wrote it and what the write screen
+        found."""
+        return self.call("note_history", input)
+
+    def note_restore(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Put a note back to an earlier version (by number or time). Call it to undo a bad
+        edit."""
+        return self.call("note_restore", input)
+
+    def note_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget everything one writer wrote in the notes (a source, session or client), in
+        one step and for good: each note goes back to its newest version left, or is gone."""
+        return self.call("note_forget_by", input)
+
+    def review(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The items the write screen held for review: text, writer, reasons."""
+        return self.call("memory_review", input)
+
+    def approve(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a held item's version: recalled from now on, marked approved. Only a
+        person should approve."""
+        return self.call("memory_approve", input)
+
+    def reject(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Reject a held item's version: forgotten for good."""
+        return self.call("memory_reject", input)
+
+    def screen_policy(self) -> Dict[str, Any]:
+        """The store's write screen policy: off, flag (store and mark what it finds) or
+        quarantine (hold it for review)."""
+        return self.call("memory_screen_policy")
+
+    def set_screen_policy(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Set the store's write screen policy (off, flag or quarantine) for every later
+        write through every door."""
+        return self.call("memory_set_screen_policy", input)
+
+    def audit(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The audit trail: each write, review and forget, with who and when."""
+        return self.call("memory_audit", input)
+
     def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check
         with its findings. Call it when the memory seems wrong."""
@@ -654,6 +696,48 @@ class AsyncStoreOperations:
         """A group's confidence after each of its episodes, oldest first, replayed with its
         partition's settings: how a pattern's confidence came to be."""
         return await self.call("trajectory_timeline", input)
+
+    async def note_history(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """A note's versions, oldest first, each with who wrote it and what the write screen
+        found."""
+        return await self.call("note_history", input)
+
+    async def note_restore(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Put a note back to an earlier version (by number or time). Call it to undo a bad
+        edit."""
+        return await self.call("note_restore", input)
+
+    async def note_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget everything one writer wrote in the notes (a source, session or client), in
+        one step and for good: each note goes back to its newest version left, or is gone."""
+        return await self.call("note_forget_by", input)
+
+    async def review(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The items the write screen held for review: text, writer, reasons."""
+        return await self.call("memory_review", input)
+
+    async def approve(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a held item's version: recalled from now on, marked approved. Only a
+        person should approve."""
+        return await self.call("memory_approve", input)
+
+    async def reject(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Reject a held item's version: forgotten for good."""
+        return await self.call("memory_reject", input)
+
+    async def screen_policy(self) -> Dict[str, Any]:
+        """The store's write screen policy: off, flag (store and mark what it finds) or
+        quarantine (hold it for review)."""
+        return await self.call("memory_screen_policy")
+
+    async def set_screen_policy(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Set the store's write screen policy (off, flag or quarantine) for every later
+        write through every door."""
+        return await self.call("memory_set_screen_policy", input)
+
+    async def audit(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The audit trail: each write, review and forget, with who and when."""
+        return await self.call("memory_audit", input)
 
     async def check(self) -> Dict[str, Any]:
         """Check a SQLite database: its integrity and the store's own invariants, every check

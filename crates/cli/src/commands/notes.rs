@@ -17,6 +17,16 @@ pub(crate) struct NotesArgs {
     /// Whose notes: each scope is a `/memories` tree of its own.
     #[arg(long, global = true, value_name = "NAME", default_value = ops::notes::DEFAULT_SCOPE)]
     scope: String,
+    /// Who writes: user, tool:NAME, page:URL, model[:NAME] or import:FORMAT (model when
+    /// absent); kept with each version the command writes.
+    #[arg(long, global = true, value_name = "SOURCE")]
+    source: Option<String>,
+    /// The session or run the write belongs to, kept with its version.
+    #[arg(long, global = true, value_name = "ID")]
+    session: Option<String>,
+    /// Show a viewed file inside a <memory-item source=… trust=…> data block.
+    #[arg(long, global = true)]
+    as_data: bool,
     #[command(subcommand)]
     command: NotesSub,
 }
@@ -152,6 +162,9 @@ pub(crate) fn run(args: &NotesArgs, global: &GlobalArgs) -> Result<()> {
         secrets: None,
         sdk: None,
         max_note_bytes: None,
+        source: args.source.clone(),
+        session: args.session.clone(),
+        as_data: args.as_data,
     };
     let output = ops::notes::notes(&global.env(&store), input)?;
     if global.json {

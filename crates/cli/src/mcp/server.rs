@@ -95,6 +95,7 @@ fn run(shared: &Shared, index: usize, arguments: JsonObject) -> anyhow::Result<V
     let arguments = Value::Object(arguments);
     let effect = def.effect_on(&arguments);
     let env = Env {
+        client: Some("mcp".to_owned()),
         store: shared.database.store(effect)?,
         clock: match shared.now {
             Some(at) => Box::new(ManualClock::new(at)),

@@ -384,6 +384,7 @@ impl Inspector {
                 &inspector.reader
             };
             let env = Env {
+                client: Some("inspector".to_owned()),
                 store,
                 clock: match inspector.now {
                     Some(at) => Box::new(ManualClock::new(at)),

@@ -64,11 +64,15 @@ pub(crate) const VIEWS: &[&str] = &[
     "session",
     "recording",
     "notes",
+    "review",
+    "approve",
+    "reject",
+    "audit",
     "forget",
 ];
 
 /// The views that write; every other view reads.
-pub(crate) const WRITES: &[&str] = &["forget"];
+pub(crate) const WRITES: &[&str] = &["approve", "reject", "forget"];
 
 /// Answers view `name` with `input` (a JSON object).
 pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
@@ -83,6 +87,10 @@ pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
         "session" => session(env, &input, more.as_ref()),
         "recording" => recording(env, &input, more.as_ref()),
         "notes" => notes(env, &input, more.as_ref()),
+        "review" => call(env, "memory_review", input),
+        "approve" => call(env, "memory_approve", input),
+        "reject" => call(env, "memory_reject", input),
+        "audit" => call(env, "memory_audit", input),
         "forget" => call(env, "memory_forget", input),
         other => Err(Failure::invalid("view", format!("no view named {other:?}")).into()),
     }
@@ -591,7 +599,22 @@ fn notes(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
         && let Some(note) = path.note()
         && let Some(text) = env.store.note_read(&scope_name, note)?
     {
-        return Ok(json!({ "scope": scope, "path": shown, "kind": "note", "text": text }));
+        // Each version's provenance and screen findings, without the older texts.
+        let mut history = call(env, "note_history", json!({ "scope": scope, "path": shown }))?;
+        let versions = history["versions"].as_array_mut().map(std::mem::take);
+        let versions: Vec<Value> = versions
+            .unwrap_or_default()
+            .into_iter()
+            .map(|mut v| {
+                if let Some(v) = v.as_object_mut() {
+                    v.remove("text");
+                }
+                v
+            })
+            .collect();
+        return Ok(json!({
+            "scope": scope, "path": shown, "kind": "note", "text": text, "versions": versions,
+        }));
     }
     let after = More::after(more, "entries")
         .map(|at| {

@@ -803,6 +803,7 @@ fn long_lists(db: &str) {
     let store =
         database::open(Path::new(db), &agent_memory_core::SharedClock::default()).expect("open");
     let env = Env {
+        client: None,
         store: &store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
         ids: Box::new(SeededIds::new(7)),

@@ -27,6 +27,7 @@ pub fn env(store: &Store) -> Env<'_> {
 /// An environment on `store` at `now`, with seeded ids and `files`.
 pub fn env_at(store: &Store, now: i64, files: FileAccess) -> Env<'_> {
     Env {
+        client: None,
         store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(now))),
         ids: Box::new(SeededIds::new(7)),

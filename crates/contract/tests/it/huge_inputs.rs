@@ -297,6 +297,7 @@ fn no_refusal_quotes_a_huge_input_whole() {
     let store: Store =
         Arc::new(agent_memory_sqlite::SqliteStore::open_in_memory().expect("an in-memory store"));
     let env = Env {
+        client: None,
         store: &store,
         clock: Box::new(ManualClock::new(Timestamp::from_millis(1_767_225_600_000))),
         ids: Box::new(SeededIds::new(7)),

@@ -6,6 +6,7 @@ mod boundary;
 mod browser;
 mod calls;
 mod huge_inputs;
+mod poisoning;
 mod screen_corpus;
 mod trajectory;
 mod turns;

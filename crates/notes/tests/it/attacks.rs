@@ -97,6 +97,7 @@ fn size_limits_hold_for_every_write() {
         max_note_bytes: 100,
         max_scope_bytes: 150,
         max_scope_notes: 3,
+        ..NoteLimits::default()
     };
     let store = InMemoryStore::new();
     let notes = Notes::new(&store, Scope::new("default").expect("scope")).with_limits(limits);

@@ -4,5 +4,6 @@
 mod attacks;
 mod commands;
 mod concurrent;
+mod evidence;
 mod support;
 mod wordings;

@@ -12,30 +12,39 @@ NotesSdk: TypeAlias = Literal['python', 'typescript']
 
 
 class NotesInput1(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['view']
     path: str
     view_range: NotRequired[List[int]]
 
 
 class NotesInput2(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['create']
     file_text: str
     path: str
 
 
 class NotesInput3(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['str_replace']
     new_str: str
     old_str: str
@@ -43,10 +52,13 @@ class NotesInput3(TypedDict):
 
 
 class NotesInput4(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['insert']
     insert_line: int
     insert_text: str
@@ -54,29 +66,38 @@ class NotesInput4(TypedDict):
 
 
 class NotesInput5(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['delete']
     path: str
 
 
 class NotesInput6(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['rename']
     new_path: str
     old_path: str
 
 
 class NotesInput7(TypedDict):
+    as_data: NotRequired[bool]
     max_note_bytes: NotRequired[int]
     scope: NotRequired[str]
     sdk: NotRequired[NotesSdk]
     secrets: NotRequired[Dict[str, str]]
+    session: NotRequired[str]
+    source: NotRequired[str]
     command: Literal['search']
     limit: NotRequired[int]
     path: NotRequired[str]

@@ -428,7 +428,8 @@ async function notes(scope, notice, path = "/memories") {
   const data = await api("notes", input);
   const here = h("p", {}, h("code", {}, data.path), data.path !== "/memories" ? [" · ", h("a", { href: "#/notes/" + enc(scope) }, "back to /memories")] : null);
   const body = data.kind === "note"
-    ? [h("p", { class: "muted" }, "A note of " + fmt(data.text.split("\n").length) + " lines."), noteLines(data.text)]
+    ? [h("p", { class: "muted" }, "A note of " + fmt(data.text.split("\n").length) + " lines."), noteLines(data.text),
+      h("h2", {}, "Versions"), versionTable(data.versions || [])]
     : data.entries.length
       ? [h("p", { class: "muted" }, fmt(data.total) + " notes at or below " + data.path + "."),
         pagedTable("notes", input, "entries", data, ["Note", "Size"],
@@ -437,6 +438,50 @@ async function notes(scope, notice, path = "/memories") {
   show("Notes of " + scope,
     h("p", {}, forgetButton({ scope }, "scope " + scope + ": its notes and its browser memory", "#/notes")),
     here, body);
+}
+
+// Who wrote each version of a note, and what the write screen found in it.
+function versionTable(versions) {
+  return table(["Version", "Status", "Source", "Session", "Client", "Written", "Findings"],
+    versions.map((v) => [v.version, v.status, v.provenance.source, v.provenance.session || "",
+      v.provenance.client || "", when(v.provenance.at), (v.reasons || []).join("; ")]), [0]);
+}
+
+// ---- Review ----
+// The items the write screen held: each with its text (set as text), who wrote it and why,
+// approved or rejected (forgotten) by the person reading this page.
+async function decide(view, item) {
+  try {
+    await api(view, { scope: item.scope, path: item.path, version: item.version });
+    route({ description: item.path + ": " + (view === "approve" ? "approved" : "rejected"), counts: {} });
+  } catch (error) {
+    main.prepend(failure(error));
+  }
+}
+
+async function review(notice) {
+  const data = await api("review", {});
+  const { total } = await api("audit", { limit: 0 });
+  const trail = await api("audit", { after: Math.max(0, total - 20), limit: 20 });
+  const decided = notice ? h("p", { class: "ok", role: "status" }, notice.description) : null;
+  const held = data.held.length
+    ? data.held.map((item) => h("section", { class: "held" },
+      h("h2", {}, item.scope + " · " + item.path + " · version " + item.version),
+      h("p", {}, "Written by ", h("code", {}, item.provenance.source),
+        item.provenance.session ? [" in session ", h("code", {}, item.provenance.session)] : null,
+        item.provenance.client ? [" through ", h("code", {}, item.provenance.client)] : null,
+        " at ", when(item.provenance.at)),
+      h("ul", {}, (item.reasons || []).map((r) => h("li", {}, r))),
+      noteLines(item.text),
+      h("p", {},
+        h("button", { type: "button", "aria-label": "Approve " + item.path, onclick: () => decide("approve", item) }, "Approve"), " ",
+        h("button", { class: "danger", type: "button", "aria-label": "Reject " + item.path, onclick: () => decide("reject", item) }, "Reject (forget)"))))
+    : h("p", { class: "muted" }, "Nothing is held for review.");
+  show("Review", decided,
+    h("p", { class: "muted" }, "Screen policy: " + data.policy + "."), held,
+    h("h2", {}, "Audit trail: the last " + fmt(trail.entries.length) + " of " + fmt(trail.total)),
+    table(["#", "Action", "Scope", "Item", "By", "When", "Detail"],
+      trail.entries.map((e) => [e.seq, e.action, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0]));
 }
 
 // ---- Routing ----
@@ -456,6 +501,7 @@ async function route(notice) {
       case "turns": return await turns(name, notice);
       case "recordings": return await recordings(name, notice);
       case "notes": return await notes(name, notice, extra || "/memories");
+      case "review": return await review(notice);
       default: return show("Not found", h("p", {}, "No view ", view, "."));
     }
   } catch (error) {

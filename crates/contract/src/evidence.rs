@@ -1,0 +1,524 @@
+//! Memory as evidence: who wrote each version of a note and what the write screen found
+//! (`note_history`), going back to a version (`note_restore`), forgetting what one writer
+//! wrote (`note_forget_by`), the review queue of held items (`memory_review`,
+//! `memory_approve`, `memory_reject`), the store's screen policy (`memory_screen_policy`,
+//! `memory_set_screen_policy`) and the audit trail (`memory_audit`).
+//!
+//! The screen policy is the store's own (`flag` until set): every write through every door
+//! screens its text under it. Approving a held item and changing the policy are left out of
+//! the MCP server, so a model cannot release what the screen held or turn the screen off.
+
+use agent_memory_core::evidence::{Evidence, Writer};
+use agent_memory_core::screen::ScreenPolicy;
+use agent_memory_core::store::notes::{Decision, NotePath, NoteVersion};
+use agent_memory_core::{MetaKey, Provenance, Scope, Source, Timestamp};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::notes::DEFAULT_SCOPE;
+use crate::{Env, Error, Result, time};
+
+/// The meta key holding the store's screen policy.
+pub const POLICY_KEY: &str = "screen.policy";
+
+/// The most items a review or audit page holds unless told otherwise.
+pub const DEFAULT_LIMIT: usize = 100;
+
+/// The store's screen policy: `flag` until set.
+pub fn policy(env: &Env<'_>) -> Result<ScreenPolicy> {
+    let key = MetaKey::new(POLICY_KEY)?;
+    match env.store.meta_get(&key)? {
+        Some(value) => Ok(ScreenPolicy::parse(&value)?),
+        None => Ok(ScreenPolicy::default()),
+    }
+}
+
+/// Who wrote a version, in which session, through which client, and when.
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq, Eq)]
+pub struct ProvenanceOutput {
+    /// `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+    pub source: String,
+    /// The session or run it was written in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+    /// caller's own name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// When.
+    pub at: String,
+}
+
+impl From<&Provenance> for ProvenanceOutput {
+    fn from(p: &Provenance) -> Self {
+        ProvenanceOutput {
+            source: p.source.to_string(),
+            session: p.session.clone(),
+            client: p.client.clone(),
+            at: time(p.at),
+        }
+    }
+}
+
+/// One version of a note.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct VersionOutput {
+    /// Its number, 1 for the note's first text.
+    pub version: u64,
+    /// Its text.
+    pub text: String,
+    /// Who wrote it.
+    pub provenance: ProvenanceOutput,
+    /// `clean`, `flagged`, `quarantined` (held for review) or `approved`.
+    pub status: String,
+    /// What the screen found, one finding each (`kind: reason`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+impl From<NoteVersion> for VersionOutput {
+    fn from(v: NoteVersion) -> Self {
+        VersionOutput {
+            version: v.version,
+            text: v.text,
+            provenance: (&v.evidence.provenance).into(),
+            status: v.evidence.status.as_str().to_owned(),
+            reasons: v.evidence.reasons,
+        }
+    }
+}
+
+fn scope_of(scope: Option<&str>) -> Result<Scope> {
+    Ok(Scope::new(scope.unwrap_or(DEFAULT_SCOPE))?)
+}
+
+/// A note's path as `/memories/...` or relative to it.
+fn note_of(path: &str) -> Result<NotePath> {
+    agent_memory_notes::note_path(path)
+        .map_err(|e| Error::invalid("path", e.to_string()))?
+        .ok_or_else(|| {
+            Error::invalid(
+                "path",
+                format!("{path} is the /memories directory itself, not a note"),
+            )
+        })
+}
+
+/// Who does what the caller asks now: `source` (the user by default), through `client`
+/// (the door by default), in `session`.
+fn actor(
+    env: &Env<'_>,
+    source: Option<&str>,
+    session: Option<String>,
+    client: Option<String>,
+) -> Result<Provenance> {
+    Ok(Provenance {
+        source: match source {
+            Some(s) => Source::parse(s)?,
+            None => Source::User,
+        },
+        session,
+        client: client.or_else(|| env.client.clone()),
+        at: env.clock.now(),
+    })
+}
+
+/// `note_history`: the versions of a note.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryInput {
+    /// The note, as `/memories/...`.
+    pub path: String,
+    /// Its scope; `default` when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// Every kept version of a note, oldest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HistoryOutput {
+    /// The scope.
+    pub scope: String,
+    /// The note, as `/memories/...`.
+    pub path: String,
+    /// Its versions, oldest first; empty when no note is there.
+    pub versions: Vec<VersionOutput>,
+}
+
+/// Every kept version of a note, held ones too, with who wrote each.
+pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let note = note_of(&input.path)?;
+    let versions = env.store.note_history(&scope, &note)?;
+    Ok(HistoryOutput {
+        scope: scope.into_string(),
+        path: format!("/memories/{note}"),
+        versions: versions.into_iter().map(Into::into).collect(),
+    })
+}
+
+/// `note_restore`: a note back to an earlier text.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreInput {
+    /// The note, as `/memories/...`.
+    pub path: String,
+    /// Its scope; `default` when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The version to go back to.
+    #[serde(default)]
+    pub version: Option<u64>,
+    /// Or the newest version written by this RFC 3339 time.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// Who restores it; `user` when absent.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// The note's new version.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RestoreOutput {
+    /// The scope.
+    pub scope: String,
+    /// The note.
+    pub path: String,
+    /// The version whose text it now holds.
+    pub restored: u64,
+    /// The new version holding it.
+    pub version: VersionOutput,
+}
+
+/// Writes an earlier version's text as the note's newest version (a compare-and-swap on the
+/// text it replaces, so a concurrent edit is never lost). A held version cannot be restored.
+pub fn restore(env: &Env<'_>, input: RestoreInput) -> Result<RestoreOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let note = note_of(&input.path)?;
+    let versions = env.store.note_history(&scope, &note)?;
+    let newest = versions
+        .last()
+        .filter(|v| v.evidence.status.is_visible())
+        .ok_or_else(|| {
+            Error::from(agent_memory_core::Error::not_found("note", note.as_str()))
+        })?;
+    let wanted = match (input.version, input.at.as_deref()) {
+        (Some(n), None) => versions.iter().find(|v| v.version == n).ok_or_else(|| {
+            let kept: Vec<String> = versions.iter().map(|v| v.version.to_string()).collect();
+            Error::invalid(
+                "version",
+                format!(
+                    "the note {note} keeps no version {n}; it keeps {}",
+                    kept.join(", ")
+                ),
+            )
+        })?,
+        (None, Some(at)) => {
+            let at = parse_time(at)?;
+            versions
+                .iter()
+                .rev()
+                .find(|v| v.evidence.provenance.at <= at)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "at",
+                        format!("the note {note} keeps no version written by then"),
+                    )
+                })?
+        }
+        _ => {
+            return Err(Error::invalid(
+                "version",
+                "give either a version or a time (at), not both or neither",
+            ));
+        }
+    };
+    if !wanted.evidence.status.is_visible() {
+        return Err(Error::invalid(
+            "version",
+            format!(
+                "version {} of {note} is held for review: approve it instead",
+                wanted.version
+            ),
+        ));
+    }
+    let by = actor(env, input.source.as_deref(), None, None)?;
+    let policy = policy(env)?;
+    let evidence = Evidence::judged(by, &policy.judge(&wanted.text, None));
+    let limits = agent_memory_core::store::notes::NoteLimits::default();
+    env.store
+        .note_replace(&scope, &note, &newest.text, &wanted.text, &evidence, &limits)?;
+    let now = env
+        .store
+        .note_history(&scope, &note)?
+        .pop()
+        .ok_or_else(|| Error::from(agent_memory_core::Error::not_found("note", note.as_str())))?;
+    Ok(RestoreOutput {
+        scope: scope.into_string(),
+        path: format!("/memories/{note}"),
+        restored: wanted.version,
+        version: now.into(),
+    })
+}
+
+fn parse_time(at: &str) -> Result<Timestamp> {
+    chrono::DateTime::parse_from_rfc3339(at)
+        .map(|t| Timestamp::from_millis(t.timestamp_millis()))
+        .map_err(|e| Error::invalid("at", format!("{at:?} is not an RFC 3339 time: {e}")))
+}
+
+/// `note_forget_by`: what one writer wrote.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetByInput {
+    /// Only this scope; every scope when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The writer's source, exactly (`page:https://…`, `tool:NAME`, `model`).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The session or run.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The client.
+    #[serde(default)]
+    pub client: Option<String>,
+}
+
+/// What a forget by provenance took.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ForgetByOutput {
+    /// Versions forgotten.
+    pub versions: u64,
+    /// Notes left with no version, and so gone.
+    pub notes: u64,
+    /// Notes that went back to an older version.
+    pub restored: u64,
+}
+
+/// Forgets every version the writer wrote (every field given must match; at least one is
+/// needed), in one step: a note goes back to its newest version left, or is gone.
+pub fn forget_by(env: &Env<'_>, input: ForgetByInput) -> Result<ForgetByOutput> {
+    let scope = input.scope.as_deref().map(Scope::new).transpose()?;
+    let writer = Writer {
+        source: input.source.as_deref().map(Source::parse).transpose()?,
+        session: input.session,
+        client: input.client,
+    };
+    let by = actor(env, None, None, None)?;
+    let forgot = env.store.note_forget_by(scope.as_ref(), &writer, &by)?;
+    Ok(ForgetByOutput {
+        versions: forgot.versions,
+        notes: forgot.notes,
+        restored: forgot.restored,
+    })
+}
+
+/// `memory_review`: the items held for review.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewInput {
+    /// Only this scope (all when absent).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// At most this many (100 when absent).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// An item held for review.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HeldItem {
+    /// The memory it is in (`notes`).
+    pub memory: String,
+    /// Its scope.
+    pub scope: String,
+    /// The item: a note's path.
+    pub path: String,
+    /// The held version, with its text, who wrote it and why it is held.
+    #[serde(flatten)]
+    pub version: VersionOutput,
+}
+
+/// The review queue.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReviewOutput {
+    /// The store's screen policy: `off`, `flag` or `quarantine`.
+    pub policy: String,
+    /// The held items, by scope and path.
+    pub held: Vec<HeldItem>,
+}
+
+/// The items the screen held, each with its text, its provenance and the reasons.
+pub fn review(env: &Env<'_>, input: ReviewInput) -> Result<ReviewOutput> {
+    let scope = input.scope.as_deref().map(Scope::new).transpose()?;
+    let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+    let held = env.store.note_held(scope.as_ref(), limit)?;
+    Ok(ReviewOutput {
+        policy: policy(env)?.as_str().to_owned(),
+        held: held
+            .into_iter()
+            .map(|h| HeldItem {
+                memory: "notes".to_owned(),
+                scope: h.scope.into_string(),
+                path: format!("/memories/{}", h.path),
+                version: h.version.into(),
+            })
+            .collect(),
+    })
+}
+
+/// `memory_approve` and `memory_reject`: a decision on a held item.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionInput {
+    /// The note, as `/memories/...`.
+    pub path: String,
+    /// Its scope; `default` when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The held version, as `memory_review` shows it.
+    pub version: u64,
+    /// Who decides (kept in the audit trail as its session).
+    #[serde(default)]
+    pub reviewer: Option<String>,
+}
+
+/// What was decided.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DecisionOutput {
+    /// The scope.
+    pub scope: String,
+    /// The note.
+    pub path: String,
+    /// The version decided on.
+    pub version: u64,
+    /// `approved` (recalled from now on, marked) or `rejected` (forgotten: the note went
+    /// back to the version before, or is gone).
+    pub decision: String,
+}
+
+fn decide(env: &Env<'_>, input: DecisionInput, decision: Decision) -> Result<DecisionOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let note = note_of(&input.path)?;
+    let by = actor(env, None, input.reviewer, None)?;
+    env.store
+        .note_review(&scope, &note, input.version, decision, &by)?;
+    Ok(DecisionOutput {
+        scope: scope.into_string(),
+        path: format!("/memories/{note}"),
+        version: input.version,
+        decision: match decision {
+            Decision::Approve => "approved",
+            Decision::Reject => "rejected",
+        }
+        .to_owned(),
+    })
+}
+
+/// Approves a held version: recalled from now on, marked approved.
+pub fn approve(env: &Env<'_>, input: DecisionInput) -> Result<DecisionOutput> {
+    decide(env, input, Decision::Approve)
+}
+
+/// Rejects a held version: forgotten, its text erased.
+pub fn reject(env: &Env<'_>, input: DecisionInput) -> Result<DecisionOutput> {
+    decide(env, input, Decision::Reject)
+}
+
+/// `memory_set_screen_policy`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetPolicyInput {
+    /// `off` (no screening), `flag` (store and mark what the screen finds; the default) or
+    /// `quarantine` (hold it for review).
+    pub policy: String,
+}
+
+/// The store's screen policy.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PolicyOutput {
+    /// `off`, `flag` or `quarantine`.
+    pub policy: String,
+}
+
+/// The store's screen policy.
+pub fn screen_policy(env: &Env<'_>, _input: crate::operations::NoInput) -> Result<PolicyOutput> {
+    Ok(PolicyOutput {
+        policy: policy(env)?.as_str().to_owned(),
+    })
+}
+
+/// Sets the store's screen policy for every later write, through every door.
+pub fn set_screen_policy(env: &Env<'_>, input: SetPolicyInput) -> Result<PolicyOutput> {
+    let policy = ScreenPolicy::parse(&input.policy)
+        .map_err(|e| Error::invalid("policy", e.to_string()))?;
+    env.store
+        .meta_set(&MetaKey::new(POLICY_KEY)?, policy.as_str())?;
+    Ok(PolicyOutput {
+        policy: policy.as_str().to_owned(),
+    })
+}
+
+/// `memory_audit`: the audit trail.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditInput {
+    /// Entries after this `seq` (from the first when absent).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// At most this many (100 when absent).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// One entry of the trail.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AuditEntryOutput {
+    /// Its place in the trail.
+    pub seq: u64,
+    /// `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
+    pub action: String,
+    /// The memory (`notes`).
+    pub memory: String,
+    /// The scope.
+    pub scope: String,
+    /// The item (a note's path, as `/memories/...`).
+    pub item: String,
+    /// Who did it, and when.
+    pub by: ProvenanceOutput,
+    /// The version written and its status, the count, the new path.
+    pub detail: String,
+}
+
+/// A page of the trail.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AuditOutput {
+    /// How many entries the trail holds.
+    pub total: u64,
+    /// The page's entries, oldest first.
+    pub entries: Vec<AuditEntryOutput>,
+}
+
+/// The audit trail: each write, review and forget, with who and when; never a text.
+pub fn audit(env: &Env<'_>, input: AuditInput) -> Result<AuditOutput> {
+    let page = env
+        .store
+        .audit_page(input.after, input.limit.unwrap_or(DEFAULT_LIMIT))?;
+    Ok(AuditOutput {
+        total: page.total,
+        entries: page
+            .items
+            .into_iter()
+            .map(|e| AuditEntryOutput {
+                seq: e.seq,
+                action: e.action.as_str().to_owned(),
+                memory: e.memory,
+                scope: e.scope,
+                item: format!("/memories/{}", e.item),
+                by: (&e.by).into(),
+                detail: e.detail,
+            })
+            .collect(),
+    })
+}
