@@ -93,8 +93,10 @@ fn fall_back(tx: &mut Tx<'_>, id: i64, version: i64) -> std::result::Result<(), 
 /// Appends an entry to the audit trail. The statement first takes the trail's advisory lock
 /// (in a materialized subquery, before the row draws its `seq`), held until the transaction
 /// ends, so entries take their numbers in the order they commit: a reader paging past a
-/// `seq` never misses one that commits later. Writers take it after their scope's lock, and
-/// never a scope's lock after it, so the two cannot deadlock.
+/// `seq` never misses one that commits later. The lock's key is the store's schema (the
+/// first of the connection's `search_path`), so memories in other schemas never wait on it.
+/// Writers take it after their scope's lock, and never a scope's lock after it, so the two
+/// cannot deadlock.
 fn audit(
     tx: &mut Tx<'_>,
     action: Action,
@@ -105,7 +107,7 @@ fn audit(
 ) -> std::result::Result<(), Fail> {
     tx.execute(
         "WITH locked AS MATERIALIZED ( \
-           SELECT count(pg_advisory_xact_lock($9::integer, hashtext('audit'))) AS held) \
+           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held) \
          INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
          SELECT $1::bigint, $2::text, 'notes', $3::text, $4::text, $5::text, $6::text, \
            $7::text, $8::text FROM locked",
