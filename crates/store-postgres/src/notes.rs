@@ -90,15 +90,17 @@ fn fall_back(tx: &mut Tx<'_>, id: i64, version: i64) -> std::result::Result<(), 
     Ok(())
 }
 
-/// Appends an entry to the audit trail. The statement first takes the trail's advisory lock
-/// (in a materialized subquery, before the row draws its `seq`), held until the transaction
-/// ends, so entries take their numbers in the order they commit: a reader paging past a
-/// `seq` never misses one that commits later. The lock's key is the store's schema (the
-/// first of the connection's `search_path`), so memories in other schemas never wait on it.
-/// Writers take it after their scope's lock, and never a scope's lock after it, so the two
-/// cannot deadlock.
-fn audit(
+/// Records a write of `scope` at `now` by the store's clock (its last write, `note_writes`)
+/// and appends its entry to the audit trail, in one statement. The statement first takes the
+/// trail's advisory lock (in a materialized subquery, before the row draws its `seq`), held
+/// until the transaction ends, so entries take their numbers in the order they commit: a
+/// reader paging past a `seq` never misses one that commits later. The lock's key is the
+/// store's schema (the first of the connection's `search_path`), so memories in other
+/// schemas never wait on it. Writers take it after their scope's lock, and never a scope's
+/// lock after it, so the two cannot deadlock.
+fn record(
     tx: &mut Tx<'_>,
+    now: Timestamp,
     action: Action,
     scope: &str,
     item: &str,
@@ -107,7 +109,10 @@ fn audit(
 ) -> std::result::Result<(), Fail> {
     tx.execute(
         "WITH locked AS MATERIALIZED ( \
-           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held) \
+           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held), \
+         stamped AS ( \
+           INSERT INTO note_writes (scope, last_write) VALUES ($3, $10) \
+           ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write) \
          INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
          SELECT $1::bigint, $2::text, 'notes', $3::text, $4::text, $5::text, $6::text, \
            $7::text, $8::text FROM locked",
@@ -121,6 +126,7 @@ fn audit(
             &by.client,
             &detail,
             &lock::AUDIT,
+            &now.as_millis(),
         ],
     )?;
     Ok(())
@@ -155,16 +161,6 @@ fn placement_conflict(
     } else {
         None
     })
-}
-
-/// Records that `scope` was written at `now`.
-fn stamp(tx: &mut Tx<'_>, scope: &str, now: Timestamp) -> std::result::Result<(), Fail> {
-    tx.execute(
-        "INSERT INTO note_writes (scope, last_write) VALUES ($1, $2) \
-         ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write",
-        &[&scope, &now.as_millis()],
-    )?;
-    Ok(())
 }
 
 /// A scope's notes and bytes, held ones included.
@@ -347,10 +343,10 @@ impl NoteStore for PostgresStore {
                     &evidence.reasons,
                 ],
             )?;
-            stamp(tx, scope.as_str(), self.clock.now())?;
             let detail = write_detail(1, evidence.status);
-            audit(
+            record(
                 tx,
+                self.clock.now(),
                 Action::Write,
                 scope.as_str(),
                 path.as_str(),
@@ -391,21 +387,20 @@ impl NoteStore for PostgresStore {
             let after = (bytes + text.len() as u64).saturating_sub(current.len() as u64);
             limits.check_scope(scope, notes, after)?;
             let next = version + 1;
-            // The newest version becomes an older one, the oldest past the limit goes, and
-            // the row takes the new text.
+            // In one statement, the newest version becomes an older one, the oldest past the
+            // limit goes, and the row takes the new text. Its parts see the table as it was
+            // before the statement, so the trim cannot see the version just archived: with a
+            // limit of 1 that version is not archived at all.
             tx.execute(
-                "INSERT INTO note_versions (note_id, version, text, bytes, source, session, \
-                   client, written_at, status, reasons) \
-                 SELECT id, version, text, bytes, source, session, client, written_at, status, \
-                   reasons FROM notes WHERE id = $1",
-                &[&id],
-            )?;
-            tx.execute(
-                "DELETE FROM note_versions WHERE note_id = $1 AND version <= $2::bigint - $3::bigint",
-                &[&id, &next, &keep],
-            )?;
-            tx.execute(
-                "UPDATE notes SET text = $2, bytes = $3, version = $4, source = $5, \
+                "WITH archived AS ( \
+                   INSERT INTO note_versions (note_id, version, text, bytes, source, session, \
+                     client, written_at, status, reasons) \
+                   SELECT id, version, text, bytes, source, session, client, written_at, \
+                     status, reasons FROM notes WHERE id = $1 AND $11::bigint > 1), \
+                 trimmed AS ( \
+                   DELETE FROM note_versions \
+                   WHERE note_id = $1 AND version <= $4::bigint - $11::bigint) \
+                 UPDATE notes SET text = $2, bytes = $3, version = $4, source = $5, \
                    session = $6, client = $7, written_at = $8, status = $9, reasons = $10 \
                  WHERE id = $1",
                 &[
@@ -419,11 +414,19 @@ impl NoteStore for PostgresStore {
                     &by.at.as_millis(),
                     &evidence.status.as_str(),
                     &evidence.reasons,
+                    &keep,
                 ],
             )?;
-            stamp(tx, scope.as_str(), self.clock.now())?;
             let detail = write_detail(count(next), evidence.status);
-            audit(tx, Action::Write, scope.as_str(), path.as_str(), by, &detail)
+            record(
+                tx,
+                self.clock.now(),
+                Action::Write,
+                scope.as_str(),
+                path.as_str(),
+                by,
+                &detail,
+            )
         })
     }
 
@@ -440,10 +443,10 @@ impl NoteStore for PostgresStore {
                 &[&scope.as_str(), &path.as_str(), &lower, &upper],
             )?;
             if deleted > 0 {
-                stamp(tx, scope.as_str(), self.clock.now())?;
                 let detail = format!("{deleted} notes");
-                audit(
+                record(
                     tx,
+                    self.clock.now(),
                     Action::Delete,
                     scope.as_str(),
                     path.as_str(),
@@ -494,9 +497,8 @@ impl NoteStore for PostgresStore {
                  WHERE n.scope = $1 AND n.path = m.old",
                 &[&scope.as_str(), &moving, &targets],
             )?;
-            stamp(tx, scope.as_str(), self.clock.now())?;
             let detail = format!("to {to}, {} notes", moving.len());
-            audit(tx, Action::Rename, scope.as_str(), from.as_str(), by, &detail)?;
+            record(tx, self.clock.now(), Action::Rename, scope.as_str(), from.as_str(), by, &detail)?;
             Ok(moving.len() as u64)
         })
     }
@@ -578,9 +580,16 @@ impl NoteStore for PostgresStore {
                     Action::Reject
                 }
             };
-            stamp(tx, scope.as_str(), self.clock.now())?;
             let detail = format!("version {version}");
-            audit(tx, action, scope.as_str(), path.as_str(), by, &detail)
+            record(
+                tx,
+                self.clock.now(),
+                action,
+                scope.as_str(),
+                path.as_str(),
+                by,
+                &detail,
+            )
         })
     }
 
@@ -641,9 +650,16 @@ impl NoteStore for PostgresStore {
                     }
                     Some(_) => {}
                 }
-                stamp(tx, &note_scope, self.clock.now())?;
                 let detail = format!("{} versions", gone.len());
-                audit(tx, Action::Forget, &note_scope, &path, by, &detail)?;
+                record(
+                    tx,
+                    self.clock.now(),
+                    Action::Forget,
+                    &note_scope,
+                    &path,
+                    by,
+                    &detail,
+                )?;
             }
             Ok(all)
         })
