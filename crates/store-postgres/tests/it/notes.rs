@@ -320,3 +320,43 @@ fn an_audit_entry_draws_its_number_only_once_it_holds_the_trail_lock() {
     drop(store);
     drop_schemas(&url, &[schema]);
 }
+
+/// A replace archives the version it replaces and trims the oldest in one statement, whose
+/// parts do not see each other's rows: at the smallest limits a note still keeps exactly its
+/// newest versions.
+#[test]
+fn a_note_keeps_its_newest_versions_at_the_smallest_limits() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("nv");
+    let store = connect(&url, &schema);
+    let s = scope("default");
+    let mine = Evidence::unscreened(user());
+    for max_versions in [0, 1, 2] {
+        let limits = NoteLimits {
+            max_versions,
+            ..NoteLimits::default()
+        };
+        let p = path(&format!("n{max_versions}.md"));
+        store
+            .note_create(&s, &p, "v1", &mine, &limits)
+            .expect("create");
+        for n in 2..=4 {
+            let before = format!("v{}", n - 1);
+            store
+                .note_replace(&s, &p, &before, &format!("v{n}"), &mine, &limits)
+                .expect("replace");
+        }
+        let kept: Vec<(u64, String)> = store
+            .note_history(&s, &p)
+            .expect("history")
+            .into_iter()
+            .map(|v| (v.version, v.text))
+            .collect();
+        // The newest `max_versions` of versions 1 to 4 (at least one).
+        let first = 4 - max_versions.clamp(1, 4) + 1;
+        let want: Vec<(u64, String)> = (first..=4).map(|v| (v, format!("v{v}"))).collect();
+        assert_eq!(kept, want, "a limit of {max_versions}");
+    }
+    drop(store);
+    drop_schemas(&url, &[schema]);
+}
