@@ -604,8 +604,9 @@ impl NoteStore for PostgresStore {
         let source = writer.source.as_ref().map(ToString::to_string);
         let filter = (&source, &writer.session, &writer.client);
         self.write("forget notes by provenance", |tx| {
-            // The scopes to lock, each before its notes are read, in one order for every
-            // writer: the one asked for, or every scope holding a version by the writer.
+            // The scopes to lock, each before its notes are read: the one asked for, or every
+            // scope holding a version by the writer, locked in byte order so that two
+            // forgets over many scopes cannot deadlock.
             let mut scopes: Vec<String> = match scope {
                 Some(scope) => vec![scope.as_str().to_owned()],
                 None => tx
