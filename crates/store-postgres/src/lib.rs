@@ -393,6 +393,10 @@ pub(crate) mod lock {
     /// The notes of one scope (a value apart from the others' run, so classes added beside
     /// it elsewhere do not meet it).
     pub(crate) const NOTES: i32 = 0x616d_0010;
+    /// The audit trail of one schema (keyed by the schema's name), from an entry's append
+    /// until its transaction ends (taken after a scope's lock, never before one), so entries
+    /// number in the order they commit.
+    pub(crate) const AUDIT: i32 = 0x616d_0011;
 }
 
 impl PostgresStore {

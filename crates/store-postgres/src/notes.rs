@@ -1,20 +1,138 @@
-//! [`NoteStore`] on the `notes` table: one row per note, keyed by `(scope, path)` with paths
-//! in byte order (migration 6). Writers of one scope hold its advisory lock, so the checks of
-//! a write (what is at the path, the scope's totals) and the write itself are one step.
+//! [`NoteStore`] and [`AuditStore`] on the `notes` table: one row per note, keyed by
+//! `(scope, path)` with paths in byte order (migration 6). The row is the note's newest
+//! version with its evidence; older versions are rows of `note_versions`, which refer to the
+//! note's `id` and go with it, and every write, review and forget appends to `audit` in the
+//! same transaction (migration 8). Writers of one scope hold its advisory lock, so the checks
+//! of a write (what is at the path, the scope's totals) and the write itself are one step.
+//!
+//! A forgotten or rejected text leaves the server's files when PostgreSQL's (auto)vacuum
+//! reuses the space, as every forget on PostgreSQL does (see the crate's documentation).
 
+use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
+use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
-    NOTE_CHANGED, NOTE_EXISTS, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY, NOTE_UNDER_NOTE, NoteFile,
-    NoteHit, NoteLimits, NotePath, NoteScopeSummary, NoteStore, matches_terms, note_conflict,
-    note_not_found,
+    Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
+    NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
+    NoteScopeSummary, NoteStore, NoteVersion, matches_terms, note_conflict, note_not_found,
 };
-use agent_memory_core::{Clock, Error, Page, Result, Scope, Timestamp};
+use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
+use postgres::Row;
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
-fn lock_scope(tx: &mut Tx<'_>, scope: &Scope) -> std::result::Result<(), Fail> {
-    Ok(tx.advisory_lock(lock::NOTES, scope.as_str(), true)?)
+fn lock_scope(tx: &mut Tx<'_>, scope: &str) -> std::result::Result<(), Fail> {
+    Ok(tx.advisory_lock(lock::NOTES, scope, true)?)
 }
 
+/// The evidence in the six columns from `at`: `source, session, client, written_at, status,
+/// reasons`.
+fn evidence_at(row: &Row, at: usize) -> Result<Evidence> {
+    let corrupt = |e: Error| Error::corrupt("notes table", e.to_string());
+    let source: String = row.get(at);
+    let status: String = row.get(at + 4);
+    Ok(Evidence {
+        provenance: Provenance {
+            source: Source::parse(&source).map_err(corrupt)?,
+            session: row.get(at + 1),
+            client: row.get(at + 2),
+            at: Timestamp::from_millis(row.get(at + 3)),
+        },
+        status: Status::parse(&status).map_err(corrupt)?,
+        reasons: row.get(at + 5),
+    })
+}
+
+/// A version from the columns `version, text` and the evidence after them.
+fn version_of(row: &Row) -> Result<NoteVersion> {
+    Ok(NoteVersion {
+        version: count(row.get(0)),
+        text: row.get(1),
+        evidence: evidence_at(row, 2)?,
+    })
+}
+
+/// Every version of the note at `(scope, path)`, oldest first: its older rows, then the
+/// note's own. One statement.
+const HISTORY_AT: &str = "SELECT v.version, v.text, v.source, v.session, v.client, \
+       v.written_at, v.status, v.reasons \
+     FROM notes n JOIN note_versions v ON v.note_id = n.id WHERE n.scope = $1 AND n.path = $2 \
+     UNION ALL \
+     SELECT version, text, source, session, client, written_at, status, reasons \
+     FROM notes WHERE scope = $1 AND path = $2 \
+     ORDER BY 1";
+
+/// Every version of the note `id`, oldest first.
+fn versions_of(tx: &mut Tx<'_>, id: i64) -> std::result::Result<Vec<NoteVersion>, Fail> {
+    let rows = tx.query(
+        "SELECT version, text, source, session, client, written_at, status, reasons \
+         FROM note_versions WHERE note_id = $1 \
+         UNION ALL \
+         SELECT version, text, source, session, client, written_at, status, reasons \
+         FROM notes WHERE id = $1 \
+         ORDER BY 1",
+        &[&id],
+    )?;
+    Ok(rows.iter().map(version_of).collect::<Result<Vec<_>>>()?)
+}
+
+/// Makes `version` (a row of `note_versions`) the note's own row again, and drops its row
+/// there.
+fn fall_back(tx: &mut Tx<'_>, id: i64, version: i64) -> std::result::Result<(), Fail> {
+    tx.execute(
+        "WITH before AS (DELETE FROM note_versions WHERE note_id = $1 AND version = $2 \
+                         RETURNING *) \
+         UPDATE notes n SET text = b.text, bytes = b.bytes, version = b.version, \
+           source = b.source, session = b.session, client = b.client, \
+           written_at = b.written_at, status = b.status, reasons = b.reasons \
+         FROM before b WHERE n.id = $1",
+        &[&id, &version],
+    )?;
+    Ok(())
+}
+
+/// Records a write of `scope` at `now` by the store's clock (its last write, `note_writes`)
+/// and appends its entry to the audit trail, in one statement. The statement first takes the
+/// trail's advisory lock (in a materialized subquery, before the row draws its `seq`), held
+/// until the transaction ends, so entries take their numbers in the order they commit: a
+/// reader paging past a `seq` never misses one that commits later. The lock's key is the
+/// store's schema (the first of the connection's `search_path`), so memories in other
+/// schemas never wait on it. Writers take it after their scope's lock, and never a scope's
+/// lock after it, so the two cannot deadlock.
+fn record(
+    tx: &mut Tx<'_>,
+    now: Timestamp,
+    action: Action,
+    scope: &str,
+    item: &str,
+    by: &Provenance,
+    detail: &str,
+) -> std::result::Result<(), Fail> {
+    tx.execute(
+        "WITH locked AS MATERIALIZED ( \
+           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held), \
+         stamped AS ( \
+           INSERT INTO note_writes (scope, last_write) VALUES ($3, $10) \
+           ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write) \
+         INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
+         SELECT $1::bigint, $2::text, 'notes', $3::text, $4::text, $5::text, $6::text, \
+           $7::text, $8::text FROM locked",
+        &[
+            &by.at.as_millis(),
+            &action.as_str(),
+            &scope,
+            &item,
+            &by.source.to_string(),
+            &by.session,
+            &by.client,
+            &detail,
+            &lock::AUDIT,
+            &now.as_millis(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// What already is at `path`, as the conflict of writing a note there.
 fn placement_conflict(
     tx: &mut Tx<'_>,
     scope: &Scope,
@@ -24,13 +142,18 @@ fn placement_conflict(
     let ancestors: Vec<&str> = path.ancestors().collect();
     let row = tx.query_one(
         "SELECT \
-           EXISTS (SELECT 1 FROM notes WHERE scope = $1 AND path = $2), \
+           (SELECT status FROM notes WHERE scope = $1 AND path = $2), \
            EXISTS (SELECT 1 FROM notes WHERE scope = $1 AND path >= $3 AND path < $4), \
            EXISTS (SELECT 1 FROM notes WHERE scope = $1 AND path = ANY($5::text[]))",
         &[&scope.as_str(), &path.as_str(), &lower, &upper, &ancestors],
     )?;
-    Ok(if row.get(0) {
-        Some(NOTE_EXISTS)
+    let at_path: Option<String> = row.get(0);
+    Ok(if let Some(status) = at_path {
+        Some(if status == Status::Quarantined.as_str() {
+            NOTE_HELD
+        } else {
+            NOTE_EXISTS
+        })
     } else if row.get(1) {
         Some(NOTE_IS_DIRECTORY)
     } else if row.get(2) {
@@ -40,16 +163,7 @@ fn placement_conflict(
     })
 }
 
-/// Records that `scope` was written at `now`.
-fn stamp(tx: &mut Tx<'_>, scope: &Scope, now: Timestamp) -> std::result::Result<(), Fail> {
-    tx.execute(
-        "INSERT INTO note_writes (scope, last_write) VALUES ($1, $2) \
-         ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write",
-        &[&scope.as_str(), &now.as_millis()],
-    )?;
-    Ok(())
-}
-
+/// A scope's notes and bytes, held ones included.
 fn totals(tx: &mut Tx<'_>, scope: &Scope) -> std::result::Result<(u64, u64), Fail> {
     let row = tx.query_one(
         "SELECT count(*), coalesce(sum(bytes), 0)::bigint FROM notes WHERE scope = $1",
@@ -63,11 +177,56 @@ fn text_fits(path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
     check_texts(|| format!("note {path}"), [("text", text)])
 }
 
+/// Refuses a provenance PostgreSQL cannot store (a NUL character in one of its texts).
+fn provenance_fits(item: impl Fn() -> String, by: &Provenance) -> Result<()> {
+    let source = by.source.to_string();
+    check_texts(
+        item,
+        [
+            ("source", source.as_str()),
+            ("session", by.session.as_deref().unwrap_or_default()),
+            ("client", by.client.as_deref().unwrap_or_default()),
+        ],
+    )
+}
+
+/// Refuses evidence PostgreSQL cannot store.
+fn evidence_fits(path: &NotePath, evidence: &Evidence) -> Result<()> {
+    provenance_fits(|| format!("note {path}"), &evidence.provenance)?;
+    check_texts(
+        || format!("note {path}"),
+        evidence.reasons.iter().map(|r| ("reason", r.as_str())),
+    )
+}
+
+/// The notes holding a version `writer` wrote (the newest or an older one), in the scopes
+/// `$4`, ordered by scope and path: `$1`, `$2`, `$3` are the source, session and client, each
+/// `NULL` when the filter does not name it. The filter only narrows; [`Writer::matches`]
+/// decides, as in every store.
+const WRITTEN_BY: &str = "SELECT n.id, n.scope, n.path FROM notes n \
+     WHERE n.scope = ANY($4::text[]) AND ( \
+       (($1::text IS NULL OR n.source = $1) AND ($2::text IS NULL OR n.session = $2) \
+        AND ($3::text IS NULL OR n.client = $3)) \
+       OR EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = n.id \
+         AND ($1::text IS NULL OR v.source = $1) AND ($2::text IS NULL OR v.session = $2) \
+         AND ($3::text IS NULL OR v.client = $3))) \
+     ORDER BY n.scope COLLATE \"C\", n.path";
+
+/// The scopes holding [`WRITTEN_BY`]'s notes, among every scope.
+const SCOPES_WRITTEN_BY: &str = "SELECT DISTINCT n.scope FROM notes n \
+     WHERE ( \
+       (($1::text IS NULL OR n.source = $1) AND ($2::text IS NULL OR n.session = $2) \
+        AND ($3::text IS NULL OR n.client = $3)) \
+       OR EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = n.id \
+         AND ($1::text IS NULL OR v.source = $1) AND ($2::text IS NULL OR v.session = $2) \
+         AND ($3::text IS NULL OR v.client = $3)))";
+
 impl NoteStore for PostgresStore {
     fn note_read(&self, scope: &Scope, path: &NotePath) -> Result<Option<String>> {
         let row = self.read_one("read note", |one| {
             Ok(one.row(
-                "SELECT text FROM notes WHERE scope = $1 AND path = $2",
+                "SELECT text FROM notes WHERE scope = $1 AND path = $2 \
+                 AND status <> 'quarantined'",
                 &[&scope.as_str(), &path.as_str()],
             )?)
         })?;
@@ -80,14 +239,15 @@ impl NoteStore for PostgresStore {
         let rows = self.read_one("list notes", |one| {
             Ok(match dir {
                 None => one.rows(
-                    "SELECT path, bytes FROM notes WHERE scope = $1 ORDER BY path",
+                    "SELECT path, bytes FROM notes WHERE scope = $1 \
+                     AND status <> 'quarantined' ORDER BY path",
                     &[&scope.as_str()],
                 )?,
                 // One range of the primary key: the row at `dir` and those below it, with
                 // the siblings that sort between them (`dir-x`, `dir.md`) filtered out.
                 Some(_) => one.rows(
                     "SELECT path, bytes FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
-                     AND (path = $2 OR path >= $3) ORDER BY path",
+                     AND (path = $2 OR path >= $3) AND status <> 'quarantined' ORDER BY path",
                     &[&scope.as_str(), &dir_text, &lower, &upper],
                 )?,
             })
@@ -121,13 +281,15 @@ impl NoteStore for PostgresStore {
             let rows = tx.query(
                 "SELECT path, bytes FROM notes WHERE scope = $1 AND path >= $2 \
                  AND ($4::text IS NULL OR path < $4) AND (path = $2 OR path >= $3) \
-                 AND ($5::text IS NULL OR path > $5) ORDER BY path LIMIT $6",
+                 AND ($5::text IS NULL OR path > $5) AND status <> 'quarantined' \
+                 ORDER BY path LIMIT $6",
                 &[&scope.as_str(), &dir_text, &lower, &upper, &after, &limit],
             )?;
             let total: i64 = tx
                 .query_one(
                     "SELECT count(*) FROM notes WHERE scope = $1 AND path >= $2 \
-                     AND ($4::text IS NULL OR path < $4) AND (path = $2 OR path >= $3)",
+                     AND ($4::text IS NULL OR path < $4) AND (path = $2 OR path >= $3) \
+                     AND status <> 'quarantined'",
                     &[&scope.as_str(), &dir_text, &lower, &upper],
                 )?
                 .get(0);
@@ -150,21 +312,47 @@ impl NoteStore for PostgresStore {
         scope: &Scope,
         path: &NotePath,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         text_fits(path, text, limits)?;
+        evidence_fits(path, evidence)?;
+        let by = &evidence.provenance;
+        let source = by.source.to_string();
         self.write("create note", |tx| {
-            lock_scope(tx, scope)?;
+            lock_scope(tx, scope.as_str())?;
             if let Some(reason) = placement_conflict(tx, scope, path)? {
                 return Err(note_conflict(path, reason).into());
             }
             let (notes, bytes) = totals(tx, scope)?;
             limits.check_scope(scope, notes + 1, bytes + text.len() as u64)?;
             tx.execute(
-                "INSERT INTO notes (scope, path, text, bytes) VALUES ($1, $2, $3, $4)",
-                &[&scope.as_str(), &path.as_str(), &text, &(text.len() as i64)],
+                "INSERT INTO notes (scope, path, text, bytes, version, source, session, client, \
+                   written_at, status, reasons) \
+                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10)",
+                &[
+                    &scope.as_str(),
+                    &path.as_str(),
+                    &text,
+                    &(text.len() as i64),
+                    &source,
+                    &by.session,
+                    &by.client,
+                    &by.at.as_millis(),
+                    &evidence.status.as_str(),
+                    &evidence.reasons,
+                ],
             )?;
-            stamp(tx, scope, self.clock.now())
+            let detail = write_detail(1, evidence.status);
+            record(
+                tx,
+                self.clock.now(),
+                Action::Write,
+                scope.as_str(),
+                path.as_str(),
+                by,
+                &detail,
+            )
         })
     }
 
@@ -174,56 +362,117 @@ impl NoteStore for PostgresStore {
         path: &NotePath,
         expected: &str,
         text: &str,
+        evidence: &Evidence,
         limits: &NoteLimits,
     ) -> Result<()> {
         text_fits(path, text, limits)?;
+        evidence_fits(path, evidence)?;
+        let by = &evidence.provenance;
+        let source = by.source.to_string();
+        let keep = i64::try_from(limits.max_versions.max(1)).unwrap_or(i64::MAX);
         self.write("replace note", |tx| {
-            lock_scope(tx, scope)?;
-            let current: String = tx
+            lock_scope(tx, scope.as_str())?;
+            let row = tx
                 .query_opt(
-                    "SELECT text FROM notes WHERE scope = $1 AND path = $2",
+                    "SELECT id, text, version FROM notes WHERE scope = $1 AND path = $2 \
+                     AND status <> 'quarantined'",
                     &[&scope.as_str(), &path.as_str()],
                 )?
-                .map(|row| row.get(0))
                 .ok_or_else(|| note_not_found(path))?;
+            let (id, current, version): (i64, String, i64) = (row.get(0), row.get(1), row.get(2));
             if current != expected {
                 return Err(note_conflict(path, NOTE_CHANGED).into());
             }
             let (notes, bytes) = totals(tx, scope)?;
             let after = (bytes + text.len() as u64).saturating_sub(current.len() as u64);
             limits.check_scope(scope, notes, after)?;
+            let next = version + 1;
+            // In one statement, the newest version becomes an older one, the oldest past the
+            // limit goes, and the row takes the new text. Its parts see the table as it was
+            // before the statement, so the trim cannot see the version just archived: with a
+            // limit of 1 that version is not archived at all.
             tx.execute(
-                "UPDATE notes SET text = $3, bytes = $4 WHERE scope = $1 AND path = $2",
-                &[&scope.as_str(), &path.as_str(), &text, &(text.len() as i64)],
+                "WITH archived AS ( \
+                   INSERT INTO note_versions (note_id, version, text, bytes, source, session, \
+                     client, written_at, status, reasons) \
+                   SELECT id, version, text, bytes, source, session, client, written_at, \
+                     status, reasons FROM notes WHERE id = $1 AND $11::bigint > 1), \
+                 trimmed AS ( \
+                   DELETE FROM note_versions \
+                   WHERE note_id = $1 AND version <= $4::bigint - $11::bigint) \
+                 UPDATE notes SET text = $2, bytes = $3, version = $4, source = $5, \
+                   session = $6, client = $7, written_at = $8, status = $9, reasons = $10 \
+                 WHERE id = $1",
+                &[
+                    &id,
+                    &text,
+                    &(text.len() as i64),
+                    &next,
+                    &source,
+                    &by.session,
+                    &by.client,
+                    &by.at.as_millis(),
+                    &evidence.status.as_str(),
+                    &evidence.reasons,
+                    &keep,
+                ],
             )?;
-            stamp(tx, scope, self.clock.now())
+            let detail = write_detail(count(next), evidence.status);
+            record(
+                tx,
+                self.clock.now(),
+                Action::Write,
+                scope.as_str(),
+                path.as_str(),
+                by,
+                &detail,
+            )
         })
     }
 
-    fn note_delete(&self, scope: &Scope, path: &NotePath) -> Result<u64> {
+    fn note_delete(&self, scope: &Scope, path: &NotePath, by: &Provenance) -> Result<u64> {
+        provenance_fits(|| format!("delete of note {path}"), by)?;
         let (lower, upper) = path.below_bounds();
         self.write("delete notes", |tx| {
-            lock_scope(tx, scope)?;
+            lock_scope(tx, scope.as_str())?;
+            // A held note at `path` itself is not there for a delete; below a directory
+            // it goes with the rest. Its versions go with it (ON DELETE CASCADE).
             let deleted = tx.execute(
                 "DELETE FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
-                 AND (path = $2 OR path >= $3)",
+                 AND ((path = $2 AND status <> 'quarantined') OR path >= $3)",
                 &[&scope.as_str(), &path.as_str(), &lower, &upper],
             )?;
             if deleted > 0 {
-                stamp(tx, scope, self.clock.now())?;
+                let detail = format!("{deleted} notes");
+                record(
+                    tx,
+                    self.clock.now(),
+                    Action::Delete,
+                    scope.as_str(),
+                    path.as_str(),
+                    by,
+                    &detail,
+                )?;
             }
             Ok(deleted)
         })
     }
 
-    fn note_rename(&self, scope: &Scope, from: &NotePath, to: &NotePath) -> Result<u64> {
+    fn note_rename(
+        &self,
+        scope: &Scope,
+        from: &NotePath,
+        to: &NotePath,
+        by: &Provenance,
+    ) -> Result<u64> {
+        provenance_fits(|| format!("rename of note {from}"), by)?;
         let (lower, upper) = from.below_bounds();
         self.write("rename notes", |tx| {
-            lock_scope(tx, scope)?;
+            lock_scope(tx, scope.as_str())?;
             let moving: Vec<String> = tx
                 .query(
                     "SELECT path FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
-                     AND (path = $2 OR path >= $3) ORDER BY path",
+                     AND ((path = $2 AND status <> 'quarantined') OR path >= $3) ORDER BY path",
                     &[&scope.as_str(), &from.as_str(), &lower, &upper],
                 )?
                 .into_iter()
@@ -242,13 +491,178 @@ impl NoteStore for PostgresStore {
                 .iter()
                 .map(|p| Ok(NotePath::stored(p.clone())?.moved(from, to)?.into_string()))
                 .collect::<Result<Vec<String>>>()?;
+            // The versions refer to the note's `id`, so they move with it untouched.
             tx.execute(
                 "UPDATE notes n SET path = m.new FROM unnest($2::text[], $3::text[]) AS m(old, new) \
                  WHERE n.scope = $1 AND n.path = m.old",
                 &[&scope.as_str(), &moving, &targets],
             )?;
-            stamp(tx, scope, self.clock.now())?;
+            let detail = format!("to {to}, {} notes", moving.len());
+            record(tx, self.clock.now(), Action::Rename, scope.as_str(), from.as_str(), by, &detail)?;
             Ok(moving.len() as u64)
+        })
+    }
+
+    fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {
+        let rows = self.read_one("read note history", |one| {
+            Ok(one.rows(HISTORY_AT, &[&scope.as_str(), &path.as_str()])?)
+        })?;
+        rows.iter().map(version_of).collect()
+    }
+
+    fn note_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldNote>> {
+        let scope = scope.map(Scope::as_str);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.read_one("list held notes", |one| {
+            Ok(one.rows(
+                "SELECT scope, path, version, text, source, session, client, written_at, \
+                   status, reasons FROM notes \
+                 WHERE status = 'quarantined' AND ($1::text IS NULL OR scope = $1) \
+                 ORDER BY scope COLLATE \"C\", path LIMIT $2",
+                &[&scope, &limit],
+            )?)
+        })?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(HeldNote {
+                    scope: Scope::new(row.get::<_, String>(0))
+                        .map_err(|e| Error::corrupt("notes table", e.to_string()))?,
+                    path: NotePath::stored(row.get(1))?,
+                    version: NoteVersion {
+                        version: count(row.get(2)),
+                        text: row.get(3),
+                        evidence: evidence_at(&row, 4)?,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    fn note_review(
+        &self,
+        scope: &Scope,
+        path: &NotePath,
+        version: u64,
+        decision: Decision,
+        by: &Provenance,
+    ) -> Result<()> {
+        provenance_fits(|| format!("review of note {path}"), by)?;
+        self.write("review note", |tx| {
+            lock_scope(tx, scope.as_str())?;
+            let row = tx
+                .query_opt(
+                    "SELECT id, version, status FROM notes WHERE scope = $1 AND path = $2",
+                    &[&scope.as_str(), &path.as_str()],
+                )?
+                .ok_or_else(|| note_not_found(path))?;
+            let (id, newest, status): (i64, i64, String) = (row.get(0), row.get(1), row.get(2));
+            if count(newest) != version || status != Status::Quarantined.as_str() {
+                return Err(note_conflict(path, NOTE_NOT_HELD).into());
+            }
+            let action = match decision {
+                Decision::Approve => {
+                    tx.execute("UPDATE notes SET status = 'approved' WHERE id = $1", &[&id])?;
+                    Action::Approve
+                }
+                Decision::Reject => {
+                    let before: Option<i64> = tx
+                        .query_one(
+                            "SELECT max(version) FROM note_versions WHERE note_id = $1",
+                            &[&id],
+                        )?
+                        .get(0);
+                    match before {
+                        Some(before) => fall_back(tx, id, before)?,
+                        None => {
+                            tx.execute("DELETE FROM notes WHERE id = $1", &[&id])?;
+                        }
+                    }
+                    Action::Reject
+                }
+            };
+            let detail = format!("version {version}");
+            record(
+                tx,
+                self.clock.now(),
+                action,
+                scope.as_str(),
+                path.as_str(),
+                by,
+                &detail,
+            )
+        })
+    }
+
+    fn note_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
+        writer.check()?;
+        provenance_fits(|| "forget of notes by provenance".to_owned(), by)?;
+        let source = writer.source.as_ref().map(ToString::to_string);
+        let filter = (&source, &writer.session, &writer.client);
+        self.write("forget notes by provenance", |tx| {
+            // The scopes to lock, each before its notes are read: the one asked for, or every
+            // scope holding a version by the writer, locked in byte order so that two
+            // forgets over many scopes cannot deadlock.
+            let mut scopes: Vec<String> = match scope {
+                Some(scope) => vec![scope.as_str().to_owned()],
+                None => tx
+                    .query(SCOPES_WRITTEN_BY, &[filter.0, filter.1, filter.2])?
+                    .into_iter()
+                    .map(|row| row.get(0))
+                    .collect(),
+            };
+            scopes.sort();
+            for s in &scopes {
+                lock_scope(tx, s)?;
+            }
+            let notes: Vec<(i64, String, String)> = tx
+                .query(WRITTEN_BY, &[filter.0, filter.1, filter.2, &scopes])?
+                .into_iter()
+                .map(|row| (row.get(0), row.get(1), row.get(2)))
+                .collect();
+            let mut all = Forgotten::default();
+            for (id, note_scope, path) in notes {
+                let versions = versions_of(tx, id)?;
+                let newest = versions.last().map_or(0, |v| v.version);
+                let (gone, kept): (Vec<_>, Vec<_>) = versions
+                    .into_iter()
+                    .partition(|v| writer.matches(&v.evidence.provenance));
+                if gone.is_empty() {
+                    continue;
+                }
+                all.versions += gone.len() as u64;
+                let numbers: Vec<i64> = gone.iter().map(|v| v.version as i64).collect();
+                tx.execute(
+                    "DELETE FROM note_versions WHERE note_id = $1 AND version = ANY($2::bigint[])",
+                    &[&id, &numbers],
+                )?;
+                match kept.last() {
+                    None => {
+                        all.notes += 1;
+                        tx.execute("DELETE FROM notes WHERE id = $1", &[&id])?;
+                    }
+                    Some(last) if last.version != newest => {
+                        all.restored += 1;
+                        fall_back(tx, id, last.version as i64)?;
+                    }
+                    Some(_) => {}
+                }
+                let detail = format!("{} versions", gone.len());
+                record(
+                    tx,
+                    self.clock.now(),
+                    Action::Forget,
+                    &note_scope,
+                    &path,
+                    by,
+                    &detail,
+                )?;
+            }
+            Ok(all)
         })
     }
 
@@ -267,7 +681,7 @@ impl NoteStore for PostgresStore {
         let rows = self.read_one("search notes", |one| {
             Ok(match dir {
                 None => one.rows(
-                    "SELECT path, text FROM notes WHERE scope = $1 \
+                    "SELECT path, text FROM notes WHERE scope = $1 AND status <> 'quarantined' \
                      AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS t(term) \
                                      WHERE strpos(lower(text), t.term) = 0) \
                      ORDER BY path",
@@ -275,7 +689,7 @@ impl NoteStore for PostgresStore {
                 )?,
                 Some(_) => one.rows(
                     "SELECT path, text FROM notes WHERE scope = $1 AND path >= $2 AND path < $4 \
-                     AND (path = $2 OR path >= $3) \
+                     AND (path = $2 OR path >= $3) AND status <> 'quarantined' \
                      AND NOT EXISTS (SELECT 1 FROM unnest($5::text[]) AS t(term) \
                                      WHERE strpos(lower(text), t.term) = 0) \
                      ORDER BY path",
@@ -300,6 +714,7 @@ impl NoteStore for PostgresStore {
     }
 
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
+        // Held notes count: they take the scope's room until a review or a forget.
         let rows = self.read_one("list note scopes", |one| {
             Ok(one.rows(
                 "SELECT n.scope, n.notes, n.bytes, w.last_write \
@@ -325,12 +740,52 @@ impl NoteStore for PostgresStore {
 
     fn note_forget(&self, scope: &Scope) -> Result<u64> {
         self.write("forget notes", |tx| {
-            lock_scope(tx, scope)?;
+            lock_scope(tx, scope.as_str())?;
             tx.execute(
                 "DELETE FROM note_writes WHERE scope = $1",
                 &[&scope.as_str()],
             )?;
+            // Every version goes with its note (ON DELETE CASCADE).
             Ok(tx.execute("DELETE FROM notes WHERE scope = $1", &[&scope.as_str()])?)
         })
+    }
+}
+
+impl AuditStore for PostgresStore {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (rows, total) = self.read("read the audit trail", |tx| {
+            let total: i64 = tx.query_one("SELECT count(*) FROM audit", &[])?.get(0);
+            let rows = tx.query(
+                "SELECT seq, action, memory, scope, item, source, session, client, at, detail \
+                 FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2",
+                &[&after, &limit],
+            )?;
+            Ok((rows, count(total)))
+        })?;
+        let corrupt = |e: Error| Error::corrupt("audit table", e.to_string());
+        let items = rows
+            .into_iter()
+            .map(|row| {
+                let action: String = row.get(1);
+                let source: String = row.get(5);
+                Ok(AuditEntry {
+                    seq: count(row.get(0)),
+                    action: Action::parse(&action).map_err(corrupt)?,
+                    memory: row.get(2),
+                    scope: row.get(3),
+                    item: row.get(4),
+                    by: Provenance {
+                        source: Source::parse(&source).map_err(corrupt)?,
+                        session: row.get(6),
+                        client: row.get(7),
+                        at: Timestamp::from_millis(row.get(8)),
+                    },
+                    detail: row.get(9),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page { items, total })
     }
 }

@@ -55,6 +55,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "write_times",
         sql: include_str!("sql/0007_write_times.sql"),
     },
+    Migration {
+        version: 8,
+        name: "note_versions",
+        sql: include_str!("sql/0008_note_versions.sql"),
+    },
 ];
 
 /// The schema version this build writes.

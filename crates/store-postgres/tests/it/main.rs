@@ -12,4 +12,5 @@ mod browser;
 mod cluster;
 mod foreign_keys;
 mod forget;
+mod notes;
 mod one_statement;
