@@ -235,7 +235,7 @@ enum Parsed {
     Command(Cli),
     Operation(
         &'static ops::operations::Operation,
-        Option<std::path::PathBuf>,
+        operation::Input,
         GlobalArgs,
     ),
 }

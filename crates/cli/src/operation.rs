@@ -1,8 +1,11 @@
 //! The command of every operation of the contract's table that no module of `commands/` spells
 //! out with flags of its own: `agent-memory <words> [--input PATH]`, at the words the table
 //! gives it (`recording next-call`), its JSON input read from a file or standard input (`-`,
-//! the default), its output printed as JSON. So every operation has a command, and a new
-//! operation has one without an edit here.
+//! the default), its output printed as JSON. Each top-level field of the input schema that is
+//! a string, an integer, a number or a boolean is a flag as well (`--path`, `--version`,
+//! `--policy`): with any flag given, the input is the object they make, and standard input is
+//! not read. So every operation has a command, and a new operation has one without an edit
+//! here.
 
 use std::path::PathBuf;
 
@@ -51,39 +54,128 @@ fn insert(parent: Command, words: &[&'static str], leaf: Command) -> Command {
             if parent.find_subcommand(group).is_some() {
                 parent.mut_subcommand(*group, |sub| insert(sub, rest, leaf))
             } else {
-                let made = Command::new(*group).subcommand_required(true);
+                let mut made = Command::new(*group).subcommand_required(true);
+                if let Some(about) = group_about(group) {
+                    made = made.about(about);
+                }
                 parent.subcommand(insert(made, rest, leaf))
             }
         }
     }
 }
 
+/// What a group made of generic commands is for, when no hand-written command says it.
+fn group_about(group: &str) -> Option<&'static str> {
+    match group {
+        "review" => {
+            Some("The write screen's review queue: what it held, approve or reject it, its policy")
+        }
+        _ => None,
+    }
+}
+
+/// A scalar field of an operation's input, offered as a flag.
+struct Field {
+    name: String,
+    kind: &'static str,
+    help: String,
+}
+
+/// Names a flag may not take: the global flags and the input's own.
+const TAKEN: &[&str] = &[INPUT, "db", "json", "now", "help"];
+
+/// The top-level string, integer, number and boolean fields of `op`'s input schema.
+fn fields(op: &Operation) -> Vec<Field> {
+    let Some(schema) = op.input_schema() else {
+        return Vec::new();
+    };
+    let schema = schema.as_value();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(name, _)| !TAKEN.contains(&name.as_str()))
+        .filter_map(|(name, property)| {
+            let kind = match property.get("type").and_then(Value::as_str)? {
+                "string" => "string",
+                "integer" => "integer",
+                "number" => "number",
+                "boolean" => "boolean",
+                _ => return None,
+            };
+            let help = property
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .replace('\n', " ");
+            Some(Field {
+                name: name.clone(),
+                kind,
+                help,
+            })
+        })
+        .collect()
+}
+
+/// The flag of an input field: `snake_case` as `--kebab-case`.
+fn flag(name: &str) -> String {
+    name.replace('_', "-")
+}
+
 /// The command of `op`.
 fn leaf(op: &'static Operation) -> Command {
     let name = words(op).last().copied().unwrap_or(op.name);
-    let command = Command::new(name).about(op.description);
+    let mut command = Command::new(name).about(op.description);
     if !op.takes_input() {
         return command;
+    }
+    for field in fields(op) {
+        let arg = Arg::new(field.name.clone())
+            .long(flag(&field.name))
+            .help(field.help)
+            .conflicts_with(INPUT);
+        command = command.arg(match field.kind {
+            "boolean" => arg.action(clap::ArgAction::SetTrue),
+            "integer" => arg
+                .value_name("N")
+                .value_parser(clap::value_parser!(i64))
+                .allow_negative_numbers(true),
+            "number" => arg
+                .value_name("X")
+                .value_parser(clap::value_parser!(f64))
+                .allow_negative_numbers(true),
+            _ => arg.value_name(field.name.to_uppercase()),
+        });
     }
     command.arg(
         Arg::new(INPUT)
             .long(INPUT)
             .value_name("PATH")
             .value_parser(clap::value_parser!(PathBuf))
-            .default_value("-")
             .help(format!(
-                "The operation's JSON input (schemas/{}.input.json): a file, or - for standard input",
+                "The operation's JSON input (schemas/{}.input.json): a file, or - for standard input (the default without flags)",
                 op.name
             )),
     )
 }
 
-/// The generated command `matches` chose below the derived tree `root`, with its input, if
-/// it chose one.
-pub(crate) fn matched(
-    root: &Command,
-    matches: &ArgMatches,
-) -> Option<(&'static Operation, Option<PathBuf>)> {
+/// Where a generated command's input comes from.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// The operation takes none.
+    None,
+    /// A JSON document in a file, or `-` for standard input.
+    Document(PathBuf),
+    /// The object its flags make.
+    Flags(Value),
+    /// Neither flags nor `--input`: standard input's document, or `{}` when standard input
+    /// is a terminal or empty and the operation needs no field.
+    Default,
+}
+
+/// The generated command `matches` chose below the derived tree `root`, with its input.
+pub(crate) fn matched(root: &Command, matches: &ArgMatches) -> Option<(&'static Operation, Input)> {
     let mut chosen = Vec::new();
     let mut at = matches;
     while let Some((name, sub)) = at.subcommand() {
@@ -91,15 +183,85 @@ pub(crate) fn matched(
         at = sub;
     }
     let op = unspelled(root).find(|op| words(op) == chosen)?;
-    let input = at.try_get_one::<PathBuf>(INPUT).ok().flatten().cloned();
-    Some((op, input))
+    if !op.takes_input() {
+        return Some((op, Input::None));
+    }
+    if let Some(path) = at.try_get_one::<PathBuf>(INPUT).ok().flatten() {
+        return Some((op, Input::Document(path.clone())));
+    }
+    let mut object = serde_json::Map::new();
+    for field in fields(op) {
+        let value = match field.kind {
+            "boolean" => at
+                .try_get_one::<bool>(&field.name)
+                .ok()
+                .flatten()
+                .filter(|on| **on)
+                .map(|on| Value::Bool(*on)),
+            "integer" => at
+                .try_get_one::<i64>(&field.name)
+                .ok()
+                .flatten()
+                .map(|n| Value::from(*n)),
+            "number" => at
+                .try_get_one::<f64>(&field.name)
+                .ok()
+                .flatten()
+                .map(|x| Value::from(*x)),
+            _ => at
+                .try_get_one::<String>(&field.name)
+                .ok()
+                .flatten()
+                .map(|text| Value::String(text.clone())),
+        };
+        if let Some(value) = value {
+            object.insert(field.name, value);
+        }
+    }
+    Some((
+        op,
+        if object.is_empty() {
+            Input::Default
+        } else {
+            Input::Flags(Value::Object(object))
+        },
+    ))
 }
 
-/// Runs `op` on the JSON document at `input` and prints its output as JSON.
-pub(crate) fn run(op: &Operation, input: Option<PathBuf>, global: &GlobalArgs) -> Result<()> {
-    let value: Value = match &input {
-        Some(path) => crate::input::document(path)?,
-        None => Value::Null,
+/// The input of a command given neither flags nor `--input`: the document on standard input;
+/// `{}` when standard input is a terminal or empty and the input requires no field.
+fn default_input(op: &Operation) -> Result<Value> {
+    use std::io::IsTerminal;
+    let optional = op.input_schema().is_some_and(|schema| {
+        schema
+            .as_value()
+            .get("required")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    });
+    let stdin = std::path::Path::new("-");
+    if !optional {
+        return crate::input::document(stdin);
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    let (name, text) = crate::input::read_text(stdin)?;
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        crate::ops::Error::invalid(&name, format!("{name}:{}:{}: {e}", e.line(), e.column())).into()
+    })
+}
+
+/// Runs `op` on its input and prints its output as JSON.
+pub(crate) fn run(op: &Operation, input: Input, global: &GlobalArgs) -> Result<()> {
+    let value: Value = match input {
+        Input::Document(path) => crate::input::document(&path)?,
+        Input::Flags(value) => value,
+        Input::None => Value::Null,
+        Input::Default => default_input(op)?,
     };
     let store = match op.effect {
         Effect::Reads => global.open_for_reading()?,
@@ -141,6 +303,40 @@ mod tests {
             .expect("parsed");
         let (found, input) = matched(&derived, &matches).expect("matched");
         assert_eq!(found.name, op.name);
-        assert_eq!(input, Some(PathBuf::from("in.json")));
+        assert!(
+            matches!(&input, Input::Document(path) if path == &PathBuf::from("in.json")),
+            "{input:?}"
+        );
+    }
+
+    /// A generated command's flags are its input's scalar fields: given, they make the
+    /// input object (integers as numbers, booleans only when set); with `--input` they are
+    /// refused; without either the input is read as by default.
+    #[test]
+    fn flags_make_the_input_object() {
+        let derived = crate::Cli::command();
+        let parse = |args: &[&str]| {
+            let mut all = vec!["agent-memory", "review", "approve"];
+            all.extend(args);
+            augment(crate::Cli::command()).try_get_matches_from(all)
+        };
+        let matches = parse(&["--path", "/memories/a.md", "--version", "3"]).expect("parsed");
+        let (op, input) = matched(&derived, &matches).expect("matched");
+        assert_eq!(op.name, "memory_approve");
+        let Input::Flags(value) = input else {
+            panic!("flags make the input: {input:?}");
+        };
+        assert_eq!(
+            value,
+            serde_json::json!({"path": "/memories/a.md", "version": 3})
+        );
+        assert!(parse(&["--version", "three"]).is_err(), "an integer flag");
+        assert!(
+            parse(&["--path", "/memories/a.md", "--input", "x.json"]).is_err(),
+            "flags and --input together"
+        );
+        let matches = parse(&[]).expect("parsed");
+        let (_, input) = matched(&derived, &matches).expect("matched");
+        assert!(matches!(input, Input::Default), "{input:?}");
     }
 }

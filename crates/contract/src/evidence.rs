@@ -199,9 +199,7 @@ pub fn restore(env: &Env<'_>, input: RestoreInput) -> Result<RestoreOutput> {
     let newest = versions
         .last()
         .filter(|v| v.evidence.status.is_visible())
-        .ok_or_else(|| {
-            Error::from(agent_memory_core::Error::not_found("note", note.as_str()))
-        })?;
+        .ok_or_else(|| Error::from(agent_memory_core::Error::not_found("note", note.as_str())))?;
     let wanted = match (input.version, input.at.as_deref()) {
         (Some(n), None) => versions.iter().find(|v| v.version == n).ok_or_else(|| {
             let kept: Vec<String> = versions.iter().map(|v| v.version.to_string()).collect();
@@ -246,8 +244,14 @@ pub fn restore(env: &Env<'_>, input: RestoreInput) -> Result<RestoreOutput> {
     let policy = policy(env)?;
     let evidence = Evidence::judged(by, &policy.judge(&wanted.text, None));
     let limits = agent_memory_core::store::notes::NoteLimits::default();
-    env.store
-        .note_replace(&scope, &note, &newest.text, &wanted.text, &evidence, &limits)?;
+    env.store.note_replace(
+        &scope,
+        &note,
+        &newest.text,
+        &wanted.text,
+        &evidence,
+        &limits,
+    )?;
     let now = env
         .store
         .note_history(&scope, &note)?
@@ -451,8 +455,8 @@ pub fn screen_policy(env: &Env<'_>, _input: crate::operations::NoInput) -> Resul
 
 /// Sets the store's screen policy for every later write, through every door.
 pub fn set_screen_policy(env: &Env<'_>, input: SetPolicyInput) -> Result<PolicyOutput> {
-    let policy = ScreenPolicy::parse(&input.policy)
-        .map_err(|e| Error::invalid("policy", e.to_string()))?;
+    let policy =
+        ScreenPolicy::parse(&input.policy).map_err(|e| Error::invalid("policy", e.to_string()))?;
     env.store
         .meta_set(&MetaKey::new(POLICY_KEY)?, policy.as_str())?;
     Ok(PolicyOutput {

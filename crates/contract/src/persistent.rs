@@ -16,9 +16,9 @@
 use std::path::{Path, PathBuf};
 
 use agent_memory_core::evidence::Evidence;
-use agent_memory_core::{NoteStore, Provenance, Scope, Source};
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::notes::{NoteLimits, NotePath};
+use agent_memory_core::{NoteStore, Provenance, Scope, Source};
 use agent_memory_turns::persistent::{self as rules, MEMORY_FILE_NAME, PersistentScope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -352,7 +352,7 @@ pub fn import(env: &Env<'_>, input: KeenFileInput) -> Result<ImportOutput> {
         &text,
         Source::Import("keen".to_owned()),
     )
-        .with_context(|| format!("cannot import {}", file.display()))?;
+    .with_context(|| format!("cannot import {}", file.display()))?;
     Ok(ImportOutput {
         file: file.display().to_string(),
         stored,

@@ -10,8 +10,9 @@
 
 use std::time::{Duration, Instant};
 
+use agent_memory_core::evidence::Evidence;
 use agent_memory_core::store::notes::{NoteLimits, NotePath, NoteStore};
-use agent_memory_core::{Scope, SplitMix64};
+use agent_memory_core::{Provenance, Scope, Source, SplitMix64, Timestamp};
 use agent_memory_notes::{Command, Notes};
 use agent_memory_sqlite::SqliteStore;
 use criterion::Criterion;
@@ -45,10 +46,11 @@ fn note_text(i: usize, rng: &mut SplitMix64) -> String {
 fn fill(store: &SqliteStore, scope: &Scope, notes: usize) {
     let mut rng = SplitMix64::new(20_251_126);
     let limits = NoteLimits::default();
+    let evidence = Evidence::unscreened(Provenance::new(Source::User, Timestamp::from_millis(0)));
     for i in 0..notes {
         let path = NotePath::new(format!("dir_{:03}/note_{i:05}.md", i % 100)).expect("path");
         store
-            .note_create(scope, &path, &note_text(i, &mut rng), &limits)
+            .note_create(scope, &path, &note_text(i, &mut rng), &evidence, &limits)
             .expect("create note");
     }
 }

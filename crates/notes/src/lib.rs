@@ -529,7 +529,10 @@ impl<S: NoteStore> Notes<S> {
                 format!("Cannot delete the {ROOT} directory itself"),
             ));
         };
-        match self.store.note_delete(&self.scope, note, &self.provenance())? {
+        match self
+            .store
+            .note_delete(&self.scope, note, &self.provenance())?
+        {
             0 => Err(not_found(&path, format!("The path {path} does not exist"))),
             _ => Ok(format!("Successfully deleted {path}")),
         }
@@ -545,7 +548,10 @@ impl<S: NoteStore> Notes<S> {
                 self.wording.rename_root(old.note().is_some()),
             ));
         };
-        match self.store.note_rename(&self.scope, from, to, &self.provenance()) {
+        match self
+            .store
+            .note_rename(&self.scope, from, to, &self.provenance())
+        {
             Ok(_) => Ok(format!("Successfully renamed {old} to {new}")),
             Err(CoreError::NotFound { .. }) => {
                 Err(not_found(&old, format!("The path {old} does not exist")))
@@ -652,10 +658,14 @@ impl<S: NoteStore> Notes<S> {
             let (edited, detail) = change(&current)?;
             self.fits(path, &edited)?;
             let evidence = self.evidence(&edited);
-            match self
-                .store
-                .note_replace(&self.scope, note, &current, &edited, &evidence, &self.limits)
-            {
+            match self.store.note_replace(
+                &self.scope,
+                note,
+                &current,
+                &edited,
+                &evidence,
+                &self.limits,
+            ) {
                 Ok(()) => return Ok((edited, detail, evidence)),
                 Err(e) if is_note_conflict(&e, NOTE_CHANGED) => continue,
                 Err(CoreError::NotFound { .. }) => return Err(missing()),

@@ -4,9 +4,7 @@
 //! version with its evidence; older versions are rows of `note_versions`, and every write,
 //! review and forget appends to `audit` in the same transaction (migration 14).
 
-use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, Status, Writer, write_detail,
-};
+use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
@@ -295,8 +293,8 @@ impl NoteStore for SqliteStore {
                 "SELECT text FROM notes WHERE scope = ?1 AND path = ?2 \
                  AND status <> 'quarantined'",
             )?
-                .query_row(params![scope.as_str(), path.as_str()], |row| row.get(0))
-                .optional()
+            .query_row(params![scope.as_str(), path.as_str()], |row| row.get(0))
+            .optional()
         })
     }
 
@@ -305,8 +303,10 @@ impl NoteStore for SqliteStore {
             let map = |row: &rusqlite::Row<'_>| Ok((row.get(0)?, row.get(1)?));
             match dir {
                 None => conn
-                    .prepare_cached("SELECT path, bytes FROM notes WHERE scope = ?1 \
-                         AND status <> 'quarantined' ORDER BY path")?
+                    .prepare_cached(
+                        "SELECT path, bytes FROM notes WHERE scope = ?1 \
+                         AND status <> 'quarantined' ORDER BY path",
+                    )?
                     .query_map([scope.as_str()], map)?
                     .collect(),
                 Some(dir) => {
@@ -423,7 +423,14 @@ impl NoteStore for SqliteStore {
             .and_then(|_| stamp(tx, scope, self.clock.now()))
             .and_then(|()| {
                 let detail = write_detail(1, evidence.status);
-                audit(tx, Action::Write, scope, path.as_str(), &evidence.provenance, &detail)
+                audit(
+                    tx,
+                    Action::Write,
+                    scope,
+                    path.as_str(),
+                    &evidence.provenance,
+                    &detail,
+                )
             })
             .map_err(|e| to_core(op, e))
         })
@@ -492,7 +499,14 @@ impl NoteStore for SqliteStore {
                 ])?;
                 stamp(tx, scope, self.clock.now())?;
                 let detail = write_detail(next as u64, evidence.status);
-                audit(tx, Action::Write, scope, path.as_str(), &evidence.provenance, &detail)
+                audit(
+                    tx,
+                    Action::Write,
+                    scope,
+                    path.as_str(),
+                    &evidence.provenance,
+                    &detail,
+                )
             })();
             written.map_err(|e| to_core(op, e))
         })

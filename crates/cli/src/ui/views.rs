@@ -600,7 +600,11 @@ fn notes(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
         && let Some(text) = env.store.note_read(&scope_name, note)?
     {
         // Each version's provenance and screen findings, without the older texts.
-        let mut history = call(env, "note_history", json!({ "scope": scope, "path": shown }))?;
+        let mut history = call(
+            env,
+            "note_history",
+            json!({ "scope": scope, "path": shown }),
+        )?;
         let versions = history["versions"].as_array_mut().map(std::mem::take);
         let versions: Vec<Value> = versions
             .unwrap_or_default()

@@ -28,7 +28,7 @@ type Client = RunningService<RoleClient, ()>;
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 
 /// The tools, exactly as the issue names them.
-const TOOLS: [&str; 20] = [
+const TOOLS: [&str; 25] = [
     "trajectory_record",
     "trajectory_crystallize",
     "trajectory_recall",
@@ -49,6 +49,11 @@ const TOOLS: [&str; 20] = [
     "memory_forget",
     "memory_stats",
     "turns_memory",
+    "note_history",
+    "note_restore",
+    "memory_review",
+    "memory_reject",
+    "memory_audit",
 ];
 
 /// The server on `db` as a child process speaking MCP on its stdio.
@@ -1039,6 +1044,11 @@ async fn tools_serves_only_the_named_families() {
             "memory_list",
             "memory_forget",
             "memory_stats",
+            "note_history",
+            "note_restore",
+            "memory_review",
+            "memory_reject",
+            "memory_audit",
         ]
     );
     assert!(

@@ -283,6 +283,64 @@ fn the_readme_notes_example_runs_as_written() {
     );
 }
 
+/// The README's example of notes as evidence, run as written: a page's injected text is held
+/// and rejected, its clean text is shown as a marked data block, the run's writes are
+/// forgotten by session, and the trail records every step.
+#[test]
+fn the_readme_evidence_example_runs_as_written() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .expect("README");
+    let sandbox = Sandbox::new();
+    let commands = crate::tour::subsection_commands(&readme, "Notes as evidence");
+    assert!(commands.len() >= 8, "{commands:?}");
+    let mut outputs = Vec::new();
+    for command in &commands {
+        let words = crate::tour::words(command);
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let run = sandbox.run(&args, &[]);
+        assert_eq!(
+            run.code,
+            Some(0),
+            "README evidence example: {command}\n{run}"
+        );
+        outputs.push((command.clone(), run.stdout.clone()));
+    }
+    let output = |needle: &str| {
+        outputs
+            .iter()
+            .find(|(command, _)| command.contains(needle))
+            .map(|(_, out)| out.clone())
+            .unwrap_or_else(|| panic!("no command {needle}"))
+    };
+    assert!(output("create /memories/cart.md").contains("held for review"));
+    assert!(output("review list").contains("\"instruction: "));
+    assert!(
+        output("--as-data view")
+            .contains("<memory-item source=\"page:https://shop.example/cart\" trust=\"external\">")
+    );
+    assert!(output("note-history").contains("\"session\": \"run-7\""));
+    assert!(output("note-forget-by").contains("\"versions\": 1"));
+    let audit = output(" audit");
+    for action in ["\"write\"", "\"reject\"", "\"forget\""] {
+        assert!(audit.contains(action), "{action} in {audit}");
+    }
+    let held = sandbox.expect(0, &["--db", "target/evidence.db", "review", "list"]);
+    assert!(held.stdout.contains("\"held\": []"), "{held}");
+    let gone = sandbox.run(
+        &[
+            "--db",
+            "target/evidence.db",
+            "notes",
+            "view",
+            "/memories/price.md",
+        ],
+        &[],
+    );
+    assert_eq!(gone.code, Some(1), "{gone}");
+}
+
 /// The README's notes example prints the same on PostgreSQL (`--db postgres://...`) as on
 /// the SQLite file: the two backends keep one contract.
 #[test]

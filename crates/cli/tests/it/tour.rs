@@ -18,6 +18,20 @@ pub(crate) fn section_commands(readme: &str, heading: &str) -> Vec<String> {
         .split(&format!("\n## {heading}"))
         .nth(1)
         .unwrap_or_else(|| panic!("README has a `## {heading}` section"));
+    block_commands(section)
+}
+
+/// [`section_commands`] of a `### heading` subsection.
+pub(crate) fn subsection_commands(readme: &str, heading: &str) -> Vec<String> {
+    let section = readme
+        .split(&format!("\n### {heading}"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("README has a `### {heading}` section"));
+    block_commands(section)
+}
+
+/// The commands of the first ```` ```sh ```` block of `section`.
+fn block_commands(section: &str) -> Vec<String> {
     let block = section
         .split("```sh\n")
         .nth(1)

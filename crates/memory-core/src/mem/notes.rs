@@ -79,7 +79,11 @@ fn visible_at_or_below<'a>(
 /// The conflict of writing a note at `path`, if any.
 fn placement_conflict(tree: &Tree, path: &NotePath) -> Option<&'static str> {
     if let Some(note) = tree.get(path) {
-        return Some(if note.visible() { NOTE_EXISTS } else { NOTE_HELD });
+        return Some(if note.visible() {
+            NOTE_EXISTS
+        } else {
+            NOTE_HELD
+        });
     }
     if at_or_below(tree, Some(path)).next().is_some() {
         return Some(NOTE_IS_DIRECTORY);
@@ -173,7 +177,13 @@ impl NoteStore for InMemoryStore {
         );
         self.note_written(scope);
         let detail = write_detail(1, evidence.status);
-        self.audit(Action::Write, scope, path.as_str(), &evidence.provenance, detail);
+        self.audit(
+            Action::Write,
+            scope,
+            path.as_str(),
+            &evidence.provenance,
+            detail,
+        );
         Ok(())
     }
 
@@ -203,7 +213,13 @@ impl NoteStore for InMemoryStore {
         let version = note.newest().version;
         self.note_written(scope);
         let detail = write_detail(version, evidence.status);
-        self.audit(Action::Write, scope, path.as_str(), &evidence.provenance, detail);
+        self.audit(
+            Action::Write,
+            scope,
+            path.as_str(),
+            &evidence.provenance,
+            detail,
+        );
         Ok(())
     }
 
@@ -373,7 +389,13 @@ impl NoteStore for InMemoryStore {
             }
         };
         self.note_written(scope);
-        self.audit(action, scope, path.as_str(), by, format!("version {version}"));
+        self.audit(
+            action,
+            scope,
+            path.as_str(),
+            by,
+            format!("version {version}"),
+        );
         Ok(())
     }
 

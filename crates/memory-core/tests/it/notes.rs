@@ -8,8 +8,8 @@ use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, NoteFile, NoteHit, NoteLimits, NotePath, NoteScopeSummary,
     NoteStore, NoteVersion,
 };
-use agent_memory_core::{AuditStore, Page, Provenance};
 use agent_memory_core::testkit::{TestClock, notes, run};
+use agent_memory_core::{AuditStore, Page, Provenance};
 use agent_memory_core::{InMemoryStore, Result, Scope};
 
 #[test]
@@ -236,7 +236,10 @@ impl NoteStore for Broken {
             }
             for file in self.inner.note_list(&summary.scope, None)? {
                 let versions = self.inner.note_history(&summary.scope, &file.path)?;
-                if versions.iter().any(|v| writer.matches(&v.evidence.provenance)) {
+                if versions
+                    .iter()
+                    .any(|v| writer.matches(&v.evidence.provenance))
+                {
                     forgot.versions += versions.len() as u64;
                     forgot.notes += self.inner.note_delete(&summary.scope, &file.path, by)?;
                 }
@@ -250,7 +253,8 @@ impl AuditStore for Broken {
     fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
         let mut page = self.inner.audit_page(after, limit)?;
         if self.defect == Defect::AuditSkipsReviews {
-            page.items.retain(|e: &AuditEntry| e.action != Action::Approve);
+            page.items
+                .retain(|e: &AuditEntry| e.action != Action::Approve);
         }
         Ok(page)
     }

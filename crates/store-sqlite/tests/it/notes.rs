@@ -8,8 +8,8 @@ use agent_memory_core::evidence::{Evidence, Status, Writer};
 use agent_memory_core::store::notes::{
     Decision, NOTE_CHANGED, NoteLimits, NotePath, NoteStore, is_note_conflict,
 };
-use agent_memory_core::{Provenance, Scope, Source, Timestamp};
 use agent_memory_core::testkit::notes;
+use agent_memory_core::{Provenance, Scope, Source, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 
 use crate::contract::check_on_sqlite;
@@ -65,7 +65,13 @@ fn editors_on_separate_connections_lose_no_edit() {
     let db = dir.path().join("memory.db");
     let first = SqliteStore::open(&db).expect("open");
     first
-        .note_create(&scope(), &path("shared.md"), "", &ev(), &NoteLimits::default())
+        .note_create(
+            &scope(),
+            &path("shared.md"),
+            "",
+            &ev(),
+            &NoteLimits::default(),
+        )
         .expect("create");
     std::thread::scope(|threads| {
         for editor in 0..3 {
@@ -119,7 +125,8 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
                 &kept,
                 &path(&format!("k{i}.md")),
                 &format!("kept {i}"),
-                &ev(), &limits,
+                &ev(),
+                &limits,
             )
             .expect("create kept");
     }
@@ -128,7 +135,8 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
             &scope(),
             &path("secret/a.md"),
             &format!("x {CANARY} y"),
-            &ev(), &limits,
+            &ev(),
+            &limits,
         )
         .expect("create");
     store
@@ -137,7 +145,8 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
             &path("secret/a.md"),
             &format!("x {CANARY} y"),
             &format!("{CANARY} again"),
-            &ev(), &limits,
+            &ev(),
+            &limits,
         )
         .expect("replace");
     assert!(holds(&db, CANARY), "the test must see the canary first");
@@ -161,14 +170,26 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
 fn the_check_finds_scope_totals_out_of_step() {
     let store = crate::contract::in_memory();
     store
-        .note_create(&scope(), &path("a.md"), "abc", &ev(), &NoteLimits::default())
+        .note_create(
+            &scope(),
+            &path("a.md"),
+            "abc",
+            &ev(),
+            &NoteLimits::default(),
+        )
         .expect("create");
     assert!(store.check().expect("check").is_empty());
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("memory.db");
     let on_file = SqliteStore::open(&db).expect("open");
     on_file
-        .note_create(&scope(), &path("a.md"), "abc", &ev(), &NoteLimits::default())
+        .note_create(
+            &scope(),
+            &path("a.md"),
+            "abc",
+            &ev(),
+            &NoteLimits::default(),
+        )
         .expect("create");
     drop(on_file);
     let conn = rusqlite::Connection::open(&db).expect("raw open");
@@ -289,7 +310,10 @@ fn rejected_and_forgotten_versions_are_erased() {
     assert_eq!((forgot.versions, forgot.notes, forgot.restored), (2, 1, 1));
     assert!(!holds(&db, RUN), "the forgotten text is still in the file");
     assert_eq!(
-        store.note_read(&scope(), &path("a.md")).expect("read").as_deref(),
+        store
+            .note_read(&scope(), &path("a.md"))
+            .expect("read")
+            .as_deref(),
         Some("mine")
     );
     assert!(store.check().expect("check").is_empty());
