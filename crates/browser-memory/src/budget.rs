@@ -169,6 +169,13 @@ impl ContextBudget {
         });
     }
 
+    /// Rewrites each part's content with `f` (a part's priority and label stay).
+    pub fn map_contents(&mut self, mut f: impl FnMut(&str) -> String) {
+        for part in &mut self.parts {
+            part.content = f(&part.content);
+        }
+    }
+
     /// Whether no part was added.
     pub fn is_empty(&self) -> bool {
         self.parts.is_empty()

@@ -78,7 +78,7 @@ pub use matching::{
     find_replayable, trace_score,
 };
 pub use memory::{
-    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RunReport, assemble,
+    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RecallGuard, RunReport, assemble,
 };
 pub use origin::{origin_of, safe_file_stem, site_key};
 pub use render::{

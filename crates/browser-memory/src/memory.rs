@@ -1,11 +1,12 @@
 //! [`BrowserMemory`]: the four memory layers of one scope over a store, with the clock and id
 //! source injected: record finished runs, match goals, build the prompt context, prune.
 
+use agent_memory_core::screen::{ScreenPolicy, as_data_block, screen};
 use agent_memory_core::store::browser::{
     BrowserStore, Fact, FactKind, FactObservation, FinishedRun, RunManifest, SessionEntry,
     SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
-use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope};
+use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope, Source};
 
 use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
 use crate::error::Result;
@@ -145,6 +146,27 @@ pub struct ContextReport {
     pub matched: Option<Match>,
     /// The text and what became of each part.
     pub built: BuiltContext,
+    /// Recalled items the [`RecallGuard`] left out: sessions, facts, selectors and the
+    /// reference trajectory whose text the write screen flags, under `quarantine`.
+    pub withheld: usize,
+}
+
+/// What a context does with recalled text that the write screen
+/// ([`screen`](agent_memory_core::screen::screen)) flags: memory written from a page is
+/// evidence about the page, never instructions.
+///
+/// With the policy [`ScreenPolicy::Quarantine`], each recalled item (a session, a fact, a
+/// selector, the reference trajectory) whose text the screen flags is left out of the
+/// context; with `as_data`, each part is handed over inside a
+/// `<memory-item source="page:URL" trust=…>` block (`flagged` when the screen finds something
+/// in it, else `external`), its delimiters escaped inside. The default (`flag`, no data
+/// blocks) builds the context exactly as before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecallGuard {
+    /// `quarantine` leaves flagged items out; `flag` and `off` keep them.
+    pub policy: ScreenPolicy,
+    /// Each part as a data block.
+    pub as_data: bool,
 }
 
 /// Which assembly of the memory parts [`BrowserMemory::context`] builds.
@@ -183,6 +205,8 @@ pub struct BrowserMemory<S, C, I> {
     ids: I,
     /// How goals are matched.
     pub options: MatchOptions,
+    /// What a context does with text the write screen flags.
+    pub guard: RecallGuard,
 }
 
 impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
@@ -194,6 +218,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             clock,
             ids,
             options: MatchOptions::default(),
+            guard: RecallGuard::default(),
         }
     }
 
@@ -381,10 +406,75 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
                 (hints, budget)
             }
         };
+        let (matched, site, withheld) = self.guarded(url, matched, site);
         let trajectory = matched.as_ref().map(|m| &m.trajectory);
-        let built =
-            assemble(trajectory, &site, hints.as_deref(), layout).build_report(budget, policy);
-        Ok(ContextReport { matched, built })
+        let mut parts = assemble(trajectory, &site, hints.as_deref(), layout);
+        if self.guard.as_data {
+            let source = Source::Page(url.to_owned());
+            let host = source.host();
+            parts.map_contents(|content| {
+                let text = content.trim_matches('\n');
+                let trust = if screen(text, host.as_deref()).is_empty() {
+                    "external"
+                } else {
+                    "flagged"
+                };
+                format!("\n{}\n", as_data_block(text, &source, trust))
+            });
+        }
+        let built = parts.build_report(budget, policy);
+        Ok(ContextReport {
+            matched,
+            built,
+            withheld,
+        })
+    }
+
+    /// The recalled items the [`RecallGuard`] lets through, and how many it left out.
+    fn guarded(
+        &self,
+        url: &str,
+        mut matched: Option<Match>,
+        mut site: SiteMemory,
+    ) -> (Option<Match>, SiteMemory, usize) {
+        if self.guard.policy != ScreenPolicy::Quarantine {
+            return (matched, site, 0);
+        }
+        let source = Source::Page(url.to_owned());
+        let host = source.host();
+        let flagged = |texts: &[&str]| {
+            texts
+                .iter()
+                .any(|text| !screen(text, host.as_deref()).is_empty())
+        };
+        let before = site.sessions.len() + site.facts.len() + site.selectors.len();
+        site.sessions
+            .retain(|s| !flagged(&[&s.goal, &s.outcome, &s.final_url]));
+        site.facts.retain(|f| !flagged(&[&f.key, &f.value]));
+        site.selectors.retain(|e| {
+            !flagged(&[
+                &e.element,
+                e.last_ref.as_deref().unwrap_or_default(),
+                e.stable_selector.as_deref().unwrap_or_default(),
+            ])
+        });
+        let mut withheld = before - (site.sessions.len() + site.facts.len() + site.selectors.len());
+        let poisoned = matched.as_ref().is_some_and(|m| {
+            let t = &m.trajectory;
+            flagged(&[&t.goal])
+                || t.steps.iter().any(|step| {
+                    flagged(&[
+                        &step.url,
+                        &step.action,
+                        step.expected_effect.as_deref().unwrap_or_default(),
+                    ])
+                })
+        });
+        if poisoned {
+            matched = None;
+            withheld += 1;
+        }
+        (matched, site, withheld)
     }
 
     /// The facts about the site of `url` with confidence at least `min_confidence`

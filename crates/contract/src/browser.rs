@@ -12,8 +12,8 @@ use agent_memory_browser::compat::iso;
 use std::path::Path;
 
 use agent_memory_browser::{
-    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RunReport, Scenario, Turn,
-    export_dir, import_dir, site_key,
+    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RecallGuard, RunReport, Scenario,
+    Turn, export_dir, import_dir, site_key,
 };
 pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::excerpt::Excerpt;
@@ -77,6 +77,9 @@ pub struct ContextInput {
     /// How the parts are assembled (default `layered`).
     #[serde(default)]
     pub layout: LayoutInput,
+    /// Each part inside a `<memory-item source="page:URL" trust=…>` data block.
+    #[serde(default)]
+    pub as_data: bool,
 }
 
 /// The memory context, ready for the prompt, with what it was built from.
@@ -89,6 +92,14 @@ pub struct ContextOutput {
     pub matched: Option<ContextMatch>,
     /// Every part of the context, by priority, and what became of it within the budget.
     pub parts: Vec<ContextPart>,
+    /// Recalled items left out because the write screen flags their text, under the
+    /// store's `quarantine` policy (sessions, facts, selectors, the reference trajectory).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub withheld: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The trajectory a context took as its reference.
@@ -135,6 +146,10 @@ pub fn context(env: &Env<'_>, input: ContextInput) -> Result<ContextOutput> {
     let mut memory = memory(env, scope_of(input.scope.as_deref())?);
     memory.options.scoring = input.trace_scoring;
     memory.options.ttl_days = ttl(input.ttl_days)?;
+    memory.guard = RecallGuard {
+        policy: crate::evidence::policy(env)?,
+        as_data: input.as_data,
+    };
     let layout = match input.layout {
         LayoutInput::Layered => Layout::Layered,
         LayoutInput::Compat => Layout::Compatibility,
@@ -166,6 +181,7 @@ pub fn context(env: &Env<'_>, input: ContextInput) -> Result<ContextOutput> {
             })
             .collect(),
         context: report.built.text,
+        withheld: report.withheld as u64,
     })
 }
 
@@ -824,6 +840,7 @@ mod tests {
                 ttl_days: None,
                 budget: None,
                 layout: LayoutInput::Layered,
+                as_data: false,
             },
         )
         .expect("context");

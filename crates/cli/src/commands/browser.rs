@@ -106,6 +106,9 @@ struct ContextArgs {
     /// How the memory parts are assembled.
     #[arg(long, value_enum, default_value = "layered")]
     layout: LayoutArg,
+    /// Each part inside a <memory-item source=… trust=…> data block.
+    #[arg(long)]
+    as_data: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -215,6 +218,7 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
                         LayoutArg::Layered => ops::browser::LayoutInput::Layered,
                         LayoutArg::Compat => ops::browser::LayoutInput::Compat,
                     },
+                    as_data: context.as_data,
                 },
             )
             .map_err(ttl_flag)?;
