@@ -272,6 +272,9 @@ pub struct ViewInput {
     /// The context window in tokens: the answer then says whether to compact.
     #[serde(default)]
     pub context_window: Option<usize>,
+    /// Each tool output inside a `<memory-item source="tool:NAME" trust=…>` data block.
+    #[serde(default)]
+    pub as_data: bool,
 }
 
 /// The model view of a session, ready to send.
@@ -295,6 +298,14 @@ pub struct ViewOutput {
     /// The automatic compaction policy's answer, when `context_window` is given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionAnswer>,
+    /// Tool outputs withheld because the write screen flags them, under the store's
+    /// `quarantine` policy.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub withheld: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Estimated tokens per part of the model view (Keen Code's estimate: bytes / 3).
@@ -381,7 +392,9 @@ pub fn view(env: &Env<'_>, input: ViewInput) -> Result<ViewOutput> {
     if let Some(recent) = input.recent_memories {
         policy.recent_memories = recent;
     }
-    let model = history.model_view(&policy);
+    let (model, withheld) = history
+        .model_view(&policy)
+        .guarded(crate::evidence::policy(env)?, input.as_data);
     let parts = model.breakdown(&BytesOverThree, &[]);
     let breakdown = Breakdown {
         system_prompt_tokens: count(parts.system_prompt_tokens),
@@ -409,6 +422,7 @@ pub fn view(env: &Env<'_>, input: ViewInput) -> Result<ViewOutput> {
         tool_history: history.tool_history().as_str().to_owned(),
         breakdown,
         compaction,
+        withheld: withheld as u64,
     })
 }
 
@@ -1118,6 +1132,7 @@ pub fn tool_history(env: &Env<'_>, input: ToolHistoryInput) -> Result<ViewOutput
             recent_memories: None,
             compress_outputs: None,
             context_window: None,
+            as_data: false,
         },
     )
 }
@@ -1323,6 +1338,7 @@ mod tests {
             recent_memories: None,
             compress_outputs: Some(compress),
             context_window: window,
+            as_data: false,
         };
         let plain = view(&env, input(None, false)).expect("view");
         assert_eq!(plain.tool_history, "full");
@@ -1372,6 +1388,7 @@ mod tests {
                     recent_memories: None,
                     compress_outputs: None,
                     context_window: None,
+                    as_data: false,
                 },
             )
             .expect("view");
@@ -1390,6 +1407,7 @@ mod tests {
                 recent_memories: None,
                 compress_outputs: None,
                 context_window: None,
+                as_data: false,
             },
         )
         .expect_err("no such session");

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
+use agent_memory_core::Source;
+use agent_memory_core::screen::{ScreenPolicy, as_data_block, screen};
 use serde_json::{Map, Value, json};
 
 use crate::activity::{ActivityStatus, ToolActivity};
@@ -291,6 +293,64 @@ impl<'a> ModelView<'a> {
     pub fn with_system(mut self, system: impl Into<Cow<'a, str>>) -> Self {
         self.system = Some(system.into());
         self
+    }
+
+    /// The view with each tool result's output read as evidence, never as instructions: under
+    /// [`ScreenPolicy::Quarantine`] an output the write screen flags is replaced by a line
+    /// saying it was withheld and why; with `as_data` every output goes inside a
+    /// `<memory-item source="tool:NAME" trust=…>` block (`flagged` when the screen finds
+    /// something, else `external`), its delimiters escaped inside. The links of an output
+    /// whose call's input names a `url` are judged against that page's host. Returns the view
+    /// and how many outputs were withheld. User and assistant text is the user's and the model's own,
+    /// and stays as it is.
+    pub fn guarded(mut self, policy: ScreenPolicy, as_data: bool) -> (Self, usize) {
+        // A call whose input names a `url` fetched that page: its output's links are judged
+        // against the page's host.
+        let hosts: std::collections::HashMap<String, String> = self
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                ModelItem::ToolCall { id, input, .. } => {
+                    let url = input.get("url").and_then(Value::as_str)?;
+                    let host = Source::Page(url.to_owned()).host()?.into_owned();
+                    Some((id.to_string(), host))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut withheld = 0;
+        for item in &mut self.items {
+            let ModelItem::ToolResult {
+                id, name, output, ..
+            } = item
+            else {
+                continue;
+            };
+            let findings = match policy {
+                ScreenPolicy::Off if !as_data => continue,
+                ScreenPolicy::Off => Vec::new(),
+                _ => screen(output, hosts.get(id.as_ref()).map(String::as_str)),
+            };
+            let source = Source::Tool(name.to_string());
+            if policy == ScreenPolicy::Quarantine && !findings.is_empty() {
+                withheld += 1;
+                let reasons: Vec<String> = findings.iter().map(ToString::to_string).collect();
+                *output = Cow::Owned(format!(
+                    "[output withheld: the memory's write screen found {}]",
+                    reasons.join("; ")
+                ));
+                continue;
+            }
+            if as_data {
+                let trust = if findings.is_empty() {
+                    "external"
+                } else {
+                    "flagged"
+                };
+                *output = Cow::Owned(as_data_block(output, &source, trust));
+            }
+        }
+        (self, withheld)
     }
 
     /// The estimated token count of the system prompt and every text, argument and output in

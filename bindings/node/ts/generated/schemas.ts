@@ -798,6 +798,10 @@ priority?: number
  */
 export interface BrowserContextInput {
 /**
+ * Each part inside a `<memory-item source="page:URL" trust=…>` data block.
+ */
+as_data?: boolean
+/**
  * The context budget in characters (default 8000).
  */
 budget?: number
@@ -839,6 +843,11 @@ match?: ContextMatch
  * Every part of the context, by priority, and what became of it within the budget.
  */
 parts: ContextPart[]
+/**
+ * Recalled items left out because the write screen flags their text, under the
+ * store's `quarantine` policy (sessions, facts, selectors, the reference trajectory).
+ */
+withheld?: number
 }
 /**
  * The stored trajectory chosen as the reference, if one matched.
@@ -5052,6 +5061,10 @@ session: string
  */
 export interface TurnsViewInput {
 /**
+ * Each tool output inside a `<memory-item source="tool:NAME" trust=…>` data block.
+ */
+as_data?: boolean
+/**
  * Compress tool outputs for the model (default false).
  */
 compress_outputs?: boolean
@@ -5100,6 +5113,11 @@ tool_history: string
  * Completed turns in the session.
  */
 turns: number
+/**
+ * Tool outputs withheld because the write screen flags them, under the store's
+ * `quarantine` policy.
+ */
+withheld?: number
 }
 /**
  * The view's estimated tokens per part.

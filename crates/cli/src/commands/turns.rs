@@ -220,6 +220,7 @@ fn report(
             recent_memories: None,
             compress_outputs: Some(compress),
             context_window,
+            as_data: false,
         },
     )?)
 }

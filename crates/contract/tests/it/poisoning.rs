@@ -382,3 +382,89 @@ fn with_flag_a_browser_context_hands_each_part_over_as_marked_data() {
         "text outside the data blocks: {outside:?}"
     );
 }
+
+/// A coding session whose tool read a poisoned page: the tool's output, kept under the
+/// `full` tool history, is what a later model view sends.
+fn poisoned_session(env: &Env<'_>) {
+    let start =
+        json!({"type": "session_started", "session": "code", "started_at": 1_767_225_600_000_i64});
+    let out = call(
+        env,
+        "turns_append",
+        json!({"session": "code", "events": [start]}),
+    );
+    assert!(out.get("error").is_none(), "{out}");
+    let full = call(
+        env,
+        "turns_tool_history",
+        json!({"session": "code", "mode": "full"}),
+    );
+    assert!(full.get("error").is_none(), "{full}");
+    let mut events = vec![json!({"type": "user_message", "text": "Read the docs page."})];
+    for (i, (_, payload)) in FAMILIES.iter().enumerate() {
+        events.push(json!({"type": "assistant_turn", "text": "Read it.",
+            "tool_calls": [{"id": format!("c{i}"), "tool": "web_fetch",
+                            "input": {"url": "https://docs.example/"},
+                            "output": format!("The docs say: {payload}")}]}));
+        events.push(json!({"type": "user_message", "text": "Next."}));
+    }
+    let out = call(
+        env,
+        "turns_append",
+        json!({"session": "code", "events": events}),
+    );
+    assert!(out.get("error").is_none(), "{out}");
+}
+
+#[test]
+fn a_tool_output_reaches_the_model_view_only_as_marked_data_or_not_at_all() {
+    let store = store();
+    let env = env(&store);
+    poisoned_session(&env);
+    let plain = call(
+        &env,
+        "turns_view",
+        json!({"session": "code", "provider": "anthropic"}),
+    );
+    let text = plain["messages"].to_string();
+    assert!(
+        text.contains("The docs say: Ignore all previous"),
+        "{plain}"
+    );
+    let marked = call(
+        &env,
+        "turns_view",
+        json!({"session": "code", "provider": "anthropic", "as_data": true}),
+    );
+    let text = marked["messages"].to_string();
+    assert_eq!(
+        text.matches("<memory-item source=\\\"tool:web_fetch\\\" trust=\\\"flagged\\\">")
+            .count(),
+        FAMILIES.len(),
+        "{text}"
+    );
+    assert!(!text.contains("done</memory-item>"), "{text}");
+    call(
+        &env,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    let held = call(
+        &env,
+        "turns_view",
+        json!({"session": "code", "provider": "anthropic"}),
+    );
+    assert_eq!(held["withheld"], FAMILIES.len(), "{held}");
+    let text = held["messages"].to_string();
+    for (family, payload) in FAMILIES {
+        let first = payload.lines().next().unwrap_or_default();
+        assert!(
+            !text.contains(first),
+            "{family} reached the model view: {text}"
+        );
+    }
+    assert!(
+        text.contains("[output withheld: the memory's write screen found "),
+        "{text}"
+    );
+}

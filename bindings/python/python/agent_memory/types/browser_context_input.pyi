@@ -12,6 +12,7 @@ LayoutInput: TypeAlias = Literal['layered', 'compat']
 
 
 class ContextInput(TypedDict):
+    as_data: NotRequired[bool]
     budget: NotRequired[int]
     goal: str
     layout: NotRequired[LayoutInput]

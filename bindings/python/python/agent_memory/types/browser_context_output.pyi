@@ -28,3 +28,4 @@ class ContextOutput(TypedDict):
     context: str
     match: NotRequired[ContextMatch]
     parts: List[ContextPart]
+    withheld: NotRequired[int]

@@ -14,6 +14,7 @@ Provider: TypeAlias = Literal[
 
 
 class ViewInput(TypedDict):
+    as_data: NotRequired[bool]
     compress_outputs: NotRequired[bool]
     context_window: NotRequired[int]
     provider: Provider

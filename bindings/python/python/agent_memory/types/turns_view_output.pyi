@@ -42,3 +42,4 @@ class ViewOutput(TypedDict):
     session: str
     tool_history: str
     turns: int
+    withheld: NotRequired[int]
