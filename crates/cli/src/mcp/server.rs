@@ -89,13 +89,35 @@ fn failure(error: &anyhow::Error, database: &str) -> CallToolResult {
     result
 }
 
-/// Runs tool `index` on `arguments`, on this (blocking) thread.
-fn run(shared: &Shared, index: usize, arguments: JsonObject) -> anyhow::Result<Value> {
+/// The client a write's provenance names: `mcp:` and the name the client gave in its
+/// `initialize` (at most 64 characters, control characters dropped), or `mcp`.
+fn client_of(name: Option<&str>) -> String {
+    let name: String = name
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(64)
+        .collect();
+    let name = name.trim();
+    if name.is_empty() {
+        "mcp".to_owned()
+    } else {
+        format!("mcp:{name}")
+    }
+}
+
+/// Runs tool `index` on `arguments` for `client`, on this (blocking) thread.
+fn run(
+    shared: &Shared,
+    index: usize,
+    arguments: JsonObject,
+    client: String,
+) -> anyhow::Result<Value> {
     let def = &shared.tools[index];
     let arguments = Value::Object(arguments);
     let effect = def.effect_on(&arguments);
     let env = Env {
-        client: Some("mcp".to_owned()),
+        client: Some(client),
         store: shared.database.store(effect)?,
         clock: match shared.now {
             Some(at) => Box::new(ManualClock::new(at)),
@@ -147,8 +169,10 @@ impl ServerHandler for MemoryServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let peer = context.peer.peer_info();
+        let client = client_of(peer.as_ref().map(|p| p.client_info.name.as_str()));
         let Some(index) = self
             .shared
             .tools
@@ -167,7 +191,9 @@ impl ServerHandler for MemoryServer {
         // It runs to its end even if the client goes away (a future blocked in its poll is
         // not dropped midway): what it wrote is committed, so nothing acknowledged is lost.
         let outcome = tokio::task::block_in_place(|| {
-            std::panic::catch_unwind(AssertUnwindSafe(|| run(&self.shared, index, arguments)))
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                run(&self.shared, index, arguments, client)
+            }))
         });
         let result = match outcome {
             Ok(Ok(value)) => CallToolResult::structured(value),
@@ -185,5 +211,18 @@ impl ServerHandler for MemoryServer {
             }
         };
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod client_tests {
+    use super::client_of;
+
+    #[test]
+    fn a_client_is_named_by_its_own_bounded_name() {
+        assert_eq!(client_of(Some("claude-code")), "mcp:claude-code");
+        assert_eq!(client_of(None), "mcp");
+        assert_eq!(client_of(Some(" \u{7}\n ")), "mcp");
+        assert_eq!(client_of(Some(&"x".repeat(500))).len(), "mcp:".len() + 64);
     }
 }

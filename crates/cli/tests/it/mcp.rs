@@ -1130,7 +1130,10 @@ async fn mcp_writes_are_screened_and_held_for_the_person() {
     .await;
     assert!(text.contains("does not exist"), "{text}");
     let queue = call(&client, "memory_review", json!({})).await;
-    assert_eq!(queue["held"][0]["provenance"]["client"], "mcp", "{queue}");
+    let named = queue["held"][0]["provenance"]["client"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(named.starts_with("mcp:"), "the client's own name: {queue}");
     assert_eq!(
         queue["held"][0]["provenance"]["session"], "run-5",
         "{queue}"
