@@ -249,6 +249,61 @@ const APPEND: &str = "WITH locked AS MATERIALIZED ( \
        $4::text[], $5::bigint[]) WITH ORDINALITY AS e(p, f, t, o, r, n) ORDER BY e.n \
      RETURNING seq";
 
+/// [`APPEND`] for a single episode (an agent recording each trajectory as it ends): the same
+/// row and the same lock taken before the row draws its sequence number
+/// (the materialized subquery is read, taking the lock, before its one row is formed), with
+/// the values bound as they are rather than as one-element arrays, so the server neither
+/// unnests nor sorts. `$1`..`$5` are the row's columns, `$6` the lock class.
+const APPEND_ONE: &str = "WITH locked AS MATERIALIZED ( \
+       SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text)) AS held) \
+     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at) \
+     SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint FROM locked \
+     RETURNING seq";
+
+/// Appends `episodes` with one statement ([`APPEND_ONE`] for one, else [`APPEND`]) and
+/// returns their sequence numbers in ascending order, which is batch order.
+fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i64>, Fail> {
+    if let [e] = episodes {
+        let rows = q.rows(
+            APPEND_ONE,
+            &[
+                &e.partition.as_str(),
+                &e.fingerprint.as_key(),
+                &encode_trajectory(&e.trajectory),
+                &e.outcome,
+                &e.recorded_at.as_millis(),
+                &lock::PARTITION,
+            ],
+        )?;
+        return Ok(sorted_seqs(rows));
+    }
+    let partitions: BTreeSet<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
+    let names: Vec<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
+    let keys: Vec<&str> = episodes.iter().map(|e| e.fingerprint.as_key()).collect();
+    let trajectories: Vec<String> = episodes
+        .iter()
+        .map(|e| encode_trajectory(&e.trajectory))
+        .collect();
+    let outcomes: Vec<&str> = episodes.iter().map(|e| e.outcome.as_str()).collect();
+    let times: Vec<i64> = episodes.iter().map(|e| e.recorded_at.as_millis()).collect();
+    // The partitions' shared locks, in sorted order, are taken by the insert itself before
+    // any row gets its sequence number (see [`APPEND`]).
+    let partitions: Vec<&str> = partitions.into_iter().collect();
+    let rows = q.rows(
+        APPEND,
+        &[
+            &names,
+            &keys,
+            &trajectories,
+            &outcomes,
+            &times,
+            &lock::PARTITION,
+            &partitions,
+        ],
+    )?;
+    Ok(sorted_seqs(rows))
+}
+
 fn sorted_seqs(rows: Vec<Row>) -> Vec<i64> {
     let mut seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
     seqs.sort_unstable();
@@ -271,32 +326,9 @@ impl EpisodeStore for PostgresStore {
                 [("value", *value)],
             )?;
         }
-        let partitions: BTreeSet<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
-        let names: Vec<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
-        let keys: Vec<&str> = episodes.iter().map(|e| e.fingerprint.as_key()).collect();
-        let trajectories: Vec<String> = episodes
-            .iter()
-            .map(|e| encode_trajectory(&e.trajectory))
-            .collect();
-        let outcomes: Vec<&str> = episodes.iter().map(|e| e.outcome.as_str()).collect();
-        let times: Vec<i64> = episodes.iter().map(|e| e.recorded_at.as_millis()).collect();
-        // The partitions' shared locks, in sorted order, are taken by the insert itself
-        // before any row gets its sequence number (see [`APPEND`]).
-        let partitions: Vec<&str> = partitions.into_iter().collect();
-        let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
-            &names,
-            &keys,
-            &trajectories,
-            &outcomes,
-            &times,
-            &lock::PARTITION,
-            &partitions,
-        ];
         let seqs = if settings.is_empty() {
             // One statement on its own: one round trip, committed when it returns.
-            self.write_one("append episodes", |one| {
-                Ok(sorted_seqs(one.rows(APPEND, &params)?))
-            })?
+            self.write_one("append episodes", |one| append(one, episodes))?
         } else {
             self.write("append episodes", |tx| {
                 // Every setting is checked before the first write, so a conflict leaves the
@@ -316,7 +348,7 @@ impl EpisodeStore for PostgresStore {
                 if episodes.is_empty() {
                     return Ok(Vec::new());
                 }
-                Ok(sorted_seqs(tx.query(APPEND, &params)?))
+                append(tx, episodes)
             })?
         };
         seqs.into_iter()

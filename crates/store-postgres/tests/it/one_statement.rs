@@ -41,15 +41,24 @@ fn sequence_value(client: &mut Client, schema: &str) -> i64 {
 #[test]
 fn an_append_draws_its_sequence_number_only_once_it_holds_the_partition_lock() {
     let Some(url) = server() else { return };
+    // One episode and a batch are sent as different statements; both must wait.
+    for size in [1, 3] {
+        append_waits_for_the_partition_lock(&url, size);
+    }
+}
+
+/// An append of `size` episodes, sent while another connection holds the partition lock
+/// exclusive, waits for it without drawing a sequence number.
+fn append_waits_for_the_partition_lock(url: &str, size: usize) {
     let schema = fresh_schema("lock");
     let store = Arc::new(
-        PostgresStore::connect_with(&url, &PostgresOptions::default().with_schema(&schema))
+        PostgresStore::connect_with(url, &PostgresOptions::default().with_schema(&schema))
             .expect("connect"),
     );
     let first = store
         .append_episodes(&[episode("checkout", "a")])
         .expect("first append");
-    let mut holder = Client::connect(&url, NoTls).expect("connect the lock holder");
+    let mut holder = Client::connect(url, NoTls).expect("connect the lock holder");
     let mut crystallizer = holder.transaction().expect("begin");
     crystallizer
         .execute(
@@ -60,9 +69,12 @@ fn an_append_draws_its_sequence_number_only_once_it_holds_the_partition_lock() {
 
     let appender = {
         let store = Arc::clone(&store);
-        std::thread::spawn(move || store.append_episodes(&[episode("checkout", "b")]))
+        let batch: Vec<NewEpisode> = (0..size)
+            .map(|i| episode("checkout", &format!("b{i}")))
+            .collect();
+        std::thread::spawn(move || store.append_episodes(&batch))
     };
-    let mut watcher = Client::connect(&url, NoTls).expect("connect the watcher");
+    let mut watcher = Client::connect(url, NoTls).expect("connect the watcher");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let waiting: i64 = watcher
@@ -78,21 +90,22 @@ fn an_append_draws_its_sequence_number_only_once_it_holds_the_partition_lock() {
         }
         assert!(
             Instant::now() < deadline,
-            "the append never waited for the partition lock"
+            "the append of {size} never waited for the partition lock"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
         sequence_value(&mut watcher, &schema),
         i64::try_from(first[0]).expect("seq"),
-        "the waiting append drew a sequence number before it held the lock"
+        "the waiting append of {size} drew a sequence number before it held the lock"
     );
     crystallizer.commit().expect("release the lock");
     let second = appender
         .join()
         .expect("the appender thread")
         .expect("the append completes once the lock is released");
-    assert_eq!(second[0], first[0] + 1);
+    let want: Vec<u64> = (1..=size as u64).map(|i| first[0] + i).collect();
+    assert_eq!(second, want);
     store.drop_schema().expect("drop the schema");
 }
 
@@ -120,5 +133,45 @@ fn a_partitionless_batch_of_many_partitions_gets_ascending_seqs_in_batch_order()
             .collect();
         assert_eq!(read, want);
     }
+    store.drop_schema().expect("drop the schema");
+}
+
+#[test]
+fn one_episode_alone_is_stored_as_the_same_row_as_in_a_batch() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("rows");
+    let store = PostgresStore::connect_with(&url, &PostgresOptions::default().with_schema(&schema))
+        .expect("connect");
+    let mut wanted = episode("p", "alone");
+    wanted.trajectory = vec!["a \"quoted\" step".to_owned(), "ünïcode".to_owned()];
+    wanted.outcome = r#"{"success":true}"#.to_owned();
+    let alone = store
+        .append_episodes(std::slice::from_ref(&wanted))
+        .expect("append alone");
+    let batch = store
+        .append_episodes(&[wanted.clone(), episode("q", "other")])
+        .expect("append in a batch");
+    let mut client = Client::connect(&url, NoTls).expect("connect");
+    let mut row = |seq: u64| {
+        let row = client
+            .query_one(
+                &format!(
+                    "SELECT partition, fingerprint, trajectory, outcome, recorded_at \
+                     FROM {schema}.trajectory_episode WHERE seq = $1"
+                ),
+                &[&i64::try_from(seq).expect("seq")],
+            )
+            .expect("read the row");
+        (
+            row.get::<_, String>(0),
+            row.get::<_, String>(1),
+            row.get::<_, String>(2),
+            row.get::<_, String>(3),
+            row.get::<_, i64>(4),
+        )
+    };
+    let (one, in_batch) = (row(alone[0]), row(batch[0]));
+    assert_eq!(one, in_batch);
+    assert_eq!(one.4, 1_700_000_000_000);
     store.drop_schema().expect("drop the schema");
 }
