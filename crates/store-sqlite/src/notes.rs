@@ -1006,5 +1006,40 @@ pub(crate) fn check_notes(
             format!("missing, though the scope holds {notes} notes of {bytes} bytes"),
         );
     }
+    // A note's older versions are numbered below its own, and every evidence column reads
+    // back: a source, a status and an encoded list of reasons.
+    let mut stmt = conn.prepare(&format!(
+        "SELECT v.note_id, v.version, n.version, {EVIDENCE_OF_V} FROM note_versions v \
+         JOIN notes n ON n.id = v.note_id"
+    ))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (id, version, newest): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        if version >= newest {
+            report(
+                format!("note_versions row ({id}, {version})"),
+                format!("is not older than its note's own version {newest}"),
+            );
+        }
+        if let Err(e) = evidence_at(row, 3) {
+            report(
+                format!("note_versions row ({id}, {version})"),
+                e.to_string(),
+            );
+        }
+    }
+    let mut stmt = conn.prepare(&format!("SELECT id, {EVIDENCE} FROM notes"))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let Err(e) = evidence_at(row, 1) {
+            report(
+                format!("notes row {}", row.get::<_, i64>(0)?),
+                e.to_string(),
+            );
+        }
+    }
     Ok(())
 }
+
+/// [`EVIDENCE`], of the `note_versions` row aliased `v`.
+const EVIDENCE_OF_V: &str = "v.source, v.session, v.client, v.written_at, v.status, v.reasons";

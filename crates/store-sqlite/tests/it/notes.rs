@@ -263,6 +263,54 @@ fn found_nothing(store: &agent_memory_core::InMemoryStore) -> bool {
         .is_empty()
 }
 
+/// The check finds a note's older version numbered at or past its own, and evidence that
+/// does not read back.
+#[test]
+fn the_check_finds_versions_out_of_order_and_unreadable_evidence() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let store = SqliteStore::open(&db).expect("open");
+    store
+        .note_create(
+            &scope(),
+            &path("a.md"),
+            "one",
+            &ev(),
+            &NoteLimits::default(),
+        )
+        .expect("create");
+    store
+        .note_replace(
+            &scope(),
+            &path("a.md"),
+            "one",
+            "two",
+            &ev(),
+            &NoteLimits::default(),
+        )
+        .expect("replace");
+    assert!(store.check().expect("check").is_empty());
+    drop(store);
+    let conn = rusqlite::Connection::open(&db).expect("raw open");
+    conn.execute("UPDATE note_versions SET version = 5", [])
+        .expect("break the numbering");
+    conn.execute("UPDATE notes SET source = 'web:x'", [])
+        .expect("break the source");
+    drop(conn);
+    let findings = SqliteStore::open(&db)
+        .expect("reopen")
+        .check()
+        .expect("check");
+    let details: Vec<&str> = findings.iter().map(|f| f.detail.as_str()).collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("is not older than its note's own version 2")),
+        "{findings:?}"
+    );
+    assert!(details.iter().any(|d| d.contains("source")), "{findings:?}");
+}
+
 /// A rejected version and the versions a forget by provenance takes leave no byte of their
 /// text in the file, and the note falls back to what the user wrote.
 #[test]
