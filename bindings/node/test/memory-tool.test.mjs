@@ -271,3 +271,16 @@ test('the note limit is the caller’s to set, and a note past it is refused nam
   assert.throws(() => memoryToolHandlers(store, { maxNoteBytes: '1M' }), { kind: 'invalid_input', input: 'options.maxNoteBytes' })
   await assert.rejects(memoryToolHandlers(store, { maxNoteBytes: 0 }).view({ command: 'view', path: '/memories' }), { kind: 'invalid_input' })
 })
+
+test('each version names the model, the handlers\' session and the package; the model cannot name another writer', async () => {
+  const store = await Store.open(':memory:')
+  const memory = betaMemoryTool(memoryToolHandlers(store, { scope: 's', session: 'run-12' }))
+  await memory.run({ command: 'create', path: '/memories/plan.md', file_text: 'step one' })
+  await memory.run({ command: 'str_replace', path: '/memories/plan.md', old_str: 'one', new_str: 'two', source: 'user' })
+  const { versions } = await store.noteHistory({ path: '/memories/plan.md', scope: 's' })
+  assert.deepEqual(versions.map((v) => v.provenance.source), ['model', 'model'])
+  assert.deepEqual([...new Set(versions.map((v) => v.provenance.session))], ['run-12'])
+  assert.deepEqual([...new Set(versions.map((v) => v.provenance.client))], ['node'])
+  assert.equal((await store.noteForgetBy({ session: 'run-12' })).notes, 1)
+  assert.throws(() => memoryToolHandlers(store, { session: 12 }), InvalidInputError)
+})

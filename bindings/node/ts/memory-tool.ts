@@ -40,6 +40,12 @@ export interface MemoryToolOptions {
    * most 64 MiB); a write past it rejects with a text naming the limit.
    */
   maxNoteBytes?: number
+  /**
+   * The session or run every version the model writes is kept with (its writer is the
+   * model, through `node`): what `store.noteForgetBy({ session })` forgets after a poisoned
+   * run.
+   */
+  session?: string
 }
 
 const COMMANDS: ReadonlyArray<MemoryToolCommand['command']> = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename']
@@ -54,11 +60,14 @@ export function memoryToolHandlers(store: Store, options: MemoryToolOptions = {}
     throw new InvalidInputError('store must be a Store (from Store.open or Store.openSync)', 'store')
   }
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidInputError('options must be an object ({ scope, secrets, maxNoteBytes })', 'options')
+    throw new InvalidInputError('options must be an object ({ scope, secrets, maxNoteBytes, session })', 'options')
   }
-  const { scope, secrets, maxNoteBytes } = options
+  const { scope, secrets, maxNoteBytes, session } = options
   if (scope !== undefined && (typeof scope !== 'string' || scope.length === 0 || !wellFormed(scope))) {
     throw new InvalidInputError('options.scope must be a non-empty string', 'options.scope')
+  }
+  if (session !== undefined && (typeof session !== 'string' || !wellFormed(session))) {
+    throw new InvalidInputError('options.session must be a string', 'options.session')
   }
   if (maxNoteBytes !== undefined && !Number.isSafeInteger(maxNoteBytes)) {
     throw new InvalidInputError('options.maxNoteBytes must be an integer number of bytes', 'options.maxNoteBytes')
@@ -71,7 +80,19 @@ export function memoryToolHandlers(store: Store, options: MemoryToolOptions = {}
       }
       // The contract checks the command's fields; the handler only names the command, and
       // asks for the texts of the TypeScript SDK's own tool, which models are shown.
-      const input = { ...command, command: name, scope, secrets, sdk: 'typescript', max_note_bytes: maxNoteBytes } as NotesInput
+      // The writer is the model, in the handler's session: a field the model adds cannot
+      // name another (`source`), and a view answers the tool's own text (`as_data`).
+      const input = {
+        ...command,
+        command: name,
+        scope,
+        secrets,
+        sdk: 'typescript',
+        max_note_bytes: maxNoteBytes,
+        source: undefined,
+        session,
+        as_data: undefined,
+      } as NotesInput
       const { text } = await store.notes(input)
       return text
     }

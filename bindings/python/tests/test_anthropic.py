@@ -212,3 +212,19 @@ def test_the_sdks_tool_runner_runs_the_models_memory_calls(store):
 def texts(content):
     """A tool result's content as one text (a string, or text blocks)."""
     return content if isinstance(content, str) else "".join(block["text"] for block in content)
+
+
+def test_each_version_names_the_model_its_session_and_the_package(store):
+    tool = NotesMemoryTool(store, scope="s", session="run-12")
+    tool.call({"command": "create", "path": "/memories/plan.md", "file_text": "step one"})
+    # A field the tool's input does not have never reaches the store, so a model cannot
+    # name another writer.
+    tool.call({"command": "str_replace", "path": "/memories/plan.md", "old_str": "one",
+               "new_str": "two", "source": "user"})
+    versions = store.note_history({"path": "/memories/plan.md", "scope": "s"})["versions"]
+    assert [v["provenance"]["source"] for v in versions] == ["model", "model"]
+    assert {v["provenance"]["session"] for v in versions} == {"run-12"}
+    assert {v["provenance"]["client"] for v in versions} == {"python"}
+    assert store.note_forget_by({"session": "run-12"})["notes"] == 1
+    with pytest.raises(TypeError, match="session must be a str"):
+        NotesMemoryTool(store, session=12)

@@ -61,9 +61,13 @@ def _input(command: Any) -> Dict[str, Any]:
 class _Scope:
     """What both handlers hold: the scope their notes live in, and the secrets kept out."""
 
-    def _given(self, scope: str, secrets: Optional[Mapping[str, str]], max_note_bytes: Optional[int]) -> None:
+    def _given(self, scope: str, secrets: Optional[Mapping[str, str]], max_note_bytes: Optional[int],
+               session: Optional[str] = None) -> None:
         if not isinstance(scope, str):
             raise TypeError(f"scope must be a str, not {type(scope).__name__}")
+        if session is not None and not isinstance(session, str):
+            raise TypeError(f"session must be a str, not {type(session).__name__}")
+        self.session = session
         if max_note_bytes is not None and (isinstance(max_note_bytes, bool) or not isinstance(max_note_bytes, int)):
             raise TypeError(f"max_note_bytes must be an int, not {type(max_note_bytes).__name__}")
         self.scope = scope
@@ -81,6 +85,10 @@ class _Scope:
             given["secrets"] = self._secrets
         if self.max_note_bytes is not None:
             given["max_note_bytes"] = self.max_note_bytes
+        # Each version the model writes is kept as the model's, in this session: what
+        # ``Store.note_forget_by`` can forget after a poisoned run.
+        if self.session is not None:
+            given["session"] = self.session
         return cast("notes_input.NotesInput", given)
 
 
@@ -89,14 +97,16 @@ class NotesMemoryTool(_Scope, BetaAbstractMemoryTool):
     one), each scope a ``/memories`` directory of its own. ``secrets`` (name to value) are
     replaced by ``${name}`` in everything written or answered; ``max_note_bytes`` is the
     largest note a write may leave (256 KiB when ``None``, at most 64 MiB), and a write past
-    it is refused with a text naming the limit; ``cache_control`` is the SDK's."""
+    it is refused with a text naming the limit; ``session`` is kept with every version the
+    model writes (its writer is the model, through ``python``); ``cache_control`` is the
+    SDK's."""
 
     def __init__(self, store: Union[Store, str], scope: str = "default", *,
                  secrets: Optional[Mapping[str, str]] = None, max_note_bytes: Optional[int] = None,
-                 cache_control: Any = None):
+                 session: Optional[str] = None, cache_control: Any = None):
         super().__init__(cache_control=cache_control)
         self.store = store if isinstance(store, Store) else Store(store)
-        self._given(scope, secrets, max_note_bytes)
+        self._given(scope, secrets, max_note_bytes, session)
 
     def _run(self, command: Any) -> str:
         try:
@@ -129,10 +139,10 @@ class AsyncNotesMemoryTool(_Scope, BetaAsyncAbstractMemoryTool):
 
     def __init__(self, store: Union[aio.Store, Store, str], scope: str = "default", *,
                  secrets: Optional[Mapping[str, str]] = None, max_note_bytes: Optional[int] = None,
-                 cache_control: Any = None):
+                 session: Optional[str] = None, cache_control: Any = None):
         super().__init__(cache_control=cache_control)
         self.store = store if isinstance(store, aio.Store) else aio.Store(store)
-        self._given(scope, secrets, max_note_bytes)
+        self._given(scope, secrets, max_note_bytes, session)
 
     async def _run(self, command: Any) -> str:
         try:
