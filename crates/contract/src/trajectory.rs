@@ -22,6 +22,7 @@ use agent_memory_trajectory::{
     Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
 };
 
+use agent_memory_core::screen::{ScreenPolicy, screen};
 /// A caller's own signals and canonical sequences for [`crystallize_with_hooks`] (popoto's
 /// extension points, overridden in a language package).
 pub use agent_memory_trajectory::CrystallizeHooks;
@@ -213,6 +214,14 @@ pub struct RecallOutput {
     /// Present when the partition holds nothing yet: why the result is empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Patterns left out because the write screen flags an action or a fingerprint value,
+    /// under the store's `quarantine` policy.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub withheld: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Which partition's patterns to list.
@@ -754,6 +763,7 @@ pub fn recall(env: &Env<'_>, input: RecallInput) -> Result<RecallOutput> {
             partition: input.partition.clone(),
             patterns: Vec::new(),
             note: Some(note),
+            withheld: 0,
         });
     }
     let filter: Vec<(&str, &str)> = input
@@ -776,11 +786,22 @@ pub fn recall(env: &Env<'_>, input: RecallInput) -> Result<RecallOutput> {
     if !named.is_empty() {
         options = options.with_weights(Weights::from_named(named)?);
     }
-    let scored = target
+    let mut scored = target
         .memory
         .recall_with(&filter, &target.partition, options)?;
+    // Recalled actions are what an agent runs next: under `quarantine`, a pattern whose
+    // action or fingerprint value the write screen flags is left out.
+    let before = scored.len();
+    if crate::evidence::policy(env)? == ScreenPolicy::Quarantine {
+        let clean = |text: &str| screen(text, None).is_empty();
+        scored.retain(|s| {
+            s.pattern.canonical_sequence.iter().all(|a| clean(a))
+                && s.pattern.fingerprint.pairs().iter().all(|(_, v)| clean(v))
+        });
+    }
     Ok(RecallOutput {
         partition: input.partition.clone(),
+        withheld: (before - scored.len()) as u64,
         patterns: scored
             .into_iter()
             .map(|s| PatternEntry::new(s.pattern, Some(s.score)))

@@ -15,6 +15,7 @@
 
 use crate::{Error, ErrorKind, Result, ResultExt};
 use agent_memory_core::excerpt::{Excerpt, bounded};
+use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::{SessionId, SessionStore};
 use agent_memory_turns::{
     AssistantTurn, AutoCompaction, BytesOverThree, Compaction, ContextPolicy, Entry, EventLog,
@@ -791,11 +792,16 @@ pub struct ProviderRequest {
     history: Box<History>,
     policy: Box<ContextPolicy>,
     provider: Provider,
+    /// The store's screen policy: under `quarantine` a flagged tool output is withheld.
+    screen: ScreenPolicy,
 }
 
 impl Serialize for ProviderRequest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let model = self.history.model_view(&self.policy);
+        let (model, _) = self
+            .history
+            .model_view(&self.policy)
+            .guarded(self.screen, false);
         match self.provider {
             Provider::OpenaiChat => render::openai_chat(&model).serialize(serializer),
             Provider::OpenaiResponses => render::openai_responses(&model).serialize(serializer),
@@ -978,6 +984,12 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
             memory.project.as_deref(),
         )?);
     }
+    // A stored session's tool outputs are read through the store's screen policy, as
+    // `turns_view` reads them; a log file is the caller's own and is shown as it is.
+    let screen = match source {
+        Source::Stored(_) => crate::evidence::policy(env)?,
+        Source::Log(_) => ScreenPolicy::Off,
+    };
     if let Some(provider) = input.provider {
         return Ok(HistoryOutput::Provider {
             session,
@@ -986,11 +998,12 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
                 history: Box::new(history),
                 policy: Box::new(policy),
                 provider,
+                screen,
             },
             warnings,
         });
     }
-    let model = history.model_view(&policy);
+    let (model, _) = history.model_view(&policy).guarded(screen, false);
     let system = model.system.as_deref().map(|text| ModelMessage::System {
         text: text.to_owned(),
     });

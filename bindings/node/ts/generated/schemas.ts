@@ -4452,6 +4452,11 @@ partition: string
  * The matching patterns, best first (empty when none matches).
  */
 patterns: PatternEntry[]
+/**
+ * Patterns left out because the write screen flags an action or a fingerprint value,
+ * under the store's `quarantine` policy.
+ */
+withheld?: number
 }
 /**
  * Episodes to record into one partition, in one transaction.

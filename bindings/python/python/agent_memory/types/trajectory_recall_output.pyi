@@ -24,3 +24,4 @@ class RecallOutput(TypedDict):
     note: NotRequired[str]
     partition: str
     patterns: List[PatternEntry]
+    withheld: NotRequired[int]
