@@ -44,6 +44,9 @@ pub struct NoteScopeEntry {
     /// when not known (written before the database kept the time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_write: Option<String>,
+    /// Notes held for review (`memory_review` lists them); left out when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held: u64,
 }
 
 /// One procedural-memory partition.
@@ -187,6 +190,7 @@ pub fn list(env: &Env<'_>, _: crate::operations::NoInput) -> Result<MemoryList> 
             notes: s.notes,
             bytes: s.bytes,
             last_write: s.last_write.map(time),
+            held: s.held,
         })
         .collect();
     Ok(MemoryList {

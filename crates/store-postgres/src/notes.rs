@@ -717,8 +717,9 @@ impl NoteStore for PostgresStore {
         // Held notes count: they take the scope's room until a review or a forget.
         let rows = self.read_one("list note scopes", |one| {
             Ok(one.rows(
-                "SELECT n.scope, n.notes, n.bytes, w.last_write \
-                 FROM (SELECT scope, count(*) AS notes, coalesce(sum(bytes), 0)::bigint AS bytes \
+                "SELECT n.scope, n.notes, n.bytes, w.last_write, n.held \
+                 FROM (SELECT scope, count(*) AS notes, coalesce(sum(bytes), 0)::bigint AS bytes, \
+                       count(*) FILTER (WHERE status = 'quarantined') AS held \
                        FROM notes GROUP BY scope) n \
                  LEFT JOIN note_writes w ON w.scope = n.scope \
                  ORDER BY n.scope COLLATE \"C\"",
@@ -733,6 +734,7 @@ impl NoteStore for PostgresStore {
                     notes: count(row.get(1)),
                     bytes: count(row.get(2)),
                     last_write: row.get::<_, Option<i64>>(3).map(Timestamp::from_millis),
+                    held: count(row.get(4)),
                 })
             })
             .collect()

@@ -638,24 +638,35 @@ impl NoteStore for SqliteStore {
     }
 
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
-        type Row = (String, i64, i64, Option<i64>);
+        type Row = (String, i64, i64, Option<i64>, i64);
+        // The held count reads the partial index of held notes, a scope's range of it.
         let rows: Vec<Row> = self.read("list note scopes", |conn| {
             conn.prepare_cached(
-                "SELECT scope, notes, bytes, last_write FROM note_scopes ORDER BY scope",
+                "SELECT s.scope, s.notes, s.bytes, s.last_write, \
+                 (SELECT count(*) FROM notes n WHERE n.scope = s.scope \
+                  AND n.status = 'quarantined') \
+                 FROM note_scopes s ORDER BY s.scope",
             )?
             .query_map([], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
             })?
             .collect()
         })?;
         rows.into_iter()
-            .map(|(scope, notes, bytes, last_write)| {
+            .map(|(scope, notes, bytes, last_write, held)| {
                 Ok(NoteScopeSummary {
                     scope: Scope::new(scope)
                         .map_err(|e| Error::corrupt("note_scopes table", e.to_string()))?,
                     notes: u64::try_from(notes).unwrap_or(0),
                     bytes: u64::try_from(bytes).unwrap_or(0),
                     last_write: last_write.map(Timestamp::from_millis),
+                    held: u64::try_from(held).unwrap_or(0),
                 })
             })
             .collect()

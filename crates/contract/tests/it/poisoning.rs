@@ -93,7 +93,9 @@ fn with_quarantine_no_payload_reaches_any_read() {
         );
     }
     assert!(notes(&env, json!({"command": "view", "path": "/memories"})).contains("clean.md"));
-    // The review queue holds each, with why and who.
+    // The listing counts them, and the review queue holds each, with why and who.
+    let list = call(&env, "memory_list", json!({}));
+    assert_eq!(list["note_scopes"][0]["held"], FAMILIES.len(), "{list}");
     let queue = call(&env, "memory_review", json!({}));
     assert_eq!(queue["policy"], "quarantine");
     let held = queue["held"].as_array().expect("held items");

@@ -318,6 +318,7 @@ impl NoteStore for InMemoryStore {
                     notes,
                     bytes,
                     last_write: writes.get(scope).copied(),
+                    held: tree.values().filter(|n| !n.visible()).count() as u64,
                 }
             })
             .collect())

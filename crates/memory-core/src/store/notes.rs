@@ -280,6 +280,9 @@ pub struct NoteScopeSummary {
     /// When a note of the scope was last created, changed, renamed or deleted, by the store's
     /// clock; `None` when no write since the store began keeping the time.
     pub last_write: Option<Timestamp>,
+    /// How many of its notes are held for review (counted in `notes` and `bytes`, which are
+    /// the room they take).
+    pub held: u64,
 }
 
 /// One version of a note, as [`NoteStore::note_history`] reads it.

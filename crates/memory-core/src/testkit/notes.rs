@@ -274,6 +274,15 @@ fn a_held_note_is_invisible_until_approved<S: NoteStore + AuditStore>(store: &S)
     );
     let queue = store.note_held(None, 10)?;
     ensure_eq!(queue.len(), 1, "the review queue: {queue:?}");
+    let summary = store.note_scopes()?;
+    ensure_eq!(
+        summary
+            .iter()
+            .map(|s| (s.notes, s.held))
+            .collect::<Vec<_>>(),
+        vec![(2, 1)],
+        "a scope counts its held notes: {summary:?}"
+    );
     ensure_eq!(queue[0].path, p);
     ensure_eq!(queue[0].version.evidence, held());
     ensure_eq!(store.note_held(Some(&scope("other")), 10)?.len(), 0);

@@ -202,8 +202,8 @@ async function overview(notice) {
     section("tool_log_sessions", "No recordings.", ["Session", "Tool calls", "Size", "Last write"],
       (s) => [link("/recordings/" + enc(s.session), s.session), fmt(s.logs), bytes(s.bytes), when(s.last_write)], [1, 2]),
     h("h2", {}, "Notes"),
-    section("note_scopes", "No notes.", ["Scope", "Notes", "Size", "Last write"],
-      (s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes), when(s.last_write)], [1, 2]),
+    section("note_scopes", "No notes.", ["Scope", "Notes", "Size", "Last write", "Held for review"],
+      (s) => [link("/notes/" + enc(s.scope), s.scope), fmt(s.notes), bytes(s.bytes), when(s.last_write), s.held ? link("/review", fmt(s.held)) : ""], [1, 2, 4]),
     h("h2", {}, "Tables"),
     h("div", { class: "grid" }, card("Rows", table(["Table", "Rows"], stats.tables.map((t) => [t.name, fmt(t.rows)]), [1]))));
 }
