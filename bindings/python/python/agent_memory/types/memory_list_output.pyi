@@ -18,6 +18,7 @@ class BrowserScopeEntry(TypedDict):
 
 class NoteScopeEntry(TypedDict):
     bytes: int
+    held: NotRequired[int]
     last_write: NotRequired[str]
     notes: int
     scope: str
