@@ -11,9 +11,10 @@
 use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
-    Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
+    Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
     NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
-    NoteScopeSummary, NoteStore, NoteVersion, matches_terms, note_conflict, note_not_found,
+    NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms, note_conflict,
+    note_not_found,
 };
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
@@ -626,32 +627,23 @@ impl NoteStore for PostgresStore {
                 .collect();
             let mut all = Forgotten::default();
             for (id, note_scope, path) in notes {
-                let versions = versions_of(tx, id)?;
-                let newest = versions.last().map_or(0, |v| v.version);
-                let (gone, kept): (Vec<_>, Vec<_>) = versions
-                    .into_iter()
-                    .partition(|v| writer.matches(&v.evidence.provenance));
-                if gone.is_empty() {
+                let Some(plan) = forget_plan(&versions_of(tx, id)?, writer) else {
                     continue;
-                }
-                all.versions += gone.len() as u64;
-                let numbers: Vec<i64> = gone.iter().map(|v| v.version as i64).collect();
+                };
+                all.add(&plan);
+                let numbers: Vec<i64> = plan.gone.iter().map(|v| *v as i64).collect();
                 tx.execute(
                     "DELETE FROM note_versions WHERE note_id = $1 AND version = ANY($2::bigint[])",
                     &[&id, &numbers],
                 )?;
-                match kept.last() {
-                    None => {
-                        all.notes += 1;
+                match &plan.left {
+                    Left::Nothing => {
                         tx.execute("DELETE FROM notes WHERE id = $1", &[&id])?;
                     }
-                    Some(last) if last.version != newest => {
-                        all.restored += 1;
-                        fall_back(tx, id, last.version as i64)?;
-                    }
-                    Some(_) => {}
+                    Left::FallBack(last) => fall_back(tx, id, last.version as i64)?,
+                    Left::Newest => {}
                 }
-                let detail = format!("{} versions", gone.len());
+                let detail = format!("{} versions", plan.gone.len());
                 record(
                     tx,
                     self.clock.now(),

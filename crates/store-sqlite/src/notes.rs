@@ -7,9 +7,10 @@
 use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
-    Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
+    Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
     NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
-    NoteScopeSummary, NoteStore, NoteVersion, matches_terms, note_conflict, note_not_found,
+    NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms, note_conflict,
+    note_not_found,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
@@ -801,25 +802,26 @@ impl NoteStore for SqliteStore {
     ) -> Result<Forgotten> {
         writer.check()?;
         let op = "forget notes by provenance";
+        // Only placeholders are added to the text; every value is bound. The filter is used
+        // twice (the notes' newest versions, then the older ones), each with its own values.
         let source = writer.source.as_ref().map(ToString::to_string);
-        // Only placeholders are added to the text; every value is bound.
         let mut filter = String::new();
-        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::new();
+        let mut by_writer: Vec<&str> = Vec::new();
         for (column, value) in [
-            ("source", source.as_ref()),
-            ("session", writer.session.as_ref()),
-            ("client", writer.client.as_ref()),
+            ("source", source.as_deref()),
+            ("session", writer.session.as_deref()),
+            ("client", writer.client.as_deref()),
         ] {
             if let Some(value) = value {
                 filter.push_str(&format!(" AND {column} = ?"));
-                values.push(value);
+                by_writer.push(value);
             }
         }
-        let scope_text = scope.map(Scope::as_str);
+        let mut values: Vec<&str> = by_writer.iter().chain(&by_writer).copied().collect();
         let mut scoped = String::new();
-        if let Some(scope) = &scope_text {
+        if let Some(scope) = scope {
             scoped.push_str(" AND scope = ?");
-            values.push(scope);
+            values.push(scope.as_str());
         }
         let forgot = self.write(op, |tx| {
             let run = || -> rusqlite::Result<Forgotten> {
@@ -830,47 +832,35 @@ impl NoteStore for SqliteStore {
                          WHERE 1 = 1{filter}) OR id IN (SELECT note_id FROM note_versions \
                          WHERE 1 = 1{filter})){scoped} ORDER BY scope, path"
                     ))?
-                    .query_map(
-                        rusqlite::params_from_iter(
-                            values[..values.len() - usize::from(scope.is_some())]
-                                .iter()
-                                .chain(values.iter())
-                                .take(values.len() * 2 - usize::from(scope.is_some())),
-                        ),
-                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                    )?
+                    .query_map(rusqlite::params_from_iter(&values), |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })?
                     .collect::<rusqlite::Result<_>>()?;
                 let mut all = Forgotten::default();
                 for (id, note_scope, path) in ids {
-                    let versions = versions_of(tx, id)?;
-                    let newest = versions.last().map_or(0, |v| v.version);
-                    let (gone, kept): (Vec<_>, Vec<_>) = versions
-                        .into_iter()
-                        .partition(|v| writer.matches(&v.evidence.provenance));
-                    all.versions += gone.len() as u64;
-                    for v in &gone {
+                    let Some(plan) = forget_plan(&versions_of(tx, id)?, writer) else {
+                        continue;
+                    };
+                    all.add(&plan);
+                    for version in &plan.gone {
                         tx.prepare_cached(
                             "DELETE FROM note_versions WHERE note_id = ?1 AND version = ?2",
                         )?
-                        .execute(params![id, v.version as i64])?;
+                        .execute(params![id, *version as i64])?;
                     }
-                    match kept.last() {
-                        None => {
-                            all.notes += 1;
+                    match &plan.left {
+                        Left::Nothing => {
                             tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
                                 .execute([id])?;
                         }
-                        Some(last) if last.version != newest => {
-                            all.restored += 1;
-                            fall_back(tx, id, last)?;
-                        }
-                        Some(_) => {}
+                        Left::FallBack(last) => fall_back(tx, id, last)?,
+                        Left::Newest => {}
                     }
                     let note_scope = Scope::new(note_scope).map_err(|e| {
                         rusqlite::Error::ToSqlConversionFailure(e.to_string().into())
                     })?;
                     stamp(tx, &note_scope, self.clock.now())?;
-                    let detail = format!("{} versions", gone.len());
+                    let detail = format!("{} versions", plan.gone.len());
                     audit(tx, Action::Forget, &note_scope, &path, by, &detail)?;
                 }
                 if all.versions > 0 {

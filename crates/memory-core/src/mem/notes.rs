@@ -11,9 +11,10 @@ use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::store::audit::AuditStore;
 use crate::store::notes::{
-    Decision, Forgotten, HeldNote, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
+    Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
     NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
-    NoteScopeSummary, NoteStore, NoteVersion, matches_terms, note_conflict, note_not_found,
+    NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms, note_conflict,
+    note_not_found,
 };
 use crate::time::Clock;
 
@@ -409,44 +410,25 @@ impl NoteStore for InMemoryStore {
         writer.check()?;
         let mut notes = lock(&self.notes);
         let mut all = Forgotten::default();
-        let mut touched: Vec<(Scope, NotePath, Forgotten)> = Vec::new();
+        let mut touched: Vec<(Scope, NotePath, usize)> = Vec::new();
         for (s, tree) in notes.iter_mut() {
             if scope.is_some_and(|scope| scope != s) {
                 continue;
             }
-            let mut gone = Vec::new();
-            for (path, note) in tree.iter_mut() {
-                let before = note.versions.len();
-                let newest = note.newest().version;
-                note.versions
-                    .retain(|v| !writer.matches(&v.evidence.provenance));
-                let dropped = (before - note.versions.len()) as u64;
-                if dropped == 0 {
-                    continue;
-                }
-                let mut this = Forgotten {
-                    versions: dropped,
-                    ..Forgotten::default()
+            tree.retain(|path, note| {
+                let Some(plan) = forget_plan(&note.versions, writer) else {
+                    return true;
                 };
-                if note.versions.is_empty() {
-                    this.notes = 1;
-                    gone.push(path.clone());
-                } else if note.newest().version != newest {
-                    this.restored = 1;
-                }
-                touched.push((s.clone(), path.clone(), this));
-            }
-            for path in gone {
-                tree.remove(&path);
-            }
+                all.add(&plan);
+                touched.push((s.clone(), path.clone(), plan.gone.len()));
+                note.versions.retain(|v| !plan.gone.contains(&v.version));
+                plan.left != Left::Nothing
+            });
         }
         notes.retain(|_, tree| !tree.is_empty());
-        for (s, path, this) in touched {
-            all.versions += this.versions;
-            all.notes += this.notes;
-            all.restored += this.restored;
+        for (s, path, gone) in touched {
             self.note_written(&s);
-            let detail = format!("{} versions", this.versions);
+            let detail = format!("{gone} versions");
             self.audit(Action::Forget, &s, path.as_str(), by, detail);
         }
         Ok(all)

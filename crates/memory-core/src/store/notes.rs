@@ -328,6 +328,60 @@ pub struct Forgotten {
     pub restored: u64,
 }
 
+impl Forgotten {
+    /// Adds what one note's [`ForgetPlan`] took.
+    pub fn add(&mut self, plan: &ForgetPlan) {
+        self.versions += plan.gone.len() as u64;
+        match plan.left {
+            Left::Newest => {}
+            Left::FallBack(_) => self.restored += 1,
+            Left::Nothing => self.notes += 1,
+        }
+    }
+}
+
+/// What forgetting one writer's versions does to a note, as [`forget_plan`] decides it; each
+/// store carries it out in its own way, so that every store forgets alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForgetPlan {
+    /// The numbers of the versions that go, oldest first; never empty.
+    pub gone: Vec<u64>,
+    /// What the note is left with.
+    pub left: Left,
+}
+
+/// What a note is left with after a [`ForgetPlan`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Left {
+    /// Its newest version stays; only older ones go.
+    Newest,
+    /// Its newest version goes: it falls back to this one, the newest of those left.
+    FallBack(NoteVersion),
+    /// No version is left, so the note is gone.
+    Nothing,
+}
+
+/// Which of a note's `versions` (oldest first) `writer` wrote, and what is left without them;
+/// `None` when the writer wrote none of them.
+pub fn forget_plan(versions: &[NoteVersion], writer: &Writer) -> Option<ForgetPlan> {
+    let (gone, kept): (Vec<&NoteVersion>, Vec<&NoteVersion>) = versions
+        .iter()
+        .partition(|v| writer.matches(&v.evidence.provenance));
+    if gone.is_empty() {
+        return None;
+    }
+    let newest = versions.last().map(|v| v.version);
+    let left = match kept.last() {
+        None => Left::Nothing,
+        Some(last) if Some(last.version) == newest => Left::Newest,
+        Some(last) => Left::FallBack((*last).clone()),
+    };
+    Some(ForgetPlan {
+        gone: gone.iter().map(|v| v.version).collect(),
+        left,
+    })
+}
+
 /// The reason of the conflict when the path written holds a note held for review.
 pub const NOTE_HELD: &str = "a note held for review is at this path";
 /// The reason of the conflict when a review names a version that is not held.
@@ -550,6 +604,55 @@ forward_note_store!(&S, Arc<S>);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provenance::Source;
+
+    fn version(version: u64, session: &str) -> NoteVersion {
+        let at = Timestamp::from_millis(version as i64);
+        NoteVersion {
+            version,
+            text: format!("v{version}"),
+            evidence: Evidence::unscreened(
+                Provenance::new(Source::Model(String::new()), at).with_session(session),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_forget_plan_names_what_goes_and_what_is_left() {
+        let versions = [
+            version(1, "a"),
+            version(2, "bad"),
+            version(3, "a"),
+            version(4, "bad"),
+        ];
+        let bad = Writer::session("bad");
+        let plan = forget_plan(&versions, &bad).expect("bad wrote two versions");
+        assert_eq!(plan.gone, [2, 4]);
+        assert_eq!(plan.left, Left::FallBack(versions[2].clone()));
+
+        let plan = forget_plan(&versions[..3], &bad).expect("bad wrote version 2");
+        assert_eq!((plan.gone, plan.left), (vec![2], Left::Newest));
+
+        let plan = forget_plan(&versions[1..2], &bad).expect("bad wrote the only version");
+        assert_eq!((plan.gone, plan.left), (vec![2], Left::Nothing));
+
+        assert_eq!(forget_plan(&versions, &Writer::session("c")), None);
+        assert_eq!(forget_plan(&versions, &Writer::default()), None);
+
+        let mut all = Forgotten::default();
+        for plan in [&versions[..], &versions[..3], &versions[1..2]]
+            .iter()
+            .filter_map(|v| forget_plan(v, &bad))
+        {
+            all.add(&plan);
+        }
+        let want = Forgotten {
+            versions: 4,
+            notes: 1,
+            restored: 1,
+        };
+        assert_eq!(all, want);
+    }
 
     fn check(value: &str, expected: std::result::Result<(), &str>) {
         let got = NotePath::new(value).map(|_| ()).map_err(|e| e.to_string());
