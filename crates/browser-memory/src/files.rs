@@ -122,6 +122,7 @@ impl TrajectoryFile {
             success: self.success,
             model: self.model,
             timestamp: self.timestamp,
+            provenance: None,
         })
     }
 

@@ -297,6 +297,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             model: report.model.clone(),
             timestamp: stamp.clone(),
             recorded_at: Some(now),
+            provenance: None,
         };
         let site = site_key(&report.start_url);
         // The reference learns facts only when the start url has a hostname

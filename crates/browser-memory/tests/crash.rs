@@ -105,6 +105,7 @@ fn memory(version: u64) -> Result<InMemoryStore, String> {
             model: "m".to_owned(),
             timestamp: "2026-01-01T00:00:00.000Z".to_owned(),
             recorded_at: Some(Timestamp::from_millis(1_767_225_600_000)),
+            provenance: None,
         };
         let tokens = agent_memory_browser::tokenize(&goal);
         store

@@ -450,6 +450,7 @@ pub fn reference_text(_: &Env<'_>, input: ReferenceTextInput) -> Result<TextOutp
         model: String::new(),
         timestamp: String::new(),
         recorded_at: None,
+        provenance: None,
     };
     Ok(TextOutput {
         text: reference_trajectory(&trajectory),

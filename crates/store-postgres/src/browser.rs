@@ -18,9 +18,10 @@ use agent_memory_core::store::browser::{
     SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
     TrajectoryStep, TrajectoryStore, run_start_outcome,
 };
-use agent_memory_core::{Error, Page, Result, Scope, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
+use crate::notes::provenance_fits;
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
 
 /// What the body of a store call returns.
@@ -90,6 +91,9 @@ fn check_trajectory(t: &Trajectory, tokens: &[String]) -> Result<()> {
         ],
     )?;
     check_texts(item, tokens.iter().map(|token| ("token", token.as_str())))?;
+    if let Some(by) = &t.provenance {
+        provenance_fits(item, by)?;
+    }
     for (i, step) in t.steps.iter().enumerate() {
         check_texts(
             || format!("trajectory {:?} step {}", t.id, i + 1),
@@ -112,14 +116,17 @@ fn check_trajectory(t: &Trajectory, tokens: &[String]) -> Result<()> {
 const PUT_TRAJECTORY: &str = "WITH t AS (
        INSERT INTO browser_trajectory (scope, traj_id, goal, origin, success, duration_ms, model,
          timestamp, recorded_at, token_count, step_url, step_action, step_hash, step_verified,
-         step_effect)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+         step_effect, source, session, client, written_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, $18, $19,
+         $20)
        ON CONFLICT (scope, traj_id) DO UPDATE SET goal = excluded.goal, origin = excluded.origin,
          success = excluded.success, duration_ms = excluded.duration_ms, model = excluded.model,
          timestamp = excluded.timestamp, recorded_at = excluded.recorded_at,
          token_count = excluded.token_count, step_url = excluded.step_url,
          step_action = excluded.step_action, step_hash = excluded.step_hash,
-         step_verified = excluded.step_verified, step_effect = excluded.step_effect
+         step_verified = excluded.step_verified, step_effect = excluded.step_effect,
+         source = excluded.source, session = excluded.session, client = excluded.client,
+         written_at = excluded.written_at
        RETURNING id
      ), gone AS (
        DELETE FROM browser_trajectory_token k USING t
@@ -147,6 +154,7 @@ fn put_trajectory(tx: &mut Tx<'_>, scope: &Scope, t: &Trajectory, tokens: &[Stri
         .iter()
         .map(|s| s.expected_effect.as_deref())
         .collect();
+    let by = t.provenance.as_ref();
     tx.execute(
         PUT_TRAJECTORY,
         &[
@@ -166,6 +174,10 @@ fn put_trajectory(tx: &mut Tx<'_>, scope: &Scope, t: &Trajectory, tokens: &[Stri
             &verified,
             &effects,
             &keys,
+            &by.map(|p| p.source.to_string()),
+            &by.and_then(|p| p.session.as_deref()),
+            &by.and_then(|p| p.client.as_deref()),
+            &by.map(|p| p.at.as_millis()),
         ],
     )?;
     Ok(())
@@ -175,7 +187,7 @@ fn put_trajectory(tx: &mut Tx<'_>, scope: &Scope, t: &Trajectory, tokens: &[Stri
 macro_rules! trajectory_columns {
     () => {
         "traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at, step_url,
-         step_action, step_hash, step_verified, step_effect"
+         step_action, step_hash, step_verified, step_effect, source, session, client, written_at"
     };
 }
 
@@ -215,6 +227,16 @@ fn trajectory_from(row: &Row) -> Step<Trajectory> {
         )
         .collect();
     let duration_ms = from_int(row.try_get(4)?, &location, "duration_ms")?;
+    let provenance = match row.try_get::<_, Option<String>>(13)? {
+        None => None,
+        Some(source) => Some(Provenance {
+            source: Source::parse(&source)
+                .map_err(|e| Error::corrupt(location(), format!("source: {e}")))?,
+            session: row.try_get(14)?,
+            client: row.try_get(15)?,
+            at: Timestamp::from_millis(row.try_get(16)?),
+        }),
+    };
     Ok(Trajectory {
         goal: row.try_get(1)?,
         origin: row.try_get(2)?,
@@ -227,6 +249,7 @@ fn trajectory_from(row: &Row) -> Step<Trajectory> {
             .try_get::<_, Option<i64>>(7)?
             .map(Timestamp::from_millis),
         id,
+        provenance,
     })
 }
 

@@ -179,7 +179,7 @@ fn text_fits(path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
 }
 
 /// Refuses a provenance PostgreSQL cannot store (a NUL character in one of its texts).
-fn provenance_fits(item: impl Fn() -> String, by: &Provenance) -> Result<()> {
+pub(crate) fn provenance_fits(item: impl Fn() -> String, by: &Provenance) -> Result<()> {
     let source = by.source.to_string();
     check_texts(
         item,

@@ -60,6 +60,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "note_versions",
         sql: include_str!("sql/0008_note_versions.sql"),
     },
+    Migration {
+        version: 9,
+        name: "browser_provenance",
+        sql: include_str!("sql/0009_browser_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -10,7 +10,7 @@ use agent_memory_core::store::browser::{
     SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
-use agent_memory_core::{Error, Page, Result, Scope, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{SqliteStore, codec, item_error, to_core, token_index};
@@ -52,6 +52,7 @@ fn put_trajectory(
         .optional()?;
     let encoded_keys = token_index::encode_keys(&keys);
     let steps = codec::encode_steps(&t.steps);
+    let by = t.provenance.as_ref();
     let row = params![
         scope.as_str(),
         t.id,
@@ -64,7 +65,11 @@ fn put_trajectory(
         t.recorded_at.map(Timestamp::as_millis),
         token_count as i64,
         encoded_keys,
-        steps
+        steps,
+        by.map(|p| p.source.to_string()),
+        by.and_then(|p| p.session.as_deref()),
+        by.and_then(|p| p.client.as_deref()),
+        by.map(|p| p.at.as_millis()),
     ];
     let id = match existing {
         Some((id, old_origin, old_keys)) => {
@@ -76,7 +81,8 @@ fn put_trajectory(
             conn.prepare_cached(
                 "UPDATE browser_trajectories SET goal = ?3, origin = ?4, success = ?5, duration_ms = ?6,
                  model = ?7, timestamp = ?8, recorded_at = ?9, token_count = ?10, index_keys = ?11,
-                 steps = ?12 WHERE scope = ?1 AND traj_id = ?2",
+                 steps = ?12, source = ?13, session = ?14, client = ?15, written_at = ?16
+                 WHERE scope = ?1 AND traj_id = ?2",
             )?
             .execute(row)?;
             id
@@ -84,8 +90,9 @@ fn put_trajectory(
         None => {
             conn.prepare_cached(
                 "INSERT INTO browser_trajectories (scope, traj_id, goal, origin, success, duration_ms,
-                 model, timestamp, recorded_at, token_count, index_keys, steps)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 model, timestamp, recorded_at, token_count, index_keys, steps, source, session,
+                 client, written_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?
             .execute(row)?;
             conn.last_insert_rowid()
@@ -114,7 +121,8 @@ fn put_trajectory(
 /// call).
 macro_rules! trajectory_columns {
     () => {
-        "id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at, steps"
+        "id, traj_id, goal, origin, success, duration_ms, model, timestamp, recorded_at, steps, \
+         source, session, client, written_at"
     };
 }
 
@@ -163,6 +171,18 @@ fn trajectory_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Trajectory>
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
+    let provenance = match r.get::<_, Option<String>>(10)? {
+        None => None,
+        Some(source) => match Source::parse(&source) {
+            Ok(source) => Some(Provenance {
+                source,
+                session: r.get(11)?,
+                client: r.get(12)?,
+                at: Timestamp::from_millis(r.get(13)?),
+            }),
+            Err(e) => return Ok(Err(Error::corrupt(location(), e.to_string()))),
+        },
+    };
     Ok(Ok(Trajectory {
         id: r.get(1)?,
         goal: r.get(2)?,
@@ -173,6 +193,7 @@ fn trajectory_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Trajectory>
         model: r.get(6)?,
         timestamp: r.get(7)?,
         recorded_at: r.get::<_, Option<i64>>(8)?.map(Timestamp::from_millis),
+        provenance,
     }))
 }
 

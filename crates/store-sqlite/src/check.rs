@@ -724,7 +724,7 @@ fn tool_logs(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
 }
 
 fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare("SELECT id, steps FROM browser_trajectories")?;
+    let mut stmt = conn.prepare("SELECT id, steps, source FROM browser_trajectories")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let id: i64 = row.get(0)?;
@@ -733,6 +733,15 @@ fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()
                 "encoded lists",
                 format!("browser_trajectories row {id}"),
                 "its steps are not an encoded step list",
+            );
+        }
+        if let Some(source) = row.get_ref(2)?.as_str_or_null()?
+            && let Err(e) = agent_memory_core::Source::parse(source)
+        {
+            found.add(
+                "encoded lists",
+                format!("browser_trajectories row {id}"),
+                format!("its writer's source does not read: {e}"),
             );
         }
     }
@@ -810,6 +819,7 @@ mod tests {
                     model: "m".into(),
                     timestamp: "2026-01-01T00:00:00.000Z".into(),
                     recorded_at: Some(agent_memory_core::Timestamp::from_millis(i)),
+                    provenance: None,
                 };
                 let tokens = ["buy".to_owned(), "watch".to_owned(), format!("n{i}")];
                 store

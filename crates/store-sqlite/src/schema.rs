@@ -85,6 +85,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "note_versions",
         sql: include_str!("sql/0014_note_versions.sql"),
     },
+    Migration {
+        version: 15,
+        name: "browser_provenance",
+        sql: include_str!("sql/0015_browser_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -629,6 +629,7 @@ mod tests {
                 model: "m".to_owned(),
                 timestamp: "t".to_owned(),
                 recorded_at: Some(Timestamp::from_millis(i * 1000)),
+                provenance: None,
             };
             store
                 .trajectory_put(&scope, &t, &["alpha".to_owned(), format!("t{i}")])

@@ -165,6 +165,7 @@ pub(crate) fn generate(n: usize) -> Workload {
             model: "bench-model".to_owned(),
             timestamp: iso(ts),
             recorded_at: Some(ts),
+            provenance: None,
         });
     }
     let queries = (0..1000)

@@ -60,6 +60,7 @@ fn trajectory(
         model: "m".to_owned(),
         timestamp: recorded_at.map_or_else(|| "not a date".to_owned(), iso),
         recorded_at,
+        provenance: None,
     }
 }
 
@@ -710,6 +711,7 @@ fn trajectories_are_imported_from_the_root_and_from_domain_folders() {
             model: "gpt-5.4".into(),
             timestamp: "2025-12-29T00:00:00.000Z".into(),
             recorded_at: Some(Timestamp::from_millis(1_766_966_400_000)),
+            provenance: None,
         }
     );
     assert_eq!(
@@ -730,6 +732,7 @@ fn trajectories_are_imported_from_the_root_and_from_domain_folders() {
             model: "gpt-5.4".into(),
             timestamp: "2025-12-30T00:00:00.000Z".into(),
             recorded_at: Some(Timestamp::from_millis(1_767_052_800_000)),
+            provenance: None,
         }
     );
     let found = find_best_match(

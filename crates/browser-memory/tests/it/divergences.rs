@@ -35,6 +35,7 @@ fn trajectory(id: &str, goal: &str, age_days: i64, duration_ms: u64, verified: b
         model: "m".to_owned(),
         timestamp: agent_memory_browser::compat::iso(at),
         recorded_at: Some(at),
+        provenance: None,
     }
 }
 

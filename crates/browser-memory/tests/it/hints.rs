@@ -37,6 +37,7 @@ fn trajectory(id: &str, goal: &str, success: bool, steps: Vec<TrajectoryStep>) -
         model: "m".to_owned(),
         timestamp: iso(NOW),
         recorded_at: Some(NOW),
+        provenance: None,
     }
 }
 

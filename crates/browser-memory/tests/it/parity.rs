@@ -345,6 +345,7 @@ fn a_tie_with_an_unparsable_time_goes_to_directory_order() {
         model: "m".to_owned(),
         timestamp: timestamp.to_owned(),
         recorded_at,
+        provenance: None,
     };
     let dated_at = NOW.add_millis(-MILLIS_PER_DAY);
     for (first, second) in [

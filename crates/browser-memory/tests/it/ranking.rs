@@ -64,6 +64,7 @@ fn corpus(rng: &mut SplitMix64, n: usize) -> Vec<Trajectory> {
                 model: "m".to_owned(),
                 timestamp: recorded_at.map_or("not a date".to_owned(), |at| format!("{at:?}")),
                 recorded_at,
+                provenance: None,
             }
         })
         .collect()

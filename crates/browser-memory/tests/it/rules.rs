@@ -237,6 +237,7 @@ fn replay_needs_085_steps_and_the_exact_origin() {
         model: "m".into(),
         timestamp: agent_memory_browser::compat::iso(NOW),
         recorded_at: Some(NOW),
+        provenance: None,
     };
     for t in [
         make(

@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::Scope;
+use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::time::Timestamp;
 
@@ -60,6 +61,10 @@ pub struct Trajectory {
     /// The same instant parsed, or `None` when the text does not parse (such a trajectory
     /// never expires, as in the format this memory is compatible with).
     pub recorded_at: Option<Timestamp>,
+    /// Who stored the run, in which session and by which client, when the door that stored
+    /// it knew; `None` for a run stored before writers were kept, or read from the files of
+    /// the format this memory is compatible with.
+    pub provenance: Option<Provenance>,
 }
 
 /// A request for trajectories that share at least one goal token with a query.

@@ -1,6 +1,7 @@
 //! The contract of the browser memory traits ([`BrowserStore`] and its parts).
 
 use crate::names::Scope;
+use crate::provenance::{Provenance, Source};
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun,
     ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
@@ -287,6 +288,7 @@ fn trajectory(id: &str, goal: &str, origin: &str, success: bool, at: i64) -> Tra
         model: "m".to_owned(),
         timestamp: format!("t{at}"),
         recorded_at: Some(Timestamp::from_millis(at)),
+        provenance: None,
     }
 }
 
@@ -326,8 +328,23 @@ fn trajectory_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
     ensure_eq!(store.trajectory_get(&s, "traj_1")?, Some(t.clone()));
     ensure_eq!(store.trajectory_get(&s, "absent")?, None);
     ensure_eq!(store.trajectory_list(&s)?, vec![t.clone()]);
-    let u = trajectory("traj_2", "compare watches", "https://b.test", false, 9);
+    let mut u = trajectory("traj_2", "compare watches", "https://b.test", false, 9);
+    u.provenance = Some(
+        Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(9))
+            .with_session("run-1")
+            .with_client("mcp:test"),
+    );
     put(store, &s, &u)?;
+    ensure_eq!(
+        store.trajectory_get(&s, "traj_2")?,
+        Some(u.clone()),
+        "its writer is kept"
+    );
+    ensure_eq!(
+        store.trajectory_recent(&s, 1)?,
+        vec![u.clone()],
+        "recent: with its writer"
+    );
     ensure_eq!(
         store.trajectory_get_many(&s, &["traj_2", "absent", "traj_1", "traj_2"])?,
         vec![u.clone(), t.clone(), u],
@@ -342,6 +359,14 @@ fn trajectory_round_trip<S: BrowserStore>(store: &S) -> CaseResult {
     ensure_eq!(store.trajectory_count(&s)?, 2, "count: both of the scope");
     put(store, &s, &t)?;
     ensure_eq!(store.trajectory_count(&s)?, 2, "count: a replaced one once");
+    let mut by_user = t.clone();
+    by_user.provenance = Some(Provenance::new(Source::User, Timestamp::from_millis(11)));
+    put(store, &s, &by_user)?;
+    ensure_eq!(
+        store.trajectory_get(&s, "traj_1")?,
+        Some(by_user),
+        "a replaced trajectory has its new writer"
+    );
     ensure_eq!(
         store.trajectory_count(&Scope::new("other")?)?,
         0,

@@ -33,6 +33,8 @@ enum Defect {
     /// Starts a run by reading, then putting, in two steps: a stored run is refused, but
     /// concurrent starts all store theirs.
     StartsInTwoSteps,
+    /// Stores a trajectory without who wrote it.
+    DropsWriters,
 }
 
 /// The in-memory store with one seeded defect.
@@ -53,6 +55,13 @@ impl Broken {
 
 impl TrajectoryStore for Broken {
     fn trajectory_put(&self, scope: &Scope, t: &Trajectory, tokens: &[String]) -> Result<()> {
+        if self.defect == Defect::DropsWriters {
+            let t = Trajectory {
+                provenance: None,
+                ..t.clone()
+            };
+            return self.inner.trajectory_put(&self.scope(scope), &t, tokens);
+        }
         self.inner.trajectory_put(&self.scope(scope), t, tokens)
     }
     fn trajectory_get(&self, scope: &Scope, id: &str) -> Result<Option<Trajectory>> {
@@ -221,6 +230,7 @@ fn the_suite_catches_broken_stores() {
             "an image leaves equal records unchanged",
         ),
         (Defect::DropsImageHints, "an image is stored whole"),
+        (Defect::DropsWriters, "trajectory round trip"),
         (
             Defect::StartsByPutting,
             "run start stores a new run and never replaces one",

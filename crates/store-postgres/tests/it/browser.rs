@@ -45,6 +45,7 @@ fn trajectory(id: &str, goal: &str) -> Trajectory {
         model: "m".to_owned(),
         timestamp: "2026-03-15T10:00:00.000Z".to_owned(),
         recorded_at: None,
+        provenance: None,
     }
 }
 

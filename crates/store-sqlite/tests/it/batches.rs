@@ -83,6 +83,7 @@ fn an_image_with_a_goal_over_the_limit_in_a_later_record_stores_nothing() {
         model: "m".to_owned(),
         timestamp: "t".to_owned(),
         recorded_at: None,
+        provenance: None,
     };
     let image = MemoryImage {
         trajectories: vec![

@@ -13,8 +13,8 @@ use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
 use agent_memory_core::testkit::tool_log::sample_log;
 use agent_memory_core::testkit::trajectory::counting_step;
 use agent_memory_core::{
-    EpisodeStore, MetaKey, MetaStore, Partition, PatternStore, Scope, SessionEvent, SessionId,
-    SessionStore, Timestamp, ToolLogStore,
+    EpisodeStore, MetaKey, MetaStore, Partition, PatternStore, Provenance, Scope, SessionEvent,
+    SessionId, SessionStore, Source, Timestamp, ToolLogStore,
 };
 use agent_memory_sqlite::{CHECKS, SqliteStore};
 use rusqlite::Connection;
@@ -37,6 +37,14 @@ fn trajectory(i: usize) -> Trajectory {
         timestamp: "2026-01-01T00:00:00.000Z".to_owned(),
         recorded_at: (!i.is_multiple_of(7))
             .then(|| Timestamp::from_millis(1_767_225_600_000 + i as i64)),
+        provenance: i.is_multiple_of(2).then(|| {
+            Provenance::new(
+                Source::Model("m".to_owned()),
+                Timestamp::from_millis(1_767_225_600_000),
+            )
+            .with_session(format!("traj_{i:04}"))
+            .with_client("cli")
+        }),
     }
 }
 
@@ -257,6 +265,11 @@ const DEFECTS: &[(&str, &str)] = &[
     (
         "encoded lists",
         "UPDATE browser_sites SET next_seq = 0 WHERE site = 'shop1.test'",
+    ),
+    (
+        "encoded lists",
+        "UPDATE browser_trajectories SET source = 'nobody' WHERE source IS NOT NULL \
+         AND id = (SELECT max(id) FROM browser_trajectories WHERE source IS NOT NULL)",
     ),
     (
         "fingerprint references",

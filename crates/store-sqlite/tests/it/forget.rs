@@ -149,6 +149,7 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
                 model: "m".into(),
                 timestamp: "2026-01-01T00:00:00.000Z".into(),
                 recorded_at: Some(Timestamp::from_millis(1)),
+                provenance: None,
             };
             store
                 .record_run(

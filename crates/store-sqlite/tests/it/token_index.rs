@@ -53,6 +53,7 @@ fn trajectory(i: u64, rng: &mut SplitMix64) -> (Trajectory, Vec<String>) {
         model: "m".to_owned(),
         timestamp: format!("t{i}"),
         recorded_at: (rng.below(10) != 0).then(|| Timestamp::from_millis(i as i64 * 1000)),
+        provenance: None,
     };
     (t, tokens)
 }

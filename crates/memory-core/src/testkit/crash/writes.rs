@@ -409,6 +409,7 @@ fn finished_run(round: u64, seq: u64) -> FinishedRun {
             model: "m".to_owned(),
             timestamp: "2026-01-01T00:00:00.000Z".to_owned(),
             recorded_at: Some(Timestamp::from_millis(1_767_225_600_000)),
+            provenance: None,
         },
         completes_stored: false,
         tokens: vec!["crash".to_owned(), format!("{round}"), format!("{seq}")],
