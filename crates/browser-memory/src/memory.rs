@@ -1,12 +1,13 @@
 //! [`BrowserMemory`]: the four memory layers of one scope over a store, with the clock and id
 //! source injected: record finished runs, match goals, build the prompt context, prune.
 
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::screen::{ScreenPolicy, as_data_block, screen};
 use agent_memory_core::store::browser::{
     BrowserStore, Fact, FactKind, FactObservation, FinishedRun, RunManifest, SessionEntry,
     SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
-use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Scope, Source};
+use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Provenance, Scope, Source};
 
 use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
 use crate::error::Result;
@@ -207,6 +208,8 @@ pub struct BrowserMemory<S, C, I> {
     pub options: MatchOptions,
     /// What a context does with text the write screen flags.
     pub guard: RecallGuard,
+    /// Who stores the runs this memory records (see [`BrowserMemory::with_writer`]).
+    pub writer: Writer,
 }
 
 impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
@@ -219,7 +222,16 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             ids,
             options: MatchOptions::default(),
             guard: RecallGuard::default(),
+            writer: Writer::default(),
         }
+    }
+
+    /// With the writer each recorded run's trajectory keeps as its provenance: a field left
+    /// out is the run's own (source `model:` plus the run's model, session the run's session
+    /// id or else its trajectory id) and the client is none.
+    pub fn with_writer(mut self, writer: Writer) -> Self {
+        self.writer = writer;
+        self
     }
 
     /// With `options` for matching goals.
@@ -287,8 +299,18 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
                 expected_effect: t.expected_effect.clone(),
             })
             .collect();
+        let id = format!("traj_{}_{}", now.as_millis(), self.ids.base36(6));
+        let provenance = Provenance {
+            source: (self.writer.source.clone())
+                .unwrap_or_else(|| Source::Model(report.model.clone())),
+            session: (self.writer.session.clone())
+                .or_else(|| report.session_id.clone())
+                .or_else(|| Some(id.clone())),
+            client: self.writer.client.clone(),
+            at: now,
+        };
         let trajectory = Trajectory {
-            id: format!("traj_{}_{}", now.as_millis(), self.ids.base36(6)),
+            id,
             goal: report.goal.clone(),
             origin: origin_of(&report.start_url),
             steps,
@@ -297,7 +319,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             model: report.model.clone(),
             timestamp: stamp.clone(),
             recorded_at: Some(now),
-            provenance: None,
+            provenance: Some(provenance),
         };
         let site = site_key(&report.start_url);
         // The reference learns facts only when the start url has a hostname

@@ -16,6 +16,7 @@ use agent_memory_browser::{
     Turn, export_dir, import_dir, site_key,
 };
 pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::{Clock, IdSource, Scope};
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Env;
+use crate::evidence::ProvenanceOutput;
 use crate::runs::{RunDocument, RunState};
 
 /// The scope every browser operation uses unless told otherwise.
@@ -40,7 +42,10 @@ pub(crate) type Browser<'a> =
     BrowserMemory<&'a crate::database::Store, &'a dyn Clock, &'a dyn IdSource>;
 
 pub(crate) fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
-    BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
+    BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref()).with_writer(Writer {
+        client: env.client.clone(),
+        ..Writer::default()
+    })
 }
 
 /// How the memory parts are assembled into the context.
@@ -113,6 +118,10 @@ pub struct ContextMatch {
     pub similarity: f64,
     /// Its ranking score.
     pub score: f64,
+    /// Who stored it, in which session and through which client; absent for a trajectory
+    /// stored before writers were kept, or read from a memory directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<ProvenanceOutput>,
 }
 
 /// One part of a context.
@@ -167,6 +176,7 @@ pub fn context(env: &Env<'_>, input: ContextInput) -> Result<ContextOutput> {
             goal: m.trajectory.goal.clone(),
             similarity: m.similarity,
             score: m.score,
+            written_by: m.trajectory.provenance.as_ref().map(ProvenanceOutput::from),
         }),
         parts: report
             .built

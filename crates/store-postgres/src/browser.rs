@@ -12,16 +12,17 @@
 
 use std::collections::HashMap;
 
+use agent_memory_core::evidence::{Action, Writer};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
-    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
-    SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStep, TrajectoryStore, run_start_outcome,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
+    Forgotten, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore,
+    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
+    SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
-use crate::notes::provenance_fits;
+use crate::notes::{audit_in, provenance_fits};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
 
 /// What the body of a store call returns.
@@ -453,6 +454,73 @@ impl TrajectoryStore for PostgresStore {
                 &[&scope.as_str(), &id],
             )?;
             Ok(removed > 0)
+        })
+    }
+
+    fn trajectory_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(Scope, String)>> {
+        writer.check()?;
+        provenance_fits(|| "forget of trajectories by writer".to_owned(), by)?;
+        let source = writer.source.as_ref().map(ToString::to_string);
+        let filter = (&source, &writer.session, &writer.client);
+        self.write("forget trajectories by writer", |tx| {
+            // The scopes to lock, in byte order so that two forgets cannot deadlock: the one
+            // asked for, or every scope holding a trajectory by the writer.
+            let mut scopes: Vec<String> = match scope {
+                Some(scope) => vec![scope.as_str().to_owned()],
+                None => tx
+                    .query(
+                        "SELECT DISTINCT scope FROM browser_trajectory WHERE source IS NOT NULL \
+                         AND ($1::text IS NULL OR source = $1) \
+                         AND ($2::text IS NULL OR session = $2) \
+                         AND ($3::text IS NULL OR client = $3)",
+                        &[filter.0, filter.1, filter.2],
+                    )?
+                    .into_iter()
+                    .map(|row| row.get(0))
+                    .collect(),
+            };
+            scopes.sort();
+            let mut locked = Vec::with_capacity(scopes.len());
+            for name in &scopes {
+                let scope = Scope::new(name.as_str())?;
+                lock_scope(tx, &scope)?;
+                locked.push(scope);
+            }
+            let mut gone: Vec<(Scope, String)> = Vec::new();
+            for scope in locked {
+                let mut ids: Vec<String> = tx
+                    .query(
+                        "DELETE FROM browser_trajectory WHERE scope = $4 AND source IS NOT NULL \
+                         AND ($1::text IS NULL OR source = $1) \
+                         AND ($2::text IS NULL OR session = $2) \
+                         AND ($3::text IS NULL OR client = $3) \
+                         RETURNING traj_id",
+                        &[filter.0, filter.1, filter.2, &scope.as_str()],
+                    )?
+                    .into_iter()
+                    .map(|row| row.get(0))
+                    .collect();
+                ids.sort();
+                for id in ids {
+                    let detail = FORGOTTEN_TRAJECTORY;
+                    audit_in(
+                        tx,
+                        "browser",
+                        Action::Forget,
+                        scope.as_str(),
+                        &id,
+                        by,
+                        detail,
+                    )?;
+                    gone.push((scope.clone(), id));
+                }
+            }
+            Ok(gone)
         })
     }
 }

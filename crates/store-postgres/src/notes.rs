@@ -133,6 +133,39 @@ fn record(
     Ok(())
 }
 
+/// Appends an entry about an item of `memory` (not a note: [`record`] also stamps the notes'
+/// write time) to the audit trail, numbered under the trail's lock as [`record`] numbers.
+pub(crate) fn audit_in(
+    tx: &mut Tx<'_>,
+    memory: &str,
+    action: Action,
+    scope: &str,
+    item: &str,
+    by: &Provenance,
+    detail: &str,
+) -> std::result::Result<(), Fail> {
+    tx.execute(
+        "WITH locked AS MATERIALIZED ( \
+           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held) \
+         INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
+         SELECT $1::bigint, $2::text, $10::text, $3::text, $4::text, $5::text, $6::text, \
+           $7::text, $8::text FROM locked",
+        &[
+            &by.at.as_millis(),
+            &action.as_str(),
+            &scope,
+            &item,
+            &by.source.to_string(),
+            &by.session,
+            &by.client,
+            &detail,
+            &lock::AUDIT,
+            &memory,
+        ],
+    )?;
+    Ok(())
+}
+
 /// What already is at `path`, as the conflict of writing a note there.
 fn placement_conflict(
     tx: &mut Tx<'_>,

@@ -3,16 +3,18 @@
 //! facts and selectors, run manifests (their artifact paths in the row), hints and suite
 //! summaries. Recording a finished run is one transaction.
 
+use agent_memory_core::evidence::{Action, Writer};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FinishedRun, Forgotten, HintStore,
-    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
-    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
-    SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome, within_margin,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
+    Forgotten, HintStore, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
+    RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::notes::audit_in;
 use crate::{SqliteStore, codec, item_error, to_core, token_index};
 
 fn int(value: u64) -> i64 {
@@ -518,6 +520,62 @@ impl TrajectoryStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(removed > 0)
+    }
+
+    fn trajectory_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(Scope, String)>> {
+        writer.check()?;
+        let op = "forget trajectories by writer";
+        // Only placeholders are added to the text; every value is bound.
+        let source = writer.source.as_ref().map(ToString::to_string);
+        let mut find =
+            "SELECT scope, traj_id FROM browser_trajectories WHERE source IS NOT NULL".to_owned();
+        let mut values: Vec<&str> = Vec::new();
+        for (column, value) in [
+            ("source", source.as_deref()),
+            ("session", writer.session.as_deref()),
+            ("client", writer.client.as_deref()),
+            ("scope", scope.map(Scope::as_str)),
+        ] {
+            if let Some(value) = value {
+                find.push_str(&format!(" AND {column} = ?"));
+                values.push(value);
+            }
+        }
+        find.push_str(" ORDER BY scope, traj_id");
+        let one = format!(
+            "SELECT {DOOMED_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
+        );
+        let gone = self.write(op, |tx| {
+            let run = || -> rusqlite::Result<Vec<(Scope, String)>> {
+                let found: Vec<(String, String)> = tx
+                    .prepare(&find)?
+                    .query_map(rusqlite::params_from_iter(&values), |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut gone = Vec::with_capacity(found.len());
+                for (name, id) in found {
+                    let scope = Scope::new(&name).map_err(|e| {
+                        rusqlite::Error::ToSqlConversionFailure(e.to_string().into())
+                    })?;
+                    remove_selected(tx, &scope, &one, &[&name, &id])?;
+                    let detail = FORGOTTEN_TRAJECTORY;
+                    audit_in(tx, "browser", Action::Forget, &scope, &id, by, detail)?;
+                    gone.push((scope, id));
+                }
+                Ok(gone)
+            };
+            run().map_err(|e| to_core(op, e))
+        })?;
+        if !gone.is_empty() {
+            self.erase_freed_pages()?;
+        }
+        Ok(gone)
     }
 }
 

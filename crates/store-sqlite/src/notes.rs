@@ -81,9 +81,23 @@ fn audit(
     by: &Provenance,
     detail: &str,
 ) -> rusqlite::Result<()> {
+    audit_in(conn, "notes", action, scope, item, by, detail)
+}
+
+/// Appends an entry about an item of `memory` to the audit trail, in the caller's
+/// transaction.
+pub(crate) fn audit_in(
+    conn: &Connection,
+    memory: &str,
+    action: Action,
+    scope: &Scope,
+    item: &str,
+    by: &Provenance,
+    detail: &str,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
-         VALUES (?1, ?2, 'notes', ?3, ?4, ?5, ?6, ?7, ?8)",
+         VALUES (?1, ?2, ?9, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         by.at.as_millis(),
@@ -93,7 +107,8 @@ fn audit(
         by.source.to_string(),
         by.session,
         by.client,
-        detail
+        detail,
+        memory
     ])
     .map(drop)
 }

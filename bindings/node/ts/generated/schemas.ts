@@ -869,6 +869,30 @@ similarity: number
  * The trajectory's id.
  */
 trajectory_id: string
+written_by?: ProvenanceOutput
+}
+/**
+ * Who stored it, in which session and through which client; absent for a trajectory
+ * stored before writers were kept, or read from a memory directory.
+ */
+export interface ProvenanceOutput {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
 }
 /**
  * One part of a context.
@@ -2778,7 +2802,7 @@ export interface AuditEntryOutput {
  * `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
  */
 action: string
-by: ProvenanceOutput
+by: ProvenanceOutput1
 /**
  * The version written and its status, the count, the new path.
  */
@@ -2803,7 +2827,7 @@ seq: number
 /**
  * Who did it, and when.
  */
-export interface ProvenanceOutput {
+export interface ProvenanceOutput1 {
 /**
  * When.
  */
@@ -3164,7 +3188,7 @@ memory: string
  * The item: a note's path.
  */
 path: string
-provenance: ProvenanceOutput1
+provenance: ProvenanceOutput2
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -3189,7 +3213,7 @@ version: number
 /**
  * Who wrote it.
  */
-export interface ProvenanceOutput1 {
+export interface ProvenanceOutput2 {
 /**
  * When.
  */
@@ -3372,7 +3396,7 @@ versions: VersionOutput[]
  * via the `definition` "VersionOutput".
  */
 export interface VersionOutput {
-provenance: ProvenanceOutput2
+provenance: ProvenanceOutput3
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -3393,7 +3417,7 @@ version: number
 /**
  * Who wrote it.
  */
-export interface ProvenanceOutput2 {
+export interface ProvenanceOutput3 {
 /**
  * When.
  */
@@ -3465,7 +3489,7 @@ version: VersionOutput1
  * One version of a note.
  */
 export interface VersionOutput1 {
-provenance: ProvenanceOutput2
+provenance: ProvenanceOutput3
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -5217,6 +5241,32 @@ similarity: number
  * The trajectory's id.
  */
 trajectory_id: string
+written_by?: ProvenanceOutput
+}
+/**
+ * Who wrote a version, in which session, through which client, and when.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ProvenanceOutput".
+ */
+export interface ProvenanceOutput4 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
 }
 /**
  * A stored trajectory that matched a goal.
@@ -5326,31 +5376,6 @@ kind: ErrorKind
  * The message a person reads; the same text the command prints without `--json`.
  */
 message: string
-}
-/**
- * Who wrote a version, in which session, through which client, and when.
- * 
- * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "ProvenanceOutput".
- */
-export interface ProvenanceOutput3 {
-/**
- * When.
- */
-at: string
-/**
- * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
- * caller's own name).
- */
-client?: string
-/**
- * The session or run it was written in.
- */
-session?: string
-/**
- * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
- */
-source: string
 }
 /**
  * The assistant's side of one turn.

@@ -4,12 +4,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
+use crate::evidence::{Action, Writer};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
+use crate::provenance::Provenance;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
-    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten,
+    HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
 use crate::time::Timestamp;
 
@@ -284,6 +286,44 @@ impl TrajectoryStore for InMemoryStore {
             Some(&slot) => m.remove(slot),
             None => false,
         }))
+    }
+
+    fn trajectory_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(Scope, String)>> {
+        writer.check()?;
+        let mut gone = Vec::new();
+        // The trail is written under the memory's lock, so no reader sees one without the
+        // other (the trail's lock is only ever taken after a memory's).
+        let mut memory = lock(&self.browser);
+        {
+            for (s, m) in memory.scopes.iter_mut() {
+                if scope.is_some_and(|scope| scope != s) {
+                    continue;
+                }
+                let doomed: Vec<(usize, String)> = (m.slots.iter().enumerate())
+                    .filter_map(|(i, slot)| {
+                        let t = &slot.as_ref()?.trajectory;
+                        let p = t.provenance.as_ref()?;
+                        writer.matches(p).then(|| (i, t.id.clone()))
+                    })
+                    .collect();
+                for (slot, id) in doomed {
+                    m.remove(slot);
+                    gone.push((s.clone(), id));
+                }
+            }
+        }
+        gone.sort();
+        for (s, id) in &gone {
+            let detail = FORGOTTEN_TRAJECTORY.to_owned();
+            self.audit_in("browser", Action::Forget, s, id, by, detail);
+        }
+        drop(memory);
+        Ok(gone)
     }
 }
 

@@ -106,12 +106,25 @@ impl InMemoryStore {
 
     /// Appends to the audit trail; called with the notes lock held.
     fn audit(&self, action: Action, scope: &Scope, item: &str, by: &Provenance, detail: String) {
+        self.audit_in("notes", action, scope, item, by, detail);
+    }
+
+    /// Appends an entry about an item of `memory` to the audit trail.
+    pub(crate) fn audit_in(
+        &self,
+        memory: &str,
+        action: Action,
+        scope: &Scope,
+        item: &str,
+        by: &Provenance,
+        detail: String,
+    ) {
         let mut trail = lock(&self.audit);
         let seq = trail.last().map_or(1, |e| e.seq + 1);
         trail.push(AuditEntry {
             seq,
             action,
-            memory: "notes".to_owned(),
+            memory: memory.to_owned(),
             scope: scope.as_str().to_owned(),
             item: item.to_owned(),
             by: by.clone(),

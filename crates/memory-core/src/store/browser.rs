@@ -8,6 +8,7 @@
 //! store and SQLite cannot drift apart. Free-form JSON (a browser action) is held as JSON text.
 
 use crate::error::{Error, Result};
+use crate::evidence::Writer;
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::Page;
@@ -275,7 +276,22 @@ pub trait TrajectoryStore: Send + Sync {
     /// Deletes the trajectory `id` of `scope` and its index entries; `false` when there was
     /// none.
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
+
+    /// Deletes every trajectory whose [`provenance`](Trajectory::provenance) `writer` matches
+    /// (one without provenance never does), in `scope` or in every scope, with their index
+    /// entries, in one atomic step that also adds one [`Action::Forget`](crate::evidence::Action) entry per trajectory
+    /// (memory `browser`, item the trajectory id) to the audit trail, by `by`. Returns the
+    /// `(scope, id)` of each, ordered. Fails on a filter naming nothing ([`Writer::check`]).
+    fn trajectory_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(Scope, String)>>;
 }
+
+/// The `detail` of the audit entry of a trajectory forgotten by writer.
+pub const FORGOTTEN_TRAJECTORY: &str = "trajectory";
 
 /// The four kinds of app knowledge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

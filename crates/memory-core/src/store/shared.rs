@@ -26,7 +26,9 @@
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::evidence::Writer;
 use crate::names::{MetaKey, Partition, Scope, SessionId};
+use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
@@ -129,6 +131,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
+    fn trajectory_forget_by(&self, scope: Option<&Scope>, writer: &Writer, by: &Provenance) -> Result<Vec<(Scope, String)>>;
 });
 
 shared_store!(SiteMemoryStore {

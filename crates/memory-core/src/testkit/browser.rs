@@ -1,7 +1,9 @@
 //! The contract of the browser memory traits ([`BrowserStore`] and its parts).
 
+use crate::evidence::{Action, Writer};
 use crate::names::Scope;
 use crate::provenance::{Provenance, Source};
+use crate::store::AuditStore;
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun,
     ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
@@ -15,7 +17,7 @@ use crate::{ensure, ensure_eq};
 pub const SUITE: &str = "BrowserStore";
 
 /// Every case of the [`BrowserStore`] contract.
-pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
+pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
     vec![
         Case {
             name: "recent trajectories and runs page from a position, with their totals",
@@ -118,6 +120,10 @@ pub fn cases<S: BrowserStore>() -> Vec<Case<S>> {
             run: forget_one_site,
         },
         Case {
+            name: "forget by writer takes what the writer stored, in one scope or all",
+            run: forget_by_writer,
+        },
+        Case {
             name: "an image is stored whole",
             run: an_image_is_stored_whole,
         },
@@ -206,6 +212,87 @@ fn forget_a_whole_scope<S: BrowserStore>(store: &S) -> CaseResult {
         "another scope lost its memory"
     );
     ensure_eq!(found(store, &b, &query("alpha"))?.len(), 1);
+    Ok(())
+}
+
+fn forget_by_writer<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
+    let (s, o) = (Scope::shared(), scope("other"));
+    let by = |session: &str, client: &str| {
+        Some(
+            Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(1))
+                .with_session(session)
+                .with_client(client),
+        )
+    };
+    let stored = [
+        (&s, "a", by("run-bad", "mcp:x")),
+        (&s, "b", by("run-good", "mcp:x")),
+        (&o, "c", by("run-bad", "cli")),
+        (&s, "d", None),
+    ];
+    for (scope, id, provenance) in &stored {
+        let mut t = trajectory(id, &format!("buy tea {id}"), "https://a.test", true, 5);
+        t.provenance = provenance.clone();
+        put(store, scope, &t)?;
+    }
+    let reviewer = Provenance::new(Source::User, Timestamp::from_millis(2));
+    let before = store.audit_page(None, 1000)?.total;
+    ensure!(
+        store
+            .trajectory_forget_by(None, &Writer::default(), &reviewer)
+            .is_err(),
+        "a filter naming nothing is refused"
+    );
+    let gone = store.trajectory_forget_by(Some(&s), &Writer::session("run-bad"), &reviewer)?;
+    ensure_eq!(gone, vec![(s.clone(), "a".to_owned())], "one scope");
+    ensure_eq!(store.trajectory_get(&s, "a")?, None);
+    ensure!(
+        store.trajectory_get(&o, "c")?.is_some(),
+        "another scope's run stays"
+    );
+    let found = store.trajectory_candidates(&s, &query("buy tea a"))?;
+    ensure!(
+        found.iter().all(|c| c.id != "a"),
+        "a forgotten run is still indexed: {found:?}"
+    );
+    let client = Writer {
+        client: Some("mcp:x".to_owned()),
+        ..Writer::default()
+    };
+    let gone = store.trajectory_forget_by(None, &client, &reviewer)?;
+    ensure_eq!(gone, vec![(s.clone(), "b".to_owned())], "by client");
+    let gone = store.trajectory_forget_by(None, &Writer::session("run-bad"), &reviewer)?;
+    ensure_eq!(gone, vec![(o.clone(), "c".to_owned())], "every scope");
+    ensure_eq!(
+        store.trajectory_forget_by(None, &Writer::session("nobody"), &reviewer)?,
+        vec![]
+    );
+    ensure!(
+        store.trajectory_get(&s, "d")?.is_some(),
+        "a run without a writer stays"
+    );
+    let trail = store.audit_page(Some(before), 1000)?.items;
+    let entries: Vec<(&str, &str, &str, Action, &Provenance)> = trail
+        .iter()
+        .map(|e| {
+            (
+                e.memory.as_str(),
+                e.scope.as_str(),
+                e.item.as_str(),
+                e.action,
+                &e.by,
+            )
+        })
+        .collect();
+    ensure_eq!(
+        entries,
+        vec![
+            ("browser", "shared", "a", Action::Forget, &reviewer),
+            ("browser", "shared", "b", Action::Forget, &reviewer),
+            ("browser", "other", "c", Action::Forget, &reviewer),
+        ],
+        "one audit entry per forgotten run"
+    );
     Ok(())
 }
 

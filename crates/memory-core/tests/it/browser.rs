@@ -1,13 +1,14 @@
 //! The `BrowserStore` contract, against the in-memory store and against broken stores that
 //! the suite must catch.
 
+use agent_memory_core::evidence::{AuditEntry, Writer};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
     MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
     SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::testkit::{browser, run};
-use agent_memory_core::{InMemoryStore, Result, Scope, Timestamp};
+use agent_memory_core::{AuditStore, InMemoryStore, Page, Provenance, Result, Scope, Timestamp};
 
 #[test]
 fn in_memory_store_obeys_the_contract() {
@@ -35,6 +36,8 @@ enum Defect {
     StartsInTwoSteps,
     /// Stores a trajectory without who wrote it.
     DropsWriters,
+    /// Forgets by writer in every scope when one is named.
+    ForgetsByWriterEverywhere,
 }
 
 /// The in-memory store with one seeded defect.
@@ -78,6 +81,17 @@ impl TrajectoryStore for Broken {
         }
         self.inner.trajectory_candidates(&self.scope(scope), &query)
     }
+    fn trajectory_forget_by(
+        &self,
+        scope: Option<&Scope>,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(Scope, String)>> {
+        let scope = scope
+            .filter(|_| self.defect != Defect::ForgetsByWriterEverywhere)
+            .map(|s| self.scope(s));
+        self.inner.trajectory_forget_by(scope.as_ref(), writer, by)
+    }
     fn trajectory_list(&self, scope: &Scope) -> Result<Vec<Trajectory>> {
         self.inner.trajectory_list(&self.scope(scope))
     }
@@ -86,6 +100,12 @@ impl TrajectoryStore for Broken {
     }
     fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
         self.inner.trajectory_forget(&self.scope(scope), id)
+    }
+}
+
+impl AuditStore for Broken {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        self.inner.audit_page(after, limit)
     }
 }
 
@@ -231,6 +251,10 @@ fn the_suite_catches_broken_stores() {
         ),
         (Defect::DropsImageHints, "an image is stored whole"),
         (Defect::DropsWriters, "trajectory round trip"),
+        (
+            Defect::ForgetsByWriterEverywhere,
+            "forget by writer takes what the writer stored, in one scope or all",
+        ),
         (
             Defect::StartsByPutting,
             "run start stores a new run and never replaces one",

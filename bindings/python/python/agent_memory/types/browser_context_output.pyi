@@ -9,19 +9,27 @@ from typing import List, TypedDict
 from typing_extensions import NotRequired
 
 
-class ContextMatch(TypedDict):
-    goal: str
-    score: float
-    similarity: float
-    trajectory_id: str
-
-
 class ContextPart(TypedDict):
     cut: bool
     fate: str
     included: bool
     label: str
     priority: int
+
+
+class ProvenanceOutput(TypedDict):
+    at: str
+    client: NotRequired[str]
+    session: NotRequired[str]
+    source: str
+
+
+class ContextMatch(TypedDict):
+    goal: str
+    score: float
+    similarity: float
+    trajectory_id: str
+    written_by: NotRequired[ProvenanceOutput]
 
 
 class ContextOutput(TypedDict):
