@@ -318,6 +318,48 @@ pub fn forget_by(env: &Env<'_>, input: ForgetByInput) -> Result<ForgetByOutput> 
     })
 }
 
+/// A browser run forgotten by writer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ForgottenRun {
+    /// Its scope.
+    pub scope: String,
+    /// Its trajectory id.
+    pub trajectory_id: String,
+}
+
+/// What `browser_forget_by` took.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BrowserForgetByOutput {
+    /// The runs forgotten, by scope then id.
+    pub trajectories: Vec<ForgottenRun>,
+}
+
+/// Forgets every browser run the writer stored (every field given must match; at least one
+/// is needed; a run stored before writers were kept matches none), in one step, each with an
+/// entry in the audit trail. What a run taught the site's memory (facts, selectors, its
+/// session) stays: `memory_forget` with the site forgets that.
+pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserForgetByOutput> {
+    let scope = input.scope.as_deref().map(Scope::new).transpose()?;
+    let writer = Writer {
+        source: input.source.as_deref().map(Source::parse).transpose()?,
+        session: input.session,
+        client: input.client,
+    };
+    let by = actor(env, None, None, None)?;
+    let gone = env
+        .store
+        .trajectory_forget_by(scope.as_ref(), &writer, &by)?;
+    Ok(BrowserForgetByOutput {
+        trajectories: gone
+            .into_iter()
+            .map(|(scope, id)| ForgottenRun {
+                scope: scope.as_str().to_owned(),
+                trajectory_id: id,
+            })
+            .collect(),
+    })
+}
+
 /// `memory_review`: the items held for review.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -483,11 +525,11 @@ pub struct AuditEntryOutput {
     pub seq: u64,
     /// `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
     pub action: String,
-    /// The memory (`notes`).
+    /// The memory (`notes`, or `browser` for a run forgotten by writer).
     pub memory: String,
     /// The scope.
     pub scope: String,
-    /// The item (a note's path, as `/memories/...`).
+    /// The item: a note's path, as `/memories/...`, or a browser run's trajectory id.
     pub item: String,
     /// Who did it, and when.
     pub by: ProvenanceOutput,
@@ -515,11 +557,15 @@ pub fn audit(env: &Env<'_>, input: AuditInput) -> Result<AuditOutput> {
             .items
             .into_iter()
             .map(|e| AuditEntryOutput {
+                item: if e.memory == "notes" {
+                    format!("/memories/{}", e.item)
+                } else {
+                    e.item
+                },
                 seq: e.seq,
                 action: e.action.as_str().to_owned(),
                 memory: e.memory,
                 scope: e.scope,
-                item: format!("/memories/{}", e.item),
                 by: (&e.by).into(),
                 detail: e.detail,
             })

@@ -738,6 +738,11 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Forget everything one writer wrote in the notes (a source, session or client), in one step and for good: each note goes back to its newest version left, or is gone.",
             ),
+        op("browser_forget_by", Deletes, evidence::forget_browser_by)
+            .offline()
+            .about(
+                "Forget every browser run one writer stored (a source, session or client), in one step and for good, each recorded in the audit trail.",
+            ),
         op("memory_review", Reads, evidence::review)
             .cli("review list")
             .about(

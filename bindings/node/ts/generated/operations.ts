@@ -75,6 +75,7 @@ export interface OperationTypes {
   note_history: [S.NoteHistoryInput, S.NoteHistoryOutput]
   note_restore: [S.NoteRestoreInput, S.NoteRestoreOutput]
   note_forget_by: [S.NoteForgetByInput, S.NoteForgetByOutput]
+  browser_forget_by: [S.BrowserForgetByInput, S.BrowserForgetByOutput]
   memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
   memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
   memory_reject: [S.MemoryRejectInput, S.MemoryRejectOutput]
@@ -493,6 +494,16 @@ export interface BrowserMethods {
   buildContext(input: S.BrowserBuildContextInput): Promise<S.BrowserTextOutput>
   /** `buildContext` on the calling thread. */
   buildContextSync(input: S.BrowserBuildContextInput): S.BrowserTextOutput
+  /**
+   * Forget every browser run one writer stored (a source, session or client), in one step and for
+   * good, each recorded in the audit trail.
+   *
+   * The contract's `browser_forget_by` (family `browser`, deletes; `browser forget-by` on the
+   * command line; not an MCP tool).
+   */
+  forgetBy(input: S.BrowserForgetByInput): Promise<S.BrowserForgetByOutput>
+  /** `forgetBy` on the calling thread. */
+  forgetBySync(input: S.BrowserForgetByInput): S.BrowserForgetByOutput
 }
 
 /** `store.turns`: the operations of the `turns` group. */

@@ -553,6 +553,8 @@ export interface ContractSchemas {
 "browser_export.output": BrowserExportOutput
 "browser_facts.input": BrowserFactsInput
 "browser_facts.output": BrowserFactsOutput
+"browser_forget_by.input": BrowserForgetByInput
+"browser_forget_by.output": BrowserForgetByOutput
 "browser_forget_knowledge.input": BrowserForgetKnowledgeInput
 "browser_forget_knowledge.output": BrowserForgetKnowledgeOutput
 "browser_fork.input": BrowserForkInput
@@ -1036,6 +1038,58 @@ type: string
  * What was observed.
  */
 value: string
+}
+/**
+ * `note_forget_by`: what one writer wrote.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserForgetByInput".
+ */
+export interface BrowserForgetByInput {
+/**
+ * The client.
+ */
+client?: string
+/**
+ * Only this scope; every scope when absent.
+ */
+scope?: string
+/**
+ * The session or run.
+ */
+session?: string
+/**
+ * The writer's source, exactly (`page:https://…`, `tool:NAME`, `model`).
+ */
+source?: string
+}
+/**
+ * What `browser_forget_by` took.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "BrowserForgetByOutput".
+ */
+export interface BrowserForgetByOutput {
+/**
+ * The runs forgotten, by scope then id.
+ */
+trajectories: ForgottenRun[]
+}
+/**
+ * A browser run forgotten by writer.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ForgottenRun".
+ */
+export interface ForgottenRun {
+/**
+ * Its scope.
+ */
+scope: string
+/**
+ * Its trajectory id.
+ */
+trajectory_id: string
 }
 /**
  * What to forget of a site.
@@ -2808,11 +2862,11 @@ by: ProvenanceOutput1
  */
 detail: string
 /**
- * The item (a note's path, as `/memories/...`).
+ * The item: a note's path, as `/memories/...`, or a browser run's trajectory id.
  */
 item: string
 /**
- * The memory (`notes`).
+ * The memory (`notes`, or `browser` for a run forgotten by writer).
  */
 memory: string
 /**

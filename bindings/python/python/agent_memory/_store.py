@@ -344,6 +344,11 @@ class StoreOperations:
         one step and for good: each note goes back to its newest version left, or is gone."""
         return self.call("note_forget_by", input)
 
+    def browser_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget every browser run one writer stored (a source, session or client), in one
+        step and for good, each recorded in the audit trail."""
+        return self.call("browser_forget_by", input)
+
     def review(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """The items the write screen held for review: text, writer, reasons."""
         return self.call("memory_review", input)
@@ -711,6 +716,11 @@ class AsyncStoreOperations:
         """Forget everything one writer wrote in the notes (a source, session or client), in
         one step and for good: each note goes back to its newest version left, or is gone."""
         return await self.call("note_forget_by", input)
+
+    async def browser_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget every browser run one writer stored (a source, session or client), in one
+        step and for good, each recorded in the audit trail."""
+        return await self.call("browser_forget_by", input)
 
     async def review(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """The items the write screen held for review: text, writer, reasons."""

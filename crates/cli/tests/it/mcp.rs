@@ -1104,6 +1104,7 @@ async fn mcp_writes_are_screened_and_held_for_the_person() {
         "memory_approve",
         "memory_set_screen_policy",
         "note_forget_by",
+        "browser_forget_by",
     ] {
         assert!(!names.contains(&offline), "{offline} is a tool");
     }

@@ -724,6 +724,11 @@ fn evidence() -> Vec<Call> {
         ("note_forget_by", json!({})),
         ("note_forget_by", json!({"source": "web"})),
         ("note_forget_by", json!({"session": "run-1"})),
+        ("browser_forget_by", json!({})),
+        (
+            "browser_forget_by",
+            json!({"client": "cli", "scope": "shared"}),
+        ),
         ("memory_audit", json!({"after": 1, "limit": 3})),
         ("memory_reject", json!({"path": "/memories/page.md"})),
     ]

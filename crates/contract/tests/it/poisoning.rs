@@ -526,3 +526,38 @@ fn turns_history_reads_a_stored_sessions_tool_outputs_through_the_policy() {
         assert!(shown.contains("[output withheld: "), "{input}: {shown}");
     }
 }
+
+#[test]
+fn a_browser_run_keeps_its_writer_and_is_forgotten_by_it() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("mcp:agent".into());
+    record_poisoned_runs(&env);
+    let context = browser_context(&env, false);
+    let by = &context["match"]["written_by"];
+    assert_eq!(by["client"], "mcp:agent", "{context}");
+    assert_eq!(by["source"], "model", "{context}");
+    let session = by["session"].as_str().unwrap_or_default().to_owned();
+    assert!(session.starts_with("s-"), "{context}");
+    let refused = call(&env, "browser_forget_by", json!({}));
+    assert!(refused.get("error").is_some(), "{refused}");
+    env.client = Some("cli".into());
+    let gone = call(&env, "browser_forget_by", json!({"session": session}));
+    let trajectories = gone["trajectories"].as_array().cloned().unwrap_or_default();
+    assert_eq!(trajectories.len(), 1, "{gone}");
+    let id = trajectories[0]["trajectory_id"].clone();
+    let after = browser_context(&env, false);
+    assert_ne!(after["match"]["trajectory_id"], id, "{after}");
+    let audit = call(&env, "memory_audit", json!({}));
+    let entries = audit["entries"].as_array().cloned().unwrap_or_default();
+    let forget = entries
+        .iter()
+        .find(|e| e["memory"] == "browser" && e["item"] == id)
+        .unwrap_or_else(|| panic!("no audit entry for {id}: {audit}"));
+    assert_eq!(forget["action"], "forget", "{forget}");
+    assert_eq!(forget["by"]["client"], "cli", "{forget}");
+    let rest = call(&env, "browser_forget_by", json!({"client": "mcp:agent"}));
+    let left = rest["trajectories"].as_array().map_or(0, Vec::len);
+    assert_eq!(left, FAMILIES.len() - 1, "{rest}");
+    assert!(browser_context(&env, false).get("match").is_none());
+}
