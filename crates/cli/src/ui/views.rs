@@ -480,6 +480,10 @@ fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
                     "steps": t.steps.iter().map(|s| json!({"url": s.url, "action": s.action, "verified": s.verified})).collect::<Vec<_>>(),
                     "verified": t.steps.iter().filter(|s| s.verified).count(),
                     "timestamp": t.timestamp, "age_days": age_days, "model": t.model,
+                    "written_by": t.provenance.as_ref().map(|p| json!({
+                        "source": p.source.to_string(), "session": p.session,
+                        "client": p.client, "at": time(p.at),
+                    })),
                 })
             })
             .collect();

@@ -291,6 +291,11 @@ async fn every_view_shows_the_memory(db: &str) {
             .len(),
         2
     );
+    let writer = &browser["trajectories"][0]["written_by"];
+    assert!(
+        writer["source"].as_str().is_some_and(|s| s.starts_with("model")),
+        "a recorded run keeps its writer: {browser}"
+    );
     let context = inspector
         .view(&token, "context", json!({"scope": "shared", "goal": "Find reviews of the Acme smart watch", "url": "https://shop.example.com/", "budget": 4000}))
         .await;
