@@ -350,7 +350,7 @@ async function browser(scope, notice) {
     data.trajectories.length ? pagedTable("browser", input, "trajectories", data, ["Goal", "Origin", "Steps", "Verified", "Outcome", "Age", "Written by", ""],
       (t) => [t.goal, t.origin || "", fmt(t.steps.length), fmt(t.verified), t.success ? h("span", { class: "ok" }, "success") : h("span", { class: "bad" }, "failure"),
         t.age_days == null ? t.timestamp : t.age_days.toFixed(1) + " d",
-        t.written_by ? [t.written_by.source, t.written_by.session ? " in " + t.written_by.session : "", t.written_by.client ? " through " + t.written_by.client : ""].join("") : "",
+        t.written_by ? [t.written_by.source, t.written_by.session && t.written_by.session !== t.id ? " in " + t.written_by.session : "", t.written_by.client ? " through " + t.written_by.client : ""].join("") : "",
         forgetButton({ trajectory: t.id, in_scope: scope }, "trajectory " + t.id + " (" + t.goal + ")")], [2, 3])
       : h("p", { class: "muted" }, "No trajectories."),
     h("h2", {}, "Runs"),
