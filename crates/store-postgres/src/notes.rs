@@ -13,8 +13,8 @@ use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
     NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
-    NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms, note_conflict,
-    note_not_found,
+    NoteRecord, NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms,
+    note_conflict, note_not_found,
 };
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
@@ -624,6 +624,102 @@ impl NoteStore for PostgresStore {
                 by,
                 &detail,
             )
+        })
+    }
+
+    fn note_import(
+        &self,
+        scope: &Scope,
+        records: &[NoteRecord],
+        limits: &NoteLimits,
+        by: &Provenance,
+    ) -> Result<()> {
+        for note in records {
+            note.check(limits)?;
+            for v in &note.versions {
+                text_fits(&note.path, &v.text, limits)?;
+                evidence_fits(&note.path, &v.evidence)?;
+            }
+        }
+        provenance_fits(|| "import of notes".to_owned(), by)?;
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.write("import notes", |tx| {
+            lock_scope(tx, scope.as_str())?;
+            for note in records {
+                let path = &note.path;
+                if let Some(reason) = placement_conflict(tx, scope, path)? {
+                    return Err(note_conflict(path, reason).into());
+                }
+                let Some(newest) = note.newest() else {
+                    continue;
+                };
+                let (notes, bytes) = totals(tx, scope)?;
+                limits.check_scope(scope, notes + 1, bytes + newest.text.len() as u64)?;
+                let row = |v: &NoteVersion| {
+                    (
+                        v.version as i64,
+                        v.text.len() as i64,
+                        v.evidence.provenance.source.to_string(),
+                        v.evidence.provenance.at.as_millis(),
+                    )
+                };
+                let (version, bytes, source, at) = row(newest);
+                let e = &newest.evidence;
+                let id: i64 = tx
+                    .query_one(
+                        "INSERT INTO notes (scope, path, text, bytes, version, source, session, \
+                           client, written_at, status, reasons) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+                        &[
+                            &scope.as_str(),
+                            &path.as_str(),
+                            &newest.text,
+                            &bytes,
+                            &version,
+                            &source,
+                            &e.provenance.session,
+                            &e.provenance.client,
+                            &at,
+                            &e.status.as_str(),
+                            &e.reasons,
+                        ],
+                    )?
+                    .get(0);
+                for older in &note.versions[..note.versions.len() - 1] {
+                    let (version, bytes, source, at) = row(older);
+                    let e = &older.evidence;
+                    tx.execute(
+                        "INSERT INTO note_versions (note_id, version, text, bytes, source, \
+                           session, client, written_at, status, reasons) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                        &[
+                            &id,
+                            &version,
+                            &older.text,
+                            &bytes,
+                            &source,
+                            &e.provenance.session,
+                            &e.provenance.client,
+                            &at,
+                            &e.status.as_str(),
+                            &e.reasons,
+                        ],
+                    )?;
+                }
+                let detail = note.import_detail();
+                record(
+                    tx,
+                    self.clock.now(),
+                    Action::Write,
+                    scope.as_str(),
+                    path.as_str(),
+                    by,
+                    &detail,
+                )?;
+            }
+            Ok(())
         })
     }
 

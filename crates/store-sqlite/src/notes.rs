@@ -9,8 +9,8 @@ use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
     NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
-    NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms, note_conflict,
-    note_not_found,
+    NoteRecord, NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms,
+    note_conflict, note_not_found,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
@@ -807,6 +807,89 @@ impl NoteStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(())
+    }
+
+    fn note_import(
+        &self,
+        scope: &Scope,
+        records: &[NoteRecord],
+        limits: &NoteLimits,
+        by: &Provenance,
+    ) -> Result<()> {
+        for record in records {
+            record.check(limits)?;
+            for v in &record.versions {
+                text_fits(&record.path, &v.text, limits)?;
+            }
+        }
+        if records.is_empty() {
+            return Ok(());
+        }
+        let op = "import notes";
+        self.write(op, |tx| {
+            for record in records {
+                let path = &record.path;
+                if let Some(reason) =
+                    placement_conflict(tx, scope, path).map_err(|e| to_core(op, e))?
+                {
+                    return Err(note_conflict(path, reason));
+                }
+                let Some(newest) = record.newest() else {
+                    continue;
+                };
+                let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
+                limits.check_scope(scope, notes + 1, bytes + newest.text.len() as u64)?;
+                let written = (|| {
+                    let v = EvidenceValues::of(&newest.evidence);
+                    tx.prepare_cached(&format!(
+                        "INSERT INTO notes (scope, path, text, bytes, version, {EVIDENCE}) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                    ))?
+                    .execute(params![
+                        scope.as_str(),
+                        path.as_str(),
+                        newest.text,
+                        newest.text.len() as i64,
+                        newest.version as i64,
+                        v.source,
+                        v.session,
+                        v.client,
+                        v.at,
+                        v.status,
+                        v.reasons
+                    ])?;
+                    let id = tx.last_insert_rowid();
+                    for older in &record.versions[..record.versions.len() - 1] {
+                        let v = EvidenceValues::of(&older.evidence);
+                        tx.prepare_cached(&format!(
+                            "INSERT INTO note_versions (note_id, version, text, {EVIDENCE}) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                        ))?
+                        .execute(params![
+                            id,
+                            older.version as i64,
+                            older.text,
+                            v.source,
+                            v.session,
+                            v.client,
+                            v.at,
+                            v.status,
+                            v.reasons
+                        ])?;
+                    }
+                    audit(
+                        tx,
+                        Action::Write,
+                        scope,
+                        path.as_str(),
+                        by,
+                        &record.import_detail(),
+                    )
+                })();
+                written.map_err(|e| to_core(op, e))?;
+            }
+            stamp(tx, scope, self.clock.now()).map_err(|e| to_core(op, e))
+        })
     }
 
     fn note_forget_by(

@@ -293,7 +293,9 @@ async fn every_view_shows_the_memory(db: &str) {
     );
     let writer = &browser["trajectories"][0]["written_by"];
     assert!(
-        writer["source"].as_str().is_some_and(|s| s.starts_with("model")),
+        writer["source"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("model")),
         "a recorded run keeps its writer: {browser}"
     );
     let context = inspector

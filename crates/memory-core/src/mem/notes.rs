@@ -13,8 +13,8 @@ use crate::store::audit::AuditStore;
 use crate::store::notes::{
     Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
     NOTE_IS_DIRECTORY, NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteFile, NoteHit, NoteLimits, NotePath,
-    NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms, note_conflict,
-    note_not_found,
+    NoteRecord, NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms,
+    note_conflict, note_not_found,
 };
 use crate::time::Clock;
 
@@ -411,6 +411,44 @@ impl NoteStore for InMemoryStore {
             by,
             format!("version {version}"),
         );
+        Ok(())
+    }
+
+    fn note_import(
+        &self,
+        scope: &Scope,
+        records: &[NoteRecord],
+        limits: &NoteLimits,
+        by: &Provenance,
+    ) -> Result<()> {
+        for record in records {
+            record.check(limits)?;
+        }
+        let mut notes = lock(&self.notes);
+        let mut tree = notes.get(scope).cloned().unwrap_or_default();
+        for record in records {
+            if let Some(reason) = placement_conflict(&tree, &record.path) {
+                return Err(note_conflict(&record.path, reason));
+            }
+            let newest = record.newest().map_or(0, |v| v.text.len() as u64);
+            let (count, bytes) = totals(&tree);
+            limits.check_scope(scope, count + 1, bytes + newest)?;
+            tree.insert(
+                record.path.clone(),
+                MemNote {
+                    versions: record.versions.clone(),
+                },
+            );
+        }
+        if records.is_empty() {
+            return Ok(());
+        }
+        notes.insert(scope.clone(), tree);
+        self.note_written(scope);
+        for record in records {
+            let detail = record.import_detail();
+            self.audit(Action::Write, scope, record.path.as_str(), by, detail);
+        }
         Ok(())
     }
 

@@ -317,6 +317,71 @@ pub enum Decision {
     Reject,
 }
 
+/// A note with the versions it keeps, oldest first: what [`NoteStore::note_export`] reads and
+/// [`NoteStore::note_import`] writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoteRecord {
+    /// Where it is.
+    pub path: NotePath,
+    /// Its versions, oldest first; the last is the note's text.
+    pub versions: Vec<NoteVersion>,
+}
+
+impl NoteRecord {
+    /// Refuses a record an import cannot write, naming what is wrong: no version, versions
+    /// not numbered upward from 1 or more, more of them than `limits.max_versions`, or a
+    /// text over `limits.max_note_bytes`.
+    pub fn check(&self, limits: &NoteLimits) -> Result<()> {
+        let item = || format!("note {}", self.path);
+        if self.versions.is_empty() {
+            return Err(Error::invalid_input(item(), "has no version"));
+        }
+        if self.versions.len() as u64 > limits.max_versions.max(1) {
+            return Err(Error::invalid_input(
+                item(),
+                format!(
+                    "{} versions, over the limit of {} per note",
+                    self.versions.len(),
+                    limits.max_versions.max(1)
+                ),
+            ));
+        }
+        let mut last = 0;
+        for v in &self.versions {
+            if v.version <= last {
+                return Err(Error::invalid_input(
+                    item(),
+                    format!(
+                        "version {} follows version {last}: versions are numbered upward from 1",
+                        v.version
+                    ),
+                ));
+            }
+            last = v.version;
+            limits.check_note(&self.path, v.text.len() as u64)?;
+        }
+        Ok(())
+    }
+
+    /// The newest version.
+    pub fn newest(&self) -> Option<&NoteVersion> {
+        self.versions.last()
+    }
+
+    /// The `detail` of the audit entry of its import.
+    pub fn import_detail(&self) -> String {
+        match (self.versions.first(), self.versions.last()) {
+            (Some(first), Some(last)) => format!(
+                "import of versions {} to {}, {}",
+                first.version,
+                last.version,
+                last.evidence.status.as_str()
+            ),
+            _ => "import".to_owned(),
+        }
+    }
+}
+
 /// What [`NoteStore::note_forget_by`] took.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Forgotten {
@@ -547,6 +612,45 @@ pub trait NoteStore: Send + Sync {
 
     /// Deletes every note of `scope`; returns how many there were.
     fn note_forget(&self, scope: &Scope) -> Result<u64>;
+
+    /// Every note of `scope`, held ones too, with the versions it keeps, by path. The default
+    /// lists the notes and reads each one's history.
+    fn note_export(&self, scope: &Scope) -> Result<Vec<NoteRecord>> {
+        let mut paths: Vec<NotePath> = self
+            .note_list(scope, None)?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        paths.extend(
+            self.note_held(Some(scope), usize::MAX)?
+                .into_iter()
+                .map(|h| h.path),
+        );
+        paths.sort();
+        paths.dedup();
+        let mut records = Vec::with_capacity(paths.len());
+        for path in paths {
+            let versions = self.note_history(scope, &path)?;
+            if !versions.is_empty() {
+                records.push(NoteRecord { path, versions });
+            }
+        }
+        Ok(records)
+    }
+
+    /// Writes `records` into `scope` in one step, each note with its versions and their
+    /// evidence as given (a note whose newest version is quarantined is held), and one
+    /// [`Action::Write`](crate::evidence::Action::Write) entry per note in the audit trail,
+    /// by `by`. Fails, writing nothing, on a record [`NoteRecord::check`] refuses, with the
+    /// conflict of [`note_create`](Self::note_create) when a path is taken (by a stored
+    /// note or an earlier record), and when a limit of the scope would be passed.
+    fn note_import(
+        &self,
+        scope: &Scope,
+        records: &[NoteRecord],
+        limits: &NoteLimits,
+        by: &Provenance,
+    ) -> Result<()>;
 }
 
 macro_rules! forward_note_store {
@@ -593,6 +697,12 @@ macro_rules! forward_note_store {
             }
             fn note_forget(&self, scope: &Scope) -> Result<u64> {
                 (**self).note_forget(scope)
+            }
+            fn note_export(&self, scope: &Scope) -> Result<Vec<NoteRecord>> {
+                (**self).note_export(scope)
+            }
+            fn note_import(&self, scope: &Scope, records: &[NoteRecord], limits: &NoteLimits, by: &Provenance) -> Result<()> {
+                (**self).note_import(scope, records, limits, by)
             }
         }
     )*};

@@ -7,7 +7,8 @@ use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::notes::{
     Decision, Forgotten, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY,
-    NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteLimits, NotePath, NoteStore, is_note_conflict,
+    NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteLimits, NotePath, NoteRecord, NoteStore, NoteVersion,
+    is_note_conflict,
 };
 use crate::testkit::{Case, CaseResult, Violation, set_now};
 use crate::time::Timestamp;
@@ -42,6 +43,10 @@ pub fn cases<S: NoteStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "the audit trail records writes, reviews and forgets",
             run: audit_trail_records_everything,
+        },
+        Case {
+            name: "an import writes every note with its versions, or nothing",
+            run: an_import_writes_every_note_or_nothing,
         },
         Case {
             name: "missing note reads as none",
@@ -399,6 +404,131 @@ fn forget_by_provenance<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
     );
     let none = store.note_forget_by(None, &tool, &by())?;
     ensure_eq!(none, Forgotten::default(), "nothing left to forget");
+    Ok(())
+}
+
+fn record(at: &str, versions: &[(u64, &str, Evidence)]) -> NoteRecord {
+    NoteRecord {
+        path: path(at),
+        versions: versions
+            .iter()
+            .map(|(version, text, evidence)| NoteVersion {
+                version: *version,
+                text: (*text).to_owned(),
+                evidence: evidence.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn an_import_writes_every_note_or_nothing<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
+    let s = scope("default");
+    store.note_create(&s, &path("a.md"), "kept", &ev(), &limits())?;
+    let page = || {
+        written(
+            Source::Page("https://shop.test/".into()),
+            "run-3",
+            Status::Flagged,
+        )
+    };
+    let records = vec![
+        record("x/plan.md", &[(3, "draft", ev()), (5, "final", page())]),
+        record("held.md", &[(1, "obey me", held())]),
+    ];
+    let importer = Provenance::new(Source::Import("notes".into()), AT).with_client("cli");
+    let before = store.audit_page(None, usize::MAX)?.total;
+    store.note_import(&s, &records, &limits(), &importer)?;
+    let mut exported = store.note_export(&s)?;
+    exported.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut want = vec![
+        record("a.md", &[(1, "kept", ev())]),
+        records[0].clone(),
+        records[1].clone(),
+    ];
+    want.sort_by(|a, b| a.path.cmp(&b.path));
+    ensure_eq!(
+        exported,
+        want,
+        "the export holds each note with its versions"
+    );
+    ensure_eq!(
+        store.note_read(&s, &path("x/plan.md"))?.as_deref(),
+        Some("final")
+    );
+    ensure_eq!(
+        store.note_read(&s, &path("held.md"))?,
+        None,
+        "a held note stays held"
+    );
+    ensure_eq!(
+        store.note_held(Some(&s), 10)?.len(),
+        1,
+        "the held note is in the review queue"
+    );
+    let trail = store.audit_page(Some(before), usize::MAX)?.items;
+    let entries: Vec<(Action, &str, &Provenance)> = trail
+        .iter()
+        .map(|e| (e.action, e.item.as_str(), &e.by))
+        .collect();
+    ensure_eq!(
+        entries,
+        vec![
+            (Action::Write, "x/plan.md", &importer),
+            (Action::Write, "held.md", &importer),
+        ],
+        "one write per imported note, by the importer"
+    );
+
+    // Each failing import leaves the store as it was, whichever record fails.
+    let fresh = |at: &str| record(at, &[(1, "new", ev())]);
+    let failing: Vec<(&str, Vec<NoteRecord>)> = vec![
+        ("a taken path", vec![fresh("y.md"), fresh("a.md")]),
+        (
+            "a path taken by an earlier record",
+            vec![fresh("y.md"), fresh("y.md")],
+        ),
+        (
+            "a note under a note",
+            vec![fresh("y.md"), fresh("a.md/z.md")],
+        ),
+        (
+            "versions out of order",
+            vec![
+                fresh("y.md"),
+                record("z.md", &[(2, "b", ev()), (1, "a", ev())]),
+            ],
+        ),
+        ("no version", vec![fresh("y.md"), record("z.md", &[])]),
+    ];
+    for (what, records) in failing {
+        let got = store.note_import(&s, &records, &limits(), &importer);
+        ensure!(got.is_err(), "{what}: imported");
+        ensure_eq!(
+            store.note_read(&s, &path("y.md"))?,
+            None,
+            "{what}: half imported"
+        );
+    }
+    let few = NoteLimits {
+        max_scope_notes: 4,
+        ..limits()
+    };
+    let over = store.note_import(&s, &[fresh("y.md"), fresh("z.md")], &few, &importer);
+    ensure!(
+        matches!(over, Err(Error::InvalidInput { .. })),
+        "past the scope's limit of notes: {over:?}"
+    );
+    ensure_eq!(
+        store.note_read(&s, &path("y.md"))?,
+        None,
+        "past the limit: half imported"
+    );
+    ensure_eq!(
+        store.audit_page(None, usize::MAX)?.total,
+        before + 2,
+        "a failed import writes no audit entry"
+    );
+    store.note_import(&s, &[], &limits(), &importer)?;
     Ok(())
 }
 

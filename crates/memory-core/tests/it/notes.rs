@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer};
 use agent_memory_core::store::notes::{
-    Decision, Forgotten, HeldNote, NoteFile, NoteHit, NoteLimits, NotePath, NoteScopeSummary,
-    NoteStore, NoteVersion,
+    Decision, Forgotten, HeldNote, NoteFile, NoteHit, NoteLimits, NotePath, NoteRecord,
+    NoteScopeSummary, NoteStore, NoteVersion,
 };
 use agent_memory_core::testkit::{TestClock, notes, run};
 use agent_memory_core::{AuditStore, Page, Provenance};
@@ -56,6 +56,8 @@ enum Defect {
     RejectDropsTheNote,
     ForgetByTakesWholeNotes,
     AuditSkipsReviews,
+    /// Imports one note at a time, so a failing record leaves the earlier ones written.
+    ImportsOneAtATime,
 }
 
 impl Broken {
@@ -185,6 +187,22 @@ impl NoteStore for Broken {
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
         self.inner.note_scopes()
     }
+    fn note_import(
+        &self,
+        scope: &Scope,
+        records: &[NoteRecord],
+        limits: &NoteLimits,
+        by: &Provenance,
+    ) -> Result<()> {
+        if self.defect == Defect::ImportsOneAtATime {
+            for record in records {
+                self.inner
+                    .note_import(scope, std::slice::from_ref(record), limits, by)?;
+            }
+            return Ok(());
+        }
+        self.inner.note_import(scope, records, limits, by)
+    }
     fn note_forget(&self, scope: &Scope) -> Result<u64> {
         if self.defect == Defect::ForgetKeepsNotes {
             return Ok(self.inner.note_list(scope, None)?.len() as u64);
@@ -312,6 +330,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::AuditSkipsReviews,
             "the audit trail records writes, reviews and forgets",
+        ),
+        (
+            Defect::ImportsOneAtATime,
+            "an import writes every note with its versions, or nothing",
         ),
     ];
     for (defect, case) in table {
