@@ -8,9 +8,9 @@
 //! screens its text under it. Approving a held item and changing the policy are left out of
 //! the MCP server, so a model cannot release what the screen held or turn the screen off.
 
-use agent_memory_core::evidence::{Evidence, Writer};
+use agent_memory_core::evidence::{Evidence, Status, Writer};
 use agent_memory_core::screen::ScreenPolicy;
-use agent_memory_core::store::notes::{Decision, NotePath, NoteVersion};
+use agent_memory_core::store::notes::{Decision, NoteLimits, NotePath, NoteRecord, NoteVersion};
 use agent_memory_core::{MetaKey, Provenance, Scope, Source, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,16 +34,17 @@ pub fn policy(env: &Env<'_>) -> Result<ScreenPolicy> {
 }
 
 /// Who wrote a version, in which session, through which client, and when.
-#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct ProvenanceOutput {
     /// `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
     pub source: String,
     /// The session or run it was written in.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
     /// caller's own name).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
     /// When.
     pub at: String,
@@ -61,7 +62,8 @@ impl From<&Provenance> for ProvenanceOutput {
 }
 
 /// One version of a note.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct VersionOutput {
     /// Its number, 1 for the note's first text.
     pub version: u64,
@@ -357,6 +359,141 @@ pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserF
                 trajectory_id: id,
             })
             .collect(),
+    })
+}
+
+/// `note_export`: the notes of a scope.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotesExportInput {
+    /// The scope; `default` when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// A note with every version it keeps, oldest first.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteDocument {
+    /// The note, as `/memories/...`.
+    pub path: String,
+    /// Its versions, oldest first; the last is its text.
+    pub versions: Vec<VersionOutput>,
+}
+
+/// The notes of a scope, held ones too, each with its versions: what `note_import` reads.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotesDocument {
+    /// The scope (`note_import` writes into it unless told another); `default` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// The notes, by path.
+    pub notes: Vec<NoteDocument>,
+}
+
+/// Every note of a scope, held ones too, with each version's text, writer and findings: a
+/// copy `note_import` writes back, into this store or another.
+pub fn export(env: &Env<'_>, input: NotesExportInput) -> Result<NotesDocument> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let records = env.store.note_export(&scope)?;
+    Ok(NotesDocument {
+        scope: Some(scope.into_string()),
+        notes: records
+            .into_iter()
+            .map(|r| NoteDocument {
+                path: format!("/memories/{}", r.path),
+                versions: r.versions.into_iter().map(Into::into).collect(),
+            })
+            .collect(),
+    })
+}
+
+/// What an import wrote.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NotesImportOutput {
+    /// The scope written into.
+    pub scope: String,
+    /// Notes written.
+    pub notes: usize,
+    /// Versions written.
+    pub versions: usize,
+    /// Notes held for review (their newest version is quarantined).
+    pub held: usize,
+}
+
+/// One imported version, checked: its writer and time read, and its status never weaker than
+/// what the store's screen finds in its text now (an `approved` version stays approved).
+fn imported_version(policy: ScreenPolicy, at: &str, v: VersionOutput) -> Result<NoteVersion> {
+    let field = |name: &str| format!("{at}.{name}");
+    let provenance = Provenance {
+        source: Source::parse(&v.provenance.source)
+            .map_err(|e| Error::invalid(field("provenance.source"), e.to_string()))?,
+        session: v.provenance.session,
+        client: v.provenance.client,
+        at: parse_time(&v.provenance.at)
+            .map_err(|e| Error::invalid(field("provenance.at"), e.to_string()))?,
+    };
+    let status =
+        Status::parse(&v.status).map_err(|e| Error::invalid(field("status"), e.to_string()))?;
+    let recorded = Evidence {
+        provenance,
+        status,
+        reasons: v.reasons,
+    };
+    let evidence = match status {
+        Status::Clean => {
+            let host = recorded.provenance.source.host();
+            let verdict = policy.judge(&v.text, host.as_deref());
+            if verdict.findings().is_empty() {
+                recorded
+            } else {
+                Evidence::judged(recorded.provenance, &verdict)
+            }
+        }
+        Status::Flagged if policy == ScreenPolicy::Quarantine => Evidence {
+            status: Status::Quarantined,
+            ..recorded
+        },
+        _ => recorded,
+    };
+    Ok(NoteVersion {
+        version: v.version,
+        text: v.text,
+        evidence,
+    })
+}
+
+/// Writes the notes of a document (what `note_export` gives) into a scope, in one step:
+/// every note with its versions, or nothing when one is refused (a taken path, versions out
+/// of order, a limit). Each version keeps its writer; its status is never weaker than what
+/// the store's screen policy makes of its text now. A person's operation, not an MCP tool.
+pub fn import(env: &Env<'_>, input: NotesDocument) -> Result<NotesImportOutput> {
+    let scope = scope_of(input.scope.as_deref())?;
+    let policy = policy(env)?;
+    let limits = NoteLimits::default();
+    let mut records = Vec::with_capacity(input.notes.len());
+    for (i, note) in input.notes.into_iter().enumerate() {
+        let at = format!("notes[{i}]");
+        let path =
+            note_of(&note.path).map_err(|e| Error::invalid(format!("{at}.path"), e.to_string()))?;
+        let mut versions = Vec::with_capacity(note.versions.len());
+        for (j, v) in note.versions.into_iter().enumerate() {
+            crate::persistent::check_note_write(&scope, &note.path, &v.text)?;
+            versions.push(imported_version(policy, &format!("{at}.versions[{j}]"), v)?);
+        }
+        records.push(NoteRecord { path, versions });
+    }
+    let by = actor(env, Some("import:notes"), None, None)?;
+    env.store.note_import(&scope, &records, &limits, &by)?;
+    Ok(NotesImportOutput {
+        scope: scope.into_string(),
+        notes: records.len(),
+        versions: records.iter().map(|r| r.versions.len()).sum(),
+        held: records
+            .iter()
+            .filter(|r| r.newest().is_some_and(|v| !v.evidence.status.is_visible()))
+            .count(),
     })
 }
 

@@ -738,6 +738,16 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Forget everything one writer wrote in the notes (a source, session or client), in one step and for good: each note goes back to its newest version left, or is gone.",
             ),
+        op("note_export", Reads, evidence::export)
+            .offline()
+            .about(
+                "Every note of a scope, held ones too, with each version's text, writer and findings: a copy note_import writes back.",
+            ),
+        op("note_import", Writes, evidence::import)
+            .offline()
+            .about(
+                "Write the notes of a note_export document into a scope in one step, each with its versions and writers; nothing is written when one is refused.",
+            ),
         op("browser_forget_by", Deletes, evidence::forget_browser_by)
             .offline()
             .about(

@@ -83,6 +83,8 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'note_history', group: null, method: 'noteHistory', takesInput: true },
   { operation: 'note_restore', group: null, method: 'noteRestore', takesInput: true },
   { operation: 'note_forget_by', group: null, method: 'noteForgetBy', takesInput: true },
+  { operation: 'note_export', group: null, method: 'noteExport', takesInput: true },
+  { operation: 'note_import', group: null, method: 'noteImport', takesInput: true },
   { operation: 'browser_forget_by', group: 'browser', method: 'forgetBy', takesInput: true },
   { operation: 'memory_review', group: null, method: 'review', takesInput: true },
   { operation: 'memory_approve', group: null, method: 'approve', takesInput: true },

@@ -75,6 +75,8 @@ export interface OperationTypes {
   note_history: [S.NoteHistoryInput, S.NoteHistoryOutput]
   note_restore: [S.NoteRestoreInput, S.NoteRestoreOutput]
   note_forget_by: [S.NoteForgetByInput, S.NoteForgetByOutput]
+  note_export: [S.NoteExportInput, S.NoteExportOutput]
+  note_import: [S.NoteImportInput, S.NoteImportOutput]
   browser_forget_by: [S.BrowserForgetByInput, S.BrowserForgetByOutput]
   memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
   memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
@@ -753,6 +755,26 @@ export interface StoreMethods {
   noteForgetBy(input: S.NoteForgetByInput): Promise<S.NoteForgetByOutput>
   /** `noteForgetBy` on the calling thread. */
   noteForgetBySync(input: S.NoteForgetByInput): S.NoteForgetByOutput
+  /**
+   * Every note of a scope, held ones too, with each version's text, writer and findings: a copy
+   * note_import writes back.
+   *
+   * The contract's `note_export` (family `admin`, reads; `note-export` on the command line; not an
+   * MCP tool).
+   */
+  noteExport(input: S.NoteExportInput): Promise<S.NoteExportOutput>
+  /** `noteExport` on the calling thread. */
+  noteExportSync(input: S.NoteExportInput): S.NoteExportOutput
+  /**
+   * Write the notes of a note_export document into a scope in one step, each with its versions and
+   * writers; nothing is written when one is refused.
+   *
+   * The contract's `note_import` (family `admin`, writes; `note-import` on the command line; not an
+   * MCP tool).
+   */
+  noteImport(input: S.NoteImportInput): Promise<S.NoteImportOutput>
+  /** `noteImport` on the calling thread. */
+  noteImportSync(input: S.NoteImportInput): S.NoteImportOutput
   /**
    * The items the write screen held for review: text, writer, reasons.
    *

@@ -619,10 +619,14 @@ error: ErrorDocument
 "memory_set_screen_policy.input": MemorySetScreenPolicyInput
 "memory_set_screen_policy.output": MemorySetScreenPolicyOutput
 "memory_stats.output": MemoryStatsOutput
+"note_export.input": NoteExportInput
+"note_export.output": NoteExportOutput
 "note_forget_by.input": NoteForgetByInput
 "note_forget_by.output": NoteForgetByOutput
 "note_history.input": NoteHistoryInput
 "note_history.output": NoteHistoryOutput
+"note_import.input": NoteImportInput
+"note_import.output": NoteImportOutput
 "note_restore.input": NoteRestoreInput
 "note_restore.output": NoteRestoreOutput
 "notes.input": NotesInput
@@ -3364,6 +3368,97 @@ name: string
 rows: number
 }
 /**
+ * `note_export`: the notes of a scope.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteExportInput".
+ */
+export interface NoteExportInput {
+/**
+ * The scope; `default` when absent.
+ */
+scope?: string
+}
+/**
+ * The notes of a scope, held ones too, each with its versions: what `note_import` reads.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteExportOutput".
+ */
+export interface NoteExportOutput {
+/**
+ * The notes, by path.
+ */
+notes: NoteDocument[]
+/**
+ * The scope (`note_import` writes into it unless told another); `default` when absent.
+ */
+scope?: string
+}
+/**
+ * A note with every version it keeps, oldest first.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteDocument".
+ */
+export interface NoteDocument {
+/**
+ * The note, as `/memories/...`.
+ */
+path: string
+/**
+ * Its versions, oldest first; the last is its text.
+ */
+versions: VersionOutput[]
+}
+/**
+ * One version of a note.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "VersionOutput".
+ */
+export interface VersionOutput {
+provenance: ProvenanceOutput3
+/**
+ * What the screen found, one finding each (`kind: reason`).
+ */
+reasons?: string[]
+/**
+ * `clean`, `flagged`, `quarantined` (held for review) or `approved`.
+ */
+status: string
+/**
+ * Its text.
+ */
+text: string
+/**
+ * Its number, 1 for the note's first text.
+ */
+version: number
+}
+/**
+ * Who wrote it.
+ */
+export interface ProvenanceOutput3 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
+}
+/**
  * `note_forget_by`: what one writer wrote.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -3444,51 +3539,44 @@ scope: string
 versions: VersionOutput[]
 }
 /**
- * One version of a note.
+ * The notes of a scope, held ones too, each with its versions: what `note_import` reads.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
- * via the `definition` "VersionOutput".
+ * via the `definition` "NoteImportInput".
  */
-export interface VersionOutput {
-provenance: ProvenanceOutput3
+export interface NoteImportInput {
 /**
- * What the screen found, one finding each (`kind: reason`).
+ * The notes, by path.
  */
-reasons?: string[]
+notes: NoteDocument[]
 /**
- * `clean`, `flagged`, `quarantined` (held for review) or `approved`.
+ * The scope (`note_import` writes into it unless told another); `default` when absent.
  */
-status: string
-/**
- * Its text.
- */
-text: string
-/**
- * Its number, 1 for the note's first text.
- */
-version: number
+scope?: string
 }
 /**
- * Who wrote it.
+ * What an import wrote.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "NoteImportOutput".
  */
-export interface ProvenanceOutput3 {
+export interface NoteImportOutput {
 /**
- * When.
+ * Notes held for review (their newest version is quarantined).
  */
-at: string
+held: number
 /**
- * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
- * caller's own name).
+ * Notes written.
  */
-client?: string
+notes: number
 /**
- * The session or run it was written in.
+ * The scope written into.
  */
-session?: string
+scope: string
 /**
- * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ * Versions written.
  */
-source: string
+versions: number
 }
 /**
  * `note_restore`: a note back to an earlier text.

@@ -344,6 +344,16 @@ class StoreOperations:
         one step and for good: each note goes back to its newest version left, or is gone."""
         return self.call("note_forget_by", input)
 
+    def note_export(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Every note of a scope, held ones too, with each version's text, writer and
+        findings: a copy note_import writes back."""
+        return self.call("note_export", input)
+
+    def note_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write the notes of a note_export document into a scope in one step, each with its
+        versions and writers; nothing is written when one is refused."""
+        return self.call("note_import", input)
+
     def browser_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Forget every browser run one writer stored (a source, session or client), in one
         step and for good, each recorded in the audit trail."""
@@ -716,6 +726,16 @@ class AsyncStoreOperations:
         """Forget everything one writer wrote in the notes (a source, session or client), in
         one step and for good: each note goes back to its newest version left, or is gone."""
         return await self.call("note_forget_by", input)
+
+    async def note_export(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Every note of a scope, held ones too, with each version's text, writer and
+        findings: a copy note_import writes back."""
+        return await self.call("note_export", input)
+
+    async def note_import(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Write the notes of a note_export document into a scope in one step, each with its
+        versions and writers; nothing is written when one is refused."""
+        return await self.call("note_import", input)
 
     async def browser_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Forget every browser run one writer stored (a source, session or client), in one

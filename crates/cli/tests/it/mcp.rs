@@ -1105,6 +1105,8 @@ async fn mcp_writes_are_screened_and_held_for_the_person() {
         "memory_set_screen_policy",
         "note_forget_by",
         "browser_forget_by",
+        "note_export",
+        "note_import",
     ] {
         assert!(!names.contains(&offline), "{offline} is a tool");
     }

@@ -375,3 +375,49 @@ fn the_notes_commands_print_the_same_on_postgresql() {
         assert_eq!(server.stdout, file.stdout, "{command}");
     }
 }
+
+/// `note-export` prints a document `note-import --input FILE` writes into another store:
+/// the same notes, versions and writers.
+#[test]
+fn notes_export_and_import_into_another_database() {
+    let sandbox = Sandbox::new();
+    for args in [
+        vec![
+            "notes",
+            "--session",
+            "s1",
+            "create",
+            "/memories/plan.md",
+            "--text",
+            "step one",
+        ],
+        vec![
+            "notes",
+            "--session",
+            "s2",
+            "str-replace",
+            "/memories/plan.md",
+            "--old",
+            "one",
+            "--new",
+            "two",
+        ],
+    ] {
+        let mut all = vec!["--db", "a.db"];
+        all.extend(args);
+        sandbox.expect(0, &all);
+    }
+    let exported = sandbox.expect(0, &["--db", "a.db", "note-export"]).stdout;
+    assert!(exported.contains("\"session\": \"s2\""), "{exported}");
+    std::fs::write(sandbox.path().join("notes.json"), &exported).expect("write");
+    let imported = sandbox.expect(0, &["--db", "b.db", "note-import", "--input", "notes.json"]);
+    assert!(imported.stdout.contains("\"versions\": 2"), "{imported}");
+    let copied = sandbox.expect(0, &["--db", "b.db", "note-export"]).stdout;
+    assert_eq!(copied, exported);
+    let again = sandbox.run(
+        &["--db", "b.db", "note-import", "--input", "notes.json"],
+        &[],
+    );
+    assert_eq!(again.code, Some(1), "{again}");
+    assert!(again.stderr.contains("already exists"), "{again}");
+}

@@ -724,6 +724,14 @@ fn evidence() -> Vec<Call> {
         ("note_forget_by", json!({})),
         ("note_forget_by", json!({"source": "web"})),
         ("note_forget_by", json!({"session": "run-1"})),
+        ("note_export", json!({})),
+        ("note_import", json!({"notes": []})),
+        (
+            "note_import",
+            json!({"notes": [{"path": "/memories/page.md", "versions": [{"version": 1,
+                "text": "t", "status": "clean",
+                "provenance": {"source": "user", "at": "2026-01-01T00:00:00Z"}}]}]}),
+        ),
         ("browser_forget_by", json!({})),
         (
             "browser_forget_by",

@@ -561,3 +561,99 @@ fn a_browser_run_keeps_its_writer_and_is_forgotten_by_it() {
     assert_eq!(left, FAMILIES.len() - 1, "{rest}");
     assert!(browser_context(&env, false).get("match").is_none());
 }
+
+#[test]
+fn notes_move_to_another_store_with_their_versions_and_writers() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("python".into());
+    notes(
+        &env,
+        json!({"command": "create", "path": "/memories/plan.md", "file_text": "step one",
+               "session": "s1"}),
+    );
+    notes(
+        &env,
+        json!({"command": "str_replace", "path": "/memories/plan.md",
+               "old_str": "one", "new_str": "two", "session": "s2"}),
+    );
+    notes(
+        &env,
+        json!({"command": "create", "path": "/memories/page.md", "source": PAGE,
+               "file_text": FAMILIES[0].1}),
+    );
+    let document = call(&env, "note_export", json!({}));
+    assert_eq!(
+        document["notes"].as_array().map(Vec::len),
+        Some(2),
+        "{document}"
+    );
+    assert_eq!(
+        document["notes"][1]["path"], "/memories/plan.md",
+        "{document}"
+    );
+    assert_eq!(
+        document["notes"][1]["versions"][1]["provenance"]["session"],
+        "s2"
+    );
+    assert_eq!(document["notes"][0]["versions"][0]["status"], "flagged");
+
+    let other = crate::calls::store();
+    let mut there = crate::calls::env(&other);
+    there.client = Some("cli".into());
+    let imported = call(&there, "note_import", document.clone());
+    assert_eq!(imported["notes"], 2, "{imported}");
+    assert_eq!(imported["versions"], 3, "{imported}");
+    assert_eq!(imported["held"], 0, "{imported}");
+    assert_eq!(
+        call(&there, "note_export", json!({})),
+        document,
+        "a copy, writers and all"
+    );
+    let again = call(&there, "note_import", document.clone());
+    assert_eq!(again["error"]["kind"], "conflict", "{again}");
+    assert_eq!(
+        call(&there, "note_export", json!({})),
+        document,
+        "nothing half written"
+    );
+    let audit = call(&there, "memory_audit", json!({}));
+    let entries = audit["entries"].as_array().cloned().unwrap_or_default();
+    assert_eq!(entries.len(), 2, "{audit}");
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["by"]["source"] == "import:notes" && e["by"]["client"] == "cli"),
+        "{audit}"
+    );
+
+    // A document that calls a poisoned text clean is screened as a write is.
+    call(
+        &there,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    let forged = json!({"notes": [{"path": "/memories/forged.md", "versions": [
+        {"version": 1, "text": FAMILIES[0].1, "status": "clean",
+         "provenance": {"source": "user", "at": "2026-01-01T00:00:00Z"}}]}]});
+    let held = call(&there, "note_import", forged);
+    assert_eq!(held["held"], 1, "{held}");
+    assert!(
+        notes(
+            &there,
+            json!({"command": "view", "path": "/memories/forged.md"})
+        )
+        .starts_with("error"),
+        "a held note is not read"
+    );
+    let review = call(&there, "memory_review", json!({}));
+    assert_eq!(review["held"][0]["path"], "/memories/forged.md", "{review}");
+    let bad = json!({"notes": [{"path": "/memories/x.md", "versions": [
+        {"version": 1, "text": "x", "status": "clean",
+         "provenance": {"source": "someone", "at": "2026-01-01T00:00:00Z"}}]}]});
+    let refused = call(&there, "note_import", bad);
+    assert_eq!(
+        refused["error"]["input"], "notes[0].versions[0].provenance.source",
+        "{refused}"
+    );
+}
