@@ -74,3 +74,27 @@ test('approval is the reviewer\'s: a version not held is a conflict', async () =
   assert.equal((await store.approve({ path: '/memories/a.md', version: 1 })).decision, 'approved')
   assert.match((await store.notes({ command: 'view', path: '/memories/a.md' })).text, /Ignore previous/)
 })
+
+test('notes move to another store and a browser run keeps its writer', async () => {
+  const store = await Store.open(':memory:')
+  await store.notes({ command: 'create', path: '/memories/plan.md', file_text: 'step one', session: 's1' })
+  await store.notes({ command: 'str_replace', path: '/memories/plan.md', old_str: 'one', new_str: 'two', session: 's2' })
+  const document = await store.noteExport({})
+  assert.deepEqual(document.notes[0].versions.map((v) => v.provenance.session), ['s1', 's2'])
+  const other = await Store.open(':memory:')
+  assert.equal((await other.noteImport(document)).versions, 2)
+  assert.deepEqual(await other.noteExport({}), document)
+  await assert.rejects(other.noteImport(document), ConflictError)
+
+  await store.browser.recordRun({
+    goal: 'buy green tea', start_url: 'https://shop.example.com/', success: true, session_id: 'run-9',
+    turns: [{ url: 'https://shop.example.com/', action: { action: 'click', selector: '@e1' }, verified: true }],
+  })
+  const context = await store.browser.context({ goal: 'buy green tea', url: 'https://shop.example.com/' })
+  assert.equal(context.match.written_by.client, 'node')
+  assert.equal(context.match.written_by.session, 'run-9')
+  const gone = await store.browser.forgetBy({ session: 'run-9' })
+  assert.deepEqual(gone.trajectories.map((t) => t.trajectory_id), [context.match.trajectory_id])
+  const after = await store.browser.context({ goal: 'buy green tea', url: 'https://shop.example.com/' })
+  assert.equal(after.match, undefined)
+})

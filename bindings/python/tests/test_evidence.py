@@ -72,3 +72,30 @@ def test_approval_is_the_reviewers(store):
         store.approve({"path": "/memories/a.md", "version": 2})
     assert store.approve({"path": "/memories/a.md", "version": 1})["decision"] == "approved"
     assert "Ignore previous" in store.notes({"command": "view", "path": "/memories/a.md"})["text"]
+
+
+def test_notes_move_to_another_store_and_a_browser_run_keeps_its_writer(store, tmp_path):
+    store.notes({"command": "create", "path": "/memories/plan.md", "file_text": "step one",
+                 "session": "s1"})
+    store.notes({"command": "str_replace", "path": "/memories/plan.md", "old_str": "one",
+                 "new_str": "two", "session": "s2"})
+    document = store.note_export({})
+    assert [v["provenance"]["session"] for v in document["notes"][0]["versions"]] == ["s1", "s2"]
+    other = agent_memory.Store(str(tmp_path / "other.db"))
+    assert other.note_import(document)["versions"] == 2
+    assert other.note_export({}) == document
+    with pytest.raises(agent_memory.ConflictError):
+        other.note_import(document)
+
+    run = {"goal": "buy green tea", "start_url": "https://shop.example.com/", "success": True,
+           "session_id": "run-9",
+           "turns": [{"url": "https://shop.example.com/",
+                      "action": {"action": "click", "selector": "@e1"}, "verified": True}]}
+    store.browser_record_run(run)
+    context = store.browser_context({"goal": "buy green tea", "url": "https://shop.example.com/"})
+    assert context["match"]["written_by"]["client"] == "python"
+    assert context["match"]["written_by"]["session"] == "run-9"
+    gone = store.browser_forget_by({"session": "run-9"})["trajectories"]
+    assert [t["trajectory_id"] for t in gone] == [context["match"]["trajectory_id"]]
+    assert "match" not in store.browser_context({"goal": "buy green tea",
+                                                 "url": "https://shop.example.com/"})
