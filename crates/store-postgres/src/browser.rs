@@ -1277,7 +1277,7 @@ fn store_image(tx: &mut Tx<'_>, scope: &Scope, image: &MemoryImage) -> Step<Imag
         .map(|row| trajectory_from(row).map(|t| (t.id.clone(), t)))
         .collect::<Step<HashMap<String, Trajectory>>>()?;
     for (t, tokens) in &image.trajectories {
-        let changed = trajectories.get(&t.id) != Some(t);
+        let changed = !trajectories.get(&t.id).is_some_and(|s| s.unchanged_by(t));
         if changed {
             put_trajectory(tx, scope, t, tokens)?;
             trajectories.insert(t.id.clone(), t.clone());

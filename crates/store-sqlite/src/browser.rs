@@ -1341,7 +1341,7 @@ fn store_image(conn: &Connection, scope: &Scope, image: &MemoryImage) -> Result<
         }
     };
     for (t, tokens) in &image.trajectories {
-        let changed = get_trajectory(conn, scope, &t.id)?.as_ref() != Some(t);
+        let changed = !get_trajectory(conn, scope, &t.id)?.is_some_and(|s| s.unchanged_by(t));
         if changed {
             put_trajectory(conn, scope, t, tokens)
                 .map_err(|e| item_error(&format!("trajectory {:?}", t.id), op, e))?;

@@ -544,7 +544,7 @@ impl BrowserStore for InMemoryStore {
                     .by_id
                     .get(&trajectory.id)
                     .and_then(|&slot| m.slots.get(slot)?.as_ref())
-                    .is_some_and(|s| s.trajectory == *trajectory);
+                    .is_some_and(|s| s.trajectory.unchanged_by(trajectory));
                 if !same {
                     m.put(trajectory, tokens);
                 }

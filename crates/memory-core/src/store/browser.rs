@@ -68,6 +68,36 @@ pub struct Trajectory {
     pub provenance: Option<Provenance>,
 }
 
+impl Trajectory {
+    /// Whether storing `imported` over this stored trajectory changes nothing: the two are
+    /// equal, or equal but for a writer `imported` does not name (a memory directory keeps
+    /// none), so that an export imported back keeps each run's writer.
+    pub fn unchanged_by(&self, imported: &Trajectory) -> bool {
+        let Trajectory {
+            id,
+            goal,
+            origin,
+            steps,
+            success,
+            duration_ms,
+            model,
+            timestamp,
+            recorded_at,
+            provenance,
+        } = imported;
+        self.id == *id
+            && self.goal == *goal
+            && self.origin == *origin
+            && self.steps == *steps
+            && self.success == *success
+            && self.duration_ms == *duration_ms
+            && self.model == *model
+            && self.timestamp == *timestamp
+            && self.recorded_at == *recorded_at
+            && (provenance.is_none() || self.provenance == *provenance)
+    }
+}
+
 /// A request for trajectories that share at least one goal token with a query.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CandidateQuery {

@@ -1337,6 +1337,41 @@ fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseRe
             .any(|(id, _, _)| id == "traj_b"),
         "a replaced trajectory is still found by its old goal"
     );
+    // A run stored with its writer, imaged back from a directory that keeps no writer, is
+    // unchanged and keeps it; a changed one takes the image's.
+    let mut written = image.trajectories[0].0.clone();
+    written.provenance = Some(
+        Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(3))
+            .with_session("run-1")
+            .with_client("node"),
+    );
+    put(store, &s, &written)?;
+    ensure!(
+        image.trajectories[0].0.provenance.is_none(),
+        "the image's trajectories name no writer"
+    );
+    ensure_eq!(
+        store.store_image(&s, &image)?,
+        ImageStored {
+            written: 0,
+            unchanged: image.len()
+        },
+        "an image without writers over the same runs"
+    );
+    ensure_eq!(
+        store.trajectory_get(&s, &written.id)?,
+        Some(written.clone()),
+        "the stored writer is kept"
+    );
+    image.trajectories[0].0.duration_ms += 1;
+    ensure_eq!(store.store_image(&s, &image)?.written, 1, "a changed run");
+    ensure_eq!(
+        store
+            .trajectory_get(&s, &written.id)?
+            .and_then(|t| t.provenance),
+        None,
+        "a changed run takes the image's writer"
+    );
     Ok(())
 }
 
