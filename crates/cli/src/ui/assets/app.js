@@ -482,8 +482,8 @@ async function review(notice) {
   show("Review", decided,
     h("p", { class: "muted" }, "Screen policy: " + data.policy + "."), held,
     h("h2", {}, "Audit trail: the last " + fmt(trail.entries.length) + " of " + fmt(trail.total)),
-    table(["#", "Action", "Scope", "Item", "By", "When", "Detail"],
-      trail.entries.map((e) => [e.seq, e.action, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0]));
+    table(["#", "Action", "Memory", "Scope", "Item", "By", "When", "Detail"],
+      trail.entries.map((e) => [e.seq, e.action, e.memory, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0]));
 }
 
 // ---- Routing ----
