@@ -627,6 +627,41 @@ impl NoteStore for PostgresStore {
         })
     }
 
+    fn note_export(&self, scope: &Scope) -> Result<Vec<NoteRecord>> {
+        // One statement: the notes and their versions as of one snapshot.
+        let rows = self.read_one("export notes", |one| {
+            Ok(one.rows(
+                "SELECT n.path, v.version, v.text, v.source, v.session, v.client, \
+                   v.written_at, v.status, v.reasons \
+                 FROM notes n CROSS JOIN LATERAL ( \
+                   SELECT version, text, source, session, client, written_at, status, reasons \
+                   FROM note_versions WHERE note_id = n.id \
+                   UNION ALL \
+                   SELECT n.version, n.text, n.source, n.session, n.client, n.written_at, \
+                     n.status, n.reasons) v \
+                 WHERE n.scope = $1 ORDER BY n.path, v.version",
+                &[&scope.as_str()],
+            )?)
+        })?;
+        let mut records: Vec<NoteRecord> = Vec::new();
+        for row in rows {
+            let path: String = row.get(0);
+            let version = NoteVersion {
+                version: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0),
+                text: row.get(2),
+                evidence: evidence_at(&row, 3)?,
+            };
+            match records.last_mut() {
+                Some(last) if last.path.as_str() == path => last.versions.push(version),
+                _ => records.push(NoteRecord {
+                    path: NotePath::stored(path)?,
+                    versions: vec![version],
+                }),
+            }
+        }
+        Ok(records)
+    }
+
     fn note_import(
         &self,
         scope: &Scope,

@@ -809,6 +809,29 @@ impl NoteStore for SqliteStore {
         Ok(())
     }
 
+    fn note_export(&self, scope: &Scope) -> Result<Vec<NoteRecord>> {
+        // One read transaction: the notes and their versions as of one moment.
+        let found = self.read("export notes", |conn| {
+            let notes: Vec<(i64, String)> = conn
+                .prepare_cached("SELECT id, path FROM notes WHERE scope = ?1 ORDER BY path")?
+                .query_map([scope.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            notes
+                .into_iter()
+                .map(|(id, path)| Ok((path, versions_of(conn, id)?)))
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        found
+            .into_iter()
+            .map(|(path, versions)| {
+                Ok(NoteRecord {
+                    path: NotePath::stored(path)?,
+                    versions,
+                })
+            })
+            .collect()
+    }
+
     fn note_import(
         &self,
         scope: &Scope,
