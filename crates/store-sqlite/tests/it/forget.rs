@@ -3,14 +3,15 @@
 
 use std::path::Path;
 
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::store::browser::{
     BrowserStore, FinishedRun, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
 };
 use agent_memory_core::store::tool_log::ToolLog;
 use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
 use agent_memory_core::{
-    EpisodeStore, Partition, PatternStore, Scope, SessionEvent, SessionId, SessionStore, Timestamp,
-    ToolLogStore,
+    EpisodeStore, Partition, PatternStore, Provenance, Scope, SessionEvent, SessionId,
+    SessionStore, Source, Timestamp, ToolLogStore,
 };
 use agent_memory_sqlite::SqliteStore;
 
@@ -168,6 +169,49 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
                 )
                 .expect("record");
             assert!(store.trajectory_get(&scope, "t1").expect("get").is_some());
+        },
+    );
+}
+
+#[test]
+fn a_run_forgotten_by_its_writer_leaves_no_bytes() {
+    let scope = Scope::new("shared").expect("scope");
+    check(
+        |store| {
+            let gone = store
+                .trajectory_forget_by(
+                    None,
+                    &Writer::session("run-bad"),
+                    &Provenance::new(Source::User, Timestamp::from_millis(2)),
+                )
+                .expect("forget by writer");
+            assert_eq!(gone, vec![(scope.clone(), "t1".to_owned())]);
+        },
+        |store| {
+            let trajectory = Trajectory {
+                id: "t1".into(),
+                goal: format!("find {CANARY}"),
+                origin: Some("https://shop.test".into()),
+                steps: vec![TrajectoryStep {
+                    url: "https://shop.test/".into(),
+                    action: format!(r#"{{"action":"type","text":"{CANARY}"}}"#),
+                    snapshot_hash: "1".into(),
+                    verified: true,
+                    expected_effect: None,
+                }],
+                success: true,
+                duration_ms: 10,
+                model: "m".into(),
+                timestamp: "2026-01-01T00:00:00.000Z".into(),
+                recorded_at: Some(Timestamp::from_millis(1)),
+                provenance: Some(
+                    Provenance::new(Source::Model("m".into()), Timestamp::from_millis(1))
+                        .with_session("run-bad"),
+                ),
+            };
+            store
+                .trajectory_put(&scope, &trajectory, &["find".into(), CANARY.into()])
+                .expect("put");
         },
     );
 }
