@@ -19,7 +19,7 @@ pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
-use agent_memory_core::{Clock, IdSource, Scope};
+use agent_memory_core::{Clock, IdSource, Scope, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -232,6 +232,10 @@ pub struct RecordRunInput {
     /// The run this one resumed or forked (`browser_resume`, `browser_fork`).
     #[serde(default)]
     pub parent_run_id: Option<String>,
+    /// Who drove the run, kept as its writer: `model` plus the run's model by default, or
+    /// `user`, `tool:NAME`, `import:FORMAT`, ...
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// One turn of a run.
@@ -299,7 +303,11 @@ pub struct RecordRunOutput {
 /// with `run_id`, the completed manifest.
 pub fn record_run(env: &Env<'_>, input: RecordRunInput) -> Result<RecordRunOutput> {
     let scope = scope_of(input.scope.as_deref())?;
-    let memory = memory(env, scope.clone());
+    let mut memory = memory(env, scope.clone());
+    if let Some(source) = &input.source {
+        memory.writer.source =
+            Some(Source::parse(source).map_err(|e| Error::invalid("source", e.to_string()))?);
+    }
     let mut turns = Vec::with_capacity(input.turns.len());
     for (i, turn) in input.turns.iter().enumerate() {
         let action = match &turn.action {
@@ -822,6 +830,7 @@ mod tests {
             }],
             run_id: run_id.map(str::to_owned),
             parent_run_id: None,
+            source: None,
         }
     }
 

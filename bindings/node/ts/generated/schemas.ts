@@ -1502,6 +1502,11 @@ selectors?: SelectorInput[]
  */
 session_id?: string
 /**
+ * Who drove the run, kept as its writer: `model` plus the run's model by default, or
+ * `user`, `tool:NAME`, `import:FORMAT`, ...
+ */
+source?: string
+/**
  * Where the run started (its site files the memory).
  */
 start_url: string

@@ -556,6 +556,27 @@ fn a_browser_run_keeps_its_writer_and_is_forgotten_by_it() {
         .unwrap_or_else(|| panic!("no audit entry for {id}: {audit}"));
     assert_eq!(forget["action"], "forget", "{forget}");
     assert_eq!(forget["by"]["client"], "cli", "{forget}");
+    let by_tool = json!({"goal": "buy green tea by tool", "start_url": "https://shop.example.com/",
+        "success": true, "source": "tool:playwright", "turns": []});
+    call(&env, "browser_record_run", by_tool);
+    let gone = call(
+        &env,
+        "browser_forget_by",
+        json!({"source": "tool:playwright"}),
+    );
+    assert_eq!(
+        gone["trajectories"].as_array().map(Vec::len),
+        Some(1),
+        "{gone}"
+    );
+    let bad = call(
+        &env,
+        "browser_record_run",
+        json!({"goal": "g", "start_url": "https://a.test/",
+        "success": true, "source": "someone", "turns": []}),
+    );
+    assert_eq!(bad["error"]["input"], "source", "{bad}");
+    env.client = Some("cli".into());
     let rest = call(&env, "browser_forget_by", json!({"client": "mcp:agent"}));
     let left = rest["trajectories"].as_array().map_or(0, Vec::len);
     assert_eq!(left, FAMILIES.len() - 1, "{rest}");

@@ -36,6 +36,7 @@ class RecordRunInput(TypedDict):
     scope: NotRequired[str]
     selectors: NotRequired[List[SelectorInput]]
     session_id: NotRequired[str]
+    source: NotRequired[str]
     start_url: str
     success: bool
     turns: List[TurnInput]
