@@ -385,7 +385,8 @@ pub struct NoteDocument {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NotesDocument {
-    /// The scope (`note_import` writes into it unless told another); `default` when absent.
+    /// The scope: the one `note_export` read, the one `note_import` writes into (`default`
+    /// when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// The notes, by path.

@@ -3396,7 +3396,8 @@ export interface NoteExportOutput {
  */
 notes: NoteDocument[]
 /**
- * The scope (`note_import` writes into it unless told another); `default` when absent.
+ * The scope: the one `note_export` read, the one `note_import` writes into (`default`
+ * when absent).
  */
 scope?: string
 }
@@ -3555,7 +3556,8 @@ export interface NoteImportInput {
  */
 notes: NoteDocument[]
 /**
- * The scope (`note_import` writes into it unless told another); `default` when absent.
+ * The scope: the one `note_export` read, the one `note_import` writes into (`default`
+ * when absent).
  */
 scope?: string
 }

@@ -299,22 +299,20 @@ impl TrajectoryStore for InMemoryStore {
         // The trail is written under the memory's lock, so no reader sees one without the
         // other (the trail's lock is only ever taken after a memory's).
         let mut memory = lock(&self.browser);
-        {
-            for (s, m) in memory.scopes.iter_mut() {
-                if scope.is_some_and(|scope| scope != s) {
-                    continue;
-                }
-                let doomed: Vec<(usize, String)> = (m.slots.iter().enumerate())
-                    .filter_map(|(i, slot)| {
-                        let t = &slot.as_ref()?.trajectory;
-                        let p = t.provenance.as_ref()?;
-                        writer.matches(p).then(|| (i, t.id.clone()))
-                    })
-                    .collect();
-                for (slot, id) in doomed {
-                    m.remove(slot);
-                    gone.push((s.clone(), id));
-                }
+        for (s, m) in memory.scopes.iter_mut() {
+            if scope.is_some_and(|scope| scope != s) {
+                continue;
+            }
+            let doomed: Vec<(usize, String)> = (m.slots.iter().enumerate())
+                .filter_map(|(i, slot)| {
+                    let t = &slot.as_ref()?.trajectory;
+                    let p = t.provenance.as_ref()?;
+                    writer.matches(p).then(|| (i, t.id.clone()))
+                })
+                .collect();
+            for (slot, id) in doomed {
+                m.remove(slot);
+                gone.push((s.clone(), id));
             }
         }
         gone.sort();
