@@ -291,6 +291,19 @@ pub struct ForgetByInput {
     pub client: Option<String>,
 }
 
+impl ForgetByInput {
+    /// The scope (every one when absent) and the writer whose items go.
+    fn target(self) -> Result<(Option<Scope>, Writer)> {
+        let scope = self.scope.as_deref().map(Scope::new).transpose()?;
+        let writer = Writer {
+            source: self.source.as_deref().map(Source::parse).transpose()?,
+            session: self.session,
+            client: self.client,
+        };
+        Ok((scope, writer))
+    }
+}
+
 /// What a forget by provenance took.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ForgetByOutput {
@@ -305,12 +318,7 @@ pub struct ForgetByOutput {
 /// Forgets every version the writer wrote (every field given must match; at least one is
 /// needed), in one step: a note goes back to its newest version left, or is gone.
 pub fn forget_by(env: &Env<'_>, input: ForgetByInput) -> Result<ForgetByOutput> {
-    let scope = input.scope.as_deref().map(Scope::new).transpose()?;
-    let writer = Writer {
-        source: input.source.as_deref().map(Source::parse).transpose()?,
-        session: input.session,
-        client: input.client,
-    };
+    let (scope, writer) = input.target()?;
     let by = actor(env, None, None, None)?;
     let forgot = env.store.note_forget_by(scope.as_ref(), &writer, &by)?;
     Ok(ForgetByOutput {
@@ -341,12 +349,7 @@ pub struct BrowserForgetByOutput {
 /// entry in the audit trail. What a run taught the site's memory (facts, selectors, its
 /// session) stays: `memory_forget` with the site forgets that.
 pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserForgetByOutput> {
-    let scope = input.scope.as_deref().map(Scope::new).transpose()?;
-    let writer = Writer {
-        source: input.source.as_deref().map(Source::parse).transpose()?,
-        session: input.session,
-        client: input.client,
-    };
+    let (scope, writer) = input.target()?;
     let by = actor(env, None, None, None)?;
     let gone = env
         .store

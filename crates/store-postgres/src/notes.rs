@@ -108,62 +108,126 @@ fn record(
     by: &Provenance,
     detail: &str,
 ) -> std::result::Result<(), Fail> {
-    tx.execute(
-        "WITH locked AS MATERIALIZED ( \
-           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held), \
-         stamped AS ( \
-           INSERT INTO note_writes (scope, last_write) VALUES ($3, $10) \
-           ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write) \
-         INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
-         SELECT $1::bigint, $2::text, 'notes', $3::text, $4::text, $5::text, $6::text, \
-           $7::text, $8::text FROM locked",
-        &[
-            &by.at.as_millis(),
-            &action.as_str(),
-            &scope,
-            &item,
-            &by.source.to_string(),
-            &by.session,
-            &by.client,
-            &detail,
-            &lock::AUDIT,
-            &now.as_millis(),
-        ],
-    )?;
-    Ok(())
+    let entry = Entry {
+        memory: "notes",
+        action,
+        scope,
+        item,
+        detail,
+    };
+    append_audit(tx, &entry, by, Some(now))
 }
 
 /// Appends an entry about an item of `memory` (not a note: [`record`] also stamps the notes'
 /// write time) to the audit trail, numbered under the trail's lock as [`record`] numbers.
 pub(crate) fn audit_in(
     tx: &mut Tx<'_>,
-    memory: &str,
+    memory: &'static str,
     action: Action,
     scope: &str,
     item: &str,
     by: &Provenance,
     detail: &str,
 ) -> std::result::Result<(), Fail> {
+    let entry = Entry {
+        memory,
+        action,
+        scope,
+        item,
+        detail,
+    };
+    append_audit(tx, &entry, by, None)
+}
+
+/// What an audit entry records, besides who did it.
+struct Entry<'a> {
+    memory: &'static str,
+    action: Action,
+    scope: &'a str,
+    item: &'a str,
+    detail: &'a str,
+}
+
+/// Appends `entry` by `by` to the audit trail under the trail's lock and, with `notes_written`,
+/// stamps the scope's last note write with it, in one statement.
+fn append_audit(
+    tx: &mut Tx<'_>,
+    entry: &Entry<'_>,
+    by: &Provenance,
+    notes_written: Option<Timestamp>,
+) -> std::result::Result<(), Fail> {
     tx.execute(
         "WITH locked AS MATERIALIZED ( \
-           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held) \
+           SELECT count(pg_advisory_xact_lock($9::integer, hashtext(current_schema()))) AS held), \
+         stamped AS ( \
+           INSERT INTO note_writes (scope, last_write) \
+           SELECT $3, $10::bigint WHERE $10::bigint IS NOT NULL \
+           ON CONFLICT (scope) DO UPDATE SET last_write = excluded.last_write) \
          INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
-         SELECT $1::bigint, $2::text, $10::text, $3::text, $4::text, $5::text, $6::text, \
+         SELECT $1::bigint, $2::text, $11::text, $3::text, $4::text, $5::text, $6::text, \
            $7::text, $8::text FROM locked",
         &[
             &by.at.as_millis(),
-            &action.as_str(),
-            &scope,
-            &item,
+            &entry.action.as_str(),
+            &entry.scope,
+            &entry.item,
             &by.source.to_string(),
             &by.session,
             &by.client,
-            &detail,
+            &entry.detail,
             &lock::AUDIT,
-            &memory,
+            &notes_written.map(Timestamp::as_millis),
+            &entry.memory,
         ],
     )?;
     Ok(())
+}
+
+/// Refuses a new note of `bytes` at `path`: the conflict of a taken path, or the scope's limit
+/// it would pass. The caller holds the scope's lock.
+fn check_new_note(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    path: &NotePath,
+    bytes: u64,
+    limits: &NoteLimits,
+) -> std::result::Result<(), Fail> {
+    if let Some(reason) = placement_conflict(tx, scope, path)? {
+        return Err(note_conflict(path, reason).into());
+    }
+    let (notes, total) = totals(tx, scope)?;
+    Ok(limits.check_scope(scope, notes + 1, total + bytes)?)
+}
+
+/// Inserts the row of a new note whose newest version is number `version`, `text` written as
+/// `evidence` says; returns its id.
+fn insert_note(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    path: &NotePath,
+    (version, text, evidence): (u64, &str, &Evidence),
+) -> std::result::Result<i64, Fail> {
+    let by = &evidence.provenance;
+    Ok(tx
+        .query_one(
+            "INSERT INTO notes (scope, path, text, bytes, version, source, session, client, \
+               written_at, status, reasons) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+            &[
+                &scope.as_str(),
+                &path.as_str(),
+                &text,
+                &(text.len() as i64),
+                &(version as i64),
+                &by.source.to_string(),
+                &by.session,
+                &by.client,
+                &by.at.as_millis(),
+                &evidence.status.as_str(),
+                &evidence.reasons,
+            ],
+        )?
+        .get(0))
 }
 
 /// What already is at `path`, as the conflict of writing a note there.
@@ -351,32 +415,10 @@ impl NoteStore for PostgresStore {
     ) -> Result<()> {
         text_fits(path, text, limits)?;
         evidence_fits(path, evidence)?;
-        let by = &evidence.provenance;
-        let source = by.source.to_string();
         self.write("create note", |tx| {
             lock_scope(tx, scope.as_str())?;
-            if let Some(reason) = placement_conflict(tx, scope, path)? {
-                return Err(note_conflict(path, reason).into());
-            }
-            let (notes, bytes) = totals(tx, scope)?;
-            limits.check_scope(scope, notes + 1, bytes + text.len() as u64)?;
-            tx.execute(
-                "INSERT INTO notes (scope, path, text, bytes, version, source, session, client, \
-                   written_at, status, reasons) \
-                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10)",
-                &[
-                    &scope.as_str(),
-                    &path.as_str(),
-                    &text,
-                    &(text.len() as i64),
-                    &source,
-                    &by.session,
-                    &by.client,
-                    &by.at.as_millis(),
-                    &evidence.status.as_str(),
-                    &evidence.reasons,
-                ],
-            )?;
+            check_new_note(tx, scope, path, text.len() as u64, limits)?;
+            insert_note(tx, scope, path, (1, text, evidence))?;
             let detail = write_detail(1, evidence.status);
             record(
                 tx,
@@ -384,7 +426,7 @@ impl NoteStore for PostgresStore {
                 Action::Write,
                 scope.as_str(),
                 path.as_str(),
-                by,
+                &evidence.provenance,
                 &detail,
             )
         })
@@ -684,46 +726,13 @@ impl NoteStore for PostgresStore {
             lock_scope(tx, scope.as_str())?;
             for note in records {
                 let path = &note.path;
-                if let Some(reason) = placement_conflict(tx, scope, path)? {
-                    return Err(note_conflict(path, reason).into());
-                }
                 let Some(newest) = note.newest() else {
                     continue;
                 };
-                let (notes, bytes) = totals(tx, scope)?;
-                limits.check_scope(scope, notes + 1, bytes + newest.text.len() as u64)?;
-                let row = |v: &NoteVersion| {
-                    (
-                        v.version as i64,
-                        v.text.len() as i64,
-                        v.evidence.provenance.source.to_string(),
-                        v.evidence.provenance.at.as_millis(),
-                    )
-                };
-                let (version, bytes, source, at) = row(newest);
-                let e = &newest.evidence;
-                let id: i64 = tx
-                    .query_one(
-                        "INSERT INTO notes (scope, path, text, bytes, version, source, session, \
-                           client, written_at, status, reasons) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-                        &[
-                            &scope.as_str(),
-                            &path.as_str(),
-                            &newest.text,
-                            &bytes,
-                            &version,
-                            &source,
-                            &e.provenance.session,
-                            &e.provenance.client,
-                            &at,
-                            &e.status.as_str(),
-                            &e.reasons,
-                        ],
-                    )?
-                    .get(0);
+                check_new_note(tx, scope, path, newest.text.len() as u64, limits)?;
+                let newest = (newest.version, newest.text.as_str(), &newest.evidence);
+                let id = insert_note(tx, scope, path, newest)?;
                 for older in &note.versions[..note.versions.len() - 1] {
-                    let (version, bytes, source, at) = row(older);
                     let e = &older.evidence;
                     tx.execute(
                         "INSERT INTO note_versions (note_id, version, text, bytes, source, \
@@ -731,13 +740,13 @@ impl NoteStore for PostgresStore {
                          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                         &[
                             &id,
-                            &version,
+                            &(older.version as i64),
                             &older.text,
-                            &bytes,
-                            &source,
+                            &(older.text.len() as i64),
+                            &e.provenance.source.to_string(),
                             &e.provenance.session,
                             &e.provenance.client,
-                            &at,
+                            &e.provenance.at.as_millis(),
                             &e.status.as_str(),
                             &e.reasons,
                         ],

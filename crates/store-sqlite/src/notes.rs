@@ -271,6 +271,52 @@ fn at_or_below(
     rows.collect()
 }
 
+/// Refuses a new note of `bytes` at `path`: the conflict of a taken path, or the scope's
+/// limit it would pass.
+fn check_new_note(
+    conn: &Connection,
+    scope: &Scope,
+    path: &NotePath,
+    bytes: u64,
+    limits: &NoteLimits,
+    op: &str,
+) -> Result<()> {
+    if let Some(reason) = placement_conflict(conn, scope, path).map_err(|e| to_core(op, e))? {
+        return Err(note_conflict(path, reason));
+    }
+    let (notes, total) = totals(conn, scope).map_err(|e| to_core(op, e))?;
+    limits.check_scope(scope, notes + 1, total + bytes)
+}
+
+/// Inserts the row of a new note whose newest version is number `version`, `text` written as
+/// `evidence` says; returns its id.
+fn insert_note(
+    conn: &Connection,
+    scope: &Scope,
+    path: &NotePath,
+    (version, text, evidence): (u64, &str, &Evidence),
+) -> rusqlite::Result<i64> {
+    let v = EvidenceValues::of(evidence);
+    conn.prepare_cached(&format!(
+        "INSERT INTO notes (scope, path, text, bytes, version, {EVIDENCE}) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    ))?
+    .execute(params![
+        scope.as_str(),
+        path.as_str(),
+        text,
+        text.len() as i64,
+        version as i64,
+        v.source,
+        v.session,
+        v.client,
+        v.at,
+        v.status,
+        v.reasons
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
 fn text_fits(path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
     limits.check_note(path, text.len() as u64)?;
     check_sizes(|| format!("note {path}"), [("text", text)])
@@ -411,44 +457,22 @@ impl NoteStore for SqliteStore {
     ) -> Result<()> {
         text_fits(path, text, limits)?;
         let op = "create note";
-        let v = EvidenceValues::of(evidence);
         self.write(op, |tx| {
-            if let Some(reason) = placement_conflict(tx, scope, path).map_err(|e| to_core(op, e))? {
-                return Err(note_conflict(path, reason));
-            }
-            let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
-            limits.check_scope(scope, notes + 1, bytes + text.len() as u64)?;
-            tx.prepare_cached(&format!(
-                "INSERT INTO notes (scope, path, text, bytes, version, {EVIDENCE}) \
-                 VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10)"
-            ))
-            .and_then(|mut s| {
-                s.execute(params![
-                    scope.as_str(),
-                    path.as_str(),
-                    text,
-                    text.len() as i64,
-                    v.source,
-                    v.session,
-                    v.client,
-                    v.at,
-                    v.status,
-                    v.reasons
-                ])
-            })
-            .and_then(|_| stamp(tx, scope, self.clock.now()))
-            .and_then(|()| {
-                let detail = write_detail(1, evidence.status);
-                audit(
-                    tx,
-                    Action::Write,
-                    scope,
-                    path.as_str(),
-                    &evidence.provenance,
-                    &detail,
-                )
-            })
-            .map_err(|e| to_core(op, e))
+            check_new_note(tx, scope, path, text.len() as u64, limits, op)?;
+            insert_note(tx, scope, path, (1, text, evidence))
+                .and_then(|_| stamp(tx, scope, self.clock.now()))
+                .and_then(|()| {
+                    let detail = write_detail(1, evidence.status);
+                    audit(
+                        tx,
+                        Action::Write,
+                        scope,
+                        path.as_str(),
+                        &evidence.provenance,
+                        &detail,
+                    )
+                })
+                .map_err(|e| to_core(op, e))
         })
     }
 
@@ -852,36 +876,13 @@ impl NoteStore for SqliteStore {
         self.write(op, |tx| {
             for record in records {
                 let path = &record.path;
-                if let Some(reason) =
-                    placement_conflict(tx, scope, path).map_err(|e| to_core(op, e))?
-                {
-                    return Err(note_conflict(path, reason));
-                }
                 let Some(newest) = record.newest() else {
                     continue;
                 };
-                let (notes, bytes) = totals(tx, scope).map_err(|e| to_core(op, e))?;
-                limits.check_scope(scope, notes + 1, bytes + newest.text.len() as u64)?;
+                check_new_note(tx, scope, path, newest.text.len() as u64, limits, op)?;
                 let written = (|| {
-                    let v = EvidenceValues::of(&newest.evidence);
-                    tx.prepare_cached(&format!(
-                        "INSERT INTO notes (scope, path, text, bytes, version, {EVIDENCE}) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
-                    ))?
-                    .execute(params![
-                        scope.as_str(),
-                        path.as_str(),
-                        newest.text,
-                        newest.text.len() as i64,
-                        newest.version as i64,
-                        v.source,
-                        v.session,
-                        v.client,
-                        v.at,
-                        v.status,
-                        v.reasons
-                    ])?;
-                    let id = tx.last_insert_rowid();
+                    let newest = (newest.version, newest.text.as_str(), &newest.evidence);
+                    let id = insert_note(tx, scope, path, newest)?;
                     for older in &record.versions[..record.versions.len() - 1] {
                         let v = EvidenceValues::of(&older.evidence);
                         tx.prepare_cached(&format!(

@@ -124,6 +124,28 @@ fn a_forgotten_partition_leaves_no_bytes() {
     );
 }
 
+/// A browser run `t1` whose goal and action hold the canary, stored by `provenance`.
+fn canary_run(provenance: Option<Provenance>) -> Trajectory {
+    Trajectory {
+        id: "t1".into(),
+        goal: format!("find {CANARY}"),
+        origin: Some("https://shop.test".into()),
+        steps: vec![TrajectoryStep {
+            url: "https://shop.test/".into(),
+            action: format!(r#"{{"action":"type","text":"{CANARY}"}}"#),
+            snapshot_hash: "1".into(),
+            verified: true,
+            expected_effect: None,
+        }],
+        success: true,
+        duration_ms: 10,
+        model: "m".into(),
+        timestamp: "2026-01-01T00:00:00.000Z".into(),
+        recorded_at: Some(Timestamp::from_millis(1)),
+        provenance,
+    }
+}
+
 #[test]
 fn a_forgotten_browser_scope_leaves_no_bytes() {
     let scope = Scope::new("secret-scope").expect("scope");
@@ -134,24 +156,7 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
             assert!(store.browser_scopes().expect("scopes").is_empty());
         },
         |store| {
-            let trajectory = Trajectory {
-                id: "t1".into(),
-                goal: format!("find {CANARY}"),
-                origin: Some("https://shop.test".into()),
-                steps: vec![TrajectoryStep {
-                    url: "https://shop.test/".into(),
-                    action: format!(r#"{{"action":"type","text":"{CANARY}"}}"#),
-                    snapshot_hash: "1".into(),
-                    verified: true,
-                    expected_effect: None,
-                }],
-                success: true,
-                duration_ms: 10,
-                model: "m".into(),
-                timestamp: "2026-01-01T00:00:00.000Z".into(),
-                recorded_at: Some(Timestamp::from_millis(1)),
-                provenance: None,
-            };
+            let trajectory = canary_run(None);
             store
                 .record_run(
                     &scope,
@@ -188,27 +193,10 @@ fn a_run_forgotten_by_its_writer_leaves_no_bytes() {
             assert_eq!(gone, vec![(scope.clone(), "t1".to_owned())]);
         },
         |store| {
-            let trajectory = Trajectory {
-                id: "t1".into(),
-                goal: format!("find {CANARY}"),
-                origin: Some("https://shop.test".into()),
-                steps: vec![TrajectoryStep {
-                    url: "https://shop.test/".into(),
-                    action: format!(r#"{{"action":"type","text":"{CANARY}"}}"#),
-                    snapshot_hash: "1".into(),
-                    verified: true,
-                    expected_effect: None,
-                }],
-                success: true,
-                duration_ms: 10,
-                model: "m".into(),
-                timestamp: "2026-01-01T00:00:00.000Z".into(),
-                recorded_at: Some(Timestamp::from_millis(1)),
-                provenance: Some(
-                    Provenance::new(Source::Model("m".into()), Timestamp::from_millis(1))
-                        .with_session("run-bad"),
-                ),
-            };
+            let trajectory = canary_run(Some(
+                Provenance::new(Source::Model("m".into()), Timestamp::from_millis(1))
+                    .with_session("run-bad"),
+            ));
             store
                 .trajectory_put(&scope, &trajectory, &["find".into(), CANARY.into()])
                 .expect("put");
