@@ -108,7 +108,7 @@ fn note_of(path: &str) -> Result<NotePath> {
 
 /// Who does what the caller asks now: `source` (the user by default), through `client`
 /// (the door by default), in `session`.
-fn actor(
+pub(crate) fn actor(
     env: &Env<'_>,
     source: Option<&str>,
     session: Option<String>,
@@ -666,15 +666,16 @@ pub struct AuditEntryOutput {
     pub seq: u64,
     /// `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
     pub action: String,
-    /// The memory (`notes`, or `browser` for a run forgotten by writer).
+    /// The memory: `notes`, `browser`, `trajectory`, `turns` or `recording`.
     pub memory: String,
-    /// The scope.
+    /// The scope; empty for a partition's or a session's memory.
     pub scope: String,
-    /// The item: a note's path, as `/memories/...`, or a browser run's trajectory id.
+    /// The item: a note's path, as `/memories/...` (`/memories/` for a whole scope), a
+    /// trajectory id, `run:ID`, `site:KEY`, `scope`, a partition or a session.
     pub item: String,
     /// Who did it, and when.
     pub by: ProvenanceOutput,
-    /// The version written and its status, the count, the new path.
+    /// The version written and its status, the new path, or what a forget deleted.
     pub detail: String,
 }
 

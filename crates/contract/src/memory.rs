@@ -276,8 +276,9 @@ fn is_zero(count: &u64) -> bool {
     *count == 0
 }
 
-/// Forgets what `input` names. Each part is one store transaction, and the deleted text is
-/// erased from the file (see `SqliteStore`'s forget calls).
+/// Forgets what `input` names. Each part is one store transaction that also appends the
+/// forget to the audit trail (who, when, what and how many), and the deleted text is erased
+/// from the file (see `SqliteStore`'s forget calls).
 pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
     let named = [
         input.partition.is_some(),
@@ -310,6 +311,9 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
         ));
     }
     let store = env.store;
+    // Each part's store call writes its forget to the audit trail, by the caller through the
+    // door, in the same transaction as its delete.
+    let by = crate::evidence::actor(env, None, None, None)?;
     let in_scope = || -> Result<Scope> {
         Ok(match &input.in_scope {
             Some(name) => Scope::new(name.as_str())?,
@@ -318,7 +322,7 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
     };
     if let Some(name) = &input.partition {
         let partition = Partition::new(name.as_str())?;
-        let episodes = store.forget_partition(&partition)?;
+        let episodes = store.forget_partition(&partition, &by)?;
         for setting in PARTITION_SETTINGS {
             store.meta_delete(&setting_key(&partition, setting)?)?;
         }
@@ -332,8 +336,8 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
         let session = SessionId::new(name.as_str())?;
         // Both parts are forgotten even when the first reports an error (its erasure held up
         // by a reader, say): a failure never leaves the other part behind.
-        let events = store.session_forget(&session);
-        let tool_logs = store.forget_tool_logs(&session);
+        let events = store.session_forget(&session, &by);
+        let tool_logs = store.forget_tool_logs(&session, &by);
         return Ok(ForgetOutput {
             target: format!("session:{name}"),
             events: events?,
@@ -343,8 +347,9 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
     }
     if let Some(id) = &input.run {
         let scope = in_scope()?;
-        let found =
-            agent_memory_core::store::browser::RunManifestStore::run_forget(store, &scope, id)?;
+        let found = agent_memory_core::store::browser::RunManifestStore::run_forget(
+            store, &scope, id, &by,
+        )?;
         return Ok(ForgetOutput {
             target: format!("run:{id}"),
             runs: u64::from(found),
@@ -355,7 +360,7 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
         let scope = in_scope()?;
         return Ok(ForgetOutput {
             target: format!("trajectory:{id}"),
-            trajectories: u64::from(store.trajectory_forget(&scope, id)?),
+            trajectories: u64::from(store.trajectory_forget(&scope, id, &by)?),
             ..ForgetOutput::default()
         });
     }
@@ -363,11 +368,14 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
     let scope = Scope::new(name)?;
     // A whole scope takes its notes with it; a site of it only its browser memory.
     let notes = match &input.site {
-        None => store.note_forget(&scope)?,
+        None => store.note_forget(&scope, &by)?,
         Some(_) => 0,
     };
     let (target, forgotten) = match &input.site {
-        None => (format!("scope:{name}"), store.forget_browser(&scope, None)?),
+        None => (
+            format!("scope:{name}"),
+            store.forget_browser(&scope, None, &by)?,
+        ),
         Some(site) => {
             // A URL names its site; a bare key is taken as it is.
             let key = if site.contains("://") {
@@ -385,7 +393,7 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
             origins.dedup();
             (
                 format!("scope:{name}/site:{key}"),
-                store.forget_browser(&scope, Some((&key, &origins)))?,
+                store.forget_browser(&scope, Some((&key, &origins)), &by)?,
             )
         }
     };

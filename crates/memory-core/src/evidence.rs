@@ -200,7 +200,8 @@ pub enum Action {
     Approve,
     /// A held version was rejected (and forgotten).
     Reject,
-    /// Versions were forgotten by their writer.
+    /// Items were forgotten: versions by their writer, or a whole partition, session, run,
+    /// site or scope by `memory_forget`.
     Forget,
 }
 
@@ -252,16 +253,37 @@ pub struct AuditEntry {
     pub seq: u64,
     /// What was done.
     pub action: Action,
-    /// The memory (`notes`).
+    /// The memory: `notes`, `browser`, `trajectory` (a partition), `turns` (a session's
+    /// events) or `recording` (a session's tool logs).
     pub memory: String,
-    /// The scope the item is in.
+    /// The scope the item is in; [`NO_SCOPE`] for a memory without scopes.
     pub scope: String,
-    /// The item (a note's path).
+    /// The item: a note's path (empty for a whole scope's notes), a trajectory id,
+    /// `run:ID`, `site:KEY` or `scope`, a partition, a session.
     pub item: String,
     /// Who did it, and when.
     pub by: Provenance,
     /// What else there is to say: the version written, the status, the new path, the count.
     pub detail: String,
+}
+
+/// The scope an audit entry names for an item of a memory without scopes (a trajectory
+/// partition, a session's turns or tool logs): the empty string.
+pub const NO_SCOPE: &str = "";
+
+/// The detail of a forget's audit entry, alike in every store: each count with its noun,
+/// `3 events` or `1 trajectory, 0 sites, 2 runs, 0 hints`.
+pub fn forget_detail(counts: &[(u64, &str, &str)]) -> String {
+    let mut detail = String::new();
+    for (i, (n, one, many)) in counts.iter().enumerate() {
+        if i > 0 {
+            detail.push_str(", ");
+        }
+        detail.push_str(&n.to_string());
+        detail.push(' ');
+        detail.push_str(if *n == 1 { one } else { many });
+    }
+    detail
 }
 
 /// The detail of a write's audit entry, alike in every store: `version N, STATUS`.
@@ -278,6 +300,15 @@ mod tests {
 
     fn at() -> Timestamp {
         Timestamp::from_millis(1_000)
+    }
+
+    #[test]
+    fn a_forget_detail_counts_each_kind_with_its_noun() {
+        assert_eq!(forget_detail(&[(1, "event", "events")]), "1 event");
+        assert_eq!(
+            forget_detail(&[(0, "run", "runs"), (2, "hint", "hints")]),
+            "0 runs, 2 hints"
+        );
     }
 
     #[test]

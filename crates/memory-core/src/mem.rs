@@ -36,7 +36,7 @@ pub struct InMemoryStore {
     trajectory: Mutex<trajectory::TrajectoryState>,
     browser: Mutex<browser::BrowserMemory>,
     notes: Mutex<notes::NoteTrees>,
-    /// The audit trail; locked only while `notes` is held.
+    /// The audit trail; locked only while a memory's lock is held, after it.
     audit: Mutex<notes::AuditTrail>,
     /// When each notes scope was last written; locked only while `notes` is held.
     note_writes: Mutex<BTreeMap<crate::names::Scope, crate::time::Timestamp>>,

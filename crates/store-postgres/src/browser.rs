@@ -12,12 +12,12 @@
 
 use std::collections::HashMap;
 
-use agent_memory_core::evidence::{Action, Writer};
+use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
     Forgotten, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore,
     RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
-    SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore, run_start_outcome,
+    SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore, run_item, run_start_outcome,
 };
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
@@ -446,12 +446,24 @@ impl TrajectoryStore for PostgresStore {
         })
     }
 
-    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
+    fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool> {
+        check_texts(|| "trajectory".to_owned(), [("id", id)])?;
+        provenance_fits(|| format!("forget of trajectory {id:?}"), by)?;
         self.write("forget trajectory", |tx| {
             lock_scope(tx, scope)?;
             let removed = tx.execute(
                 "DELETE FROM browser_trajectory WHERE scope = $1 AND traj_id = $2",
                 &[&scope.as_str(), &id],
+            )?;
+            let detail = forget_detail(&[(removed, "trajectory", "trajectories")]);
+            audit_in(
+                tx,
+                "browser",
+                Action::Forget,
+                scope.as_str(),
+                id,
+                by,
+                &detail,
             )?;
             Ok(removed > 0)
         })
@@ -1113,12 +1125,25 @@ impl RunManifestStore for PostgresStore {
         })
     }
 
-    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
+    fn run_forget(&self, scope: &Scope, run_id: &str, by: &Provenance) -> Result<bool> {
+        check_texts(|| "run manifest".to_owned(), [("run_id", run_id)])?;
+        provenance_fits(|| format!("forget of run {run_id:?}"), by)?;
         self.write("forget run manifest", |tx| {
             lock_scope(tx, scope)?;
             let removed = tx.execute(
                 "DELETE FROM browser_run WHERE scope = $1 AND run_id = $2",
                 &[&scope.as_str(), &run_id],
+            )?;
+            let detail = forget_detail(&[(removed, "run", "runs")]);
+            let item = run_item(run_id);
+            audit_in(
+                tx,
+                "browser",
+                Action::Forget,
+                scope.as_str(),
+                &item,
+                by,
+                &detail,
             )?;
             Ok(removed > 0)
         })
@@ -1454,10 +1479,29 @@ impl BrowserStore for PostgresStore {
         Ok(scopes)
     }
 
-    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+    fn forget_browser(
+        &self,
+        scope: &Scope,
+        site: Option<(&str, &[String])>,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
+        let item = Forgotten::item(site.map(|(key, _)| key));
+        check_texts(|| "browser memory".to_owned(), [("site", item.as_str())])?;
+        provenance_fits(|| format!("forget of {item} in scope {scope}"), by)?;
         self.write("forget browser memory", |tx| {
             lock_scope(tx, scope)?;
-            forget(tx, scope, site)
+            let forgotten = forget(tx, scope, site)?;
+            let detail = forgotten.detail();
+            audit_in(
+                tx,
+                "browser",
+                Action::Forget,
+                scope.as_str(),
+                &item,
+                by,
+                &detail,
+            )?;
+            Ok(forgotten)
         })
     }
 

@@ -8,7 +8,9 @@
 //! A forgotten or rejected text leaves the server's files when PostgreSQL's (auto)vacuum
 //! reuses the space, as every forget on PostgreSQL does (see the crate's documentation).
 
-use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
+use agent_memory_core::evidence::{
+    Action, AuditEntry, Evidence, Status, Writer, forget_detail, write_detail,
+};
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
@@ -905,7 +907,8 @@ impl NoteStore for PostgresStore {
             .collect()
     }
 
-    fn note_forget(&self, scope: &Scope) -> Result<u64> {
+    fn note_forget(&self, scope: &Scope, by: &Provenance) -> Result<u64> {
+        provenance_fits(|| format!("forget of scope {scope}"), by)?;
         self.write("forget notes", |tx| {
             lock_scope(tx, scope.as_str())?;
             tx.execute(
@@ -913,7 +916,10 @@ impl NoteStore for PostgresStore {
                 &[&scope.as_str()],
             )?;
             // Every version goes with its note (ON DELETE CASCADE).
-            Ok(tx.execute("DELETE FROM notes WHERE scope = $1", &[&scope.as_str()])?)
+            let gone = tx.execute("DELETE FROM notes WHERE scope = $1", &[&scope.as_str()])?;
+            let detail = forget_detail(&[(gone, "note", "notes")]);
+            audit_in(tx, "notes", Action::Forget, scope.as_str(), "", by, &detail)?;
+            Ok(gone)
         })
     }
 }

@@ -2,14 +2,16 @@
 //! its position in the log. Writers of one session hold its advisory lock, so two appends
 //! never claim the same position and of two creates exactly one wins.
 
+use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
 use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Clock, Error, Page, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
+    Clock, Error, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
     SessionSummary, Timestamp,
 };
 
+use crate::notes::{audit_in, provenance_fits};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 fn events_fit(events: &[SessionEvent]) -> Result<()> {
@@ -216,13 +218,18 @@ impl SessionStore for PostgresStore {
             .collect()
     }
 
-    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+    fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
+        provenance_fits(|| format!("forget of session {session}"), by)?;
         self.write("forget session", |tx| {
             lock_session(tx, session)?;
-            Ok(tx.execute(
+            let gone = tx.execute(
                 "DELETE FROM session_events WHERE session = $1",
                 &[&session.as_str()],
-            )?)
+            )?;
+            let detail = forget_detail(&[(gone, "event", "events")]);
+            let item = session.as_str();
+            audit_in(tx, "turns", Action::Forget, NO_SCOPE, item, by, &detail)?;
+            Ok(gone)
         })
     }
 }

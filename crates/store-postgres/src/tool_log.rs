@@ -4,13 +4,15 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Page, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
 use postgres::Row;
 
+use crate::notes::{audit_in, provenance_fits};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 /// Checks every text of every log before anything is written; an error names the log
@@ -254,14 +256,19 @@ impl ToolLogStore for PostgresStore {
             .collect()
     }
 
-    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
+    fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
+        provenance_fits(|| format!("forget of the tool logs of {session}"), by)?;
         // The memory snapshot rows go with their logs (ON DELETE CASCADE).
         self.write("forget tool logs", |tx| {
             lock_sessions(tx, [session], true)?;
-            Ok(tx.execute(
+            let gone = tx.execute(
                 "DELETE FROM tool_logs WHERE session = $1",
                 &[&session.as_str()],
-            )?)
+            )?;
+            let detail = forget_detail(&[(gone, "tool log", "tool logs")]);
+            let item = session.as_str();
+            audit_in(tx, "recording", Action::Forget, NO_SCOPE, item, by, &detail)?;
+            Ok(gone)
         })
     }
 }

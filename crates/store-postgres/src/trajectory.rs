@@ -14,14 +14,16 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
     PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq,
     TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use postgres::Row;
 
+use crate::notes::{audit_in, provenance_fits};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock, meta};
 
 fn seq_to_sql(seq: Seq) -> i64 {
@@ -635,8 +637,9 @@ impl PatternStore for PostgresStore {
             .collect()
     }
 
-    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
         let name = partition.as_str();
+        provenance_fits(|| format!("forget of partition {name}"), by)?;
         self.write("forget partition", |tx| {
             lock_partition(tx, name, true)?;
             tx.execute(
@@ -654,6 +657,16 @@ impl PatternStore for PostgresStore {
             tx.execute(
                 "DELETE FROM trajectory_watermark WHERE partition = $1",
                 &[&name],
+            )?;
+            let detail = forget_detail(&[(episodes, "episode", "episodes")]);
+            audit_in(
+                tx,
+                "trajectory",
+                Action::Forget,
+                NO_SCOPE,
+                name,
+                by,
+                &detail,
             )?;
             Ok(episodes)
         })

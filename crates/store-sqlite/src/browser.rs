@@ -3,12 +3,13 @@
 //! facts and selectors, run manifests (their artifact paths in the row), hints and suite
 //! summaries. Recording a finished run is one transaction.
 
-use agent_memory_core::evidence::{Action, Writer};
+use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
     Forgotten, HintStore, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
     RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome, within_margin,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome,
+    within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
@@ -508,13 +509,27 @@ impl TrajectoryStore for SqliteStore {
         })
     }
 
-    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
+    fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool> {
         let op = "forget trajectory";
         let select = format!(
             "SELECT {DOOMED_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
         );
         let removed = self.write(op, |tx| {
-            remove_selected(tx, scope, &select, &[&scope.as_str(), &id]).map_err(|e| to_core(op, e))
+            let run = || -> rusqlite::Result<usize> {
+                let removed = remove_selected(tx, scope, &select, &[&scope.as_str(), &id])?;
+                let detail = forget_detail(&[(removed as u64, "trajectory", "trajectories")]);
+                audit_in(
+                    tx,
+                    "browser",
+                    Action::Forget,
+                    scope.as_str(),
+                    id,
+                    by,
+                    &detail,
+                )?;
+                Ok(removed)
+            };
+            run().map_err(|e| to_core(op, e))
         })?;
         if removed > 0 {
             self.erase_freed_pages()?;
@@ -565,7 +580,7 @@ impl TrajectoryStore for SqliteStore {
                     })?;
                     remove_selected(tx, &scope, &one, &[&name, &id])?;
                     let detail = FORGOTTEN_TRAJECTORY;
-                    audit_in(tx, "browser", Action::Forget, &scope, &id, by, detail)?;
+                    audit_in(tx, "browser", Action::Forget, &name, &id, by, detail)?;
                     gone.push((scope, id));
                 }
                 Ok(gone)
@@ -1123,12 +1138,27 @@ impl RunManifestStore for SqliteStore {
         })
     }
 
-    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
+    fn run_forget(&self, scope: &Scope, run_id: &str, by: &Provenance) -> Result<bool> {
         let op = "forget run manifest";
         let removed = self.write(op, |tx| {
-            tx.prepare_cached("DELETE FROM browser_runs WHERE scope = ?1 AND run_id = ?2")
-                .and_then(|mut s| s.execute(params![scope.as_str(), run_id]))
-                .map_err(|e| to_core(op, e))
+            let run = || -> rusqlite::Result<usize> {
+                let removed = tx
+                    .prepare_cached("DELETE FROM browser_runs WHERE scope = ?1 AND run_id = ?2")?
+                    .execute(params![scope.as_str(), run_id])?;
+                let detail = forget_detail(&[(removed as u64, "run", "runs")]);
+                let item = run_item(run_id);
+                audit_in(
+                    tx,
+                    "browser",
+                    Action::Forget,
+                    scope.as_str(),
+                    &item,
+                    by,
+                    &detail,
+                )?;
+                Ok(removed)
+            };
+            run().map_err(|e| to_core(op, e))
         })?;
         if removed > 0 {
             self.erase_freed_pages()?;
@@ -1314,9 +1344,31 @@ impl BrowserStore for SqliteStore {
             .collect()
     }
 
-    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+    fn forget_browser(
+        &self,
+        scope: &Scope,
+        site: Option<(&str, &[String])>,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
         let op = "forget browser memory";
-        let forgotten = self.write(op, |tx| forget(tx, scope, site).map_err(|e| to_core(op, e)))?;
+        let forgotten = self.write(op, |tx| {
+            let run = || -> rusqlite::Result<Forgotten> {
+                let forgotten = forget(tx, scope, site)?;
+                let item = Forgotten::item(site.map(|(key, _)| key));
+                let detail = forgotten.detail();
+                audit_in(
+                    tx,
+                    "browser",
+                    Action::Forget,
+                    scope.as_str(),
+                    &item,
+                    by,
+                    &detail,
+                )?;
+                Ok(forgotten)
+            };
+            run().map_err(|e| to_core(op, e))
+        })?;
         if forgotten != Forgotten::default() {
             self.erase_freed_pages()?;
         }

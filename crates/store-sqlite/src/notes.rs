@@ -4,7 +4,9 @@
 //! version with its evidence; older versions are rows of `note_versions`, and every write,
 //! review and forget appends to `audit` in the same transaction (migration 14).
 
-use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
+use agent_memory_core::evidence::{
+    Action, AuditEntry, Evidence, Status, Writer, forget_detail, write_detail,
+};
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, Left, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF,
@@ -81,7 +83,7 @@ fn audit(
     by: &Provenance,
     detail: &str,
 ) -> rusqlite::Result<()> {
-    audit_in(conn, "notes", action, scope, item, by, detail)
+    audit_in(conn, "notes", action, scope.as_str(), item, by, detail)
 }
 
 /// Appends an entry about an item of `memory` to the audit trail, in the caller's
@@ -90,7 +92,7 @@ pub(crate) fn audit_in(
     conn: &Connection,
     memory: &str,
     action: Action,
-    scope: &Scope,
+    scope: &str,
     item: &str,
     by: &Provenance,
     detail: &str,
@@ -102,7 +104,7 @@ pub(crate) fn audit_in(
     .execute(params![
         by.at.as_millis(),
         action.as_str(),
-        scope.as_str(),
+        scope,
         item,
         by.source.to_string(),
         by.session,
@@ -712,19 +714,23 @@ impl NoteStore for SqliteStore {
             .collect()
     }
 
-    fn note_forget(&self, scope: &Scope) -> Result<u64> {
+    fn note_forget(&self, scope: &Scope, by: &Provenance) -> Result<u64> {
         let op = "forget notes";
         let deleted = self.write(op, |tx| {
-            let deleted = tx
-                .prepare_cached("DELETE FROM notes WHERE scope = ?1")
-                .and_then(|mut s| s.execute([scope.as_str()]))
-                .map_err(|e| to_core(op, e))?;
-            if deleted > 0 {
-                // A delete leaves the index's old entries behind a marker until segments
-                // merge; merging them all now drops the forgotten texts' trigrams.
-                optimize_search(tx).map_err(|e| to_core(op, e))?;
-            }
-            Ok(deleted as u64)
+            let run = || -> rusqlite::Result<u64> {
+                let deleted = tx
+                    .prepare_cached("DELETE FROM notes WHERE scope = ?1")?
+                    .execute([scope.as_str()])? as u64;
+                if deleted > 0 {
+                    // A delete leaves the index's old entries behind a marker until segments
+                    // merge; merging them all now drops the forgotten texts' trigrams.
+                    optimize_search(tx)?;
+                }
+                let detail = forget_detail(&[(deleted, "note", "notes")]);
+                audit(tx, Action::Forget, scope, "", by, &detail)?;
+                Ok(deleted)
+            };
+            run().map_err(|e| to_core(op, e))
         })?;
         if deleted > 0 {
             self.erase_freed_pages()?;

@@ -1,15 +1,17 @@
 //! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
 //! its position in the log.
 
+use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
 use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Clock, Page, Result, SessionAppended, SessionEvent, SessionId, SessionStore, SessionSummary,
-    Timestamp,
+    Clock, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
+    SessionSummary, Timestamp,
 };
 use rusqlite::{Connection, Transaction, params};
 
+use crate::notes::audit_in;
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 /// Checks every payload against the store's size limit before anything is written.
@@ -223,12 +225,19 @@ impl SessionStore for SqliteStore {
             .collect()
     }
 
-    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+    fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
         let op = "forget session";
         let deleted = self.write(op, |tx| {
-            tx.prepare_cached("DELETE FROM session_events WHERE session = ?1")
-                .and_then(|mut s| s.execute([session.as_str()]))
-                .map_err(|e| to_core(op, e))
+            let run = || -> rusqlite::Result<usize> {
+                let deleted = tx
+                    .prepare_cached("DELETE FROM session_events WHERE session = ?1")?
+                    .execute([session.as_str()])?;
+                let detail = forget_detail(&[(deleted as u64, "event", "events")]);
+                let item = session.as_str();
+                audit_in(tx, "turns", Action::Forget, NO_SCOPE, item, by, &detail)?;
+                Ok(deleted)
+            };
+            run().map_err(|e| to_core(op, e))
         })?;
         // Nothing deleted, nothing to erase (and no reader to wait for).
         if deleted > 0 {

@@ -2,13 +2,15 @@
 
 use std::collections::HashMap;
 
+use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Page, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
+use crate::notes::audit_in;
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
@@ -41,13 +43,20 @@ impl ToolLogStore for SqliteStore {
             .collect()
     }
 
-    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
+    fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
         let op = "forget tool logs";
         // The memory snapshot rows go with their logs (ON DELETE CASCADE).
         let deleted = self.write(op, |tx| {
-            tx.prepare_cached("DELETE FROM tool_logs WHERE session = ?1")
-                .and_then(|mut s| s.execute([session.as_str()]))
-                .map_err(|e| to_core(op, e))
+            let run = || -> rusqlite::Result<usize> {
+                let deleted = tx
+                    .prepare_cached("DELETE FROM tool_logs WHERE session = ?1")?
+                    .execute([session.as_str()])?;
+                let detail = forget_detail(&[(deleted as u64, "tool log", "tool logs")]);
+                let item = session.as_str();
+                audit_in(tx, "recording", Action::Forget, NO_SCOPE, item, by, &detail)?;
+                Ok(deleted)
+            };
+            run().map_err(|e| to_core(op, e))
         })?;
         // Nothing deleted, nothing to erase (and no reader to wait for).
         if deleted > 0 {

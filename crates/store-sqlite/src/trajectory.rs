@@ -8,14 +8,16 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
     PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns,
     Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Page, Partition, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::notes::audit_in;
 use crate::{SqliteStore, meta, to_core};
 
 /// Sequence numbers are SQLite rowids: positive `i64`.
@@ -1182,7 +1184,7 @@ impl PatternStore for SqliteStore {
             .collect()
     }
 
-    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
         let op = "forget partition";
         let name = partition.as_str();
         let episodes = self.write(op, |tx| {
@@ -1212,6 +1214,8 @@ impl PatternStore for SqliteStore {
                     )?
                     .execute([FORGET_GENERATION])?;
                 }
+                let detail = forget_detail(&[(episodes as u64, "episode", "episodes")]);
+                audit_in(tx, "trajectory", Action::Forget, NO_SCOPE, name, by, &detail)?;
                 Ok(episodes)
             };
             forget().map_err(|e| to_core(op, e))

@@ -2867,19 +2867,20 @@ export interface AuditEntryOutput {
 action: string
 by: ProvenanceOutput1
 /**
- * The version written and its status, the count, the new path.
+ * The version written and its status, the new path, or what a forget deleted.
  */
 detail: string
 /**
- * The item: a note's path, as `/memories/...`, or a browser run's trajectory id.
+ * The item: a note's path, as `/memories/...` (`/memories/` for a whole scope), a
+ * trajectory id, `run:ID`, `site:KEY`, `scope`, a partition or a session.
  */
 item: string
 /**
- * The memory (`notes`, or `browser` for a run forgotten by writer).
+ * The memory: `notes`, `browser`, `trajectory`, `turns` or `recording`.
  */
 memory: string
 /**
- * The scope.
+ * The scope; empty for a partition's or a session's memory.
  */
 scope: string
 /**

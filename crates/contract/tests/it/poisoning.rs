@@ -678,3 +678,91 @@ fn notes_move_to_another_store_with_their_versions_and_writers() {
         "{refused}"
     );
 }
+
+#[test]
+fn every_forget_is_in_the_audit_trail_with_who_asked() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("mcp:agent".into());
+    let episode = json!({"fingerprint": {"task": "deploy"}, "trajectory": ["build"],
+        "outcome": {"success": true}});
+    let log = json!({"toolName": "signIn", "parameters": {}, "successful": true,
+        "durationMs": 1, "timestamp": 1000});
+    let start =
+        json!({"type": "session_started", "session": "s1", "started_at": 1_767_225_600_000_i64});
+    let writes = [
+        (
+            "trajectory_record",
+            json!({"partition": "team", "fields": ["task"], "episodes": [episode.clone(), episode]}),
+        ),
+        ("turns_append", json!({"session": "s1", "events": [start]})),
+        ("recording_append", json!({"session": "s1", "logs": [log]})),
+        (
+            "notes",
+            json!({"command": "create", "path": "/memories/a.md", "file_text": "a",
+                   "scope": "team"}),
+        ),
+    ];
+    for (name, input) in writes {
+        let out = call(&env, name, input);
+        assert!(out.get("error").is_none(), "{name}: {out}");
+    }
+    record_poisoned_runs(&env);
+    let id = browser_context(&env, false)["match"]["trajectory_id"].clone();
+    env.client = Some("cli".into());
+    for input in [
+        json!({"partition": "team"}),
+        json!({"session": "s1"}),
+        json!({"trajectory": id}),
+        json!({"scope": "shared", "site": "https://shop.example.com/"}),
+        json!({"scope": "team"}),
+        json!({"run": "run-404"}),
+    ] {
+        let out = call(&env, "memory_forget", input.clone());
+        assert!(out.get("error").is_none(), "{input}: {out}");
+    }
+    let audit = call(&env, "memory_audit", json!({"limit": 1000}));
+    let forgets: Vec<(String, String, String, String)> = audit["entries"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| e["action"] == "forget")
+        .map(|e| {
+            assert_eq!(e["by"]["client"], "cli", "{e}");
+            assert_eq!(e["by"]["source"], "user", "{e}");
+            let text = |key: &str| e[key].as_str().unwrap_or_default().to_owned();
+            (text("memory"), text("scope"), text("item"), text("detail"))
+        })
+        .collect();
+    let entry = |memory: &str, scope: &str, item: &str, detail: &str| {
+        let owned = |s: &str| s.to_owned();
+        (owned(memory), owned(scope), owned(item), owned(detail))
+    };
+    let id = id.as_str().unwrap_or_default();
+    let runs = FAMILIES.len() - 1;
+    assert_eq!(
+        forgets,
+        vec![
+            entry("trajectory", "", "team", "2 episodes"),
+            entry("turns", "", "s1", "1 event"),
+            entry("recording", "", "s1", "1 tool log"),
+            entry("browser", "shared", id, "1 trajectory"),
+            entry(
+                "browser",
+                "shared",
+                "site:shop.example.com",
+                &format!("{runs} trajectories, 1 site, 0 runs, 0 hints")
+            ),
+            entry("notes", "team", "/memories/", "1 note"),
+            entry(
+                "browser",
+                "team",
+                "scope",
+                "0 trajectories, 0 sites, 0 runs, 0 hints"
+            ),
+            entry("browser", "shared", "run:run-404", "0 runs"),
+        ],
+        "{audit}"
+    );
+}

@@ -4,14 +4,15 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
-use crate::evidence::{Action, Writer};
+use crate::evidence::{Action, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten,
     HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item,
+    run_start_outcome,
 };
 use crate::time::Timestamp;
 
@@ -227,6 +228,47 @@ fn with_scope<T>(store: &InMemoryStore, scope: &Scope, f: impl FnOnce(&mut Scope
     f(memory.scopes.entry(scope.clone()).or_default())
 }
 
+/// Deletes what [`BrowserStore::forget_browser`] names from `memory`, counting it.
+fn forget_browser_in(
+    memory: &mut BrowserMemory,
+    scope: &Scope,
+    site: Option<(&str, &[String])>,
+) -> Forgotten {
+    let Some(m) = memory.scopes.get_mut(scope) else {
+        return Forgotten::default();
+    };
+    let Some((site, origins)) = site else {
+        let forgotten = Forgotten {
+            trajectories: m.by_id.len() as u64,
+            sites: m.sites.len() as u64,
+            runs: m.runs.len() as u64,
+            hints: u64::from(m.hints.is_some()) + m.suites.len() as u64,
+        };
+        memory.scopes.remove(scope);
+        return forgotten;
+    };
+    let doomed: Vec<usize> = m
+        .slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let origin = s.as_ref()?.trajectory.origin.as_ref()?;
+            origins.contains(origin).then_some(i)
+        })
+        .collect();
+    let runs_before = m.runs.len();
+    m.runs.retain(|_, run| run.domain != site);
+    let mut forgotten = Forgotten {
+        sites: u64::from(m.sites.remove(site).is_some()),
+        runs: (runs_before - m.runs.len()) as u64,
+        ..Forgotten::default()
+    };
+    for slot in doomed {
+        forgotten.trajectories += u64::from(m.remove(slot));
+    }
+    forgotten
+}
+
 impl TrajectoryStore for InMemoryStore {
     fn trajectory_put(
         &self,
@@ -281,10 +323,15 @@ impl TrajectoryStore for InMemoryStore {
         }))
     }
 
-    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
-        Ok(with_scope(self, scope, |m| match m.by_id.get(id) {
-            Some(&slot) => m.remove(slot),
-            None => false,
+    fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool> {
+        Ok(with_scope(self, scope, |m| {
+            let gone = match m.by_id.get(id) {
+                Some(&slot) => m.remove(slot),
+                None => false,
+            };
+            let detail = forget_detail(&[(u64::from(gone), "trajectory", "trajectories")]);
+            self.audit_in("browser", Action::Forget, scope.as_str(), id, by, detail);
+            gone
         }))
     }
 
@@ -318,7 +365,7 @@ impl TrajectoryStore for InMemoryStore {
         gone.sort();
         for (s, id) in &gone {
             let detail = FORGOTTEN_TRAJECTORY.to_owned();
-            self.audit_in("browser", Action::Forget, s, id, by, detail);
+            self.audit_in("browser", Action::Forget, s.as_str(), id, by, detail);
         }
         drop(memory);
         Ok(gone)
@@ -397,8 +444,14 @@ impl RunManifestStore for InMemoryStore {
         Ok(with_scope(self, scope, |m| m.runs.get(run_id).cloned()))
     }
 
-    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
-        Ok(with_scope(self, scope, |m| m.runs.remove(run_id).is_some()))
+    fn run_forget(&self, scope: &Scope, run_id: &str, by: &Provenance) -> Result<bool> {
+        Ok(with_scope(self, scope, |m| {
+            let gone = m.runs.remove(run_id).is_some();
+            let detail = forget_detail(&[(u64::from(gone), "run", "runs")]);
+            let item = run_item(run_id);
+            self.audit_in("browser", Action::Forget, scope.as_str(), &item, by, detail);
+            gone
+        }))
     }
 
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>> {
@@ -488,40 +541,18 @@ impl BrowserStore for InMemoryStore {
         Ok(scopes)
     }
 
-    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+    fn forget_browser(
+        &self,
+        scope: &Scope,
+        site: Option<(&str, &[String])>,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
         let mut memory = lock(&self.browser);
-        let Some(m) = memory.scopes.get_mut(scope) else {
-            return Ok(Forgotten::default());
-        };
-        let Some((site, origins)) = site else {
-            let forgotten = Forgotten {
-                trajectories: m.by_id.len() as u64,
-                sites: m.sites.len() as u64,
-                runs: m.runs.len() as u64,
-                hints: u64::from(m.hints.is_some()) + m.suites.len() as u64,
-            };
-            memory.scopes.remove(scope);
-            return Ok(forgotten);
-        };
-        let doomed: Vec<usize> = m
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let origin = s.as_ref()?.trajectory.origin.as_ref()?;
-                origins.contains(origin).then_some(i)
-            })
-            .collect();
-        let runs_before = m.runs.len();
-        m.runs.retain(|_, run| run.domain != site);
-        let mut forgotten = Forgotten {
-            sites: u64::from(m.sites.remove(site).is_some()),
-            runs: (runs_before - m.runs.len()) as u64,
-            ..Forgotten::default()
-        };
-        for slot in doomed {
-            forgotten.trajectories += u64::from(m.remove(slot));
-        }
+        let forgotten = forget_browser_in(&mut memory, scope, site);
+        let item = Forgotten::item(site.map(|(key, _)| key));
+        let detail = forgotten.detail();
+        self.audit_in("browser", Action::Forget, scope.as_str(), &item, by, detail);
+        drop(memory);
         Ok(forgotten)
     }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::evidence::{Action, AuditEntry, Evidence, Status, Writer, write_detail};
+use crate::evidence::{Action, AuditEntry, Evidence, Status, Writer, forget_detail, write_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::provenance::Provenance;
@@ -106,15 +106,16 @@ impl InMemoryStore {
 
     /// Appends to the audit trail; called with the notes lock held.
     fn audit(&self, action: Action, scope: &Scope, item: &str, by: &Provenance, detail: String) {
-        self.audit_in("notes", action, scope, item, by, detail);
+        self.audit_in("notes", action, scope.as_str(), item, by, detail);
     }
 
-    /// Appends an entry about an item of `memory` to the audit trail.
+    /// Appends an entry about an item of `memory` to the audit trail; called with that
+    /// memory's lock held, so no reader sees the change without its entry.
     pub(crate) fn audit_in(
         &self,
         memory: &str,
         action: Action,
-        scope: &Scope,
+        scope: &str,
         item: &str,
         by: &Provenance,
         detail: String,
@@ -125,7 +126,7 @@ impl InMemoryStore {
             seq,
             action,
             memory: memory.to_owned(),
-            scope: scope.as_str().to_owned(),
+            scope: scope.to_owned(),
             item: item.to_owned(),
             by: by.clone(),
             detail,
@@ -338,10 +339,13 @@ impl NoteStore for InMemoryStore {
             .collect())
     }
 
-    fn note_forget(&self, scope: &Scope) -> Result<u64> {
+    fn note_forget(&self, scope: &Scope, by: &Provenance) -> Result<u64> {
         let mut notes = lock(&self.notes);
         lock(&self.note_writes).remove(scope);
-        Ok(notes.remove(scope).map_or(0, |tree| tree.len() as u64))
+        let gone = notes.remove(scope).map_or(0, |tree| tree.len() as u64);
+        let detail = forget_detail(&[(gone, "note", "notes")]);
+        self.audit(Action::Forget, scope, "", by, detail);
+        Ok(gone)
     }
 
     fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {

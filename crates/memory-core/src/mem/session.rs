@@ -1,8 +1,10 @@
 //! [`SessionStore`] for [`InMemoryStore`].
 
 use crate::error::Result;
+use crate::evidence::{Action, NO_SCOPE, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
+use crate::provenance::Provenance;
 use crate::store::session::{
     SessionAppended, SessionEvent, SessionStore, SessionSummary, append_at_outcome,
     session_already_exists, session_not_found, validate_new_session,
@@ -105,9 +107,19 @@ impl SessionStore for InMemoryStore {
             .collect())
     }
 
-    fn session_forget(&self, session: &SessionId) -> Result<u64> {
-        Ok(lock(&self.sessions)
-            .remove(session)
-            .map_or(0, |log| log.events.len() as u64))
+    fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
+        let mut sessions = lock(&self.sessions);
+        let gone = (sessions.remove(session)).map_or(0, |log| log.events.len() as u64);
+        let detail = forget_detail(&[(gone, "event", "events")]);
+        self.audit_in(
+            "turns",
+            Action::Forget,
+            NO_SCOPE,
+            session.as_str(),
+            by,
+            detail,
+        );
+        drop(sessions);
+        Ok(gone)
     }
 }

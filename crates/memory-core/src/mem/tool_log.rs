@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
+use crate::evidence::{Action, NO_SCOPE, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
+use crate::provenance::Provenance;
 use crate::store::tool_log::{
     ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
 };
@@ -66,10 +68,21 @@ impl ToolLogStore for InMemoryStore {
         Ok(sessions.into_values().collect())
     }
 
-    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
+    fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
         let mut logs = lock(&self.tool_logs);
         let before = logs.len();
         logs.retain(|log| &log.session != session);
-        Ok((before - logs.len()) as u64)
+        let gone = (before - logs.len()) as u64;
+        let detail = forget_detail(&[(gone, "tool log", "tool logs")]);
+        self.audit_in(
+            "recording",
+            Action::Forget,
+            NO_SCOPE,
+            session.as_str(),
+            by,
+            detail,
+        );
+        drop(logs);
+        Ok(gone)
     }
 }

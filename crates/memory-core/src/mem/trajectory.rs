@@ -4,8 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
+use crate::evidence::{Action, NO_SCOPE, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Partition};
+use crate::provenance::Provenance;
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
     PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, encode_texts, settings_conflict,
@@ -224,11 +226,13 @@ impl PatternStore for InMemoryStore {
         Ok(found)
     }
 
-    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
         let mut state = lock(&self.trajectory);
-        Ok(state
-            .partitions
-            .remove(partition)
-            .map_or(0, |p| p.episodes.len() as u64))
+        let gone = (state.partitions.remove(partition)).map_or(0, |p| p.episodes.len() as u64);
+        let detail = forget_detail(&[(gone, "episode", "episodes")]);
+        let item = partition.as_str();
+        self.audit_in("trajectory", Action::Forget, NO_SCOPE, item, by, detail);
+        drop(state);
+        Ok(gone)
     }
 }

@@ -304,8 +304,9 @@ pub trait TrajectoryStore: Send + Sync {
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
 
     /// Deletes the trajectory `id` of `scope` and its index entries; `false` when there was
-    /// none.
-    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
+    /// none. In the same transaction it appends the forget to the audit trail (memory
+    /// `browser`, item `id`, action `forget`, by `by`), whether or not there was one.
+    fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool>;
 
     /// Deletes every trajectory whose [`provenance`](Trajectory::provenance) `writer` matches
     /// (one without provenance never does), in `scope` or in every scope, with their index
@@ -776,8 +777,10 @@ pub trait RunManifestStore: Send + Sync {
         ))
     }
 
-    /// Deletes the manifest of `run_id`; `false` when there was none.
-    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;
+    /// Deletes the manifest of `run_id`; `false` when there was none. In the same
+    /// transaction it appends the forget to the audit trail (memory `browser`, item
+    /// `run:RUN_ID`, action `forget`, by `by`).
+    fn run_forget(&self, scope: &Scope, run_id: &str, by: &Provenance) -> Result<bool>;
 }
 
 /// A suite result summary, kept as the JSON text it was written with.
@@ -875,8 +878,15 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// Deletes, in one atomic call, the browser memory of `scope`: all of it when `site` is
     /// `None`; otherwise the site memory of `site` (facts, sessions, selectors), the
     /// trajectories whose origin is one of `origins` (the caller knows which origins make
-    /// up the site) and the runs filed under `site` as their domain.
-    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten>;
+    /// up the site) and the runs filed under `site` as their domain. In the same transaction
+    /// it appends the forget to the audit trail (memory `browser`, item `scope` or
+    /// `site:KEY`, action `forget`, by `by`, the counts as [`Forgotten::detail`]).
+    fn forget_browser(
+        &self,
+        scope: &Scope,
+        site: Option<(&str, &[String])>,
+        by: &Provenance,
+    ) -> Result<Forgotten>;
 
     /// Stores every record of `image` in `scope` in one atomic step, all or nothing: each
     /// replaces the stored record with the same key (trajectory id, site, run id, suite
@@ -898,4 +908,26 @@ pub struct Forgotten {
     pub runs: u64,
     /// Hint texts and suite summaries deleted.
     pub hints: u64,
+}
+
+impl Forgotten {
+    /// The detail of its audit entry: `1 trajectory, 0 sites, 2 runs, 0 hints`.
+    pub fn detail(&self) -> String {
+        crate::evidence::forget_detail(&[
+            (self.trajectories, "trajectory", "trajectories"),
+            (self.sites, "site", "sites"),
+            (self.runs, "run", "runs"),
+            (self.hints, "hint", "hints"),
+        ])
+    }
+
+    /// The item of its audit entry: `scope` for the whole scope, `site:KEY` for a site.
+    pub fn item(site: Option<&str>) -> String {
+        site.map_or_else(|| "scope".to_owned(), |key| format!("site:{key}"))
+    }
+}
+
+/// The item of a run's forget in the audit trail: `run:ID`.
+pub fn run_item(run_id: &str) -> String {
+    format!("run:{run_id}")
 }

@@ -610,8 +610,10 @@ pub trait NoteStore: Send + Sync {
     /// Every scope holding notes, ordered by name, with its counts.
     fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>>;
 
-    /// Deletes every note of `scope`; returns how many there were.
-    fn note_forget(&self, scope: &Scope) -> Result<u64>;
+    /// Deletes every note of `scope` with all their versions; returns how many there were.
+    /// In the same transaction it appends the forget to the audit trail (memory `notes`, an
+    /// empty item for the whole scope, action `forget`, by `by`).
+    fn note_forget(&self, scope: &Scope, by: &Provenance) -> Result<u64>;
 
     /// Every note of `scope`, held ones too, with the versions it keeps, by path. The default
     /// lists the notes and reads each one's history.
@@ -695,8 +697,8 @@ macro_rules! forward_note_store {
             fn note_scopes(&self) -> Result<Vec<NoteScopeSummary>> {
                 (**self).note_scopes()
             }
-            fn note_forget(&self, scope: &Scope) -> Result<u64> {
-                (**self).note_forget(scope)
+            fn note_forget(&self, scope: &Scope, by: &Provenance) -> Result<u64> {
+                (**self).note_forget(scope, by)
             }
             fn note_export(&self, scope: &Scope) -> Result<Vec<NoteRecord>> {
                 (**self).note_export(scope)

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::SessionId;
+use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::time::Timestamp;
 
@@ -124,8 +125,10 @@ pub trait SessionStore: Send + Sync {
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
 
     /// Deletes `session`'s whole log in one atomic call; returns how many events it held
-    /// (0 when there was no such session).
-    fn session_forget(&self, session: &SessionId) -> Result<u64>;
+    /// (0 when there was no such session). In the same transaction it appends the forget to
+    /// the audit trail (memory `turns`, scope [`NO_SCOPE`](crate::evidence::NO_SCOPE), item
+    /// the session, action `forget`, by `by`), whether or not there was one.
+    fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
 }
 
 /// What [`SessionStore::session_append_at`] did.

@@ -84,7 +84,7 @@ shared_store!(ToolLogStore {
     fn list_tool_logs(&self, session: &SessionId) -> Result<Vec<ToolLog>>;
     fn tool_log_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<ToolLog>>;
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
-    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64>;
+    fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
 });
 
 shared_store!(SessionStore {
@@ -94,7 +94,7 @@ shared_store!(SessionStore {
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>>;
     fn session_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<SessionEvent>>;
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
-    fn session_forget(&self, session: &SessionId) -> Result<u64>;
+    fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
 });
 
 shared_store!(EpisodeStore {
@@ -115,7 +115,7 @@ shared_store!(PatternStore {
     fn patterns_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Pattern>>;
     fn pending_groups_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Group>>;
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
-    fn forget_partition(&self, partition: &Partition) -> Result<u64>;
+    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64>;
 });
 
 shared_store!(TrajectoryStore {
@@ -130,7 +130,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_recent_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<Trajectory>>;
     fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
-    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool>;
+    fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool>;
     fn trajectory_forget_by(&self, scope: Option<&Scope>, writer: &Writer, by: &Provenance) -> Result<Vec<(Scope, String)>>;
 });
 
@@ -148,7 +148,7 @@ shared_store!(RunManifestStore {
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
     fn run_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<RunManifest>>;
-    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool>;
+    fn run_forget(&self, scope: &Scope, run_id: &str, by: &Provenance) -> Result<bool>;
 });
 
 shared_store!(HintStore {
@@ -162,5 +162,5 @@ shared_store!(BrowserStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
     fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
     fn browser_scopes(&self) -> Result<Vec<Scope>>;
-    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten>;
+    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>, by: &Provenance) -> Result<Forgotten>;
 });

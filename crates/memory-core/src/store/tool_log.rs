@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::names::SessionId;
+use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::time::Timestamp;
 
@@ -143,8 +144,10 @@ pub trait ToolLogStore: Send + Sync {
     /// Every session that holds tool logs, by session id, with its number of logs.
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
 
-    /// Deletes every log of `session` in one atomic call; returns how many there were.
-    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64>;
+    /// Deletes every log of `session` in one atomic call; returns how many there were. In the
+    /// same transaction it appends the forget to the audit trail (memory `recording`, scope
+    /// [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the session, action `forget`, by `by`).
+    fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
 }
 
 /// One session's tool logs, as [`ToolLogStore::tool_log_sessions`] lists them.

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::names::{MetaKey, Partition};
+use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::time::Timestamp;
 
@@ -631,8 +632,10 @@ pub trait PatternStore: EpisodeStore {
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
 
     /// Deletes everything of `partition` (episodes, groups, patterns, watermark) in one
-    /// atomic call; returns how many episodes it held. Other partitions are untouched.
-    fn forget_partition(&self, partition: &Partition) -> Result<u64>;
+    /// atomic call; returns how many episodes it held. Other partitions are untouched. In the
+    /// same transaction it appends the forget to the audit trail (memory `trajectory`, scope
+    /// [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the partition, action `forget`, by `by`).
+    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64>;
 }
 
 /// What a partition holds, as [`PatternStore::partitions`] lists it.

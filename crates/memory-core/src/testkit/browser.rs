@@ -9,7 +9,7 @@ use crate::store::browser::{
     ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
     SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
 };
-use crate::testkit::{Case, CaseResult};
+use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -134,7 +134,7 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
     ]
 }
 
-fn forget_one_trajectory_or_run<S: BrowserStore>(store: &S) -> CaseResult {
+fn forget_one_trajectory_or_run<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     put(
         store,
@@ -146,8 +146,14 @@ fn forget_one_trajectory_or_run<S: BrowserStore>(store: &S) -> CaseResult {
         &s,
         &trajectory("t2", "buy a phone", "https://a.test", true, 2),
     )?;
-    ensure!(store.trajectory_forget(&s, "t1")?, "t1 was stored");
-    ensure!(!store.trajectory_forget(&s, "t1")?, "t1 is already gone");
+    ensure!(
+        store.trajectory_forget(&s, "t1", &forgetter())?,
+        "t1 was stored"
+    );
+    ensure!(
+        !store.trajectory_forget(&s, "t1", &forgetter())?,
+        "t1 is already gone"
+    );
     ensure_eq!(store.trajectory_get(&s, "t1")?, None);
     // The index forgets it too: only t2 still matches "buy".
     let ids: Vec<String> = found(store, &s, &query("buy"))?
@@ -156,9 +162,23 @@ fn forget_one_trajectory_or_run<S: BrowserStore>(store: &S) -> CaseResult {
         .collect();
     ensure_eq!(ids, vec!["t2".to_owned()]);
     store.run_put(&s, &manifest("r1", "u1", "a.test", RunStatus::Completed))?;
-    ensure!(store.run_forget(&s, "r1")?, "r1 was stored");
-    ensure!(!store.run_forget(&s, "r1")?, "r1 is already gone");
+    ensure!(store.run_forget(&s, "r1", &forgetter())?, "r1 was stored");
+    ensure!(
+        !store.run_forget(&s, "r1", &forgetter())?,
+        "r1 is already gone"
+    );
     ensure_eq!(store.run_get(&s, "r1")?, None);
+    // Each forget is in the audit trail with who asked, the misses too.
+    let scope = s.as_str();
+    ensure_eq!(
+        forgets_of(store, "browser")?,
+        vec![
+            forgot(scope, "t1", "1 trajectory"),
+            forgot(scope, "t1", "0 trajectories"),
+            forgot(scope, "run:r1", "1 run"),
+            forgot(scope, "run:r1", "0 runs"),
+        ]
+    );
     Ok(())
 }
 
@@ -176,7 +196,7 @@ fn scopes_with_memory_are_listed<S: BrowserStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
-fn forget_a_whole_scope<S: BrowserStore>(store: &S) -> CaseResult {
+fn forget_a_whole_scope<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
     let (a, b) = (scope("a"), scope("b"));
     for s in [&a, &b] {
         put(
@@ -188,7 +208,7 @@ fn forget_a_whole_scope<S: BrowserStore>(store: &S) -> CaseResult {
         store.run_put(s, &manifest("r1", "u1", "a.test", RunStatus::Completed))?;
         store.hints_put(s, "h", "t")?;
     }
-    let forgotten = store.forget_browser(&a, None)?;
+    let forgotten = store.forget_browser(&a, None, &forgetter())?;
     ensure_eq!(
         (
             forgotten.trajectories,
@@ -212,6 +232,11 @@ fn forget_a_whole_scope<S: BrowserStore>(store: &S) -> CaseResult {
         "another scope lost its memory"
     );
     ensure_eq!(found(store, &b, &query("alpha"))?.len(), 1);
+    ensure_eq!(
+        forgets_of(store, "browser")?,
+        vec![forgot("a", "scope", "1 trajectory, 1 site, 1 run, 1 hint")],
+        "the forget is in the audit trail"
+    );
     Ok(())
 }
 
@@ -296,7 +321,7 @@ fn forget_by_writer<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
-fn forget_one_site<S: BrowserStore>(store: &S) -> CaseResult {
+fn forget_one_site<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     put(
         store,
@@ -322,7 +347,7 @@ fn forget_one_site<S: BrowserStore>(store: &S) -> CaseResult {
         "https://a.test".to_owned(),
         "https://a.test:8443".to_owned(),
     ];
-    let forgotten = store.forget_browser(&s, Some(("a.test", &origins)))?;
+    let forgotten = store.forget_browser(&s, Some(("a.test", &origins)), &forgetter())?;
     ensure_eq!(
         (
             forgotten.trajectories,
@@ -344,6 +369,15 @@ fn forget_one_site<S: BrowserStore>(store: &S) -> CaseResult {
         "another site's run was forgotten"
     );
     ensure_eq!(store.hints_get(&s)?.map(|h| h.0), Some("h".to_owned()));
+    ensure_eq!(
+        forgets_of(store, "browser")?,
+        vec![forgot(
+            s.as_str(),
+            "site:a.test",
+            "2 trajectories, 1 site, 1 run, 0 hints"
+        )],
+        "the forget is in the audit trail"
+    );
     Ok(())
 }
 

@@ -26,6 +26,9 @@ pub mod trajectory;
 use std::cell::Cell;
 use std::fmt;
 
+use crate::evidence::Action;
+use crate::provenance::{Provenance, Source};
+use crate::store::audit::AuditStore;
 use crate::time::{Clock, Timestamp};
 
 thread_local! {
@@ -55,6 +58,38 @@ impl Clock for TestClock {
 /// Sets what [`TestClock`] reports on this thread.
 pub fn set_now(at: Timestamp) {
     NOW.with(|now| now.set(at.as_millis()));
+}
+
+/// Who forgets in the suites' forget cases: the user, through the suite.
+pub(crate) fn forgetter() -> Provenance {
+    Provenance::new(Source::User, Timestamp::from_millis(77)).with_client("testkit")
+}
+
+/// The forgets of `memory` in `store`'s audit trail, oldest first, as `(scope, item,
+/// detail)`; each must be by [`forgetter`].
+pub(crate) fn forgets_of<S: AuditStore>(
+    store: &S,
+    memory: &str,
+) -> Result<Vec<(String, String, String)>, Violation> {
+    let mut forgets = Vec::new();
+    for entry in store.audit_page(None, 10_000)?.items {
+        if entry.memory != memory || entry.action != Action::Forget {
+            continue;
+        }
+        if entry.by != forgetter() {
+            return Err(Violation(format!(
+                "the forget of {:?} is recorded by {:?}, not by who forgot it",
+                entry.item, entry.by
+            )));
+        }
+        forgets.push((entry.scope, entry.item, entry.detail));
+    }
+    Ok(forgets)
+}
+
+/// `(scope, item, detail)` as [`forgets_of`] reports an entry.
+pub(crate) fn forgot(scope: &str, item: &str, detail: &str) -> (String, String, String) {
+    (scope.to_owned(), item.to_owned(), detail.to_owned())
 }
 
 /// What a case returns: `Err` carries what was violated.

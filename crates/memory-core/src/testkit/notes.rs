@@ -10,7 +10,7 @@ use crate::store::notes::{
     NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteLimits, NotePath, NoteRecord, NoteStore, NoteVersion,
     is_note_conflict,
 };
-use crate::testkit::{Case, CaseResult, Violation, set_now};
+use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, set_now};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -952,7 +952,7 @@ fn search_takes_wildcards_literally<S: NoteStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
-fn scopes_list_and_forget<S: NoteStore>(store: &S) -> CaseResult {
+fn scopes_list_and_forget<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
     let (a, b) = (scope("a"), scope("b"));
     store.note_create(&a, &path("1.md"), "12", &ev(), &limits())?;
     store.note_create(&a, &path("d/2.md"), "345", &ev(), &limits())?;
@@ -966,8 +966,13 @@ fn scopes_list_and_forget<S: NoteStore>(store: &S) -> CaseResult {
         summary,
         vec![("a".to_owned(), 2, 5), ("b".to_owned(), 1, 1)]
     );
-    ensure_eq!(store.note_forget(&a)?, 2);
-    ensure_eq!(store.note_forget(&a)?, 0, "a second forget");
+    ensure_eq!(store.note_forget(&a, &forgetter())?, 2);
+    ensure_eq!(store.note_forget(&a, &forgetter())?, 0, "a second forget");
+    ensure_eq!(
+        forgets_of(store, "notes")?,
+        vec![forgot("a", "", "2 notes"), forgot("a", "", "0 notes")],
+        "each forget of the scope is in the audit trail"
+    );
     ensure_eq!(listed(store, &a, None)?, pairs(&[]));
     ensure_eq!(
         store.note_scopes()?.len(),
@@ -1015,7 +1020,7 @@ fn scopes_stamp_the_last_write<S: NoteStore>(store: &S) -> CaseResult {
     ensure_eq!(last(&a)?, Some(at(6_000)), "a delete did not move it");
     ensure_eq!(last(&b)?, Some(at(2_000)), "another scope's write moved it");
     // A forgotten scope starts again from its next write.
-    ensure_eq!(store.note_forget(&a)?, 1);
+    ensure_eq!(store.note_forget(&a, &forgetter())?, 1);
     ensure_eq!(last(&a)?, None);
     set_now(at(7_000));
     store.note_create(&a, &path("1.md"), "12", &ev(), &limits())?;

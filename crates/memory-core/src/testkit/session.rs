@@ -1,8 +1,9 @@
 //! The contract of [`SessionStore`].
 
 use crate::names::SessionId;
+use crate::store::AuditStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore};
-use crate::testkit::{Case, CaseResult, Violation, set_now};
+use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, set_now};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -10,7 +11,7 @@ use crate::{ensure, ensure_eq};
 pub const SUITE: &str = "SessionStore";
 
 /// Every case of the [`SessionStore`] contract.
-pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
+pub fn cases<S: SessionStore + AuditStore>() -> Vec<Case<S>> {
     vec![
         Case {
             name: "unknown session is not found",
@@ -87,19 +88,27 @@ pub fn cases<S: SessionStore>() -> Vec<Case<S>> {
     ]
 }
 
-fn forget_deletes_one_session_only<S: SessionStore>(store: &S) -> CaseResult {
+fn forget_deletes_one_session_only<S: SessionStore + AuditStore>(store: &S) -> CaseResult {
     store.session_append(&session("keep"), &[event("user_message", "{}")])?;
     store.session_append(
         &session("drop"),
         &[event("user_message", "{}"), event("assistant_turn", "{}")],
     )?;
-    ensure_eq!(store.session_forget(&session("drop"))?, 2);
+    ensure_eq!(store.session_forget(&session("drop"), &forgetter())?, 2);
     ensure!(
         matches!(store.session_load(&session("drop")), Err(e) if e.is_not_found()),
         "a forgotten session must be not found"
     );
     ensure_eq!(store.session_load(&session("keep"))?.len(), 1);
-    ensure_eq!(store.session_forget(&session("drop"))?, 0);
+    ensure_eq!(store.session_forget(&session("drop"), &forgetter())?, 0);
+    // Each forget is in the audit trail with who asked, the second too.
+    ensure_eq!(
+        forgets_of(store, "turns")?,
+        vec![
+            forgot("", "drop", "2 events"),
+            forgot("", "drop", "0 events")
+        ]
+    );
     let ids: Vec<String> = store
         .session_list()?
         .into_iter()

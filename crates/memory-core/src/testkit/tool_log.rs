@@ -1,8 +1,9 @@
 //! The contract of [`ToolLogStore`].
 
 use crate::names::SessionId;
+use crate::store::AuditStore;
 use crate::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore};
-use crate::testkit::{Case, CaseResult};
+use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -10,7 +11,7 @@ use crate::{ensure, ensure_eq};
 pub const SUITE: &str = "ToolLogStore";
 
 /// Every case of the [`ToolLogStore`] contract.
-pub fn cases<S: ToolLogStore>() -> Vec<Case<S>> {
+pub fn cases<S: ToolLogStore + AuditStore>() -> Vec<Case<S>> {
     vec![
         Case {
             name: "unknown session lists nothing",
@@ -114,14 +115,22 @@ fn sessions_list_with_counts<S: ToolLogStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
-fn forget_deletes_one_session_only<S: ToolLogStore>(store: &S) -> CaseResult {
+fn forget_deletes_one_session_only<S: ToolLogStore + AuditStore>(store: &S) -> CaseResult {
     for (name, at) in [("keep", 1), ("drop", 2), ("drop", 3)] {
         store.append_tool_log(&sample_log(name, "tap", at))?;
     }
-    ensure_eq!(store.forget_tool_logs(&session("drop"))?, 2);
+    ensure_eq!(store.forget_tool_logs(&session("drop"), &forgetter())?, 2);
     ensure_eq!(store.list_tool_logs(&session("drop"))?, Vec::new());
     ensure_eq!(store.list_tool_logs(&session("keep"))?.len(), 1);
-    ensure_eq!(store.forget_tool_logs(&session("drop"))?, 0);
+    ensure_eq!(store.forget_tool_logs(&session("drop"), &forgetter())?, 0);
+    // Each forget is in the audit trail with who asked, the second too.
+    ensure_eq!(
+        forgets_of(store, "recording")?,
+        vec![
+            forgot("", "drop", "2 tool logs"),
+            forgot("", "drop", "0 tool logs")
+        ]
+    );
     let names: Vec<String> = store
         .tool_log_sessions()?
         .into_iter()

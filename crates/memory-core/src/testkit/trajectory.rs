@@ -8,11 +8,12 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
 use crate::names::{MetaKey, Partition};
+use crate::store::AuditStore;
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, PatternStats,
     PatternStore, TrajectoryTally, decode_texts, encode_texts,
 };
-use crate::testkit::{Case, CaseResult};
+use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
 use crate::time::Timestamp;
 use crate::{Error, ensure, ensure_eq};
 
@@ -20,7 +21,7 @@ use crate::{Error, ensure, ensure_eq};
 pub const SUITE: &str = "EpisodeStore + PatternStore";
 
 /// Every case of the trajectory store contract.
-pub fn cases<S: PatternStore>() -> Vec<Case<S>> {
+pub fn cases<S: PatternStore + AuditStore>() -> Vec<Case<S>> {
     vec![
         Case {
             name: "append numbers episodes in order",
@@ -399,7 +400,7 @@ fn groups_page_by_key<S: PatternStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
-fn forget_deletes_one_partition_only<S: PatternStore>(store: &S) -> CaseResult {
+fn forget_deletes_one_partition_only<S: PatternStore + AuditStore>(store: &S) -> CaseResult {
     for t in 0..3 {
         store.append_episodes(&[
             episode("keep", &[("f", "1")], &["x"], t),
@@ -408,14 +409,22 @@ fn forget_deletes_one_partition_only<S: PatternStore>(store: &S) -> CaseResult {
     }
     store.crystallize_with(&partition("keep"), &counting_step)?;
     store.crystallize_with(&partition("drop"), &counting_step)?;
-    ensure_eq!(store.forget_partition(&partition("drop"))?, 3);
+    ensure_eq!(store.forget_partition(&partition("drop"), &forgetter())?, 3);
     let drop = partition("drop");
     ensure_eq!(store.episodes_after(&drop, 0, 10)?, Vec::new());
     ensure_eq!(store.watermark(&drop)?, 0);
     ensure_eq!(store.patterns(&drop, &Fingerprint::default())?, Vec::new());
     ensure_eq!(store.group(&drop, &fingerprint(&[("f", "1")]))?, None);
     ensure_eq!(evidence(store, "keep", &[("f", "1")])?, 3);
-    ensure_eq!(store.forget_partition(&drop)?, 0);
+    ensure_eq!(store.forget_partition(&drop, &forgetter())?, 0);
+    // Each forget is in the audit trail with who asked, the second too.
+    ensure_eq!(
+        forgets_of(store, "trajectory")?,
+        vec![
+            forgot("", "drop", "3 episodes"),
+            forgot("", "drop", "0 episodes")
+        ]
+    );
     // A forgotten partition starts again from nothing: new episodes count from zero.
     store.append_episodes(&[episode("drop", &[("f", "1")], &["x"], 9)])?;
     store.crystallize_with(&drop, &counting_step)?;
@@ -814,7 +823,7 @@ fn large_batches_number_every_episode<S: PatternStore>(store: &S) -> CaseResult 
     // The newest episodes forgotten with their partition: their numbers stay given too.
     let forgotten = appended(store, vec![episode("r", &[("f", "1")], &["x"], 1); 4])?;
     let newest = forgotten.last().map_or(0, |e| e.seq);
-    store.forget_partition(&partition("r"))?;
+    store.forget_partition(&partition("r"), &forgetter())?;
     let after = appended(store, batch(287, 2))?;
     ensure!(
         after.iter().all(|e| e.seq > newest),

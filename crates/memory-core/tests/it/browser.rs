@@ -98,8 +98,8 @@ impl TrajectoryStore for Broken {
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize> {
         self.inner.trajectory_prune(&self.scope(scope), cutoff)
     }
-    fn trajectory_forget(&self, scope: &Scope, id: &str) -> Result<bool> {
-        self.inner.trajectory_forget(&self.scope(scope), id)
+    fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool> {
+        self.inner.trajectory_forget(&self.scope(scope), id, by)
     }
 }
 
@@ -167,8 +167,8 @@ impl RunManifestStore for Broken {
         }
         Ok(runs)
     }
-    fn run_forget(&self, scope: &Scope, run_id: &str) -> Result<bool> {
-        self.inner.run_forget(&self.scope(scope), run_id)
+    fn run_forget(&self, scope: &Scope, run_id: &str, by: &Provenance) -> Result<bool> {
+        self.inner.run_forget(&self.scope(scope), run_id, by)
     }
 }
 
@@ -194,9 +194,14 @@ impl BrowserStore for Broken {
     fn browser_scopes(&self) -> Result<Vec<Scope>> {
         self.inner.browser_scopes()
     }
-    fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>) -> Result<Forgotten> {
+    fn forget_browser(
+        &self,
+        scope: &Scope,
+        site: Option<(&str, &[String])>,
+        by: &Provenance,
+    ) -> Result<Forgotten> {
         let site = site.filter(|_| self.defect != Defect::ForgetsTheWholeScope);
-        self.inner.forget_browser(&self.scope(scope), site)
+        self.inner.forget_browser(&self.scope(scope), site, by)
     }
 
     fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {

@@ -8,4 +8,5 @@ mod screen;
 mod session;
 mod shared;
 mod tool_log;
+mod trail;
 mod trajectory;

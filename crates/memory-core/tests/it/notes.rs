@@ -203,11 +203,11 @@ impl NoteStore for Broken {
         }
         self.inner.note_import(scope, records, limits, by)
     }
-    fn note_forget(&self, scope: &Scope) -> Result<u64> {
+    fn note_forget(&self, scope: &Scope, by: &Provenance) -> Result<u64> {
         if self.defect == Defect::ForgetKeepsNotes {
             return Ok(self.inner.note_list(scope, None)?.len() as u64);
         }
-        self.inner.note_forget(scope)
+        self.inner.note_forget(scope, by)
     }
     fn note_history(&self, scope: &Scope, path: &NotePath) -> Result<Vec<NoteVersion>> {
         let mut versions = self.inner.note_history(scope, path)?;

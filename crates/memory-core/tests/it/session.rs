@@ -4,10 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use agent_memory_core::evidence::{AuditEntry, forget_detail};
+use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::session::{
     SessionAppended, append_at_outcome, session_already_exists, validate_new_session,
 };
+use agent_memory_core::store::{AuditStore, Page};
 use agent_memory_core::testkit::{TestClock, run, session};
+
+use crate::trail::Trail;
 use agent_memory_core::{
     Clock, InMemoryStore, Result, SessionEvent, SessionId, SessionStore, SessionSummary, Timestamp,
 };
@@ -40,6 +45,7 @@ struct Broken {
     defect: Defect,
     logs: Mutex<BTreeMap<String, Vec<SessionEvent>>>,
     stamps: Mutex<BTreeMap<String, Timestamp>>,
+    trail: Trail,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -62,6 +68,8 @@ enum Defect {
     /// Stamps a session's last write on every append call, a retry that writes nothing
     /// included.
     StampsRetries,
+    /// Forgets a session without an entry in the audit trail.
+    ForgetsUnaudited,
 }
 
 impl Broken {
@@ -70,6 +78,7 @@ impl Broken {
             defect,
             logs: Mutex::default(),
             stamps: Mutex::default(),
+            trail: Trail::default(),
         }
     }
     fn logs(&self) -> MutexGuard<'_, BTreeMap<String, Vec<SessionEvent>>> {
@@ -186,7 +195,7 @@ impl SessionStore for Broken {
         Ok(listed)
     }
 
-    fn session_forget(&self, session: &SessionId) -> Result<u64> {
+    fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
         let mut logs = self.logs();
         let count = logs.get(session.as_str()).map_or(0, |log| log.len() as u64);
         if self.defect == Defect::ForgetsEverySession {
@@ -194,7 +203,17 @@ impl SessionStore for Broken {
         } else {
             logs.remove(session.as_str());
         }
+        if self.defect != Defect::ForgetsUnaudited {
+            let detail = forget_detail(&[(count, "event", "events")]);
+            self.trail.forgot("turns", session.as_str(), by, detail);
+        }
         Ok(count)
+    }
+}
+
+impl AuditStore for Broken {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        self.trail.page(after, limit)
     }
 }
 
@@ -231,6 +250,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::StampsRetries,
             "list stamps each session's last write",
+        ),
+        (
+            Defect::ForgetsUnaudited,
+            "forget deletes one session's log only",
         ),
     ];
     for (defect, case) in table {

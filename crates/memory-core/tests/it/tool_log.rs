@@ -4,10 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use agent_memory_core::evidence::{AuditEntry, forget_detail};
+use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::tool_log::{
     ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
 };
+use agent_memory_core::store::{AuditStore, Page};
 use agent_memory_core::testkit::{run, tool_log};
+
+use crate::trail::Trail;
 use agent_memory_core::{InMemoryStore, Result, SessionId};
 
 #[test]
@@ -40,6 +45,7 @@ enum Defect {
 struct Broken {
     defect: Defect,
     logs: Mutex<Vec<ToolLog>>,
+    trail: Trail,
 }
 
 impl Broken {
@@ -47,6 +53,7 @@ impl Broken {
         Broken {
             defect,
             logs: Mutex::default(),
+            trail: Trail::default(),
         }
     }
     fn logs(&self) -> MutexGuard<'_, Vec<ToolLog>> {
@@ -122,13 +129,21 @@ impl ToolLogStore for Broken {
         }
         Ok(sessions.into_values().collect())
     }
-    fn forget_tool_logs(&self, session: &SessionId) -> Result<u64> {
+    fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64> {
         let mut logs = self.logs();
         let count = logs.iter().filter(|log| &log.session == session).count() as u64;
         if self.defect != Defect::KeepsForgottenLogs {
             logs.retain(|log| &log.session != session);
         }
+        let detail = forget_detail(&[(count, "tool log", "tool logs")]);
+        self.trail.forgot("recording", session.as_str(), by, detail);
         Ok(count)
+    }
+}
+
+impl AuditStore for Broken {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        self.trail.page(after, limit)
     }
 }
 

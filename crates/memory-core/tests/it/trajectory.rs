@@ -1,10 +1,13 @@
 //! The trajectory store contract, against the in-memory store and against broken stores
 //! that the suite must catch.
 
+use agent_memory_core::evidence::AuditEntry;
+use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::trajectory::{
     CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
     Pattern, PatternStore, Seq,
 };
+use agent_memory_core::store::{AuditStore, Page};
 use agent_memory_core::testkit::{run, trajectory};
 use agent_memory_core::{InMemoryStore, MetaKey, Partition, Result, Timestamp};
 
@@ -145,11 +148,17 @@ impl PatternStore for Broken {
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         self.inner.partitions()
     }
-    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
+    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
         if self.defect == Defect::ForgetDeletesNothing {
             return Ok(self.inner.episodes_after(partition, 0, usize::MAX)?.len() as u64);
         }
-        self.inner.forget_partition(partition)
+        self.inner.forget_partition(partition, by)
+    }
+}
+
+impl AuditStore for Broken {
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        self.inner.audit_page(after, limit)
     }
 }
 

@@ -87,7 +87,8 @@ fn forgotten_rows_leave_the_table_files_after_vacuum_full_but_not_pg_wal() {
         "the test must see the canary in the table files"
     );
 
-    assert_eq!(store.forget_tool_logs(&secret).expect("forget"), 1);
+    let by = Provenance::new(Source::User, Timestamp::from_millis(1));
+    assert_eq!(store.forget_tool_logs(&secret, &by).expect("forget"), 1);
     assert!(
         store.list_tool_logs(&secret).expect("list").is_empty(),
         "the rows are gone at once"

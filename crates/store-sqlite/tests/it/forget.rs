@@ -71,7 +71,14 @@ fn check(forget: impl FnOnce(&SqliteStore), write: impl FnOnce(&SqliteStore)) {
 fn a_forgotten_session_leaves_no_bytes() {
     let id = SessionId::new("secret-session").expect("id");
     check(
-        |store| assert_eq!(store.session_forget(&id).expect("forget"), 1),
+        |store| {
+            assert_eq!(
+                store
+                    .session_forget(&id, &crate::forgetter())
+                    .expect("forget"),
+                1
+            )
+        },
         |store| {
             let event = SessionEvent::new("user_message", format!(r#"{{"text":"{CANARY}"}}"#));
             store.session_append(&id, &[event]).expect("append");
@@ -83,7 +90,14 @@ fn a_forgotten_session_leaves_no_bytes() {
 fn forgotten_tool_logs_leave_no_bytes() {
     let id = SessionId::new("secret-logs").expect("id");
     check(
-        |store| assert_eq!(store.forget_tool_logs(&id).expect("forget"), 1),
+        |store| {
+            assert_eq!(
+                store
+                    .forget_tool_logs(&id, &crate::forgetter())
+                    .expect("forget"),
+                1
+            )
+        },
         |store| {
             store
                 .append_tool_log(&ToolLog {
@@ -106,7 +120,14 @@ fn forgotten_tool_logs_leave_no_bytes() {
 fn a_forgotten_partition_leaves_no_bytes() {
     let partition = Partition::new("secret-partition").expect("partition");
     check(
-        |store| assert_eq!(store.forget_partition(&partition).expect("forget"), 3),
+        |store| {
+            assert_eq!(
+                store
+                    .forget_partition(&partition, &crate::forgetter())
+                    .expect("forget"),
+                3
+            )
+        },
         |store| {
             let fingerprint = Fingerprint::new([("task", CANARY)]).expect("fingerprint");
             for at in 0..3 {
@@ -151,7 +172,9 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
     let scope = Scope::new("secret-scope").expect("scope");
     check(
         |store| {
-            let forgotten = store.forget_browser(&scope, None).expect("forget");
+            let forgotten = store
+                .forget_browser(&scope, None, &crate::forgetter())
+                .expect("forget");
             assert_eq!((forgotten.trajectories, forgotten.sites), (1, 1));
             assert!(store.browser_scopes().expect("scopes").is_empty());
         },
@@ -241,7 +264,10 @@ fn a_forget_held_up_by_a_reader_says_so_and_the_next_write_erases() {
     let store = store_with_canary(&db);
     let reader = reader(&db);
     let error = store
-        .session_forget(&SessionId::new("secret-session").expect("id"))
+        .session_forget(
+            &SessionId::new("secret-session").expect("id"),
+            &crate::forgetter(),
+        )
         .expect_err("the erasure cannot finish while the reader holds the old pages");
     let message = error.to_string();
     assert!(
@@ -286,7 +312,10 @@ fn a_pending_erasure_is_finished_at_the_next_open() {
     let store = store_with_canary(&db);
     let reader = reader(&db);
     store
-        .session_forget(&SessionId::new("secret-session").expect("id"))
+        .session_forget(
+            &SessionId::new("secret-session").expect("id"),
+            &crate::forgetter(),
+        )
         .expect_err("held up by the reader");
     drop(store);
     // The reader's connection stays open, so closing it cannot checkpoint for us.

@@ -14,3 +14,12 @@ mod readers;
 mod stats;
 mod token_index;
 mod tool_log;
+
+/// Who forgets in these tests: the user, through the tests.
+fn forgetter() -> agent_memory_core::Provenance {
+    agent_memory_core::Provenance::new(
+        agent_memory_core::Source::User,
+        agent_memory_core::Timestamp::from_millis(1),
+    )
+    .with_client("test")
+}

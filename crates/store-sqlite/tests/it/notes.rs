@@ -150,7 +150,12 @@ fn forgetting_a_scope_leaves_no_byte_of_its_text() {
         )
         .expect("replace");
     assert!(holds(&db, CANARY), "the test must see the canary first");
-    assert_eq!(store.note_forget(&scope()).expect("forget"), 1);
+    assert_eq!(
+        store
+            .note_forget(&scope(), &crate::forgetter())
+            .expect("forget"),
+        1
+    );
     assert!(
         !holds(&db, CANARY),
         "the forgotten text is still in the file"

@@ -254,8 +254,12 @@ impl<S: PatternStore> PatternStore for Counting<S> {
     fn pending_groups(&self, partition: &Partition) -> Result<Vec<Group>> {
         self.inner.pending_groups(partition)
     }
-    fn forget_partition(&self, partition: &Partition) -> Result<u64> {
-        self.inner.forget_partition(partition)
+    fn forget_partition(
+        &self,
+        partition: &Partition,
+        by: &agent_memory_core::Provenance,
+    ) -> Result<u64> {
+        self.inner.forget_partition(partition, by)
     }
 }
 

@@ -1,0 +1,40 @@
+//! An audit trail for the broken stores that keep their own memory: the suites read who
+//! forgot what from it.
+
+use std::sync::{Mutex, PoisonError};
+
+use agent_memory_core::Result;
+use agent_memory_core::evidence::{Action, AuditEntry, NO_SCOPE};
+use agent_memory_core::provenance::Provenance;
+use agent_memory_core::store::Page;
+
+/// Entries appended in order, numbered from 1.
+#[derive(Default)]
+pub struct Trail(Mutex<Vec<AuditEntry>>);
+
+impl Trail {
+    /// Appends the forget of `item` of `memory` (a memory without scopes) by `by`.
+    pub fn forgot(&self, memory: &str, item: &str, by: &Provenance, detail: String) {
+        let mut entries = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let seq = entries.len() as u64 + 1;
+        entries.push(AuditEntry {
+            seq,
+            action: Action::Forget,
+            memory: memory.to_owned(),
+            scope: NO_SCOPE.to_owned(),
+            item: item.to_owned(),
+            by: by.clone(),
+            detail,
+        });
+    }
+
+    /// What [`AuditStore::audit_page`](agent_memory_core::store::AuditStore::audit_page)
+    /// returns.
+    pub fn page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        let entries = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let total = entries.len() as u64;
+        let mut page = Page::at(entries.clone(), after.unwrap_or(0), limit);
+        page.total = total;
+        Ok(page)
+    }
+}
