@@ -98,3 +98,13 @@ test('notes move to another store and a browser run keeps its writer', async () 
   const after = await store.browser.context({ goal: 'buy green tea', url: 'https://shop.example.com/' })
   assert.equal(after.match, undefined)
 })
+
+test('an episode keeps who recorded it', async () => {
+  const store = await Store.open(':memory:')
+  const episode = (ok) => ({ fingerprint: { task: 'deploy' }, trajectory: ['build'], outcome: { success: ok } })
+  await store.trajectory.record({ partition: 'team', fields: ['task'], source: 'tool:ci', session: 'run-3', episodes: [episode(true)] })
+  await store.trajectory.record({ partition: 'team', episodes: [episode(false)] })
+  const { points } = await store.trajectory.timeline({ partition: 'team', fingerprint: { task: 'deploy' } })
+  assert.deepEqual(points.map((p) => [p.written_by.source, p.written_by.session, p.written_by.client]),
+    [['tool:ci', 'run-3', 'node'], ['user', undefined, 'node']])
+})

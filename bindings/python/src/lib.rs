@@ -443,6 +443,8 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
         initial_confidence: None,
         extra_fields: Default::default(),
         episodes: Vec::new(),
+        source: None,
+        session: None,
     };
     let mut has_partition = false;
     let mut has_episodes = false;
@@ -458,6 +460,10 @@ fn record_input(input: &Bound<'_, PyAny>) -> PyResult<Option<RecordInput>> {
                 }
             }
             "fields" => str_list(&value).map(|f| record.fields = Some(f)).is_some(),
+            "source" => plain_str(&value).map(|s| record.source = Some(s)).is_some(),
+            "session" => plain_str(&value)
+                .map(|s| record.session = Some(s))
+                .is_some(),
             "cluster_threshold" => plain_u64(&value)
                 .map(|n| record.cluster_threshold = Some(n))
                 .is_some(),

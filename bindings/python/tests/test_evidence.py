@@ -99,3 +99,24 @@ def test_notes_move_to_another_store_and_a_browser_run_keeps_its_writer(store, t
     assert [t["trajectory_id"] for t in gone] == [context["match"]["trajectory_id"]]
     assert "match" not in store.browser_context({"goal": "buy green tea",
                                                  "url": "https://shop.example.com/"})
+
+
+def test_an_episode_keeps_who_recorded_it(store):
+    def episode(ok, at=None):
+        e = {"fingerprint": {"task": "deploy"}, "trajectory": ["build"],
+             "outcome": {"success": ok}}
+        if at is not None:
+            e["recorded_at"] = at
+        return e
+    # Typed values take the package's fast path; the rest the contract's JSON path.
+    store.trajectory_record({"partition": "team", "fields": ["task"], "source": "tool:ci",
+                             "session": "run-3", "episodes": [episode(True, 1000)]})
+    store.trajectory_record({"partition": "team", "episodes": [episode(False)]})
+    points = store.trajectory_timeline({"partition": "team",
+                                        "fingerprint": {"task": "deploy"}})["points"]
+    writers = [(p["written_by"]["source"], p["written_by"].get("session"),
+                p["written_by"]["client"]) for p in points]
+    assert writers == [("tool:ci", "run-3", "python"), ("user", None, "python")]
+    with pytest.raises(agent_memory.InvalidInputError):
+        store.trajectory_record({"partition": "team", "source": "someone",
+                                 "episodes": [episode(True, 2000)]})

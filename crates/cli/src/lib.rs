@@ -195,10 +195,10 @@ where
         .and_then(|matches| match operation::matched(&derived, &matches) {
             Some((op, input)) => GlobalArgs::from_arg_matches(&matches)
                 .map(|global| Parsed::Operation(op, input, global)),
-            None => Cli::from_arg_matches(&matches).map(Parsed::Command),
+            None => Cli::from_arg_matches(&matches).map(|cli| Parsed::Command(Box::new(cli))),
         });
     let cli = match parsed {
-        Ok(Parsed::Command(cli)) => cli,
+        Ok(Parsed::Command(cli)) => *cli,
         Ok(Parsed::Operation(op, input, global)) => {
             return finish(operation::run(op, input, &global), &global);
         }
@@ -232,7 +232,7 @@ where
 /// What the command line was asked for: a command of `commands/`, or an operation's
 /// generated command.
 enum Parsed {
-    Command(Cli),
+    Command(Box<Cli>),
     Operation(
         &'static ops::operations::Operation,
         operation::Input,

@@ -10,9 +10,10 @@ use std::io::Write;
 use std::path::Path;
 
 use agent_memory_browser::{BrowserMemory, Budget, Layout, Policy, RunReport, Turn};
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::store::tool_log::ToolLogStore;
 use agent_memory_core::{
-    Clock, ManualClock, Partition, Scope, SeededIds, SessionId, SharedClock, Timestamp,
+    Clock, ManualClock, Partition, Scope, SeededIds, SessionId, SharedClock, Source, Timestamp,
 };
 use agent_memory_recording::{
     Action, GenerationPolicy, Memory, MemoryWrites, Objective, Provenance, ReplayOptions, Replayer,
@@ -186,7 +187,12 @@ impl Tour<'_> {
             store,
             clock,
             Config::new(["problem_topology", "affected_layer"]),
-        )?;
+        )?
+        .with_writer(Writer {
+            source: Some(Source::User),
+            session: Some("tour".to_owned()),
+            client: None,
+        });
         let team = Partition::new("demo-team")?;
         let fix = [("problem_topology", "flaky_test"), ("affected_layer", "ci")];
         let good = ["read_logs", "pin_seed", "run_tests"];

@@ -12,9 +12,10 @@
 use std::collections::BTreeMap;
 
 use crate::{Error, Result};
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::{Excerpt, capped_list};
 use agent_memory_core::store::trajectory::TrajectoryTally;
-use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Timestamp};
+use agent_memory_core::{Clock, MetaKey, MetaStore, Partition, PatternStore, Source, Timestamp};
 use agent_memory_trajectory::policy::{
     CanonicalAggregator, ModalTrajectory, SignalMapping, SuccessSignal,
 };
@@ -64,6 +65,12 @@ pub struct RecordInput {
     /// The episodes, at least one; an `outcome` is `{"success": true}`, `{"success": false}`,
     /// `{"success": 0.7}` or a number from 0 to 1.
     pub episodes: Vec<EpisodeInput>,
+    /// The episodes' writer: `user` (the default), `model:NAME`, `tool:NAME`, ...
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The session or run recording them.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 impl RecordInput {
@@ -563,17 +570,30 @@ pub fn record_naming(
         ));
     }
     let given = input.given();
+    // Each episode keeps who recorded it: the caller's source and session, the door's client.
+    let writer = Writer {
+        source: match &input.source {
+            Some(source) => {
+                Some(Source::parse(source).map_err(|e| Error::invalid("source", e.to_string()))?)
+            }
+            None => Some(Source::User),
+        },
+        session: input.session.clone(),
+        client: env.client.clone(),
+    };
     // A record that gives its partition's fields, as a program's records do, skips reading
     // the configuration first: its write checks the settings it stores. Should it fail in
     // any way (a stored setting that differs, an episode that does not fit), nothing was
     // written, and the record runs again the way that reads first, which fails as it always
     // has, or succeeds under the stored configuration.
-    if let Ok(Some(target)) = presumed_partition(env, &input.partition, &given)
-        && let Ok(output) = record_into(&target, input, name)
-    {
-        return Ok(output);
+    if let Ok(Some(mut target)) = presumed_partition(env, &input.partition, &given) {
+        target.memory = target.memory.with_writer(writer.clone());
+        if let Ok(output) = record_into(&target, input, name) {
+            return Ok(output);
+        }
     }
-    let target = open_partition(env, &input.partition, &given)?;
+    let mut target = open_partition(env, &input.partition, &given)?;
+    target.memory = target.memory.with_writer(writer);
     record_into(&target, input, name)
 }
 
@@ -955,6 +975,9 @@ pub struct TimelinePoint {
     pub at: String,
     /// The group's confidence after it, from 0 to 1.
     pub confidence: f64,
+    /// Who recorded the episode; absent for one recorded before writers were kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<crate::evidence::ProvenanceOutput>,
 }
 
 /// The confidence a group's pattern had after each of its episodes, replayed oldest first
@@ -998,6 +1021,7 @@ pub fn timeline(env: &Env<'_>, input: TimelineInput) -> Result<TimelineOutput> {
             points.push(TimelinePoint {
                 at: time(episode.episode.recorded_at),
                 confidence,
+                written_by: episode.episode.provenance.as_ref().map(Into::into),
             });
         }
         // A short page is the group's last: no need to ask for an empty one.
@@ -1039,6 +1063,8 @@ mod tests {
                 evidence_cap: Some(3),
                 initial_confidence: Some(0.4),
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes: [true, false, true, true, false, true]
                     .iter()
                     .map(|ok| episode("deploy", &["build", "ship"], *ok))
@@ -1116,6 +1142,8 @@ mod tests {
                 evidence_cap: None,
                 initial_confidence: None,
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes: (0..3)
                     .map(|_| episode("deploy", &["build", "ship"], true))
                     .collect(),
@@ -1180,6 +1208,8 @@ mod tests {
                 evidence_cap: None,
                 initial_confidence: None,
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes: vec![episode("deploy", &["a"], true), incomplete],
             },
         )
@@ -1201,6 +1231,8 @@ mod tests {
                 evidence_cap: None,
                 initial_confidence: None,
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes: vec![extra],
             },
         )
@@ -1245,6 +1277,8 @@ mod tests {
                 evidence_cap: None,
                 initial_confidence: None,
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes,
             },
         )
@@ -1298,6 +1332,8 @@ mod tests {
                 evidence_cap: cap,
                 initial_confidence: None,
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes,
             },
         )
@@ -1336,6 +1372,8 @@ mod tests {
                 evidence_cap: None,
                 initial_confidence: None,
                 extra_fields: Default::default(),
+                source: None,
+                session: None,
                 episodes: vec![deploy()],
             },
         )

@@ -65,6 +65,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_provenance",
         sql: include_str!("sql/0009_browser_provenance.sql"),
     },
+    Migration {
+        version: 10,
+        name: "episode_provenance",
+        sql: include_str!("sql/0010_episode_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

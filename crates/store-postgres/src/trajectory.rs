@@ -20,7 +20,7 @@ use agent_memory_core::store::trajectory::{
     PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq,
     TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Source, Timestamp};
 use postgres::Row;
 
 use crate::notes::{audit_in, provenance_fits};
@@ -186,7 +186,8 @@ fn read_episodes(
 ) -> std::result::Result<Vec<Episode>, Fail> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = q.rows(
-        "SELECT seq, fingerprint, trajectory, outcome, recorded_at FROM trajectory_episode \
+        "SELECT seq, fingerprint, trajectory, outcome, recorded_at, source, session, client \
+         FROM trajectory_episode \
          WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         &[&partition.as_str(), &seq_to_sql(after), &limit],
     )?;
@@ -202,6 +203,17 @@ fn read_episodes(
                 fp
             }
         };
+        let recorded_at = Timestamp::from_millis(row.get(4));
+        let provenance = match row.get::<_, Option<&str>>(5) {
+            None => None,
+            Some(source) => Some(Provenance {
+                source: Source::parse(source)
+                    .map_err(|e| Error::corrupt("trajectory_episode.source", e.to_string()))?,
+                session: row.get(6),
+                client: row.get(7),
+                at: recorded_at,
+            }),
+        };
         episodes.push(Episode {
             seq: seq_from_sql(row.get(0), "trajectory_episode.seq")?,
             episode: NewEpisode {
@@ -209,7 +221,8 @@ fn read_episodes(
                 fingerprint,
                 trajectory: decode_trajectory(row.get(2))?,
                 outcome: row.get(3),
-                recorded_at: Timestamp::from_millis(row.get(4)),
+                recorded_at,
+                provenance,
             },
         });
     }
@@ -234,11 +247,15 @@ fn episodes_fit(episodes: &[NewEpisode]) -> Result<()> {
                 )
                 .chain([("outcome", episode.outcome.as_str())]),
         )?;
+        if let Some(by) = &episode.provenance {
+            provenance_fits(item, by)?;
+        }
     }
     Ok(())
 }
 
-/// Inserts a batch of episodes (`unnest` of arrays `$1`..`$5`) after taking the shared
+/// Inserts a batch of episodes (`unnest` of arrays `$1`..`$5`, and `$8`..`$10` for the
+/// writers' source, session and client) after taking the shared
 /// advisory lock (class `$6`) of each partition in `$7` (sorted): the lock subquery is
 /// materialized and aggregated, so every lock is held before the first row is formed and
 /// draws its sequence number; the locks last until the statement's transaction ends. Rows
@@ -246,26 +263,32 @@ fn episodes_fit(episodes: &[NewEpisode]) -> Result<()> {
 const APPEND: &str = "WITH locked AS MATERIALIZED ( \
        SELECT count(pg_advisory_xact_lock_shared($6::integer, hashtext(l))) AS held \
        FROM unnest($7::text[]) AS u(l)) \
-     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at) \
-     SELECT e.p, e.f, e.t, e.o, e.r FROM locked, unnest($1::text[], $2::text[], $3::text[], \
-       $4::text[], $5::bigint[]) WITH ORDINALITY AS e(p, f, t, o, r, n) ORDER BY e.n \
+     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at, \
+       source, session, client) \
+     SELECT e.p, e.f, e.t, e.o, e.r, e.s, e.ss, e.c FROM locked, unnest($1::text[], $2::text[], \
+       $3::text[], $4::text[], $5::bigint[], $8::text[], $9::text[], $10::text[]) \
+       WITH ORDINALITY AS e(p, f, t, o, r, s, ss, c, n) ORDER BY e.n \
      RETURNING seq";
 
 /// [`APPEND`] for a single episode (an agent recording each trajectory as it ends): the same
 /// row and the same lock taken before the row draws its sequence number
 /// (the materialized subquery is read, taking the lock, before its one row is formed), with
 /// the values bound as they are rather than as one-element arrays, so the server neither
-/// unnests nor sorts. `$1`..`$5` are the row's columns, `$6` the lock class.
+/// unnests nor sorts. `$1`..`$5` are the row's columns, `$6` the lock class, `$7`..`$9` the
+/// writer's source, session and client.
 const APPEND_ONE: &str = "WITH locked AS MATERIALIZED ( \
        SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text)) AS held) \
-     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at) \
-     SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint FROM locked \
+     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at, \
+       source, session, client) \
+     SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $7::text, $8::text, $9::text \
+     FROM locked \
      RETURNING seq";
 
 /// Appends `episodes` with one statement ([`APPEND_ONE`] for one, else [`APPEND`]) and
 /// returns their sequence numbers in ascending order, which is batch order.
 fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i64>, Fail> {
     if let [e] = episodes {
+        let by = e.provenance.as_ref();
         let rows = q.rows(
             APPEND_ONE,
             &[
@@ -275,6 +298,9 @@ fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i6
                 &e.outcome,
                 &e.recorded_at.as_millis(),
                 &lock::PARTITION,
+                &by.map(|b| b.source.to_string()),
+                &by.and_then(|b| b.session.as_deref()),
+                &by.and_then(|b| b.client.as_deref()),
             ],
         )?;
         return Ok(sorted_seqs(rows));
@@ -288,6 +314,18 @@ fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i6
         .collect();
     let outcomes: Vec<&str> = episodes.iter().map(|e| e.outcome.as_str()).collect();
     let times: Vec<i64> = episodes.iter().map(|e| e.recorded_at.as_millis()).collect();
+    fn by(e: &NewEpisode) -> Option<&Provenance> {
+        e.provenance.as_ref()
+    }
+    let sources: Vec<Option<String>> = (episodes.iter())
+        .map(|e| by(e).map(|b| b.source.to_string()))
+        .collect();
+    let sessions: Vec<Option<&str>> = (episodes.iter())
+        .map(|e| by(e).and_then(|b| b.session.as_deref()))
+        .collect();
+    let clients: Vec<Option<&str>> = (episodes.iter())
+        .map(|e| by(e).and_then(|b| b.client.as_deref()))
+        .collect();
     // The partitions' shared locks, in sorted order, are taken by the insert itself before
     // any row gets its sequence number (see [`APPEND`]).
     let partitions: Vec<&str> = partitions.into_iter().collect();
@@ -301,6 +339,9 @@ fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i6
             &times,
             &lock::PARTITION,
             &partitions,
+            &sources,
+            &sessions,
+            &clients,
         ],
     )?;
     Ok(sorted_seqs(rows))

@@ -159,6 +159,7 @@ fn worker(args: &str) -> Result<(), String> {
                     trajectory: vec!["open".to_owned(), format!("step{}", i % 3)],
                     outcome: format!(r#"{{"agent":{agent},"n":{}}}"#, n + i),
                     recorded_at: Timestamp::from_millis(1_767_225_600_000 + (n + i) as i64),
+                    provenance: None,
                 })
             })
             .collect::<Result<_, String>>()?;

@@ -745,6 +745,19 @@ fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()
             );
         }
     }
+    let mut stmt =
+        conn.prepare("SELECT seq, source FROM trajectory_episode WHERE source IS NOT NULL")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        if let Err(e) = agent_memory_core::Source::parse(row.get_ref(1)?.as_str()?) {
+            found.add(
+                "encoded lists",
+                format!("trajectory_episode {seq}"),
+                format!("its writer's source does not read: {e}"),
+            );
+        }
+    }
     let mut stmt = conn.prepare(
         "SELECT scope, site, sessions, next_seq, \
          (SELECT max(seq) FROM browser_facts f WHERE f.scope = s.scope AND f.site = s.site), \

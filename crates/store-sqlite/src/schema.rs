@@ -90,6 +90,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_provenance",
         sql: include_str!("sql/0015_browser_provenance.sql"),
     },
+    Migration {
+        version: 16,
+        name: "episode_provenance",
+        sql: include_str!("sql/0016_episode_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -14,7 +14,7 @@ use agent_memory_core::store::trajectory::{
     PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns,
     Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::notes::audit_in;
@@ -49,13 +49,16 @@ fn decode_pending(text: &str) -> Result<Vec<PendingObservation>> {
 const EPISODE_ROWS_PER_INSERT: [usize; 3] = [64, 8, 1];
 
 /// The columns an appended episode's row gives, in the order its parameters are bound.
-const EPISODE_COLUMNS: [&str; 6] = [
+const EPISODE_COLUMNS: [&str; 9] = [
     "seq",
     "partition",
     "fp_id",
     "trajectory",
     "outcome",
     "recorded_at",
+    "source",
+    "session",
+    "client",
 ];
 
 /// An episode to append, with its fingerprint's id and its encoded trajectory.
@@ -128,6 +131,10 @@ fn insert_episodes(conn: &Connection, first: i64, rows: &[EpisodeRow<'_>]) -> ru
                 insert.raw_bind_parameter(p + 4, trajectory.as_str())?;
                 insert.raw_bind_parameter(p + 5, episode.outcome.as_str())?;
                 insert.raw_bind_parameter(p + 6, episode.recorded_at.as_millis())?;
+                let by = episode.provenance.as_ref();
+                insert.raw_bind_parameter(p + 7, by.map(|b| b.source.to_string()))?;
+                insert.raw_bind_parameter(p + 8, by.and_then(|b| b.session.as_deref()))?;
+                insert.raw_bind_parameter(p + 9, by.and_then(|b| b.client.as_deref()))?;
             }
             insert.raw_execute()?;
             done += per;
@@ -567,7 +574,8 @@ fn read_episodes_of(
     let sql = |e| to_core(op, e);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT seq, fp_id, trajectory, outcome, recorded_at FROM trajectory_episode \
+            "SELECT seq, fp_id, trajectory, outcome, recorded_at, source, session, client \
+             FROM trajectory_episode \
              WHERE partition = ?1 AND seq > ?2 AND (?4 IS NULL OR fp_id = ?4) \
              ORDER BY seq LIMIT ?3",
         )
@@ -586,6 +594,18 @@ fn read_episodes_of(
                 .map_err(|e| Error::corrupt("trajectory_episode", format!("column {i}: {e}")))
         };
         let fp_id: i64 = row.get(1).map_err(sql)?;
+        let recorded_at = Timestamp::from_millis(row.get(4).map_err(sql)?);
+        let provenance = match row.get_ref(5).map_err(sql)?.as_str_or_null() {
+            Ok(None) => None,
+            Ok(Some(source)) => Some(Provenance {
+                source: Source::parse(source)
+                    .map_err(|e| Error::corrupt("trajectory_episode.source", e.to_string()))?,
+                session: row.get(6).map_err(sql)?,
+                client: row.get(7).map_err(sql)?,
+                at: recorded_at,
+            }),
+            Err(e) => return Err(Error::corrupt("trajectory_episode.source", e.to_string())),
+        };
         let episode = Episode {
             seq: seq_from_sql(row.get(0).map_err(sql)?, "trajectory_episode.seq")?,
             episode: NewEpisode {
@@ -593,7 +613,8 @@ fn read_episodes_of(
                 fingerprint: fingerprint_of(conn, &mut known, fp_id)?,
                 trajectory: decode_trajectory(text(2)?)?,
                 outcome: text(3)?.to_owned(),
-                recorded_at: Timestamp::from_millis(row.get(4).map_err(sql)?),
+                recorded_at,
+                provenance,
             },
         };
         episodes.push((fp_id, episode));

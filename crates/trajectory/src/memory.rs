@@ -2,11 +2,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, Pattern,
     PatternStats, PatternStore, PendingObservation, TrajectoryTally,
 };
-use agent_memory_core::{Clock, MetaKey, Partition, Timestamp};
+use agent_memory_core::{Clock, MetaKey, Partition, Provenance, Source, Timestamp};
 use serde_json::Value;
 
 use crate::config::{Config, Weights};
@@ -132,6 +133,7 @@ pub struct TrajectoryMemory<S, C> {
     config: Config,
     signal: Box<dyn SignalMapping>,
     aggregator: Box<dyn CanonicalAggregator>,
+    writer: Option<Writer>,
 }
 
 impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
@@ -145,12 +147,21 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
             config,
             signal: Box::new(SuccessSignal),
             aggregator: Box::new(ModalTrajectory),
+            writer: None,
         })
     }
 
     /// Replaces the outcome-to-signal mapping.
     pub fn with_signal_mapping(mut self, mapping: impl SignalMapping + 'static) -> Self {
         self.signal = Box::new(mapping);
+        self
+    }
+
+    /// With the writer each recorded episode keeps as its provenance (its time is the
+    /// episode's `recorded_at`): the source, `user` when left out, the session or run and
+    /// the client. Without one, episodes are recorded with no writer.
+    pub fn with_writer(mut self, writer: Writer) -> Self {
+        self.writer = Some(writer);
         self
     }
 
@@ -235,12 +246,20 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
                 _ => r.outcome.to_string(),
             };
             previous = Some(r.outcome);
+            let recorded_at = r.recorded_at.unwrap_or(now);
+            let provenance = self.writer.as_ref().map(|w| Provenance {
+                source: w.source.clone().unwrap_or(Source::User),
+                session: w.session.clone(),
+                client: w.client.clone(),
+                at: recorded_at,
+            });
             episodes.push(NewEpisode {
                 partition: r.partition.clone(),
                 fingerprint,
                 trajectory: r.trajectory.iter().map(|s| (*s).to_owned()).collect(),
                 outcome,
-                recorded_at: r.recorded_at.unwrap_or(now),
+                recorded_at,
+                provenance,
             });
         }
         let seqs = self

@@ -4673,6 +4673,14 @@ initial_confidence?: number
  * The tenant, agent or team the episodes belong to.
  */
 partition: string
+/**
+ * The session or run recording them.
+ */
+session?: string
+/**
+ * The episodes' writer: `user` (the default), `model:NAME`, `tool:NAME`, ...
+ */
+source?: string
 }
 /**
  * One completed task: what it was, what the agent did, how it went.
@@ -4778,6 +4786,29 @@ at: string
  * The group's confidence after it, from 0 to 1.
  */
 confidence: number
+written_by?: ProvenanceOutput4
+}
+/**
+ * Who recorded the episode; absent for one recorded before writers were kept.
+ */
+export interface ProvenanceOutput4 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
 }
 /**
  * Events to append to a session's log, in one transaction.
@@ -5399,7 +5430,7 @@ written_by?: ProvenanceOutput
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "ProvenanceOutput".
  */
-export interface ProvenanceOutput4 {
+export interface ProvenanceOutput5 {
 /**
  * When.
  */

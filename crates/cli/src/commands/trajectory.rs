@@ -110,6 +110,13 @@ struct RecordArgs {
     /// `{"fingerprint": {"name": "value"}, "trajectory": ["a", "b"], "outcome": {"success": true}}`.
     #[arg(long, conflicts_with_all = ["outcome", "values"], value_name = "PATH")]
     file: Option<PathBuf>,
+    /// Who the episodes come from, kept as their writer: `user` (the default), `model:NAME`,
+    /// `tool:NAME`, `import:FORMAT`, ...
+    #[arg(long = "source", id = "writer_source", value_name = "SOURCE")]
+    writer_source: Option<String>,
+    /// The session or run that recorded them, kept with their writer.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -276,6 +283,8 @@ fn run_record(args: &RecordArgs, global: &GlobalArgs) -> Result<()> {
         initial_confidence: given.initial_confidence,
         extra_fields: Default::default(),
         episodes,
+        source: args.writer_source.clone(),
+        session: args.session.clone(),
     };
     let store = global.open()?;
     let env = global.env(&store);

@@ -361,7 +361,8 @@ fn context(env: &Env<'_>, mut input: Value) -> Result<Value> {
 }
 
 /// A pattern's confidence after each of its episodes (`trajectory_timeline`, at most
-/// [`CHART_EPISODES`] replayed); at most [`CHART_POINTS`] points answered.
+/// [`CHART_EPISODES`] replayed); at most [`CHART_POINTS`] points answered, with who recorded
+/// the episodes replayed (each writer once, with its count, most episodes first).
 fn timeline(env: &Env<'_>, input: &Value) -> Result<Value> {
     let name = text(input, "partition")?;
     let fingerprint = input
@@ -378,6 +379,23 @@ fn timeline(env: &Env<'_>, input: &Value) -> Result<Value> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    let mut writers: Vec<(Value, u64)> = Vec::new();
+    for point in &points {
+        // A writer is its source, session and client; each episode has its own time.
+        let mut by = point.get("written_by").cloned().unwrap_or(Value::Null);
+        if let Some(fields) = by.as_object_mut() {
+            fields.remove("at");
+        }
+        match writers.iter_mut().find(|(w, _)| *w == by) {
+            Some((_, n)) => *n += 1,
+            None => writers.push((by, 1)),
+        }
+    }
+    writers.sort_by_key(|w| std::cmp::Reverse(w.1));
+    let writers: Vec<Value> = writers
+        .into_iter()
+        .map(|(by, episodes)| json!({ "written_by": by, "episodes": episodes }))
+        .collect();
     let mut truncated = Truncated::default();
     let replayed = points.len();
     if replay.get("truncated").and_then(Value::as_bool) == Some(true) {
@@ -388,7 +406,7 @@ fn timeline(env: &Env<'_>, input: &Value) -> Result<Value> {
         truncated.cut("points", indices.len(), replayed as u64, None);
     }
     let points: Vec<Value> = indices.into_iter().map(|i| points[i].clone()).collect();
-    Ok(truncated.into_answer(json!({ "partition": name, "points": points })))
+    Ok(truncated.into_answer(json!({ "partition": name, "points": points, "writers": writers })))
 }
 
 /// At most `most` of `points`, evenly spaced, the first and the last included.

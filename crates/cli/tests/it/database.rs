@@ -83,6 +83,7 @@ fn readers_answer_while_another_process_holds_a_write_transaction() {
             trajectory: vec!["a".to_owned()],
             outcome: "{}".to_owned(),
             recorded_at: Timestamp::from_millis(1),
+            provenance: None,
         }])
         .expect("episode");
     let runs: Mutex<Vec<(&str, Run)>> = Mutex::new(Vec::new());

@@ -262,6 +262,13 @@ async fn every_view_shows_the_memory(db: &str) {
         points.last().expect("a point")["confidence"],
         pattern["confidence"]
     );
+    // Beside the chart, who recorded the group's episodes: the tour recorded each.
+    assert_eq!(
+        timeline["writers"],
+        json!([{"written_by": {"source": "user", "session": "tour"}, "episodes": points.len()}]),
+        "{timeline}"
+    );
+    assert_eq!(points[0]["written_by"]["session"], "tour", "{timeline}");
     let recall = inspector
         .view(
             &token,
@@ -829,6 +836,7 @@ async fn ui_reads_answer_while_a_forget_waits_for_the_write_lock() {
                     trajectory: vec!["x".to_owned()],
                     outcome: "true".to_owned(),
                     recorded_at: Timestamp::from_millis(1),
+                    provenance: None,
                 }])
                 .expect("append");
             // The step runs inside the crystallize's write transaction.

@@ -766,3 +766,57 @@ fn every_forget_is_in_the_audit_trail_with_who_asked() {
         "{audit}"
     );
 }
+
+#[test]
+fn an_episode_keeps_who_recorded_it() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("mcp:agent".into());
+    let episode = |ok: bool| {
+        json!({"fingerprint": {"task": "deploy"}, "trajectory": ["build", "ship"],
+               "outcome": {"success": ok}})
+    };
+    let recorded = call(
+        &env,
+        "trajectory_record",
+        json!({"partition": "team", "fields": ["task"], "source": "tool:ci",
+               "session": "run-9", "episodes": [episode(true)]}),
+    );
+    assert!(recorded.get("error").is_none(), "{recorded}");
+    env.client = Some("python".into());
+    let recorded = call(
+        &env,
+        "trajectory_record",
+        json!({"partition": "team", "episodes": [episode(false)]}),
+    );
+    assert!(recorded.get("error").is_none(), "{recorded}");
+    let timeline = call(
+        &env,
+        "trajectory_timeline",
+        json!({"partition": "team", "fingerprint": {"task": "deploy"}}),
+    );
+    let writers: Vec<Value> = timeline["points"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|p| {
+            let by = &p["written_by"];
+            json!([by["source"], by["session"], by["client"]])
+        })
+        .collect();
+    assert_eq!(
+        writers,
+        vec![
+            json!(["tool:ci", "run-9", "mcp:agent"]),
+            json!(["user", null, "python"])
+        ],
+        "{timeline}"
+    );
+    let bad = call(
+        &env,
+        "trajectory_record",
+        json!({"partition": "team", "source": "someone", "episodes": [episode(true)]}),
+    );
+    assert_eq!(bad["error"]["input"], "source", "{bad}");
+}

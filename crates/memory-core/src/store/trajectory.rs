@@ -267,6 +267,10 @@ pub struct NewEpisode {
     pub outcome: String,
     /// When the episode was recorded, by the writer's clock.
     pub recorded_at: Timestamp,
+    /// Who recorded it: the source, the session or run, the client. Its time is
+    /// `recorded_at`: a store keeps one time per episode and answers `at == recorded_at`.
+    /// `None` for an episode recorded before writers were kept, or without one.
+    pub provenance: Option<Provenance>,
 }
 
 /// A recorded episode.
@@ -751,6 +755,7 @@ mod tests {
             trajectory: vec![step.to_owned()],
             outcome: "true".to_owned(),
             recorded_at: Timestamp::from_millis(1),
+            provenance: None,
         };
         let numbered = Episode::numbered(vec![episode("a"), episode("b")], vec![7, 9])
             .expect("one number each");

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
 use crate::names::{MetaKey, Partition};
+use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, PatternStats,
@@ -26,6 +27,10 @@ pub fn cases<S: PatternStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "append numbers episodes in order",
             run: append_numbers_in_order,
+        },
+        Case {
+            name: "an episode keeps who recorded it",
+            run: episodes_keep_their_writer,
         },
         Case {
             name: "a large batch numbers every episode, and numbers are never reused, pruned or forgotten",
@@ -440,6 +445,44 @@ fn fingerprint(pairs: &[(&str, &str)]) -> Fingerprint {
     Fingerprint::new(pairs.iter().copied()).unwrap_or_else(|e| panic!("test fingerprint: {e}"))
 }
 
+fn episodes_keep_their_writer<S: PatternStore>(store: &S) -> CaseResult {
+    let at = Timestamp::from_millis(5);
+    let by = |source: Source, session: Option<&str>, client: Option<&str>| {
+        let mut by = Provenance::new(source, at);
+        by.session = session.map(str::to_owned);
+        by.client = client.map(str::to_owned);
+        Some(by)
+    };
+    let mut episodes = [
+        episode("p", &[("f", "1")], &["a"], 5),
+        episode("p", &[("f", "1")], &["b"], 5),
+        episode("p", &[("f", "2")], &["c"], 5),
+        episode("p", &[("f", "1")], &["d"], 5),
+    ];
+    episodes[0].provenance = by(Source::Model("m".to_owned()), Some("run-7"), Some("cli"));
+    episodes[1].provenance = by(Source::Tool("deploy".to_owned()), None, Some("python"));
+    episodes[2].provenance = by(Source::User, Some("run-8"), None);
+    store.append_episodes(&episodes[..2])?;
+    store.append_episodes(&episodes[2..3])?;
+    store.append_episodes(&episodes[3..])?;
+    let writers = |read: Vec<Episode>| -> Vec<Option<Provenance>> {
+        read.into_iter().map(|e| e.episode.provenance).collect()
+    };
+    let all: Vec<Option<Provenance>> = episodes.iter().map(|e| e.provenance.clone()).collect();
+    ensure_eq!(
+        writers(store.episodes_after(&partition("p"), 0, 10)?),
+        all,
+        "episodes_after must give back each episode's writer, or none"
+    );
+    let group = store.group_episodes(&partition("p"), &fingerprint(&[("f", "1")]), 0, 10)?;
+    ensure_eq!(
+        writers(group),
+        vec![all[0].clone(), all[1].clone(), None],
+        "group_episodes must give back each episode's writer, or none"
+    );
+    Ok(())
+}
+
 fn episode(p: &str, fp: &[(&str, &str)], trajectory: &[&str], at: i64) -> NewEpisode {
     NewEpisode {
         partition: partition(p),
@@ -447,6 +490,7 @@ fn episode(p: &str, fp: &[(&str, &str)], trajectory: &[&str], at: i64) -> NewEpi
         trajectory: trajectory.iter().map(|s| (*s).to_owned()).collect(),
         outcome: r#"{"success": true}"#.to_owned(),
         recorded_at: Timestamp::from_millis(at),
+        provenance: None,
     }
 }
 

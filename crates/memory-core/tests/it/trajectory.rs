@@ -38,6 +38,8 @@ enum Defect {
     ForgetDeletesNothing,
     /// Lists pending groups in the order of their stored keys, not by fingerprint.
     PendingInKeyOrder,
+    /// Reads episodes back without who recorded them.
+    DropsWriters,
 }
 
 impl EpisodeStore for Broken {
@@ -63,7 +65,13 @@ impl EpisodeStore for Broken {
         after: Seq,
         limit: usize,
     ) -> Result<Vec<Episode>> {
-        self.inner.episodes_after(partition, after, limit)
+        let mut episodes = self.inner.episodes_after(partition, after, limit)?;
+        if self.defect == Defect::DropsWriters {
+            for e in &mut episodes {
+                e.episode.provenance = None;
+            }
+        }
+        Ok(episodes)
     }
     fn prune_episodes(&self, partition: &Partition, before: Timestamp) -> Result<u64> {
         self.inner.prune_episodes(partition, before)
@@ -132,7 +140,8 @@ impl PatternStore for Broken {
             Defect::KeepsWatermark
             | Defect::WritesBeforeSettling
             | Defect::ForgetDeletesNothing
-            | Defect::PendingInKeyOrder => self.inner.patterns(partition, filter),
+            | Defect::PendingInKeyOrder
+            | Defect::DropsWriters => self.inner.patterns(partition, filter),
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
@@ -190,6 +199,7 @@ fn the_suite_catches_broken_stores() {
             Defect::PendingInKeyOrder,
             "pending groups are the groups below the threshold, by fingerprint",
         ),
+        (Defect::DropsWriters, "an episode keeps who recorded it"),
     ];
     for (defect, case) in table {
         let report = run(trajectory::SUITE, &trajectory::cases(), || Broken {

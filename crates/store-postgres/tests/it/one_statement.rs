@@ -23,6 +23,7 @@ pub(crate) fn episode(partition: &str, task: &str) -> NewEpisode {
         trajectory: vec!["open".to_owned(), "submit".to_owned()],
         outcome: "true".to_owned(),
         recorded_at: Timestamp::from_millis(1_700_000_000_000),
+        provenance: None,
     }
 }
 

@@ -133,6 +133,7 @@ fn a_batch_of_episodes_past_the_last_sequence_number_is_refused_whole() {
         trajectory: vec![step.to_owned()],
         outcome: "true".to_owned(),
         recorded_at: Timestamp::from_millis(1),
+        provenance: None,
     };
     let store = SqliteStore::open(&path).expect("open");
     store.append_episodes(&[episode("first")]).expect("append");

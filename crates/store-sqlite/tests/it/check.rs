@@ -114,6 +114,7 @@ fn populated(path: &Path) {
                 trajectory: vec![format!("step{}", i % 2)],
                 outcome: "{}".to_owned(),
                 recorded_at: Timestamp::from_millis(i as i64),
+                provenance: None,
             })
             .collect()
     };

@@ -138,6 +138,7 @@ fn a_forgotten_partition_leaves_no_bytes() {
                         trajectory: vec![CANARY.to_owned()],
                         outcome: format!(r#"{{"note":"{CANARY}"}}"#),
                         recorded_at: Timestamp::from_millis(at),
+                        provenance: None,
                     }])
                     .expect("append");
             }

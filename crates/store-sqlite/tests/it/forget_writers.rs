@@ -25,6 +25,7 @@ fn episode(partition: &Partition, group: usize, i: usize) -> NewEpisode {
         trajectory: vec!["read_logs".into(), "patch".into(), "run_tests".into()],
         outcome: r#"{"success":true}"#.into(),
         recorded_at: Timestamp::from_millis(i as i64),
+        provenance: None,
     }
 }
 

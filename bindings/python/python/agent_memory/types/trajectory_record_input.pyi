@@ -29,3 +29,5 @@ class RecordInput(TypedDict):
     fields: NotRequired[List[str]]
     initial_confidence: NotRequired[float]
     partition: str
+    session: NotRequired[str]
+    source: NotRequired[str]

@@ -6,10 +6,20 @@ from __future__ import annotations
 
 from typing import List, TypedDict
 
+from typing_extensions import NotRequired
+
+
+class ProvenanceOutput(TypedDict):
+    at: str
+    client: NotRequired[str]
+    session: NotRequired[str]
+    source: str
+
 
 class TimelinePoint(TypedDict):
     at: str
     confidence: float
+    written_by: NotRequired[ProvenanceOutput]
 
 
 class TimelineOutput(TypedDict):

@@ -297,9 +297,15 @@ async function timeline(partition, fingerprint, into) {
     const data = await api("timeline", { partition, fingerprint });
     const points = cutOf(data, "points");
     const episodes = cutOf(data, "episodes");
+    const writers = (data.writers || []).map((w) => {
+      const by = w.written_by || {};
+      return [by.source || "(not kept)", by.session || "", by.client || "", fmt(w.episodes)];
+    });
     into.replaceChildren(...[h("h3", {}, "Confidence after each episode of ", Object.values(fingerprint).join(" / ")), chart(data.points),
       points && h("p", { class: "muted" }, fmt(points.shown) + " evenly spaced points of " + fmt(points.total) + " episodes."),
-      episodes && h("p", { class: "muted" }, "The first " + fmt(episodes.shown) + " episodes only.")].filter(Boolean));
+      episodes && h("p", { class: "muted" }, "The first " + fmt(episodes.shown) + " episodes only."),
+      writers.length && h("h4", {}, "Written by"),
+      writers.length && table(["Source", "Session", "Client", "Episodes"], writers, [3])].filter(Boolean));
   } catch (error) { into.replaceChildren(failure(error)); }
 }
 

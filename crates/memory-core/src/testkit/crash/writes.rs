@@ -306,6 +306,7 @@ fn write_one(stores: &Stores<'_>, write: &Written) -> Result<(), String> {
                     trajectory: vec![format!("step{i}"), "done".to_owned()],
                     outcome: r#"{"success":true}"#.to_owned(),
                     recorded_at: Timestamp::from_millis(seq as i64),
+                    provenance: None,
                 })
                 .collect();
             stores
