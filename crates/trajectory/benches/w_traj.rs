@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agent_memory_benchkit::{Figure, keep, percentile_of_sorted, sizes};
-use agent_memory_core::{Partition, PatternStore, SystemClock};
+use agent_memory_core::evidence::Writer;
+use agent_memory_core::{Partition, PatternStore, Source, SystemClock};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_trajectory::workload::{self, FIELDS, PARTITION, Workload};
@@ -411,6 +412,15 @@ fn main() {
         group.throughput(Throughput::Elements(100));
         group.bench_function(BenchmarkId::new("ours", n), |b| {
             b.iter(|| record(&m, &w, &p, 0..100, 1));
+        });
+        // The same records, each episode keeping its writer as every door records them.
+        let written = memory(m.store()).with_writer(Writer {
+            source: Some(Source::Tool("ci".to_owned())),
+            session: Some("nightly-12".to_owned()),
+            client: Some("python".to_owned()),
+        });
+        group.bench_function(BenchmarkId::new("ours with writer", n), |b| {
+            b.iter(|| record(&written, &w, &p, 0..100, 1));
         });
         group.finish();
         if let Some((url, _)) = &server {
