@@ -323,6 +323,18 @@ fn candidates(q: impl Single, scope: &Scope, query: &CandidateQuery) -> Step<Vec
     Ok(found)
 }
 
+/// Appends the forget of `item` of `scope`'s browser memory to the audit trail, in the
+/// caller's transaction.
+fn forgot(
+    tx: &mut Tx<'_>,
+    scope: &str,
+    item: &str,
+    by: &Provenance,
+    detail: &str,
+) -> std::result::Result<(), Fail> {
+    audit_in(tx, "browser", Action::Forget, scope, item, by, detail)
+}
+
 impl TrajectoryStore for PostgresStore {
     fn trajectory_put(
         &self,
@@ -456,15 +468,7 @@ impl TrajectoryStore for PostgresStore {
                 &[&scope.as_str(), &id],
             )?;
             let detail = forget_detail(&[(removed, "trajectory", "trajectories")]);
-            audit_in(
-                tx,
-                "browser",
-                Action::Forget,
-                scope.as_str(),
-                id,
-                by,
-                &detail,
-            )?;
+            forgot(tx, scope.as_str(), id, by, &detail)?;
             Ok(removed > 0)
         })
     }
@@ -520,15 +524,7 @@ impl TrajectoryStore for PostgresStore {
                 ids.sort();
                 for id in ids {
                     let detail = FORGOTTEN_TRAJECTORY;
-                    audit_in(
-                        tx,
-                        "browser",
-                        Action::Forget,
-                        scope.as_str(),
-                        &id,
-                        by,
-                        detail,
-                    )?;
+                    forgot(tx, scope.as_str(), &id, by, detail)?;
                     gone.push((scope.clone(), id));
                 }
             }
@@ -1136,15 +1132,7 @@ impl RunManifestStore for PostgresStore {
             )?;
             let detail = forget_detail(&[(removed, "run", "runs")]);
             let item = run_item(run_id);
-            audit_in(
-                tx,
-                "browser",
-                Action::Forget,
-                scope.as_str(),
-                &item,
-                by,
-                &detail,
-            )?;
+            forgot(tx, scope.as_str(), &item, by, &detail)?;
             Ok(removed > 0)
         })
     }
@@ -1492,15 +1480,7 @@ impl BrowserStore for PostgresStore {
             lock_scope(tx, scope)?;
             let forgotten = forget(tx, scope, site)?;
             let detail = forgotten.detail();
-            audit_in(
-                tx,
-                "browser",
-                Action::Forget,
-                scope.as_str(),
-                &item,
-                by,
-                &detail,
-            )?;
+            forgot(tx, scope.as_str(), &item, by, &detail)?;
             Ok(forgotten)
         })
     }

@@ -358,6 +358,18 @@ fn forget(
     })
 }
 
+/// Appends the forget of `item` of `scope`'s browser memory to the audit trail, in the
+/// caller's transaction.
+fn forgot(
+    conn: &Connection,
+    scope: &str,
+    item: &str,
+    by: &Provenance,
+    detail: &str,
+) -> rusqlite::Result<()> {
+    audit_in(conn, "browser", Action::Forget, scope, item, by, detail)
+}
+
 impl TrajectoryStore for SqliteStore {
     fn trajectory_put(
         &self,
@@ -518,15 +530,7 @@ impl TrajectoryStore for SqliteStore {
             let run = || -> rusqlite::Result<usize> {
                 let removed = remove_selected(tx, scope, &select, &[&scope.as_str(), &id])?;
                 let detail = forget_detail(&[(removed as u64, "trajectory", "trajectories")]);
-                audit_in(
-                    tx,
-                    "browser",
-                    Action::Forget,
-                    scope.as_str(),
-                    id,
-                    by,
-                    &detail,
-                )?;
+                forgot(tx, scope.as_str(), id, by, &detail)?;
                 Ok(removed)
             };
             run().map_err(|e| to_core(op, e))
@@ -580,7 +584,7 @@ impl TrajectoryStore for SqliteStore {
                     })?;
                     remove_selected(tx, &scope, &one, &[&name, &id])?;
                     let detail = FORGOTTEN_TRAJECTORY;
-                    audit_in(tx, "browser", Action::Forget, &name, &id, by, detail)?;
+                    forgot(tx, &name, &id, by, detail)?;
                     gone.push((scope, id));
                 }
                 Ok(gone)
@@ -1147,15 +1151,7 @@ impl RunManifestStore for SqliteStore {
                     .execute(params![scope.as_str(), run_id])?;
                 let detail = forget_detail(&[(removed as u64, "run", "runs")]);
                 let item = run_item(run_id);
-                audit_in(
-                    tx,
-                    "browser",
-                    Action::Forget,
-                    scope.as_str(),
-                    &item,
-                    by,
-                    &detail,
-                )?;
+                forgot(tx, scope.as_str(), &item, by, &detail)?;
                 Ok(removed)
             };
             run().map_err(|e| to_core(op, e))
@@ -1356,15 +1352,7 @@ impl BrowserStore for SqliteStore {
                 let forgotten = forget(tx, scope, site)?;
                 let item = Forgotten::item(site.map(|(key, _)| key));
                 let detail = forgotten.detail();
-                audit_in(
-                    tx,
-                    "browser",
-                    Action::Forget,
-                    scope.as_str(),
-                    &item,
-                    by,
-                    &detail,
-                )?;
+                forgot(tx, scope.as_str(), &item, by, &detail)?;
                 Ok(forgotten)
             };
             run().map_err(|e| to_core(op, e))
