@@ -322,10 +322,12 @@ pub fn forget(env: &Env<'_>, input: ForgetInput) -> Result<ForgetOutput> {
     };
     if let Some(name) = &input.partition {
         let partition = Partition::new(name.as_str())?;
-        let episodes = store.forget_partition(&partition, &by)?;
-        for setting in PARTITION_SETTINGS {
-            store.meta_delete(&setting_key(&partition, setting)?)?;
-        }
+        // Its configuration goes in the same transaction as its episodes.
+        let settings = (PARTITION_SETTINGS.iter())
+            .map(|setting| setting_key(&partition, setting))
+            .collect::<Result<Vec<_>>>()?;
+        let settings: Vec<&MetaKey> = settings.iter().collect();
+        let episodes = store.forget_partition(&partition, &settings, &by)?;
         return Ok(ForgetOutput {
             target: format!("partition:{name}"),
             episodes,

@@ -678,10 +678,19 @@ impl PatternStore for PostgresStore {
             .collect()
     }
 
-    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
+    fn forget_partition(
+        &self,
+        partition: &Partition,
+        settings: &[&MetaKey],
+        by: &Provenance,
+    ) -> Result<u64> {
         let name = partition.as_str();
         provenance_fits(|| format!("forget of partition {name}"), by)?;
+        let keys: Vec<&str> = settings.iter().map(|k| k.as_str()).collect();
         self.write("forget partition", |tx| {
+            // The settings go first: an append with settings writes them before it takes the
+            // partition's lock, so taking them in that order too cannot deadlock with it.
+            tx.execute("DELETE FROM meta WHERE key = ANY($1::text[])", &[&keys])?;
             lock_partition(tx, name, true)?;
             tx.execute(
                 "DELETE FROM trajectory_tally WHERE partition = $1",

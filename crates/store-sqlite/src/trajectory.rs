@@ -1205,7 +1205,12 @@ impl PatternStore for SqliteStore {
             .collect()
     }
 
-    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
+    fn forget_partition(
+        &self,
+        partition: &Partition,
+        settings: &[&MetaKey],
+        by: &Provenance,
+    ) -> Result<u64> {
         let op = "forget partition";
         let name = partition.as_str();
         let episodes = self.write(op, |tx| {
@@ -1226,6 +1231,10 @@ impl PatternStore for SqliteStore {
                 let fingerprints = run("DELETE FROM trajectory_fingerprint WHERE partition = ?1")?;
                 run("DELETE FROM trajectory_watermark WHERE partition = ?1")?;
                 run("DELETE FROM trajectory_partition_totals WHERE partition = ?1")?;
+                let mut setting = tx.prepare_cached("DELETE FROM meta WHERE key = ?1")?;
+                for key in settings {
+                    setting.execute([key.as_str()])?;
+                }
                 if fingerprints > 0 {
                     // Interned ids of this partition are gone: every process's cache must
                     // refill (see `FingerprintIds`).

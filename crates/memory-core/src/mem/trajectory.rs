@@ -226,13 +226,24 @@ impl PatternStore for InMemoryStore {
         Ok(found)
     }
 
-    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
+    fn forget_partition(
+        &self,
+        partition: &Partition,
+        settings: &[&MetaKey],
+        by: &Provenance,
+    ) -> Result<u64> {
+        // The locks in the order an append with settings takes them: meta, then trajectory.
+        let mut meta = lock(&self.meta);
         let mut state = lock(&self.trajectory);
+        for key in settings {
+            meta.remove(*key);
+        }
         let gone = (state.partitions.remove(partition)).map_or(0, |p| p.episodes.len() as u64);
         let detail = forget_detail(&[(gone, "episode", "episodes")]);
         let item = partition.as_str();
         self.audit_in("trajectory", Action::Forget, NO_SCOPE, item, by, detail);
         drop(state);
+        drop(meta);
         Ok(gone)
     }
 }

@@ -115,7 +115,7 @@ shared_store!(PatternStore {
     fn patterns_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Pattern>>;
     fn pending_groups_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Group>>;
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
-    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64>;
+    fn forget_partition(&self, partition: &Partition, settings: &[&MetaKey], by: &Provenance) -> Result<u64>;
 });
 
 shared_store!(TrajectoryStore {

@@ -636,10 +636,17 @@ pub trait PatternStore: EpisodeStore {
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
 
     /// Deletes everything of `partition` (episodes, groups, patterns, watermark) in one
-    /// atomic call; returns how many episodes it held. Other partitions are untouched. In the
-    /// same transaction it appends the forget to the audit trail (memory `trajectory`, scope
+    /// atomic call, with the meta entries `settings` (the partition's configuration, as its
+    /// first episodes stored it: only the caller knows their keys); returns how many episodes
+    /// it held. Other partitions are untouched. In the same transaction it appends the forget
+    /// to the audit trail (memory `trajectory`, scope
     /// [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the partition, action `forget`, by `by`).
-    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64>;
+    fn forget_partition(
+        &self,
+        partition: &Partition,
+        settings: &[&MetaKey],
+        by: &Provenance,
+    ) -> Result<u64>;
 }
 
 /// What a partition holds, as [`PatternStore::partitions`] lists it.

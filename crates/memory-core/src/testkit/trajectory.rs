@@ -85,7 +85,7 @@ pub fn cases<S: PatternStore + AuditStore>() -> Vec<Case<S>> {
             run: partitions_list_with_counts,
         },
         Case {
-            name: "forget deletes one partition only",
+            name: "forget deletes one partition only, its configuration with it",
             run: forget_deletes_one_partition_only,
         },
         Case {
@@ -406,22 +406,34 @@ fn groups_page_by_key<S: PatternStore>(store: &S) -> CaseResult {
 }
 
 fn forget_deletes_one_partition_only<S: PatternStore + AuditStore>(store: &S) -> CaseResult {
+    let (keep_config, drop_config) = (meta_key("config.keep"), meta_key("config.drop"));
+    let settings = [(&keep_config, "task"), (&drop_config, "task")];
     for t in 0..3 {
-        store.append_episodes(&[
+        let episodes = [
             episode("keep", &[("f", "1")], &["x"], t),
             episode("drop", &[("f", "1")], &["x"], t),
-        ])?;
+        ];
+        store.append_episodes_with_settings(&episodes, &settings)?;
     }
     store.crystallize_with(&partition("keep"), &counting_step)?;
     store.crystallize_with(&partition("drop"), &counting_step)?;
-    ensure_eq!(store.forget_partition(&partition("drop"), &forgetter())?, 3);
+    let forgotten = store.forget_partition(&partition("drop"), &[&drop_config], &forgetter())?;
+    ensure_eq!(forgotten, 3);
+    // Its configuration went with it: another one is taken; the other partition's stays.
+    store.append_episodes_with_settings(&[], &[(&drop_config, "other")])?;
+    ensure!(
+        store
+            .append_episodes_with_settings(&[], &[(&keep_config, "other")])
+            .is_err(),
+        "forgetting one partition forgot another's configuration"
+    );
     let drop = partition("drop");
     ensure_eq!(store.episodes_after(&drop, 0, 10)?, Vec::new());
     ensure_eq!(store.watermark(&drop)?, 0);
     ensure_eq!(store.patterns(&drop, &Fingerprint::default())?, Vec::new());
     ensure_eq!(store.group(&drop, &fingerprint(&[("f", "1")]))?, None);
     ensure_eq!(evidence(store, "keep", &[("f", "1")])?, 3);
-    ensure_eq!(store.forget_partition(&drop, &forgetter())?, 0);
+    ensure_eq!(store.forget_partition(&drop, &[], &forgetter())?, 0);
     // Each forget is in the audit trail with who asked, the second too.
     ensure_eq!(
         forgets_of(store, "trajectory")?,
@@ -867,7 +879,7 @@ fn large_batches_number_every_episode<S: PatternStore>(store: &S) -> CaseResult 
     // The newest episodes forgotten with their partition: their numbers stay given too.
     let forgotten = appended(store, vec![episode("r", &[("f", "1")], &["x"], 1); 4])?;
     let newest = forgotten.last().map_or(0, |e| e.seq);
-    store.forget_partition(&partition("r"), &forgetter())?;
+    store.forget_partition(&partition("r"), &[], &forgetter())?;
     let after = appended(store, batch(287, 2))?;
     ensure!(
         after.iter().all(|e| e.seq > newest),

@@ -40,6 +40,8 @@ enum Defect {
     PendingInKeyOrder,
     /// Reads episodes back without who recorded them.
     DropsWriters,
+    /// Forgets a partition but leaves its configuration behind.
+    ForgetKeepsSettings,
 }
 
 impl EpisodeStore for Broken {
@@ -141,7 +143,8 @@ impl PatternStore for Broken {
             | Defect::WritesBeforeSettling
             | Defect::ForgetDeletesNothing
             | Defect::PendingInKeyOrder
-            | Defect::DropsWriters => self.inner.patterns(partition, filter),
+            | Defect::DropsWriters
+            | Defect::ForgetKeepsSettings => self.inner.patterns(partition, filter),
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
@@ -157,11 +160,21 @@ impl PatternStore for Broken {
     fn partitions(&self) -> Result<Vec<PartitionSummary>> {
         self.inner.partitions()
     }
-    fn forget_partition(&self, partition: &Partition, by: &Provenance) -> Result<u64> {
+    fn forget_partition(
+        &self,
+        partition: &Partition,
+        settings: &[&MetaKey],
+        by: &Provenance,
+    ) -> Result<u64> {
         if self.defect == Defect::ForgetDeletesNothing {
             return Ok(self.inner.episodes_after(partition, 0, usize::MAX)?.len() as u64);
         }
-        self.inner.forget_partition(partition, by)
+        let settings = if self.defect == Defect::ForgetKeepsSettings {
+            &[]
+        } else {
+            settings
+        };
+        self.inner.forget_partition(partition, settings, by)
     }
 }
 
@@ -193,13 +206,17 @@ fn the_suite_catches_broken_stores() {
         ),
         (
             Defect::ForgetDeletesNothing,
-            "forget deletes one partition only",
+            "forget deletes one partition only, its configuration with it",
         ),
         (
             Defect::PendingInKeyOrder,
             "pending groups are the groups below the threshold, by fingerprint",
         ),
         (Defect::DropsWriters, "an episode keeps who recorded it"),
+        (
+            Defect::ForgetKeepsSettings,
+            "forget deletes one partition only, its configuration with it",
+        ),
     ];
     for (defect, case) in table {
         let report = run(trajectory::SUITE, &trajectory::cases(), || Broken {

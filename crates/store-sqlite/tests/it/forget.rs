@@ -123,7 +123,7 @@ fn a_forgotten_partition_leaves_no_bytes() {
         |store| {
             assert_eq!(
                 store
-                    .forget_partition(&partition, &crate::forgetter())
+                    .forget_partition(&partition, &[], &crate::forgetter())
                     .expect("forget"),
                 3
             )

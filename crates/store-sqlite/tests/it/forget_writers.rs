@@ -73,7 +73,7 @@ fn a_writer_to_another_partition_never_fails_during_a_large_forget() {
     let done = AtomicBool::new(false);
     let (forgotten, written) = std::thread::scope(|scope| {
         let writer = scope.spawn(|| keep_writing(&db, &kept, &done));
-        let forgotten = store.forget_partition(&gone, &crate::forgetter());
+        let forgotten = store.forget_partition(&gone, &[], &crate::forgetter());
         done.store(true, Ordering::Relaxed);
         (forgotten, writer.join().expect("the writer ran"))
     });
@@ -112,7 +112,7 @@ fn an_erasure_waiting_for_a_reader_keeps_no_writer_out() {
     let impatient = SqliteOptions::default().with_busy_timeout(Duration::from_millis(1_000));
     let writer = SqliteStore::open_with(&db, &impatient).expect("writer");
     let (forgotten, writes) = std::thread::scope(|scope| {
-        let forget = scope.spawn(|| store.forget_partition(&gone, &crate::forgetter()));
+        let forget = scope.spawn(|| store.forget_partition(&gone, &[], &crate::forgetter()));
         // The deletion and `VACUUM` of 200 episodes take milliseconds; the erasure then waits
         // for the reader for 4 s, and these writes land in that wait.
         std::thread::sleep(Duration::from_millis(500));

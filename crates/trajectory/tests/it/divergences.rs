@@ -257,9 +257,10 @@ impl<S: PatternStore> PatternStore for Counting<S> {
     fn forget_partition(
         &self,
         partition: &Partition,
+        settings: &[&agent_memory_core::MetaKey],
         by: &agent_memory_core::Provenance,
     ) -> Result<u64> {
-        self.inner.forget_partition(partition, by)
+        self.inner.forget_partition(partition, settings, by)
     }
 }
 
