@@ -108,3 +108,19 @@ test('an episode keeps who recorded it', async () => {
   assert.deepEqual(points.map((p) => [p.written_by.source, p.written_by.session, p.written_by.client]),
     [['tool:ci', 'run-3', 'node'], ['user', undefined, 'node']])
 })
+
+test('a session event keeps who appended it', async () => {
+  const store = await Store.open(':memory:')
+  await store.turns.append({
+    session: 's1',
+    events: [
+      { type: 'session_started', session: 's1', started_at: 0 },
+      { type: 'user_message', text: 'fix the build' },
+      { type: 'assistant_turn', text: 'Fixed.' },
+    ],
+  })
+  await store.turns.append({ session: 's1', source: 'tool:ci', events: [{ type: 'user_message', text: 'it failed again' }] })
+  const { writers } = await store.turns.history({ session: 's1' })
+  assert.deepEqual(writers.map((w) => [w.written_by.source, w.written_by.client, w.events, w.first, w.last]),
+    [['user', 'node', 2, 0, 1], ['model', 'node', 1, 2, 2], ['tool:ci', 'node', 1, 3, 3]])
+})

@@ -120,3 +120,19 @@ def test_an_episode_keeps_who_recorded_it(store):
     with pytest.raises(agent_memory.InvalidInputError):
         store.trajectory_record({"partition": "team", "source": "someone",
                                  "episodes": [episode(True, 2000)]})
+
+
+def test_a_session_event_keeps_who_appended_it(store):
+    store.turns_append({"session": "s1", "events": [
+        {"type": "session_started", "session": "s1", "started_at": 0},
+        {"type": "user_message", "text": "fix the build"},
+        {"type": "assistant_turn", "text": "Fixed."}]})
+    store.turns_append({"session": "s1", "source": "tool:ci",
+                        "events": [{"type": "user_message", "text": "it failed again"}]})
+    writers = store.turns_history({"session": "s1"})["writers"]
+    assert [(w["written_by"]["source"], w["written_by"]["client"], w["events"], w["first"],
+             w["last"]) for w in writers] == [
+        ("user", "python", 2, 0, 1), ("model", "python", 1, 2, 2), ("tool:ci", "python", 1, 3, 3)]
+    with pytest.raises(agent_memory.InvalidInputError):
+        store.turns_append({"session": "s1", "source": "someone",
+                            "events": [{"type": "user_message", "text": "x"}]})

@@ -44,6 +44,10 @@ pub struct AppendInput {
     // Read as objects, so a misfit names its place inside the event; typed in the schema.
     #[schemars(with = "Vec<agent_memory_turns::SessionEvent>")]
     pub events: Vec<Map<String, Value>>,
+    /// Who wrote them (`user`, `model:NAME`, `tool:NAME`, ...); default by kind: turns and
+    /// summaries `model`, the rest `user`.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// Where in `object`, an event that does not fit, the misfit is. An event of a kind whose
@@ -93,6 +97,49 @@ const INLINE_FIELDS: &[(&str, &[FieldCheck])] = &[
     ("tool_history", &[("mode", reads_as::<ToolHistory>)]),
 ];
 
+/// Who appends events: the caller's source, or the one each event's kind implies, through
+/// the door's client.
+struct EventWriter {
+    source: Option<agent_memory_core::Source>,
+    client: Option<String>,
+    at: agent_memory_core::Timestamp,
+}
+
+impl EventWriter {
+    /// The writer of an append through `env` by `source` (refused by name when it does not
+    /// read).
+    fn new(env: &Env<'_>, source: Option<&str>) -> Result<Self> {
+        let source = source
+            .map(|s| {
+                agent_memory_core::Source::parse(s)
+                    .map_err(|e| Error::invalid("source", e.to_string()))
+            })
+            .transpose()?;
+        Ok(EventWriter {
+            source,
+            client: env.client.clone(),
+            at: env.clock.now(),
+        })
+    }
+
+    /// Who wrote `event`: the given source, else a model for what a model writes (a turn, a
+    /// compaction's summary) and the user for the rest.
+    fn of(&self, event: &SessionEvent) -> agent_memory_core::Provenance {
+        let source = self.source.clone().unwrap_or_else(|| match event {
+            SessionEvent::AssistantTurn(_) | SessionEvent::CompactionApplied(_) => {
+                agent_memory_core::Source::Model(String::new())
+            }
+            _ => agent_memory_core::Source::User,
+        });
+        agent_memory_core::Provenance {
+            source,
+            session: None,
+            client: self.client.clone(),
+            at: self.at,
+        }
+    }
+}
+
 /// What an append did.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AppendOutput {
@@ -132,6 +179,7 @@ fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>
 /// retry, or several copies of one append sent at once, store each event once.
 pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
+    let writer = EventWriter::new(env, input.source.as_deref())?;
     // When another writer appended between the read and the append, the store refuses ours;
     // one more plan sees its events and skips them or names the first that differs. A second
     // refusal is reported as the store words it (the session, both lengths).
@@ -151,8 +199,8 @@ pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
         let stored = plan
             .fresh
             .iter()
-            .map(SessionEvent::to_stored)
-            .collect::<agent_memory_turns::Result<Vec<_>>>()?;
+            .map(|event| Ok(event.to_stored()?.with_writer(writer.of(event))))
+            .collect::<Result<Vec<_>>>()?;
         match env.store.session_append_at(&session, plan.held, &stored) {
             Ok(done) if done.already_stored => return Ok(output(0, done.events)),
             Ok(done) => return Ok(output(stored.len() as u64, done.events)),
@@ -487,11 +535,22 @@ pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
     let history = History::replay(loaded.events.iter().cloned())
         .with_context(|| format!("session log {}", input.path))?;
     let session = history.session().clone();
+    // Every event is the import's: `import:agent_memory` or `import:keen`, by the door's client.
+    let format = match input.source {
+        LogFormat::AgentMemory => "agent_memory",
+        LogFormat::Keen => "keen",
+    };
+    let writer = agent_memory_core::Provenance {
+        source: agent_memory_core::Source::Import(format.to_owned()),
+        session: None,
+        client: env.client.clone(),
+        at: env.clock.now(),
+    };
     let stored = loaded
         .events
         .iter()
-        .map(SessionEvent::to_stored)
-        .collect::<agent_memory_turns::Result<Vec<_>>>()?;
+        .map(|event| Ok(event.to_stored()?.with_writer(writer.clone())))
+        .collect::<Result<Vec<_>>>()?;
     let mut held = held_events(env.store, &session)?;
     if held.is_empty() {
         match env.store.session_create(&session, &stored) {
@@ -734,6 +793,9 @@ pub enum HistoryOutput {
         session: String,
         /// The messages, oldest first.
         messages: Vec<UiMessage>,
+        /// Who appended the stored session's events, one entry per writer.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        writers: Vec<SessionWriter>,
         /// What was skipped reading a log file (a torn last line), one sentence each.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         warnings: Vec<String>,
@@ -744,6 +806,9 @@ pub enum HistoryOutput {
         session: String,
         /// The items, oldest first.
         items: Vec<ModelMessage>,
+        /// Who appended the stored session's events, one entry per writer.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        writers: Vec<SessionWriter>,
         /// What was skipped reading a log file (a torn last line), one sentence each.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         warnings: Vec<String>,
@@ -781,6 +846,51 @@ impl HistoryOutput {
             | HistoryOutput::Provider { warnings, .. } => warnings,
         }
     }
+}
+
+/// The events of a stored session one writer appended (the same source, session and
+/// client).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SessionWriter {
+    /// Who appended them; `at` is when the last of them was appended.
+    pub written_by: crate::evidence::ProvenanceOutput,
+    /// How many events.
+    pub events: u64,
+    /// The position of the first (0: `session_started`).
+    pub first: u64,
+    /// The position of the last.
+    pub last: u64,
+}
+
+/// The writers of a session's events, `writers` one per event in order, in the order each
+/// first appended; events without a writer are in none.
+fn session_writers(writers: &[Option<agent_memory_core::Provenance>]) -> Vec<SessionWriter> {
+    let mut found: Vec<(SessionWriter, &agent_memory_core::Provenance)> = Vec::new();
+    for (position, writer) in writers.iter().enumerate() {
+        let Some(by) = writer else { continue };
+        let position = position as u64;
+        let same = |known: &agent_memory_core::Provenance| {
+            (&known.source, &known.session, &known.client) == (&by.source, &by.session, &by.client)
+        };
+        match found.iter_mut().find(|(_, known)| same(known)) {
+            Some((summary, _)) => {
+                summary.events += 1;
+                summary.last = position;
+                // Positions grow with time: the later append's time is the last.
+                summary.written_by.at = crate::time(by.at);
+            }
+            None => found.push((
+                SessionWriter {
+                    written_by: by.into(),
+                    events: 1,
+                    first: position,
+                    last: position,
+                },
+                by,
+            )),
+        }
+    }
+    found.into_iter().map(|(summary, _)| summary).collect()
 }
 
 /// A provider's request for a session's model view, rendered when it is written: as JSON it
@@ -935,6 +1045,7 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
     };
     let source = source(input.session.as_deref(), input.log.as_deref())?;
     let loaded = load(env, &source)?;
+    let writers = session_writers(&loaded.writers);
     let history = match &source {
         // A stored session's errors name it already.
         Source::Stored(id) => History::replay_of(id, loaded.events)?,
@@ -959,6 +1070,7 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
         return Ok(HistoryOutput::Ui {
             session,
             messages,
+            writers,
             warnings,
         });
     }
@@ -1014,6 +1126,7 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
     Ok(HistoryOutput::Model {
         session,
         items,
+        writers,
         warnings,
     })
 }
@@ -1134,6 +1247,7 @@ pub fn tool_history(env: &Env<'_>, input: ToolHistoryInput) -> Result<ViewOutput
                 session: input.session.clone(),
                 start: None,
                 events: vec![event],
+                source: None,
             },
         )?;
     }
@@ -1178,6 +1292,7 @@ mod tests {
                 session: "s1".to_owned(),
                 start,
                 events: events(values),
+                source: None,
             },
         )
     }

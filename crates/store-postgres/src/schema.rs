@@ -70,6 +70,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "episode_provenance",
         sql: include_str!("sql/0010_episode_provenance.sql"),
     },
+    Migration {
+        version: 11,
+        name: "event_provenance",
+        sql: include_str!("sql/0011_event_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -8,7 +8,7 @@ use agent_memory_core::store::session::{
 };
 use agent_memory_core::{
     Clock, Error, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
-    SessionSummary, Timestamp,
+    SessionSummary, Source, Timestamp,
 };
 
 use crate::notes::{audit_in, provenance_fits};
@@ -23,8 +23,37 @@ fn events_fit(events: &[SessionEvent]) -> Result<()> {
                 ("payload", event.payload.as_str()),
             ],
         )?;
+        if let Some(by) = &event.written_by {
+            provenance_fits(|| format!("session event {}", i + 1), by)?;
+        }
     }
     Ok(())
+}
+
+/// The columns [`event_of`] reads, in its order (a macro, so statements stay `&'static`).
+macro_rules! event_columns {
+    () => {
+        "kind, payload, written_at, source, source_session, client"
+    };
+}
+
+/// An event of a row of [`EVENT_COLUMNS`]; a writer whose source does not read is corrupt.
+fn event_of(row: &postgres::Row) -> Result<SessionEvent> {
+    let written_by = match row.get::<_, Option<&str>>(3) {
+        None => None,
+        Some(source) => Some(Provenance {
+            source: Source::parse(source)
+                .map_err(|e| Error::corrupt("session_events.source", e.to_string()))?,
+            session: row.get(4),
+            client: row.get(5),
+            at: Timestamp::from_millis(row.get::<_, Option<i64>>(2).unwrap_or(0)),
+        }),
+    };
+    Ok(SessionEvent {
+        kind: row.get(0),
+        payload: row.get(1),
+        written_by,
+    })
 }
 
 fn lock_session(tx: &mut Tx<'_>, session: &SessionId) -> std::result::Result<(), Fail> {
@@ -42,16 +71,29 @@ fn insert(
 ) -> std::result::Result<u64, Fail> {
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     let payloads: Vec<&str> = events.iter().map(|e| e.payload.as_str()).collect();
+    let writers = || events.iter().map(|e| e.written_by.as_ref());
+    let sources: Vec<Option<String>> = writers().map(|b| b.map(|b| b.source.to_string())).collect();
+    let sessions: Vec<Option<&str>> = writers()
+        .map(|b| b.and_then(|b| b.session.as_deref()))
+        .collect();
+    let clients: Vec<Option<&str>> = writers()
+        .map(|b| b.and_then(|b| b.client.as_deref()))
+        .collect();
     tx.execute(
-        "INSERT INTO session_events (session, seq, kind, payload, written_at) \
-         SELECT $1, $2 + n - 1, k, p, $5 \
-         FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(k, p, n)",
+        "INSERT INTO session_events \
+         (session, seq, kind, payload, written_at, source, source_session, client) \
+         SELECT $1, $2 + n - 1, k, p, $5, s, w, c \
+         FROM unnest($3::text[], $4::text[], $6::text[], $7::text[], $8::text[]) \
+         WITH ORDINALITY AS e(k, p, s, w, c, n)",
         &[
             &session.as_str(),
             &from,
             &kinds,
             &payloads,
             &now.as_millis(),
+            &sources,
+            &sessions,
+            &clients,
         ],
     )?;
     Ok(count(from) + events.len() as u64)
@@ -98,15 +140,19 @@ impl SessionStore for PostgresStore {
             if count(held) != expected_len {
                 let from = i64::try_from(expected_len).unwrap_or(i64::MAX);
                 let to = from.saturating_add(i64::try_from(events.len()).unwrap_or(i64::MAX));
-                let stored: Vec<SessionEvent> = tx
+                let stored = tx
                     .query(
-                        "SELECT kind, payload FROM session_events \
-                         WHERE session = $1 AND seq >= $2 AND seq < $3 ORDER BY seq",
+                        concat!(
+                            "SELECT ",
+                            event_columns!(),
+                            " FROM session_events \
+                             WHERE session = $1 AND seq >= $2 AND seq < $3 ORDER BY seq"
+                        ),
                         &[&session.as_str(), &from, &to],
                     )?
-                    .into_iter()
-                    .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
-                    .collect();
+                    .iter()
+                    .map(event_of)
+                    .collect::<Result<Vec<_>>>()?;
                 return Ok(append_at_outcome(
                     session,
                     expected_len,
@@ -148,17 +194,18 @@ impl SessionStore for PostgresStore {
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
         let rows = self.read_one("load session", |one| {
             Ok(one.rows(
-                "SELECT kind, payload FROM session_events WHERE session = $1 ORDER BY seq",
+                concat!(
+                    "SELECT ",
+                    event_columns!(),
+                    " FROM session_events WHERE session = $1 ORDER BY seq"
+                ),
                 &[&session.as_str()],
             )?)
         })?;
         if rows.is_empty() {
             return Err(session_not_found(session));
         }
-        Ok(rows
-            .into_iter()
-            .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
-            .collect())
+        rows.iter().map(event_of).collect()
     }
 
     fn session_page(
@@ -172,8 +219,12 @@ impl SessionStore for PostgresStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let (rows, total) = self.read("load session", |tx| {
             let rows = tx.query(
-                "SELECT kind, payload FROM session_events WHERE session = $1 AND seq >= $2 \
-                 ORDER BY seq LIMIT $3",
+                concat!(
+                    "SELECT ",
+                    event_columns!(),
+                    " FROM session_events WHERE session = $1 \
+                     AND seq >= $2 ORDER BY seq LIMIT $3"
+                ),
                 &[&session.as_str(), &from, &limit],
             )?;
             let total: i64 = tx
@@ -187,10 +238,7 @@ impl SessionStore for PostgresStore {
         if total == 0 {
             return Err(session_not_found(session));
         }
-        let items = rows
-            .into_iter()
-            .map(|row| SessionEvent::new(row.get::<_, String>(0), row.get::<_, String>(1)))
-            .collect();
+        let items = rows.iter().map(event_of).collect::<Result<_>>()?;
         Ok(Page { items, total })
     }
 

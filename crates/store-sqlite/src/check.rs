@@ -745,17 +745,27 @@ fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()
             );
         }
     }
-    let mut stmt =
-        conn.prepare("SELECT seq, source FROM trajectory_episode WHERE source IS NOT NULL")?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let seq: i64 = row.get(0)?;
-        if let Err(e) = agent_memory_core::Source::parse(row.get_ref(1)?.as_str()?) {
-            found.add(
-                "encoded lists",
-                format!("trajectory_episode {seq}"),
-                format!("its writer's source does not read: {e}"),
-            );
+    // Every writer's source reads: an episode's, a session event's.
+    for (table, key) in [
+        ("trajectory_episode", "seq"),
+        ("session_events", "session || ' ' || seq"),
+    ] {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {key}, source FROM {table} WHERE source IS NOT NULL"
+        ))?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let item: String = match row.get_ref(0)? {
+                rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                other => other.as_str().unwrap_or("?").to_owned(),
+            };
+            if let Err(e) = agent_memory_core::Source::parse(row.get_ref(1)?.as_str()?) {
+                found.add(
+                    "encoded lists",
+                    format!("{table} {item}"),
+                    format!("its writer's source does not read: {e}"),
+                );
+            }
         }
     }
     let mut stmt = conn.prepare(

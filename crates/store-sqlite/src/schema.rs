@@ -95,6 +95,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "episode_provenance",
         sql: include_str!("sql/0016_episode_provenance.sql"),
     },
+    Migration {
+        version: 17,
+        name: "event_provenance",
+        sql: include_str!("sql/0017_event_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -7,8 +7,9 @@ use agent_memory_core::store::session::{
 };
 use agent_memory_core::{
     Clock, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
-    SessionSummary, Timestamp,
+    SessionSummary, Source, Timestamp,
 };
+use rusqlite::types::Type;
 use rusqlite::{Connection, Transaction, params};
 
 use crate::notes::audit_in;
@@ -33,6 +34,36 @@ fn log_len(conn: &Connection, session: &SessionId) -> rusqlite::Result<u64> {
     Ok(u64::try_from(next).unwrap_or(0))
 }
 
+/// The columns [`event_of`] reads, in its order.
+const EVENT_COLUMNS: &str = "kind, payload, written_at, source, source_session, client";
+
+/// An event of a row of [`EVENT_COLUMNS`]. A writer whose source does not read is reported
+/// as the corruption it is.
+fn event_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEvent> {
+    let written_by = match row.get_ref(3)?.as_str_or_null()? {
+        None => None,
+        Some(source) => Some(Provenance {
+            source: Source::parse(source).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(3, Type::Text, Box::new(e))
+            })?,
+            session: row.get(4)?,
+            client: row.get(5)?,
+            at: Timestamp::from_millis(row.get::<_, Option<i64>>(2)?.unwrap_or(0)),
+        }),
+    };
+    Ok(SessionEvent {
+        kind: row.get(0)?,
+        payload: row.get(1)?,
+        written_by,
+    })
+}
+
+/// The statement that inserts one event: session, seq, kind, payload, written_at and the
+/// writer's three columns.
+const INSERT_EVENT: &str = "INSERT INTO session_events \
+     (session, seq, kind, payload, written_at, source, source_session, client) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
 /// At most `count` events of `session`'s log from position `from` on.
 fn events_from(
     conn: &Connection,
@@ -42,16 +73,11 @@ fn events_from(
 ) -> rusqlite::Result<Vec<SessionEvent>> {
     let from = i64::try_from(from).unwrap_or(i64::MAX);
     let to = from.saturating_add(i64::try_from(count).unwrap_or(i64::MAX));
-    let mut stmt = conn.prepare_cached(
-        "SELECT kind, payload FROM session_events WHERE session = ?1 AND seq >= ?2 AND seq < ?3 \
-         ORDER BY seq",
-    )?;
-    let rows = stmt.query_map(params![session.as_str(), from, to], |row| {
-        Ok(SessionEvent {
-            kind: row.get(0)?,
-            payload: row.get(1)?,
-        })
-    })?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM session_events \
+         WHERE session = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq"
+    ))?;
+    let rows = stmt.query_map(params![session.as_str(), from, to], event_of)?;
     rows.collect()
 }
 
@@ -64,23 +90,35 @@ fn insert(
     events: &[SessionEvent],
     now: Timestamp,
 ) -> rusqlite::Result<u64> {
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO session_events (session, seq, kind, payload, written_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
+    let mut insert = tx.prepare_cached(INSERT_EVENT)?;
     let mut seq = from;
     for event in events {
         let at = i64::try_from(seq).unwrap_or(i64::MAX);
-        insert.execute(params![
-            session.as_str(),
-            at,
-            event.kind,
-            event.payload,
-            now.as_millis()
-        ])?;
+        insert_one(&mut insert, session, at, event, now)?;
         seq += 1;
     }
     Ok(seq)
+}
+
+/// Runs [`INSERT_EVENT`] for `event` at position `seq`.
+fn insert_one(
+    insert: &mut rusqlite::CachedStatement<'_>,
+    session: &SessionId,
+    seq: i64,
+    event: &SessionEvent,
+    now: Timestamp,
+) -> rusqlite::Result<usize> {
+    let by = event.written_by.as_ref();
+    insert.execute(params![
+        session.as_str(),
+        seq,
+        event.kind,
+        event.payload,
+        now.as_millis(),
+        by.map(|b| b.source.to_string()),
+        by.and_then(|b| b.session.as_deref()),
+        by.and_then(|b| b.client.as_deref()),
+    ])
 }
 
 impl SessionStore for SqliteStore {
@@ -137,21 +175,11 @@ impl SessionStore for SqliteStore {
                 ));
             }
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO session_events (session, seq, kind, payload, written_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
+                .prepare_cached(INSERT_EVENT)
                 .map_err(|e| to_core(op, e))?;
-            let now = self.clock.now().as_millis();
+            let now = self.clock.now();
             for (seq, event) in events.iter().enumerate() {
-                insert
-                    .execute(params![
-                        session.as_str(),
-                        seq as i64,
-                        event.kind,
-                        event.payload,
-                        now
-                    ])
+                insert_one(&mut insert, session, seq as i64, event, now)
                     .map_err(|e| item_error(&format!("session event {}", seq + 1), op, e))?;
             }
             Ok(events.len() as u64)
@@ -160,15 +188,10 @@ impl SessionStore for SqliteStore {
 
     fn session_load(&self, session: &SessionId) -> Result<Vec<SessionEvent>> {
         let events = self.read("load session events", |conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT kind, payload FROM session_events WHERE session = ?1 ORDER BY seq",
-            )?;
-            let rows = stmt.query_map([session.as_str()], |row| {
-                Ok(SessionEvent {
-                    kind: row.get(0)?,
-                    payload: row.get(1)?,
-                })
-            })?;
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM session_events WHERE session = ?1 ORDER BY seq"
+            ))?;
+            let rows = stmt.query_map([session.as_str()], event_of)?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         })?;
         if events.is_empty() {

@@ -109,6 +109,7 @@ pub fn convert(log: &[u8], path: &Path) -> Result<Loaded> {
     Ok(Loaded {
         events: import.events,
         warnings,
+        writers: Vec::new(),
     })
 }
 

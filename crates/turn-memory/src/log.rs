@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::{Clock, SessionId, SessionStore};
+use agent_memory_core::{Clock, Provenance, SessionId, SessionStore};
 
 use crate::activity::ToolHistory;
 use crate::error::{Error, Result};
@@ -65,6 +65,9 @@ pub struct Loaded {
     pub events: Vec<SessionEvent>,
     /// What was skipped or repaired.
     pub warnings: Vec<Warning>,
+    /// Who appended each event, in the order of `events`, as a store keeps it; empty for a
+    /// log that keeps no writers (a JSON-lines file).
+    pub writers: Vec<Option<Provenance>>,
 }
 
 /// An append-only log of one session's events.
@@ -343,7 +346,11 @@ fn scan_bytes(bytes: &[u8], path: &Path) -> Result<Scanned> {
         start = next;
     }
     Ok(Scanned {
-        loaded: Loaded { events, warnings },
+        loaded: Loaded {
+            events,
+            warnings,
+            writers: Vec::new(),
+        },
         torn_at,
         unterminated,
     })
@@ -373,25 +380,48 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 }
 
 /// A session's log in a [`SessionStore`] (the SQLite store, the in-memory store, …).
-/// Each event is stored as its kind and its JSON line, exactly the line a [`JsonlLog`] holds.
+/// Each event is stored as its kind and its JSON line, exactly the line a [`JsonlLog`] holds,
+/// with who appended it when a writer is set ([`with_writer`](Self::with_writer)).
 /// The store is taken by value: pass `&store` to borrow it, or an `Arc` to share it.
 #[derive(Debug)]
 pub struct StoreLog<S> {
     store: S,
     session: SessionId,
+    writer: Option<Provenance>,
 }
 
 impl<S: SessionStore> StoreLog<S> {
     /// The log of `session` in `store`.
     pub fn new(store: S, session: SessionId) -> Self {
-        StoreLog { store, session }
+        StoreLog {
+            store,
+            session,
+            writer: None,
+        }
+    }
+
+    /// The same log, whose appends record `writer` as who appended them (the store keeps
+    /// its own time).
+    #[must_use]
+    pub fn with_writer(mut self, writer: Provenance) -> Self {
+        self.writer = Some(writer);
+        self
+    }
+
+    /// `event` as the store keeps it, with this log's writer.
+    fn stored(&self, event: &SessionEvent) -> Result<agent_memory_core::SessionEvent> {
+        let stored = event.to_stored()?;
+        Ok(match &self.writer {
+            Some(writer) => stored.with_writer(writer.clone()),
+            None => stored,
+        })
     }
 }
 
 impl<S: SessionStore> EventLog for StoreLog<S> {
     fn append(&mut self, event: &SessionEvent) -> Result<()> {
         self.store
-            .session_append(&self.session, &[event.to_stored()?])?;
+            .session_append(&self.session, &[self.stored(event)?])?;
         Ok(())
     }
 
@@ -399,7 +429,7 @@ impl<S: SessionStore> EventLog for StoreLog<S> {
     fn append_all(&mut self, events: &[SessionEvent]) -> Result<()> {
         let stored = events
             .iter()
-            .map(SessionEvent::to_stored)
+            .map(|event| self.stored(event))
             .collect::<Result<Vec<_>>>()?;
         self.store.session_append(&self.session, &stored)?;
         Ok(())
@@ -432,6 +462,7 @@ impl<S: SessionStore> EventLog for StoreLog<S> {
         Ok(Loaded {
             events,
             warnings: Vec::new(),
+            writers: stored.into_iter().map(|event| event.written_by).collect(),
         })
     }
 
@@ -480,7 +511,9 @@ impl<L: EventLog> Session<L> {
 
     /// Rebuilds a session from its log, with the log's warnings.
     pub fn resume(mut log: L) -> Result<(Self, Vec<Warning>)> {
-        let Loaded { events, warnings } = log.load()?;
+        let Loaded {
+            events, warnings, ..
+        } = log.load()?;
         let count = events.len();
         let history = match log.session() {
             Some(session) => History::replay_of(session, events)?,

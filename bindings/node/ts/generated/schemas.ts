@@ -242,6 +242,10 @@ view: "ui"
  * What was skipped reading a log file (a torn last line), one sentence each.
  */
 warnings?: string[]
+/**
+ * Who appended the stored session's events, one entry per writer.
+ */
+writers?: SessionWriter[]
 } | {
 /**
  * The items, oldest first.
@@ -256,6 +260,10 @@ view: "model"
  * What was skipped reading a log file (a torn last line), one sentence each.
  */
 warnings?: string[]
+/**
+ * Who appended the stored session's events, one entry per writer.
+ */
+writers?: SessionWriter[]
 } | {
 provider: Provider1
 /**
@@ -4828,6 +4836,11 @@ events: SessionEvent[]
  */
 session: string
 /**
+ * Who wrote them (`user`, `model:NAME`, `tool:NAME`, ...); default by kind: turns and
+ * summaries `model`, the rest `user`.
+ */
+source?: string
+/**
  * The first event's position (0: `session_started`; default: after the last stored);
  * events already stored alike are skipped.
  */
@@ -4984,6 +4997,50 @@ role: Speaker
  * The text, exactly as recorded.
  */
 text: string
+}
+/**
+ * The events of a stored session one writer appended (the same source, session and
+ * client).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "SessionWriter".
+ */
+export interface SessionWriter {
+/**
+ * How many events.
+ */
+events: number
+/**
+ * The position of the first (0: `session_started`).
+ */
+first: number
+/**
+ * The position of the last.
+ */
+last: number
+written_by: ProvenanceOutput5
+}
+/**
+ * Who appended them; `at` is when the last of them was appended.
+ */
+export interface ProvenanceOutput5 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
 }
 /**
  * A session log to import, from a file.
@@ -5430,7 +5487,7 @@ written_by?: ProvenanceOutput
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "ProvenanceOutput".
  */
-export interface ProvenanceOutput5 {
+export interface ProvenanceOutput6 {
 /**
  * When.
  */

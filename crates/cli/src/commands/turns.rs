@@ -79,6 +79,10 @@ struct AppendArgs {
     /// The events as JSON lines (or one JSON array): a file, or `-` for standard input.
     #[arg(long, value_name = "PATH")]
     file: PathBuf,
+    /// Who wrote them (`user`, `model:NAME`, `tool:NAME`, ...); default by kind: turns and
+    /// summaries `model`, the rest `user`.
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
 }
 
 /// Where the session's events are: the database or a JSONL file.
@@ -298,6 +302,7 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
             session: args.session.clone(),
             start: args.start,
             events,
+            source: args.source.clone(),
         },
     )?;
     if global.json {

@@ -124,14 +124,14 @@ mod tests {
             .len()
     }
 
-    /// The whole list fits in 27 KB (about 2 KB of it the typed events of `turns_append`,
-    /// which let a model write a session right the first time, and 2.5 KB the review, history
-    /// and audit tools) and the notes family alone in 4 KB, so a client that serves them keeps
+    /// The whole list fits in 28 KB (about 2 KB of it the typed events of `turns_append`,
+    /// which let a model write a session right the first time, 2.5 KB the review, history
+    /// and audit tools, and 0.4 KB the writer fields of the record and append tools) and the notes family alone in 4 KB, so a client that serves them keeps
     /// its context small.
     #[test]
     fn the_lists_stay_small() {
         let all = listed_bytes(operations::FAMILIES);
-        assert!(all <= 27 * 1024, "tools/list is {all} bytes");
+        assert!(all <= 28 * 1024, "tools/list is {all} bytes");
         let notes = listed_bytes(&["notes"]);
         assert!(
             notes <= 4 * 1024,

@@ -537,7 +537,11 @@ fn session(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
         .map(|event| {
             let payload = serde_json::from_str::<Value>(&event.payload)
                 .unwrap_or(Value::String(event.payload));
-            json!({ "kind": event.kind, "payload": payload })
+            let written_by = event.written_by.as_ref().map(|p| {
+                json!({ "source": p.source.to_string(), "session": p.session,
+                        "client": p.client, "at": time(p.at) })
+            });
+            json!({ "kind": event.kind, "payload": payload, "written_by": written_by })
         })
         .collect::<Vec<_>>();
     let mut answer = json!({ "session": id, "events": events });

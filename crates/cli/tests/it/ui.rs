@@ -160,6 +160,29 @@ fn demo_database(sandbox: &Sandbox, db: &str) {
         "parameters": {"text": "hunter2-canary-7781"}, "successful": true, "durationMs": 5,
         "timestamp": 2000, "traceId": "t1",
         "memorySnapshot": [{"key": "password", "value": "hunter2-canary-7781", "sensitive": true}]});
+    // A session a tool appended, so the session view shows its events' writer.
+    let events = sandbox.path().join("tagged.jsonl");
+    std::fs::write(
+        &events,
+        "{\"type\":\"session_started\",\"session\":\"tagged\",\"started_at\":0}\n\
+         {\"type\":\"user_message\",\"text\":\"build it\"}\n",
+    )
+    .expect("write the events");
+    sandbox.expect(
+        0,
+        &[
+            "--db",
+            db,
+            "turns",
+            "append",
+            "--session",
+            "tagged",
+            "--source",
+            "tool:ci",
+            "--file",
+            events.to_str().expect("utf-8"),
+        ],
+    );
     let file = sandbox.path().join("canary.logs.jsonl");
     std::fs::write(&file, format!("{log}\n")).expect("write the log");
     sandbox.expect(
@@ -340,6 +363,16 @@ async fn every_view_shows_the_memory(db: &str) {
         assert_eq!(session["events"][0]["kind"], "session_started");
         assert_eq!(session["view"]["provider"], provider, "{session}");
     }
+
+    let tagged = inspector
+        .view(&token, "session", json!({"session": "tagged"}))
+        .await;
+    let by = &tagged["events"][1]["written_by"];
+    assert_eq!(
+        (&by["source"], &by["client"]),
+        (&json!("tool:ci"), &json!("cli")),
+        "{tagged}"
+    );
 
     let recording = inspector
         .view(&token, "recording", json!({"session": "demo-recording"}))

@@ -14,9 +14,15 @@ use serde_json::{Value, json};
 /// "Now" of every call: the reference browser sample's, so its trajectories are fresh.
 pub const NOW: i64 = 1_795_321_223_974;
 
-/// A private SQLite store in memory.
+/// A private SQLite store in memory, whose own clock (the write times it keeps) stands at
+/// [`NOW`], so answers that show them are the same every run.
 pub fn store() -> Store {
-    Arc::new(agent_memory_sqlite::SqliteStore::open_in_memory().expect("an in-memory store"))
+    let options = agent_memory_sqlite::SqliteOptions::default()
+        .with_clock(ManualClock::new(Timestamp::from_millis(NOW)));
+    Arc::new(
+        agent_memory_sqlite::SqliteStore::open_in_memory_with(&options)
+            .expect("an in-memory store"),
+    )
 }
 
 /// An environment on `store` at [`NOW`], with seeded ids, reading any file.

@@ -820,3 +820,97 @@ fn an_episode_keeps_who_recorded_it() {
     );
     assert_eq!(bad["error"]["input"], "source", "{bad}");
 }
+
+#[test]
+fn a_session_event_keeps_who_appended_it() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("mcp:agent".into());
+    let appended = call(
+        &env,
+        "turns_append",
+        json!({"session": "s1", "events": [
+            {"type": "session_started", "session": "s1", "started_at": 0},
+            {"type": "user_message", "text": "fix the build"},
+            {"type": "assistant_turn", "text": "Fixed."}
+        ]}),
+    );
+    assert!(appended.get("error").is_none(), "{appended}");
+    env.client = Some("python".into());
+    let appended = call(
+        &env,
+        "turns_append",
+        json!({"session": "s1", "source": "tool:ci",
+               "events": [{"type": "user_message", "text": "the build failed again"}]}),
+    );
+    assert!(appended.get("error").is_none(), "{appended}");
+    // A retry through another client stores nothing and changes no writer.
+    env.client = Some("node".into());
+    let retried = call(
+        &env,
+        "turns_append",
+        json!({"session": "s1", "start": 3,
+               "events": [{"type": "user_message", "text": "the build failed again"}]}),
+    );
+    assert_eq!(retried["already_stored"], 1, "{retried}");
+    let runs = |view: &str| {
+        let history = call(
+            &env,
+            "turns_history",
+            json!({"session": "s1", "view": view}),
+        );
+        history["writers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| {
+                let by = &r["written_by"];
+                json!([r["first"], r["events"], by["source"], by["client"]])
+            })
+            .collect::<Vec<_>>()
+    };
+    // One run per writer: the user's start and message, the model's turn (the default by
+    // kind), then the caller's own source.
+    let expected = vec![
+        json!([0, 2, "user", "mcp:agent"]),
+        json!([2, 1, "model", "mcp:agent"]),
+        json!([3, 1, "tool:ci", "python"]),
+    ];
+    assert_eq!(runs("ui"), expected);
+    assert_eq!(runs("model"), expected);
+    let bad = call(
+        &env,
+        "turns_append",
+        json!({"session": "s1", "source": "someone",
+               "events": [{"type": "user_message", "text": "x"}]}),
+    );
+    assert_eq!(bad["error"]["input"], "source", "{bad}");
+
+    // An imported log is the import's, by format.
+    let folder = tempfile::tempdir().expect("a folder");
+    let log = folder.path().join("s2.jsonl");
+    std::fs::write(
+        &log,
+        "{\"type\":\"session_started\",\"session\":\"s2\",\"started_at\":0}\n\
+         {\"type\":\"user_message\",\"text\":\"hello\"}\n",
+    )
+    .expect("a log");
+    let imported = call(
+        &env,
+        "turns_import",
+        json!({"path": log.display().to_string()}),
+    );
+    assert!(imported.get("error").is_none(), "{imported}");
+    let history = call(&env, "turns_history", json!({"session": "s2"}));
+    let by = &history["writers"][0]["written_by"];
+    assert_eq!(
+        (
+            &history["writers"][0]["events"],
+            &by["source"],
+            &by["client"]
+        ),
+        (&json!(2), &json!("import:agent_memory"), &json!("node")),
+        "{history}"
+    );
+}

@@ -19,9 +19,17 @@ pub(crate) struct SessionLog {
 }
 
 impl SessionLog {
+    /// Appends `events` at `at`: each writer keeps the store's time, as a store on disk
+    /// keeps it.
     fn append(&mut self, events: &[SessionEvent], at: Timestamp) {
         if !events.is_empty() {
-            self.events.extend_from_slice(events);
+            self.events.extend(events.iter().map(|event| {
+                let mut event = event.clone();
+                if let Some(writer) = &mut event.written_by {
+                    writer.at = at;
+                }
+                event
+            }));
             self.last_write = Some(at);
         }
     }

@@ -17,6 +17,12 @@ pub struct SessionEvent {
     pub kind: String,
     /// The event's content, usually JSON text. Stored and returned byte for byte.
     pub payload: String,
+    /// Who appended it: the source, the session or run, the client. A store keeps its own
+    /// write time: the `at` given is not kept, and a loaded event's writer answers the time
+    /// the store appended it. `None` for an event appended before writers were kept, or
+    /// without one. Not part of the event's content: [`same_content`](Self::same_content)
+    /// leaves it out.
+    pub written_by: Option<Provenance>,
 }
 
 impl SessionEvent {
@@ -25,7 +31,20 @@ impl SessionEvent {
         SessionEvent {
             kind: kind.into(),
             payload: payload.into(),
+            written_by: None,
         }
+    }
+
+    /// The same event, appended by `writer`.
+    #[must_use]
+    pub fn with_writer(mut self, writer: Provenance) -> Self {
+        self.written_by = Some(writer);
+        self
+    }
+
+    /// Whether `other` is the same event: the same kind and payload, whoever appended either.
+    pub fn same_content(&self, other: &SessionEvent) -> bool {
+        self.kind == other.kind && self.payload == other.payload
     }
 
     /// Checks the rules every store enforces before writing: a non-empty kind of at most
@@ -83,7 +102,8 @@ pub trait SessionStore: Send + Sync {
     ///
     /// - the same `events` already stored at `expected_len` (a retry, or a concurrent twin of
     ///   the append that won): success, nothing written, [`SessionAppended::already_stored`]
-    ///   set;
+    ///   set. "The same" is [`SessionEvent::same_content`]: a retry through another client
+    ///   stores nothing, and the stored events keep the writer that appended them first;
     /// - anything else: [`Error::Conflict`] ([`session_moved`]) naming the session, the
     ///   expected and the actual length, and nothing written.
     ///
@@ -152,7 +172,9 @@ pub fn append_at_outcome(
     stored: &[SessionEvent],
     events: &[SessionEvent],
 ) -> Result<SessionAppended> {
-    if expected_len <= held && stored == events {
+    let same =
+        stored.len() == events.len() && stored.iter().zip(events).all(|(s, e)| s.same_content(e));
+    if expected_len <= held && same {
         return Ok(SessionAppended {
             events: held,
             already_stored: true,

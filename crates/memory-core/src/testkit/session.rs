@@ -82,6 +82,10 @@ pub fn cases<S: SessionStore + AuditStore>() -> Vec<Case<S>> {
             run: append_at_checks_every_event_first,
         },
         Case {
+            name: "an event keeps who appended it, at the store's time",
+            run: events_keep_their_writer,
+        },
+        Case {
             name: "concurrent appends at one position write once",
             run: concurrent_appends_at_one_position_write_once,
         },
@@ -242,6 +246,73 @@ fn list_in_id_order<S: SessionStore>(store: &S) -> CaseResult {
             ("zeta".to_owned(), 1, 2)
         ]
     );
+    Ok(())
+}
+
+fn events_keep_their_writer<S: SessionStore>(store: &S) -> CaseResult {
+    use crate::provenance::{Provenance, Source};
+    let at = Timestamp::from_millis;
+    let writer = |source: Source, client: &str| {
+        // The time given is the writer's own; the store keeps its clock's.
+        Provenance::new(source, at(1))
+            .with_session("run-7")
+            .with_client(client)
+    };
+    let user = writer(Source::User, "cli");
+    let model = writer(Source::Model("claude".to_owned()), "mcp:agent");
+    set_now(at(1_000));
+    store.session_create(
+        &session("s"),
+        &[
+            event("session_started", "{}").with_writer(user.clone()),
+            event("user_message", "hi").with_writer(user.clone()),
+        ],
+    )?;
+    set_now(at(2_000));
+    store.session_append(
+        &session("s"),
+        &[event("assistant_turn", "yes").with_writer(model.clone())],
+    )?;
+    set_now(at(3_000));
+    store.session_append_at(&session("s"), 3, &[event("note", "bare")])?;
+    let stamped = |writer: &Provenance, ms: i64| {
+        Some(Provenance {
+            at: at(ms),
+            ..writer.clone()
+        })
+    };
+    let writers = |events: Vec<SessionEvent>| -> Vec<Option<Provenance>> {
+        events.into_iter().map(|e| e.written_by).collect()
+    };
+    let expected = vec![
+        stamped(&user, 1_000),
+        stamped(&user, 1_000),
+        stamped(&model, 2_000),
+        None,
+    ];
+    ensure_eq!(
+        writers(store.session_load(&session("s"))?),
+        expected,
+        "each event keeps its writer, at the time the store appended it"
+    );
+    ensure_eq!(
+        writers(store.session_page(&session("s"), 1, 2)?.items),
+        expected[1..3].to_vec(),
+        "a page reads the writers too"
+    );
+    // A retry of the same events through another client stores nothing: the stored events
+    // keep their first writer.
+    set_now(at(4_000));
+    let retried = store.session_append_at(
+        &session("s"),
+        2,
+        &[event("assistant_turn", "yes").with_writer(writer(Source::User, "python"))],
+    )?;
+    ensure!(
+        retried.already_stored,
+        "the same events from another writer are already stored"
+    );
+    ensure_eq!(writers(store.session_load(&session("s"))?), expected);
     Ok(())
 }
 

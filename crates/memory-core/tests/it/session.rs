@@ -36,7 +36,10 @@ fn a_store_on_another_clock_fails_the_stamp_case() {
             .iter()
             .map(|(case, _)| *case)
             .collect::<Vec<_>>(),
-        vec!["list stamps each session's last write"]
+        vec![
+            "list stamps each session's last write",
+            "an event keeps who appended it, at the store's time"
+        ]
     );
 }
 
@@ -70,6 +73,8 @@ enum Defect {
     StampsRetries,
     /// Forgets a session without an entry in the audit trail.
     ForgetsUnaudited,
+    /// Keeps the events but not who appended them.
+    DropsWriters,
 }
 
 impl Broken {
@@ -103,10 +108,16 @@ impl SessionStore for Broken {
                 }
                 return Err(e);
             }
+            let mut event = event.clone();
+            match &mut event.written_by {
+                _ if self.defect == Defect::DropsWriters => event.written_by = None,
+                Some(writer) => writer.at = TestClock.now(),
+                None => {}
+            }
             if self.defect == Defect::PrependsBatches {
-                log.insert(i, event.clone());
+                log.insert(i, event);
             } else {
-                log.push(event.clone());
+                log.push(event);
             }
         }
         let len = log.len() as u64;
@@ -254,6 +265,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ForgetsUnaudited,
             "forget deletes one session's log only",
+        ),
+        (
+            Defect::DropsWriters,
+            "an event keeps who appended it, at the store's time",
         ),
     ];
     for (defect, case) in table {

@@ -273,6 +273,10 @@ const DEFECTS: &[(&str, &str)] = &[
          AND id = (SELECT max(id) FROM browser_trajectories WHERE source IS NOT NULL)",
     ),
     (
+        "encoded lists",
+        "UPDATE session_events SET source = 'nobody' WHERE session = 'turns' AND seq = 0",
+    ),
+    (
         "fingerprint references",
         "UPDATE trajectory_episode SET fp_id = fp_id + 1000 \
          WHERE seq = (SELECT min(seq) FROM trajectory_episode)",

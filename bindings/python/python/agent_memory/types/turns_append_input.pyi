@@ -106,4 +106,5 @@ SessionEvent: TypeAlias = Union[
 class AppendInput(TypedDict):
     events: List[SessionEvent]
     session: str
+    source: NotRequired[str]
     start: NotRequired[int]

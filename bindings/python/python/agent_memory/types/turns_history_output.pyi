@@ -44,9 +44,23 @@ ModelMessage: TypeAlias = Union[
 ]
 
 
+class ProvenanceOutput(TypedDict):
+    at: str
+    client: NotRequired[str]
+    session: NotRequired[str]
+    source: str
+
+
 Provider: TypeAlias = Literal[
     'openai_chat', 'openai_responses', 'genkit', 'anthropic', 'gemini'
 ]
+
+
+class SessionWriter(TypedDict):
+    events: int
+    first: int
+    last: int
+    written_by: ProvenanceOutput
 
 
 Speaker: TypeAlias = Literal['user', 'assistant', 'summary']
@@ -63,6 +77,7 @@ class HistoryOutput1(TypedDict):
     session: str
     view: Literal['ui']
     warnings: NotRequired[List[str]]
+    writers: NotRequired[List[SessionWriter]]
 
 
 class HistoryOutput2(TypedDict):
@@ -70,6 +85,7 @@ class HistoryOutput2(TypedDict):
     session: str
     view: Literal['model']
     warnings: NotRequired[List[str]]
+    writers: NotRequired[List[SessionWriter]]
 
 
 class HistoryOutput3(TypedDict):

@@ -371,7 +371,10 @@ async function browser(scope, notice) {
 // ---- Turns ----
 const PROVIDERS = ["openai_chat", "openai_responses", "anthropic", "gemini", "genkit"];
 
-const eventOf = (e) => h("div", { class: "event " + e.kind }, h("strong", {}, e.kind), h("pre", {}, typeof e.payload === "string" ? e.payload : JSON.stringify(e.payload, null, 2)));
+const writerOf = (w) => [w.source, w.session ? " in " + w.session : "", w.client ? " through " + w.client : "", " at " + w.at].join("");
+const eventOf = (e) => h("div", { class: "event " + e.kind }, h("strong", {}, e.kind),
+  e.written_by ? h("span", { class: "muted" }, " · written by " + writerOf(e.written_by)) : "",
+  h("pre", {}, typeof e.payload === "string" ? e.payload : JSON.stringify(e.payload, null, 2)));
 
 async function turns(session, notice, provider = "openai_chat") {
   if (!session) {
