@@ -178,6 +178,10 @@ pub struct AppendInput {
     pub session: String,
     /// The tool logs, in the order the calls ran.
     pub logs: Vec<ToolLogDocument>,
+    /// Who logged them (`tool:NAME`, `model:NAME`, `user`, ...); default each call's own
+    /// tool, `tool:TOOL_NAME`.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// What an append stored.
@@ -189,6 +193,20 @@ pub struct AppendOutput {
     pub appended: u64,
     /// Tool logs the session holds now.
     pub logs: u64,
+}
+
+/// Who logged `log`: `source`, through `env`'s client, at the log's own time.
+fn writer(
+    env: &Env<'_>,
+    source: agent_memory_core::Source,
+    log: &ToolLog,
+) -> agent_memory_core::Provenance {
+    agent_memory_core::Provenance {
+        source,
+        session: None,
+        client: env.client.clone(),
+        at: log.timestamp,
+    }
 }
 
 /// Appends the logs to the session. Every log is read and checked before the first write,
@@ -215,7 +233,22 @@ pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
     }
     // Every secret the batch reveals is scrubbed from every log of it before the store sees
     // any: the store never receives one.
-    let logs = read_documents(&input.logs, &input.session)?;
+    let source = input
+        .source
+        .as_deref()
+        .map(|s| {
+            agent_memory_core::Source::parse(s).map_err(|e| Error::invalid("source", e.to_string()))
+        })
+        .transpose()?;
+    let mut logs = read_documents(&input.logs, &input.session)?;
+    // Each log keeps who logged it: the caller's source or the call's own tool, through the
+    // door's client, at the log's own time.
+    for log in &mut logs {
+        let source = source
+            .clone()
+            .unwrap_or_else(|| agent_memory_core::Source::Tool(log.tool_name.clone()));
+        log.provenance = Some(writer(env, source, log));
+    }
     if logs.is_empty() {
         return Err(Error::invalid(
             "logs",
@@ -1344,7 +1377,14 @@ impl ToolLogImport {
                     ));
                 }
             } else {
-                new_logs.extend(file_logs.iter().map(|(_, log)| (*log).clone()));
+                // An imported log is the import's, through the door's client.
+                new_logs.extend(file_logs.iter().map(|(_, log)| {
+                    let source = agent_memory_core::Source::Import("trailblaze".to_owned());
+                    ToolLog {
+                        provenance: Some(writer(env, source, log)),
+                        ..(*log).clone()
+                    }
+                }));
                 new_lines.extend(file_logs.iter().map(|(line, _)| *line));
             }
             report.push(ImportedSession {
@@ -1505,6 +1545,7 @@ mod tests {
             AppendInput {
                 session: "first-run".to_owned(),
                 logs: session_logs(),
+                source: None,
             },
         )
         .expect("append");
@@ -1607,6 +1648,7 @@ mod tests {
             AppendInput {
                 session: "first-run".to_owned(),
                 logs,
+                source: None,
             },
         )
         .expect_err("foreign session");
@@ -1621,6 +1663,7 @@ mod tests {
             AppendInput {
                 session: "first-run".to_owned(),
                 logs,
+                source: None,
             },
         )
         .expect_err("bad tool name");

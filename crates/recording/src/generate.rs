@@ -94,6 +94,7 @@ pub fn capture(
             .as_deref()
             .map(|t| index.scrub(t).into_owned()),
         memory_snapshot: Some(snapshot.to_stored()),
+        provenance: None,
     })
 }
 

@@ -98,7 +98,8 @@ enum Document {
     /// A tool log, with the secrets its snapshot revealed and, for a Trailblaze call, what
     /// its skip rules need.
     Tool {
-        log: ToolLog,
+        // Boxed: a log is large beside the other documents.
+        log: Box<ToolLog>,
         secrets: Vec<(String, String)>,
         trailblaze: Option<TrailblazeFlags>,
     },
@@ -296,9 +297,10 @@ fn own_log(fields: &Fields<'_>) -> Result<Document> {
         timestamp: fields.time("timestamp")?,
         trace_id: fields.opt_string("traceId")?.map(str::to_owned),
         memory_snapshot,
+        provenance: None,
     };
     Ok(Document::Tool {
-        log,
+        log: Box::new(log),
         secrets,
         trailblaze: None,
     })
@@ -398,6 +400,7 @@ fn trailblaze_tool_log(fields: &Fields<'_>) -> Result<Document> {
         timestamp: fields.time("timestamp")?,
         trace_id: fields.opt_string("traceId")?.map(str::to_owned),
         memory_snapshot: None,
+        provenance: None,
     };
     let flags = TrailblazeFlags {
         recordable: fields.bool("isRecordable", Some(true))?,
@@ -405,7 +408,7 @@ fn trailblaze_tool_log(fields: &Fields<'_>) -> Result<Document> {
         verification: fields.bool("isVerification", Some(false))?,
     };
     Ok(Document::Tool {
-        log,
+        log: Box::new(log),
         secrets: Vec::new(),
         trailblaze: Some(flags),
     })
@@ -464,7 +467,7 @@ pub fn tool_log_from_json(text: &str) -> Result<ToolLog> {
             scrubber.learn(&secrets);
             scrub(&scrubber.set(), &mut log, &at)?;
             log.validate().map_err(|e| at.error(e.to_string()))?;
-            Ok(log)
+            Ok(*log)
         }
         Document::Objective(..) => Err(at.error("an ObjectiveStartLog, not a tool log")),
         Document::Other(class) => Err(at.error(format!("a {class}, not a tool log"))),
@@ -610,7 +613,7 @@ pub fn read_tool_logs(text: &str, file: &str) -> Result<ToolLogFile> {
                 let window = windows.get(&log.session).copied().unwrap_or(0);
                 kept.push(Kept {
                     line,
-                    log,
+                    log: *log,
                     trailblaze,
                     window,
                 });

@@ -75,6 +75,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "event_provenance",
         sql: include_str!("sql/0011_event_provenance.sql"),
     },
+    Migration {
+        version: 12,
+        name: "tool_log_provenance",
+        sql: include_str!("sql/0012_tool_log_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -9,7 +9,7 @@ use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Source, Timestamp};
 use postgres::Row;
 
 use crate::notes::{audit_in, provenance_fits};
@@ -39,6 +39,9 @@ fn logs_fit(logs: &[ToolLog]) -> Result<()> {
             ]
         }));
         check_texts(|| format!("tool log {}", i + 1), values)?;
+        if let Some(by) = &log.provenance {
+            provenance_fits(|| format!("tool log {}", i + 1), by)?;
+        }
     }
     Ok(())
 }
@@ -75,13 +78,22 @@ fn insert_all(tx: &mut Tx<'_>, logs: &[ToolLog]) -> std::result::Result<(), Fail
     let timestamps: Vec<i64> = logs.iter().map(|l| l.timestamp.as_millis()).collect();
     let traces: Vec<Option<&str>> = logs.iter().map(|l| l.trace_id.as_deref()).collect();
     let snapshots: Vec<bool> = logs.iter().map(|l| l.memory_snapshot.is_some()).collect();
+    let writers = || logs.iter().map(|l| l.provenance.as_ref());
+    let sources: Vec<Option<String>> = writers().map(|b| b.map(|b| b.source.to_string())).collect();
+    let writer_sessions: Vec<Option<&str>> = writers()
+        .map(|b| b.and_then(|b| b.session.as_deref()))
+        .collect();
+    let clients: Vec<Option<&str>> = writers()
+        .map(|b| b.and_then(|b| b.client.as_deref()))
+        .collect();
     // Rows are inserted in ordinality order, so their identities ascend in batch order.
     let rows = tx.query(
         "INSERT INTO tool_logs (session, tool_name, parameters, success, error, duration_ms, \
-         timestamp, trace_id, has_snapshot) \
-         SELECT s, t, p, ok, e, d, ts, tr, hs FROM unnest($1::text[], $2::text[], $3::text[], \
-           $4::boolean[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::boolean[]) \
-           WITH ORDINALITY AS l(s, t, p, ok, e, d, ts, tr, hs, n) ORDER BY n \
+         timestamp, trace_id, has_snapshot, source, source_session, client) \
+         SELECT s, t, p, ok, e, d, ts, tr, hs, so, ws, c FROM unnest($1::text[], $2::text[], \
+           $3::text[], $4::boolean[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], \
+           $9::boolean[], $10::text[], $11::text[], $12::text[]) \
+           WITH ORDINALITY AS l(s, t, p, ok, e, d, ts, tr, hs, so, ws, c, n) ORDER BY n \
          RETURNING seq",
         &[
             &sessions,
@@ -93,6 +105,9 @@ fn insert_all(tx: &mut Tx<'_>, logs: &[ToolLog]) -> std::result::Result<(), Fail
             &timestamps,
             &traces,
             &snapshots,
+            &sources,
+            &writer_sessions,
+            &clients,
         ],
     )?;
     let mut seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
@@ -180,7 +195,8 @@ impl ToolLogStore for PostgresStore {
         let (rows, entries) = self.read("list tool logs", |tx| {
             let rows = tx.query(
                 "SELECT seq, tool_name, parameters, success, error, duration_ms, timestamp, \
-                 trace_id, has_snapshot FROM tool_logs WHERE session = $1 ORDER BY seq",
+                 trace_id, has_snapshot, source, source_session, client FROM tool_logs \
+                 WHERE session = $1 ORDER BY seq",
                 &[&session.as_str()],
             )?;
             let entries = tx.query(
@@ -200,8 +216,8 @@ impl ToolLogStore for PostgresStore {
         let (rows, entries, total) = self.read("list tool logs", |tx| {
             let rows = tx.query(
                 "SELECT seq, tool_name, parameters, success, error, duration_ms, timestamp, \
-                 trace_id, has_snapshot FROM tool_logs WHERE session = $1 ORDER BY seq \
-                 LIMIT $2 OFFSET $3",
+                 trace_id, has_snapshot, source, source_session, client FROM tool_logs \
+                 WHERE session = $1 ORDER BY seq LIMIT $2 OFFSET $3",
                 &[&session.as_str(), &limit, &from],
             )?;
             // The entries of the rows read: their numbers are one range, which other
@@ -307,6 +323,19 @@ fn assemble(session: &SessionId, rows: Vec<Row>, entries: Vec<Row>) -> Result<Ve
             let memory_snapshot = row.get::<_, bool>(8).then(|| MemorySnapshot {
                 entries: snapshots.remove(&seq).unwrap_or_default(),
             });
+            let timestamp = Timestamp::from_millis(row.get(6));
+            let provenance = row
+                .get::<_, Option<&str>>(9)
+                .map(|source| -> Result<Provenance> {
+                    Ok(Provenance {
+                        source: Source::parse(source)
+                            .map_err(|e| Error::corrupt("tool_logs.source", e.to_string()))?,
+                        session: row.get(10),
+                        client: row.get(11),
+                        at: timestamp,
+                    })
+                })
+                .transpose()?;
             Ok(ToolLog {
                 session: session.clone(),
                 tool_name: row.get(1),
@@ -314,9 +343,10 @@ fn assemble(session: &SessionId, rows: Vec<Row>, entries: Vec<Row>) -> Result<Ve
                 success: row.get(3),
                 error: row.get(4),
                 duration_ms,
-                timestamp: Timestamp::from_millis(row.get(6)),
+                timestamp,
                 trace_id: row.get(7),
                 memory_snapshot,
+                provenance,
             })
         })
         .collect()

@@ -749,6 +749,7 @@ fn encoded_lists(conn: &Connection, found: &mut Findings) -> rusqlite::Result<()
     for (table, key) in [
         ("trajectory_episode", "seq"),
         ("session_events", "session || ' ' || seq"),
+        ("tool_logs", "seq"),
     ] {
         let mut stmt = conn.prepare(&format!(
             "SELECT {key}, source FROM {table} WHERE source IS NOT NULL"

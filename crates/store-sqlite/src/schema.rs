@@ -100,6 +100,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "event_provenance",
         sql: include_str!("sql/0017_event_provenance.sql"),
     },
+    Migration {
+        version: 18,
+        name: "tool_log_provenance",
+        sql: include_str!("sql/0018_tool_log_provenance.sql"),
+    },
 ];
 
 /// The schema version this build writes.

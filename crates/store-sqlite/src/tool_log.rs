@@ -7,7 +7,7 @@ use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Source, Timestamp};
 use rusqlite::{Connection, params};
 
 use crate::notes::audit_in;
@@ -140,6 +140,19 @@ fn assemble(
             let memory_snapshot = row.has_snapshot.then(|| MemorySnapshot {
                 entries: snapshots.remove(&row.seq).unwrap_or_default(),
             });
+            let timestamp = Timestamp::from_millis(row.timestamp);
+            let (source, writer_session, client) = row.writer;
+            let provenance = source
+                .map(|source| -> Result<Provenance> {
+                    Ok(Provenance {
+                        source: Source::parse(&source)
+                            .map_err(|e| Error::corrupt("tool_logs.source", e.to_string()))?,
+                        session: writer_session,
+                        client,
+                        at: timestamp,
+                    })
+                })
+                .transpose()?;
             Ok(ToolLog {
                 session: session.clone(),
                 tool_name: row.tool_name,
@@ -147,9 +160,10 @@ fn assemble(
                 success: row.success,
                 error: row.error,
                 duration_ms,
-                timestamp: Timestamp::from_millis(row.timestamp),
+                timestamp,
                 trace_id: row.trace_id,
                 memory_snapshot,
+                provenance,
             })
         })
         .collect()
@@ -194,9 +208,11 @@ fn insert_all(tx: &Connection, logs: &[ToolLog]) -> Result<()> {
 fn insert(tx: &Connection, log: &ToolLog) -> rusqlite::Result<()> {
     // `validate` checked that the duration fits; saturate rather than panic regardless.
     let duration = i64::try_from(log.duration_ms).unwrap_or(i64::MAX);
+    let by = log.provenance.as_ref();
     tx.prepare_cached(
         "INSERT INTO tool_logs (session, tool_name, parameters, success, error, duration_ms, \
-         timestamp, trace_id, has_snapshot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         timestamp, trace_id, has_snapshot, source, source_session, client) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         log.session.as_str(),
@@ -208,6 +224,9 @@ fn insert(tx: &Connection, log: &ToolLog) -> rusqlite::Result<()> {
         log.timestamp.as_millis(),
         log.trace_id,
         log.memory_snapshot.is_some(),
+        by.map(|b| b.source.to_string()),
+        by.and_then(|b| b.session.as_deref()),
+        by.and_then(|b| b.client.as_deref()),
     ])?;
     let seq = tx.last_insert_rowid();
     let Some(snapshot) = &log.memory_snapshot else {
@@ -241,6 +260,8 @@ struct LogRow {
     timestamp: i64,
     trace_id: Option<String>,
     has_snapshot: bool,
+    /// The writer's source, session and client, as stored.
+    writer: (Option<String>, Option<String>, Option<String>),
 }
 
 type EntryRow = (i64, Result<SnapshotEntry>);
@@ -255,7 +276,8 @@ fn select(
 ) -> rusqlite::Result<(Vec<LogRow>, Vec<EntryRow>)> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, tool_name, parameters, success, error, duration_ms, timestamp, trace_id, \
-         has_snapshot FROM tool_logs WHERE session = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3",
+         has_snapshot, source, source_session, client FROM tool_logs WHERE session = ?1 \
+         ORDER BY seq LIMIT ?2 OFFSET ?3",
     )?;
     let rows = stmt
         .query_map(params![session.as_str(), limit, from], |row| {
@@ -269,6 +291,7 @@ fn select(
                 timestamp: row.get(6)?,
                 trace_id: row.get(7)?,
                 has_snapshot: row.get(8)?,
+                writer: (row.get(9)?, row.get(10)?, row.get(11)?),
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

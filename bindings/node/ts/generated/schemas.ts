@@ -3752,6 +3752,11 @@ logs: ToolLogDocument[]
  * The session.
  */
 session: string
+/**
+ * Who logged them (`tool:NAME`, `model:NAME`, `user`, ...); default each call's own
+ * tool, `tool:TOOL_NAME`.
+ */
+source?: string
 }
 /**
  * One recorded tool call with the agent's memory after it.

@@ -198,6 +198,10 @@ struct AppendArgs {
     /// The tool logs (schemas/recording_append.input.json, `logs`): a file, or `-` for stdin.
     #[arg(long, value_name = "PATH")]
     file: PathBuf,
+    /// Who logged them (`tool:NAME`, `model:NAME`, `user`, ...); default each call's own
+    /// tool.
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
 }
 
 /// `recording append`: the logs after the session's stored ones, all or none.
@@ -209,6 +213,7 @@ fn append(args: &AppendArgs, global: &GlobalArgs) -> Result<()> {
         crate::ops::recording::AppendInput {
             session: args.session.clone(),
             logs,
+            source: args.source.clone(),
         },
     )?;
     if global.json {

@@ -575,10 +575,19 @@ fn recording(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value>
     let mut truncated = Truncated::default();
     truncated.positioned("calls", from, &page);
     let total = page.total;
+    // Each call as its document, with who logged it beside its fields.
     let calls = page
         .items
         .iter()
-        .map(agent_memory_contract::recording::tool_log_document)
+        .map(|log| {
+            let mut call = agent_memory_contract::recording::tool_log_document(log);
+            if let (Some(fields), Some(p)) = (call.as_object_mut(), &log.provenance) {
+                let by = json!({ "source": p.source.to_string(), "session": p.session,
+                                 "client": p.client, "at": time(p.at) });
+                fields.insert("written_by".to_owned(), by);
+            }
+            call
+        })
         .collect::<Vec<_>>();
     let mut answer = json!({ "session": id, "calls": calls });
     if more.is_some() {

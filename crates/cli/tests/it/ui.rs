@@ -413,6 +413,13 @@ async fn every_view_shows_the_memory(db: &str) {
         .view(&token, "recording", json!({"session": "canary"}))
         .await;
     assert_eq!(canary["calls"][0]["toolName"], "typePassword", "{canary}");
+    // An imported call is the import's, through the command line.
+    let by = &canary["calls"][0]["written_by"];
+    assert_eq!(
+        (&by["source"], &by["client"]),
+        (&json!("import:trailblaze"), &json!("cli")),
+        "{canary}"
+    );
     assert!(
         canary["trail"]["trail"]
             .as_str()

@@ -914,3 +914,75 @@ fn a_session_event_keeps_who_appended_it() {
         "{history}"
     );
 }
+
+#[test]
+fn a_tool_log_keeps_who_logged_it() {
+    use agent_memory_core::{SessionId, ToolLogStore};
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("mcp:agent".into());
+    let log = |tool: &str, at: i64| {
+        json!({"toolName": tool, "parameters": {"n": at}, "successful": true,
+               "durationMs": 3, "timestamp": at})
+    };
+    let appended = call(
+        &env,
+        "recording_append",
+        json!({"session": "rec", "logs": [log("tapOn", 1000)]}),
+    );
+    assert!(appended.get("error").is_none(), "{appended}");
+    env.client = Some("python".into());
+    let appended = call(
+        &env,
+        "recording_append",
+        json!({"session": "rec", "source": "model:claude", "logs": [log("inputText", 2000)]}),
+    );
+    assert!(appended.get("error").is_none(), "{appended}");
+    let bad = call(
+        &env,
+        "recording_append",
+        json!({"session": "rec", "source": "someone", "logs": [log("x", 3000)]}),
+    );
+    assert_eq!(bad["error"]["input"], "source", "{bad}");
+
+    let folder = tempfile::tempdir().expect("a folder");
+    let file = folder.path().join("logs.jsonl");
+    let mut filed = log("back", 4000);
+    filed["session"] = json!("filed");
+    std::fs::write(&file, format!("{filed}\n")).expect("a log file");
+    let imported = call(
+        &env,
+        "recording_import",
+        json!({"path": file.display().to_string()}),
+    );
+    assert!(imported.get("error").is_none(), "{imported}");
+
+    let writers = |session: &str| -> Vec<(String, Option<String>, i64)> {
+        let session = SessionId::new(session).expect("a session");
+        store
+            .list_tool_logs(&session)
+            .expect("logs")
+            .into_iter()
+            .map(|log| {
+                let by = log.provenance.expect("a writer");
+                assert_eq!(by.at, log.timestamp, "a log's writer keeps its time");
+                (by.source.to_string(), by.client, by.at.as_millis())
+            })
+            .collect()
+    };
+    assert_eq!(
+        writers("rec"),
+        vec![
+            ("tool:tapOn".to_owned(), Some("mcp:agent".to_owned()), 1000),
+            ("model:claude".to_owned(), Some("python".to_owned()), 2000),
+        ]
+    );
+    assert_eq!(
+        writers("filed"),
+        vec![(
+            "import:trailblaze".to_owned(),
+            Some("python".to_owned()),
+            4000
+        )]
+    );
+}

@@ -11,16 +11,25 @@ use crate::store::tool_log::{
     ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
 };
 
+/// `log` as a store keeps it: its writer's time is its own timestamp.
+fn kept(log: &ToolLog) -> ToolLog {
+    let mut log = log.clone();
+    if let Some(by) = &mut log.provenance {
+        by.at = log.timestamp;
+    }
+    log
+}
+
 impl ToolLogStore for InMemoryStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
         log.validate()?;
-        lock(&self.tool_logs).push(log.clone());
+        lock(&self.tool_logs).push(kept(log));
         Ok(())
     }
 
     fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
         validate_all(logs)?;
-        lock(&self.tool_logs).extend_from_slice(logs);
+        lock(&self.tool_logs).extend(logs.iter().map(kept));
         Ok(())
     }
 
@@ -37,7 +46,7 @@ impl ToolLogStore for InMemoryStore {
         if let Some((session, count)) = held.into_iter().find(|(_, count)| *count > 0) {
             return Err(tool_logs_already_held(session, count));
         }
-        stored.extend_from_slice(logs);
+        stored.extend(logs.iter().map(kept));
         Ok(())
     }
 

@@ -31,6 +31,10 @@ pub struct ToolLog {
     pub trace_id: Option<String>,
     /// The agent's memory after the call; `None` in logs written before snapshots existed.
     pub memory_snapshot: Option<MemorySnapshot>,
+    /// Who logged the call: the source (the tool by default), the session or run, the
+    /// client. Its time is `timestamp`: a store keeps one time per log and answers
+    /// `at == timestamp`. `None` for a log written before writers were kept, or without one.
+    pub provenance: Option<Provenance>,
 }
 
 /// The agent's memory as it was right after one tool call.

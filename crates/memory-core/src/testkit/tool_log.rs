@@ -1,6 +1,7 @@
 //! The contract of [`ToolLogStore`].
 
 use crate::names::SessionId;
+use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore};
 use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
@@ -44,6 +45,10 @@ pub fn cases<S: ToolLogStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "forget deletes one session's logs only",
             run: forget_deletes_one_session_only,
+        },
+        Case {
+            name: "a log keeps who logged it, in a batch and an import",
+            run: logs_keep_their_writer,
         },
         Case {
             name: "a batch appends every log in order",
@@ -160,6 +165,7 @@ pub fn sample_log(session_name: &str, tool: &str, at: i64) -> ToolLog {
         timestamp: Timestamp::from_millis(at),
         trace_id: None,
         memory_snapshot: None,
+        provenance: None,
     }
 }
 
@@ -270,6 +276,15 @@ fn every_field_round_trips<S: ToolLogStore>(store: &S) -> CaseResult {
                 },
             ],
         }),
+        // Its time is the log's timestamp.
+        provenance: Some(
+            Provenance::new(
+                Source::Tool("myapp_ios_launchAppSignedIn".to_owned()),
+                Timestamp::from_millis(-5),
+            )
+            .with_session("run-1")
+            .with_client("mcp:agent"),
+        ),
     };
     store.append_tool_log(&log)?;
     let listed = store.list_tool_logs(&session("full"))?;
@@ -341,6 +356,60 @@ fn tool_names<S: ToolLogStore>(store: &S, name: &str) -> Result<Vec<String>, cra
         .into_iter()
         .map(|log| log.tool_name)
         .collect())
+}
+
+fn logs_keep_their_writer<S: ToolLogStore>(store: &S) -> CaseResult {
+    let written = |session_name: &str, tool: &str, at: i64, by: Option<(&str, &str)>| {
+        let mut log = sample_log(session_name, tool, at);
+        log.provenance = by.map(|(source, client)| {
+            let source = Source::parse(source).unwrap_or(Source::Unknown);
+            Provenance::new(source, Timestamp::from_millis(at)).with_client(client)
+        });
+        log
+    };
+    let batch = [
+        written("a", "tapOn", 1, Some(("tool:tapOn", "cli"))),
+        written("a", "inputText", 2, None),
+        written("a", "assert", 3, Some(("model:claude", "python"))),
+    ];
+    store.append_tool_logs(&batch)?;
+    let imported = [
+        written("b", "tapOn", 4, Some(("import:trailblaze", "node"))),
+        written("b", "back", 5, Some(("import:trailblaze", "node"))),
+    ];
+    store.import_tool_logs(&imported)?;
+    let writers = |name: &str| -> Result<Vec<Option<Provenance>>, crate::testkit::Violation> {
+        Ok(store
+            .list_tool_logs(&session(name))?
+            .into_iter()
+            .map(|log| log.provenance)
+            .collect())
+    };
+    let want = |logs: &[ToolLog]| {
+        logs.iter()
+            .map(|l| l.provenance.clone())
+            .collect::<Vec<_>>()
+    };
+    ensure_eq!(
+        writers("a")?,
+        want(&batch),
+        "a batch keeps each log's writer"
+    );
+    ensure_eq!(
+        writers("b")?,
+        want(&imported),
+        "an import keeps each log's writer"
+    );
+    let page = store.tool_log_page(&session("a"), 1, 2)?;
+    ensure_eq!(
+        page.items
+            .into_iter()
+            .map(|l| l.provenance)
+            .collect::<Vec<_>>(),
+        want(&batch[1..]),
+        "a page reads the writers too"
+    );
+    Ok(())
 }
 
 fn a_batch_appends_in_order<S: ToolLogStore>(store: &S) -> CaseResult {

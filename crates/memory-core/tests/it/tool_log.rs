@@ -40,6 +40,8 @@ enum Defect {
     ImportsOverHeldSessions,
     /// Reports the last appended log's time as the session's last write, not the newest.
     LastAppendedIsLastWrite,
+    /// Keeps who logged a call when it is appended alone, not in a batch.
+    DropsWritersInBatches,
 }
 
 struct Broken {
@@ -81,7 +83,12 @@ impl ToolLogStore for Broken {
             return logs.iter().try_for_each(|log| self.append_tool_log(log));
         }
         validate_all(logs)?;
-        self.logs().extend_from_slice(logs);
+        self.logs().extend(logs.iter().cloned().map(|mut log| {
+            if self.defect == Defect::DropsWritersInBatches {
+                log.provenance = None;
+            }
+            log
+        }));
         Ok(())
     }
     fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
@@ -157,6 +164,10 @@ fn the_suite_catches_broken_stores() {
         ),
         (Defect::MixesSessions, "sessions are isolated"),
         (Defect::DropsSnapshots, "every field round-trips"),
+        (
+            Defect::DropsWritersInBatches,
+            "a log keeps who logged it, in a batch and an import",
+        ),
         (
             Defect::StoresInvalidLogs,
             "invalid log is rejected and not stored",

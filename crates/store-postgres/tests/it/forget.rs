@@ -41,6 +41,7 @@ fn log(session: &SessionId, parameters: String) -> ToolLog {
         timestamp: Timestamp::from_millis(1),
         trace_id: None,
         memory_snapshot: None,
+        provenance: None,
     }
 }
 

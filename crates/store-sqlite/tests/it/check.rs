@@ -277,6 +277,10 @@ const DEFECTS: &[(&str, &str)] = &[
         "UPDATE session_events SET source = 'nobody' WHERE session = 'turns' AND seq = 0",
     ),
     (
+        "encoded lists",
+        "UPDATE tool_logs SET source = 'nobody' WHERE seq = (SELECT min(seq) FROM tool_logs)",
+    ),
+    (
         "fingerprint references",
         "UPDATE trajectory_episode SET fp_id = fp_id + 1000 \
          WHERE seq = (SELECT min(seq) FROM trajectory_episode)",

@@ -110,6 +110,7 @@ fn forgotten_tool_logs_leave_no_bytes() {
                     timestamp: Timestamp::from_millis(1),
                     trace_id: None,
                     memory_snapshot: None,
+                    provenance: None,
                 })
                 .expect("append");
         },

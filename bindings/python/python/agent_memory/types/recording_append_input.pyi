@@ -33,3 +33,4 @@ class ToolLogDocument(TypedDict):
 class AppendInput(TypedDict):
     logs: List[ToolLogDocument]
     session: str
+    source: NotRequired[str]

@@ -412,8 +412,11 @@ async function recordings(session, notice) {
   show("Recording " + session,
     h("p", {}, forgetButton({ session }, "session " + session + ": its recorded tool calls and its turn-memory events", "#/recordings")),
     h("h2", {}, "Tool calls"),
-    data.calls.length ? pagedTable("recording", input, "calls", data, ["#", "Tool", "Parameters"],
-      (c, i) => [i + 1, (c && (c.toolName || c.tool_name || c.name)) || "", h("pre", {}, JSON.stringify(c, null, 2))], [0])
+    data.calls.length ? pagedTable("recording", input, "calls", data, ["#", "Tool", "Written by", "Parameters"],
+      (c, i) => {
+        const { written_by: by, ...call } = c || {};
+        return [i + 1, (call.toolName || call.tool_name || call.name) || "", by ? writerOf(by) : "", h("pre", {}, JSON.stringify(call, null, 2))];
+      }, [0])
       : h("p", { class: "muted" }, "No calls."),
     h("h2", {}, "Trail"),
     data.trail ? h("pre", {}, data.trail.trail)

@@ -366,6 +366,7 @@ fn tool_log(session: SessionId, parameters: String, seq: u64) -> ToolLog {
         timestamp: Timestamp::from_millis(seq as i64),
         trace_id: None,
         memory_snapshot: None,
+        provenance: None,
     }
 }
 
