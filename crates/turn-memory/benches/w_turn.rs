@@ -16,7 +16,7 @@
 use std::hint::black_box;
 
 use agent_memory_benchkit::{Figure, keep, sizes};
-use agent_memory_core::{ManualClock, SessionId, SplitMix64, Timestamp};
+use agent_memory_core::{ManualClock, Provenance, SessionId, Source, SplitMix64, Timestamp};
 use agent_memory_sqlite::SqliteStore;
 use agent_memory_turns::{
     AssistantTurn, CaptureConfig, CaptureRules, ContextPolicy, History, JsonlLog, Session,
@@ -239,6 +239,40 @@ fn bench(c: &mut Criterion) {
                 let path = dir.path().join("append.jsonl");
                 let _ = std::fs::remove_file(&path);
                 black_box(write_log(JsonlLog::at(&path), events).history().turns())
+            });
+        });
+    }
+    group.finish();
+
+    // One event appended to a SQLite log per call (its own transaction), without a writer
+    // and with one, in the same run: what keeping who appended it costs.
+    let mut group = c.benchmark_group("W-turn/append-sqlite-one");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    group.throughput(Throughput::Elements(1));
+    let writer = Provenance::new(
+        Source::Model("claude".to_owned()),
+        Timestamp::from_millis(0),
+    )
+    .with_session("run-7")
+    .with_client("mcp:agent");
+    for (variant, writer) in [("ours", None), ("ours with writer", Some(writer))] {
+        let store = SqliteStore::open(
+            dir.path()
+                .join(format!("append-one-{}.db", writer.is_some())),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut log = StoreLog::new(&store, session_id());
+        if let Some(writer) = writer {
+            log = log.with_writer(writer);
+        }
+        let event = SessionEvent::UserMessage {
+            text: "run the tests again".to_owned(),
+        };
+        group.bench_function(BenchmarkId::new(variant, 1), |b| {
+            b.iter(|| {
+                agent_memory_turns::EventLog::append(&mut log, black_box(&event))
+                    .unwrap_or_else(|e| panic!("{e}"));
             });
         });
     }
