@@ -277,6 +277,53 @@ fn text_fits(path: &NotePath, text: &str, limits: &NoteLimits) -> Result<()> {
     check_texts(|| format!("note {path}"), [("text", text)])
 }
 
+/// The writer columns (source, session, client) of a batch of rows, one array each, for an
+/// `unnest` insert; a row without a writer has NULL in all three.
+pub(crate) struct WriterArrays<'a> {
+    pub(crate) sources: Vec<Option<String>>,
+    pub(crate) sessions: Vec<Option<&'a str>>,
+    pub(crate) clients: Vec<Option<&'a str>>,
+}
+
+impl<'a> WriterArrays<'a> {
+    /// The arrays of `writers`, one per row in order.
+    pub(crate) fn of(writers: impl Iterator<Item = Option<&'a Provenance>>) -> Self {
+        let mut arrays = WriterArrays {
+            sources: Vec::new(),
+            sessions: Vec::new(),
+            clients: Vec::new(),
+        };
+        for by in writers {
+            arrays.sources.push(by.map(|b| b.source.to_string()));
+            arrays.sessions.push(by.and_then(|b| b.session.as_deref()));
+            arrays.clients.push(by.and_then(|b| b.client.as_deref()));
+        }
+        arrays
+    }
+}
+
+/// The writer stored in `row`'s columns `first`, `first + 1` and `first + 2` (source,
+/// session, client), written `at`; `None` when it has no source. A source that does not read
+/// is `table`'s corruption.
+pub(crate) fn stored_writer(
+    row: &Row,
+    first: usize,
+    at: Timestamp,
+    table: &str,
+) -> Result<Option<Provenance>> {
+    row.get::<_, Option<&str>>(first)
+        .map(|source| {
+            Ok(Provenance {
+                source: Source::parse(source)
+                    .map_err(|e| Error::corrupt(format!("{table}.source"), e.to_string()))?,
+                session: row.get(first + 1),
+                client: row.get(first + 2),
+                at,
+            })
+        })
+        .transpose()
+}
+
 /// Refuses a provenance PostgreSQL cannot store (a NUL character in one of its texts).
 pub(crate) fn provenance_fits(item: impl Fn() -> String, by: &Provenance) -> Result<()> {
     let source = by.source.to_string();

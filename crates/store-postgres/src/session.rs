@@ -8,10 +8,10 @@ use agent_memory_core::store::session::{
 };
 use agent_memory_core::{
     Clock, Error, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
-    SessionSummary, Source, Timestamp,
+    SessionSummary, Timestamp,
 };
 
-use crate::notes::{audit_in, provenance_fits};
+use crate::notes::{WriterArrays, audit_in, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 fn events_fit(events: &[SessionEvent]) -> Result<()> {
@@ -39,20 +39,11 @@ macro_rules! event_columns {
 
 /// An event of a row of [`EVENT_COLUMNS`]; a writer whose source does not read is corrupt.
 fn event_of(row: &postgres::Row) -> Result<SessionEvent> {
-    let written_by = match row.get::<_, Option<&str>>(3) {
-        None => None,
-        Some(source) => Some(Provenance {
-            source: Source::parse(source)
-                .map_err(|e| Error::corrupt("session_events.source", e.to_string()))?,
-            session: row.get(4),
-            client: row.get(5),
-            at: Timestamp::from_millis(row.get::<_, Option<i64>>(2).unwrap_or(0)),
-        }),
-    };
+    let at = Timestamp::from_millis(row.get::<_, Option<i64>>(2).unwrap_or(0));
     Ok(SessionEvent {
         kind: row.get(0),
         payload: row.get(1),
-        written_by,
+        written_by: stored_writer(row, 3, at, "session_events")?,
     })
 }
 
@@ -71,14 +62,7 @@ fn insert(
 ) -> std::result::Result<u64, Fail> {
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     let payloads: Vec<&str> = events.iter().map(|e| e.payload.as_str()).collect();
-    let writers = || events.iter().map(|e| e.written_by.as_ref());
-    let sources: Vec<Option<String>> = writers().map(|b| b.map(|b| b.source.to_string())).collect();
-    let sessions: Vec<Option<&str>> = writers()
-        .map(|b| b.and_then(|b| b.session.as_deref()))
-        .collect();
-    let clients: Vec<Option<&str>> = writers()
-        .map(|b| b.and_then(|b| b.client.as_deref()))
-        .collect();
+    let writers = WriterArrays::of(events.iter().map(|e| e.written_by.as_ref()));
     tx.execute(
         "INSERT INTO session_events \
          (session, seq, kind, payload, written_at, source, source_session, client) \
@@ -91,9 +75,9 @@ fn insert(
             &kinds,
             &payloads,
             &now.as_millis(),
-            &sources,
-            &sessions,
-            &clients,
+            &writers.sources,
+            &writers.sessions,
+            &writers.clients,
         ],
     )?;
     Ok(count(from) + events.len() as u64)

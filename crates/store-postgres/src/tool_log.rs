@@ -9,10 +9,10 @@ use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Source, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
 use postgres::Row;
 
-use crate::notes::{audit_in, provenance_fits};
+use crate::notes::{WriterArrays, audit_in, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 /// Checks every text of every log before anything is written; an error names the log
@@ -78,14 +78,7 @@ fn insert_all(tx: &mut Tx<'_>, logs: &[ToolLog]) -> std::result::Result<(), Fail
     let timestamps: Vec<i64> = logs.iter().map(|l| l.timestamp.as_millis()).collect();
     let traces: Vec<Option<&str>> = logs.iter().map(|l| l.trace_id.as_deref()).collect();
     let snapshots: Vec<bool> = logs.iter().map(|l| l.memory_snapshot.is_some()).collect();
-    let writers = || logs.iter().map(|l| l.provenance.as_ref());
-    let sources: Vec<Option<String>> = writers().map(|b| b.map(|b| b.source.to_string())).collect();
-    let writer_sessions: Vec<Option<&str>> = writers()
-        .map(|b| b.and_then(|b| b.session.as_deref()))
-        .collect();
-    let clients: Vec<Option<&str>> = writers()
-        .map(|b| b.and_then(|b| b.client.as_deref()))
-        .collect();
+    let writers = WriterArrays::of(logs.iter().map(|l| l.provenance.as_ref()));
     // Rows are inserted in ordinality order, so their identities ascend in batch order.
     let rows = tx.query(
         "INSERT INTO tool_logs (session, tool_name, parameters, success, error, duration_ms, \
@@ -105,9 +98,9 @@ fn insert_all(tx: &mut Tx<'_>, logs: &[ToolLog]) -> std::result::Result<(), Fail
             &timestamps,
             &traces,
             &snapshots,
-            &sources,
-            &writer_sessions,
-            &clients,
+            &writers.sources,
+            &writers.sessions,
+            &writers.clients,
         ],
     )?;
     let mut seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
@@ -324,18 +317,7 @@ fn assemble(session: &SessionId, rows: Vec<Row>, entries: Vec<Row>) -> Result<Ve
                 entries: snapshots.remove(&seq).unwrap_or_default(),
             });
             let timestamp = Timestamp::from_millis(row.get(6));
-            let provenance = row
-                .get::<_, Option<&str>>(9)
-                .map(|source| -> Result<Provenance> {
-                    Ok(Provenance {
-                        source: Source::parse(source)
-                            .map_err(|e| Error::corrupt("tool_logs.source", e.to_string()))?,
-                        session: row.get(10),
-                        client: row.get(11),
-                        at: timestamp,
-                    })
-                })
-                .transpose()?;
+            let provenance = stored_writer(&row, 9, timestamp, "tool_logs")?;
             Ok(ToolLog {
                 session: session.clone(),
                 tool_name: row.get(1),

@@ -20,10 +20,10 @@ use agent_memory_core::store::trajectory::{
     PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq,
     TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Source, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use postgres::Row;
 
-use crate::notes::{audit_in, provenance_fits};
+use crate::notes::{WriterArrays, audit_in, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock, meta};
 
 fn seq_to_sql(seq: Seq) -> i64 {
@@ -204,16 +204,7 @@ fn read_episodes(
             }
         };
         let recorded_at = Timestamp::from_millis(row.get(4));
-        let provenance = match row.get::<_, Option<&str>>(5) {
-            None => None,
-            Some(source) => Some(Provenance {
-                source: Source::parse(source)
-                    .map_err(|e| Error::corrupt("trajectory_episode.source", e.to_string()))?,
-                session: row.get(6),
-                client: row.get(7),
-                at: recorded_at,
-            }),
-        };
+        let provenance = stored_writer(row, 5, recorded_at, "trajectory_episode")?;
         episodes.push(Episode {
             seq: seq_from_sql(row.get(0), "trajectory_episode.seq")?,
             episode: NewEpisode {
@@ -314,18 +305,7 @@ fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i6
         .collect();
     let outcomes: Vec<&str> = episodes.iter().map(|e| e.outcome.as_str()).collect();
     let times: Vec<i64> = episodes.iter().map(|e| e.recorded_at.as_millis()).collect();
-    fn by(e: &NewEpisode) -> Option<&Provenance> {
-        e.provenance.as_ref()
-    }
-    let sources: Vec<Option<String>> = (episodes.iter())
-        .map(|e| by(e).map(|b| b.source.to_string()))
-        .collect();
-    let sessions: Vec<Option<&str>> = (episodes.iter())
-        .map(|e| by(e).and_then(|b| b.session.as_deref()))
-        .collect();
-    let clients: Vec<Option<&str>> = (episodes.iter())
-        .map(|e| by(e).and_then(|b| b.client.as_deref()))
-        .collect();
+    let writers = WriterArrays::of(episodes.iter().map(|e| e.provenance.as_ref()));
     // The partitions' shared locks, in sorted order, are taken by the insert itself before
     // any row gets its sequence number (see [`APPEND`]).
     let partitions: Vec<&str> = partitions.into_iter().collect();
@@ -339,9 +319,9 @@ fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i6
             &times,
             &lock::PARTITION,
             &partitions,
-            &sources,
-            &sessions,
-            &clients,
+            &writers.sources,
+            &writers.sessions,
+            &writers.clients,
         ],
     )?;
     Ok(sorted_seqs(rows))

@@ -86,6 +86,34 @@ fn audit(
     audit_in(conn, "notes", action, scope.as_str(), item, by, detail)
 }
 
+/// The writer stored as `source`, `session` and `client` columns, written `at`; `None` when
+/// it has no source. A source that does not read is `table`'s corruption.
+pub(crate) fn stored_writer(
+    (source, session, client): (Option<String>, Option<String>, Option<String>),
+    at: Timestamp,
+    table: &str,
+) -> Result<Option<Provenance>> {
+    source
+        .map(|source| {
+            Ok(Provenance {
+                source: Source::parse(&source)
+                    .map_err(|e| Error::corrupt(format!("{table}.source"), e.to_string()))?,
+                session,
+                client,
+                at,
+            })
+        })
+        .transpose()
+}
+
+/// The writer columns (source, session, client) of `row` from column `first` on.
+pub(crate) fn writer_columns(
+    row: &Row<'_>,
+    first: usize,
+) -> rusqlite::Result<(Option<String>, Option<String>, Option<String>)> {
+    Ok((row.get(first)?, row.get(first + 1)?, row.get(first + 2)?))
+}
+
 /// Appends an entry about an item of `memory` to the audit trail, in the caller's
 /// transaction.
 pub(crate) fn audit_in(

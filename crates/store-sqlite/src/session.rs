@@ -7,12 +7,12 @@ use agent_memory_core::store::session::{
 };
 use agent_memory_core::{
     Clock, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
-    SessionSummary, Source, Timestamp,
+    SessionSummary, Timestamp,
 };
 use rusqlite::types::Type;
 use rusqlite::{Connection, Transaction, params};
 
-use crate::notes::audit_in;
+use crate::notes::{audit_in, stored_writer, writer_columns};
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 /// Checks every payload against the store's size limit before anything is written.
@@ -40,17 +40,9 @@ const EVENT_COLUMNS: &str = "kind, payload, written_at, source, source_session, 
 /// An event of a row of [`EVENT_COLUMNS`]. A writer whose source does not read is reported
 /// as the corruption it is.
 fn event_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEvent> {
-    let written_by = match row.get_ref(3)?.as_str_or_null()? {
-        None => None,
-        Some(source) => Some(Provenance {
-            source: Source::parse(source).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(3, Type::Text, Box::new(e))
-            })?,
-            session: row.get(4)?,
-            client: row.get(5)?,
-            at: Timestamp::from_millis(row.get::<_, Option<i64>>(2)?.unwrap_or(0)),
-        }),
-    };
+    let at = Timestamp::from_millis(row.get::<_, Option<i64>>(2)?.unwrap_or(0));
+    let written_by = stored_writer(writer_columns(row, 3)?, at, "session_events")
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(3, Type::Text, Box::new(e)))?;
     Ok(SessionEvent {
         kind: row.get(0)?,
         payload: row.get(1)?,

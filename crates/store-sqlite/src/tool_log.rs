@@ -7,10 +7,10 @@ use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
 };
-use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Source, Timestamp};
+use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
-use crate::notes::audit_in;
+use crate::notes::{audit_in, stored_writer, writer_columns};
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
@@ -141,18 +141,7 @@ fn assemble(
                 entries: snapshots.remove(&row.seq).unwrap_or_default(),
             });
             let timestamp = Timestamp::from_millis(row.timestamp);
-            let (source, writer_session, client) = row.writer;
-            let provenance = source
-                .map(|source| -> Result<Provenance> {
-                    Ok(Provenance {
-                        source: Source::parse(&source)
-                            .map_err(|e| Error::corrupt("tool_logs.source", e.to_string()))?,
-                        session: writer_session,
-                        client,
-                        at: timestamp,
-                    })
-                })
-                .transpose()?;
+            let provenance = stored_writer(row.writer, timestamp, "tool_logs")?;
             Ok(ToolLog {
                 session: session.clone(),
                 tool_name: row.tool_name,
@@ -291,7 +280,7 @@ fn select(
                 timestamp: row.get(6)?,
                 trace_id: row.get(7)?,
                 has_snapshot: row.get(8)?,
-                writer: (row.get(9)?, row.get(10)?, row.get(11)?),
+                writer: writer_columns(row, 9)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

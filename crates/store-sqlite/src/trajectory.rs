@@ -14,10 +14,10 @@ use agent_memory_core::store::trajectory::{
     PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns,
     Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
 };
-use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Source, Timestamp};
+use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::notes::audit_in;
+use crate::notes::{audit_in, stored_writer, writer_columns};
 use crate::{SqliteStore, meta, to_core};
 
 /// Sequence numbers are SQLite rowids: positive `i64`.
@@ -595,17 +595,8 @@ fn read_episodes_of(
         };
         let fp_id: i64 = row.get(1).map_err(sql)?;
         let recorded_at = Timestamp::from_millis(row.get(4).map_err(sql)?);
-        let provenance = match row.get_ref(5).map_err(sql)?.as_str_or_null() {
-            Ok(None) => None,
-            Ok(Some(source)) => Some(Provenance {
-                source: Source::parse(source)
-                    .map_err(|e| Error::corrupt("trajectory_episode.source", e.to_string()))?,
-                session: row.get(6).map_err(sql)?,
-                client: row.get(7).map_err(sql)?,
-                at: recorded_at,
-            }),
-            Err(e) => return Err(Error::corrupt("trajectory_episode.source", e.to_string())),
-        };
+        let writer = writer_columns(row, 5).map_err(sql)?;
+        let provenance = stored_writer(writer, recorded_at, "trajectory_episode")?;
         let episode = Episode {
             seq: seq_from_sql(row.get(0).map_err(sql)?, "trajectory_episode.seq")?,
             episode: NewEpisode {
