@@ -19,7 +19,7 @@ pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
-use agent_memory_core::{Clock, IdSource, Scope, Source};
+use agent_memory_core::{Clock, IdSource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -304,9 +304,8 @@ pub struct RecordRunOutput {
 pub fn record_run(env: &Env<'_>, input: RecordRunInput) -> Result<RecordRunOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let mut memory = memory(env, scope.clone());
-    if let Some(source) = &input.source {
-        memory.writer.source =
-            Some(Source::parse(source).map_err(|e| Error::invalid("source", e.to_string()))?);
+    if let Some(source) = crate::evidence::source_input(input.source.as_deref())? {
+        memory.writer.source = Some(source);
     }
     let mut turns = Vec::with_capacity(input.turns.len());
     for (i, turn) in input.turns.iter().enumerate() {

@@ -106,6 +106,24 @@ fn note_of(path: &str) -> Result<NotePath> {
         })
 }
 
+/// The source an input names (`user`, `tool:NAME`, `model:NAME`, ...), refused by name
+/// (`input: source`) when it does not read.
+pub(crate) fn source_input(source: Option<&str>) -> Result<Option<Source>> {
+    source
+        .map(|s| Source::parse(s).map_err(|e| Error::invalid("source", e.to_string())))
+        .transpose()
+}
+
+/// Who writes `source`'s item through `env`'s door, at `at`, in no session.
+pub(crate) fn door_writer(env: &Env<'_>, source: Source, at: Timestamp) -> Provenance {
+    Provenance {
+        source,
+        session: None,
+        client: env.client.clone(),
+        at,
+    }
+}
+
 /// Who does what the caller asks now: `source` (the user by default), through `client`
 /// (the door by default), in `session`.
 pub(crate) fn actor(

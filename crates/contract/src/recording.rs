@@ -195,20 +195,6 @@ pub struct AppendOutput {
     pub logs: u64,
 }
 
-/// Who logged `log`: `source`, through `env`'s client, at the log's own time.
-fn writer(
-    env: &Env<'_>,
-    source: agent_memory_core::Source,
-    log: &ToolLog,
-) -> agent_memory_core::Provenance {
-    agent_memory_core::Provenance {
-        source,
-        session: None,
-        client: env.client.clone(),
-        at: log.timestamp,
-    }
-}
-
 /// Appends the logs to the session. Every log is read and checked before the first write,
 /// so a bad document writes nothing.
 pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
@@ -233,13 +219,7 @@ pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
     }
     // Every secret the batch reveals is scrubbed from every log of it before the store sees
     // any: the store never receives one.
-    let source = input
-        .source
-        .as_deref()
-        .map(|s| {
-            agent_memory_core::Source::parse(s).map_err(|e| Error::invalid("source", e.to_string()))
-        })
-        .transpose()?;
+    let source = crate::evidence::source_input(input.source.as_deref())?;
     let mut logs = read_documents(&input.logs, &input.session)?;
     // Each log keeps who logged it: the caller's source or the call's own tool, through the
     // door's client, at the log's own time.
@@ -247,7 +227,7 @@ pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
         let source = source
             .clone()
             .unwrap_or_else(|| agent_memory_core::Source::Tool(log.tool_name.clone()));
-        log.provenance = Some(writer(env, source, log));
+        log.provenance = Some(crate::evidence::door_writer(env, source, log.timestamp));
     }
     if logs.is_empty() {
         return Err(Error::invalid(
@@ -1381,7 +1361,7 @@ impl ToolLogImport {
                 new_logs.extend(file_logs.iter().map(|(_, log)| {
                     let source = agent_memory_core::Source::Import("trailblaze".to_owned());
                     ToolLog {
-                        provenance: Some(writer(env, source, log)),
+                        provenance: Some(crate::evidence::door_writer(env, source, log.timestamp)),
                         ..(*log).clone()
                     }
                 }));

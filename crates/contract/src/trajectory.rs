@@ -572,12 +572,9 @@ pub fn record_naming(
     let given = input.given();
     // Each episode keeps who recorded it: the caller's source and session, the door's client.
     let writer = Writer {
-        source: match &input.source {
-            Some(source) => {
-                Some(Source::parse(source).map_err(|e| Error::invalid("source", e.to_string()))?)
-            }
-            None => Some(Source::User),
-        },
+        source: Some(
+            crate::evidence::source_input(input.source.as_deref())?.unwrap_or(Source::User),
+        ),
         session: input.session.clone(),
         client: env.client.clone(),
     };

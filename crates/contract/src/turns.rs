@@ -98,30 +98,15 @@ const INLINE_FIELDS: &[(&str, &[FieldCheck])] = &[
 ];
 
 /// Who appends events: the caller's source, or the one each event's kind implies, through
-/// the door's client.
-struct EventWriter {
+/// the door's client. (A store keeps its own write time, whatever time a writer gives.)
+struct EventWriter<'e> {
+    env: &'e Env<'e>,
     source: Option<agent_memory_core::Source>,
-    client: Option<String>,
+    /// The append's time, read once.
     at: agent_memory_core::Timestamp,
 }
 
-impl EventWriter {
-    /// The writer of an append through `env` by `source` (refused by name when it does not
-    /// read).
-    fn new(env: &Env<'_>, source: Option<&str>) -> Result<Self> {
-        let source = source
-            .map(|s| {
-                agent_memory_core::Source::parse(s)
-                    .map_err(|e| Error::invalid("source", e.to_string()))
-            })
-            .transpose()?;
-        Ok(EventWriter {
-            source,
-            client: env.client.clone(),
-            at: env.clock.now(),
-        })
-    }
-
+impl<'e> EventWriter<'e> {
     /// Who wrote `event`: the given source, else a model for what a model writes (a turn, a
     /// compaction's summary) and the user for the rest.
     fn of(&self, event: &SessionEvent) -> agent_memory_core::Provenance {
@@ -131,12 +116,7 @@ impl EventWriter {
             }
             _ => agent_memory_core::Source::User,
         });
-        agent_memory_core::Provenance {
-            source,
-            session: None,
-            client: self.client.clone(),
-            at: self.at,
-        }
+        crate::evidence::door_writer(self.env, source, self.at)
     }
 }
 
@@ -179,7 +159,11 @@ fn stored_events(env: &Env<'_>, session: &SessionId) -> Result<Vec<SessionEvent>
 /// retry, or several copies of one append sent at once, store each event once.
 pub fn append(env: &Env<'_>, input: AppendInput) -> Result<AppendOutput> {
     let session = session_id(&input.session)?;
-    let writer = EventWriter::new(env, input.source.as_deref())?;
+    let writer = EventWriter {
+        env,
+        source: crate::evidence::source_input(input.source.as_deref())?,
+        at: env.clock.now(),
+    };
     // When another writer appended between the read and the append, the store refuses ours;
     // one more plan sees its events and skips them or names the first that differs. A second
     // refusal is reported as the store words it (the session, both lengths).
@@ -540,12 +524,8 @@ pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
         LogFormat::AgentMemory => "agent_memory",
         LogFormat::Keen => "keen",
     };
-    let writer = agent_memory_core::Provenance {
-        source: agent_memory_core::Source::Import(format.to_owned()),
-        session: None,
-        client: env.client.clone(),
-        at: env.clock.now(),
-    };
+    let source = agent_memory_core::Source::Import(format.to_owned());
+    let writer = crate::evidence::door_writer(env, source, env.clock.now());
     let stored = loaded
         .events
         .iter()
@@ -865,32 +845,33 @@ pub struct SessionWriter {
 /// The writers of a session's events, `writers` one per event in order, in the order each
 /// first appended; events without a writer are in none.
 fn session_writers(writers: &[Option<agent_memory_core::Provenance>]) -> Vec<SessionWriter> {
-    let mut found: Vec<(SessionWriter, &agent_memory_core::Provenance)> = Vec::new();
+    // Per writer: its first and last positions, its count, and its latest provenance
+    // (positions grow with time, so the last event's time is its last append's).
+    let mut found: Vec<(u64, u64, u64, &agent_memory_core::Provenance)> = Vec::new();
     for (position, writer) in writers.iter().enumerate() {
         let Some(by) = writer else { continue };
         let position = position as u64;
         let same = |known: &agent_memory_core::Provenance| {
             (&known.source, &known.session, &known.client) == (&by.source, &by.session, &by.client)
         };
-        match found.iter_mut().find(|(_, known)| same(known)) {
-            Some((summary, _)) => {
-                summary.events += 1;
-                summary.last = position;
-                // Positions grow with time: the later append's time is the last.
-                summary.written_by.at = crate::time(by.at);
+        match found.iter_mut().find(|(.., known)| same(known)) {
+            Some((_, last, events, latest)) => {
+                *last = position;
+                *events += 1;
+                *latest = by;
             }
-            None => found.push((
-                SessionWriter {
-                    written_by: by.into(),
-                    events: 1,
-                    first: position,
-                    last: position,
-                },
-                by,
-            )),
+            None => found.push((position, position, 1, by)),
         }
     }
-    found.into_iter().map(|(summary, _)| summary).collect()
+    found
+        .into_iter()
+        .map(|(first, last, events, latest)| SessionWriter {
+            written_by: latest.into(),
+            events,
+            first,
+            last,
+        })
+        .collect()
 }
 
 /// A provider's request for a session's model view, rendered when it is written: as JSON it
