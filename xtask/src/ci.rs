@@ -149,7 +149,28 @@ fn run_steps() -> Result<()> {
             // check builds (the release profile's build of the three targets would take
             // longer than the rest of this run).
             "dist",
-            Box::new(|| crate::dist::run(&["--quick".to_owned()])),
+            Box::new(|| {
+                crate::dist::run(&["--quick".to_owned()])?;
+                // A clean clone's run never reuses the cross builds (about 4 GB, a third of
+                // the target folder at its largest): the artifacts are already copied into
+                // `target/dist`, and a full disk fails the steps after as surely as a test.
+                if std::env::var("CI").is_ok_and(|v| v == "true") {
+                    for folder in crate::dist::build_folders(&crate::target_dir(&root)) {
+                        let bytes = folder_size(&folder);
+                        if folder.exists() {
+                            std::fs::remove_dir_all(&folder).with_context(|| {
+                                format!("removing the cross build {}", folder.display())
+                            })?;
+                            println!(
+                                "--- dist: removed {} ({:.1} GB), not needed after this step",
+                                folder.display(),
+                                bytes as f64 / 1e9
+                            );
+                        }
+                    }
+                }
+                Ok(())
+            }),
         ),
         (
             // Every library crate and the command line must be publishable as they stand:
@@ -200,15 +221,35 @@ fn run_steps() -> Result<()> {
         // The target folder's size after each step: a full disk fails a run as surely as a
         // failing test, and this says which step grew it.
         println!(
-            "<== {name}: {} in {:.1}s (target folder {:.1} GB)",
+            "<== {name}: {} in {:.1}s (target folder {:.1} GB, {} free on its disk)",
             if result.is_ok() { "ok" } else { "FAILED" },
             t.elapsed().as_secs_f64(),
-            folder_size(&target) as f64 / 1e9
+            folder_size(&target) as f64 / 1e9,
+            disk_free(&target).map_or_else(
+                || "unknown".to_owned(),
+                |b| format!("{:.1} GB", b as f64 / 1e9)
+            )
         );
         result.with_context(|| format!("ci step `{name}` failed"))?;
     }
     println!("ci passed in {:.1}s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The bytes free on the disk that holds `dir`, as `df -Pk` reports them (POSIX output: the
+/// fourth column of the second line is the space available in KiB); `None` when `df` cannot
+/// say (the figure is a report, not a check).
+fn disk_free(dir: &std::path::Path) -> Option<u64> {
+    let out = Command::new("df").arg("-Pk").arg(dir).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let kib: u64 = text
+        .lines()
+        .nth(1)?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 /// The bytes of the regular files under `dir`, each file once however many links it has

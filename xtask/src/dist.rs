@@ -127,6 +127,12 @@ const TARGETS: &[Target] = &[
     },
 ];
 
+/// The folders the cross builds of [`TARGETS`] compile into (`target/<triple>`), which
+/// nothing reads once `dist` has copied its artifacts into `target/dist/`.
+pub(crate) fn build_folders(target: &Path) -> Vec<PathBuf> {
+    TARGETS.iter().map(|t| target.join(t.triple)).collect()
+}
+
 /// What one target's build left in `target/dist/`.
 struct Built<'a> {
     target: &'a Target,
