@@ -15,14 +15,15 @@ use std::collections::HashMap;
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
-    Forgotten, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore,
-    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
-    SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore, run_item, run_start_outcome,
+    Forgotten, HeldRun, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest,
+    RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore, run_item,
+    run_start_outcome,
 };
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
-use crate::notes::{audit_in, provenance_fits};
+use crate::notes::{audit_in, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
 
 /// What the body of a store call returns.
@@ -1389,11 +1390,13 @@ fn forget(tx: &mut Tx<'_>, scope: &Scope, site: Option<(&str, &[String])>) -> St
                 "DELETE FROM browser_suite_summary WHERE scope = $1",
                 &[&name],
             )?;
+        let held = tx.execute("DELETE FROM browser_held WHERE scope = $1", &[&name])?;
         return Ok(Forgotten {
             trajectories,
             sites,
             runs,
             hints,
+            held,
         });
     };
     Ok(Forgotten {
@@ -1410,42 +1413,172 @@ fn forget(tx: &mut Tx<'_>, scope: &Scope, site: Option<(&str, &[String])>) -> St
             &[&name, &site],
         )?,
         hints: 0,
+        held: tx.execute(
+            "DELETE FROM browser_held WHERE scope = $1 AND site = $2",
+            &[&name, &site],
+        )?,
     })
 }
 
 /// Every scope that holds a browser record of any kind.
 const SCOPES: &str = "SELECT scope FROM browser_trajectory UNION SELECT scope FROM browser_site
      UNION SELECT scope FROM browser_run UNION SELECT scope FROM browser_hints
-     UNION SELECT scope FROM browser_suite_summary";
+     UNION SELECT scope FROM browser_suite_summary UNION SELECT scope FROM browser_held";
+
+/// Records everything `run` (checked by [`check_run_parts`]) leaves behind in `scope`, in
+/// the caller's transaction, which holds the scope's lock.
+fn record_in(tx: &mut Tx<'_>, scope: &Scope, run: &FinishedRun) -> std::result::Result<(), Fail> {
+    put_trajectory(tx, scope, &run.trajectory, &run.tokens)?;
+    observe(tx, scope, &run.site)?;
+    if let Some(manifest) = &run.manifest {
+        let stored = if run.completes_stored {
+            let sql = concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM browser_run WHERE scope = $1 AND run_id = $2"
+            );
+            tx.query_opt(sql, &[&scope.as_str(), &manifest.run_id])?
+                .as_ref()
+                .map(run_from)
+                .transpose()?
+        } else {
+            None
+        };
+        match stored {
+            // Both parts were checked: the stored one as it was stored.
+            Some(stored) => put_run(tx, scope, &stored.completed_by(manifest))?,
+            None => put_run(tx, scope, manifest)?,
+        }
+    }
+    Ok(())
+}
 
 impl BrowserStore for PostgresStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         check_run_parts(run)?;
         self.write("record finished run", |tx| {
             lock_scope(tx, scope)?;
-            put_trajectory(tx, scope, &run.trajectory, &run.tokens)?;
-            observe(tx, scope, &run.site)?;
-            if let Some(manifest) = &run.manifest {
-                let stored = if run.completes_stored {
-                    let sql = concat!(
-                        "SELECT ",
-                        run_columns!(),
-                        " FROM browser_run WHERE scope = $1 AND run_id = $2"
-                    );
-                    tx.query_opt(sql, &[&scope.as_str(), &manifest.run_id])?
-                        .as_ref()
-                        .map(run_from)
-                        .transpose()?
-                } else {
-                    None
-                };
-                match stored {
-                    // Both parts were checked: the stored one as it was stored.
-                    Some(stored) => put_run(tx, scope, &stored.completed_by(manifest))?,
-                    None => put_run(tx, scope, manifest)?,
-                }
+            record_in(tx, scope, run)
+        })
+    }
+
+    fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()> {
+        let reasons = held.reasons_text();
+        let detail = held.detail();
+        check_texts(
+            || format!("held run {:?}", held.id),
+            [
+                ("id", held.id.as_str()),
+                ("site", held.site.as_str()),
+                ("goal", held.goal.as_str()),
+                ("reasons", reasons.as_str()),
+                ("run", held.run.as_str()),
+            ],
+        )?;
+        let by = &held.written_by;
+        provenance_fits(|| format!("held run {:?}", held.id), by)?;
+        self.write("hold finished run", |tx| {
+            lock_scope(tx, scope)?;
+            let inserted = tx.execute(
+                "INSERT INTO browser_held (scope, id, site, goal, reasons, run, source, \
+                 source_session, client, held_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+                &[
+                    &scope.as_str(),
+                    &held.id,
+                    &held.site,
+                    &held.goal,
+                    &reasons,
+                    &held.run,
+                    &by.source.to_string(),
+                    &by.session,
+                    &by.client,
+                    &by.at.as_millis(),
+                ],
+            )?;
+            if inserted == 0 {
+                return Err(Fail::Core(Error::conflict(
+                    "held run",
+                    &held.id,
+                    "a run with this id is already held",
+                )));
             }
-            Ok(())
+            let item = HeldRun::item(&held.id);
+            audit_in(
+                tx,
+                "browser",
+                Action::Write,
+                scope.as_str(),
+                &item,
+                by,
+                &detail,
+            )
+        })
+    }
+
+    fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.read("list held runs", |tx| {
+            Ok(tx.query(
+                "SELECT scope, id, site, goal, reasons, run, held_at, source, source_session, \
+                 client FROM browser_held WHERE ($1::text IS NULL OR scope = $1) \
+                 ORDER BY held_at, scope, id LIMIT $2",
+                &[&scope.map(Scope::as_str), &limit],
+            )?)
+        })?;
+        rows.iter()
+            .map(|row| {
+                let scope: &str = row.get(0);
+                let scope = Scope::new(scope)
+                    .map_err(|e| Error::corrupt("browser_held.scope", e.to_string()))?;
+                let at = Timestamp::from_millis(row.get(6));
+                let written_by = stored_writer(row, 7, at, "browser_held")?.ok_or_else(|| {
+                    Error::corrupt("browser_held.source", "a held run has no writer")
+                })?;
+                let held = HeldRun::new(
+                    row.get::<_, String>(1),
+                    row.get::<_, String>(2),
+                    row.get::<_, String>(3),
+                    HeldRun::reasons_from(row.get(4)),
+                    row.get::<_, String>(5),
+                    written_by,
+                );
+                Ok((scope, held))
+            })
+            .collect()
+    }
+
+    fn run_decide(
+        &self,
+        scope: &Scope,
+        id: &str,
+        approve: Option<&FinishedRun>,
+        by: &Provenance,
+    ) -> Result<bool> {
+        if let Some(run) = approve {
+            check_run_parts(run)?;
+        }
+        provenance_fits(|| format!("decision on held run {id:?}"), by)?;
+        let item = HeldRun::item(id);
+        let detail = HeldRun::decision_detail(approve);
+        self.write("decide on a held run", |tx| {
+            lock_scope(tx, scope)?;
+            let deleted = tx.execute(
+                "DELETE FROM browser_held WHERE scope = $1 AND id = $2",
+                &[&scope.as_str(), &id],
+            )?;
+            if deleted == 0 {
+                return Ok(false);
+            }
+            let action = match approve {
+                Some(run) => {
+                    record_in(tx, scope, run)?;
+                    Action::Approve
+                }
+                None => Action::Reject,
+            };
+            audit_in(tx, "browser", action, scope.as_str(), &item, by, &detail)?;
+            Ok(true)
         })
     }
 

@@ -80,6 +80,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "tool_log_provenance",
         sql: include_str!("sql/0012_tool_log_provenance.sql"),
     },
+    Migration {
+        version: 13,
+        name: "browser_held",
+        sql: include_str!("sql/0013_browser_held.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -6,16 +6,16 @@
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
-    Forgotten, HintStore, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
-    RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome,
-    within_margin,
+    Forgotten, HeldRun, HintStore, ImageStored, IndexedCandidate, MemoryImage, RunFilter,
+    RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item,
+    run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::notes::audit_in;
+use crate::notes::{audit_in, stored_writer, writer_columns};
 use crate::{SqliteStore, codec, item_error, to_core, token_index};
 
 fn int(value: u64) -> i64 {
@@ -322,6 +322,25 @@ fn remove_selected(
 /// The columns [`remove_selected`] reads.
 const DOOMED_COLUMNS: &str = "id, coalesce(origin, ''), index_keys";
 
+/// Records everything `run` leaves behind in `scope`, in the caller's transaction.
+fn record_in(tx: &Connection, scope: &Scope, run: &FinishedRun, op: &str) -> Result<()> {
+    put_trajectory(tx, scope, &run.trajectory, &run.tokens).map_err(|e| to_core(op, e))?;
+    observe(tx, scope, &run.site)?;
+    if let Some(manifest) = &run.manifest {
+        let stored = if run.completes_stored {
+            get_run(tx, scope, &manifest.run_id)?
+        } else {
+            None
+        };
+        match stored {
+            Some(stored) => put_run(tx, scope, &stored.completed_by(manifest)),
+            None => put_run(tx, scope, manifest),
+        }
+        .map_err(|e| to_core(op, e))?;
+    }
+    Ok(())
+}
+
 /// Deletes the browser memory of `scope`, or of one site of it with its origins.
 fn forget(
     conn: &Connection,
@@ -340,6 +359,7 @@ fn forget(
             hints: (run("DELETE FROM browser_hints WHERE scope = ?1")?
                 + run("DELETE FROM browser_suite_summaries WHERE scope = ?1")?)
                 as u64,
+            held: run("DELETE FROM browser_held WHERE scope = ?1")? as u64,
         });
     };
     let select = format!(
@@ -355,6 +375,7 @@ fn forget(
         sites: run("DELETE FROM browser_sites WHERE scope = ?1 AND site = ?2")? as u64,
         runs: run("DELETE FROM browser_runs WHERE scope = ?1 AND domain = ?2")? as u64,
         hints: 0,
+        held: run("DELETE FROM browser_held WHERE scope = ?1 AND site = ?2")? as u64,
     })
 }
 
@@ -1303,23 +1324,149 @@ impl HintStore for SqliteStore {
 impl BrowserStore for SqliteStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         let op = "record finished run";
+        self.write(op, |tx| record_in(tx, scope, run, op))
+    }
+
+    fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()> {
+        let op = "hold finished run";
         self.write(op, |tx| {
-            put_trajectory(tx, scope, &run.trajectory, &run.tokens).map_err(|e| to_core(op, e))?;
-            observe(tx, scope, &run.site)?;
-            if let Some(manifest) = &run.manifest {
-                let stored = if run.completes_stored {
-                    get_run(tx, scope, &manifest.run_id)?
-                } else {
-                    None
-                };
-                match stored {
-                    Some(stored) => put_run(tx, scope, &stored.completed_by(manifest)),
-                    None => put_run(tx, scope, manifest),
+            let by = &held.written_by;
+            let run = || -> rusqlite::Result<usize> {
+                let inserted = tx
+                    .prepare_cached(
+                        "INSERT INTO browser_held (scope, id, site, goal, reasons, run, source, \
+                         source_session, client, held_at) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
+                    )?
+                    .execute(params![
+                        scope.as_str(),
+                        held.id,
+                        held.site,
+                        held.goal,
+                        held.reasons_text(),
+                        held.run,
+                        by.source.to_string(),
+                        by.session,
+                        by.client,
+                        by.at.as_millis(),
+                    ])?;
+                if inserted == 1 {
+                    audit_in(
+                        tx,
+                        "browser",
+                        Action::Write,
+                        scope.as_str(),
+                        &HeldRun::item(&held.id),
+                        by,
+                        &held.detail(),
+                    )?;
                 }
-                .map_err(|e| to_core(op, e))?;
+                Ok(inserted)
+            };
+            match run().map_err(|e| to_core(op, e))? {
+                1 => Ok(()),
+                _ => Err(Error::conflict(
+                    "held run",
+                    &held.id,
+                    "a run with this id is already held",
+                )),
             }
-            Ok(())
         })
+    }
+
+    fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>> {
+        type Row = (
+            String,
+            String,
+            String,
+            String,
+            String,
+            String,
+            i64,
+            WriterRow,
+        );
+        type WriterRow = (Option<String>, Option<String>, Option<String>);
+        let rows: Vec<Row> = self.read("list held runs", |conn| {
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            conn.prepare_cached(
+                "SELECT scope, id, site, goal, reasons, run, held_at, source, source_session, \
+                 client FROM browser_held WHERE (?1 IS NULL OR scope = ?1) \
+                 ORDER BY held_at, scope, id LIMIT ?2",
+            )?
+            .query_map(params![scope.map(Scope::as_str), limit], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    writer_columns(r, 7)?,
+                ))
+            })?
+            .collect()
+        })?;
+        rows.into_iter()
+            .map(|(scope, id, site, goal, reasons, run, at, writer)| {
+                let scope = Scope::new(scope)
+                    .map_err(|e| Error::corrupt("browser_held.scope", e.to_string()))?;
+                let at = Timestamp::from_millis(at);
+                let written_by = stored_writer(writer, at, "browser_held")?.ok_or_else(|| {
+                    Error::corrupt("browser_held.source", "a held run has no writer")
+                })?;
+                let held = HeldRun::new(
+                    id,
+                    site,
+                    goal,
+                    HeldRun::reasons_from(&reasons),
+                    run,
+                    written_by,
+                );
+                Ok((scope, held))
+            })
+            .collect()
+    }
+
+    fn run_decide(
+        &self,
+        scope: &Scope,
+        id: &str,
+        approve: Option<&FinishedRun>,
+        by: &Provenance,
+    ) -> Result<bool> {
+        let op = "decide on a held run";
+        let decided = self.write(op, |tx| {
+            let deleted = tx
+                .prepare_cached("DELETE FROM browser_held WHERE scope = ?1 AND id = ?2")
+                .and_then(|mut stmt| stmt.execute(params![scope.as_str(), id]))
+                .map_err(|e| to_core(op, e))?;
+            if deleted == 0 {
+                return Ok(false);
+            }
+            let action = match approve {
+                Some(run) => {
+                    record_in(tx, scope, run, op)?;
+                    Action::Approve
+                }
+                None => Action::Reject,
+            };
+            audit_in(
+                tx,
+                "browser",
+                action,
+                scope.as_str(),
+                &HeldRun::item(id),
+                by,
+                &HeldRun::decision_detail(approve),
+            )
+            .map_err(|e| to_core(op, e))?;
+            Ok(true)
+        })?;
+        if decided && approve.is_none() {
+            self.erase_freed_pages()?;
+        }
+        Ok(decided)
     }
 
     fn browser_scopes(&self) -> Result<Vec<Scope>> {
@@ -1327,7 +1474,8 @@ impl BrowserStore for SqliteStore {
             conn.prepare_cached(
                 "SELECT scope FROM browser_trajectories UNION SELECT scope FROM browser_sites
                  UNION SELECT scope FROM browser_runs UNION SELECT scope FROM browser_hints
-                 UNION SELECT scope FROM browser_suite_summaries ORDER BY 1",
+                 UNION SELECT scope FROM browser_suite_summaries UNION SELECT scope FROM browser_held \
+                 ORDER BY 1",
             )?
             .query_map([], |r| r.get(0))?
             .collect()

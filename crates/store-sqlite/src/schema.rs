@@ -105,6 +105,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "tool_log_provenance",
         sql: include_str!("sql/0018_tool_log_provenance.sql"),
     },
+    Migration {
+        version: 19,
+        name: "browser_held",
+        sql: include_str!("sql/0019_browser_held.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::evidence::{Action, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten, HeldRun,
     HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item,
     run_start_outcome,
@@ -35,6 +35,8 @@ struct ScopeMemory {
     runs: HashMap<String, RunManifest>,
     hints: Option<(String, String)>,
     suites: BTreeMap<String, SuiteSummary>,
+    /// Runs held for review, oldest first.
+    held: Vec<HeldRun>,
     /// The match counters, one byte per slot, kept zeroed between queries so a query pays
     /// only for the slots its tokens touch, not for every slot the scope ever held.
     counts: Vec<u8>,
@@ -96,6 +98,7 @@ impl ScopeMemory {
             && self.runs.is_empty()
             && self.hints.is_none()
             && self.suites.is_empty()
+            && self.held.is_empty()
     }
 
     fn put(&mut self, trajectory: &Trajectory, tokens: &[String]) {
@@ -243,6 +246,7 @@ fn forget_browser_in(
             sites: m.sites.len() as u64,
             runs: m.runs.len() as u64,
             hints: u64::from(m.hints.is_some()) + m.suites.len() as u64,
+            held: m.held.len() as u64,
         };
         memory.scopes.remove(scope);
         return forgotten;
@@ -258,9 +262,12 @@ fn forget_browser_in(
         .collect();
     let runs_before = m.runs.len();
     m.runs.retain(|_, run| run.domain != site);
+    let held_before = m.held.len();
+    m.held.retain(|held| held.site != site);
     let mut forgotten = Forgotten {
         sites: u64::from(m.sites.remove(site).is_some()),
         runs: (runs_before - m.runs.len()) as u64,
+        held: (held_before - m.held.len()) as u64,
         ..Forgotten::default()
     };
     for slot in doomed {
@@ -511,22 +518,101 @@ impl HintStore for InMemoryStore {
     }
 }
 
+/// Records everything `run` leaves behind in `m`.
+fn record_in(m: &mut ScopeMemory, run: &FinishedRun) {
+    m.put(&run.trajectory, &run.tokens);
+    observe(m, &run.site);
+    if let Some(manifest) = &run.manifest {
+        let stored = m.runs.remove(&manifest.run_id);
+        let manifest = match stored {
+            Some(stored) if run.completes_stored => stored.completed_by(manifest),
+            _ => manifest.clone(),
+        };
+        m.runs.insert(manifest.run_id.clone(), manifest);
+    }
+}
+
 impl BrowserStore for InMemoryStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         // One lock for the whole run: no reader sees half of it.
-        with_scope(self, scope, |m| {
-            m.put(&run.trajectory, &run.tokens);
-            observe(m, &run.site);
-            if let Some(manifest) = &run.manifest {
-                let stored = m.runs.remove(&manifest.run_id);
-                let manifest = match stored {
-                    Some(stored) if run.completes_stored => stored.completed_by(manifest),
-                    _ => manifest.clone(),
-                };
-                m.runs.insert(manifest.run_id.clone(), manifest);
-            }
-        });
+        with_scope(self, scope, |m| record_in(m, run));
         Ok(())
+    }
+
+    fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()> {
+        let mut memory = lock(&self.browser);
+        let m = memory.scopes.entry(scope.clone()).or_default();
+        if m.held.iter().any(|h| h.id == held.id) {
+            return Err(Error::conflict(
+                "held run",
+                &held.id,
+                "a run with this id is already held",
+            ));
+        }
+        m.held.push(held.clone());
+        self.audit_in(
+            "browser",
+            Action::Write,
+            scope.as_str(),
+            &HeldRun::item(&held.id),
+            &held.written_by,
+            held.detail(),
+        );
+        drop(memory);
+        Ok(())
+    }
+
+    fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>> {
+        let memory = lock(&self.browser);
+        let mut held: Vec<(Scope, HeldRun)> = memory
+            .scopes
+            .iter()
+            .filter(|(s, _)| scope.is_none_or(|scope| scope == *s))
+            .flat_map(|(s, m)| m.held.iter().map(|h| (s.clone(), h.clone())))
+            .collect();
+        held.sort_by(|a, b| {
+            (a.1.written_by.at, a.0.as_str(), &a.1.id).cmp(&(
+                b.1.written_by.at,
+                b.0.as_str(),
+                &b.1.id,
+            ))
+        });
+        held.truncate(limit);
+        Ok(held)
+    }
+
+    fn run_decide(
+        &self,
+        scope: &Scope,
+        id: &str,
+        approve: Option<&FinishedRun>,
+        by: &Provenance,
+    ) -> Result<bool> {
+        let mut memory = lock(&self.browser);
+        let Some(m) = memory.scopes.get_mut(scope) else {
+            return Ok(false);
+        };
+        let Some(at) = m.held.iter().position(|h| h.id == id) else {
+            return Ok(false);
+        };
+        m.held.remove(at);
+        let action = match approve {
+            Some(run) => {
+                record_in(m, run);
+                Action::Approve
+            }
+            None => Action::Reject,
+        };
+        self.audit_in(
+            "browser",
+            action,
+            scope.as_str(),
+            &HeldRun::item(id),
+            by,
+            HeldRun::decision_detail(approve),
+        );
+        drop(memory);
+        Ok(true)
     }
 
     fn browser_scopes(&self) -> Result<Vec<Scope>> {

@@ -895,6 +895,101 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// over earlier ones with the same key. Because the comparison is part of the atomic step,
     /// of several concurrent stores of one image exactly one reports it written.
     fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
+
+    /// Holds `held` in `scope` for review, in one atomic step with its audit entry (memory
+    /// `browser`, item `held:ID`, action `write`, by its writer, detail `held: REASONS`).
+    /// A held run is in no context, match or view of the scope until it is approved.
+    fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()>;
+
+    /// Up to `limit` held runs, of `scope` or (with `None`) of every scope, oldest first,
+    /// each with its scope.
+    fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>>;
+
+    /// Decides on the held run `id` of `scope` in one atomic step: with `approve`, records
+    /// that run as [`record_run`](Self::record_run) does and audits `approve`; without,
+    /// erases the held run and audits `reject`; both audited as `held:ID` by `by`. Answers
+    /// `false`, changing nothing, when no run `id` is held there (another reviewer decided
+    /// first).
+    fn run_decide(
+        &self,
+        scope: &Scope,
+        id: &str,
+        approve: Option<&FinishedRun>,
+        by: &Provenance,
+    ) -> Result<bool>;
+}
+
+/// A finished run the write screen held for review (policy `quarantine`): stored aside,
+/// outside every context, match and view of its scope, until a reviewer approves it (then
+/// recorded) or rejects it (then erased).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct HeldRun {
+    /// Its id in the scope.
+    pub id: String,
+    /// The site the run would teach (its site key).
+    pub site: String,
+    /// The run's goal, for the reviewer.
+    pub goal: String,
+    /// Why the screen held it, one reason each (no line breaks).
+    pub reasons: Vec<String>,
+    /// The run as its memory encodes it, opaque to the store.
+    pub run: String,
+    /// Who wrote it; `at` is when it was held.
+    pub written_by: Provenance,
+}
+
+impl HeldRun {
+    /// A held run; line breaks in a reason become spaces (a store keeps one per line).
+    pub fn new(
+        id: impl Into<String>,
+        site: impl Into<String>,
+        goal: impl Into<String>,
+        reasons: Vec<String>,
+        run: impl Into<String>,
+        written_by: Provenance,
+    ) -> HeldRun {
+        HeldRun {
+            id: id.into(),
+            site: site.into(),
+            goal: goal.into(),
+            reasons: reasons
+                .into_iter()
+                .map(|r| r.replace(['\n', '\r'], " "))
+                .collect(),
+            run: run.into(),
+            written_by,
+        }
+    }
+
+    /// Its reasons as a store keeps them: one per line.
+    pub fn reasons_text(&self) -> String {
+        self.reasons.join("\n")
+    }
+
+    /// Reasons kept as [`reasons_text`](Self::reasons_text) wrote them.
+    pub fn reasons_from(text: &str) -> Vec<String> {
+        text.lines().map(str::to_owned).collect()
+    }
+
+    /// Its item in the audit trail: `held:ID`.
+    pub fn item(id: &str) -> String {
+        format!("held:{id}")
+    }
+
+    /// The detail of a decision's audit entry: `recorded as TRAJECTORY_ID` for an approval,
+    /// `erased` for a rejection.
+    pub fn decision_detail(approve: Option<&FinishedRun>) -> String {
+        approve.map_or_else(
+            || "erased".to_owned(),
+            |run| format!("recorded as {}", run.trajectory.id),
+        )
+    }
+
+    /// The detail of its hold's audit entry: `held: REASON; REASON`.
+    pub fn detail(&self) -> String {
+        format!("held: {}", self.reasons.join("; "))
+    }
 }
 
 /// What a forget call deleted.
@@ -908,17 +1003,23 @@ pub struct Forgotten {
     pub runs: u64,
     /// Hint texts and suite summaries deleted.
     pub hints: u64,
+    /// Runs held for review deleted (named in the detail only when there were some).
+    pub held: u64,
 }
 
 impl Forgotten {
     /// The detail of its audit entry: `1 trajectory, 0 sites, 2 runs, 0 hints`.
     pub fn detail(&self) -> String {
-        crate::evidence::forget_detail(&[
+        let mut detail = crate::evidence::forget_detail(&[
             (self.trajectories, "trajectory", "trajectories"),
             (self.sites, "site", "sites"),
             (self.runs, "run", "runs"),
             (self.hints, "hint", "hints"),
-        ])
+        ]);
+        if self.held > 0 {
+            detail.push_str(&format!(", {} held", self.held));
+        }
+        detail
     }
 
     /// The item of its audit entry: `scope` for the whole scope, `site:KEY` for a site.

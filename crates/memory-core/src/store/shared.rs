@@ -31,9 +31,9 @@ use crate::names::{MetaKey, Partition, Scope, SessionId};
 use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
-    IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HeldRun, HintStore,
+    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
+    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
 use crate::store::meta::MetaStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
@@ -163,4 +163,7 @@ shared_store!(BrowserStore {
     fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
     fn browser_scopes(&self) -> Result<Vec<Scope>>;
     fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>, by: &Provenance) -> Result<Forgotten>;
+    fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()>;
+    fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>>;
+    fn run_decide(&self, scope: &Scope, id: &str, approve: Option<&FinishedRun>, by: &Provenance) -> Result<bool>;
 });

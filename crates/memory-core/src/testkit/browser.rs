@@ -5,7 +5,7 @@ use crate::names::Scope;
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun,
+    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun, HeldRun,
     ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
     SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
 };
@@ -122,6 +122,10 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "forget by writer takes what the writer stored, in one scope or all",
             run: forget_by_writer,
+        },
+        Case {
+            name: "a held run is in no view until approved, and a rejected one is erased",
+            run: held_runs_wait_for_review,
         },
         Case {
             name: "an image is stored whole",
@@ -1234,6 +1238,122 @@ fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
         "site observation missing: {site:?}"
     );
     ensure_eq!(store.run_get(&s, "run_r")?, run.manifest);
+    Ok(())
+}
+
+/// A held run, written by a page at `at`.
+fn held(id: &str, site: &str, at: i64) -> HeldRun {
+    HeldRun::new(
+        id,
+        site,
+        "buy a watch",
+        vec![
+            "instruction: ignore previous".to_owned(),
+            "two\nlines".to_owned(),
+        ],
+        format!("{{\"run\":\"{id}\"}}"),
+        Provenance {
+            source: Source::Page(format!("https://{site}/p")),
+            session: Some(format!("s-{id}")),
+            client: Some("mcp:test".to_owned()),
+            at: Timestamp::from_millis(at),
+        },
+    )
+}
+
+fn held_runs_wait_for_review<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
+    let (s, o) = (Scope::shared(), scope("other"));
+    let first = held("h1", "a.test", 20);
+    store.run_hold(&s, &first)?;
+    store.run_hold(&o, &held("h0", "a.test", 10))?;
+    store.run_hold(&s, &held("h2", "b.test", 30))?;
+    ensure!(
+        store.run_hold(&s, &held("h1", "c.test", 40)).is_err(),
+        "a second run held under one id was accepted"
+    );
+    // Oldest first, every scope or one, each exactly as held.
+    let all = store.runs_held(None, 10)?;
+    let ids: Vec<(&str, &str)> = all
+        .iter()
+        .map(|(s, h)| (s.as_str(), h.id.as_str()))
+        .collect();
+    ensure_eq!(
+        ids,
+        vec![("other", "h0"), ("shared", "h1"), ("shared", "h2")]
+    );
+    ensure_eq!(all[1].1, first);
+    ensure_eq!(first.reasons[1], "two lines", "a reason keeps to one line");
+    ensure_eq!(store.runs_held(Some(&s), 1)?.len(), 1, "the limit");
+    // Held is not recorded: nothing of the run is in any view of the scope.
+    ensure_eq!(store.trajectory_get(&s, "traj_h")?, None);
+    ensure_eq!(store.site_get(&s, "a.test")?, None);
+    ensure_eq!(store.browser_scopes()?, vec![o.clone(), s.clone()]);
+    // Approval records the run and takes it off the queue, once.
+    let run = FinishedRun {
+        trajectory: trajectory("traj_h", "buy a watch", "https://a.test", true, 50),
+        tokens: tokens("buy a watch"),
+        site: observation("a.test", 3),
+        manifest: None,
+        completes_stored: false,
+    };
+    let reviewer = Provenance::new(Source::User, Timestamp::from_millis(60));
+    ensure!(
+        store.run_decide(&s, "h1", Some(&run), &reviewer)?,
+        "h1 was held"
+    );
+    ensure!(
+        !store.run_decide(&s, "h1", Some(&run), &reviewer)?,
+        "a held run was approved twice"
+    );
+    ensure_eq!(
+        store.trajectory_get(&s, "traj_h")?,
+        Some(run.trajectory.clone())
+    );
+    ensure!(
+        store.site_get(&s, "a.test")?.is_some(),
+        "the approved run's site"
+    );
+    // Rejection erases it; a decision in the wrong scope finds nothing.
+    ensure!(
+        !store.run_decide(&s, "h0", None, &reviewer)?,
+        "h0 is held in another scope"
+    );
+    ensure!(store.run_decide(&s, "h2", None, &reviewer)?, "h2 was held");
+    ensure_eq!(store.site_get(&s, "b.test")?, None);
+    let left: Vec<String> = store
+        .runs_held(None, 10)?
+        .into_iter()
+        .map(|(_, h)| h.id)
+        .collect();
+    ensure_eq!(left, vec!["h0".to_owned()]);
+    // Forgetting a site takes what is held for it.
+    let forgotten = store.forget_browser(&o, Some(("a.test", &[])), &forgetter())?;
+    ensure_eq!(forgotten.held, 1);
+    ensure!(
+        store.runs_held(None, 10)?.is_empty(),
+        "a forgotten site's held run was kept"
+    );
+    // Each step is in the audit trail, by who took it.
+    let trail: Vec<(Action, String, String, String)> = store
+        .audit_page(None, 10_000)?
+        .items
+        .into_iter()
+        .filter(|e| e.memory == "browser" && e.item.starts_with("held:"))
+        .map(|e| (e.action, e.scope, e.item, e.by.source.to_string()))
+        .collect();
+    let entry = |action, scope: &str, item: &str, by: &str| {
+        (action, scope.to_owned(), item.to_owned(), by.to_owned())
+    };
+    ensure_eq!(
+        trail,
+        vec![
+            entry(Action::Write, "shared", "held:h1", "page:https://a.test/p"),
+            entry(Action::Write, "other", "held:h0", "page:https://a.test/p"),
+            entry(Action::Write, "shared", "held:h2", "page:https://b.test/p"),
+            entry(Action::Approve, "shared", "held:h1", "user"),
+            entry(Action::Reject, "shared", "held:h2", "user"),
+        ]
+    );
     Ok(())
 }
 

@@ -3,9 +3,9 @@
 
 use agent_memory_core::evidence::{AuditEntry, Writer};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HintStore, ImageStored,
-    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HeldRun, HintStore,
+    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::testkit::{browser, run};
 use agent_memory_core::{AuditStore, InMemoryStore, Page, Provenance, Result, Scope, Timestamp};
@@ -38,6 +38,9 @@ enum Defect {
     DropsWriters,
     /// Forgets by writer in every scope when one is named.
     ForgetsByWriterEverywhere,
+    /// Approves a held run by recording it, leaving it held: a second approval records it
+    /// again.
+    ApprovesWithoutTakingIt,
 }
 
 /// The in-memory store with one seeded defect.
@@ -240,6 +243,33 @@ impl BrowserStore for Broken {
             _ => self.inner.store_image(&scope, image),
         }
     }
+
+    fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()> {
+        self.inner.run_hold(&self.scope(scope), held)
+    }
+    fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>> {
+        self.inner.runs_held(scope, limit)
+    }
+    fn run_decide(
+        &self,
+        scope: &Scope,
+        id: &str,
+        approve: Option<&FinishedRun>,
+        by: &Provenance,
+    ) -> Result<bool> {
+        let scope = self.scope(scope);
+        match (self.defect, approve) {
+            (Defect::ApprovesWithoutTakingIt, Some(run)) => {
+                let held = self.inner.runs_held(Some(&scope), usize::MAX)?;
+                if !held.iter().any(|(_, h)| h.id == id) {
+                    return Ok(false);
+                }
+                self.inner.record_run(&scope, run)?;
+                Ok(true)
+            }
+            _ => self.inner.run_decide(&scope, id, approve, by),
+        }
+    }
 }
 
 #[test]
@@ -271,6 +301,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::StartsInTwoSteps,
             "concurrent starts of one run store it once",
+        ),
+        (
+            Defect::ApprovesWithoutTakingIt,
+            "a held run is in no view until approved, and a rejected one is erased",
         ),
     ];
     for (defect, case) in table {
