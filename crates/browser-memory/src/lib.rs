@@ -49,6 +49,7 @@ mod dir;
 mod error;
 mod extract;
 mod files;
+mod held;
 mod hints;
 mod jsmath;
 mod json;
@@ -78,7 +79,8 @@ pub use matching::{
     find_replayable, trace_score,
 };
 pub use memory::{
-    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RecallGuard, RunReport, assemble,
+    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RecallGuard, Recorded,
+    RunReport, assemble, screen_run,
 };
 pub use origin::{origin_of, safe_file_stem, site_key};
 pub use render::{

@@ -4,7 +4,7 @@
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::screen::{ScreenPolicy, as_data_block, screen};
 use agent_memory_core::store::browser::{
-    BrowserStore, Fact, FactKind, FactObservation, FinishedRun, RunManifest, SessionEntry,
+    BrowserStore, Fact, FactKind, FactObservation, FinishedRun, HeldRun, RunManifest, SessionEntry,
     SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
 use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Provenance, Scope, Source};
@@ -170,6 +170,51 @@ pub struct RecallGuard {
     pub as_data: bool,
 }
 
+/// What [`BrowserMemory::record_or_hold`] did with a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Recorded {
+    /// Recorded: its trajectory.
+    Stored(Trajectory),
+    /// Held for review, with why.
+    Held(HeldRun),
+}
+
+/// What the write screen finds in the texts a finished run would store (its goal, steps,
+/// session, facts and selectors), each as `FIELD: KIND: REASON`; links are judged against
+/// the host of `start_url`, the page the run was on. Empty when nothing is found.
+pub fn screen_run(run: &FinishedRun, start_url: &str) -> Vec<String> {
+    let page = Source::Page(start_url.to_owned());
+    let host = page.host();
+    let mut reasons = Vec::new();
+    let mut check = |field: &dyn Fn() -> String, text: &str| {
+        for finding in screen(text, host.as_deref()) {
+            reasons.push(format!("{}: {finding}", field()));
+        }
+    };
+    let t = &run.trajectory;
+    check(&|| "goal".to_owned(), &t.goal);
+    for (i, step) in t.steps.iter().enumerate() {
+        check(&|| format!("steps[{i}].url"), &step.url);
+        check(&|| format!("steps[{i}].action"), &step.action);
+        if let Some(effect) = &step.expected_effect {
+            check(&|| format!("steps[{i}].expected_effect"), effect);
+        }
+    }
+    if let Some(session) = &run.site.session {
+        check(&|| "outcome".to_owned(), &session.outcome);
+        check(&|| "final_url".to_owned(), &session.final_url);
+    }
+    for (i, fact) in run.site.facts.iter().enumerate() {
+        check(&|| format!("facts[{i}].key"), &fact.key);
+        check(&|| format!("facts[{i}].value"), &fact.value);
+    }
+    for (i, (element, selector)) in run.site.selectors.iter().enumerate() {
+        check(&|| format!("selectors[{i}].element"), element);
+        check(&|| format!("selectors[{i}].selector"), selector);
+    }
+    reasons
+}
+
 /// Which assembly of the memory parts [`BrowserMemory::context`] builds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
@@ -267,6 +312,80 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     /// as the memory directory stores it; otherwise nothing is stored and the error names
     /// the turn (`turns[2].action`).
     pub fn record_run(&self, report: &RunReport) -> Result<Trajectory> {
+        let run = self.finished_run(report)?;
+        self.store.record_run(&self.scope, &run)?;
+        Ok(run.trajectory)
+    }
+
+    /// Records a finished run as [`record_run`](Self::record_run) does, unless the memory's
+    /// [`RecallGuard`] policy is [`ScreenPolicy::Quarantine`] and the write screen flags a
+    /// text of the run (see [`screen_run`]): then the run is held for review instead, in no
+    /// context, match or view until [`approve_held`](Self::approve_held) records it as it
+    /// was (ids, times and writer of now) or [`reject_held`](Self::reject_held) erases it.
+    pub fn record_or_hold(&self, report: &RunReport) -> Result<Recorded> {
+        let run = self.finished_run(report)?;
+        if self.guard.policy == ScreenPolicy::Quarantine {
+            let reasons = screen_run(&run, &report.start_url);
+            if !reasons.is_empty() {
+                let writer = (run.trajectory.provenance.clone()).unwrap_or_else(|| {
+                    Provenance::new(Source::Model(report.model.clone()), self.clock.now())
+                });
+                let held = HeldRun::new(
+                    run.trajectory.id.clone(),
+                    run.site.site.clone(),
+                    run.trajectory.goal.clone(),
+                    reasons,
+                    crate::held::encode(&run)?,
+                    writer,
+                );
+                self.store.run_hold(&self.scope, &held)?;
+                return Ok(Recorded::Held(held));
+            }
+        }
+        self.store.record_run(&self.scope, &run)?;
+        Ok(Recorded::Stored(run.trajectory))
+    }
+
+    /// Up to `limit` runs of this scope held for review, oldest first.
+    pub fn held_runs(&self, limit: usize) -> Result<Vec<HeldRun>> {
+        Ok(self
+            .store
+            .runs_held(Some(&self.scope), limit)?
+            .into_iter()
+            .map(|(_, held)| held)
+            .collect())
+    }
+
+    /// Records the held run `id` as it was when held, and takes it off the queue, in one
+    /// atomic step audited as an approval by `reviewer`; `None` when no run `id` is held in
+    /// this scope (another reviewer decided first).
+    pub fn approve_held(&self, id: &str, reviewer: &Provenance) -> Result<Option<Trajectory>> {
+        let Some(held) = self.held_run(id)? else {
+            return Ok(None);
+        };
+        let run = crate::held::decode(id, &held.run)?;
+        Ok(self
+            .store
+            .run_decide(&self.scope, id, Some(&run), reviewer)?
+            .then_some(run.trajectory))
+    }
+
+    /// Erases the held run `id`, audited as a rejection by `reviewer`; `false` when no run
+    /// `id` is held in this scope.
+    pub fn reject_held(&self, id: &str, reviewer: &Provenance) -> Result<bool> {
+        Ok(self.store.run_decide(&self.scope, id, None, reviewer)?)
+    }
+
+    /// The held run `id` of this scope.
+    pub fn held_run(&self, id: &str) -> Result<Option<HeldRun>> {
+        Ok(self
+            .held_runs(usize::MAX)?
+            .into_iter()
+            .find(|held| held.id == id))
+    }
+
+    /// Everything `report` would leave behind, computed now (ids, times, writer).
+    fn finished_run(&self, report: &RunReport) -> Result<FinishedRun> {
         // Each action is parsed once, for the check, the steps and the facts.
         let mut actions = Vec::with_capacity(report.turns.len());
         for (i, turn) in report.turns.iter().enumerate() {
@@ -360,8 +479,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             completes_stored: report.completes_registered,
             trajectory,
         };
-        self.store.record_run(&self.scope, &run)?;
-        Ok(run.trajectory)
+        Ok(run)
     }
 
     /// The best trajectory for `goal` on the site of `url` (see

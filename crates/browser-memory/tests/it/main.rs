@@ -6,6 +6,7 @@
 mod adopt;
 mod coverage;
 mod divergences;
+mod held;
 mod hints;
 mod hostile;
 mod import;
