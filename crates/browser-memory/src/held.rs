@@ -84,6 +84,11 @@ struct SessionJson {
     duration_ms: u64,
 }
 
+/// What the held run `held` would record when approved, as it was computed when held.
+pub fn held_contents(held: &agent_memory_core::store::browser::HeldRun) -> Result<FinishedRun> {
+    decode(&held.id, &held.run)
+}
+
 /// `run` as a held run's text.
 pub(crate) fn encode(run: &FinishedRun) -> Result<String> {
     let t = &run.trajectory;

@@ -73,6 +73,7 @@ pub use dir::{
 };
 pub use error::{Error, Result};
 pub use extract::{Turn, extract_facts};
+pub use held::held_contents;
 pub use hints::{EvaluatedRun, UNVERIFIED_EFFECT, generate_hints};
 pub use matching::{
     DEFAULT_THRESHOLD, DEFAULT_TTL_DAYS, Match, MatchOptions, REPLAY_THRESHOLD, find_best_match,

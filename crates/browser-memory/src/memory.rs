@@ -175,8 +175,13 @@ pub struct RecallGuard {
 pub enum Recorded {
     /// Recorded: its trajectory.
     Stored(Trajectory),
-    /// Held for review, with why.
-    Held(HeldRun),
+    /// Held for review, with why, and the trajectory approval would record.
+    Held {
+        /// The held run, as the store keeps it.
+        held: Box<HeldRun>,
+        /// Its trajectory.
+        trajectory: Trajectory,
+    },
 }
 
 /// What the write screen finds in the texts a finished run would store (its goal, steps,
@@ -339,7 +344,10 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
                     writer,
                 );
                 self.store.run_hold(&self.scope, &held)?;
-                return Ok(Recorded::Held(held));
+                return Ok(Recorded::Held {
+                    held: Box::new(held),
+                    trajectory: run.trajectory,
+                });
             }
         }
         self.store.record_run(&self.scope, &run)?;

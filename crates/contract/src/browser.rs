@@ -12,8 +12,8 @@ use agent_memory_browser::compat::iso;
 use std::path::Path;
 
 use agent_memory_browser::{
-    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RecallGuard, RunReport, Scenario,
-    Turn, export_dir, import_dir, site_key,
+    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RecallGuard, Recorded, RunReport,
+    Scenario, Turn, export_dir, import_dir, site_key,
 };
 pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
@@ -297,6 +297,14 @@ pub struct RecordRunOutput {
     /// The run whose manifest was completed, when one was named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// Under the `quarantine` policy, a run whose text the write screen flags is held for
+    /// review instead of recorded: `true` then, and `trajectory_id` names the held run
+    /// (`memory_approve_run` records it, `memory_reject_run` erases it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
+    /// Why it was held: one finding each (`FIELD: KIND: REASON`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
 }
 
 /// Records a finished run in one transaction: trajectory, session, facts, selectors and,
@@ -353,7 +361,11 @@ pub fn record_run(env: &Env<'_>, input: RecordRunInput) -> Result<RecordRunOutpu
     if let Some(manifest) = manifest {
         report = report.with_completed_manifest(manifest);
     }
-    let trajectory = memory.record_run(&report)?;
+    memory.guard.policy = crate::evidence::policy(env)?;
+    let (trajectory, reasons) = match memory.record_or_hold(&report)? {
+        Recorded::Stored(trajectory) => (trajectory, Vec::new()),
+        Recorded::Held { held, trajectory } => (trajectory, held.reasons),
+    };
     Ok(RecordRunOutput {
         scope: scope.as_str().to_owned(),
         session_id: input
@@ -364,6 +376,8 @@ pub fn record_run(env: &Env<'_>, input: RecordRunInput) -> Result<RecordRunOutpu
         steps: trajectory.steps.len() as u64,
         trajectory_id: trajectory.id,
         run_id: input.run_id.clone(),
+        held: !reasons.is_empty(),
+        reasons,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Memory as evidence: who wrote each version of a note and what the write screen found
 //! (`note_history`), going back to a version (`note_restore`), forgetting what one writer
 //! wrote (`note_forget_by`), the review queue of held items (`memory_review`,
-//! `memory_approve`, `memory_reject`), the store's screen policy (`memory_screen_policy`,
+//! `memory_approve`, `memory_reject`, and for held browser runs `memory_approve_run`,
+//! `memory_reject_run`), the store's screen policy (`memory_screen_policy`,
 //! `memory_set_screen_policy`) and the audit trail (`memory_audit`).
 //!
 //! The screen policy is the store's own (`flag` until set): every write through every door
@@ -545,13 +546,47 @@ pub struct HeldItem {
     pub version: VersionOutput,
 }
 
+/// A browser run held for review: what it would store, who wrote it and why it is held.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HeldRunItem {
+    /// Its scope.
+    pub scope: String,
+    /// The held run's id (the trajectory id approval records it under).
+    pub id: String,
+    /// The site it would teach.
+    pub site: String,
+    /// The run's goal.
+    pub goal: String,
+    /// The run's reported outcome.
+    pub outcome: String,
+    /// Each step it would store: the page and the action.
+    pub steps: Vec<HeldStep>,
+    /// The selectors it would store, as `[element, selector]`.
+    pub selectors: Vec<(String, String)>,
+    /// Who wrote it, and when it was held.
+    pub provenance: ProvenanceOutput,
+    /// What the screen found, one finding each (`FIELD: KIND: REASON`).
+    pub reasons: Vec<String>,
+}
+
+/// One step of a held run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HeldStep {
+    /// The page.
+    pub url: String,
+    /// The action, as JSON text.
+    pub action: String,
+}
+
 /// The review queue.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReviewOutput {
     /// The store's screen policy: `off`, `flag` or `quarantine`.
     pub policy: String,
-    /// The held items, by scope and path.
+    /// The held note versions, by scope and path.
     pub held: Vec<HeldItem>,
+    /// The held browser runs, oldest first (`memory_approve_run`, `memory_reject_run`).
+    pub runs: Vec<HeldRunItem>,
 }
 
 /// The items the screen held, each with its text, its provenance and the reasons.
@@ -570,6 +605,100 @@ pub fn review(env: &Env<'_>, input: ReviewInput) -> Result<ReviewOutput> {
                 version: h.version.into(),
             })
             .collect(),
+        runs: held_runs(env, scope.as_ref(), limit)?,
+    })
+}
+
+/// The browser runs held in `scope` (every scope when `None`), oldest first.
+fn held_runs(env: &Env<'_>, scope: Option<&Scope>, limit: usize) -> Result<Vec<HeldRunItem>> {
+    let mut items = Vec::new();
+    for (scope, held) in env.store.runs_held(scope, limit)? {
+        let run = agent_memory_browser::held_contents(&held)?;
+        items.push(HeldRunItem {
+            scope: scope.into_string(),
+            id: held.id,
+            site: held.site,
+            goal: held.goal,
+            outcome: run.site.session.map(|s| s.outcome).unwrap_or_default(),
+            steps: run
+                .trajectory
+                .steps
+                .into_iter()
+                .map(|step| HeldStep {
+                    url: step.url,
+                    action: step.action,
+                })
+                .collect(),
+            selectors: run.site.selectors,
+            provenance: (&held.written_by).into(),
+            reasons: held.reasons,
+        });
+    }
+    Ok(items)
+}
+
+/// `memory_approve_run` and `memory_reject_run`: a decision on a held browser run.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunDecisionInput {
+    /// The held run's id, as `memory_review` shows it.
+    pub id: String,
+    /// Its scope; `shared` when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Who decides (kept in the audit trail as its session).
+    #[serde(default)]
+    pub reviewer: Option<String>,
+}
+
+/// What was decided on a held run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunDecisionOutput {
+    /// The scope.
+    pub scope: String,
+    /// The held run.
+    pub id: String,
+    /// `approved` (recorded as it was held: its trajectory, session, facts and selectors)
+    /// or `rejected` (erased).
+    pub decision: String,
+}
+
+/// Records a held browser run as it was held, taking it off the queue, in one step.
+pub fn approve_run(env: &Env<'_>, input: RunDecisionInput) -> Result<RunDecisionOutput> {
+    decide_run(env, input, Decision::Approve)
+}
+
+/// Erases a held browser run.
+pub fn reject_run(env: &Env<'_>, input: RunDecisionInput) -> Result<RunDecisionOutput> {
+    decide_run(env, input, Decision::Reject)
+}
+
+fn decide_run(
+    env: &Env<'_>,
+    input: RunDecisionInput,
+    decision: Decision,
+) -> Result<RunDecisionOutput> {
+    let scope = crate::browser::scope_of(input.scope.as_deref())?;
+    let by = actor(env, None, input.reviewer, None)?;
+    let memory = crate::browser::memory(env, scope.clone());
+    let decided = match decision {
+        Decision::Approve => memory.approve_held(&input.id, &by)?.is_some(),
+        Decision::Reject => memory.reject_held(&input.id, &by)?,
+    };
+    if !decided {
+        return Err(Error::not_found(
+            "held run",
+            format!("no run {} is held in scope {scope}", input.id),
+        ));
+    }
+    Ok(RunDecisionOutput {
+        scope: scope.into_string(),
+        id: input.id,
+        decision: match decision {
+            Decision::Approve => "approved",
+            Decision::Reject => "rejected",
+        }
+        .to_owned(),
     })
 }
 

@@ -769,6 +769,15 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Reject a held item's version: forgotten for good.",
             ),
+        op("memory_approve_run", Writes, evidence::approve_run)
+            .offline()
+            .cli("review approve-run")
+            .about(
+                "Approve a held browser run: recorded as it was held. Only a person should approve.",
+            ),
+        op("memory_reject_run", Deletes, evidence::reject_run)
+            .cli("review reject-run")
+            .about("Reject a held browser run: erased for good."),
         op("memory_screen_policy", Reads, evidence::screen_policy)
             .offline()
             .cli("review policy")

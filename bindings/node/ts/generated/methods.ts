@@ -89,6 +89,8 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'memory_review', group: null, method: 'review', takesInput: true },
   { operation: 'memory_approve', group: null, method: 'approve', takesInput: true },
   { operation: 'memory_reject', group: null, method: 'reject', takesInput: true },
+  { operation: 'memory_approve_run', group: null, method: 'approveRun', takesInput: true },
+  { operation: 'memory_reject_run', group: null, method: 'rejectRun', takesInput: true },
   { operation: 'memory_screen_policy', group: null, method: 'screenPolicy', takesInput: false },
   { operation: 'memory_set_screen_policy', group: null, method: 'setScreenPolicy', takesInput: true },
   { operation: 'memory_audit', group: null, method: 'audit', takesInput: true },

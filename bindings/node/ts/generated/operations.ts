@@ -81,6 +81,8 @@ export interface OperationTypes {
   memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
   memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
   memory_reject: [S.MemoryRejectInput, S.MemoryRejectOutput]
+  memory_approve_run: [S.MemoryApproveRunInput, S.MemoryApproveRunOutput]
+  memory_reject_run: [S.MemoryRejectRunInput, S.MemoryRejectRunOutput]
   memory_screen_policy: [NoInput | undefined, S.MemoryScreenPolicyOutput]
   memory_set_screen_policy: [S.MemorySetScreenPolicyInput, S.MemorySetScreenPolicyOutput]
   memory_audit: [S.MemoryAuditInput, S.MemoryAuditOutput]
@@ -801,6 +803,24 @@ export interface StoreMethods {
   reject(input: S.MemoryRejectInput): Promise<S.MemoryRejectOutput>
   /** `reject` on the calling thread. */
   rejectSync(input: S.MemoryRejectInput): S.MemoryRejectOutput
+  /**
+   * Approve a held browser run: recorded as it was held. Only a person should approve.
+   *
+   * The contract's `memory_approve_run` (family `admin`, writes; `review approve-run` on the
+   * command line; not an MCP tool).
+   */
+  approveRun(input: S.MemoryApproveRunInput): Promise<S.MemoryApproveRunOutput>
+  /** `approveRun` on the calling thread. */
+  approveRunSync(input: S.MemoryApproveRunInput): S.MemoryApproveRunOutput
+  /**
+   * Reject a held browser run: erased for good.
+   *
+   * The contract's `memory_reject_run` (family `admin`, deletes; `review reject-run` on the command
+   * line).
+   */
+  rejectRun(input: S.MemoryRejectRunInput): Promise<S.MemoryRejectRunOutput>
+  /** `rejectRun` on the calling thread. */
+  rejectRunSync(input: S.MemoryRejectRunInput): S.MemoryRejectRunOutput
   /**
    * The store's write screen policy: off, flag (store and mark what it finds) or quarantine (hold
    * it for review).

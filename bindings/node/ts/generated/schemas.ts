@@ -614,6 +614,8 @@ export interface ContractSchemas {
 error: ErrorDocument
 "memory_approve.input": MemoryApproveInput
 "memory_approve.output": MemoryApproveOutput
+"memory_approve_run.input": MemoryApproveRunInput
+"memory_approve_run.output": MemoryApproveRunOutput
 "memory_audit.input": MemoryAuditInput
 "memory_audit.output": MemoryAuditOutput
 "memory_forget.input": MemoryForgetInput
@@ -621,6 +623,8 @@ error: ErrorDocument
 "memory_list.output": MemoryListOutput
 "memory_reject.input": MemoryRejectInput
 "memory_reject.output": MemoryRejectOutput
+"memory_reject_run.input": MemoryRejectRunInput
+"memory_reject_run.output": MemoryRejectRunOutput
 "memory_review.input": MemoryReviewInput
 "memory_review.output": MemoryReviewOutput
 "memory_screen_policy.output": MemoryScreenPolicyOutput
@@ -1597,6 +1601,16 @@ verified?: boolean
  * via the `definition` "BrowserRecordRunOutput".
  */
 export interface BrowserRecordRunOutput {
+/**
+ * Under the `quarantine` policy, a run whose text the write screen flags is held for
+ * review instead of recorded: `true` then, and `trajectory_id` names the held run
+ * (`memory_approve_run` records it, `memory_reject_run` erases it).
+ */
+held?: boolean
+/**
+ * Why it was held: one finding each (`FIELD: KIND: REASON`).
+ */
+reasons?: string[]
 /**
  * The run whose manifest was completed, when one was named.
  */
@@ -2831,6 +2845,47 @@ scope: string
 version: number
 }
 /**
+ * `memory_approve_run` and `memory_reject_run`: a decision on a held browser run.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryApproveRunInput".
+ */
+export interface MemoryApproveRunInput {
+/**
+ * The held run's id, as `memory_review` shows it.
+ */
+id: string
+/**
+ * Who decides (kept in the audit trail as its session).
+ */
+reviewer?: string
+/**
+ * Its scope; `shared` when absent.
+ */
+scope?: string
+}
+/**
+ * What was decided on a held run.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryApproveRunOutput".
+ */
+export interface MemoryApproveRunOutput {
+/**
+ * `approved` (recorded as it was held: its trajectory, session, facts and selectors)
+ * or `rejected` (erased).
+ */
+decision: string
+/**
+ * The held run.
+ */
+id: string
+/**
+ * The scope.
+ */
+scope: string
+}
+/**
  * `memory_audit`: the audit trail.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -3214,6 +3269,47 @@ scope: string
 version: number
 }
 /**
+ * `memory_approve_run` and `memory_reject_run`: a decision on a held browser run.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryRejectRunInput".
+ */
+export interface MemoryRejectRunInput {
+/**
+ * The held run's id, as `memory_review` shows it.
+ */
+id: string
+/**
+ * Who decides (kept in the audit trail as its session).
+ */
+reviewer?: string
+/**
+ * Its scope; `shared` when absent.
+ */
+scope?: string
+}
+/**
+ * What was decided on a held run.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "MemoryRejectRunOutput".
+ */
+export interface MemoryRejectRunOutput {
+/**
+ * `approved` (recorded as it was held: its trajectory, session, facts and selectors)
+ * or `rejected` (erased).
+ */
+decision: string
+/**
+ * The held run.
+ */
+id: string
+/**
+ * The scope.
+ */
+scope: string
+}
+/**
  * `memory_review`: the items held for review.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -3237,13 +3333,17 @@ scope?: string
  */
 export interface MemoryReviewOutput {
 /**
- * The held items, by scope and path.
+ * The held note versions, by scope and path.
  */
 held: HeldItem[]
 /**
  * The store's screen policy: `off`, `flag` or `quarantine`.
  */
 policy: string
+/**
+ * The held browser runs, oldest first (`memory_approve_run`, `memory_reject_run`).
+ */
+runs: HeldRunItem[]
 }
 /**
  * An item held for review.
@@ -3303,6 +3403,85 @@ session?: string
  * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
  */
 source: string
+}
+/**
+ * A browser run held for review: what it would store, who wrote it and why it is held.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "HeldRunItem".
+ */
+export interface HeldRunItem {
+/**
+ * The run's goal.
+ */
+goal: string
+/**
+ * The held run's id (the trajectory id approval records it under).
+ */
+id: string
+/**
+ * The run's reported outcome.
+ */
+outcome: string
+provenance: ProvenanceOutput3
+/**
+ * What the screen found, one finding each (`FIELD: KIND: REASON`).
+ */
+reasons: string[]
+/**
+ * Its scope.
+ */
+scope: string
+/**
+ * The selectors it would store, as `[element, selector]`.
+ */
+selectors: [unknown, unknown][]
+/**
+ * The site it would teach.
+ */
+site: string
+/**
+ * Each step it would store: the page and the action.
+ */
+steps: HeldStep[]
+}
+/**
+ * Who wrote it, and when it was held.
+ */
+export interface ProvenanceOutput3 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
+}
+/**
+ * One step of a held run.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "HeldStep".
+ */
+export interface HeldStep {
+/**
+ * The action, as JSON text.
+ */
+action: string
+/**
+ * The page.
+ */
+url: string
 }
 /**
  * The store's screen policy.
@@ -3433,7 +3612,7 @@ versions: VersionOutput[]
  * via the `definition` "VersionOutput".
  */
 export interface VersionOutput {
-provenance: ProvenanceOutput3
+provenance: ProvenanceOutput4
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -3454,7 +3633,7 @@ version: number
 /**
  * Who wrote it.
  */
-export interface ProvenanceOutput3 {
+export interface ProvenanceOutput4 {
 /**
  * When.
  */
@@ -3647,7 +3826,7 @@ version: VersionOutput1
  * One version of a note.
  */
 export interface VersionOutput1 {
-provenance: ProvenanceOutput3
+provenance: ProvenanceOutput4
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -4799,12 +4978,12 @@ at: string
  * The group's confidence after it, from 0 to 1.
  */
 confidence: number
-written_by?: ProvenanceOutput4
+written_by?: ProvenanceOutput5
 }
 /**
  * Who recorded the episode; absent for one recorded before writers were kept.
  */
-export interface ProvenanceOutput4 {
+export interface ProvenanceOutput5 {
 /**
  * When.
  */
@@ -5023,12 +5202,12 @@ first: number
  * The position of the last.
  */
 last: number
-written_by: ProvenanceOutput5
+written_by: ProvenanceOutput6
 }
 /**
  * Who appended them; `at` is when the last of them was appended.
  */
-export interface ProvenanceOutput5 {
+export interface ProvenanceOutput6 {
 /**
  * When.
  */
@@ -5492,7 +5671,7 @@ written_by?: ProvenanceOutput
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "ProvenanceOutput".
  */
-export interface ProvenanceOutput6 {
+export interface ProvenanceOutput7 {
 /**
  * When.
  */

@@ -372,6 +372,14 @@ class StoreOperations:
         """Reject a held item's version: forgotten for good."""
         return self.call("memory_reject", input)
 
+    def approve_run(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a held browser run: recorded as it was held. Only a person should approve."""
+        return self.call("memory_approve_run", input)
+
+    def reject_run(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Reject a held browser run: erased for good."""
+        return self.call("memory_reject_run", input)
+
     def screen_policy(self) -> Dict[str, Any]:
         """The store's write screen policy: off, flag (store and mark what it finds) or
         quarantine (hold it for review)."""
@@ -754,6 +762,14 @@ class AsyncStoreOperations:
     async def reject(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Reject a held item's version: forgotten for good."""
         return await self.call("memory_reject", input)
+
+    async def approve_run(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a held browser run: recorded as it was held. Only a person should approve."""
+        return await self.call("memory_approve_run", input)
+
+    async def reject_run(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Reject a held browser run: erased for good."""
+        return await self.call("memory_reject_run", input)
 
     async def screen_policy(self) -> Dict[str, Any]:
         """The store's write screen policy: off, flag (store and mark what it finds) or

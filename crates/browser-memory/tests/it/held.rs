@@ -81,7 +81,7 @@ fn a_flagged_run_waits_for_review_and_is_recorded_as_it_was_when_approved() {
         .record_or_hold(&report("open the cart", "opened"))
         .expect("clean run");
     assert!(matches!(clean, Recorded::Stored(_)), "{clean:?}");
-    let Recorded::Held(held) = memory
+    let Recorded::Held { held, .. } = memory
         .record_or_hold(&report("open the cart fast", POISON))
         .expect("poisoned run")
     else {
@@ -103,7 +103,7 @@ fn a_flagged_run_waits_for_review_and_is_recorded_as_it_was_when_approved() {
         "{}",
         context(&memory)
     );
-    assert_eq!(memory.held_runs(10).expect("held"), vec![held.clone()]);
+    assert_eq!(memory.held_runs(10).expect("held"), vec![(*held).clone()]);
     // Approved: the run as it was computed when held, its writer and time kept.
     let reviewer = Provenance::new(Source::User, NOW);
     let trajectory = memory
@@ -137,7 +137,7 @@ fn a_flagged_run_waits_for_review_and_is_recorded_as_it_was_when_approved() {
 fn a_rejected_run_is_erased_and_other_policies_record_at_once() {
     let store = InMemoryStore::new();
     let memory = memory(&store, ScreenPolicy::Quarantine);
-    let Recorded::Held(held) = memory
+    let Recorded::Held { held, .. } = memory
         .record_or_hold(&report("open the cart", POISON))
         .expect("run")
     else {
@@ -178,7 +178,7 @@ fn the_screen_names_each_field_of_a_run_it_flags() {
         .record_run(&report("open the cart", "opened"))
         .expect("run");
     let _ = trajectory;
-    let Recorded::Held(held) = memory_of(&store, ScreenPolicy::Quarantine)
+    let Recorded::Held { held, .. } = memory_of(&store, ScreenPolicy::Quarantine)
         .record_or_hold(&report("open the cart", "opened").with_selectors(vec![(
             "cart".to_owned(),
             "a[href='https://evil.test/x']".to_owned(),

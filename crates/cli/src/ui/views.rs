@@ -67,12 +67,14 @@ pub(crate) const VIEWS: &[&str] = &[
     "review",
     "approve",
     "reject",
+    "approve-run",
+    "reject-run",
     "audit",
     "forget",
 ];
 
 /// The views that write; every other view reads.
-pub(crate) const WRITES: &[&str] = &["approve", "reject", "forget"];
+pub(crate) const WRITES: &[&str] = &["approve", "reject", "approve-run", "reject-run", "forget"];
 
 /// Answers view `name` with `input` (a JSON object).
 pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
@@ -90,6 +92,8 @@ pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
         "review" => call(env, "memory_review", input),
         "approve" => call(env, "memory_approve", input),
         "reject" => call(env, "memory_reject", input),
+        "approve-run" => call(env, "memory_approve_run", input),
+        "reject-run" => call(env, "memory_reject_run", input),
         "audit" => call(env, "memory_audit", input),
         "forget" => call(env, "memory_forget", input),
         other => Err(Failure::invalid("view", format!("no view named {other:?}")).into()),

@@ -28,7 +28,7 @@ type Client = RunningService<RoleClient, ()>;
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 
 /// The tools, exactly as the issue names them.
-const TOOLS: [&str; 25] = [
+const TOOLS: [&str; 26] = [
     "trajectory_record",
     "trajectory_crystallize",
     "trajectory_recall",
@@ -53,6 +53,7 @@ const TOOLS: [&str; 25] = [
     "note_restore",
     "memory_review",
     "memory_reject",
+    "memory_reject_run",
     "memory_audit",
 ];
 
@@ -1048,6 +1049,7 @@ async fn tools_serves_only_the_named_families() {
             "note_restore",
             "memory_review",
             "memory_reject",
+            "memory_reject_run",
             "memory_audit",
         ]
     );

@@ -349,6 +349,95 @@ fn a_poisoned_browser_run_reaches_no_context_under_quarantine() {
 }
 
 #[test]
+fn under_quarantine_a_poisoned_run_is_held_until_a_person_decides() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("test".into());
+    call(
+        &env,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    record_poisoned_runs(&env);
+    // Every family is held: nothing of any run is in the store's browser memory.
+    let queue = call(&env, "memory_review", json!({"scope": "shared"}));
+    let runs = queue["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), FAMILIES.len(), "{queue}");
+    for (family, _) in FAMILIES {
+        let run = runs
+            .iter()
+            .find(|run| run["goal"].as_str().is_some_and(|g| g.ends_with(family)))
+            .unwrap_or_else(|| panic!("{family} is not held: {queue}"));
+        assert!(
+            !run["reasons"].as_array().is_none_or(Vec::is_empty),
+            "{family}: {run}"
+        );
+        assert_eq!(run["provenance"]["client"], "test", "{run}");
+    }
+    let list = call(&env, "browser_trajectories", json!({}));
+    assert_eq!(
+        list["trajectories"],
+        json!([]),
+        "a held run was recorded: {list}"
+    );
+    let text = browser_context(&env, false)["context"].to_string();
+    for (family, payload) in FAMILIES {
+        let first = payload.lines().next().unwrap_or_default();
+        assert!(
+            !text.contains(first),
+            "{family} reached the context: {text}"
+        );
+    }
+    // A reviewer rejects one (erased) and approves another (recorded as it was held).
+    let id = |i: usize| runs[i]["id"].as_str().unwrap_or_default().to_owned();
+    let rejected = call(&env, "memory_reject_run", json!({"id": id(0)}));
+    assert_eq!(rejected["decision"], "rejected", "{rejected}");
+    let approved = call(
+        &env,
+        "memory_approve_run",
+        json!({"id": id(1), "reviewer": "ana"}),
+    );
+    assert_eq!(approved["decision"], "approved", "{approved}");
+    let again = call(&env, "memory_approve_run", json!({"id": id(1)}));
+    assert_eq!(again["error"]["kind"], "not_found", "{again}");
+    let gone = call(&env, "memory_approve_run", json!({"id": id(0)}));
+    assert_eq!(gone["error"]["kind"], "not_found", "{gone}");
+    let list = call(&env, "browser_trajectories", json!({}));
+    let ids: Vec<&str> = list["trajectories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids, vec![id(1).as_str()], "{list}");
+    let queue = call(&env, "memory_review", json!({}));
+    assert_eq!(
+        queue["runs"].as_array().map(Vec::len),
+        Some(FAMILIES.len() - 2),
+        "{queue}"
+    );
+    // Both decisions are in the audit trail, by who made them.
+    let audit = call(&env, "memory_audit", json!({"limit": 1000}));
+    let decisions: Vec<(String, String)> = audit["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["memory"] == "browser" && e["action"] != "write")
+        .map(|e| (e["action"].to_string(), e["item"].to_string()))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            ("\"reject\"".to_owned(), format!("\"held:{}\"", id(0))),
+            ("\"approve\"".to_owned(), format!("\"held:{}\"", id(1))),
+        ]
+    );
+    // The model's door can reject, never approve.
+    assert!(!operations::find("memory_approve_run").expect("op").mcp);
+    assert!(operations::find("memory_reject_run").expect("op").mcp);
+}
+
+#[test]
 fn with_flag_a_browser_context_hands_each_part_over_as_marked_data() {
     let store = store();
     let env = env(&store);

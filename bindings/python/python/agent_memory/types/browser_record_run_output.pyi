@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import List, TypedDict
 
 from typing_extensions import NotRequired
 
 
 class RecordRunOutput(TypedDict):
+    held: NotRequired[bool]
+    reasons: NotRequired[List[str]]
     run_id: NotRequired[str]
     scope: str
     session_id: str

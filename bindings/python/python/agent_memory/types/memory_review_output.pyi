@@ -4,9 +4,14 @@
 
 from __future__ import annotations
 
-from typing import List, TypedDict
+from typing import Any, List, TypedDict
 
 from typing_extensions import NotRequired
+
+
+class HeldStep(TypedDict):
+    action: str
+    url: str
 
 
 class ProvenanceOutput(TypedDict):
@@ -27,6 +32,19 @@ class HeldItem(TypedDict):
     version: int
 
 
+class HeldRunItem(TypedDict):
+    goal: str
+    id: str
+    outcome: str
+    provenance: ProvenanceOutput
+    reasons: List[str]
+    scope: str
+    selectors: List[List[Any]]
+    site: str
+    steps: List[HeldStep]
+
+
 class ReviewOutput(TypedDict):
     held: List[HeldItem]
     policy: str
+    runs: List[HeldRunItem]

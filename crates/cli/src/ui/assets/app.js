@@ -473,6 +473,33 @@ async function decide(view, item) {
   }
 }
 
+// A held browser run: decided on by its id, in its scope.
+async function decideRun(view, run) {
+  try {
+    await api(view, { scope: run.scope, id: run.id });
+    route({ description: "run " + run.id + ": " + (view === "approve-run" ? "approved" : "rejected"), counts: {} });
+  } catch (error) {
+    main.prepend(failure(error));
+  }
+}
+
+// What a held browser run would store, each text set as text, with who wrote it and why.
+function heldRun(run) {
+  return h("section", { class: "held" },
+    h("h2", {}, run.scope + " · run " + run.id + " · " + run.site),
+    h("p", {}, "Written by ", h("code", {}, run.provenance.source),
+      run.provenance.session ? [" in session ", h("code", {}, run.provenance.session)] : null,
+      run.provenance.client ? [" through ", h("code", {}, run.provenance.client)] : null,
+      " at ", when(run.provenance.at)),
+    h("ul", {}, run.reasons.map((r) => h("li", {}, r))),
+    table(["Goal", "Outcome"], [[run.goal, run.outcome]]),
+    table(["#", "Page", "Action"], run.steps.map((s, i) => [i, s.url, s.action]), [0]),
+    run.selectors.length ? table(["Element", "Selector"], run.selectors.map(([e, sel]) => [e, sel])) : null,
+    h("p", {},
+      h("button", { type: "button", "aria-label": "Approve run " + run.id, onclick: () => decideRun("approve-run", run) }, "Approve (record)"), " ",
+      h("button", { class: "danger", type: "button", "aria-label": "Reject run " + run.id, onclick: () => decideRun("reject-run", run) }, "Reject (erase)")));
+}
+
 async function review(notice) {
   const data = await api("review", {});
   const { total } = await api("audit", { limit: 0 });
@@ -490,9 +517,12 @@ async function review(notice) {
       h("p", {},
         h("button", { type: "button", "aria-label": "Approve " + item.path, onclick: () => decide("approve", item) }, "Approve"), " ",
         h("button", { class: "danger", type: "button", "aria-label": "Reject " + item.path, onclick: () => decide("reject", item) }, "Reject (forget)"))))
-    : h("p", { class: "muted" }, "Nothing is held for review.");
+    : h("p", { class: "muted" }, data.runs.length ? "No note is held for review." : "Nothing is held for review.");
+  const runs = data.runs.length
+    ? [h("h2", {}, "Browser runs held for review: " + fmt(data.runs.length)), data.runs.map(heldRun)]
+    : null;
   show("Review", decided,
-    h("p", { class: "muted" }, "Screen policy: " + data.policy + "."), held,
+    h("p", { class: "muted" }, "Screen policy: " + data.policy + "."), held, runs,
     h("h2", {}, "Audit trail: the last " + fmt(trail.entries.length) + " of " + fmt(trail.total)),
     table(["#", "Action", "Memory", "Scope", "Item", "By", "When", "Detail"],
       trail.entries.map((e) => [e.seq, e.action, e.memory, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0]));
