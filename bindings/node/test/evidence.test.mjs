@@ -124,3 +124,28 @@ test('a session event keeps who appended it', async () => {
   assert.deepEqual(writers.map((w) => [w.written_by.source, w.written_by.client, w.events, w.first, w.last]),
     [['user', 'node', 2, 0, 1], ['model', 'node', 1, 2, 2], ['tool:ci', 'node', 1, 3, 3]])
 })
+
+test('under quarantine a poisoned browser run waits for a person', async () => {
+  const store = await Store.open(':memory:')
+  await store.setScreenPolicy({ policy: 'quarantine' })
+  const ids = {}
+  for (const [family, payload] of Object.entries(FAMILIES)) {
+    const out = await store.browser.recordRun({
+      goal: `buy green tea ${family}`, start_url: 'https://shop.example.com/', success: true,
+      outcome: `bought it. ${payload}`,
+      turns: [{ url: 'https://shop.example.com/', action: { action: 'click', selector: '@e1' } }],
+    })
+    assert.equal(out.held, true, family)
+    assert.ok(out.reasons.every((r) => r.startsWith('outcome: ')), JSON.stringify(out))
+    ids[family] = out.trajectory_id
+  }
+  const { runs } = await store.review({})
+  assert.deepEqual(runs.map((r) => r.id).sort(), Object.values(ids).sort())
+  assert.ok(runs.every((r) => r.provenance.client === 'node'))
+  assert.equal((await store.approveRun({ id: ids.secret, reviewer: 'ana' })).decision, 'approved')
+  assert.equal((await store.rejectRun({ id: ids.instruction })).decision, 'rejected')
+  await assert.rejects(store.approveRun({ id: ids.instruction }), NotFoundError)
+  const { trajectories } = await store.browser.trajectories({})
+  assert.deepEqual(trajectories.map((t) => t.id), [ids.secret])
+  assert.equal((await store.review({})).runs.length, Object.keys(FAMILIES).length - 2)
+})

@@ -136,3 +136,29 @@ def test_a_session_event_keeps_who_appended_it(store):
     with pytest.raises(agent_memory.InvalidInputError):
         store.turns_append({"session": "s1", "source": "someone",
                             "events": [{"type": "user_message", "text": "x"}]})
+
+
+def test_under_quarantine_a_poisoned_browser_run_waits_for_a_person(store):
+    store.set_screen_policy({"policy": "quarantine"})
+    recorded = {}
+    for family, payload in FAMILIES.items():
+        out = store.browser_record_run({
+            "goal": f"buy green tea {family}", "start_url": "https://shop.example.com/",
+            "success": True, "outcome": f"bought it. {payload}",
+            "turns": [{"url": "https://shop.example.com/",
+                       "action": {"action": "click", "selector": "@e1"}}]})
+        assert out["held"] is True, (family, out)
+        assert all(reason.startswith("outcome: ") for reason in out["reasons"]), out
+        recorded[family] = out["trajectory_id"]
+    assert store.browser_trajectories({})["trajectories"] == []
+    runs = store.review({})["runs"]
+    assert sorted(run["id"] for run in runs) == sorted(recorded.values())
+    assert all(run["provenance"]["client"] == "python" for run in runs)
+    kept = store.approve_run({"id": recorded["secret"], "reviewer": "ana"})
+    assert kept["decision"] == "approved"
+    assert store.reject_run({"id": recorded["instruction"]})["decision"] == "rejected"
+    with pytest.raises(agent_memory.NotFoundError):
+        store.approve_run({"id": recorded["instruction"]})
+    ids = [t["id"] for t in store.browser_trajectories({})["trajectories"]]
+    assert ids == [recorded["secret"]]
+    assert len(store.review({})["runs"]) == len(FAMILIES) - 2
