@@ -15,6 +15,7 @@ use agent_memory_browser::{
     BrowserMemory, Budget, ContextBudget, MatchOptions, Policy, RunReport, find_best_match,
     tokenize,
 };
+use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::browser::{BrowserStore, MemoryImage, RunFilter, TrajectoryStore};
 use agent_memory_core::{InMemoryStore, ManualClock, Scope, SeededIds};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
@@ -366,6 +367,23 @@ fn bench_record(c: &mut Criterion) {
             |r| {
                 clock.advance(1);
                 memory.record_run(&r).expect("record")
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    // The same record with the write screen on (policy `quarantine`): every text of the run
+    // screened before it is stored, in the same run as the baseline above.
+    let mut screened = BrowserMemory::new(&store, Scope::shared(), &clock, &ids);
+    screened.guard.policy = ScreenPolicy::Quarantine;
+    group.bench_function(BenchmarkId::new("ours, screened", runs), |b| {
+        b.iter_batched(
+            || {
+                i += 1;
+                report(&w, i)
+            },
+            |r| {
+                clock.advance(1);
+                screened.record_or_hold(&r).expect("record")
             },
             BatchSize::SmallInput,
         );

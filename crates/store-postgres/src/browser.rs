@@ -1497,11 +1497,7 @@ impl BrowserStore for PostgresStore {
                 ],
             )?;
             if inserted == 0 {
-                return Err(Fail::Core(Error::conflict(
-                    "held run",
-                    &held.id,
-                    "a run with this id is already held",
-                )));
+                return Err(Fail::Core(HeldRun::already_held(&held.id)));
             }
             let item = HeldRun::item(&held.id);
             audit_in(
@@ -1528,22 +1524,16 @@ impl BrowserStore for PostgresStore {
         })?;
         rows.iter()
             .map(|row| {
-                let scope: &str = row.get(0);
-                let scope = Scope::new(scope)
-                    .map_err(|e| Error::corrupt("browser_held.scope", e.to_string()))?;
                 let at = Timestamp::from_millis(row.get(6));
-                let written_by = stored_writer(row, 7, at, "browser_held")?.ok_or_else(|| {
-                    Error::corrupt("browser_held.source", "a held run has no writer")
-                })?;
-                let held = HeldRun::new(
-                    row.get::<_, String>(1),
-                    row.get::<_, String>(2),
-                    row.get::<_, String>(3),
-                    HeldRun::reasons_from(row.get(4)),
-                    row.get::<_, String>(5),
-                    written_by,
-                );
-                Ok((scope, held))
+                HeldRun::from_stored(
+                    row.get(0),
+                    row.get(1),
+                    row.get(2),
+                    row.get(3),
+                    row.get(4),
+                    row.get(5),
+                    stored_writer(row, 7, at, "browser_held")?,
+                )
             })
             .collect()
     }

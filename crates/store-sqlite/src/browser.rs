@@ -1365,11 +1365,7 @@ impl BrowserStore for SqliteStore {
             };
             match run().map_err(|e| to_core(op, e))? {
                 1 => Ok(()),
-                _ => Err(Error::conflict(
-                    "held run",
-                    &held.id,
-                    "a run with this id is already held",
-                )),
+                _ => Err(HeldRun::already_held(&held.id)),
             }
         })
     }
@@ -1409,21 +1405,9 @@ impl BrowserStore for SqliteStore {
         })?;
         rows.into_iter()
             .map(|(scope, id, site, goal, reasons, run, at, writer)| {
-                let scope = Scope::new(scope)
-                    .map_err(|e| Error::corrupt("browser_held.scope", e.to_string()))?;
                 let at = Timestamp::from_millis(at);
-                let written_by = stored_writer(writer, at, "browser_held")?.ok_or_else(|| {
-                    Error::corrupt("browser_held.source", "a held run has no writer")
-                })?;
-                let held = HeldRun::new(
-                    id,
-                    site,
-                    goal,
-                    HeldRun::reasons_from(&reasons),
-                    run,
-                    written_by,
-                );
-                Ok((scope, held))
+                let written_by = stored_writer(writer, at, "browser_held")?;
+                HeldRun::from_stored(&scope, id, site, goal, &reasons, run, written_by)
             })
             .collect()
     }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::evidence::{Action, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
@@ -543,11 +543,7 @@ impl BrowserStore for InMemoryStore {
         let mut memory = lock(&self.browser);
         let m = memory.scopes.entry(scope.clone()).or_default();
         if m.held.iter().any(|h| h.id == held.id) {
-            return Err(Error::conflict(
-                "held run",
-                &held.id,
-                "a run with this id is already held",
-            ));
+            return Err(HeldRun::already_held(&held.id));
         }
         m.held.push(held.clone());
         self.audit_in(

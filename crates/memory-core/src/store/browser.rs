@@ -962,6 +962,39 @@ impl HeldRun {
         }
     }
 
+    /// A held run as a store reads it back: its scope's name, its fields, its reasons as
+    /// [`reasons_text`](Self::reasons_text) wrote them and its writer. A name that is no
+    /// scope, or a missing writer, is reported as a corrupt `browser_held` row, alike in
+    /// every store.
+    pub fn from_stored(
+        scope: &str,
+        id: String,
+        site: String,
+        goal: String,
+        reasons: &str,
+        run: String,
+        written_by: Option<Provenance>,
+    ) -> Result<(Scope, HeldRun)> {
+        let scope =
+            Scope::new(scope).map_err(|e| Error::corrupt("browser_held.scope", e.to_string()))?;
+        let written_by = written_by
+            .ok_or_else(|| Error::corrupt("browser_held.source", "a held run has no writer"))?;
+        let held = HeldRun {
+            id,
+            site,
+            goal,
+            reasons: HeldRun::reasons_from(reasons),
+            run,
+            written_by,
+        };
+        Ok((scope, held))
+    }
+
+    /// The error of a hold under an id already held, alike in every store.
+    pub fn already_held(id: &str) -> Error {
+        Error::conflict("held run", id, "a run with this id is already held")
+    }
+
     /// Its reasons as a store keeps them: one per line.
     pub fn reasons_text(&self) -> String {
         self.reasons.join("\n")
