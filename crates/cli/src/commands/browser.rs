@@ -198,6 +198,20 @@ pub(crate) fn run(args: &BrowserArgs, global: &GlobalArgs) -> Result<()> {
             if global.json {
                 return print_json(&recorded);
             }
+            if recorded.held {
+                println!(
+                    "held run {} ({} step(s)) for site {} for review: the write screen flagged it",
+                    recorded.trajectory_id, recorded.steps, recorded.site
+                );
+                for reason in &recorded.reasons {
+                    println!("  {reason}");
+                }
+                println!(
+                    "approve it with `review approve-run --id {0}`, or erase it with `review reject-run --id {0}`",
+                    recorded.trajectory_id
+                );
+                return Ok(());
+            }
             println!(
                 "recorded trajectory {} ({} step(s)) for site {} in session {}",
                 recorded.trajectory_id, recorded.steps, recorded.site, recorded.session_id
