@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
+use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
@@ -279,6 +279,59 @@ impl ToolLogStore for PostgresStore {
             audit_in(tx, "recording", Action::Forget, NO_SCOPE, item, by, &detail)?;
             Ok(gone)
         })
+    }
+
+    fn forget_tool_logs_by(
+        &self,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        provenance_fits(|| "forget of tool logs by writer".to_owned(), by)?;
+        let source = writer.source.as_ref().map(ToString::to_string);
+        check_texts(
+            || "tool log writer".to_owned(),
+            [
+                ("source", source.as_deref().unwrap_or_default()),
+                ("session", writer.session.as_deref().unwrap_or_default()),
+                ("client", writer.client.as_deref().unwrap_or_default()),
+            ],
+        )?;
+        // The memory snapshot rows go with their logs (ON DELETE CASCADE).
+        let gone = self.write("forget tool logs by writer", |tx| {
+            let rows = tx.query(
+                "DELETE FROM tool_logs WHERE source IS NOT NULL \
+                 AND ($1::text IS NULL OR source = $1) \
+                 AND ($2::text IS NULL OR source_session = $2) \
+                 AND ($3::text IS NULL OR client = $3) RETURNING session",
+                &[&source, &writer.session, &writer.client],
+            )?;
+            let mut gone: std::collections::BTreeMap<String, u64> =
+                std::collections::BTreeMap::new();
+            for row in &rows {
+                *gone.entry(row.get::<_, String>(0)).or_insert(0) += 1;
+            }
+            for (session, n) in &gone {
+                let detail = forget_detail(&[(*n, "tool log", "tool logs")]);
+                audit_in(
+                    tx,
+                    "recording",
+                    Action::Forget,
+                    NO_SCOPE,
+                    session,
+                    by,
+                    &detail,
+                )?;
+            }
+            Ok(gone)
+        })?;
+        gone.into_iter()
+            .map(|(session, n)| {
+                let session = SessionId::new(session)
+                    .map_err(|e| Error::corrupt("tool_logs table", e.to_string()))?;
+                Ok((session, n))
+            })
+            .collect()
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
+use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
@@ -63,6 +63,56 @@ impl ToolLogStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(deleted as u64)
+    }
+
+    fn forget_tool_logs_by(
+        &self,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        let op = "forget tool logs by writer";
+        let source = writer.source.as_ref().map(ToString::to_string);
+        // The memory snapshot rows go with their logs (ON DELETE CASCADE).
+        let gone = self.write(op, |tx| {
+            let run = || -> rusqlite::Result<std::collections::BTreeMap<String, u64>> {
+                let mut gone = std::collections::BTreeMap::new();
+                let mut stmt = tx.prepare_cached(
+                    "DELETE FROM tool_logs WHERE source IS NOT NULL \
+                     AND (?1 IS NULL OR source = ?1) AND (?2 IS NULL OR source_session = ?2) \
+                     AND (?3 IS NULL OR client = ?3) RETURNING session",
+                )?;
+                let mut rows = stmt.query(params![source, writer.session, writer.client])?;
+                while let Some(row) = rows.next()? {
+                    *gone.entry(row.get::<_, String>(0)?).or_insert(0) += 1;
+                }
+                drop(rows);
+                for (session, n) in &gone {
+                    let detail = forget_detail(&[(*n, "tool log", "tool logs")]);
+                    audit_in(
+                        tx,
+                        "recording",
+                        Action::Forget,
+                        NO_SCOPE,
+                        session,
+                        by,
+                        &detail,
+                    )?;
+                }
+                Ok(gone)
+            };
+            run().map_err(|e| to_core(op, e))
+        })?;
+        if !gone.is_empty() {
+            self.erase_freed_pages()?;
+        }
+        gone.into_iter()
+            .map(|(session, n)| {
+                let session = SessionId::new(session)
+                    .map_err(|e| Error::corrupt("tool_logs table", e.to_string()))?;
+                Ok((session, n))
+            })
+            .collect()
     }
 
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, forget_detail};
+use crate::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::provenance::Provenance;
@@ -93,5 +93,29 @@ impl ToolLogStore for InMemoryStore {
         );
         drop(logs);
         Ok(gone)
+    }
+
+    fn forget_tool_logs_by(
+        &self,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        let mut logs = lock(&self.tool_logs);
+        let mut gone: BTreeMap<SessionId, u64> = BTreeMap::new();
+        logs.retain(|log| {
+            let doomed = log.provenance.as_ref().is_some_and(|p| writer.matches(p));
+            if doomed {
+                *gone.entry(log.session.clone()).or_default() += 1;
+            }
+            !doomed
+        });
+        for (session, n) in &gone {
+            let detail = forget_detail(&[(*n, "tool log", "tool logs")]);
+            let item = session.as_str();
+            self.audit_in("recording", Action::Forget, NO_SCOPE, item, by, detail);
+        }
+        drop(logs);
+        Ok(gone.into_iter().collect())
     }
 }

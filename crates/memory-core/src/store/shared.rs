@@ -85,6 +85,7 @@ shared_store!(ToolLogStore {
     fn tool_log_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<ToolLog>>;
     fn tool_log_sessions(&self) -> Result<Vec<ToolLogSessionSummary>>;
     fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
+    fn forget_tool_logs_by(&self, writer: &crate::evidence::Writer, by: &Provenance) -> Result<Vec<(SessionId, u64)>>;
 });
 
 shared_store!(SessionStore {

@@ -152,6 +152,18 @@ pub trait ToolLogStore: Send + Sync {
     /// same transaction it appends the forget to the audit trail (memory `recording`, scope
     /// [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the session, action `forget`, by `by`).
     fn forget_tool_logs(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
+
+    /// Deletes every log whose [`provenance`](ToolLog::provenance) `writer` matches (a log
+    /// kept without one never does), with its memory snapshot, in one atomic step that also
+    /// appends one forget per session it took logs from to the audit trail (memory
+    /// `recording`, scope [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the session, detail
+    /// `N tool logs`, by `by`). Answers each such session with how many of its logs went,
+    /// ordered by session. Fails on a filter naming nothing ([`Writer::check`]).
+    fn forget_tool_logs_by(
+        &self,
+        writer: &crate::evidence::Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(SessionId, u64)>>;
 }
 
 /// One session's tool logs, as [`ToolLogStore::tool_log_sessions`] lists them.

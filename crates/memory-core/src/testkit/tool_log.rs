@@ -1,5 +1,6 @@
 //! The contract of [`ToolLogStore`].
 
+use crate::evidence::Writer;
 use crate::names::SessionId;
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
@@ -49,6 +50,10 @@ pub fn cases<S: ToolLogStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "a log keeps who logged it, in a batch and an import",
             run: logs_keep_their_writer,
+        },
+        Case {
+            name: "forget by writer takes the writer's logs from every session, each audited",
+            run: forget_by_writer,
         },
         Case {
             name: "a batch appends every log in order",
@@ -145,6 +150,79 @@ fn forget_deletes_one_session_only<S: ToolLogStore + AuditStore>(store: &S) -> C
     // A forgotten session can be written again from scratch.
     store.append_tool_log(&sample_log("drop", "again", 4))?;
     ensure_eq!(store.list_tool_logs(&session("drop"))?.len(), 1);
+    Ok(())
+}
+
+fn forget_by_writer<S: ToolLogStore + AuditStore>(store: &S) -> CaseResult {
+    let by = |source: Source, session: &str, client: &str| Provenance {
+        source,
+        session: Some(session.to_owned()),
+        client: Some(client.to_owned()),
+        at: Timestamp::from_millis(0),
+    };
+    let page = || Source::Page("https://evil.test/".to_owned());
+    let logged = |name: &str, at: i64, writer: Option<Provenance>| ToolLog {
+        provenance: writer,
+        ..sample_log(name, "read_page", at)
+    };
+    store.append_tool_logs(&[
+        logged("a", 1, Some(by(page(), "run-1", "mcp:x"))),
+        logged(
+            "a",
+            2,
+            Some(by(Source::Tool("tap".to_owned()), "run-1", "cli")),
+        ),
+        logged("a", 3, Some(by(page(), "run-2", "cli"))),
+        logged("b", 4, Some(by(page(), "run-1", "mcp:x"))),
+        logged("c", 5, None),
+    ])?;
+    ensure!(
+        store
+            .forget_tool_logs_by(&Writer::default(), &forgetter())
+            .is_err(),
+        "a filter naming nothing was accepted"
+    );
+    let run_one = Writer {
+        session: Some("run-1".to_owned()),
+        source: Some(page()),
+        ..Writer::default()
+    };
+    ensure_eq!(
+        store.forget_tool_logs_by(&run_one, &forgetter())?,
+        vec![(session("a"), 1), (session("b"), 1)]
+    );
+    let left: Vec<i64> = store
+        .list_tool_logs(&session("a"))?
+        .iter()
+        .map(|log| log.timestamp.as_millis())
+        .collect();
+    ensure_eq!(left, vec![2, 3], "the other writers' logs stay, in order");
+    ensure_eq!(store.list_tool_logs(&session("b"))?, Vec::new());
+    ensure_eq!(
+        store.list_tool_logs(&session("c"))?.len(),
+        1,
+        "a log without a writer"
+    );
+    let by_client = Writer {
+        client: Some("cli".to_owned()),
+        ..Writer::default()
+    };
+    ensure_eq!(
+        store.forget_tool_logs_by(&by_client, &forgetter())?,
+        vec![(session("a"), 2)]
+    );
+    ensure_eq!(
+        store.forget_tool_logs_by(&by_client, &forgetter())?,
+        Vec::new()
+    );
+    ensure_eq!(
+        forgets_of(store, "recording")?,
+        vec![
+            forgot("", "a", "1 tool log"),
+            forgot("", "b", "1 tool log"),
+            forgot("", "a", "2 tool logs"),
+        ]
+    );
     Ok(())
 }
 

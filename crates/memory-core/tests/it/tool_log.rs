@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::evidence::{AuditEntry, forget_detail};
+use agent_memory_core::evidence::{AuditEntry, Writer, forget_detail};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::tool_log::{
     ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
@@ -42,6 +42,8 @@ enum Defect {
     LastAppendedIsLastWrite,
     /// Keeps who logged a call when it is appended alone, not in a batch.
     DropsWritersInBatches,
+    /// Forgets by writer on the source alone, whatever else the filter names.
+    ForgetsBySourceOnly,
 }
 
 struct Broken {
@@ -146,6 +148,34 @@ impl ToolLogStore for Broken {
         self.trail.forgot("recording", session.as_str(), by, detail);
         Ok(count)
     }
+    fn forget_tool_logs_by(
+        &self,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        let writer = if self.defect == Defect::ForgetsBySourceOnly && writer.source.is_some() {
+            Writer {
+                source: writer.source.clone(),
+                ..Writer::default()
+            }
+        } else {
+            writer.clone()
+        };
+        let mut gone: BTreeMap<SessionId, u64> = BTreeMap::new();
+        self.logs().retain(|log| {
+            let doomed = log.provenance.as_ref().is_some_and(|p| writer.matches(p));
+            if doomed {
+                *gone.entry(log.session.clone()).or_default() += 1;
+            }
+            !doomed
+        });
+        for (session, n) in &gone {
+            let detail = forget_detail(&[(*n, "tool log", "tool logs")]);
+            self.trail.forgot("recording", session.as_str(), by, detail);
+        }
+        Ok(gone.into_iter().collect())
+    }
 }
 
 impl AuditStore for Broken {
@@ -183,6 +213,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ImportsOverHeldSessions,
             "import refuses a session that holds logs and stores nothing",
+        ),
+        (
+            Defect::ForgetsBySourceOnly,
+            "forget by writer takes the writer's logs from every session, each audited",
         ),
     ];
     for (defect, case) in table {
