@@ -384,6 +384,63 @@ pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserF
     })
 }
 
+/// `recording_forget_by`: the tool calls one writer logged (tool logs have no scope).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingForgetByInput {
+    /// The writer's source, exactly (`tool:NAME`, `page:https://…`, `import:trailblaze`).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The session or run it logged in.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The client.
+    #[serde(default)]
+    pub client: Option<String>,
+}
+
+/// The tool calls of one recorded session forgotten by writer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ForgottenLogs {
+    /// The recorded session.
+    pub session: String,
+    /// How many of its calls went.
+    pub tool_logs: u64,
+}
+
+/// What `recording_forget_by` took.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RecordingForgetByOutput {
+    /// Each recorded session the writer's calls were taken from, by session.
+    pub sessions: Vec<ForgottenLogs>,
+}
+
+/// Forgets every recorded tool call the writer logged (every field given must match; at
+/// least one is needed; a call logged before writers were kept matches none), from every
+/// session, in one step, one audit entry per session. The session's other calls stay, in
+/// order.
+pub fn forget_recording_by(
+    env: &Env<'_>,
+    input: RecordingForgetByInput,
+) -> Result<RecordingForgetByOutput> {
+    let writer = Writer {
+        source: source_input(input.source.as_deref())?,
+        session: input.session,
+        client: input.client,
+    };
+    let by = actor(env, None, None, None)?;
+    let gone = env.store.forget_tool_logs_by(&writer, &by)?;
+    Ok(RecordingForgetByOutput {
+        sessions: gone
+            .into_iter()
+            .map(|(session, tool_logs)| ForgottenLogs {
+                session: session.as_str().to_owned(),
+                tool_logs,
+            })
+            .collect(),
+    })
+}
+
 /// `note_export`: the notes of a scope.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -753,6 +753,11 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Forget every browser run one writer stored (a source, session or client), in one step and for good, each recorded in the audit trail.",
             ),
+        op("recording_forget_by", Deletes, evidence::forget_recording_by)
+            .offline()
+            .about(
+                "Forget every tool call one writer logged (a source, session or client), from every recorded session, in one step and for good, each session's forget in the audit trail.",
+            ),
         op("memory_review", Reads, evidence::review)
             .cli("review list")
             .about(

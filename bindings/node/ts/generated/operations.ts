@@ -78,6 +78,7 @@ export interface OperationTypes {
   note_export: [S.NoteExportInput, S.NoteExportOutput]
   note_import: [S.NoteImportInput, S.NoteImportOutput]
   browser_forget_by: [S.BrowserForgetByInput, S.BrowserForgetByOutput]
+  recording_forget_by: [S.RecordingForgetByInput, S.RecordingForgetByOutput]
   memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
   memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
   memory_reject: [S.MemoryRejectInput, S.MemoryRejectOutput]
@@ -683,6 +684,16 @@ export interface RecordingMethods {
   fmt(input: S.RecordingFmtInput): Promise<S.RecordingFmtOutput>
   /** `fmt` on the calling thread. */
   fmtSync(input: S.RecordingFmtInput): S.RecordingFmtOutput
+  /**
+   * Forget every tool call one writer logged (a source, session or client), from every recorded
+   * session, in one step and for good, each session's forget in the audit trail.
+   *
+   * The contract's `recording_forget_by` (family `recording`, deletes; `recording forget-by` on the
+   * command line; not an MCP tool).
+   */
+  forgetBy(input: S.RecordingForgetByInput): Promise<S.RecordingForgetByOutput>
+  /** `forgetBy` on the calling thread. */
+  forgetBySync(input: S.RecordingForgetByInput): S.RecordingForgetByOutput
 }
 
 /** Every operation of the contract, as the methods of a `Store`. */

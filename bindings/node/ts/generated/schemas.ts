@@ -648,6 +648,8 @@ error: ErrorDocument
 "recording_fmt.input": RecordingFmtInput
 "recording_fmt.output": RecordingFmtOutput
 "recording_fmt_report.output": RecordingFmtReportOutput
+"recording_forget_by.input": RecordingForgetByInput
+"recording_forget_by.output": RecordingForgetByOutput
 "recording_import.input": RecordingImportInput
 "recording_import.output": RecordingImportOutput
 "recording_import_report.output": RecordingImportReportOutput
@@ -4093,6 +4095,54 @@ formatted: string
 export interface RecordingFmtReportOutputFormattedTrail {
 canonical: boolean
 file: string
+}
+/**
+ * `recording_forget_by`: the tool calls one writer logged (tool logs have no scope).
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingForgetByInput".
+ */
+export interface RecordingForgetByInput {
+/**
+ * The client.
+ */
+client?: string
+/**
+ * The session or run it logged in.
+ */
+session?: string
+/**
+ * The writer's source, exactly (`tool:NAME`, `page:https://…`, `import:trailblaze`).
+ */
+source?: string
+}
+/**
+ * What `recording_forget_by` took.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RecordingForgetByOutput".
+ */
+export interface RecordingForgetByOutput {
+/**
+ * Each recorded session the writer's calls were taken from, by session.
+ */
+sessions: ForgottenLogs[]
+}
+/**
+ * The tool calls of one recorded session forgotten by writer.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ForgottenLogs".
+ */
+export interface ForgottenLogs {
+/**
+ * The recorded session.
+ */
+session: string
+/**
+ * How many of its calls went.
+ */
+tool_logs: number
 }
 /**
  * A file of tool logs to import.

@@ -359,6 +359,11 @@ class StoreOperations:
         step and for good, each recorded in the audit trail."""
         return self.call("browser_forget_by", input)
 
+    def recording_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget every tool call one writer logged (a source, session or client), from every
+        recorded session, in one step and for good, each session's forget in the audit trail."""
+        return self.call("recording_forget_by", input)
+
     def review(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """The items the write screen held for review: text, writer, reasons."""
         return self.call("memory_review", input)
@@ -749,6 +754,11 @@ class AsyncStoreOperations:
         """Forget every browser run one writer stored (a source, session or client), in one
         step and for good, each recorded in the audit trail."""
         return await self.call("browser_forget_by", input)
+
+    async def recording_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget every tool call one writer logged (a source, session or client), from every
+        recorded session, in one step and for good, each session's forget in the audit trail."""
+        return await self.call("recording_forget_by", input)
 
     async def review(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """The items the write screen held for review: text, writer, reasons."""

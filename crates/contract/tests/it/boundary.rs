@@ -754,6 +754,13 @@ fn evidence() -> Vec<Call> {
             "browser_forget_by",
             json!({"client": "cli", "scope": "shared"}),
         ),
+        ("recording_forget_by", json!({})),
+        ("recording_forget_by", json!({"source": "web"})),
+        (
+            "recording_forget_by",
+            json!({"client": "nobody", "scope": "shared"}),
+        ),
+        ("recording_forget_by", json!({"client": "nobody"})),
         ("memory_audit", json!({"after": 1, "limit": 3})),
         ("memory_reject", json!({"path": "/memories/page.md"})),
     ]

@@ -1074,4 +1074,44 @@ fn a_tool_log_keeps_who_logged_it() {
             4000
         )]
     );
+
+    // The cleanup after a poisoned client: what it logged goes, from every session, and
+    // each session's forget is in the audit trail; the other writers' calls stay.
+    let refused = call(&env, "recording_forget_by", json!({}));
+    assert_eq!(refused["error"]["kind"], "invalid_input", "{refused}");
+    let forgot = call(&env, "recording_forget_by", json!({"client": "python"}));
+    assert_eq!(
+        forgot["sessions"],
+        json!([{"session": "filed", "tool_logs": 1}, {"session": "rec", "tool_logs": 1}]),
+        "{forgot}"
+    );
+    assert_eq!(
+        writers("rec"),
+        vec![("tool:tapOn".to_owned(), Some("mcp:agent".to_owned()), 1000)]
+    );
+    assert_eq!(writers("filed"), Vec::new());
+    let audit = call(&env, "memory_audit", json!({"limit": 1000}));
+    let forgets: Vec<(String, String, String)> = audit["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["memory"] == "recording" && e["action"] == "forget")
+        .map(|e| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&e["item"]),
+                text(&e["detail"]),
+                text(&e["by"]["client"]),
+            )
+        })
+        .collect();
+    let entry = |item: &str| {
+        (
+            item.to_owned(),
+            "1 tool log".to_owned(),
+            "python".to_owned(),
+        )
+    };
+    assert_eq!(forgets, vec![entry("filed"), entry("rec")]);
+    assert!(!operations::find("recording_forget_by").expect("op").mcp);
 }
