@@ -359,14 +359,15 @@ pub struct ForgottenRun {
 /// What `browser_forget_by` took.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BrowserForgetByOutput {
-    /// The runs forgotten, by scope then id.
+    /// The runs forgotten, by scope then id: the recorded ones, then the held ones.
     pub trajectories: Vec<ForgottenRun>,
 }
 
 /// Forgets every browser run the writer stored (every field given must match; at least one
-/// is needed; a run stored before writers were kept matches none), in one step, each with an
-/// entry in the audit trail. What a run taught the site's memory (facts, selectors, its
-/// session) stays: `memory_forget` with the site forgets that.
+/// is needed; a run stored before writers were kept matches none), and every run of the
+/// writer's held for review, in one step, each with an entry in the audit trail. What a run
+/// taught the site's memory (facts, selectors, its session) stays: `memory_forget` with the
+/// site forgets that.
 pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserForgetByOutput> {
     let (scope, writer) = input.target()?;
     let by = actor(env, None, None, None)?;

@@ -14,11 +14,11 @@ use std::collections::HashMap;
 
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
-    Forgotten, HeldRun, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest,
-    RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore, run_item,
-    run_start_outcome,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN, FORGOTTEN_TRAJECTORY, Fact,
+    FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored, MemoryImage, RunFilter,
+    RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore,
+    run_item, run_start_outcome,
 };
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
@@ -491,9 +491,13 @@ impl TrajectoryStore for PostgresStore {
                 Some(scope) => vec![scope.as_str().to_owned()],
                 None => tx
                     .query(
-                        "SELECT DISTINCT scope FROM browser_trajectory WHERE source IS NOT NULL \
+                        "SELECT scope FROM browser_trajectory WHERE source IS NOT NULL \
                          AND ($1::text IS NULL OR source = $1) \
                          AND ($2::text IS NULL OR session = $2) \
+                         AND ($3::text IS NULL OR client = $3) \
+                         UNION SELECT scope FROM browser_held \
+                         WHERE ($1::text IS NULL OR source = $1) \
+                         AND ($2::text IS NULL OR source_session = $2) \
                          AND ($3::text IS NULL OR client = $3)",
                         &[filter.0, filter.1, filter.2],
                     )?
@@ -509,6 +513,7 @@ impl TrajectoryStore for PostgresStore {
                 locked.push(scope);
             }
             let mut gone: Vec<(Scope, String)> = Vec::new();
+            let mut held_gone: Vec<(Scope, String)> = Vec::new();
             for scope in locked {
                 let mut ids: Vec<String> = tx
                     .query(
@@ -528,7 +533,31 @@ impl TrajectoryStore for PostgresStore {
                     forgot(tx, scope.as_str(), &id, by, detail)?;
                     gone.push((scope.clone(), id));
                 }
+                let mut held: Vec<String> = tx
+                    .query(
+                        "DELETE FROM browser_held WHERE scope = $4 \
+                         AND ($1::text IS NULL OR source = $1) \
+                         AND ($2::text IS NULL OR source_session = $2) \
+                         AND ($3::text IS NULL OR client = $3) \
+                         RETURNING id",
+                        &[filter.0, filter.1, filter.2, &scope.as_str()],
+                    )?
+                    .into_iter()
+                    .map(|row| row.get(0))
+                    .collect();
+                held.sort();
+                held_gone.extend(held.into_iter().map(|id| (scope.clone(), id)));
             }
+            for (scope, id) in &held_gone {
+                forgot(
+                    tx,
+                    scope.as_str(),
+                    &HeldRun::item(id),
+                    by,
+                    FORGOTTEN_HELD_RUN,
+                )?;
+            }
+            gone.extend(held_gone.iter().cloned());
             Ok(gone)
         })
     }

@@ -5,11 +5,11 @@
 
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun,
-    Forgotten, HeldRun, HintStore, ImageStored, IndexedCandidate, MemoryImage, RunFilter,
-    RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item,
-    run_start_outcome, within_margin,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN, FORGOTTEN_TRAJECTORY, Fact,
+    FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored, IndexedCandidate,
+    MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry,
+    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    run_item, run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
@@ -587,6 +587,20 @@ impl TrajectoryStore for SqliteStore {
             }
         }
         find.push_str(" ORDER BY scope, traj_id");
+        // The runs held for review by the writer: the same filter on `browser_held`, where
+        // the writer's session is `source_session`.
+        let mut find_held = "SELECT scope, id FROM browser_held WHERE true".to_owned();
+        for (column, value) in [
+            ("source", source.as_deref()),
+            ("source_session", writer.session.as_deref()),
+            ("client", writer.client.as_deref()),
+            ("scope", scope.map(Scope::as_str)),
+        ] {
+            if value.is_some() {
+                find_held.push_str(&format!(" AND {column} = ?"));
+            }
+        }
+        find_held.push_str(" ORDER BY scope, id");
         let one = format!(
             "SELECT {DOOMED_COLUMNS} FROM browser_trajectories WHERE scope = ?1 AND traj_id = ?2"
         );
@@ -606,6 +620,22 @@ impl TrajectoryStore for SqliteStore {
                     remove_selected(tx, &scope, &one, &[&name, &id])?;
                     let detail = FORGOTTEN_TRAJECTORY;
                     forgot(tx, &name, &id, by, detail)?;
+                    gone.push((scope, id));
+                }
+                let held: Vec<(String, String)> = tx
+                    .prepare(&find_held)?
+                    .query_map(rusqlite::params_from_iter(&values), |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut delete =
+                    tx.prepare_cached("DELETE FROM browser_held WHERE scope = ?1 AND id = ?2")?;
+                for (name, id) in held {
+                    let scope = Scope::new(&name).map_err(|e| {
+                        rusqlite::Error::ToSqlConversionFailure(e.to_string().into())
+                    })?;
+                    delete.execute(params![name, id])?;
+                    forgot(tx, &name, &HeldRun::item(&id), by, FORGOTTEN_HELD_RUN)?;
                     gone.push((scope, id));
                 }
                 Ok(gone)

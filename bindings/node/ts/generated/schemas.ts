@@ -1089,7 +1089,7 @@ source?: string
  */
 export interface BrowserForgetByOutput {
 /**
- * The runs forgotten, by scope then id.
+ * The runs forgotten, by scope then id: the recorded ones, then the held ones.
  */
 trajectories: ForgottenRun[]
 }

@@ -9,10 +9,10 @@ use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten, HeldRun,
-    HintStore, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item,
-    run_start_outcome,
+    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN, FORGOTTEN_TRAJECTORY, FinishedRun,
+    Forgotten, HeldRun, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest,
+    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStore, run_item, run_start_outcome,
 };
 use crate::time::Timestamp;
 
@@ -350,6 +350,7 @@ impl TrajectoryStore for InMemoryStore {
     ) -> Result<Vec<(Scope, String)>> {
         writer.check()?;
         let mut gone = Vec::new();
+        let mut held_gone = Vec::new();
         // The trail is written under the memory's lock, so no reader sees one without the
         // other (the trail's lock is only ever taken after a memory's).
         let mut memory = lock(&self.browser);
@@ -368,13 +369,26 @@ impl TrajectoryStore for InMemoryStore {
                 m.remove(slot);
                 gone.push((s.clone(), id));
             }
+            m.held.retain(|held| {
+                let doomed = writer.matches(&held.written_by);
+                if doomed {
+                    held_gone.push((s.clone(), held.id.clone()));
+                }
+                !doomed
+            });
         }
         gone.sort();
+        held_gone.sort();
         for (s, id) in &gone {
             let detail = FORGOTTEN_TRAJECTORY.to_owned();
             self.audit_in("browser", Action::Forget, s.as_str(), id, by, detail);
         }
+        for (s, id) in &held_gone {
+            let (item, detail) = (HeldRun::item(id), FORGOTTEN_HELD_RUN.to_owned());
+            self.audit_in("browser", Action::Forget, s.as_str(), &item, by, detail);
+        }
         drop(memory);
+        gone.extend(held_gone);
         Ok(gone)
     }
 }

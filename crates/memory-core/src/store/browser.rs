@@ -311,8 +311,11 @@ pub trait TrajectoryStore: Send + Sync {
     /// Deletes every trajectory whose [`provenance`](Trajectory::provenance) `writer` matches
     /// (one without provenance never does), in `scope` or in every scope, with their index
     /// entries, in one atomic step that also adds one [`Action::Forget`](crate::evidence::Action) entry per trajectory
-    /// (memory `browser`, item the trajectory id) to the audit trail, by `by`. Returns the
-    /// `(scope, id)` of each, ordered. Fails on a filter naming nothing ([`Writer::check`]).
+    /// (memory `browser`, item the trajectory id) to the audit trail, by `by`. Every run held
+    /// for review that the writer wrote goes in the same step (item `held:ID`, detail
+    /// [`FORGOTTEN_HELD_RUN`]), so no reviewer can approve it afterwards. Returns the
+    /// `(scope, id)` of each trajectory, ordered, then of each held run, ordered. Fails on a
+    /// filter naming nothing ([`Writer::check`]).
     fn trajectory_forget_by(
         &self,
         scope: Option<&Scope>,
@@ -323,6 +326,9 @@ pub trait TrajectoryStore: Send + Sync {
 
 /// The `detail` of the audit entry of a trajectory forgotten by writer.
 pub const FORGOTTEN_TRAJECTORY: &str = "trajectory";
+
+/// The `detail` of the audit entry of a held run forgotten by writer.
+pub const FORGOTTEN_HELD_RUN: &str = "held run";
 
 /// The four kinds of app knowledge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

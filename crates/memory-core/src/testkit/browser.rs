@@ -1354,6 +1354,28 @@ fn held_runs_wait_for_review<S: BrowserStore + AuditStore>(store: &S) -> CaseRes
             entry(Action::Reject, "shared", "held:h2", "user"),
         ]
     );
+    // A forget by writer takes what the writer has held too, so nobody can approve it after
+    // the cleanup; another writer's held run stays.
+    store.run_hold(&o, &held("h3", "c.test", 70))?;
+    store.run_hold(&s, &held("h4", "c.test", 80))?;
+    let writer = Writer {
+        session: Some("s-h3".to_owned()),
+        ..Writer::default()
+    };
+    ensure_eq!(
+        store.trajectory_forget_by(None, &writer, &forgetter())?,
+        vec![(o.clone(), "h3".to_owned())]
+    );
+    let left: Vec<String> = store
+        .runs_held(None, 10)?
+        .into_iter()
+        .map(|(_, h)| h.id)
+        .collect();
+    ensure_eq!(left, vec!["h4".to_owned()]);
+    ensure_eq!(
+        forgets_of(store, "browser")?.last().cloned(),
+        Some(forgot("other", "held:h3", "held run"))
+    );
     Ok(())
 }
 
