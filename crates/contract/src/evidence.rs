@@ -385,14 +385,14 @@ pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserF
     })
 }
 
-/// `recording_forget_by`: the tool calls one writer logged (tool logs have no scope).
+/// `recording_forget_by` and `turns_forget_by`: one writer, for memories without scopes.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RecordingForgetByInput {
-    /// The writer's source, exactly (`tool:NAME`, `page:https://…`, `import:trailblaze`).
+pub struct WriterInput {
+    /// The writer's source, exactly (`tool:NAME`, `page:https://…`, `model`, `import:FORMAT`).
     #[serde(default)]
     pub source: Option<String>,
-    /// The session or run it logged in.
+    /// The session or run the writer wrote in.
     #[serde(default)]
     pub session: Option<String>,
     /// The client.
@@ -420,10 +420,7 @@ pub struct RecordingForgetByOutput {
 /// least one is needed; a call logged before writers were kept matches none), from every
 /// session, in one step, one audit entry per session. The session's other calls stay, in
 /// order.
-pub fn forget_recording_by(
-    env: &Env<'_>,
-    input: RecordingForgetByInput,
-) -> Result<RecordingForgetByOutput> {
+pub fn forget_recording_by(env: &Env<'_>, input: WriterInput) -> Result<RecordingForgetByOutput> {
     let writer = Writer {
         source: source_input(input.source.as_deref())?,
         session: input.session,
@@ -437,6 +434,45 @@ pub fn forget_recording_by(
             .map(|(session, tool_logs)| ForgottenLogs {
                 session: session.as_str().to_owned(),
                 tool_logs,
+            })
+            .collect(),
+    })
+}
+
+/// A coding session forgotten by writer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ForgottenSession {
+    /// The session.
+    pub session: String,
+    /// How many events its log held.
+    pub events: u64,
+}
+
+/// What `turns_forget_by` took.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TurnsForgetByOutput {
+    /// Each session forgotten, by session.
+    pub sessions: Vec<ForgottenSession>,
+}
+
+/// Forgets, whole, every stored coding session holding an event the writer appended
+/// (every field given must match; at least one is needed; an event appended before writers
+/// were kept matches none), in one step, one audit entry per session. A session's log is
+/// positional, so what the writer touched goes with the rest of its log.
+pub fn forget_turns_by(env: &Env<'_>, input: WriterInput) -> Result<TurnsForgetByOutput> {
+    let writer = Writer {
+        source: source_input(input.source.as_deref())?,
+        session: input.session,
+        client: input.client,
+    };
+    let by = actor(env, None, None, None)?;
+    let gone = env.store.session_forget_by(&writer, &by)?;
+    Ok(TurnsForgetByOutput {
+        sessions: gone
+            .into_iter()
+            .map(|(session, events)| ForgottenSession {
+                session: session.as_str().to_owned(),
+                events,
             })
             .collect(),
     })

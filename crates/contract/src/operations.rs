@@ -753,6 +753,11 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Forget every browser run one writer stored (a source, session or client), in one step and for good, each recorded in the audit trail.",
             ),
+        op("turns_forget_by", Deletes, evidence::forget_turns_by)
+            .offline()
+            .about(
+                "Forget, whole, every stored coding session one writer (a source, session or client) appended an event to, in one step and for good, each in the audit trail.",
+            ),
         op("recording_forget_by", Deletes, evidence::forget_recording_by)
             .offline()
             .about(

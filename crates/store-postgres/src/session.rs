@@ -2,7 +2,7 @@
 //! its position in the log. Writers of one session hold its advisory lock, so two appends
 //! never claim the same position and of two creates exactly one wins.
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
+use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
@@ -261,6 +261,50 @@ impl SessionStore for PostgresStore {
             let detail = forget_detail(&[(gone, "event", "events")]);
             let item = session.as_str();
             audit_in(tx, "turns", Action::Forget, NO_SCOPE, item, by, &detail)?;
+            Ok(gone)
+        })
+    }
+
+    fn session_forget_by(&self, writer: &Writer, by: &Provenance) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        provenance_fits(|| "forget of sessions by writer".to_owned(), by)?;
+        let source = writer.source.as_ref().map(ToString::to_string);
+        check_texts(
+            || "session writer".to_owned(),
+            [
+                ("source", source.as_deref().unwrap_or_default()),
+                ("session", writer.session.as_deref().unwrap_or_default()),
+                ("client", writer.client.as_deref().unwrap_or_default()),
+            ],
+        )?;
+        self.write("forget sessions by writer", |tx| {
+            // The sessions to forget, locked in byte order so that two forgets cannot
+            // deadlock.
+            let mut names: Vec<String> = tx
+                .query(
+                    "SELECT DISTINCT session FROM session_events WHERE source IS NOT NULL \
+                     AND ($1::text IS NULL OR source = $1) \
+                     AND ($2::text IS NULL OR source_session = $2) \
+                     AND ($3::text IS NULL OR client = $3)",
+                    &[&source, &writer.session, &writer.client],
+                )?
+                .into_iter()
+                .map(|row| row.get(0))
+                .collect();
+            names.sort();
+            let mut gone = Vec::with_capacity(names.len());
+            for name in names {
+                let session = SessionId::new(name.as_str())
+                    .map_err(|e| Error::corrupt("session_events table", e.to_string()))?;
+                lock_session(tx, &session)?;
+                let n = tx.execute(
+                    "DELETE FROM session_events WHERE session = $1",
+                    &[&session.as_str()],
+                )?;
+                let detail = forget_detail(&[(n, "event", "events")]);
+                audit_in(tx, "turns", Action::Forget, NO_SCOPE, &name, by, &detail)?;
+                gone.push((session, n));
+            }
             Ok(gone)
         })
     }

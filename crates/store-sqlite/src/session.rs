@@ -1,12 +1,12 @@
 //! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
 //! its position in the log.
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
+use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
 use agent_memory_core::{
-    Clock, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
+    Clock, Error, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
     SessionSummary, Timestamp,
 };
 use rusqlite::types::Type;
@@ -259,5 +259,44 @@ impl SessionStore for SqliteStore {
             self.erase_freed_pages()?;
         }
         Ok(deleted as u64)
+    }
+
+    fn session_forget_by(&self, writer: &Writer, by: &Provenance) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        let op = "forget sessions by writer";
+        let source = writer.source.as_ref().map(ToString::to_string);
+        let gone = self.write(op, |tx| {
+            let run = || -> rusqlite::Result<Vec<(String, u64)>> {
+                let sessions: Vec<String> = tx
+                    .prepare_cached(
+                        "SELECT DISTINCT session FROM session_events WHERE source IS NOT NULL \
+                         AND (?1 IS NULL OR source = ?1) AND (?2 IS NULL OR source_session = ?2) \
+                         AND (?3 IS NULL OR client = ?3) ORDER BY session",
+                    )?
+                    .query_map(params![source, writer.session, writer.client], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut delete =
+                    tx.prepare_cached("DELETE FROM session_events WHERE session = ?1")?;
+                let mut gone = Vec::with_capacity(sessions.len());
+                for session in sessions {
+                    let n = delete.execute([&session])? as u64;
+                    let detail = forget_detail(&[(n, "event", "events")]);
+                    audit_in(tx, "turns", Action::Forget, NO_SCOPE, &session, by, &detail)?;
+                    gone.push((session, n));
+                }
+                Ok(gone)
+            };
+            run().map_err(|e| to_core(op, e))
+        })?;
+        if !gone.is_empty() {
+            self.erase_freed_pages()?;
+        }
+        gone.into_iter()
+            .map(|(session, n)| {
+                let session = SessionId::new(session)
+                    .map_err(|e| Error::corrupt("session_events table", e.to_string()))?;
+                Ok((session, n))
+            })
+            .collect()
     }
 }

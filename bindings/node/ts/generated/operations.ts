@@ -78,6 +78,7 @@ export interface OperationTypes {
   note_export: [S.NoteExportInput, S.NoteExportOutput]
   note_import: [S.NoteImportInput, S.NoteImportOutput]
   browser_forget_by: [S.BrowserForgetByInput, S.BrowserForgetByOutput]
+  turns_forget_by: [S.TurnsForgetByInput, S.TurnsForgetByOutput]
   recording_forget_by: [S.RecordingForgetByInput, S.RecordingForgetByOutput]
   memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
   memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
@@ -610,6 +611,16 @@ export interface TurnsMethods {
   memoryExport(input: S.TurnsMemoryExportInput): Promise<S.TurnsMemoryExportOutput>
   /** `memoryExport` on the calling thread. */
   memoryExportSync(input: S.TurnsMemoryExportInput): S.TurnsMemoryExportOutput
+  /**
+   * Forget, whole, every stored coding session one writer (a source, session or client) appended an
+   * event to, in one step and for good, each in the audit trail.
+   *
+   * The contract's `turns_forget_by` (family `turns`, deletes; `turns forget-by` on the command
+   * line; not an MCP tool).
+   */
+  forgetBy(input: S.TurnsForgetByInput): Promise<S.TurnsForgetByOutput>
+  /** `forgetBy` on the calling thread. */
+  forgetBySync(input: S.TurnsForgetByInput): S.TurnsForgetByOutput
 }
 
 /** `store.recording`: the operations of the `recording` group. */

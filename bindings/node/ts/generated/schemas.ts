@@ -680,6 +680,8 @@ error: ErrorDocument
 "turns_append.output": TurnsAppendOutput
 "turns_compact.input": TurnsCompactInput
 "turns_compact.output": TurnsCompactOutput
+"turns_forget_by.input": TurnsForgetByInput
+"turns_forget_by.output": TurnsForgetByOutput
 "turns_history.input": TurnsHistoryInput
 "turns_history.output": TurnsHistoryOutput
 "turns_import.input": TurnsImportInput
@@ -4097,7 +4099,7 @@ canonical: boolean
 file: string
 }
 /**
- * `recording_forget_by`: the tool calls one writer logged (tool logs have no scope).
+ * `recording_forget_by` and `turns_forget_by`: one writer, for memories without scopes.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "RecordingForgetByInput".
@@ -4108,11 +4110,11 @@ export interface RecordingForgetByInput {
  */
 client?: string
 /**
- * The session or run it logged in.
+ * The session or run the writer wrote in.
  */
 session?: string
 /**
- * The writer's source, exactly (`tool:NAME`, `page:https://…`, `import:trailblaze`).
+ * The writer's source, exactly (`tool:NAME`, `page:https://…`, `model`, `import:FORMAT`).
  */
 source?: string
 }
@@ -5170,6 +5172,54 @@ session: string
  * What was skipped or repaired reading the log (a torn last line), one sentence each.
  */
 warnings?: string[]
+}
+/**
+ * `recording_forget_by` and `turns_forget_by`: one writer, for memories without scopes.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsForgetByInput".
+ */
+export interface TurnsForgetByInput {
+/**
+ * The client.
+ */
+client?: string
+/**
+ * The session or run the writer wrote in.
+ */
+session?: string
+/**
+ * The writer's source, exactly (`tool:NAME`, `page:https://…`, `model`, `import:FORMAT`).
+ */
+source?: string
+}
+/**
+ * What `turns_forget_by` took.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsForgetByOutput".
+ */
+export interface TurnsForgetByOutput {
+/**
+ * Each session forgotten, by session.
+ */
+sessions: ForgottenSession[]
+}
+/**
+ * A coding session forgotten by writer.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "ForgottenSession".
+ */
+export interface ForgottenSession {
+/**
+ * How many events its log held.
+ */
+events: number
+/**
+ * The session.
+ */
+session: string
 }
 /**
  * A session to show: a stored one or a log file, in the view and format asked for.

@@ -359,6 +359,11 @@ class StoreOperations:
         step and for good, each recorded in the audit trail."""
         return self.call("browser_forget_by", input)
 
+    def turns_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget, whole, every stored coding session one writer (a source, session or
+        client) appended an event to, in one step and for good, each in the audit trail."""
+        return self.call("turns_forget_by", input)
+
     def recording_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Forget every tool call one writer logged (a source, session or client), from every
         recorded session, in one step and for good, each session's forget in the audit trail."""
@@ -754,6 +759,11 @@ class AsyncStoreOperations:
         """Forget every browser run one writer stored (a source, session or client), in one
         step and for good, each recorded in the audit trail."""
         return await self.call("browser_forget_by", input)
+
+    async def turns_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget, whole, every stored coding session one writer (a source, session or
+        client) appended an event to, in one step and for good, each in the audit trail."""
+        return await self.call("turns_forget_by", input)
 
     async def recording_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Forget every tool call one writer logged (a source, session or client), from every

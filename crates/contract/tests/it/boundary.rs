@@ -754,6 +754,8 @@ fn evidence() -> Vec<Call> {
             "browser_forget_by",
             json!({"client": "cli", "scope": "shared"}),
         ),
+        ("turns_forget_by", json!({})),
+        ("turns_forget_by", json!({"client": "nobody"})),
         ("recording_forget_by", json!({})),
         ("recording_forget_by", json!({"source": "web"})),
         (

@@ -1002,6 +1002,34 @@ fn a_session_event_keeps_who_appended_it() {
         (&json!(2), &json!("import:agent_memory"), &json!("node")),
         "{history}"
     );
+
+    // The cleanup after a poisoned tool: every session it appended to goes, whole (a log is
+    // positional), each in the audit trail; the imported session stays.
+    let refused = call(&env, "turns_forget_by", json!({}));
+    assert_eq!(refused["error"]["kind"], "invalid_input", "{refused}");
+    let forgot = call(&env, "turns_forget_by", json!({"source": "tool:ci"}));
+    assert_eq!(
+        forgot["sessions"],
+        json!([{"session": "s1", "events": 4}]),
+        "{forgot}"
+    );
+    let gone = call(&env, "turns_history", json!({"session": "s1"}));
+    assert_eq!(gone["error"]["kind"], "not_found", "{gone}");
+    let kept = call(&env, "turns_history", json!({"session": "s2"}));
+    assert!(kept.get("error").is_none(), "{kept}");
+    let audit = call(&env, "memory_audit", json!({"limit": 1000}));
+    let forgets: Vec<&Value> = audit["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["memory"] == "turns" && e["action"] == "forget")
+        .collect();
+    assert_eq!(forgets.len(), 1, "{audit}");
+    assert_eq!(
+        (&forgets[0]["item"], &forgets[0]["detail"]),
+        (&json!("s1"), &json!("4 events"))
+    );
+    assert!(!operations::find("turns_forget_by").expect("op").mcp);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! [`SessionStore`] for [`InMemoryStore`].
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, forget_detail};
+use crate::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::provenance::Provenance;
@@ -127,6 +127,37 @@ impl SessionStore for InMemoryStore {
             by,
             detail,
         );
+        drop(sessions);
+        Ok(gone)
+    }
+
+    fn session_forget_by(&self, writer: &Writer, by: &Provenance) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        let mut sessions = lock(&self.sessions);
+        let mut doomed: Vec<SessionId> = sessions
+            .iter()
+            .filter(|(_, log)| {
+                log.events
+                    .iter()
+                    .any(|e| e.written_by.as_ref().is_some_and(|p| writer.matches(p)))
+            })
+            .map(|(session, _)| session.clone())
+            .collect();
+        doomed.sort();
+        let mut gone = Vec::with_capacity(doomed.len());
+        for session in doomed {
+            let n = (sessions.remove(&session)).map_or(0, |log| log.events.len() as u64);
+            let detail = forget_detail(&[(n, "event", "events")]);
+            self.audit_in(
+                "turns",
+                Action::Forget,
+                NO_SCOPE,
+                session.as_str(),
+                by,
+                detail,
+            );
+            gone.push((session, n));
+        }
         drop(sessions);
         Ok(gone)
     }

@@ -149,6 +149,21 @@ pub trait SessionStore: Send + Sync {
     /// the audit trail (memory `turns`, scope [`NO_SCOPE`](crate::evidence::NO_SCOPE), item
     /// the session, action `forget`, by `by`), whether or not there was one.
     fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
+
+    /// Deletes, whole, every session holding an event whose
+    /// [`written_by`](SessionEvent::written_by) `writer` matches (an event kept without a
+    /// writer never does), in one atomic step that also appends one forget per session to the
+    /// audit trail (memory `turns`, scope [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the
+    /// session, detail `N events`, by `by`). A session's log is positional (its events are
+    /// numbered, and an append names the length it expects), so a session never loses events
+    /// from its middle: what the writer touched goes with the rest of its log. Answers each
+    /// session with how many events it held, ordered by session. Fails on a filter naming
+    /// nothing ([`Writer::check`](crate::evidence::Writer::check)).
+    fn session_forget_by(
+        &self,
+        writer: &crate::evidence::Writer,
+        by: &Provenance,
+    ) -> Result<Vec<(SessionId, u64)>>;
 }
 
 /// What [`SessionStore::session_append_at`] did.

@@ -96,6 +96,7 @@ shared_store!(SessionStore {
     fn session_page(&self, session: &SessionId, from: u64, limit: usize) -> Result<Page<SessionEvent>>;
     fn session_list(&self) -> Result<Vec<SessionSummary>>;
     fn session_forget(&self, session: &SessionId, by: &Provenance) -> Result<u64>;
+    fn session_forget_by(&self, writer: &crate::evidence::Writer, by: &Provenance) -> Result<Vec<(SessionId, u64)>>;
 });
 
 shared_store!(EpisodeStore {

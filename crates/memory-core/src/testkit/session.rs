@@ -89,7 +89,73 @@ pub fn cases<S: SessionStore + AuditStore>() -> Vec<Case<S>> {
             name: "concurrent appends at one position write once",
             run: concurrent_appends_at_one_position_write_once,
         },
+        Case {
+            name: "forget by writer takes every session the writer appended to, whole",
+            run: forget_by_writer_takes_whole_sessions,
+        },
     ]
+}
+
+fn forget_by_writer_takes_whole_sessions<S: SessionStore + AuditStore>(store: &S) -> CaseResult {
+    use crate::evidence::Writer;
+    use crate::provenance::{Provenance, Source};
+    let page = || Source::Page("https://evil.test/".to_owned());
+    let by = |source: Source, client: &str| {
+        Provenance::new(source, Timestamp::from_millis(1))
+            .with_session("run-3")
+            .with_client(client)
+    };
+    let user = by(Source::User, "cli");
+    let poisoned = by(page(), "mcp:agent");
+    store.session_append(
+        &session("a"),
+        &[
+            event("user_message", "hi").with_writer(user.clone()),
+            event("tool_result", "page text").with_writer(poisoned.clone()),
+            event("assistant_turn", "ok").with_writer(user.clone()),
+        ],
+    )?;
+    store.session_append(
+        &session("b"),
+        &[event("tool_result", "x").with_writer(poisoned)],
+    )?;
+    store.session_append(
+        &session("c"),
+        &[event("user_message", "mine").with_writer(user)],
+    )?;
+    store.session_append(&session("d"), &[event("user_message", "no writer")])?;
+    ensure!(
+        store
+            .session_forget_by(&Writer::default(), &forgetter())
+            .is_err(),
+        "a filter naming nothing was accepted"
+    );
+    let writer = Writer {
+        source: Some(page()),
+        ..Writer::default()
+    };
+    ensure_eq!(
+        store.session_forget_by(&writer, &forgetter())?,
+        vec![(session("a"), 3), (session("b"), 1)]
+    );
+    for gone in ["a", "b"] {
+        ensure!(
+            matches!(store.session_load(&session(gone)), Err(e) if e.is_not_found()),
+            "session {gone} kept some of its log"
+        );
+    }
+    ensure_eq!(store.session_load(&session("c"))?.len(), 1);
+    ensure_eq!(
+        store.session_load(&session("d"))?.len(),
+        1,
+        "an event without a writer"
+    );
+    ensure_eq!(store.session_forget_by(&writer, &forgetter())?, Vec::new());
+    ensure_eq!(
+        forgets_of(store, "turns")?,
+        vec![forgot("", "a", "3 events"), forgot("", "b", "1 event")]
+    );
+    Ok(())
 }
 
 fn forget_deletes_one_session_only<S: SessionStore + AuditStore>(store: &S) -> CaseResult {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::evidence::{AuditEntry, forget_detail};
+use agent_memory_core::evidence::{AuditEntry, Writer, forget_detail};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::session::{
     SessionAppended, append_at_outcome, session_already_exists, validate_new_session,
@@ -73,6 +73,8 @@ enum Defect {
     StampsRetries,
     /// Forgets a session without an entry in the audit trail.
     ForgetsUnaudited,
+    /// Forgets by writer only the writer's events, leaving holes in the positional log.
+    ForgetsOnlyTheWritersEvents,
     /// Keeps the events but not who appended them.
     DropsWriters,
 }
@@ -220,6 +222,31 @@ impl SessionStore for Broken {
         }
         Ok(count)
     }
+    fn session_forget_by(&self, writer: &Writer, by: &Provenance) -> Result<Vec<(SessionId, u64)>> {
+        writer.check()?;
+        let mut logs = self.logs();
+        let mine = |e: &SessionEvent| e.written_by.as_ref().is_some_and(|p| writer.matches(p));
+        let doomed: Vec<String> = logs
+            .iter()
+            .filter(|(_, events)| events.iter().any(mine))
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut gone = Vec::new();
+        for name in doomed {
+            let n = if self.defect == Defect::ForgetsOnlyTheWritersEvents {
+                let events = logs.get_mut(&name).expect("listed");
+                let before = events.len();
+                events.retain(|e| !mine(e));
+                (before - events.len()) as u64
+            } else {
+                logs.remove(&name).map_or(0, |events| events.len() as u64)
+            };
+            let detail = forget_detail(&[(n, "event", "events")]);
+            self.trail.forgot("turns", &name, by, detail);
+            gone.push((SessionId::new(name)?, n));
+        }
+        Ok(gone)
+    }
 }
 
 impl AuditStore for Broken {
@@ -269,6 +296,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::DropsWriters,
             "an event keeps who appended it, at the store's time",
+        ),
+        (
+            Defect::ForgetsOnlyTheWritersEvents,
+            "forget by writer takes every session the writer appended to, whole",
         ),
     ];
     for (defect, case) in table {

@@ -9,7 +9,7 @@ from typing import TypedDict
 from typing_extensions import NotRequired
 
 
-class RecordingForgetByInput(TypedDict):
+class WriterInput(TypedDict):
     client: NotRequired[str]
     session: NotRequired[str]
     source: NotRequired[str]
