@@ -400,6 +400,17 @@ pub struct WriterInput {
     pub client: Option<String>,
 }
 
+impl WriterInput {
+    /// The writer it names; a source that does not parse is refused by name.
+    fn writer(self) -> Result<Writer> {
+        Ok(Writer {
+            source: source_input(self.source.as_deref())?,
+            session: self.session,
+            client: self.client,
+        })
+    }
+}
+
 /// The tool calls of one recorded session forgotten by writer.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ForgottenLogs {
@@ -421,13 +432,8 @@ pub struct RecordingForgetByOutput {
 /// session, in one step, one audit entry per session. The session's other calls stay, in
 /// order.
 pub fn forget_recording_by(env: &Env<'_>, input: WriterInput) -> Result<RecordingForgetByOutput> {
-    let writer = Writer {
-        source: source_input(input.source.as_deref())?,
-        session: input.session,
-        client: input.client,
-    };
     let by = actor(env, None, None, None)?;
-    let gone = env.store.forget_tool_logs_by(&writer, &by)?;
+    let gone = env.store.forget_tool_logs_by(&input.writer()?, &by)?;
     Ok(RecordingForgetByOutput {
         sessions: gone
             .into_iter()
@@ -460,13 +466,8 @@ pub struct TurnsForgetByOutput {
 /// were kept matches none), in one step, one audit entry per session. A session's log is
 /// positional, so what the writer touched goes with the rest of its log.
 pub fn forget_turns_by(env: &Env<'_>, input: WriterInput) -> Result<TurnsForgetByOutput> {
-    let writer = Writer {
-        source: source_input(input.source.as_deref())?,
-        session: input.session,
-        client: input.client,
-    };
     let by = actor(env, None, None, None)?;
-    let gone = env.store.session_forget_by(&writer, &by)?;
+    let gone = env.store.session_forget_by(&input.writer()?, &by)?;
     Ok(TurnsForgetByOutput {
         sessions: gone
             .into_iter()

@@ -5,6 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::store::session::counted_sessions;
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
@@ -325,13 +326,7 @@ impl ToolLogStore for PostgresStore {
             }
             Ok(gone)
         })?;
-        gone.into_iter()
-            .map(|(session, n)| {
-                let session = SessionId::new(session)
-                    .map_err(|e| Error::corrupt("tool_logs table", e.to_string()))?;
-                Ok((session, n))
-            })
-            .collect()
+        counted_sessions(gone, "tool_logs")
     }
 }
 

@@ -3,10 +3,11 @@
 
 use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::session::{
-    append_at_outcome, session_already_exists, session_not_found, validate_new_session,
+    append_at_outcome, counted_sessions, session_already_exists, session_not_found,
+    validate_new_session,
 };
 use agent_memory_core::{
-    Clock, Error, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
+    Clock, Page, Provenance, Result, SessionAppended, SessionEvent, SessionId, SessionStore,
     SessionSummary, Timestamp,
 };
 use rusqlite::types::Type;
@@ -291,12 +292,6 @@ impl SessionStore for SqliteStore {
         if !gone.is_empty() {
             self.erase_freed_pages()?;
         }
-        gone.into_iter()
-            .map(|(session, n)| {
-                let session = SessionId::new(session)
-                    .map_err(|e| Error::corrupt("session_events table", e.to_string()))?;
-                Ok((session, n))
-            })
-            .collect()
+        counted_sessions(gone, "session_events")
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::store::session::counted_sessions;
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
     tool_logs_already_held, validate_all,
@@ -106,13 +107,7 @@ impl ToolLogStore for SqliteStore {
         if !gone.is_empty() {
             self.erase_freed_pages()?;
         }
-        gone.into_iter()
-            .map(|(session, n)| {
-                let session = SessionId::new(session)
-                    .map_err(|e| Error::corrupt("tool_logs table", e.to_string()))?;
-                Ok((session, n))
-            })
-            .collect()
+        counted_sessions(gone, "tool_logs")
     }
 
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {

@@ -166,6 +166,22 @@ pub trait SessionStore: Send + Sync {
     ) -> Result<Vec<(SessionId, u64)>>;
 }
 
+/// Sessions a store read back by name, each with a count (what a forget by writer took),
+/// checked as [`SessionId`]s: a name that is none is reported as a corrupt row of `table`,
+/// alike in every store.
+pub fn counted_sessions(
+    rows: impl IntoIterator<Item = (String, u64)>,
+    table: &str,
+) -> Result<Vec<(SessionId, u64)>> {
+    rows.into_iter()
+        .map(|(name, n)| {
+            let session = SessionId::new(name)
+                .map_err(|e| crate::Error::corrupt(format!("{table} table"), e.to_string()))?;
+            Ok((session, n))
+        })
+        .collect()
+}
+
 /// What [`SessionStore::session_append_at`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SessionAppended {

@@ -158,7 +158,7 @@ pub trait ToolLogStore: Send + Sync {
     /// appends one forget per session it took logs from to the audit trail (memory
     /// `recording`, scope [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the session, detail
     /// `N tool logs`, by `by`). Answers each such session with how many of its logs went,
-    /// ordered by session. Fails on a filter naming nothing ([`Writer::check`]).
+    /// ordered by session. Fails on a filter naming nothing ([`Writer::check`](crate::evidence::Writer::check)).
     fn forget_tool_logs_by(
         &self,
         writer: &crate::evidence::Writer,
