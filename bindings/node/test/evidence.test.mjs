@@ -4,7 +4,7 @@
 // history, forget by writer and the audit trail.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Store, NotFoundError, ConflictError } from 'durable-agent-memory'
+import { Store, NotFoundError, ConflictError, InvalidInputError } from 'durable-agent-memory'
 
 const PAGE = 'page:https://shop.example.com/cart'
 
@@ -107,6 +107,13 @@ test('an episode keeps who recorded it', async () => {
   const { points } = await store.trajectory.timeline({ partition: 'team', fingerprint: { task: 'deploy' } })
   assert.deepEqual(points.map((p) => [p.written_by.source, p.written_by.session, p.written_by.client]),
     [['tool:ci', 'run-3', 'node'], ['user', undefined, 'node']])
+  // The cleanup after a bad tool: its episodes go, and the group is rebuilt from the rest.
+  await store.trajectory.crystallize({ partition: 'team' })
+  const forgot = await store.trajectory.forgetBy({ partition: 'team', source: 'tool:ci' })
+  assert.deepEqual(forgot, { partition: 'team', episodes: 1, groups: [{ fingerprint: { task: 'deploy' }, episodes: 1 }] })
+  const left = await store.trajectory.timeline({ partition: 'team', fingerprint: { task: 'deploy' } })
+  assert.deepEqual(left.points.map((p) => p.written_by.source), ['user'])
+  await assert.rejects(store.trajectory.forgetBy({ partition: 'team' }), InvalidInputError)
 })
 
 test('a session event keeps who appended it', async () => {

@@ -120,6 +120,16 @@ def test_an_episode_keeps_who_recorded_it(store):
     with pytest.raises(agent_memory.InvalidInputError):
         store.trajectory_record({"partition": "team", "source": "someone",
                                  "episodes": [episode(True, 2000)]})
+    # The cleanup after a bad tool: its episodes go, and the group is rebuilt from the rest.
+    store.trajectory_crystallize({"partition": "team"})
+    forgot = store.trajectory_forget_by({"partition": "team", "source": "tool:ci"})
+    assert forgot == {"partition": "team", "episodes": 1,
+                      "groups": [{"fingerprint": {"task": "deploy"}, "episodes": 1}]}
+    points = store.trajectory_timeline({"partition": "team",
+                                        "fingerprint": {"task": "deploy"}})["points"]
+    assert [p["written_by"]["source"] for p in points] == ["user"]
+    with pytest.raises(agent_memory.InvalidInputError):
+        store.trajectory_forget_by({"partition": "team"})
 
 
 def test_a_session_event_keeps_who_appended_it(store):

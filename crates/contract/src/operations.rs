@@ -758,6 +758,11 @@ pub fn all() -> Vec<Operation> {
             .about(
                 "Forget, whole, every stored coding session one writer (a source, session or client) appended an event to, in one step and for good, each in the audit trail.",
             ),
+        op("trajectory_forget_by", Deletes, trajectory::forget_by)
+            .offline()
+            .about(
+                "Forget every episode one writer (a source, session or client) recorded in a partition, in one step and for good, and rebuild the patterns they fed from the episodes left.",
+            ),
         op("recording_forget_by", Deletes, evidence::forget_recording_by)
             .offline()
             .about(

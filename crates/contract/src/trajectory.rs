@@ -1033,6 +1033,72 @@ pub fn timeline(env: &Env<'_>, input: TimelineInput) -> Result<TimelineOutput> {
     })
 }
 
+/// `trajectory_forget_by`: what one writer recorded in a partition.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetByInput {
+    /// The partition.
+    pub partition: String,
+    /// The writer's source, exactly (`tool:NAME`, `model:NAME`, `page:https://…`, `user`).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The session or run the writer recorded in.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The client.
+    #[serde(default)]
+    pub client: Option<String>,
+}
+
+/// A group a forget by writer rebuilt.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RebuiltGroup {
+    /// The group's fingerprint.
+    pub fingerprint: BTreeMap<String, String>,
+    /// The episodes it was rebuilt from; 0: the group is gone, pattern and all.
+    pub episodes: u64,
+}
+
+/// What `trajectory_forget_by` took.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ForgetByOutput {
+    /// The partition.
+    pub partition: String,
+    /// The writer's episodes forgotten.
+    pub episodes: u64,
+    /// Each group the writer's episodes had been crystallized into, rebuilt from the
+    /// episodes left, by fingerprint.
+    pub groups: Vec<RebuiltGroup>,
+}
+
+/// Forgets every episode the writer recorded in the partition (every field given must
+/// match; at least one is needed; an episode recorded before writers were kept matches
+/// none), and rebuilds each pattern or group they had been crystallized into from the
+/// episodes left, with the partition's settings, in one step with one audit entry: with
+/// nothing pruned, the patterns end as if the writer had never recorded.
+pub fn forget_by(env: &Env<'_>, input: ForgetByInput) -> Result<ForgetByOutput> {
+    let writer = Writer {
+        source: crate::evidence::source_input(input.source.as_deref())?,
+        session: input.session,
+        client: input.client,
+    };
+    let by = crate::evidence::actor(env, None, None, None)?;
+    let target = open_partition(env, &input.partition, &Settings::default())?;
+    let forgotten = target.memory.forget_by(&target.partition, &writer, &by)?;
+    Ok(ForgetByOutput {
+        partition: input.partition,
+        episodes: forgotten.episodes,
+        groups: forgotten
+            .groups
+            .into_iter()
+            .map(|(fingerprint, episodes)| RebuiltGroup {
+                fingerprint: fingerprint.pairs().iter().cloned().collect(),
+                episodes,
+            })
+            .collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,11 +14,12 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
+use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::trajectory::{
-    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns, Seq,
-    TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts, settings_conflict,
+    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
+    Group, NewEpisode, PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns,
+    Seq, TrajectoryTally, decode_pending, decode_texts, encode_pending, encode_texts,
+    episodes_forgotten_detail, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use postgres::Row;
@@ -191,9 +192,40 @@ fn read_episodes(
          WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         &[&partition.as_str(), &seq_to_sql(after), &limit],
     )?;
+    decode_episodes(&rows, partition)
+}
+
+/// Up to `limit` episodes of the group `fingerprint` of `partition` with a sequence number
+/// from `after` (exclusive) to `until` (inclusive), ascending.
+fn read_group_episodes(
+    q: impl Single,
+    partition: &Partition,
+    fingerprint: &str,
+    (after, until): (Seq, Seq),
+    limit: usize,
+) -> std::result::Result<Vec<Episode>, Fail> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = q.rows(
+        "SELECT seq, fingerprint, trajectory, outcome, recorded_at, source, session, client \
+         FROM trajectory_episode \
+         WHERE partition = $1 AND fingerprint = $2 AND seq > $3 AND seq <= $4 \
+         ORDER BY seq LIMIT $5",
+        &[
+            &partition.as_str(),
+            &fingerprint,
+            &seq_to_sql(after),
+            &seq_to_sql(until),
+            &limit,
+        ],
+    )?;
+    decode_episodes(&rows, partition)
+}
+
+/// The episodes of `partition` in `rows` (the columns [`read_episodes`] selects).
+fn decode_episodes(rows: &[Row], partition: &Partition) -> std::result::Result<Vec<Episode>, Fail> {
     let mut known: HashMap<&str, Fingerprint> = HashMap::new();
     let mut episodes = Vec::with_capacity(rows.len());
-    for row in &rows {
+    for row in rows {
         let key: &str = row.get(1);
         let fingerprint = match known.get(key) {
             Some(fp) => fp.clone(),
@@ -701,7 +733,97 @@ impl PatternStore for PostgresStore {
             Ok(episodes)
         })
     }
+
+    fn forget_episodes_by(
+        &self,
+        partition: &Partition,
+        writer: &Writer,
+        by: &Provenance,
+        step: CrystallizeStep<'_>,
+    ) -> Result<EpisodesForgotten> {
+        writer.check()?;
+        let name = partition.as_str();
+        provenance_fits(|| format!("forget of episodes by writer in {name}"), by)?;
+        let source = writer.source.as_ref().map(ToString::to_string);
+        check_texts(
+            || "episode writer".to_owned(),
+            [
+                ("source", source.as_deref().unwrap_or_default()),
+                ("session", writer.session.as_deref().unwrap_or_default()),
+                ("client", writer.client.as_deref().unwrap_or_default()),
+            ],
+        )?;
+        self.write("forget episodes by writer", |tx| {
+            lock_partition(tx, name, true)?;
+            let watermark = watermark_of(&mut *tx, name)?;
+            let rows = tx.query(
+                "DELETE FROM trajectory_episode WHERE partition = $4 AND source IS NOT NULL \
+                 AND ($1::text IS NULL OR source = $1) \
+                 AND ($2::text IS NULL OR session = $2) \
+                 AND ($3::text IS NULL OR client = $3) \
+                 RETURNING seq, fingerprint",
+                &[&source, &writer.session, &writer.client, &name],
+            )?;
+            // The groups the watermark says some of them were folded into.
+            let mut folded: BTreeSet<String> = BTreeSet::new();
+            for row in &rows {
+                if seq_from_sql(row.get(0), "trajectory_episode.seq")? <= watermark {
+                    folded.insert(row.get(1));
+                }
+            }
+            let mut forgotten = EpisodesForgotten {
+                episodes: rows.len() as u64,
+                groups: Vec::with_capacity(folded.len()),
+            };
+            for key in &folded {
+                for table in [
+                    "DELETE FROM trajectory_tally WHERE partition = $1 AND fingerprint = $2",
+                    "DELETE FROM trajectory_group WHERE partition = $1 AND fingerprint = $2",
+                ] {
+                    tx.execute(table, &[&name, key])?;
+                }
+                // The episodes left, folded again from nothing, a page at a time.
+                let mut patterns = ReinforcedPatterns::default();
+                let (mut after, mut from) = (0, 0);
+                loop {
+                    let page = read_group_episodes(
+                        &mut *tx,
+                        partition,
+                        key,
+                        (after, watermark),
+                        REBUILD_PAGE,
+                    )?;
+                    let Some(last) = page.last().map(|e| e.seq) else {
+                        break;
+                    };
+                    let more = page.len() == REBUILD_PAGE;
+                    from += page.len() as u64;
+                    crystallize_page(tx, name, page, step, &mut patterns)?;
+                    after = last;
+                    if !more {
+                        break;
+                    }
+                }
+                forgotten.groups.push((Fingerprint::from_key(key)?, from));
+            }
+            forgotten.groups.sort_by(|a, b| a.0.cmp(&b.0));
+            let detail = episodes_forgotten_detail(&forgotten);
+            audit_in(
+                tx,
+                "trajectory",
+                Action::Forget,
+                NO_SCOPE,
+                name,
+                by,
+                &detail,
+            )?;
+            Ok(forgotten)
+        })
+    }
 }
+
+/// Episodes a forget by writer folds at once when it rebuilds a group.
+const REBUILD_PAGE: usize = 1_000;
 
 /// Writes the groups and tallies a step returned, each set in one upsert. Every fingerprint
 /// must be one this run read episodes of.

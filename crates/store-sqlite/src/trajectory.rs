@@ -8,11 +8,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, forget_detail};
+use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use agent_memory_core::store::trajectory::{
-    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation, ReinforcedPatterns,
-    Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts, settings_conflict,
+    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
+    Group, NewEpisode, PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation,
+    ReinforcedPatterns, Seq, TrajectoryTally, decode_texts, encode_pending, encode_texts,
+    episodes_forgotten_detail, settings_conflict,
 };
 use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -1244,4 +1245,139 @@ impl PatternStore for SqliteStore {
         self.erase_freed_pages()?;
         Ok(episodes as u64)
     }
+
+    fn forget_episodes_by(
+        &self,
+        partition: &Partition,
+        writer: &Writer,
+        by: &Provenance,
+        step: CrystallizeStep<'_>,
+    ) -> Result<EpisodesForgotten> {
+        writer.check()?;
+        let op = "forget episodes by writer";
+        let sql = |e| to_core(op, e);
+        let name = partition.as_str();
+        // Only placeholders are added to the text; every value is bound.
+        let source = writer.source.as_ref().map(ToString::to_string);
+        let mut filter = "partition = ? AND source IS NOT NULL".to_owned();
+        let mut values: Vec<&str> = vec![name];
+        for (column, value) in [
+            ("source", source.as_deref()),
+            ("session", writer.session.as_deref()),
+            ("client", writer.client.as_deref()),
+        ] {
+            if let Some(value) = value {
+                filter.push_str(&format!(" AND {column} = ?"));
+                values.push(value);
+            }
+        }
+        let find = format!("SELECT seq, fp_id FROM trajectory_episode WHERE {filter}");
+        let delete = format!("DELETE FROM trajectory_episode WHERE {filter}");
+        let forgotten = self.write(op, |tx| {
+            let watermark = watermark_of(tx, name).map_err(sql)?;
+            let found: Vec<(i64, i64)> = tx
+                .prepare(&find)
+                .and_then(|mut stmt| {
+                    stmt.query_map(rusqlite::params_from_iter(&values), |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect()
+                })
+                .map_err(sql)?;
+            let mut forgotten = EpisodesForgotten {
+                episodes: found.len() as u64,
+                groups: Vec::new(),
+            };
+            // The groups the watermark says some of them were folded into.
+            let folded: HashSet<i64> = found
+                .iter()
+                .filter(|(seq, _)| *seq <= seq_to_sql(watermark))
+                .map(|(_, fp_id)| *fp_id)
+                .collect();
+            if !found.is_empty() {
+                keep_seq_floor(tx).map_err(sql)?;
+                tx.prepare(&delete)
+                    .and_then(|mut stmt| stmt.execute(rusqlite::params_from_iter(&values)))
+                    .map_err(sql)?;
+                PartitionTotals::recount(tx, name).map_err(sql)?;
+            }
+            let mut known = HashMap::new();
+            let mut rebuilt = Vec::with_capacity(folded.len());
+            let mut emptied = Vec::new();
+            for fp_id in folded {
+                let fingerprint = fingerprint_of(tx, &mut known, fp_id)?;
+                for table in ["trajectory_tally", "trajectory_group"] {
+                    tx.prepare_cached(&format!("DELETE FROM {table} WHERE fp_id = ?1"))
+                        .and_then(|mut stmt| stmt.execute([fp_id]))
+                        .map_err(sql)?;
+                }
+                // The episodes left, folded again from nothing, a page at a time.
+                let mut run = CrystallizeRun::default();
+                let (mut after, mut from) = (0, 0);
+                loop {
+                    let mut page = read_episodes_of(tx, partition, Some(fp_id), after, CRYSTALLIZE_REBUILD_PAGE)?;
+                    let full = page.len() == CRYSTALLIZE_REBUILD_PAGE;
+                    page.retain(|(_, e)| e.seq <= watermark);
+                    let Some(last) = page.last().map(|(_, e)| e.seq) else {
+                        break;
+                    };
+                    let more = full && page.len() == CRYSTALLIZE_REBUILD_PAGE;
+                    from += page.len() as u64;
+                    crystallize_page(tx, page, step, &mut run)?;
+                    after = last;
+                    if !more {
+                        break;
+                    }
+                }
+                if from == 0 {
+                    emptied.push(fp_id);
+                }
+                rebuilt.push((fingerprint, from));
+            }
+            // A fingerprint no episode or group refers to any more goes too: its values
+            // may be the writer's own text.
+            let mut orphans = 0;
+            for fp_id in emptied {
+                let left: bool = tx
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM trajectory_episode WHERE partition = ?1 AND fp_id = ?2)",
+                    )
+                    .and_then(|mut stmt| stmt.query_row(params![name, fp_id], |r| r.get(0)))
+                    .map_err(sql)?;
+                if left {
+                    continue;
+                }
+                tx.prepare_cached(
+                    "DELETE FROM trajectory_fingerprint_field WHERE partition = ?1 AND fp_id = ?2",
+                )
+                .and_then(|mut stmt| stmt.execute(params![name, fp_id]))
+                .map_err(sql)?;
+                orphans += tx
+                    .prepare_cached("DELETE FROM trajectory_fingerprint WHERE id = ?1")
+                    .and_then(|mut stmt| stmt.execute([fp_id]))
+                    .map_err(sql)?;
+            }
+            if orphans > 0 {
+                // Interned ids are gone: every process's cache must refill.
+                tx.prepare_cached(
+                    "INSERT INTO meta (key, value) VALUES (?1, '1')
+                     ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                )
+                .and_then(|mut stmt| stmt.execute([FORGET_GENERATION]))
+                .map_err(sql)?;
+            }
+            rebuilt.sort_by(|a, b| a.0.cmp(&b.0));
+            forgotten.groups = rebuilt;
+            let detail = episodes_forgotten_detail(&forgotten);
+            audit_in(tx, "trajectory", Action::Forget, NO_SCOPE, name, by, &detail).map_err(sql)?;
+            Ok(forgotten)
+        })?;
+        if forgotten.episodes > 0 {
+            self.erase_freed_pages()?;
+        }
+        Ok(forgotten)
+    }
 }
+
+/// Episodes a forget by writer folds at once when it rebuilds a group.
+const CRYSTALLIZE_REBUILD_PAGE: usize = 1_000;

@@ -4,8 +4,8 @@ use std::collections::{HashMap, HashSet};
 
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::store::trajectory::{
-    CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, Pattern,
-    PatternStats, PatternStore, PendingObservation, TrajectoryTally,
+    CrystallizeInput, CrystallizeOutput, Episode, EpisodesForgotten, Fingerprint, Group,
+    NewEpisode, Pattern, PatternStats, PatternStore, PendingObservation, TrajectoryTally,
 };
 use agent_memory_core::{Clock, MetaKey, Partition, Provenance, Source, Timestamp};
 use serde_json::Value;
@@ -635,5 +635,23 @@ impl<S: PatternStore, C: Clock> TrajectoryMemory<S, C> {
         };
         let before = self.clock.now().add_millis(-retention);
         Ok(self.store.prune_episodes(partition, before)?)
+    }
+
+    /// Forgets every episode of `partition` that `writer` recorded (the cleanup after a
+    /// poisoned run, session or tool), and rebuilds each pattern or group they had been
+    /// crystallized into from the episodes left, with this memory's policy: with nothing
+    /// pruned, the patterns end as if the writer had never recorded; a group with no episode
+    /// left is gone. One atomic step, one audit entry by `by` (see
+    /// [`PatternStore::forget_episodes_by`]). A group once crystallized with caller hooks
+    /// ([`crystallize_with_hooks`](Self::crystallize_with_hooks)) is rebuilt without them.
+    pub fn forget_by(
+        &self,
+        partition: &Partition,
+        writer: &Writer,
+        by: &Provenance,
+    ) -> Result<EpisodesForgotten> {
+        Ok(self
+            .store
+            .forget_episodes_by(partition, writer, by, &|input| self.step(input))?)
     }
 }

@@ -87,6 +87,7 @@ export const METHODS: readonly MethodEntry[] = Object.freeze([
   { operation: 'note_import', group: null, method: 'noteImport', takesInput: true },
   { operation: 'browser_forget_by', group: 'browser', method: 'forgetBy', takesInput: true },
   { operation: 'turns_forget_by', group: 'turns', method: 'forgetBy', takesInput: true },
+  { operation: 'trajectory_forget_by', group: 'trajectory', method: 'forgetBy', takesInput: true },
   { operation: 'recording_forget_by', group: 'recording', method: 'forgetBy', takesInput: true },
   { operation: 'memory_review', group: null, method: 'review', takesInput: true },
   { operation: 'memory_approve', group: null, method: 'approve', takesInput: true },

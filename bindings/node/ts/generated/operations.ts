@@ -79,6 +79,7 @@ export interface OperationTypes {
   note_import: [S.NoteImportInput, S.NoteImportOutput]
   browser_forget_by: [S.BrowserForgetByInput, S.BrowserForgetByOutput]
   turns_forget_by: [S.TurnsForgetByInput, S.TurnsForgetByOutput]
+  trajectory_forget_by: [S.TrajectoryForgetByInput, S.TrajectoryForgetByOutput]
   recording_forget_by: [S.RecordingForgetByInput, S.RecordingForgetByOutput]
   memory_review: [S.MemoryReviewInput, S.MemoryReviewOutput]
   memory_approve: [S.MemoryApproveInput, S.MemoryApproveOutput]
@@ -156,6 +157,16 @@ export interface TrajectoryMethods {
   timeline(input: S.TrajectoryTimelineInput): Promise<S.TrajectoryTimelineOutput>
   /** `timeline` on the calling thread. */
   timelineSync(input: S.TrajectoryTimelineInput): S.TrajectoryTimelineOutput
+  /**
+   * Forget every episode one writer (a source, session or client) recorded in a partition, in one
+   * step and for good, and rebuild the patterns they fed from the episodes left.
+   *
+   * The contract's `trajectory_forget_by` (family `trajectory`, deletes; `trajectory forget-by` on
+   * the command line; not an MCP tool).
+   */
+  forgetBy(input: S.TrajectoryForgetByInput): Promise<S.TrajectoryForgetByOutput>
+  /** `forgetBy` on the calling thread. */
+  forgetBySync(input: S.TrajectoryForgetByInput): S.TrajectoryForgetByOutput
 }
 
 /** `store.browser`: the operations of the `browser` group. */

@@ -668,6 +668,8 @@ error: ErrorDocument
 "trajectory_crystallize.output": TrajectoryCrystallizeOutput
 "trajectory_fingerprint.input": TrajectoryFingerprintInput
 "trajectory_fingerprint.output": TrajectoryFingerprintOutput
+"trajectory_forget_by.input": TrajectoryForgetByInput
+"trajectory_forget_by.output": TrajectoryForgetByOutput
 "trajectory_patterns.input": TrajectoryPatternsInput
 "trajectory_patterns.output": TrajectoryPatternsOutput
 "trajectory_recall.input": TrajectoryRecallInput
@@ -4788,6 +4790,69 @@ export interface TrajectoryFingerprintOutput {
  * `json.dumps(sort_keys=True)` writes them.
  */
 fingerprint: string
+}
+/**
+ * `trajectory_forget_by`: what one writer recorded in a partition.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryForgetByInput".
+ */
+export interface TrajectoryForgetByInput {
+/**
+ * The client.
+ */
+client?: string
+/**
+ * The partition.
+ */
+partition: string
+/**
+ * The session or run the writer recorded in.
+ */
+session?: string
+/**
+ * The writer's source, exactly (`tool:NAME`, `model:NAME`, `page:https://…`, `user`).
+ */
+source?: string
+}
+/**
+ * What `trajectory_forget_by` took.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryForgetByOutput".
+ */
+export interface TrajectoryForgetByOutput {
+/**
+ * The writer's episodes forgotten.
+ */
+episodes: number
+/**
+ * Each group the writer's episodes had been crystallized into, rebuilt from the
+ * episodes left, by fingerprint.
+ */
+groups: RebuiltGroup[]
+/**
+ * The partition.
+ */
+partition: string
+}
+/**
+ * A group a forget by writer rebuilt.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RebuiltGroup".
+ */
+export interface RebuiltGroup {
+/**
+ * The episodes it was rebuilt from; 0: the group is gone, pattern and all.
+ */
+episodes: number
+/**
+ * The group's fingerprint.
+ */
+fingerprint: {
+[k: string]: string | undefined
+}
 }
 /**
  * Which partition's patterns to list.

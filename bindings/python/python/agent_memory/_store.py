@@ -364,6 +364,12 @@ class StoreOperations:
         client) appended an event to, in one step and for good, each in the audit trail."""
         return self.call("turns_forget_by", input)
 
+    def trajectory_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget every episode one writer (a source, session or client) recorded in a
+        partition, in one step and for good, and rebuild the patterns they fed from the
+        episodes left."""
+        return self.call("trajectory_forget_by", input)
+
     def recording_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Forget every tool call one writer logged (a source, session or client), from every
         recorded session, in one step and for good, each session's forget in the audit trail."""
@@ -764,6 +770,12 @@ class AsyncStoreOperations:
         """Forget, whole, every stored coding session one writer (a source, session or
         client) appended an event to, in one step and for good, each in the audit trail."""
         return await self.call("turns_forget_by", input)
+
+    async def trajectory_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forget every episode one writer (a source, session or client) recorded in a
+        partition, in one step and for good, and rebuild the patterns they fed from the
+        episodes left."""
+        return await self.call("trajectory_forget_by", input)
 
     async def recording_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Forget every tool call one writer logged (a source, session or client), from every

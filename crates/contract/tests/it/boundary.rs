@@ -756,6 +756,11 @@ fn evidence() -> Vec<Call> {
         ),
         ("turns_forget_by", json!({})),
         ("turns_forget_by", json!({"client": "nobody"})),
+        ("trajectory_forget_by", json!({"partition": "team"})),
+        (
+            "trajectory_forget_by",
+            json!({"partition": "team", "source": "tool:nobody"}),
+        ),
         ("recording_forget_by", json!({})),
         ("recording_forget_by", json!({"source": "web"})),
         (

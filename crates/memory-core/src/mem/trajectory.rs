@@ -4,13 +4,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, forget_detail};
+use crate::evidence::{Action, NO_SCOPE, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Partition};
 use crate::provenance::Provenance;
 use crate::store::trajectory::{
-    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode,
-    PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, encode_texts, settings_conflict,
+    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
+    Group, NewEpisode, PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, encode_texts,
+    episodes_forgotten_detail, settings_conflict,
 };
 use crate::time::Timestamp;
 
@@ -245,5 +246,81 @@ impl PatternStore for InMemoryStore {
         drop(state);
         drop(meta);
         Ok(gone)
+    }
+
+    fn forget_episodes_by(
+        &self,
+        partition: &Partition,
+        writer: &Writer,
+        by: &Provenance,
+        step: CrystallizeStep<'_>,
+    ) -> Result<EpisodesForgotten> {
+        writer.check()?;
+        let mut state = lock(&self.trajectory);
+        let mut forgotten = EpisodesForgotten::default();
+        if let Some(p) = state.partitions.get_mut(partition) {
+            let doomed: Vec<Seq> = p
+                .episodes
+                .iter()
+                .filter(|(_, e)| e.provenance.as_ref().is_some_and(|w| writer.matches(w)))
+                .map(|(&seq, _)| seq)
+                .collect();
+            let mut touched: BTreeMap<Fingerprint, ()> = BTreeMap::new();
+            for seq in &doomed {
+                if let Some(e) = p.episodes.get(seq)
+                    && *seq <= p.watermark
+                {
+                    touched.insert(e.fingerprint.clone(), ());
+                }
+            }
+            // Every group is rebuilt before anything is written: a failed step changes
+            // nothing.
+            let mut rebuilt = Vec::with_capacity(touched.len());
+            for fingerprint in touched.keys() {
+                let left: Vec<Episode> = p
+                    .episodes
+                    .range(..=p.watermark)
+                    .filter(|(seq, e)| {
+                        &e.fingerprint == fingerprint && doomed.binary_search(seq).is_err()
+                    })
+                    .map(|(&seq, e)| Episode {
+                        seq,
+                        episode: e.clone(),
+                    })
+                    .collect();
+                let output = if left.is_empty() {
+                    None
+                } else {
+                    let input = CrystallizeInput {
+                        episodes: left.clone(),
+                        ..CrystallizeInput::default()
+                    };
+                    Some(step(&input)?)
+                };
+                rebuilt.push((fingerprint.clone(), left.len() as u64, output));
+            }
+            for seq in &doomed {
+                p.episodes.remove(seq);
+            }
+            for (fingerprint, from, output) in rebuilt {
+                let key = fingerprint.key();
+                p.groups.remove(&key);
+                p.tallies.retain(|(k, _), _| *k != key);
+                for (k, tally) in output.iter().flat_map(|o| o.tallies.iter()) {
+                    p.tallies
+                        .insert((k.clone(), tally.trajectory.clone()), tally.clone());
+                }
+                for group in output.into_iter().flat_map(|o| o.groups) {
+                    p.groups.insert(group.fingerprint.key(), group);
+                }
+                forgotten.groups.push((fingerprint, from));
+            }
+            forgotten.episodes = doomed.len() as u64;
+        }
+        let detail = episodes_forgotten_detail(&forgotten);
+        let item = partition.as_str();
+        self.audit_in("trajectory", Action::Forget, NO_SCOPE, item, by, detail);
+        drop(state);
+        Ok(forgotten)
     }
 }

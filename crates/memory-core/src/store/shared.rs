@@ -39,8 +39,8 @@ use crate::store::meta::MetaStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
 use crate::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
 use crate::store::trajectory::{
-    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
-    Pattern, PatternStore, Seq,
+    CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint, Group, NewEpisode,
+    PartitionSummary, Pattern, PatternStore, Seq,
 };
 use crate::time::Timestamp;
 
@@ -118,6 +118,7 @@ shared_store!(PatternStore {
     fn pending_groups_page(&self, partition: &Partition, after: Option<&Fingerprint>, limit: usize) -> Result<Page<Group>>;
     fn partitions(&self) -> Result<Vec<PartitionSummary>>;
     fn forget_partition(&self, partition: &Partition, settings: &[&MetaKey], by: &Provenance) -> Result<u64>;
+    fn forget_episodes_by(&self, partition: &Partition, writer: &Writer, by: &Provenance, step: CrystallizeStep<'_>) -> Result<EpisodesForgotten>;
 });
 
 shared_store!(TrajectoryStore {

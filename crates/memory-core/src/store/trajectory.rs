@@ -18,6 +18,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::evidence::Writer;
 use crate::names::{MetaKey, Partition};
 use crate::provenance::Provenance;
 use crate::store::Page;
@@ -647,6 +648,56 @@ pub trait PatternStore: EpisodeStore {
         settings: &[&MetaKey],
         by: &Provenance,
     ) -> Result<u64>;
+
+    /// Forgets every episode of `partition` that `writer` recorded (every field it names must
+    /// match; a [`Writer`] naming nothing is refused; an episode recorded without a writer
+    /// matches none), and takes back what they taught, in one atomic step:
+    ///
+    /// - each group one of them had already been crystallized into (at or below the
+    ///   watermark) is rebuilt from scratch: its state and tallies are deleted, and the
+    ///   group's episodes left at or below the watermark are folded again through `step`, in
+    ///   order, a page at a time, as a crystallize run folds new ones. With nothing pruned,
+    ///   the group ends as if the writer had never recorded in it; pruned episodes are gone
+    ///   with their writers, so their evidence does not come back. A group with no episode
+    ///   left is gone, pattern and all;
+    /// - the writer's episodes above the watermark are deleted, never observed;
+    /// - the watermark stays, so the episodes above it are crystallized as they would have
+    ///   been.
+    ///
+    /// In the same transaction it appends one entry to the audit trail (memory `trajectory`,
+    /// scope [`NO_SCOPE`](crate::evidence::NO_SCOPE), item the partition, action `forget`,
+    /// detail [`episodes_forgotten_detail`], by `by`), even when nothing matched. Sequence
+    /// numbers of deleted episodes are never given again.
+    fn forget_episodes_by(
+        &self,
+        partition: &Partition,
+        writer: &Writer,
+        by: &Provenance,
+        step: CrystallizeStep<'_>,
+    ) -> Result<EpisodesForgotten>;
+}
+
+/// What [`PatternStore::forget_episodes_by`] took.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EpisodesForgotten {
+    /// The writer's episodes deleted.
+    pub episodes: u64,
+    /// Each group rebuilt, in fingerprint order, with the episodes it was rebuilt from
+    /// (0: the group is gone).
+    pub groups: Vec<(Fingerprint, u64)>,
+}
+
+/// The audit detail of a [`PatternStore::forget_episodes_by`], alike in every store:
+/// `N episodes, M groups rebuilt`.
+pub fn episodes_forgotten_detail(forgotten: &EpisodesForgotten) -> String {
+    crate::evidence::forget_detail(&[
+        (forgotten.episodes, "episode", "episodes"),
+        (
+            forgotten.groups.len() as u64,
+            "group rebuilt",
+            "groups rebuilt",
+        ),
+    ])
 }
 
 /// What a partition holds, as [`PatternStore::partitions`] lists it.

@@ -100,7 +100,161 @@ pub fn cases<S: PatternStore + AuditStore>() -> Vec<Case<S>> {
             name: "patterns and pending groups page by fingerprint key, with their totals",
             run: groups_page_by_key,
         },
+        Case {
+            name: "a forget by writer takes its episodes and rebuilds what they taught from the rest",
+            run: forget_by_writer_rebuilds_groups,
+        },
     ]
+}
+
+fn forget_by_writer_rebuilds_groups<S: PatternStore + AuditStore>(store: &S) -> CaseResult {
+    let by = |session: &str| {
+        let mut by = Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(1));
+        by.session = Some(session.to_owned());
+        Some(by)
+    };
+    let written = |p: &str, fp: &str, trajectory: &str, at: i64, session: Option<&str>| {
+        let mut e = episode(p, &[("f", fp)], &[trajectory], at);
+        e.provenance = session.and_then(by);
+        if let Some(writer) = &mut e.provenance {
+            writer.at = e.recorded_at;
+        }
+        e
+    };
+    let p = partition("p");
+    // Writers "bad" and "good" share their source and differ by session.
+    let before = appended(
+        store,
+        vec![
+            written("p", "1", "a", 1, Some("bad")),
+            written("p", "1", "b", 2, Some("good")),
+            written("p", "1", "b", 3, None),
+            written("p", "2", "c", 4, Some("bad")),
+            written("p", "3", "d", 5, Some("good")),
+            written("q", "1", "a", 6, Some("bad")),
+        ],
+    )?;
+    store.crystallize_with(&p, &counting_step)?;
+    let watermark = store.watermark(&p)?;
+    // Two more by the bad writer, above the watermark: never observed.
+    let after = appended(
+        store,
+        vec![
+            written("p", "1", "a", 7, Some("bad")),
+            written("p", "3", "e", 8, Some("bad")),
+        ],
+    )?;
+    let bad = crate::evidence::Writer {
+        source: Some(Source::Model("m".to_owned())),
+        ..crate::evidence::Writer::session("bad")
+    };
+    ensure!(
+        store
+            .forget_episodes_by(
+                &p,
+                &crate::evidence::Writer::default(),
+                &forgetter(),
+                &counting_step
+            )
+            .is_err(),
+        "a forget by a writer naming nothing must be refused"
+    );
+    // A failed rebuild changes nothing.
+    let failing = |_: &CrystallizeInput| -> Result<CrystallizeOutput> {
+        Err(Error::invalid_input("step", "refused on purpose"))
+    };
+    ensure!(
+        store
+            .forget_episodes_by(&p, &bad, &forgetter(), &failing)
+            .is_err(),
+        "a forget whose rebuild fails must fail"
+    );
+    ensure_eq!(
+        store.episodes_after(&p, 0, 100)?.len(),
+        7,
+        "a forget whose rebuild failed deleted episodes"
+    );
+    ensure_eq!(evidence(store, "p", &[("f", "1")])?, 3);
+    ensure_eq!(forgets_of(store, "trajectory")?, Vec::new());
+
+    let forgotten = store.forget_episodes_by(&p, &bad, &forgetter(), &counting_step)?;
+    ensure_eq!(
+        forgotten,
+        crate::store::trajectory::EpisodesForgotten {
+            episodes: 4,
+            groups: vec![
+                (fingerprint(&[("f", "1")]), 2),
+                (fingerprint(&[("f", "2")]), 0)
+            ],
+        },
+        "the writer's four episodes of p go; the two groups they were folded into are rebuilt"
+    );
+    ensure_eq!(
+        store.episodes_after(&p, 0, 100)?,
+        vec![before[1].clone(), before[2].clone(), before[4].clone()],
+        "only the writer's episodes go, the same source in another session stays"
+    );
+    ensure_eq!(
+        store.episodes_after(&partition("q"), 0, 100)?,
+        vec![before[5].clone()],
+        "another partition is untouched"
+    );
+    ensure_eq!(store.watermark(&p)?, watermark, "the watermark stays");
+    // Group 1 is as if the writer had never recorded: two episodes, both "b".
+    let one = store.group(&p, &fingerprint(&[("f", "1")]))?;
+    ensure_eq!(one.as_ref().map(|g| g.episode_count), Some(2));
+    ensure_eq!(
+        one.as_ref().and_then(|g| g.canonical.clone()),
+        Some(TrajectoryTally {
+            trajectory: vec!["b".to_owned()],
+            count: 2,
+            newest: Timestamp::from_millis(3),
+            first_seq: before[1].seq,
+        })
+    );
+    ensure_eq!(evidence(store, "p", &[("f", "1")])?, 2);
+    ensure_eq!(
+        store.group(&p, &fingerprint(&[("f", "2")]))?,
+        None,
+        "a group with no episode left is gone"
+    );
+    ensure_eq!(
+        evidence(store, "p", &[("f", "3")])?,
+        1,
+        "an untouched group stays"
+    );
+    ensure_eq!(
+        forgets_of(store, "trajectory")?,
+        vec![forgot("", "p", "4 episodes, 2 groups rebuilt")]
+    );
+    // The next run: the forgotten numbers are not given again, the writer's "a" tally is
+    // gone with it, and the episode above the old watermark is never observed.
+    let next = appended(store, vec![written("p", "1", "a", 9, Some("other"))])?;
+    ensure!(
+        next[0].seq > after[1].seq,
+        "a forgotten episode's number was given again"
+    );
+    let seen = std::sync::Mutex::new(Vec::new());
+    let watching = |input: &CrystallizeInput| {
+        if let Ok(mut seen) = seen.lock() {
+            *seen = input.tallies.clone();
+        }
+        counting_step(input)
+    };
+    store.crystallize_with(&p, &watching)?;
+    let tallies = seen.lock().map(|t| t.clone()).unwrap_or_default();
+    ensure!(
+        tallies.iter().all(|(_, t)| t.trajectory != ["a"]),
+        "the forgotten writer's tally was handed to the next run: {tallies:?}"
+    );
+    ensure_eq!(evidence(store, "p", &[("f", "1")])?, 3);
+    ensure_eq!(evidence(store, "p", &[("f", "3")])?, 1);
+    ensure_eq!(
+        store.forget_episodes_by(&p, &bad, &forgetter(), &counting_step)?,
+        crate::store::trajectory::EpisodesForgotten::default(),
+        "a second forget finds nothing"
+    );
+    Ok(())
 }
 
 /// [`counting_step`], except that a group becomes a pattern only from two episodes on, so

@@ -1,11 +1,11 @@
 //! The trajectory store contract, against the in-memory store and against broken stores
 //! that the suite must catch.
 
-use agent_memory_core::evidence::AuditEntry;
+use agent_memory_core::evidence::{AuditEntry, Writer};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::trajectory::{
-    CrystallizeStep, Episode, EpisodeStore, Fingerprint, Group, NewEpisode, PartitionSummary,
-    Pattern, PatternStore, Seq,
+    CrystallizeInput, CrystallizeOutput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten,
+    Fingerprint, Group, NewEpisode, PartitionSummary, Pattern, PatternStore, Seq,
 };
 use agent_memory_core::store::{AuditStore, Page};
 use agent_memory_core::testkit::{run, trajectory};
@@ -42,6 +42,10 @@ enum Defect {
     DropsWriters,
     /// Forgets a partition but leaves its configuration behind.
     ForgetKeepsSettings,
+    /// A forget by writer matches on the source alone.
+    ForgetsBySourceOnly,
+    /// A forget by writer drops the groups it touched instead of rebuilding them.
+    ForgetDropsGroups,
 }
 
 impl EpisodeStore for Broken {
@@ -144,7 +148,9 @@ impl PatternStore for Broken {
             | Defect::ForgetDeletesNothing
             | Defect::PendingInKeyOrder
             | Defect::DropsWriters
-            | Defect::ForgetKeepsSettings => self.inner.patterns(partition, filter),
+            | Defect::ForgetKeepsSettings
+            | Defect::ForgetsBySourceOnly
+            | Defect::ForgetDropsGroups => self.inner.patterns(partition, filter),
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
@@ -176,6 +182,30 @@ impl PatternStore for Broken {
         };
         self.inner.forget_partition(partition, settings, by)
     }
+    fn forget_episodes_by(
+        &self,
+        partition: &Partition,
+        writer: &Writer,
+        by: &Provenance,
+        step: CrystallizeStep<'_>,
+    ) -> Result<EpisodesForgotten> {
+        match self.defect {
+            Defect::ForgetsBySourceOnly if writer.source.is_some() => {
+                let source_only = Writer {
+                    source: writer.source.clone(),
+                    ..Writer::default()
+                };
+                self.inner
+                    .forget_episodes_by(partition, &source_only, by, step)
+            }
+            Defect::ForgetDropsGroups => {
+                let nothing = |_: &CrystallizeInput| Ok(CrystallizeOutput::default());
+                self.inner
+                    .forget_episodes_by(partition, writer, by, &nothing)
+            }
+            _ => self.inner.forget_episodes_by(partition, writer, by, step),
+        }
+    }
 }
 
 impl AuditStore for Broken {
@@ -183,6 +213,9 @@ impl AuditStore for Broken {
         self.inner.audit_page(after, limit)
     }
 }
+
+const FORGET_BY_WRITER: &str =
+    "a forget by writer takes its episodes and rebuilds what they taught from the rest";
 
 #[test]
 fn the_suite_catches_broken_stores() {
@@ -217,6 +250,8 @@ fn the_suite_catches_broken_stores() {
             Defect::ForgetKeepsSettings,
             "forget deletes one partition only, its configuration with it",
         ),
+        (Defect::ForgetsBySourceOnly, FORGET_BY_WRITER),
+        (Defect::ForgetDropsGroups, FORGET_BY_WRITER),
     ];
     for (defect, case) in table {
         let report = run(trajectory::SUITE, &trajectory::cases(), || Broken {

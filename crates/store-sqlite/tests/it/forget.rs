@@ -9,6 +9,7 @@ use agent_memory_core::store::browser::{
 };
 use agent_memory_core::store::tool_log::ToolLog;
 use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
+use agent_memory_core::testkit::trajectory::counting_step;
 use agent_memory_core::{
     EpisodeStore, Partition, PatternStore, Provenance, Scope, SessionEvent, SessionId,
     SessionStore, Source, Timestamp, ToolLogStore,
@@ -225,6 +226,64 @@ fn a_run_forgotten_by_its_writer_leaves_no_bytes() {
             store
                 .trajectory_put(&scope, &trajectory, &["find".into(), CANARY.into()])
                 .expect("put");
+        },
+    );
+}
+
+#[test]
+fn episodes_forgotten_by_their_writer_leave_no_bytes() {
+    let partition = Partition::new("shared-partition").expect("partition");
+    let writer = |session: &str, at: i64| {
+        Some(
+            Provenance::new(Source::Tool("fetch".into()), Timestamp::from_millis(at))
+                .with_session(session),
+        )
+    };
+    let episode = |task: &str, action: &str, session: &str, at: i64| NewEpisode {
+        partition: partition.clone(),
+        fingerprint: Fingerprint::new([("task", task)]).expect("fingerprint"),
+        trajectory: vec![action.to_owned()],
+        outcome: format!(r#"{{"success":true,"by":"{session}"}}"#),
+        recorded_at: Timestamp::from_millis(at),
+        provenance: writer(session, at),
+    };
+    check(
+        |store| {
+            let bad = Writer::session("run-bad");
+            let forgotten = store
+                .forget_episodes_by(&partition, &bad, &crate::forgetter(), &counting_step)
+                .expect("forget by writer");
+            assert_eq!(forgotten.episodes, 2);
+            assert_eq!(forgotten.groups.len(), 2);
+            // The kept group is rebuilt from the kept episodes alone; the writer's own group
+            // is gone, fingerprint and all.
+            let kept = Fingerprint::new([("task", "deploy")]).expect("fingerprint");
+            let group = store
+                .group(&partition, &kept)
+                .expect("group")
+                .expect("kept");
+            assert_eq!(group.episode_count, 2);
+            assert_eq!(
+                group.canonical.map(|t| t.trajectory),
+                Some(vec!["run".to_owned()])
+            );
+            assert!(
+                store.check().expect("check").is_empty(),
+                "the store must pass its checks after a forget by writer"
+            );
+        },
+        |store| {
+            store
+                .append_episodes(&[
+                    episode("deploy", "run", "run-good", 1),
+                    episode("deploy", CANARY, "run-bad", 2),
+                    episode("deploy", "run", "run-good", 3),
+                    episode(CANARY, "open", "run-bad", 4),
+                ])
+                .expect("append");
+            store
+                .crystallize_with(&partition, &counting_step)
+                .expect("crystallize");
         },
     );
 }

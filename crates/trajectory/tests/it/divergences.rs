@@ -262,6 +262,15 @@ impl<S: PatternStore> PatternStore for Counting<S> {
     ) -> Result<u64> {
         self.inner.forget_partition(partition, settings, by)
     }
+    fn forget_episodes_by(
+        &self,
+        partition: &Partition,
+        writer: &agent_memory_core::evidence::Writer,
+        by: &agent_memory_core::Provenance,
+        step: CrystallizeStep<'_>,
+    ) -> Result<agent_memory_core::store::trajectory::EpisodesForgotten> {
+        self.inner.forget_episodes_by(partition, writer, by, step)
+    }
 }
 
 /// Divergence 5: popoto rereads the whole partition on every run; here a run is handed only the new

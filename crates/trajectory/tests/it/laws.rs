@@ -179,6 +179,60 @@ proptest! {
     }
 
     #[test]
+    fn forgetting_a_writer_reads_as_if_it_never_recorded(
+        eps in episodes(),
+        bad in prop::collection::vec(any::<bool>(), 60),
+        cuts in prop::collection::vec(any::<bool>(), 60),
+    ) {
+        use agent_memory_core::evidence::Writer;
+        use agent_memory_core::{Provenance, Source};
+        let writer = Writer {
+            source: Some(Source::Tool("scraper".to_owned())),
+            session: Some("run-bad".to_owned()),
+            client: None,
+        };
+        let store = SqliteStore::open_in_memory().expect("open");
+        let good = memory(&store);
+        let clock = Arc::clone(good.clock());
+        let poisoned = TrajectoryMemory::new(&store, Arc::clone(&clock), good.config().clone())
+            .expect("config")
+            .with_writer(writer.clone());
+        let clean = memory(InMemoryStore::new());
+        let part = Partition::new("a").expect("partition");
+        for ((e, is_bad), cut) in eps.iter().zip(&bad).zip(&cuts) {
+            if *is_bad {
+                record(&poisoned, e);
+                clean.clock().advance(e.lag); // the same times for the episodes that are kept
+            } else {
+                record(&good, e);
+                record(&clean, e);
+            }
+            if *cut {
+                good.crystallize(&part).expect("crystallize");
+                clean.crystallize(&part).expect("crystallize");
+            }
+        }
+        let by = Provenance::new(Source::User, Timestamp::from_millis(1));
+        let forgotten = good.forget_by(&part, &writer, &by).expect("forget by writer");
+        let recorded = eps.iter().zip(&bad).filter(|(e, b)| **b && e.partition).count();
+        prop_assert_eq!(forgotten.episodes, recorded as u64);
+        good.crystallize(&part).expect("crystallize");
+        clean.crystallize(&part).expect("crystallize");
+        prop_assert_eq!(all_patterns(&good, "a"), all_patterns(&clean, "a"));
+        // Groups below the threshold too, by what they hold (sequence numbers differ).
+        let pending = |groups: Vec<agent_memory_core::store::trajectory::Group>| {
+            groups
+                .into_iter()
+                .map(|g| (g.fingerprint.key(), g.episode_count, g.pending, g.canonical.map(|t| (t.trajectory, t.count, t.newest))))
+                .collect::<Vec<_>>()
+        };
+        prop_assert_eq!(
+            pending(good.store().pending_groups(&part).expect("pending")),
+            pending(clean.store().pending_groups(&part).expect("pending"))
+        );
+    }
+
+    #[test]
     fn incremental_equals_full_recomputation(eps in episodes(), cuts in prop::collection::vec(any::<bool>(), 60)) {
         let full = memory(InMemoryStore::new());
         let step = memory(SqliteStore::open_in_memory().expect("open"));
