@@ -386,10 +386,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
 
     /// The held run `id` of this scope.
     pub fn held_run(&self, id: &str) -> Result<Option<HeldRun>> {
-        Ok(self
-            .held_runs(usize::MAX)?
-            .into_iter()
-            .find(|held| held.id == id))
+        Ok(self.store.run_held(&self.scope, id)?)
     }
 
     /// Everything `report` would leave behind, computed now (ids, times, writer).

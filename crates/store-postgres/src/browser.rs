@@ -1545,26 +1545,34 @@ impl BrowserStore for PostgresStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self.read("list held runs", |tx| {
             Ok(tx.query(
-                "SELECT scope, id, site, goal, reasons, run, held_at, source, source_session, \
-                 client FROM browser_held WHERE ($1::text IS NULL OR scope = $1) \
-                 ORDER BY held_at, scope, id LIMIT $2",
+                concat!(
+                    "SELECT ",
+                    held_columns!(),
+                    " FROM browser_held WHERE ($1::text IS NULL OR scope = $1) \
+                     ORDER BY held_at, scope, id LIMIT $2"
+                ),
                 &[&scope.map(Scope::as_str), &limit],
             )?)
         })?;
-        rows.iter()
-            .map(|row| {
-                let at = Timestamp::from_millis(row.get(6));
-                HeldRun::from_stored(
-                    row.get(0),
-                    row.get(1),
-                    row.get(2),
-                    row.get(3),
-                    row.get(4),
-                    row.get(5),
-                    stored_writer(row, 7, at, "browser_held")?,
-                )
-            })
-            .collect()
+        rows.iter().map(decode_held).collect()
+    }
+
+    fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>> {
+        let rows = self.read("read a held run", |tx| {
+            Ok(tx.query(
+                concat!(
+                    "SELECT ",
+                    held_columns!(),
+                    " FROM browser_held WHERE scope = $1 AND id = $2"
+                ),
+                &[&scope.as_str(), &id],
+            )?)
+        })?;
+        Ok(rows
+            .first()
+            .map(decode_held)
+            .transpose()?
+            .map(|(_, held)| held))
     }
 
     fn run_decide(
@@ -1675,4 +1683,26 @@ impl PostgresStore {
             total: crate::count(total),
         })
     }
+}
+
+/// The columns of a held run [`decode_held`] reads, in its order.
+macro_rules! held_columns {
+    () => {
+        "scope, id, site, goal, reasons, run, held_at, source, source_session, client"
+    };
+}
+use held_columns;
+
+/// A held run and its scope from a row of [`held_columns`].
+fn decode_held(row: &postgres::Row) -> Result<(Scope, HeldRun)> {
+    let at = Timestamp::from_millis(row.get(6));
+    HeldRun::from_stored(
+        row.get(0),
+        row.get(1),
+        row.get(2),
+        row.get(3),
+        row.get(4),
+        row.get(5),
+        stored_writer(row, 7, at, "browser_held")?,
+    )
 }

@@ -1401,45 +1401,18 @@ impl BrowserStore for SqliteStore {
     }
 
     fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>> {
-        type Row = (
-            String,
-            String,
-            String,
-            String,
-            String,
-            String,
-            i64,
-            WriterRow,
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let sql = format!(
+            "SELECT {HELD_COLUMNS} FROM browser_held WHERE (?1 IS NULL OR scope = ?1) \
+             ORDER BY held_at, scope, id LIMIT ?2"
         );
-        type WriterRow = (Option<String>, Option<String>, Option<String>);
-        let rows: Vec<Row> = self.read("list held runs", |conn| {
-            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            conn.prepare_cached(
-                "SELECT scope, id, site, goal, reasons, run, held_at, source, source_session, \
-                 client FROM browser_held WHERE (?1 IS NULL OR scope = ?1) \
-                 ORDER BY held_at, scope, id LIMIT ?2",
-            )?
-            .query_map(params![scope.map(Scope::as_str), limit], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    writer_columns(r, 7)?,
-                ))
-            })?
-            .collect()
-        })?;
-        rows.into_iter()
-            .map(|(scope, id, site, goal, reasons, run, at, writer)| {
-                let at = Timestamp::from_millis(at);
-                let written_by = stored_writer(writer, at, "browser_held")?;
-                HeldRun::from_stored(&scope, id, site, goal, &reasons, run, written_by)
-            })
-            .collect()
+        held_runs(self, &sql, params![scope.map(Scope::as_str), limit])
+    }
+
+    fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>> {
+        let sql = format!("SELECT {HELD_COLUMNS} FROM browser_held WHERE scope = ?1 AND id = ?2");
+        let found = held_runs(self, &sql, params![scope.as_str(), id])?;
+        Ok(found.into_iter().next().map(|(_, held)| held))
     }
 
     fn run_decide(
@@ -1591,6 +1564,52 @@ fn store_image(conn: &Connection, scope: &Scope, image: &MemoryImage) -> Result<
         count(changed);
     }
     Ok(stored)
+}
+
+/// The columns of a held run [`held_runs`] decodes, in its order.
+const HELD_COLUMNS: &str =
+    "scope, id, site, goal, reasons, run, held_at, source, source_session, client";
+
+/// The held runs `sql` selects (the columns [`HELD_COLUMNS`]), each with its scope.
+fn held_runs(
+    store: &SqliteStore,
+    sql: &str,
+    values: impl rusqlite::Params,
+) -> Result<Vec<(Scope, HeldRun)>> {
+    type WriterRow = (Option<String>, Option<String>, Option<String>);
+    type Row = (
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        i64,
+        WriterRow,
+    );
+    let rows: Vec<Row> = store.read("list held runs", |conn| {
+        conn.prepare_cached(sql)?
+            .query_map(values, |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    writer_columns(r, 7)?,
+                ))
+            })?
+            .collect()
+    })?;
+    rows.into_iter()
+        .map(|(scope, id, site, goal, reasons, run, at, writer)| {
+            let at = Timestamp::from_millis(at);
+            let written_by = stored_writer(writer, at, "browser_held")?;
+            HeldRun::from_stored(&scope, id, site, goal, &reasons, run, written_by)
+        })
+        .collect()
 }
 
 #[cfg(test)]

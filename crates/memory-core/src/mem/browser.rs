@@ -591,6 +591,15 @@ impl BrowserStore for InMemoryStore {
         Ok(held)
     }
 
+    fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>> {
+        let memory = lock(&self.browser);
+        Ok(memory
+            .scopes
+            .get(scope)
+            .and_then(|m| m.held.iter().find(|h| h.id == id))
+            .cloned())
+    }
+
     fn run_decide(
         &self,
         scope: &Scope,

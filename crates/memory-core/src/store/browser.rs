@@ -911,6 +911,10 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// each with its scope.
     fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>>;
 
+    /// The held run `id` of `scope`, exactly as held; `None` when none is held there. A
+    /// point read: a reviewer's decision on one run does not list the queue.
+    fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>>;
+
     /// Decides on the held run `id` of `scope` in one atomic step: with `approve`, records
     /// that run as [`record_run`](Self::record_run) does and audits `approve`; without,
     /// erases the held run and audits `reject`; both audited as `held:ID` by `by`. Answers

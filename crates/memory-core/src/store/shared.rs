@@ -168,5 +168,6 @@ shared_store!(BrowserStore {
     fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>, by: &Provenance) -> Result<Forgotten>;
     fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()>;
     fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>>;
+    fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>>;
     fn run_decide(&self, scope: &Scope, id: &str, approve: Option<&FinishedRun>, by: &Provenance) -> Result<bool>;
 });

@@ -1284,6 +1284,18 @@ fn held_runs_wait_for_review<S: BrowserStore + AuditStore>(store: &S) -> CaseRes
     ensure_eq!(all[1].1, first);
     ensure_eq!(first.reasons[1], "two lines", "a reason keeps to one line");
     ensure_eq!(store.runs_held(Some(&s), 1)?.len(), 1, "the limit");
+    // One run read by its scope and id.
+    ensure_eq!(store.run_held(&s, "h1")?, Some(first.clone()));
+    ensure_eq!(
+        store.run_held(&s, "h0")?,
+        None,
+        "another scope's held run read as this scope's"
+    );
+    ensure_eq!(
+        store.run_held(&o, "h0")?.map(|h| h.id),
+        Some("h0".to_owned())
+    );
+    ensure_eq!(store.run_held(&s, "h9")?, None);
     // Held is not recorded: nothing of the run is in any view of the scope.
     ensure_eq!(store.trajectory_get(&s, "traj_h")?, None);
     ensure_eq!(store.site_get(&s, "a.test")?, None);

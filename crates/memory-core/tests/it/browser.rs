@@ -41,6 +41,8 @@ enum Defect {
     /// Approves a held run by recording it, leaving it held: a second approval records it
     /// again.
     ApprovesWithoutTakingIt,
+    /// Reads a held run by its id in whichever scope holds it.
+    ReadsHeldRunsInAnyScope,
 }
 
 /// The in-memory store with one seeded defect.
@@ -250,6 +252,13 @@ impl BrowserStore for Broken {
     fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>> {
         self.inner.runs_held(scope, limit)
     }
+    fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>> {
+        if self.defect == Defect::ReadsHeldRunsInAnyScope {
+            let all = self.inner.runs_held(None, usize::MAX)?;
+            return Ok(all.into_iter().map(|(_, h)| h).find(|h| h.id == id));
+        }
+        self.inner.run_held(&self.scope(scope), id)
+    }
     fn run_decide(
         &self,
         scope: &Scope,
@@ -304,6 +313,10 @@ fn the_suite_catches_broken_stores() {
         ),
         (
             Defect::ApprovesWithoutTakingIt,
+            "a held run is in no view until approved, and a rejected one is erased",
+        ),
+        (
+            Defect::ReadsHeldRunsInAnyScope,
             "a held run is in no view until approved, and a rejected one is erased",
         ),
     ];
