@@ -402,7 +402,7 @@ pub struct WriterInput {
 
 impl WriterInput {
     /// The writer it names; a source that does not parse is refused by name.
-    fn writer(self) -> Result<Writer> {
+    pub(crate) fn writer(self) -> Result<Writer> {
         Ok(Writer {
             source: source_input(self.source.as_deref())?,
             session: self.session,

@@ -1077,11 +1077,12 @@ pub struct ForgetByOutput {
 /// episodes left, with the partition's settings, in one step with one audit entry: with
 /// nothing pruned, the patterns end as if the writer had never recorded.
 pub fn forget_by(env: &Env<'_>, input: ForgetByInput) -> Result<ForgetByOutput> {
-    let writer = Writer {
-        source: crate::evidence::source_input(input.source.as_deref())?,
+    let writer = crate::evidence::WriterInput {
+        source: input.source,
         session: input.session,
         client: input.client,
-    };
+    }
+    .writer()?;
     let by = crate::evidence::actor(env, None, None, None)?;
     let target = open_partition(env, &input.partition, &Settings::default())?;
     let forgotten = target.memory.forget_by(&target.partition, &writer, &by)?;
