@@ -195,12 +195,13 @@ fn read_episodes(
     decode_episodes(&rows, partition)
 }
 
-/// Up to `limit` episodes of the group `fingerprint` of `partition` with a sequence number
-/// from `after` (exclusive) to `until` (inclusive), ascending.
-fn read_group_episodes(
+/// Up to `limit` episodes of `partition` in the groups `fingerprints` with a sequence number
+/// from `after` (exclusive) to `until` (inclusive), ascending: one range read of the
+/// partition, whatever the number of groups.
+fn read_episodes_in(
     q: impl Single,
     partition: &Partition,
-    fingerprint: &str,
+    fingerprints: &[&str],
     (after, until): (Seq, Seq),
     limit: usize,
 ) -> std::result::Result<Vec<Episode>, Fail> {
@@ -208,11 +209,11 @@ fn read_group_episodes(
     let rows = q.rows(
         "SELECT seq, fingerprint, trajectory, outcome, recorded_at, source, session, client \
          FROM trajectory_episode \
-         WHERE partition = $1 AND fingerprint = $2 AND seq > $3 AND seq <= $4 \
+         WHERE partition = $1 AND fingerprint = ANY($2::text[]) AND seq > $3 AND seq <= $4 \
          ORDER BY seq LIMIT $5",
         &[
             &partition.as_str(),
-            &fingerprint,
+            &fingerprints,
             &seq_to_sql(after),
             &seq_to_sql(until),
             &limit,
@@ -775,36 +776,38 @@ impl PatternStore for PostgresStore {
                 episodes: rows.len() as u64,
                 groups: Vec::with_capacity(folded.len()),
             };
+            let keys: Vec<&str> = folded.iter().map(String::as_str).collect();
+            for table in [
+                "DELETE FROM trajectory_tally WHERE partition = $1 AND fingerprint = ANY($2::text[])",
+                "DELETE FROM trajectory_group WHERE partition = $1 AND fingerprint = ANY($2::text[])",
+            ] {
+                tx.execute(table, &[&name, &keys])?;
+            }
+            // The episodes left in those groups, folded again from nothing in one pass over
+            // the partition, a page at a time: groups fold independently, so this is each
+            // group's own run.
+            let mut from: HashMap<String, u64> = HashMap::new();
+            let mut patterns = ReinforcedPatterns::default();
+            let mut after = 0;
+            while !keys.is_empty() {
+                let page =
+                    read_episodes_in(&mut *tx, partition, &keys, (after, watermark), REBUILD_PAGE)?;
+                let Some(last) = page.last().map(|e| e.seq) else {
+                    break;
+                };
+                let more = page.len() == REBUILD_PAGE;
+                for e in &page {
+                    *from.entry(e.episode.fingerprint.key()).or_default() += 1;
+                }
+                crystallize_page(tx, name, page, step, &mut patterns)?;
+                after = last;
+                if !more {
+                    break;
+                }
+            }
             for key in &folded {
-                for table in [
-                    "DELETE FROM trajectory_tally WHERE partition = $1 AND fingerprint = $2",
-                    "DELETE FROM trajectory_group WHERE partition = $1 AND fingerprint = $2",
-                ] {
-                    tx.execute(table, &[&name, key])?;
-                }
-                // The episodes left, folded again from nothing, a page at a time.
-                let mut patterns = ReinforcedPatterns::default();
-                let (mut after, mut from) = (0, 0);
-                loop {
-                    let page = read_group_episodes(
-                        &mut *tx,
-                        partition,
-                        key,
-                        (after, watermark),
-                        REBUILD_PAGE,
-                    )?;
-                    let Some(last) = page.last().map(|e| e.seq) else {
-                        break;
-                    };
-                    let more = page.len() == REBUILD_PAGE;
-                    from += page.len() as u64;
-                    crystallize_page(tx, name, page, step, &mut patterns)?;
-                    after = last;
-                    if !more {
-                        break;
-                    }
-                }
-                forgotten.groups.push((Fingerprint::from_key(key)?, from));
+                let episodes = from.get(key).copied().unwrap_or(0);
+                forgotten.groups.push((Fingerprint::from_key(key)?, episodes));
             }
             forgotten.groups.sort_by(|a, b| a.0.cmp(&b.0));
             let detail = episodes_forgotten_detail(&forgotten);

@@ -582,9 +582,52 @@ fn read_episodes_of(
         )
         .map_err(sql)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut rows = stmt
+    let rows = stmt
         .query(params![partition.as_str(), seq_to_sql(after), limit, group])
         .map_err(sql)?;
+    decode_episodes(conn, partition, rows)
+}
+
+/// Up to `limit` episodes of `partition` numbered from `after` (exclusive) to `until`
+/// (inclusive) whose fingerprint is one of `groups` (interned ids), ascending: one range
+/// read of the partition, whatever the number of groups.
+fn read_episodes_in(
+    conn: &Connection,
+    partition: &Partition,
+    groups: &[i64],
+    (after, until): (Seq, Seq),
+    limit: usize,
+) -> Result<Vec<(i64, Episode)>> {
+    let ids: Vec<String> = groups.iter().map(i64::to_string).collect();
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, fp_id, trajectory, outcome, recorded_at, source, session, client \
+             FROM trajectory_episode \
+             WHERE partition = ?1 AND seq > ?2 AND seq <= ?3 \
+               AND fp_id IN (SELECT value FROM json_each(?4)) \
+             ORDER BY seq LIMIT ?5",
+        )
+        .map_err(|e| to_core("read episodes", e))?;
+    let rows = stmt
+        .query(params![
+            partition.as_str(),
+            seq_to_sql(after),
+            seq_to_sql(until),
+            format!("[{}]", ids.join(",")),
+            i64::try_from(limit).unwrap_or(i64::MAX),
+        ])
+        .map_err(|e| to_core("read episodes", e))?;
+    decode_episodes(conn, partition, rows)
+}
+
+/// The episodes of `partition` in `rows` (the columns [`read_episodes_of`] selects), each
+/// with its fingerprint's id.
+fn decode_episodes(
+    conn: &Connection,
+    partition: &Partition,
+    mut rows: rusqlite::Rows<'_>,
+) -> Result<Vec<(i64, Episode)>> {
+    let sql = |e| to_core("read episodes", e);
     let mut known: HashMap<i64, Fingerprint> = HashMap::new();
     let mut episodes = Vec::new();
     while let Some(row) = rows.next().map_err(sql)? {
@@ -1301,38 +1344,54 @@ impl PatternStore for SqliteStore {
                     .map_err(sql)?;
                 PartitionTotals::recount(tx, name).map_err(sql)?;
             }
-            let mut known = HashMap::new();
-            let mut rebuilt = Vec::with_capacity(folded.len());
-            let mut emptied = Vec::new();
-            for fp_id in folded {
-                let fingerprint = fingerprint_of(tx, &mut known, fp_id)?;
+            let mut folded: Vec<i64> = folded.into_iter().collect();
+            folded.sort_unstable();
+            let mut from: HashMap<i64, u64> = HashMap::new();
+            for &fp_id in &folded {
                 for table in ["trajectory_tally", "trajectory_group"] {
                     tx.prepare_cached(&format!("DELETE FROM {table} WHERE fp_id = ?1"))
                         .and_then(|mut stmt| stmt.execute([fp_id]))
                         .map_err(sql)?;
                 }
-                // The episodes left, folded again from nothing, a page at a time.
+                from.insert(fp_id, 0);
+            }
+            // The episodes left in those groups, folded again from nothing in one pass over
+            // the partition, a page at a time: groups fold independently, so this is each
+            // group's own run.
+            if !folded.is_empty() {
                 let mut run = CrystallizeRun::default();
-                let (mut after, mut from) = (0, 0);
+                let mut after = 0;
                 loop {
-                    let mut page = read_episodes_of(tx, partition, Some(fp_id), after, CRYSTALLIZE_REBUILD_PAGE)?;
-                    let full = page.len() == CRYSTALLIZE_REBUILD_PAGE;
-                    page.retain(|(_, e)| e.seq <= watermark);
+                    let page = read_episodes_in(
+                        tx,
+                        partition,
+                        &folded,
+                        (after, watermark),
+                        CRYSTALLIZE_REBUILD_PAGE,
+                    )?;
                     let Some(last) = page.last().map(|(_, e)| e.seq) else {
                         break;
                     };
-                    let more = full && page.len() == CRYSTALLIZE_REBUILD_PAGE;
-                    from += page.len() as u64;
+                    let more = page.len() == CRYSTALLIZE_REBUILD_PAGE;
+                    for (fp_id, _) in &page {
+                        *from.entry(*fp_id).or_default() += 1;
+                    }
                     crystallize_page(tx, page, step, &mut run)?;
                     after = last;
                     if !more {
                         break;
                     }
                 }
-                if from == 0 {
+            }
+            let mut known = HashMap::new();
+            let mut rebuilt = Vec::with_capacity(folded.len());
+            let mut emptied = Vec::new();
+            for fp_id in folded {
+                let episodes = from.get(&fp_id).copied().unwrap_or(0);
+                if episodes == 0 {
                     emptied.push(fp_id);
                 }
-                rebuilt.push((fingerprint, from));
+                rebuilt.push((fingerprint_of(tx, &mut known, fp_id)?, episodes));
             }
             // A fingerprint no episode or group refers to any more goes too: its values
             // may be the writer's own text.

@@ -9,9 +9,9 @@ use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Partition};
 use crate::provenance::Provenance;
 use crate::store::trajectory::{
-    CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
-    Group, NewEpisode, PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally, encode_texts,
-    episodes_forgotten_detail, settings_conflict,
+    CrystallizeInput, CrystallizeOutput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten,
+    Fingerprint, Group, NewEpisode, PartitionSummary, Pattern, PatternStore, Seq, TrajectoryTally,
+    encode_texts, episodes_forgotten_detail, settings_conflict,
 };
 use crate::time::Timestamp;
 
@@ -265,57 +265,53 @@ impl PatternStore for InMemoryStore {
                 .filter(|(_, e)| e.provenance.as_ref().is_some_and(|w| writer.matches(w)))
                 .map(|(&seq, _)| seq)
                 .collect();
-            let mut touched: BTreeMap<Fingerprint, ()> = BTreeMap::new();
+            // The groups the watermark says some of them were folded into, each with how
+            // many episodes it keeps.
+            let mut touched: BTreeMap<Fingerprint, u64> = BTreeMap::new();
             for seq in &doomed {
                 if let Some(e) = p.episodes.get(seq)
                     && *seq <= p.watermark
                 {
-                    touched.insert(e.fingerprint.clone(), ());
+                    touched.insert(e.fingerprint.clone(), 0);
                 }
             }
-            // Every group is rebuilt before anything is written: a failed step changes
-            // nothing.
-            let mut rebuilt = Vec::with_capacity(touched.len());
-            for fingerprint in touched.keys() {
-                let left: Vec<Episode> = p
-                    .episodes
-                    .range(..=p.watermark)
-                    .filter(|(seq, e)| {
-                        &e.fingerprint == fingerprint && doomed.binary_search(seq).is_err()
-                    })
-                    .map(|(&seq, e)| Episode {
+            // Their episodes left, folded again from nothing in one step before anything is
+            // written: a failed step changes nothing.
+            let mut left = Vec::new();
+            for (&seq, e) in p.episodes.range(..=p.watermark) {
+                if let Some(n) = touched.get_mut(&e.fingerprint)
+                    && doomed.binary_search(&seq).is_err()
+                {
+                    *n += 1;
+                    left.push(Episode {
                         seq,
                         episode: e.clone(),
-                    })
-                    .collect();
-                let output = if left.is_empty() {
-                    None
-                } else {
-                    let input = CrystallizeInput {
-                        episodes: left.clone(),
-                        ..CrystallizeInput::default()
-                    };
-                    Some(step(&input)?)
-                };
-                rebuilt.push((fingerprint.clone(), left.len() as u64, output));
+                    });
+                }
             }
+            let output = if left.is_empty() {
+                CrystallizeOutput::default()
+            } else {
+                step(&CrystallizeInput {
+                    episodes: left,
+                    ..CrystallizeInput::default()
+                })?
+            };
             for seq in &doomed {
                 p.episodes.remove(seq);
             }
-            for (fingerprint, from, output) in rebuilt {
-                let key = fingerprint.key();
-                p.groups.remove(&key);
-                p.tallies.retain(|(k, _), _| *k != key);
-                for (k, tally) in output.iter().flat_map(|o| o.tallies.iter()) {
-                    p.tallies
-                        .insert((k.clone(), tally.trajectory.clone()), tally.clone());
-                }
-                for group in output.into_iter().flat_map(|o| o.groups) {
-                    p.groups.insert(group.fingerprint.key(), group);
-                }
-                forgotten.groups.push((fingerprint, from));
+            let keys: std::collections::HashSet<String> =
+                touched.keys().map(Fingerprint::key).collect();
+            p.groups.retain(|key, _| !keys.contains(key));
+            p.tallies.retain(|(key, _), _| !keys.contains(key));
+            for (key, tally) in output.tallies {
+                p.tallies.insert((key, tally.trajectory.clone()), tally);
+            }
+            for group in output.groups {
+                p.groups.insert(group.fingerprint.key(), group);
             }
             forgotten.episodes = doomed.len() as u64;
+            forgotten.groups = touched.into_iter().collect();
         }
         let detail = episodes_forgotten_detail(&forgotten);
         let item = partition.as_str();
