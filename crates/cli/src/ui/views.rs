@@ -71,10 +71,18 @@ pub(crate) const VIEWS: &[&str] = &[
     "reject-run",
     "audit",
     "forget",
+    "forget-writer",
 ];
 
 /// The views that write; every other view reads.
-pub(crate) const WRITES: &[&str] = &["approve", "reject", "approve-run", "reject-run", "forget"];
+pub(crate) const WRITES: &[&str] = &[
+    "approve",
+    "reject",
+    "approve-run",
+    "reject-run",
+    "forget",
+    "forget-writer",
+];
 
 /// Answers view `name` with `input` (a JSON object).
 pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
@@ -96,6 +104,7 @@ pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
         "reject-run" => call(env, "memory_reject_run", input),
         "audit" => call(env, "memory_audit", input),
         "forget" => call(env, "memory_forget", input),
+        "forget-writer" => call(env, "trajectory_forget_by", input),
         other => Err(Failure::invalid("view", format!("no view named {other:?}")).into()),
     }
 }

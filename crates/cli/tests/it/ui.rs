@@ -923,6 +923,108 @@ async fn ui_review_queue_approves_and_rejects_held_runs() {
     );
 }
 
+/// Beside a group's chart, each writer of its episodes can be forgotten: its episodes go, the
+/// pattern is rebuilt from the others, and the forget is the inspector's in the audit trail.
+#[tokio::test]
+async fn ui_forgets_what_one_writer_recorded_in_a_partition() {
+    let sandbox = Sandbox::new();
+    let db = sandbox.path().join("memory.db");
+    let db = db.to_str().expect("utf-8");
+    let record = |action: &str, writer: &[&str]| {
+        let mut args = vec![
+            "--db",
+            db,
+            "trajectory",
+            "record",
+            "--partition",
+            "ops",
+            "--fields",
+            "task",
+            "--threshold",
+            "2",
+            "--field",
+            "task=deploy",
+            "--trajectory",
+            action,
+            "--success",
+        ];
+        args.extend_from_slice(writer);
+        sandbox.expect(0, &args);
+    };
+    record("build,test", &[]);
+    record("build,test", &[]);
+    for _ in 0..3 {
+        record(
+            "build,push",
+            &["--source", "tool:scraper", "--session", "run-bad"],
+        );
+    }
+    sandbox.expect(
+        0,
+        &[
+            "--db",
+            db,
+            "trajectory",
+            "crystallize",
+            "--partition",
+            "ops",
+        ],
+    );
+    let inspector = Inspector::start(db, &[]);
+    let (_, token) = inspector.page().await;
+    let chart = |token: String| {
+        let inspector = &inspector;
+        async move {
+            inspector
+                .view(
+                    &token,
+                    "timeline",
+                    json!({"partition": "ops", "fingerprint": {"task": "deploy"}}),
+                )
+                .await
+        }
+    };
+    let before = chart(token.clone()).await;
+    let bad = json!({"source": "tool:scraper", "session": "run-bad", "client": "cli"});
+    assert_eq!(
+        before["writers"][0],
+        json!({"written_by": bad, "episodes": 3}),
+        "{before}"
+    );
+    let mut target = bad.clone();
+    target["partition"] = json!("ops");
+    let gone = inspector.view(&token, "forget-writer", target).await;
+    assert_eq!(
+        gone,
+        json!({"partition": "ops", "episodes": 3,
+               "groups": [{"fingerprint": {"task": "deploy"}, "episodes": 2}]}),
+        "{gone}"
+    );
+    let after = chart(token.clone()).await;
+    assert_eq!(after["points"].as_array().map(Vec::len), Some(2), "{after}");
+    let partition = inspector
+        .view(&token, "partition", json!({"partition": "ops"}))
+        .await;
+    assert_eq!(
+        partition["patterns"][0]["canonical_sequence"],
+        json!(["build", "test"]),
+        "{partition}"
+    );
+    let trail = inspector.view(&token, "audit", json!({"limit": 20})).await;
+    let forgets: Vec<(&str, &str)> = trail["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["action"] == "forget")
+        .filter_map(|e| Some((e["detail"].as_str()?, e["by"]["client"].as_str()?)))
+        .collect();
+    assert_eq!(
+        forgets,
+        [("3 episodes, 1 group rebuilt", "inspector")],
+        "{trail}"
+    );
+}
+
 /// A forget on SQLite holds the write lock for as long as it erases; the views read through
 /// a connection of their own, so they answer meanwhile, from the last committed snapshot.
 /// Here another connection holds the write lock (a crystallize whose step waits), so the

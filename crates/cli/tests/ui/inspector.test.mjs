@@ -167,6 +167,28 @@ test("a pattern's chart plots its confidence after each episode", async () => {
   await page.close();
 });
 
+test("beside a chart, one writer's episodes are forgotten and the pattern rebuilt from the rest", async () => {
+  const record = (...more) => agent("trajectory", "record", "--partition", "ui-writers", "--fields", "task", "--threshold", "1",
+    "--field", "task=deploy", "--success", ...more);
+  record("--trajectory", "build,test");
+  record("--trajectory", "build,push", "--source", "tool:scraper", "--session", "run-bad");
+  record("--trajectory", "build,push", "--source", "tool:scraper", "--session", "run-bad");
+  agent("trajectory", "crystallize", "--partition", "ui-writers");
+  const page = await open("#/procedural/ui-writers");
+  await waitForText(page, "push");
+  await page.click("main table button");
+  await waitForText(page, "Written by");
+  await page.click('button[aria-label^="Forget what tool:scraper, session run-bad"]');
+  await page.waitForSelector("dialog[open]");
+  assert.match(await page.$eval("#confirm-text", (el) => el.textContent), /every episode tool:scraper, session run-bad, through cli recorded in partition ui-writers/);
+  await page.click("#confirm-forget");
+  await waitForText(page, "Forgotten: every episode tool:scraper, session run-bad, through cli recorded in partition ui-writers (2 episodes)");
+  assert.doesNotMatch(await text(page), /\bpush\b/);
+  assert.match(await text(page), /\btest\b/);
+  await page.close();
+  agent("forget", "--partition", "ui-writers");
+});
+
 test("the context box shows the exact context and each part's fate", async () => {
   const page = await open("#/browser/shared");
   await page.waitForSelector('form[aria-label="Context"]');

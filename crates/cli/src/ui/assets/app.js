@@ -138,9 +138,10 @@ function failure(error) {
   return h("p", { class: "error", role: "alert" }, error.message);
 }
 
-// Forget: a confirmation naming what goes, then memory_forget, then the view again (or,
-// when the view's subject itself is gone, the list it was chosen from).
-async function forget(target, description, back) {
+// Forget: a confirmation naming what goes, then memory_forget (or another forget `view`),
+// then the view again (or, when the view's subject itself is gone, the list it was chosen
+// from).
+async function forget(target, description, back, view = "forget") {
   const dialog = document.getElementById("confirm");
   document.getElementById("confirm-text").textContent =
     "This erases " + description + " from the database, for good. It cannot be undone.";
@@ -149,7 +150,7 @@ async function forget(target, description, back) {
   await new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
   if (dialog.returnValue !== "forget") return;
   try {
-    const gone = { description, counts: await api("forget", target) };
+    const gone = { description, counts: await api(view, target) };
     if (back && location.hash !== back) {
       pendingNotice = gone;
       location.hash = back;
@@ -170,7 +171,8 @@ function forgetButton(target, description, back) {
 function forgotten(notice) {
   if (!notice) return null;
   const counts = Object.entries(notice.counts).filter(([, v]) => typeof v === "number" && v > 0).map(([k, v]) => v + " " + k.replace("_", " "));
-  const what = notice.description.split(":")[0];
+  // What went is the description up to its first ": " (a writer's source holds a colon).
+  const what = notice.description.split(": ")[0];
   return h("p", { class: "ok", role: "status" }, "Forgotten: " + what + (counts.length ? " (" + counts.join(", ") + ")" : ""));
 }
 
@@ -277,7 +279,7 @@ async function procedural(name, notice) {
         }), [0, 2, 3, 4]) : h("p", { class: "muted" }, recalled.note || "Nothing matches."));
     } catch (error) { recallOut.replaceChildren(failure(error)); }
   } }, inputs, h("button", { type: "submit" }, "Recall"));
-  show("Partition " + name,
+  show("Partition " + name, forgotten(notice),
     h("p", {}, forgetButton({ partition: name }, "partition " + name + ": its episodes, patterns and settings", "#/procedural")),
     h("h2", {}, "Patterns, by fingerprint"),
     data.patterns.length ? pagedTable("partition", input, "patterns", data, ["Fingerprint", "Confidence", "Evidence", "Canonical sequence", "Last reinforced", ""], patternRow, [2])
@@ -299,13 +301,19 @@ async function timeline(partition, fingerprint, into) {
     const episodes = cutOf(data, "episodes");
     const writers = (data.writers || []).map((w) => {
       const by = w.written_by || {};
-      return [by.source || "(not kept)", by.session || "", by.client || "", fmt(w.episodes)];
+      // Everything this writer recorded in the partition goes, and the patterns it fed are
+      // rebuilt from the rest (trajectory_forget_by); an episode without a writer has none.
+      const target = { partition, source: by.source, session: by.session, client: by.client };
+      const who = [by.source, by.session && "session " + by.session, by.client && "through " + by.client].filter(Boolean).join(", ");
+      const button = by.source ? h("button", { class: "danger", type: "button", "aria-label": "Forget what " + who + " recorded",
+        onclick: () => forget(target, "every episode " + who + " recorded in partition " + partition + ": its patterns are rebuilt from the rest", null, "forget-writer") }, "Forget…") : "";
+      return [by.source || "(not kept)", by.session || "", by.client || "", fmt(w.episodes), button];
     });
     into.replaceChildren(...[h("h3", {}, "Confidence after each episode of ", Object.values(fingerprint).join(" / ")), chart(data.points),
       points && h("p", { class: "muted" }, fmt(points.shown) + " evenly spaced points of " + fmt(points.total) + " episodes."),
       episodes && h("p", { class: "muted" }, "The first " + fmt(episodes.shown) + " episodes only."),
       writers.length && h("h4", {}, "Written by"),
-      writers.length && table(["Source", "Session", "Client", "Episodes"], writers, [3])].filter(Boolean));
+      writers.length && table(["Source", "Session", "Client", "Episodes", ""], writers, [3])].filter(Boolean));
   } catch (error) { into.replaceChildren(failure(error)); }
 }
 
