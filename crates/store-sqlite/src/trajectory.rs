@@ -1385,25 +1385,25 @@ impl PatternStore for SqliteStore {
             }
             let mut known = HashMap::new();
             let mut rebuilt = Vec::with_capacity(folded.len());
-            let mut emptied = Vec::new();
             for fp_id in folded {
                 let episodes = from.get(&fp_id).copied().unwrap_or(0);
-                if episodes == 0 {
-                    emptied.push(fp_id);
-                }
                 rebuilt.push((fingerprint_of(tx, &mut known, fp_id)?, episodes));
             }
-            // A fingerprint no episode or group refers to any more goes too: its values
-            // may be the writer's own text.
+            // A fingerprint of a forgotten episode that no episode or group refers to any
+            // more goes too, folded or not: its values may be the writer's own text.
+            let mut doomed: Vec<i64> = found.iter().map(|(_, fp_id)| *fp_id).collect();
+            doomed.sort_unstable();
+            doomed.dedup();
             let mut orphans = 0;
-            for fp_id in emptied {
-                let left: bool = tx
+            for fp_id in doomed {
+                let used: bool = tx
                     .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM trajectory_episode WHERE partition = ?1 AND fp_id = ?2)",
+                        "SELECT EXISTS (SELECT 1 FROM trajectory_episode WHERE partition = ?1 AND fp_id = ?2) \
+                             OR EXISTS (SELECT 1 FROM trajectory_group WHERE fp_id = ?2)",
                     )
                     .and_then(|mut stmt| stmt.query_row(params![name, fp_id], |r| r.get(0)))
                     .map_err(sql)?;
-                if left {
+                if used {
                     continue;
                 }
                 tx.prepare_cached(

@@ -253,7 +253,7 @@ fn episodes_forgotten_by_their_writer_leave_no_bytes() {
             let forgotten = store
                 .forget_episodes_by(&partition, &bad, &crate::forgetter(), &counting_step)
                 .expect("forget by writer");
-            assert_eq!(forgotten.episodes, 2);
+            assert_eq!(forgotten.episodes, 3);
             assert_eq!(forgotten.groups.len(), 2);
             // The kept group is rebuilt from the kept episodes alone; the writer's own group
             // is gone, fingerprint and all.
@@ -284,6 +284,10 @@ fn episodes_forgotten_by_their_writer_leave_no_bytes() {
             store
                 .crystallize_with(&partition, &counting_step)
                 .expect("crystallize");
+            // One more, in a group of its own, that no crystallize has seen yet.
+            store
+                .append_episodes(&[episode(&format!("{CANARY}-new"), "open", "run-bad", 5)])
+                .expect("append");
         },
     );
 }
