@@ -46,7 +46,10 @@ test('with quarantine no payload reaches a read', async () => {
   }
   assert.equal((await store.noteForgetBy({ session: 'run-1' })).notes, Object.keys(FAMILIES).length)
   assert.deepEqual((await store.review({})).held, [])
-  const actions = (await store.audit({ limit: 100 })).entries.map((entry) => entry.action)
+  const { entries } = await store.audit({ limit: 100 })
+  assert.deepEqual([entries[0].memory, entries[0].item, entries[0].detail, entries[0].by.client],
+    ['store', 'screen.policy', 'quarantine (was not set)', 'node'])
+  const actions = entries.map((entry) => entry.action)
   assert.equal(actions.filter((a) => a === 'forget').length, Object.keys(FAMILIES).length)
 })
 

@@ -45,7 +45,11 @@ def test_with_quarantine_no_payload_reaches_a_read(store):
         assert item["provenance"]["session"] == "run-1"
     assert store.note_forget_by({"session": "run-1"})["notes"] == len(FAMILIES)
     assert store.review({})["held"] == []
-    actions = [entry["action"] for entry in store.audit({"limit": 100})["entries"]]
+    entries = store.audit({"limit": 100})["entries"]
+    assert (entries[0]["memory"], entries[0]["item"]) == ("store", "screen.policy")
+    assert entries[0]["detail"] == "quarantine (was not set)"
+    assert entries[0]["by"]["client"] == "python"
+    actions = [entry["action"] for entry in entries if entry["memory"] == "notes"]
     assert actions.count("write") == len(FAMILIES) and actions.count("forget") == len(FAMILIES)
 
 

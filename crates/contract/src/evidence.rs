@@ -878,12 +878,14 @@ pub fn screen_policy(env: &Env<'_>, _input: crate::operations::NoInput) -> Resul
     })
 }
 
-/// Sets the store's screen policy for every later write, through every door.
+/// Sets the store's screen policy for every later write, through every door, with an entry in
+/// the audit trail naming who set it (memory `store`, item `screen.policy`).
 pub fn set_screen_policy(env: &Env<'_>, input: SetPolicyInput) -> Result<PolicyOutput> {
     let policy =
         ScreenPolicy::parse(&input.policy).map_err(|e| Error::invalid("policy", e.to_string()))?;
+    let by = actor(env, None, None, None)?;
     env.store
-        .meta_set(&MetaKey::new(POLICY_KEY)?, policy.as_str())?;
+        .setting_set(&MetaKey::new(POLICY_KEY)?, policy.as_str(), &by)?;
     Ok(PolicyOutput {
         policy: policy.as_str().to_owned(),
     })
@@ -908,16 +910,19 @@ pub struct AuditEntryOutput {
     pub seq: u64,
     /// `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
     pub action: String,
-    /// The memory: `notes`, `browser`, `trajectory`, `turns` or `recording`.
+    /// The memory: `notes`, `browser`, `trajectory`, `turns` or `recording`; `store` for a
+    /// setting of the store itself (`memory_set_screen_policy`).
     pub memory: String,
-    /// The scope; empty for a partition's or a session's memory.
+    /// The scope; empty for a partition's or a session's memory, or a setting.
     pub scope: String,
     /// The item: a note's path, as `/memories/...` (`/memories/` for a whole scope), a
-    /// trajectory id, `run:ID`, `site:KEY`, `scope`, a partition or a session.
+    /// trajectory id, `run:ID`, `site:KEY`, `scope`, a partition, a session, or a setting's
+    /// name (`screen.policy`).
     pub item: String,
     /// Who did it, and when.
     pub by: ProvenanceOutput,
-    /// The version written and its status, the new path, or what a forget deleted.
+    /// The version written and its status, the new path, what a forget deleted, or a
+    /// setting's value and the one it replaced (`quarantine (was flag)`).
     pub detail: String,
 }
 

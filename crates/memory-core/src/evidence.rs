@@ -291,6 +291,19 @@ pub fn write_detail(version: u64, status: Status) -> String {
     format!("version {version}, {status}")
 }
 
+/// The memory an audit entry names for a setting of the store itself (its screen policy),
+/// written with [`AuditStore::setting_set`](crate::AuditStore::setting_set).
+pub const STORE_MEMORY: &str = "store";
+
+/// The detail of a setting's audit entry, alike in every store: `VALUE (was PREVIOUS)`, or
+/// `VALUE (was not set)`.
+pub fn setting_detail(value: &str, previous: Option<&str>) -> String {
+    match previous {
+        Some(previous) => format!("{value} (was {previous})"),
+        None => format!("{value} (was not set)"),
+    }
+}
+
 /// A time an audit entry or a version may carry when nobody recorded one: the epoch.
 pub const UNRECORDED: Timestamp = Timestamp::from_millis(0);
 

@@ -9,7 +9,8 @@
 //! reuses the space, as every forget on PostgreSQL does (see the crate's documentation).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, Status, Writer, forget_detail, write_detail,
+    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer, forget_detail,
+    setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
@@ -18,7 +19,9 @@ use agent_memory_core::store::notes::{
     NoteRecord, NoteScopeSummary, NoteStore, NoteVersion, forget_plan, matches_terms,
     note_conflict, note_not_found,
 };
-use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
+use agent_memory_core::{
+    Clock, Error, MetaKey, Page, Provenance, Result, Scope, Source, Timestamp,
+};
 use postgres::Row;
 
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
@@ -1007,5 +1010,23 @@ impl AuditStore for PostgresStore {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Page { items, total })
+    }
+
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
+        check_texts(|| format!("setting {:?}", key.as_str()), [("value", value)])?;
+        self.write("write a setting", |tx| {
+            let previous = crate::meta::put(tx, key.as_str(), value)?;
+            let detail = setting_detail(value, previous.as_deref());
+            audit_in(
+                tx,
+                STORE_MEMORY,
+                Action::Write,
+                NO_SCOPE,
+                key.as_str(),
+                by,
+                &detail,
+            )?;
+            Ok(previous)
+        })
     }
 }

@@ -5,7 +5,8 @@
 //! review and forget appends to `audit` in the same transaction (migration 14).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, Status, Writer, forget_detail, write_detail,
+    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer, forget_detail,
+    setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
@@ -15,7 +16,9 @@ use agent_memory_core::store::notes::{
     note_conflict, note_not_found,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
-use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
+use agent_memory_core::{
+    Clock, Error, MetaKey, Page, Provenance, Result, Scope, Source, Timestamp,
+};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// The evidence columns of `notes` and `note_versions`, in the order [`evidence_at`] reads.
@@ -1092,6 +1095,26 @@ impl AuditStore for SqliteStore {
         Ok(Page {
             items,
             total: u64::try_from(total).unwrap_or(0),
+        })
+    }
+
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
+        let op = "write a setting";
+        self.write(op, |tx| {
+            let previous = crate::meta::get(tx, key).map_err(|e| to_core(op, e))?;
+            crate::meta::put(tx, key, value).map_err(|e| to_core(op, e))?;
+            let detail = setting_detail(value, previous.as_deref());
+            audit_in(
+                tx,
+                STORE_MEMORY,
+                Action::Write,
+                NO_SCOPE,
+                key.as_str(),
+                by,
+                &detail,
+            )
+            .map_err(|e| to_core(op, e))?;
+            Ok(previous)
         })
     }
 }

@@ -2936,20 +2936,23 @@ export interface AuditEntryOutput {
 action: string
 by: ProvenanceOutput1
 /**
- * The version written and its status, the new path, or what a forget deleted.
+ * The version written and its status, the new path, what a forget deleted, or a
+ * setting's value and the one it replaced (`quarantine (was flag)`).
  */
 detail: string
 /**
  * The item: a note's path, as `/memories/...` (`/memories/` for a whole scope), a
- * trajectory id, `run:ID`, `site:KEY`, `scope`, a partition or a session.
+ * trajectory id, `run:ID`, `site:KEY`, `scope`, a partition, a session, or a setting's
+ * name (`screen.policy`).
  */
 item: string
 /**
- * The memory: `notes`, `browser`, `trajectory`, `turns` or `recording`.
+ * The memory: `notes`, `browser`, `trajectory`, `turns` or `recording`; `store` for a
+ * setting of the store itself (`memory_set_screen_policy`).
  */
 memory: string
 /**
- * The scope; empty for a partition's or a session's memory.
+ * The scope; empty for a partition's or a session's memory, or a setting.
  */
 scope: string
 /**

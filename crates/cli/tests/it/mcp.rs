@@ -1157,6 +1157,10 @@ async fn mcp_writes_are_screened_and_held_for_the_person() {
         .iter()
         .filter_map(|e| e["action"].as_str())
         .collect();
-    assert_eq!(actions, ["write", "reject"], "{trail}");
+    assert_eq!(actions, ["write", "write", "reject"], "{trail}");
+    assert_eq!(
+        trail["entries"][0]["detail"], "quarantine (was not set)",
+        "the policy set from the command line: {trail}"
+    );
     client.cancel().await.expect("close");
 }

@@ -838,8 +838,14 @@ async fn ui_review_queue_approves_and_rejects_held_notes() {
         .iter()
         .filter_map(|e| e["action"].as_str())
         .collect();
-    assert_eq!(actions, ["write", "write", "approve", "reject"], "{trail}");
-    assert_eq!(trail["entries"][2]["by"]["client"], "inspector", "{trail}");
+    assert_eq!(
+        actions,
+        ["write", "write", "write", "approve", "reject"],
+        "{trail}"
+    );
+    assert_eq!(trail["entries"][0]["memory"], "store", "the policy set");
+    assert_eq!(trail["entries"][0]["by"]["client"], "cli", "{trail}");
+    assert_eq!(trail["entries"][3]["by"]["client"], "inspector", "{trail}");
 }
 
 /// Held browser runs on the review page: listed with what they would store, who wrote them

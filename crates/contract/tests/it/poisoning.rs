@@ -148,12 +148,13 @@ fn with_quarantine_no_payload_reaches_any_read() {
         listing.contains("clean.md") && !listing.contains("instruction.md"),
         "{listing}"
     );
-    // The trail has every step, and never a payload.
+    // The trail has every step (the policy set first, then the notes), and never a payload.
     let trail = call(&env, "memory_audit", json!({"limit": 1000}));
-    let actions: Vec<&str> = trail["entries"]
-        .as_array()
-        .expect("entries")
+    let entries = trail["entries"].as_array().expect("entries");
+    assert_eq!(entries[0]["memory"], "store", "{trail}");
+    let actions: Vec<&str> = entries
         .iter()
+        .filter(|e| e["memory"] == "notes")
         .filter_map(|e| e["action"].as_str())
         .collect();
     assert_eq!(actions.iter().filter(|a| **a == "write").count(), 6);
@@ -264,6 +265,59 @@ fn a_note_goes_back_to_a_version_and_a_client_is_recorded() {
             .contains("off, flag, quarantine"),
         "{bad_policy}"
     );
+}
+
+#[test]
+fn who_changed_the_screen_policy_is_in_the_audit_trail() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("cli".to_owned());
+    let set = call(&env, "memory_set_screen_policy", json!({"policy": "off"}));
+    assert_eq!(set["policy"], "off", "{set}");
+    env.client = Some("inspector".to_owned());
+    call(
+        &env,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    let refused = call(&env, "memory_set_screen_policy", json!({"policy": "none"}));
+    assert_eq!(refused["error"]["kind"], "invalid_input", "{refused}");
+    let audit = call(&env, "memory_audit", json!({}));
+    let changes: Vec<(String, String, String, String, String)> = audit["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&e["action"]),
+                text(&e["memory"]),
+                text(&e["item"]),
+                text(&e["detail"]),
+                text(&e["by"]["client"]),
+            )
+        })
+        .collect();
+    let row = |detail: &str, client: &str| {
+        (
+            "write".to_owned(),
+            "store".to_owned(),
+            "screen.policy".to_owned(),
+            detail.to_owned(),
+            client.to_owned(),
+        )
+    };
+    assert_eq!(
+        changes,
+        vec![
+            row("off (was not set)", "cli"),
+            row("quarantine (was off)", "inspector"),
+        ],
+        "each change with the door it came by; a refused one leaves no entry: {audit}"
+    );
+    assert_eq!(audit["entries"][0]["by"]["source"], "user", "{audit}");
+    let policy = call(&env, "memory_screen_policy", json!({}));
+    assert_eq!(policy["policy"], "quarantine", "{policy}");
 }
 
 #[test]

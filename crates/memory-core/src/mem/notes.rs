@@ -4,9 +4,12 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::evidence::{Action, AuditEntry, Evidence, Status, Writer, forget_detail, write_detail};
+use crate::evidence::{
+    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer, forget_detail,
+    setting_detail, write_detail,
+};
 use crate::mem::{InMemoryStore, lock};
-use crate::names::Scope;
+use crate::names::{MetaKey, Scope};
 use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::store::audit::AuditStore;
@@ -503,5 +506,22 @@ impl AuditStore for InMemoryStore {
                 .collect(),
             total,
         })
+    }
+
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
+        // The setting's lock is held while the entry is appended, so no reader sees the new
+        // value without its entry.
+        let mut meta = lock(&self.meta);
+        let previous = meta.insert(key.clone(), value.to_owned());
+        let detail = setting_detail(value, previous.as_deref());
+        self.audit_in(
+            STORE_MEMORY,
+            Action::Write,
+            NO_SCOPE,
+            key.as_str(),
+            by,
+            detail,
+        );
+        Ok(previous)
     }
 }

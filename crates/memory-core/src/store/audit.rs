@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::evidence::AuditEntry;
+use crate::names::MetaKey;
+use crate::provenance::Provenance;
 use crate::store::Page;
 
 /// The audit trail of a store.
@@ -12,16 +14,32 @@ pub trait AuditStore: Send + Sync {
     /// Up to `limit` entries after `after` (from the first when `None`), oldest first, with
     /// how many entries the trail holds.
     fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>>;
+
+    /// Sets the store's setting `key` to `value` (the [`MetaStore`](crate::MetaStore) entry a
+    /// setting is kept in, such as the screen policy) and appends who changed it to the trail,
+    /// in one transaction: an entry with action `write`, memory
+    /// [`STORE_MEMORY`](crate::evidence::STORE_MEMORY), the key as its item, no scope, and
+    /// [`setting_detail`](crate::evidence::setting_detail) as its detail. Returns the previous
+    /// value. Setting the value a key already has is still recorded: someone chose it.
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>>;
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for &S {
     fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
         (**self).audit_page(after, limit)
     }
+
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
+        (**self).setting_set(key, value, by)
+    }
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
     fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
         (**self).audit_page(after, limit)
+    }
+
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
+        (**self).setting_set(key, value, by)
     }
 }

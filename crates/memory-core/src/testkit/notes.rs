@@ -1,8 +1,8 @@
 //! The contract of [`NoteStore`].
 
 use crate::error::Error;
-use crate::evidence::{Action, Evidence, Status, Writer};
-use crate::names::Scope;
+use crate::evidence::{Action, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer};
+use crate::names::{MetaKey, Scope};
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::notes::{
@@ -43,6 +43,10 @@ pub fn cases<S: NoteStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "the audit trail records writes, reviews and forgets",
             run: audit_trail_records_everything,
+        },
+        Case {
+            name: "a setting changed is in the audit trail with who changed it",
+            run: a_setting_changed_is_audited,
         },
         Case {
             name: "an import writes every note with its versions, or nothing",
@@ -580,6 +584,75 @@ fn audit_trail_records_everything<S: NoteStore + AuditStore>(store: &S) -> CaseR
     let after = store.audit_page(Some(entries[3].seq), 10)?;
     ensure_eq!(after.items.len(), 2, "a page after an entry");
     ensure_eq!(after.items[0].action, Action::Forget);
+    Ok(())
+}
+
+fn a_setting_changed_is_audited<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
+    let key = MetaKey::new("screen.policy")?;
+    let start = store.audit_page(None, usize::MAX)?.total;
+    let operator = Provenance::new(Source::User, Timestamp::from_millis(5)).with_client("cli");
+    ensure_eq!(store.setting_set(&key, "quarantine", &by())?, None);
+    ensure_eq!(
+        store.setting_set(&key, "off", &operator)?,
+        Some("quarantine".to_owned()),
+        "the previous value, so the first was kept"
+    );
+    ensure_eq!(
+        store.setting_set(&key, "off", &by())?,
+        Some("off".to_owned())
+    );
+    let page = store.audit_page(None, usize::MAX)?;
+    ensure_eq!(
+        page.total,
+        start + 3,
+        "one entry per change: {:?}",
+        page.items
+    );
+    let entries = &page.items[page.items.len() - 3..];
+    let seen: Vec<(Action, &str, &str, &str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.action,
+                e.memory.as_str(),
+                e.scope.as_str(),
+                e.item.as_str(),
+                e.detail.as_str(),
+            )
+        })
+        .collect();
+    ensure_eq!(
+        seen,
+        vec![
+            (
+                Action::Write,
+                STORE_MEMORY,
+                NO_SCOPE,
+                "screen.policy",
+                "quarantine (was not set)"
+            ),
+            (
+                Action::Write,
+                STORE_MEMORY,
+                NO_SCOPE,
+                "screen.policy",
+                "off (was quarantine)"
+            ),
+            (
+                Action::Write,
+                STORE_MEMORY,
+                NO_SCOPE,
+                "screen.policy",
+                "off (was off)"
+            ),
+        ]
+    );
+    ensure_eq!(
+        entries[1].by,
+        operator,
+        "who turned the screen off, and when"
+    );
+    ensure_eq!(entries[0].by, by());
     Ok(())
 }
 

@@ -112,6 +112,15 @@ impl AuditStore for Broken {
     fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
         self.inner.audit_page(after, limit)
     }
+
+    fn setting_set(
+        &self,
+        key: &agent_memory_core::MetaKey,
+        value: &str,
+        by: &agent_memory_core::Provenance,
+    ) -> Result<Option<String>> {
+        self.inner.setting_set(key, value, by)
+    }
 }
 
 impl SiteMemoryStore for Broken {

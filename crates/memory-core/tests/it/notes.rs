@@ -9,7 +9,7 @@ use agent_memory_core::store::notes::{
     NoteScopeSummary, NoteStore, NoteVersion,
 };
 use agent_memory_core::testkit::{TestClock, notes, run};
-use agent_memory_core::{AuditStore, Page, Provenance};
+use agent_memory_core::{AuditStore, MetaKey, MetaStore, Page, Provenance};
 use agent_memory_core::{InMemoryStore, Result, Scope};
 
 #[test]
@@ -58,6 +58,10 @@ enum Defect {
     AuditSkipsReviews,
     /// Imports one note at a time, so a failing record leaves the earlier ones written.
     ImportsOneAtATime,
+    /// Sets a setting without an entry in the audit trail.
+    SettingUnaudited,
+    /// Records the change of a setting but keeps the old value.
+    SettingNotKept,
 }
 
 impl Broken {
@@ -276,6 +280,22 @@ impl AuditStore for Broken {
         }
         Ok(page)
     }
+
+    fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
+        match self.defect {
+            Defect::SettingUnaudited => self.inner.meta_set(key, value),
+            Defect::SettingNotKept => {
+                let previous = self.inner.meta_get(key)?;
+                self.inner.setting_set(key, value, by)?;
+                match &previous {
+                    Some(previous) => self.inner.meta_set(key, previous)?,
+                    None => self.inner.meta_delete(key).map(|_| None)?,
+                };
+                Ok(previous)
+            }
+            _ => self.inner.setting_set(key, value, by),
+        }
+    }
 }
 
 #[test]
@@ -334,6 +354,14 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ImportsOneAtATime,
             "an import writes every note with its versions, or nothing",
+        ),
+        (
+            Defect::SettingUnaudited,
+            "a setting changed is in the audit trail with who changed it",
+        ),
+        (
+            Defect::SettingNotKept,
+            "a setting changed is in the audit trail with who changed it",
         ),
     ];
     for (defect, case) in table {

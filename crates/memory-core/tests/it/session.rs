@@ -253,6 +253,15 @@ impl AuditStore for Broken {
     fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
         self.trail.page(after, limit)
     }
+
+    fn setting_set(
+        &self,
+        key: &agent_memory_core::MetaKey,
+        _value: &str,
+        _by: &agent_memory_core::Provenance,
+    ) -> Result<Option<String>> {
+        Trail::no_settings(key)
+    }
 }
 
 #[test]

@@ -37,4 +37,13 @@ impl Trail {
         page.total = total;
         Ok(page)
     }
+
+    /// What a store that keeps its own memory answers to a change of setting: the suites
+    /// that use this trail change none.
+    pub fn no_settings(key: &agent_memory_core::MetaKey) -> Result<Option<String>> {
+        Err(agent_memory_core::Error::invalid_input(
+            key.as_str(),
+            "this test store keeps no settings",
+        ))
+    }
 }
