@@ -1314,12 +1314,14 @@ impl PatternStore for SqliteStore {
                 values.push(value);
             }
         }
-        let find = format!("SELECT seq, fp_id FROM trajectory_episode WHERE {filter}");
-        let delete = format!("DELETE FROM trajectory_episode WHERE {filter}");
+        // One statement finds and deletes them: the partition is read once.
+        let delete = format!("DELETE FROM trajectory_episode WHERE {filter} RETURNING seq, fp_id");
         let forgotten = self.write(op, |tx| {
             let watermark = watermark_of(tx, name).map_err(sql)?;
+            // The largest number given stays given, even if its episode is among those going.
+            keep_seq_floor(tx).map_err(sql)?;
             let found: Vec<(i64, i64)> = tx
-                .prepare(&find)
+                .prepare(&delete)
                 .and_then(|mut stmt| {
                     stmt.query_map(rusqlite::params_from_iter(&values), |r| {
                         Ok((r.get(0)?, r.get(1)?))
@@ -1331,19 +1333,15 @@ impl PatternStore for SqliteStore {
                 episodes: found.len() as u64,
                 groups: Vec::new(),
             };
+            if !found.is_empty() {
+                PartitionTotals::recount(tx, name).map_err(sql)?;
+            }
             // The groups the watermark says some of them were folded into.
             let folded: HashSet<i64> = found
                 .iter()
                 .filter(|(seq, _)| *seq <= seq_to_sql(watermark))
                 .map(|(_, fp_id)| *fp_id)
                 .collect();
-            if !found.is_empty() {
-                keep_seq_floor(tx).map_err(sql)?;
-                tx.prepare(&delete)
-                    .and_then(|mut stmt| stmt.execute(rusqlite::params_from_iter(&values)))
-                    .map_err(sql)?;
-                PartitionTotals::recount(tx, name).map_err(sql)?;
-            }
             let mut folded: Vec<i64> = folded.into_iter().collect();
             folded.sort_unstable();
             let mut from: HashMap<i64, u64> = HashMap::new();
@@ -1394,28 +1392,7 @@ impl PatternStore for SqliteStore {
             let mut doomed: Vec<i64> = found.iter().map(|(_, fp_id)| *fp_id).collect();
             doomed.sort_unstable();
             doomed.dedup();
-            let mut orphans = 0;
-            for fp_id in doomed {
-                let used: bool = tx
-                    .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM trajectory_episode WHERE partition = ?1 AND fp_id = ?2) \
-                             OR EXISTS (SELECT 1 FROM trajectory_group WHERE fp_id = ?2)",
-                    )
-                    .and_then(|mut stmt| stmt.query_row(params![name, fp_id], |r| r.get(0)))
-                    .map_err(sql)?;
-                if used {
-                    continue;
-                }
-                tx.prepare_cached(
-                    "DELETE FROM trajectory_fingerprint_field WHERE partition = ?1 AND fp_id = ?2",
-                )
-                .and_then(|mut stmt| stmt.execute(params![name, fp_id]))
-                .map_err(sql)?;
-                orphans += tx
-                    .prepare_cached("DELETE FROM trajectory_fingerprint WHERE id = ?1")
-                    .and_then(|mut stmt| stmt.execute([fp_id]))
-                    .map_err(sql)?;
-            }
+            let orphans = forget_orphan_fingerprints(tx, name, &doomed).map_err(sql)?;
             if orphans > 0 {
                 // Interned ids are gone: every process's cache must refill.
                 tx.prepare_cached(
@@ -1436,6 +1413,46 @@ impl PatternStore for SqliteStore {
         }
         Ok(forgotten)
     }
+}
+
+/// Deletes each of `candidates` (interned fingerprints of `partition`) that no episode or
+/// group refers to any more, with its field rows, in three statements whatever their number
+/// (one read of the partition's episodes); returns how many went.
+fn forget_orphan_fingerprints(
+    conn: &Connection,
+    partition: &str,
+    candidates: &[i64],
+) -> rusqlite::Result<usize> {
+    if candidates.is_empty() {
+        return Ok(0);
+    }
+    let set = |ids: &[i64]| {
+        let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+        format!("[{}]", ids.join(","))
+    };
+    let orphans: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT c.value FROM json_each(?2) AS c \
+             WHERE c.value NOT IN ( \
+                 SELECT fp_id FROM trajectory_episode \
+                 WHERE partition = ?1 AND fp_id IN (SELECT value FROM json_each(?2))) \
+               AND NOT EXISTS (SELECT 1 FROM trajectory_group g WHERE g.fp_id = c.value)",
+        )?
+        .query_map(params![partition, set(candidates)], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if orphans.is_empty() {
+        return Ok(0);
+    }
+    let orphans = set(&orphans);
+    conn.prepare_cached(
+        "DELETE FROM trajectory_fingerprint_field \
+         WHERE partition = ?1 AND fp_id IN (SELECT value FROM json_each(?2))",
+    )?
+    .execute(params![partition, orphans])?;
+    conn.prepare_cached(
+        "DELETE FROM trajectory_fingerprint WHERE id IN (SELECT value FROM json_each(?1))",
+    )?
+    .execute([orphans])
 }
 
 /// Episodes a forget by writer folds at once when it rebuilds a group.

@@ -136,12 +136,15 @@ fn forget_by_writer_rebuilds_groups<S: PatternStore + AuditStore>(store: &S) -> 
     )?;
     store.crystallize_with(&p, &counting_step)?;
     let watermark = store.watermark(&p)?;
-    // Two more by the bad writer, above the watermark: never observed.
+    // Three more by the bad writer, above the watermark: never observed. Group 4 was never
+    // crystallized, and the good writer has an episode in it too.
     let after = appended(
         store,
         vec![
             written("p", "1", "a", 7, Some("bad")),
             written("p", "3", "e", 8, Some("bad")),
+            written("p", "4", "x", 9, Some("bad")),
+            written("p", "4", "y", 10, Some("good")),
         ],
     )?;
     let bad = crate::evidence::Writer {
@@ -171,7 +174,7 @@ fn forget_by_writer_rebuilds_groups<S: PatternStore + AuditStore>(store: &S) -> 
     );
     ensure_eq!(
         store.episodes_after(&p, 0, 100)?.len(),
-        7,
+        9,
         "a forget whose rebuild failed deleted episodes"
     );
     ensure_eq!(evidence(store, "p", &[("f", "1")])?, 3);
@@ -181,17 +184,22 @@ fn forget_by_writer_rebuilds_groups<S: PatternStore + AuditStore>(store: &S) -> 
     ensure_eq!(
         forgotten,
         crate::store::trajectory::EpisodesForgotten {
-            episodes: 4,
+            episodes: 5,
             groups: vec![
                 (fingerprint(&[("f", "1")]), 2),
                 (fingerprint(&[("f", "2")]), 0)
             ],
         },
-        "the writer's four episodes of p go; the two groups they were folded into are rebuilt"
+        "the writer's five episodes of p go; the two groups they were folded into are rebuilt"
     );
     ensure_eq!(
         store.episodes_after(&p, 0, 100)?,
-        vec![before[1].clone(), before[2].clone(), before[4].clone()],
+        vec![
+            before[1].clone(),
+            before[2].clone(),
+            before[4].clone(),
+            after[3].clone()
+        ],
         "only the writer's episodes go, the same source in another session stays"
     );
     ensure_eq!(
@@ -225,13 +233,13 @@ fn forget_by_writer_rebuilds_groups<S: PatternStore + AuditStore>(store: &S) -> 
     );
     ensure_eq!(
         forgets_of(store, "trajectory")?,
-        vec![forgot("", "p", "4 episodes, 2 groups rebuilt")]
+        vec![forgot("", "p", "5 episodes, 2 groups rebuilt")]
     );
     // The next run: the forgotten numbers are not given again, the writer's "a" tally is
     // gone with it, and the episode above the old watermark is never observed.
-    let next = appended(store, vec![written("p", "1", "a", 9, Some("other"))])?;
+    let next = appended(store, vec![written("p", "1", "a", 11, Some("other"))])?;
     ensure!(
-        next[0].seq > after[1].seq,
+        next[0].seq > after[3].seq,
         "a forgotten episode's number was given again"
     );
     let seen = std::sync::Mutex::new(Vec::new());
@@ -249,6 +257,11 @@ fn forget_by_writer_rebuilds_groups<S: PatternStore + AuditStore>(store: &S) -> 
     );
     ensure_eq!(evidence(store, "p", &[("f", "1")])?, 3);
     ensure_eq!(evidence(store, "p", &[("f", "3")])?, 1);
+    ensure_eq!(
+        evidence(store, "p", &[("f", "4")])?,
+        1,
+        "a group the writer shared with another before any crystallize keeps the other's episode"
+    );
     ensure_eq!(
         store.forget_episodes_by(&p, &bad, &forgetter(), &counting_step)?,
         crate::store::trajectory::EpisodesForgotten::default(),
