@@ -1416,29 +1416,39 @@ impl PatternStore for SqliteStore {
 }
 
 /// Deletes each of `candidates` (interned fingerprints of `partition`) that no episode or
-/// group refers to any more, with its field rows, in three statements whatever their number
-/// (one read of the partition's episodes); returns how many went.
+/// group refers to any more, with its field rows; returns how many went. A fingerprint with a
+/// group is kept on a point lookup; only when some have none are the partition's episodes
+/// read, once for all of them, so the statements are at most four whatever their number.
 fn forget_orphan_fingerprints(
     conn: &Connection,
     partition: &str,
     candidates: &[i64],
 ) -> rusqlite::Result<usize> {
-    if candidates.is_empty() {
-        return Ok(0);
-    }
     let set = |ids: &[i64]| {
         let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
         format!("[{}]", ids.join(","))
     };
+    if candidates.is_empty() {
+        return Ok(0);
+    }
+    let groupless: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT c.value FROM json_each(?1) AS c \
+             WHERE NOT EXISTS (SELECT 1 FROM trajectory_group g WHERE g.fp_id = c.value)",
+        )?
+        .query_map([set(candidates)], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if groupless.is_empty() {
+        return Ok(0);
+    }
     let orphans: Vec<i64> = conn
         .prepare_cached(
             "SELECT c.value FROM json_each(?2) AS c \
              WHERE c.value NOT IN ( \
                  SELECT fp_id FROM trajectory_episode \
-                 WHERE partition = ?1 AND fp_id IN (SELECT value FROM json_each(?2))) \
-               AND NOT EXISTS (SELECT 1 FROM trajectory_group g WHERE g.fp_id = c.value)",
+                 WHERE partition = ?1 AND fp_id IN (SELECT value FROM json_each(?2)))",
         )?
-        .query_map(params![partition, set(candidates)], |r| r.get(0))?
+        .query_map(params![partition, set(&groupless)], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     if orphans.is_empty() {
         return Ok(0);
