@@ -598,7 +598,6 @@ fn read_episodes_in(
     (after, until): (Seq, Seq),
     limit: usize,
 ) -> Result<Vec<(i64, Episode)>> {
-    let ids: Vec<String> = groups.iter().map(i64::to_string).collect();
     let mut stmt = conn
         .prepare_cached(
             "SELECT seq, fp_id, trajectory, outcome, recorded_at, source, session, client \
@@ -613,11 +612,18 @@ fn read_episodes_in(
             partition.as_str(),
             seq_to_sql(after),
             seq_to_sql(until),
-            format!("[{}]", ids.join(",")),
+            id_set(groups),
             i64::try_from(limit).unwrap_or(i64::MAX),
         ])
         .map_err(|e| to_core("read episodes", e))?;
     decode_episodes(conn, partition, rows)
+}
+
+/// `ids` as the JSON array a statement reads back with `json_each`, so a set of any size is
+/// one bound value.
+fn id_set(ids: &[i64]) -> String {
+    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!("[{}]", ids.join(","))
 }
 
 /// The episodes of `partition` in `rows` (the columns [`read_episodes_of`] selects), each
@@ -1424,10 +1430,6 @@ fn forget_orphan_fingerprints(
     partition: &str,
     candidates: &[i64],
 ) -> rusqlite::Result<usize> {
-    let set = |ids: &[i64]| {
-        let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-        format!("[{}]", ids.join(","))
-    };
     if candidates.is_empty() {
         return Ok(0);
     }
@@ -1436,7 +1438,7 @@ fn forget_orphan_fingerprints(
             "SELECT c.value FROM json_each(?1) AS c \
              WHERE NOT EXISTS (SELECT 1 FROM trajectory_group g WHERE g.fp_id = c.value)",
         )?
-        .query_map([set(candidates)], |r| r.get(0))?
+        .query_map([id_set(candidates)], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     if groupless.is_empty() {
         return Ok(0);
@@ -1448,12 +1450,12 @@ fn forget_orphan_fingerprints(
                  SELECT fp_id FROM trajectory_episode \
                  WHERE partition = ?1 AND fp_id IN (SELECT value FROM json_each(?2)))",
         )?
-        .query_map(params![partition, set(&groupless)], |r| r.get(0))?
+        .query_map(params![partition, id_set(&groupless)], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     if orphans.is_empty() {
         return Ok(0);
     }
-    let orphans = set(&orphans);
+    let orphans = id_set(&orphans);
     conn.prepare_cached(
         "DELETE FROM trajectory_fingerprint_field \
          WHERE partition = ?1 AND fp_id IN (SELECT value FROM json_each(?2))",
