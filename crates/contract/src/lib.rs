@@ -34,6 +34,7 @@ pub mod operations;
 pub mod persistent;
 pub mod portable;
 pub mod recording;
+pub mod review;
 pub mod runs;
 pub mod stats;
 pub mod tour;

@@ -453,8 +453,8 @@ fn encode<O: Serialize>(output: &O) -> Result<Value> {
 /// among them.
 pub fn all() -> Vec<Operation> {
     use crate::{
-        browser, browser_compat, check, evidence, memory, notes, persistent, recording, runs,
-        stats, trajectory, turns,
+        browser, browser_compat, check, evidence, memory, notes, persistent, recording, review,
+        runs, stats, trajectory, turns,
     };
     use Effect::{Deletes, Reads, Writes};
     vec![
@@ -793,6 +793,34 @@ pub fn all() -> Vec<Operation> {
         op("memory_reject_run", Deletes, evidence::reject_run)
             .cli("review reject-run")
             .about("Reject a held browser run: erased for good."),
+        op("turns_review", Reads, review::turns_review)
+            .offline()
+            .cli("review outputs")
+            .about(
+                "The tool outputs of a stored session that the write screen flags: each with the reasons and whether approved, and who wrote the session.",
+            ),
+        op("turns_approve_output", Writes, review::turns_approve_output)
+            .offline()
+            .cli("review approve-output")
+            .about(
+                "Approve a flagged tool output of a stored session: every view shows it from now on, marked approved. Only a person should approve.",
+            ),
+        op("trajectory_review", Reads, review::trajectory_review)
+            .offline()
+            .cli("review patterns")
+            .about(
+                "The patterns of a partition that the write screen flags: each with the reasons and whether approved.",
+            ),
+        op(
+            "trajectory_approve_pattern",
+            Writes,
+            review::trajectory_approve_pattern,
+        )
+        .offline()
+        .cli("review approve-pattern")
+        .about(
+            "Approve a flagged pattern: recall returns it from now on. Only a person should approve.",
+        ),
         op("memory_screen_policy", Reads, evidence::screen_policy)
             .offline()
             .cli("review policy")

@@ -23,7 +23,7 @@ use agent_memory_trajectory::{
     Config, EpisodeRecord, Fingerprint, Pattern, RecallOptions, TrajectoryMemory, Weights,
 };
 
-use agent_memory_core::screen::{ScreenPolicy, screen};
+use agent_memory_core::screen::ScreenPolicy;
 /// A caller's own signals and canonical sequences for [`crystallize_with_hooks`] (popoto's
 /// extension points, overridden in a language package).
 pub use agent_memory_trajectory::CrystallizeHooks;
@@ -809,12 +809,10 @@ pub fn recall(env: &Env<'_>, input: RecallInput) -> Result<RecallOutput> {
     // Recalled actions are what an agent runs next: under `quarantine`, a pattern whose
     // action or fingerprint value the write screen flags is left out.
     let before = scored.len();
+    // A person may have approved the flagged texts (`trajectory_approve_pattern`).
     if crate::evidence::policy(env)? == ScreenPolicy::Quarantine {
-        let clean = |text: &str| screen(text, None).is_empty();
-        scored.retain(|s| {
-            s.pattern.canonical_sequence.iter().all(|a| clean(a))
-                && s.pattern.fingerprint.pairs().iter().all(|(_, v)| clean(v))
-        });
+        let vouched = crate::review::vouched_in(env, target.partition.as_str())?;
+        scored.retain(|s| !crate::review::pattern_held(&s.pattern, &vouched));
     }
     Ok(RecallOutput {
         partition: input.partition.clone(),

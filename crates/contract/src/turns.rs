@@ -137,7 +137,7 @@ fn conflict(input: String, message: String) -> Error {
     Error::new(ErrorKind::Conflict, message).about(input)
 }
 
-fn session_id(name: &str) -> Result<SessionId> {
+pub(crate) fn session_id(name: &str) -> Result<SessionId> {
     SessionId::new(name).with_context(|| format!("session {}", Excerpt::quoted(name)))
 }
 
@@ -425,9 +425,13 @@ pub fn view(env: &Env<'_>, input: ViewInput) -> Result<ViewOutput> {
     if let Some(recent) = input.recent_memories {
         policy.recent_memories = recent;
     }
-    let (model, withheld) = history
-        .model_view(&policy)
-        .guarded(crate::evidence::policy(env)?, input.as_data);
+    let approved = crate::review::approved_calls(env, &session, &history)?;
+    let (model, withheld) =
+        history
+            .model_view(&policy)
+            .guarded(crate::evidence::policy(env)?, input.as_data, &|id| {
+                approved.contains(id)
+            });
     let parts = model.breakdown(&BytesOverThree, &[]);
     let breakdown = Breakdown {
         system_prompt_tokens: count(parts.system_prompt_tokens),
@@ -844,7 +848,9 @@ pub struct SessionWriter {
 
 /// The writers of a session's events, `writers` one per event in order, in the order each
 /// first appended; events without a writer are in none.
-fn session_writers(writers: &[Option<agent_memory_core::Provenance>]) -> Vec<SessionWriter> {
+pub(crate) fn session_writers(
+    writers: &[Option<agent_memory_core::Provenance>],
+) -> Vec<SessionWriter> {
     // Per writer: its first and last positions, its count, and its latest provenance
     // (positions grow with time, so the last event's time is its last append's).
     let mut found: Vec<(u64, u64, u64, &agent_memory_core::Provenance)> = Vec::new();
@@ -885,6 +891,8 @@ pub struct ProviderRequest {
     provider: Provider,
     /// The store's screen policy: under `quarantine` a flagged tool output is withheld.
     screen: ScreenPolicy,
+    /// The calls whose outputs a person approved.
+    approved: std::collections::HashSet<String>,
 }
 
 impl Serialize for ProviderRequest {
@@ -892,7 +900,7 @@ impl Serialize for ProviderRequest {
         let (model, _) = self
             .history
             .model_view(&self.policy)
-            .guarded(self.screen, false);
+            .guarded(self.screen, false, &|id| self.approved.contains(id));
         match self.provider {
             Provider::OpenaiChat => render::openai_chat(&model).serialize(serializer),
             Provider::OpenaiResponses => render::openai_responses(&model).serialize(serializer),
@@ -1079,9 +1087,12 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
     }
     // A stored session's tool outputs are read through the store's screen policy, as
     // `turns_view` reads them; a log file is the caller's own and is shown as it is.
-    let screen = match source {
-        Source::Stored(_) => crate::evidence::policy(env)?,
-        Source::Log(_) => ScreenPolicy::Off,
+    let (screen, approved) = match &source {
+        Source::Stored(id) => (
+            crate::evidence::policy(env)?,
+            crate::review::approved_calls(env, id, &history)?,
+        ),
+        Source::Log(_) => (ScreenPolicy::Off, std::collections::HashSet::new()),
     };
     if let Some(provider) = input.provider {
         return Ok(HistoryOutput::Provider {
@@ -1092,11 +1103,14 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
                 policy: Box::new(policy),
                 provider,
                 screen,
+                approved,
             },
             warnings,
         });
     }
-    let (model, _) = history.model_view(&policy).guarded(screen, false);
+    let (model, _) = history
+        .model_view(&policy)
+        .guarded(screen, false, &|id| approved.contains(id));
     let system = model.system.as_deref().map(|text| ModelMessage::System {
         text: text.to_owned(),
     });

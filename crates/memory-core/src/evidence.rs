@@ -304,6 +304,65 @@ pub fn setting_detail(value: &str, previous: Option<&str>) -> String {
     }
 }
 
+/// A person's approval of one exact text in a memory whose items are positional (a session's
+/// tool outputs, a partition's patterns): the read-time guards that leave out what the write
+/// screen flags show this text from then on. The store keeps a digest of the text, never the
+/// text: a vouch outlives a forget of what it vouched for without keeping anything of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Vouch<'a> {
+    /// The memory: `turns` (a session's tool outputs) or `trajectory` (a partition's patterns).
+    pub memory: &'a str,
+    /// Where the text is: a session, a partition.
+    pub container: &'a str,
+    /// Which item of it, for the audit trail: `call ID`, `pattern ID`.
+    pub item: &'a str,
+    /// The text's SHA-256 digest, as 64 lowercase hexadecimal digits.
+    pub digest: &'a str,
+}
+
+/// The longest memory, container or item name a [`Vouch`] may carry, in bytes.
+pub const MAX_VOUCH_NAME_BYTES: usize = 512;
+
+impl Vouch<'_> {
+    /// Checks what every store checks before writing: non-empty names of at most
+    /// [`MAX_VOUCH_NAME_BYTES`] without control characters, and a digest of 64 lowercase
+    /// hexadecimal digits.
+    pub fn check(&self) -> Result<()> {
+        for (field, value) in [
+            ("memory", self.memory),
+            ("container", self.container),
+            ("item", self.item),
+        ] {
+            let reason = if value.is_empty() {
+                "must not be empty"
+            } else if value.len() > MAX_VOUCH_NAME_BYTES {
+                "must be at most 512 bytes"
+            } else if value.chars().any(char::is_control) {
+                "must not contain control characters"
+            } else {
+                continue;
+            };
+            return Err(Error::invalid_input(format!("vouch {field}"), reason));
+        }
+        let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+        if self.digest.len() != 64 || !self.digest.chars().all(hex) {
+            return Err(Error::invalid_input(
+                "vouch digest",
+                format!(
+                    "{} is not 64 lowercase hexadecimal digits",
+                    Excerpt::quoted(self.digest)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The detail of its audit entry, alike in every store: `ITEM, text sha256:FIRST16`.
+    pub fn detail(&self) -> String {
+        format!("{}, text sha256:{}", self.item, &self.digest[..16])
+    }
+}
+
 /// A time an audit entry or a version may carry when nobody recorded one: the epoch.
 pub const UNRECORDED: Timestamp = Timestamp::from_millis(0);
 

@@ -38,6 +38,8 @@ pub struct InMemoryStore {
     notes: Mutex<notes::NoteTrees>,
     /// The audit trail; locked only while a memory's lock is held, after it.
     audit: Mutex<notes::AuditTrail>,
+    /// The vouched texts, as `(memory, container, digest)`; the trail is locked after it.
+    vouches: Mutex<std::collections::BTreeSet<(String, String, String)>>,
     /// When each notes scope was last written; locked only while `notes` is held.
     note_writes: Mutex<BTreeMap<crate::names::Scope, crate::time::Timestamp>>,
     /// Stamps the writes that carry no time of their own (session events, notes).

@@ -9,7 +9,7 @@
 //! reuses the space, as every forget on PostgreSQL does (see the crate's documentation).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer, forget_detail,
+    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer, forget_detail,
     setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
@@ -127,7 +127,7 @@ fn record(
 /// write time) to the audit trail, numbered under the trail's lock as [`record`] numbers.
 pub(crate) fn audit_in(
     tx: &mut Tx<'_>,
-    memory: &'static str,
+    memory: &str,
     action: Action,
     scope: &str,
     item: &str,
@@ -146,7 +146,7 @@ pub(crate) fn audit_in(
 
 /// What an audit entry records, besides who did it.
 struct Entry<'a> {
-    memory: &'static str,
+    memory: &'a str,
     action: Action,
     scope: &'a str,
     item: &'a str,
@@ -1027,6 +1027,46 @@ impl AuditStore for PostgresStore {
                 &detail,
             )?;
             Ok(previous)
+        })
+    }
+
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize> {
+        for vouch in vouches {
+            vouch.check()?;
+        }
+        self.write("keep a vouch", |tx| {
+            let mut new = 0;
+            for vouch in vouches {
+                new += tx.execute(
+                    "INSERT INTO vouches (memory, container, digest) VALUES ($1, $2, $3) \
+                     ON CONFLICT DO NOTHING",
+                    &[&vouch.memory, &vouch.container, &vouch.digest],
+                )?;
+                audit_in(
+                    tx,
+                    vouch.memory,
+                    Action::Approve,
+                    NO_SCOPE,
+                    vouch.container,
+                    by,
+                    &vouch.detail(),
+                )?;
+            }
+            Ok(usize::try_from(new).unwrap_or(usize::MAX))
+        })
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        self.read_one("read the vouches", |one| {
+            Ok(one
+                .rows(
+                    "SELECT digest FROM vouches WHERE memory = $1 AND container = $2 \
+                     ORDER BY digest",
+                    &[&memory, &container],
+                )?
+                .iter()
+                .map(|row| row.get(0))
+                .collect())
         })
     }
 }

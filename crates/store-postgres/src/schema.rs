@@ -85,6 +85,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_held",
         sql: include_str!("sql/0013_browser_held.sql"),
     },
+    Migration {
+        version: 14,
+        name: "vouches",
+        sql: include_str!("sql/0014_vouches.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -5,7 +5,7 @@
 //! review and forget appends to `audit` in the same transaction (migration 14).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer, forget_detail,
+    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer, forget_detail,
     setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
@@ -1115,6 +1115,49 @@ impl AuditStore for SqliteStore {
             )
             .map_err(|e| to_core(op, e))?;
             Ok(previous)
+        })
+    }
+
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize> {
+        for vouch in vouches {
+            vouch.check()?;
+        }
+        let op = "keep a vouch";
+        self.write(op, |tx| {
+            let mut new = 0;
+            for vouch in vouches {
+                new += tx
+                    .prepare_cached(
+                        "INSERT INTO vouches (memory, container, digest) VALUES (?1, ?2, ?3) \
+                         ON CONFLICT DO NOTHING",
+                    )
+                    .and_then(|mut stmt| {
+                        stmt.execute(params![vouch.memory, vouch.container, vouch.digest])
+                    })
+                    .map_err(|e| to_core(op, e))?;
+                audit_in(
+                    tx,
+                    vouch.memory,
+                    Action::Approve,
+                    NO_SCOPE,
+                    vouch.container,
+                    by,
+                    &vouch.detail(),
+                )
+                .map_err(|e| to_core(op, e))?;
+            }
+            Ok(new)
+        })
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        let op = "read the vouches";
+        self.read(op, |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT digest FROM vouches WHERE memory = ?1 AND container = ?2 ORDER BY digest",
+            )?;
+            let digests = stmt.query_map(params![memory, container], |r| r.get(0))?;
+            digests.collect()
         })
     }
 }

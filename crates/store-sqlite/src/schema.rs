@@ -110,6 +110,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "browser_held",
         sql: include_str!("sql/0019_browser_held.sql"),
     },
+    Migration {
+        version: 20,
+        name: "vouches",
+        sql: include_str!("sql/0020_vouches.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -90,7 +90,7 @@ pub use log::{EventLog, JsonlLog, Loaded, Session, StoreLog, Warning};
 pub use memory::{DangerousCommand, FailedCommand, TurnMemory};
 pub use view::{
     CharsOverFour, CheapTiers, ContextBreakdown, ContextFit, ContextPolicy,
-    DEFAULT_MAX_FILES_LISTED, HIDDEN_OUTPUT, INTERRUPTED_MARKER, MemoryStyle, ModelItem, ModelView,
-    SUMMARY_PREFIX, SizeEstimator, Truncation, automatic_summary, memory_block, truncate,
-    write_memory_block,
+    DEFAULT_MAX_FILES_LISTED, FlaggedOutput, HIDDEN_OUTPUT, INTERRUPTED_MARKER, MemoryStyle,
+    ModelItem, ModelView, SUMMARY_PREFIX, SizeEstimator, Truncation, automatic_summary,
+    memory_block, truncate, write_memory_block,
 };

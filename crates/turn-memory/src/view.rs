@@ -248,6 +248,19 @@ pub enum ModelItem<'a> {
     },
 }
 
+/// A tool output the write screen flags, as [`ModelView::flagged_outputs`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlaggedOutput<'v> {
+    /// The call's id.
+    pub call_id: &'v str,
+    /// The tool.
+    pub tool: &'v str,
+    /// The output, as the view holds it.
+    pub output: &'v str,
+    /// What the screen found, one reason per finding (`KIND: REASON`).
+    pub reasons: Vec<String>,
+}
+
 /// Estimates how many tokens a text costs, to decide when to compact.
 pub trait SizeEstimator {
     /// The estimated token count of `text`.
@@ -297,27 +310,22 @@ impl<'a> ModelView<'a> {
 
     /// The view with each tool result's output read as evidence, never as instructions: under
     /// [`ScreenPolicy::Quarantine`] an output the write screen flags is replaced by a line
-    /// saying it was withheld and why; with `as_data` every output goes inside a
-    /// `<memory-item source="tool:NAME" trust=…>` block (`flagged` when the screen finds
-    /// something, else `external`), its delimiters escaped inside. The links of an output
-    /// whose call's input names a `url` are judged against that page's host. Returns the view
-    /// and how many outputs were withheld. User and assistant text is the user's and the model's own,
-    /// and stays as it is.
-    pub fn guarded(mut self, policy: ScreenPolicy, as_data: bool) -> (Self, usize) {
-        // A call whose input names a `url` fetched that page: its output's links are judged
-        // against the page's host.
-        let hosts: std::collections::HashMap<String, String> = self
-            .items
-            .iter()
-            .filter_map(|item| match item {
-                ModelItem::ToolCall { id, input, .. } => {
-                    let url = input.get("url").and_then(Value::as_str)?;
-                    let host = Source::Page(url.to_owned()).host()?.into_owned();
-                    Some((id.to_string(), host))
-                }
-                _ => None,
-            })
-            .collect();
+    /// saying it was withheld and why, unless `approved` says a person approved the output of
+    /// that call (by its id);
+    /// with `as_data` every output goes inside a `<memory-item source="tool:NAME" trust=…>`
+    /// block (`flagged` when the screen finds something, `approved` when it does and the
+    /// output is approved, else `external`), its delimiters escaped inside. The links of an output
+    /// whose call's input names a `url` are judged against that page's host
+    /// ([`flagged_outputs`](Self::flagged_outputs) lists what the screen finds). Returns the
+    /// view and how many outputs were withheld. User and assistant text is the user's and the
+    /// model's own, and stays as it is.
+    pub fn guarded(
+        mut self,
+        policy: ScreenPolicy,
+        as_data: bool,
+        approved: &dyn Fn(&str) -> bool,
+    ) -> (Self, usize) {
+        let hosts = self.fetched_hosts();
         let mut withheld = 0;
         for item in &mut self.items {
             let ModelItem::ToolResult {
@@ -331,8 +339,9 @@ impl<'a> ModelView<'a> {
                 ScreenPolicy::Off => Vec::new(),
                 _ => screen(output, hosts.get(id.as_ref()).map(String::as_str)),
             };
+            let approved = !findings.is_empty() && approved(id);
             let source = Source::Tool(name.to_string());
-            if policy == ScreenPolicy::Quarantine && !findings.is_empty() {
+            if policy == ScreenPolicy::Quarantine && !findings.is_empty() && !approved {
                 withheld += 1;
                 let reasons: Vec<String> = findings.iter().map(ToString::to_string).collect();
                 *output = Cow::Owned(format!(
@@ -344,6 +353,8 @@ impl<'a> ModelView<'a> {
             if as_data {
                 let trust = if findings.is_empty() {
                     "external"
+                } else if approved {
+                    "approved"
                 } else {
                     "flagged"
                 };
@@ -351,6 +362,47 @@ impl<'a> ModelView<'a> {
             }
         }
         (self, withheld)
+    }
+
+    /// Each tool output of the view the write screen flags, in order, judged as
+    /// [`guarded`](Self::guarded) judges them: its call's id, the tool, the output, and one
+    /// reason per finding (`KIND: REASON`).
+    pub fn flagged_outputs(&self) -> Vec<FlaggedOutput<'_>> {
+        let hosts = self.fetched_hosts();
+        self.items
+            .iter()
+            .filter_map(|item| {
+                let ModelItem::ToolResult {
+                    id, name, output, ..
+                } = item
+                else {
+                    return None;
+                };
+                let findings = screen(output, hosts.get(id.as_ref()).map(String::as_str));
+                (!findings.is_empty()).then(|| FlaggedOutput {
+                    call_id: id,
+                    tool: name,
+                    output,
+                    reasons: findings.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// The host of the page each call fetched, by call id: a call whose input names a `url`
+    /// fetched that page, so its output's links are judged against the page's host.
+    fn fetched_hosts(&self) -> std::collections::HashMap<String, String> {
+        self.items
+            .iter()
+            .filter_map(|item| match item {
+                ModelItem::ToolCall { id, input, .. } => {
+                    let url = input.get("url").and_then(Value::as_str)?;
+                    let host = Source::Page(url.to_owned()).host()?.into_owned();
+                    Some((id.to_string(), host))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The estimated token count of the system prompt and every text, argument and output in

@@ -86,6 +86,10 @@ export interface OperationTypes {
   memory_reject: [S.MemoryRejectInput, S.MemoryRejectOutput]
   memory_approve_run: [S.MemoryApproveRunInput, S.MemoryApproveRunOutput]
   memory_reject_run: [S.MemoryRejectRunInput, S.MemoryRejectRunOutput]
+  turns_review: [S.TurnsReviewInput, S.TurnsReviewOutput]
+  turns_approve_output: [S.TurnsApproveOutputInput, S.TurnsApproveOutputOutput]
+  trajectory_review: [S.TrajectoryReviewInput, S.TrajectoryReviewOutput]
+  trajectory_approve_pattern: [S.TrajectoryApprovePatternInput, S.TrajectoryApprovePatternOutput]
   memory_screen_policy: [NoInput | undefined, S.MemoryScreenPolicyOutput]
   memory_set_screen_policy: [S.MemorySetScreenPolicyInput, S.MemorySetScreenPolicyOutput]
   memory_audit: [S.MemoryAuditInput, S.MemoryAuditOutput]
@@ -167,6 +171,25 @@ export interface TrajectoryMethods {
   forgetBy(input: S.TrajectoryForgetByInput): Promise<S.TrajectoryForgetByOutput>
   /** `forgetBy` on the calling thread. */
   forgetBySync(input: S.TrajectoryForgetByInput): S.TrajectoryForgetByOutput
+  /**
+   * The patterns of a partition that the write screen flags: each with the reasons and whether
+   * approved.
+   *
+   * The contract's `trajectory_review` (family `trajectory`, reads; `review patterns` on the
+   * command line; not an MCP tool).
+   */
+  review(input: S.TrajectoryReviewInput): Promise<S.TrajectoryReviewOutput>
+  /** `review` on the calling thread. */
+  reviewSync(input: S.TrajectoryReviewInput): S.TrajectoryReviewOutput
+  /**
+   * Approve a flagged pattern: recall returns it from now on. Only a person should approve.
+   *
+   * The contract's `trajectory_approve_pattern` (family `trajectory`, writes; `review
+   * approve-pattern` on the command line; not an MCP tool).
+   */
+  approvePattern(input: S.TrajectoryApprovePatternInput): Promise<S.TrajectoryApprovePatternOutput>
+  /** `approvePattern` on the calling thread. */
+  approvePatternSync(input: S.TrajectoryApprovePatternInput): S.TrajectoryApprovePatternOutput
 }
 
 /** `store.browser`: the operations of the `browser` group. */
@@ -632,6 +655,26 @@ export interface TurnsMethods {
   forgetBy(input: S.TurnsForgetByInput): Promise<S.TurnsForgetByOutput>
   /** `forgetBy` on the calling thread. */
   forgetBySync(input: S.TurnsForgetByInput): S.TurnsForgetByOutput
+  /**
+   * The tool outputs of a stored session that the write screen flags: each with the reasons and
+   * whether approved, and who wrote the session.
+   *
+   * The contract's `turns_review` (family `turns`, reads; `review outputs` on the command line; not
+   * an MCP tool).
+   */
+  review(input: S.TurnsReviewInput): Promise<S.TurnsReviewOutput>
+  /** `review` on the calling thread. */
+  reviewSync(input: S.TurnsReviewInput): S.TurnsReviewOutput
+  /**
+   * Approve a flagged tool output of a stored session: every view shows it from now on, marked
+   * approved. Only a person should approve.
+   *
+   * The contract's `turns_approve_output` (family `turns`, writes; `review approve-output` on the
+   * command line; not an MCP tool).
+   */
+  approveOutput(input: S.TurnsApproveOutputInput): Promise<S.TurnsApproveOutputOutput>
+  /** `approveOutput` on the calling thread. */
+  approveOutputSync(input: S.TurnsApproveOutputInput): S.TurnsApproveOutputOutput
 }
 
 /** `store.recording`: the operations of the `recording` group. */

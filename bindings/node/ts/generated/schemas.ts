@@ -664,6 +664,8 @@ error: ErrorDocument
 "recording_templatize.input": RecordingTemplatizeInput
 "recording_templatize.output": RecordingTemplatizeOutput
 "recording_templatize_report.output": RecordingTemplatizeReportOutput
+"trajectory_approve_pattern.input": TrajectoryApprovePatternInput
+"trajectory_approve_pattern.output": TrajectoryApprovePatternOutput
 "trajectory_crystallize.input": TrajectoryCrystallizeInput
 "trajectory_crystallize.output": TrajectoryCrystallizeOutput
 "trajectory_fingerprint.input": TrajectoryFingerprintInput
@@ -676,10 +678,14 @@ error: ErrorDocument
 "trajectory_recall.output": TrajectoryRecallOutput
 "trajectory_record.input": TrajectoryRecordInput
 "trajectory_record.output": TrajectoryRecordOutput
+"trajectory_review.input": TrajectoryReviewInput
+"trajectory_review.output": TrajectoryReviewOutput
 "trajectory_timeline.input": TrajectoryTimelineInput
 "trajectory_timeline.output": TrajectoryTimelineOutput
 "turns_append.input": TurnsAppendInput
 "turns_append.output": TurnsAppendOutput
+"turns_approve_output.input": TurnsApproveOutputInput
+"turns_approve_output.output": TurnsApproveOutputOutput
 "turns_compact.input": TurnsCompactInput
 "turns_compact.output": TurnsCompactOutput
 "turns_forget_by.input": TurnsForgetByInput
@@ -696,6 +702,8 @@ error: ErrorDocument
 "turns_memory_import.output": TurnsMemoryImportOutput
 "turns_memory_write.input": TurnsMemoryWriteInput
 "turns_memory_write.output": TurnsMemoryWriteOutput
+"turns_review.input": TurnsReviewInput
+"turns_review.output": TurnsReviewOutput
 "turns_sessions.output": TurnsSessionsOutput
 "turns_show.output": TurnsShowOutput
 "turns_tool_history.input": TurnsToolHistoryInput
@@ -4665,6 +4673,54 @@ reason: string
 tool: number
 }
 /**
+ * `trajectory_approve_pattern`: a person's approval of a flagged pattern.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryApprovePatternInput".
+ */
+export interface TrajectoryApprovePatternInput {
+/**
+ * The pattern's fingerprint, as `trajectory_review` lists it.
+ */
+fingerprint: {
+[k: string]: string | undefined
+}
+/**
+ * The partition.
+ */
+partition: string
+/**
+ * Who approves (kept in the audit trail as its session).
+ */
+reviewer?: string
+}
+/**
+ * What was approved.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryApprovePatternOutput".
+ */
+export interface TrajectoryApprovePatternOutput {
+/**
+ * `approved`: `trajectory_recall` returns the pattern from now on.
+ */
+decision: string
+/**
+ * The pattern's fingerprint.
+ */
+fingerprint: {
+[k: string]: string | undefined
+}
+/**
+ * The partition.
+ */
+partition: string
+/**
+ * How many of its texts were vouched for now (0 when all were already).
+ */
+texts: number
+}
+/**
  * Which partition to crystallize.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -5042,6 +5098,66 @@ fields: string[]
 partition: string
 }
 /**
+ * `trajectory_review`: the patterns of a partition that the write screen flags.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryReviewInput".
+ */
+export interface TrajectoryReviewInput {
+/**
+ * The partition.
+ */
+partition: string
+}
+/**
+ * A partition's flagged patterns.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TrajectoryReviewOutput".
+ */
+export interface TrajectoryReviewOutput {
+/**
+ * The partition.
+ */
+partition: string
+/**
+ * The flagged patterns, by fingerprint.
+ */
+patterns: FlaggedPattern[]
+/**
+ * The store's screen policy: under `quarantine` a pattern not approved is left out of
+ * `trajectory_recall`.
+ */
+policy: string
+}
+/**
+ * A pattern the screen flags.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "FlaggedPattern".
+ */
+export interface FlaggedPattern {
+/**
+ * Whether a person approved every flagged text of it: then `trajectory_recall` returns it.
+ */
+approved: boolean
+/**
+ * Its actions, in order.
+ */
+canonical_sequence: string[]
+/**
+ * Its fingerprint (`trajectory_approve_pattern` takes it).
+ */
+fingerprint: {
+[k: string]: string | undefined
+}
+/**
+ * What the screen found in the texts not approved yet, one finding each (`action N:
+ * KIND: REASON`, `fingerprint FIELD: KIND: REASON`); empty once approved.
+ */
+reasons: string[]
+}
+/**
  * The input of `trajectory_timeline`.
  * 
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
@@ -5181,6 +5297,50 @@ appended: number
  * Events the session's log holds now.
  */
 events: number
+/**
+ * The session.
+ */
+session: string
+}
+/**
+ * `turns_approve_output`: a person's approval of a flagged tool output.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsApproveOutputInput".
+ */
+export interface TurnsApproveOutputInput {
+/**
+ * The call whose output to approve, as `turns_review` lists it.
+ */
+call_id: string
+/**
+ * Who approves (kept in the audit trail as its session).
+ */
+reviewer?: string
+/**
+ * The stored session.
+ */
+session: string
+}
+/**
+ * What was approved.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsApproveOutputOutput".
+ */
+export interface TurnsApproveOutputOutput {
+/**
+ * Whether it was approved already (the approval is recorded again).
+ */
+already: boolean
+/**
+ * The call.
+ */
+call_id: string
+/**
+ * `approved`: every view shows the output from now on, marked `approved`.
+ */
+decision: string
 /**
  * The session.
  */
@@ -5639,6 +5799,71 @@ notes_scope: string
  */
 over_cap: boolean
 scope: MemoryScope7
+}
+/**
+ * `turns_review`: the tool outputs of a stored session that the write screen flags.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsReviewInput".
+ */
+export interface TurnsReviewInput {
+/**
+ * The stored session.
+ */
+session: string
+}
+/**
+ * A session's flagged tool outputs.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "TurnsReviewOutput".
+ */
+export interface TurnsReviewOutput {
+/**
+ * The flagged outputs, in the session's order.
+ */
+outputs: FlaggedOutput[]
+/**
+ * The store's screen policy: under `quarantine` an output not approved is withheld from
+ * `turns_view` and `turns_history`.
+ */
+policy: string
+/**
+ * The session.
+ */
+session: string
+/**
+ * Who appended the session's events, one entry per writer.
+ */
+writers: SessionWriter[]
+}
+/**
+ * A tool output the screen flags.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "FlaggedOutput".
+ */
+export interface FlaggedOutput {
+/**
+ * Whether a person approved it: then every view shows it, marked `approved`.
+ */
+approved: boolean
+/**
+ * The call's id (`turns_approve_output` takes it).
+ */
+call_id: string
+/**
+ * The output, whole.
+ */
+output: string
+/**
+ * What the screen found, one finding each (`KIND: REASON`).
+ */
+reasons: string[]
+/**
+ * The tool.
+ */
+tool: string
 }
 /**
  * What the model is sent, in a provider's format (`--format openai`, ...).

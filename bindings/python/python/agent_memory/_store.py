@@ -396,6 +396,26 @@ class StoreOperations:
         """Reject a held browser run: erased for good."""
         return self.call("memory_reject_run", input)
 
+    def turns_review(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The tool outputs of a stored session that the write screen flags: each with the
+        reasons and whether approved, and who wrote the session."""
+        return self.call("turns_review", input)
+
+    def turns_approve_output(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a flagged tool output of a stored session: every view shows it from now
+        on, marked approved. Only a person should approve."""
+        return self.call("turns_approve_output", input)
+
+    def trajectory_review(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The patterns of a partition that the write screen flags: each with the reasons and
+        whether approved."""
+        return self.call("trajectory_review", input)
+
+    def trajectory_approve_pattern(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a flagged pattern: recall returns it from now on. Only a person should
+        approve."""
+        return self.call("trajectory_approve_pattern", input)
+
     def screen_policy(self) -> Dict[str, Any]:
         """The store's write screen policy: off, flag (store and mark what it finds) or
         quarantine (hold it for review)."""
@@ -802,6 +822,26 @@ class AsyncStoreOperations:
     async def reject_run(self, input: Dict[str, Any]) -> Dict[str, Any]:
         """Reject a held browser run: erased for good."""
         return await self.call("memory_reject_run", input)
+
+    async def turns_review(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The tool outputs of a stored session that the write screen flags: each with the
+        reasons and whether approved, and who wrote the session."""
+        return await self.call("turns_review", input)
+
+    async def turns_approve_output(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a flagged tool output of a stored session: every view shows it from now
+        on, marked approved. Only a person should approve."""
+        return await self.call("turns_approve_output", input)
+
+    async def trajectory_review(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """The patterns of a partition that the write screen flags: each with the reasons and
+        whether approved."""
+        return await self.call("trajectory_review", input)
+
+    async def trajectory_approve_pattern(self, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Approve a flagged pattern: recall returns it from now on. Only a person should
+        approve."""
+        return await self.call("trajectory_approve_pattern", input)
 
     async def screen_policy(self) -> Dict[str, Any]:
         """The store's write screen policy: off, flag (store and mark what it finds) or

@@ -7,6 +7,7 @@ mod browser;
 mod calls;
 mod huge_inputs;
 mod poisoning;
+mod review;
 mod screen_corpus;
 mod trajectory;
 mod turns;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::evidence::{
-    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer, forget_detail,
+    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer, forget_detail,
     setting_detail, write_detail,
 };
 use crate::mem::{InMemoryStore, lock};
@@ -523,5 +523,37 @@ impl AuditStore for InMemoryStore {
             detail,
         );
         Ok(previous)
+    }
+
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize> {
+        for vouch in vouches {
+            vouch.check()?;
+        }
+        let mut kept = lock(&self.vouches);
+        let mut new = 0;
+        for vouch in vouches {
+            new += usize::from(kept.insert((
+                vouch.memory.to_owned(),
+                vouch.container.to_owned(),
+                vouch.digest.to_owned(),
+            )));
+            self.audit_in(
+                vouch.memory,
+                Action::Approve,
+                NO_SCOPE,
+                vouch.container,
+                by,
+                vouch.detail(),
+            );
+        }
+        Ok(new)
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        Ok(lock(&self.vouches)
+            .iter()
+            .filter(|(m, c, _)| m == memory && c == container)
+            .map(|(_, _, digest)| digest.clone())
+            .collect())
     }
 }

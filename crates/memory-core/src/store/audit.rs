@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::evidence::AuditEntry;
+use crate::evidence::{AuditEntry, Vouch};
 use crate::names::MetaKey;
 use crate::provenance::Provenance;
 use crate::store::Page;
@@ -22,6 +22,17 @@ pub trait AuditStore: Send + Sync {
     /// [`setting_detail`](crate::evidence::setting_detail) as its detail. Returns the previous
     /// value. Setting the value a key already has is still recorded: someone chose it.
     fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>>;
+
+    /// Records that `by` vouched for the texts `vouches` name and appends each to the trail,
+    /// all in one transaction: per vouch an entry with action `approve`, its memory, no
+    /// scope, its container as the item and [`Vouch::detail`] as the detail. Returns how many
+    /// are new; vouching again for a text already vouched for is recorded in the trail and
+    /// kept once. Checks every vouch ([`Vouch::check`]) before any write: one bad vouch
+    /// writes nothing.
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize>;
+
+    /// The digests of the texts vouched for in `memory`'s `container`, in ascending order.
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>>;
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for &S {
@@ -32,6 +43,14 @@ impl<S: AuditStore + ?Sized> AuditStore for &S {
     fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
         (**self).setting_set(key, value, by)
     }
+
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize> {
+        (**self).vouch(vouches, by)
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        (**self).vouched(memory, container)
+    }
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
@@ -41,5 +60,13 @@ impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
 
     fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
         (**self).setting_set(key, value, by)
+    }
+
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize> {
+        (**self).vouch(vouches, by)
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        (**self).vouched(memory, container)
     }
 }

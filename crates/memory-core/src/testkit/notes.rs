@@ -1,7 +1,7 @@
 //! The contract of [`NoteStore`].
 
 use crate::error::Error;
-use crate::evidence::{Action, Evidence, NO_SCOPE, STORE_MEMORY, Status, Writer};
+use crate::evidence::{Action, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer};
 use crate::names::{MetaKey, Scope};
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
@@ -47,6 +47,10 @@ pub fn cases<S: NoteStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "a setting changed is in the audit trail with who changed it",
             run: a_setting_changed_is_audited,
+        },
+        Case {
+            name: "a vouch is kept per container and in the audit trail",
+            run: a_vouch_is_kept_and_audited,
         },
         Case {
             name: "an import writes every note with its versions, or nothing",
@@ -653,6 +657,104 @@ fn a_setting_changed_is_audited<S: NoteStore + AuditStore>(store: &S) -> CaseRes
         "who turned the screen off, and when"
     );
     ensure_eq!(entries[0].by, by());
+    Ok(())
+}
+
+fn a_vouch_is_kept_and_audited<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
+    let digest = |c: char| c.to_string().repeat(64);
+    let (a, b, c) = (digest('a'), digest('b'), digest('c'));
+    let vouch = |memory, container, item, digest| Vouch {
+        memory,
+        container,
+        item,
+        digest,
+    };
+    let start = store.audit_page(None, usize::MAX)?.total;
+    ensure_eq!(store.vouched("turns", "s-1")?, Vec::<String>::new());
+    let reviewer = Provenance::new(Source::User, Timestamp::from_millis(9)).with_session("ana");
+    ensure_eq!(
+        store.vouch(&[vouch("turns", "s-1", "call c-2", &b)], &reviewer)?,
+        1
+    );
+    ensure_eq!(
+        store.vouch(
+            &[
+                vouch("turns", "s-1", "call c-1", &a),
+                vouch("turns", "s-1", "call c-1", &a),
+                vouch("trajectory", "s-1", "pattern p", &a),
+            ],
+            &by()
+        )?,
+        2,
+        "vouching twice for a text keeps it once"
+    );
+    ensure_eq!(store.vouch(&[], &by())?, 0, "no vouch, nothing written");
+    ensure_eq!(
+        store.vouch(&[vouch("turns", "s-2", "call c-1", &b)], &by())?,
+        1
+    );
+    ensure_eq!(
+        store.vouched("turns", "s-1")?,
+        vec![a.clone(), b.clone()],
+        "kept once each, in ascending order, only this memory's container"
+    );
+    ensure_eq!(store.vouched("trajectory", "s-1")?, vec![a.clone()]);
+    ensure_eq!(store.vouched("turns", "s-3")?, Vec::<String>::new());
+    for bad in [
+        vouch("turns", "s-1", "call c-9", "ABC"),
+        vouch("turns", "s-1", "call c-9", &digest('A')),
+        vouch("turns", "", "call c-9", &a),
+        vouch("turns", "s-1", "call\nc-9", &a),
+    ] {
+        ensure!(
+            store
+                .vouch(&[vouch("turns", "s-1", "call c-3", &c), bad], &by())
+                .is_err(),
+            "a bad vouch is refused: {bad:?}"
+        );
+    }
+    ensure_eq!(
+        store.vouched("turns", "s-1")?,
+        vec![a.clone(), b.clone()],
+        "a refused call writes nothing, not even its good vouches"
+    );
+    let page = store.audit_page(None, usize::MAX)?;
+    ensure_eq!(
+        page.total,
+        start + 5,
+        "one entry per vouch, none for a refused call"
+    );
+    ensure!(
+        page.items.len() >= 5,
+        "the page lists them: {:?}",
+        page.items
+    );
+    let entries = &page.items[page.items.len() - 5..];
+    let seen: Vec<(Action, &str, &str, &str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.action,
+                e.memory.as_str(),
+                e.scope.as_str(),
+                e.item.as_str(),
+                e.detail.as_str(),
+            )
+        })
+        .collect();
+    ensure_eq!(
+        seen[0],
+        (
+            Action::Approve,
+            "turns",
+            NO_SCOPE,
+            "s-1",
+            "call c-2, text sha256:bbbbbbbbbbbbbbbb"
+        )
+    );
+    ensure_eq!(seen[3].1, "trajectory");
+    ensure_eq!(seen[3].4, "pattern p, text sha256:aaaaaaaaaaaaaaaa");
+    ensure_eq!(entries[0].by, reviewer, "who vouched, and when");
     Ok(())
 }
 

@@ -121,6 +121,18 @@ impl AuditStore for Broken {
     ) -> Result<Option<String>> {
         self.inner.setting_set(key, value, by)
     }
+
+    fn vouch(
+        &self,
+        vouches: &[agent_memory_core::evidence::Vouch<'_>],
+        by: &agent_memory_core::Provenance,
+    ) -> Result<usize> {
+        self.inner.vouch(vouches, by)
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        self.inner.vouched(memory, container)
+    }
 }
 
 impl SiteMemoryStore for Broken {

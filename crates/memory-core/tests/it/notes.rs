@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Writer};
+use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Vouch, Writer};
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, NoteFile, NoteHit, NoteLimits, NotePath, NoteRecord,
     NoteScopeSummary, NoteStore, NoteVersion,
@@ -37,6 +37,8 @@ fn a_shared_or_borrowed_store_obeys_the_contract() {
 struct Broken {
     defect: Defect,
     inner: InMemoryStore,
+    /// The vouches kept without an entry (`VouchUnaudited`).
+    unaudited: std::sync::Mutex<std::collections::BTreeSet<(String, String, String)>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -62,6 +64,12 @@ enum Defect {
     SettingUnaudited,
     /// Records the change of a setting but keeps the old value.
     SettingNotKept,
+    /// Keeps a vouch without an entry in the audit trail.
+    VouchUnaudited,
+    /// Answers the vouches of every container of the memory.
+    VouchedEverywhere,
+    /// Keeps each vouch in a transaction of its own, so a bad one leaves the earlier kept.
+    VouchesOneAtATime,
 }
 
 impl Broken {
@@ -71,7 +79,11 @@ impl Broken {
         } else {
             InMemoryStore::with_clock(TestClock)
         };
-        Broken { defect, inner }
+        Broken {
+            defect,
+            inner,
+            unaudited: Default::default(),
+        }
     }
 
     fn limits(&self, limits: &NoteLimits) -> NoteLimits {
@@ -296,6 +308,49 @@ impl AuditStore for Broken {
             _ => self.inner.setting_set(key, value, by),
         }
     }
+
+    fn vouch(&self, vouches: &[Vouch<'_>], by: &Provenance) -> Result<usize> {
+        match self.defect {
+            Defect::VouchUnaudited => {
+                let mut unaudited = self.unaudited.lock().expect("lock");
+                let mut new = 0;
+                for vouch in vouches {
+                    vouch.check()?;
+                    new += usize::from(unaudited.insert((
+                        vouch.memory.to_owned(),
+                        vouch.container.to_owned(),
+                        vouch.digest.to_owned(),
+                    )));
+                }
+                Ok(new)
+            }
+            Defect::VouchesOneAtATime => {
+                let mut new = 0;
+                for vouch in vouches {
+                    new += self.inner.vouch(std::slice::from_ref(vouch), by)?;
+                }
+                Ok(new)
+            }
+            _ => self.inner.vouch(vouches, by),
+        }
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        let unaudited = self.unaudited.lock().expect("lock");
+        let mut all: std::collections::BTreeSet<String> = unaudited
+            .iter()
+            .filter(|(m, c, _)| m == memory && c == container)
+            .map(|(_, _, d)| d.clone())
+            .collect();
+        if self.defect == Defect::VouchedEverywhere {
+            for other in ["s-1", "s-2", "s-3"] {
+                all.extend(self.inner.vouched(memory, other)?);
+            }
+        } else {
+            all.extend(self.inner.vouched(memory, container)?);
+        }
+        Ok(all.into_iter().collect())
+    }
 }
 
 #[test]
@@ -362,6 +417,18 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::SettingNotKept,
             "a setting changed is in the audit trail with who changed it",
+        ),
+        (
+            Defect::VouchUnaudited,
+            "a vouch is kept per container and in the audit trail",
+        ),
+        (
+            Defect::VouchedEverywhere,
+            "a vouch is kept per container and in the audit trail",
+        ),
+        (
+            Defect::VouchesOneAtATime,
+            "a vouch is kept per container and in the audit trail",
         ),
     ];
     for (defect, case) in table {

@@ -262,6 +262,18 @@ impl AuditStore for Broken {
     ) -> Result<Option<String>> {
         Trail::no_settings(key)
     }
+
+    fn vouch(
+        &self,
+        _vouches: &[agent_memory_core::evidence::Vouch<'_>],
+        _by: &agent_memory_core::Provenance,
+    ) -> Result<usize> {
+        Trail::no_vouches()
+    }
+
+    fn vouched(&self, _memory: &str, _container: &str) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 #[test]

@@ -46,4 +46,12 @@ impl Trail {
             "this test store keeps no settings",
         ))
     }
+
+    /// What such a store answers to a vouch: the suites that use this trail make none.
+    pub fn no_vouches() -> Result<usize> {
+        Err(agent_memory_core::Error::invalid_input(
+            "vouch",
+            "this test store keeps no vouches",
+        ))
+    }
 }
