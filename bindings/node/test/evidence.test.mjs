@@ -159,3 +159,39 @@ test('under quarantine a poisoned browser run waits for a person', async () => {
   assert.deepEqual(trajectories.map((t) => t.id), [ids.secret])
   assert.equal((await store.review({})).runs.length, Object.keys(FAMILIES).length - 2)
 })
+
+test('a person approves a flagged tool output and a flagged pattern', async () => {
+  const store = await Store.open(':memory:')
+  await store.setScreenPolicy({ policy: 'quarantine' })
+  const fetched = FAMILIES.instruction
+  await store.turns.append({
+    session: 's1',
+    events: [
+      { type: 'session_started', session: 's1', started_at: 0 },
+      { type: 'assistant_turn', text: 'Reading.', tool_calls: [{ id: 'c1', tool: 'web_fetch', input: {}, output: fetched }] },
+    ],
+  })
+  const view = { session: 's1', provider: 'anthropic' }
+  assert.equal((await store.turns.view(view)).withheld, 1)
+  const { outputs } = await store.turns.review({ session: 's1' })
+  assert.deepEqual(outputs.map((o) => [o.call_id, o.approved]), [['c1', false]])
+  assert.deepEqual(await store.turns.approveOutput({ session: 's1', call_id: 'c1', reviewer: 'ana' }),
+    { session: 's1', call_id: 'c1', decision: 'approved', already: false })
+  const shown = await store.turns.view(view)
+  assert.equal(shown.withheld ?? 0, 0)
+  assert.ok(JSON.stringify(shown.messages).includes(fetched))
+  await assert.rejects(store.turns.approveOutput({ session: 's1', call_id: 'c9' }), NotFoundError)
+
+  const episode = { fingerprint: { task: 'deploy' }, trajectory: ['build', fetched], outcome: { success: true } }
+  await store.trajectory.record({ partition: 'ops', fields: ['task'], cluster_threshold: 1, episodes: [episode, episode] })
+  await store.trajectory.crystallize({ partition: 'ops' })
+  const recall = { partition: 'ops', fingerprint: { task: 'deploy' } }
+  assert.equal((await store.trajectory.recall(recall)).withheld, 1)
+  const { patterns } = await store.trajectory.review({ partition: 'ops' })
+  assert.deepEqual(patterns.map((p) => p.fingerprint), [{ task: 'deploy' }])
+  assert.equal((await store.trajectory.approvePattern({ partition: 'ops', fingerprint: { task: 'deploy' } })).texts, 1)
+  assert.deepEqual((await store.trajectory.recall(recall)).patterns[0].canonical_sequence, ['build', fetched])
+  const { entries } = await store.audit({ limit: 100 })
+  assert.deepEqual(entries.filter((e) => e.action === 'approve').map((e) => [e.memory, e.item, e.by.client]),
+    [['turns', 's1', 'node'], ['trajectory', 'ops', 'node']])
+})

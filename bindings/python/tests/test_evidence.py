@@ -3,6 +3,8 @@ note is held under the `quarantine` policy (no view, listing or search shows it)
 inside its data block under `flag`; the review queue, the client the package names, history,
 forget by writer and the audit trail."""
 
+import json
+
 import pytest
 
 import agent_memory
@@ -176,3 +178,42 @@ def test_under_quarantine_a_poisoned_browser_run_waits_for_a_person(store):
     ids = [t["id"] for t in store.browser_trajectories({})["trajectories"]]
     assert ids == [recorded["secret"]]
     assert len(store.review({})["runs"]) == len(FAMILIES) - 2
+
+
+def test_a_person_approves_a_flagged_tool_output_and_pattern(store):
+    store.set_screen_policy({"policy": "quarantine"})
+    fetched = FAMILIES["instruction"]
+    store.turns_append({"session": "s1", "events": [
+        {"type": "session_started", "session": "s1", "started_at": 0},
+        {"type": "assistant_turn", "text": "Reading.",
+         "tool_calls": [{"id": "c1", "tool": "web_fetch", "input": {}, "output": fetched}]}]})
+    view = {"session": "s1", "provider": "anthropic"}
+    assert store.turns_view(view)["withheld"] == 1
+    outputs = store.turns_review({"session": "s1"})["outputs"]
+    assert [(o["call_id"], o["approved"]) for o in outputs] == [("c1", False)]
+    assert outputs[0]["reasons"][0].startswith("instruction: ")
+    approved = store.turns_approve_output({"session": "s1", "call_id": "c1", "reviewer": "ana"})
+    assert approved == {"session": "s1", "call_id": "c1", "decision": "approved",
+                        "already": False}
+    shown = store.turns_view(view)
+    assert shown.get("withheld", 0) == 0
+    assert fetched in json.dumps(shown["messages"])
+    with pytest.raises(agent_memory.NotFoundError):
+        store.turns_approve_output({"session": "s1", "call_id": "c9"})
+
+    episode = {"fingerprint": {"task": "deploy"}, "trajectory": ["build", fetched],
+               "outcome": {"success": True}}
+    store.trajectory_record({"partition": "ops", "fields": ["task"], "cluster_threshold": 1,
+                             "episodes": [episode, episode]})
+    store.trajectory_crystallize({"partition": "ops"})
+    recall = {"partition": "ops", "fingerprint": {"task": "deploy"}}
+    assert store.trajectory_recall(recall)["withheld"] == 1
+    flagged = store.trajectory_review({"partition": "ops"})["patterns"]
+    assert [p["fingerprint"] for p in flagged] == [{"task": "deploy"}]
+    out = store.trajectory_approve_pattern({"partition": "ops", "fingerprint": {"task": "deploy"}})
+    assert out["texts"] == 1
+    assert store.trajectory_recall(recall)["patterns"][0]["canonical_sequence"] == ["build", fetched]
+    trail = store.audit({"limit": 100})["entries"]
+    approvals = [(e["memory"], e["item"], e["by"]["client"]) for e in trail
+                 if e["action"] == "approve"]
+    assert approvals == [("turns", "s1", "python"), ("trajectory", "ops", "python")]

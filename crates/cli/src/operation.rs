@@ -84,7 +84,8 @@ struct Field {
 /// Names a flag may not take: the global flags and the input's own.
 const TAKEN: &[&str] = &[INPUT, "db", "json", "now", "help"];
 
-/// The top-level string, integer, number and boolean fields of `op`'s input schema.
+/// The top-level string, integer, number and boolean fields of `op`'s input schema, and its
+/// objects of strings (a fingerprint), each pair a `--NAME KEY=VALUE` flag of its own.
 fn fields(op: &Operation) -> Vec<Field> {
     let Some(schema) = op.input_schema() else {
         return Vec::new();
@@ -102,6 +103,15 @@ fn fields(op: &Operation) -> Vec<Field> {
                 "integer" => "integer",
                 "number" => "number",
                 "boolean" => "boolean",
+                "object"
+                    if property
+                        .get("additionalProperties")
+                        .and_then(|values| values.get("type"))
+                        .and_then(Value::as_str)
+                        == Some("string") =>
+                {
+                    "pairs"
+                }
                 _ => return None,
             };
             let help = property
@@ -145,6 +155,10 @@ fn leaf(op: &'static Operation) -> Command {
                 .value_name("X")
                 .value_parser(clap::value_parser!(f64))
                 .allow_negative_numbers(true),
+            "pairs" => arg
+                .value_name("KEY=VALUE")
+                .value_parser(parse_pair)
+                .action(clap::ArgAction::Append),
             _ => arg.value_name(field.name.to_uppercase()),
         });
     }
@@ -158,6 +172,14 @@ fn leaf(op: &'static Operation) -> Command {
                 op.name
             )),
     )
+}
+
+/// `KEY=VALUE` as a pair; the key is not empty, the value may be.
+fn parse_pair(text: &str) -> std::result::Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
+    }
 }
 
 /// Where a generated command's input comes from.
@@ -208,6 +230,17 @@ pub(crate) fn matched(root: &Command, matches: &ArgMatches) -> Option<(&'static 
                 .ok()
                 .flatten()
                 .map(|x| Value::from(*x)),
+            "pairs" => at
+                .try_get_many::<(String, String)>(&field.name)
+                .ok()
+                .flatten()
+                .map(|pairs| {
+                    Value::Object(
+                        pairs
+                            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                            .collect(),
+                    )
+                }),
             _ => at
                 .try_get_one::<String>(&field.name)
                 .ok()
@@ -338,5 +371,38 @@ mod tests {
         let matches = parse(&[]).expect("parsed");
         let (_, input) = matched(&derived, &matches).expect("matched");
         assert!(matches!(input, Input::Default), "{input:?}");
+    }
+
+    /// An object of strings (a fingerprint) is one `--NAME KEY=VALUE` flag per pair.
+    #[test]
+    fn pairs_flags_make_an_object() {
+        let derived = crate::Cli::command();
+        let parse = |args: &[&str]| {
+            let mut all = vec![
+                "agent-memory",
+                "review",
+                "approve-pattern",
+                "--partition",
+                "p",
+            ];
+            all.extend(args);
+            augment(crate::Cli::command()).try_get_matches_from(all)
+        };
+        let matches =
+            parse(&["--fingerprint", "task=deploy", "--fingerprint", "env=a=b"]).expect("parsed");
+        let (op, input) = matched(&derived, &matches).expect("matched");
+        assert_eq!(op.name, "trajectory_approve_pattern");
+        let Input::Flags(value) = input else {
+            panic!("flags make the input: {input:?}");
+        };
+        assert_eq!(
+            value,
+            serde_json::json!({"partition": "p", "fingerprint": {"task": "deploy", "env": "a=b"}})
+        );
+        let refused = parse(&["--fingerprint", "deploy"]).expect_err("not a pair");
+        assert!(
+            refused.to_string().contains("expected KEY=VALUE"),
+            "{refused}"
+        );
     }
 }

@@ -425,13 +425,16 @@ pub fn view(env: &Env<'_>, input: ViewInput) -> Result<ViewOutput> {
     if let Some(recent) = input.recent_memories {
         policy.recent_memories = recent;
     }
-    let approved = crate::review::approved_calls(env, &session, &history)?;
-    let (model, withheld) =
-        history
-            .model_view(&policy)
-            .guarded(crate::evidence::policy(env)?, input.as_data, &|id| {
-                approved.contains(id)
-            });
+    let screen = crate::evidence::policy(env)?;
+    // Approvals change what is withheld, and the trust a data block shows.
+    let approved = if screen == ScreenPolicy::Quarantine || input.as_data {
+        crate::review::approved_calls(env, &session, &history)?
+    } else {
+        std::collections::HashSet::new()
+    };
+    let (model, withheld) = history
+        .model_view(&policy)
+        .guarded(screen, input.as_data, &|id| approved.contains(id));
     let parts = model.breakdown(&BytesOverThree, &[]);
     let breakdown = Breakdown {
         system_prompt_tokens: count(parts.system_prompt_tokens),
@@ -1088,10 +1091,14 @@ pub fn history(env: &Env<'_>, input: HistoryInput) -> Result<HistoryOutput> {
     // A stored session's tool outputs are read through the store's screen policy, as
     // `turns_view` reads them; a log file is the caller's own and is shown as it is.
     let (screen, approved) = match &source {
-        Source::Stored(id) => (
-            crate::evidence::policy(env)?,
-            crate::review::approved_calls(env, id, &history)?,
-        ),
+        Source::Stored(id) => match crate::evidence::policy(env)? {
+            // Approvals change only what is withheld.
+            ScreenPolicy::Quarantine => (
+                ScreenPolicy::Quarantine,
+                crate::review::approved_calls(env, id, &history)?,
+            ),
+            other => (other, std::collections::HashSet::new()),
+        },
         Source::Log(_) => (ScreenPolicy::Off, std::collections::HashSet::new()),
     };
     if let Some(provider) = input.provider {

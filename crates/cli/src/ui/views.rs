@@ -69,6 +69,10 @@ pub(crate) const VIEWS: &[&str] = &[
     "reject",
     "approve-run",
     "reject-run",
+    "review-outputs",
+    "approve-output",
+    "review-patterns",
+    "approve-pattern",
     "audit",
     "forget",
     "forget-writer",
@@ -80,6 +84,8 @@ pub(crate) const WRITES: &[&str] = &[
     "reject",
     "approve-run",
     "reject-run",
+    "approve-output",
+    "approve-pattern",
     "forget",
     "forget-writer",
 ];
@@ -102,6 +108,12 @@ pub(crate) fn answer(env: &Env<'_>, name: &str, input: Value) -> Result<Value> {
         "reject" => call(env, "memory_reject", input),
         "approve-run" => call(env, "memory_approve_run", input),
         "reject-run" => call(env, "memory_reject_run", input),
+        "review-outputs" => replayed(env, &input).and_then(|()| call(env, "turns_review", input)),
+        "approve-output" => {
+            replayed(env, &input).and_then(|()| call(env, "turns_approve_output", input))
+        }
+        "review-patterns" => call(env, "trajectory_review", input),
+        "approve-pattern" => call(env, "trajectory_approve_pattern", input),
         "audit" => call(env, "memory_audit", input),
         "forget" => call(env, "memory_forget", input),
         "forget-writer" => call(env, "trajectory_forget_by", input),
@@ -576,6 +588,25 @@ fn session(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
         )?
     };
     Ok(truncated.into_answer(answer))
+}
+
+/// Refuses a session the inspector does not replay (more than [`MODEL_VIEW_EVENTS`] events):
+/// reviewing its tool outputs replays it whole, which the command line does.
+fn replayed(env: &Env<'_>, input: &Value) -> Result<()> {
+    let id = text(input, "session")?;
+    let session = SessionId::new(id).map_err(|e| Failure::invalid("session", e.to_string()))?;
+    let total = env.store.session_page(&session, 0, 0)?.total;
+    if total > MODEL_VIEW_EVENTS {
+        return Err(Failure::invalid(
+            "session",
+            format!(
+                "session {id:?} holds {total} events, more than the inspector replays \
+                 ({MODEL_VIEW_EVENTS}); review it with `agent-memory review outputs`"
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// A session's recorded tool calls, a page at a time, and the trail they make with its lint

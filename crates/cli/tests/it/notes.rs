@@ -322,8 +322,10 @@ fn the_readme_evidence_example_runs_as_written() {
     );
     assert!(output("note-history").contains("\"session\": \"run-7\""));
     assert!(output("note-forget-by").contains("\"versions\": 1"));
+    assert!(output("review patterns").contains("action 2: instruction: "));
+    assert!(output("review approve-pattern").contains("\"decision\": \"approved\""));
     let audit = output(" audit");
-    for action in ["\"write\"", "\"reject\"", "\"forget\""] {
+    for action in ["\"write\"", "\"reject\"", "\"forget\"", "\"approve\""] {
         assert!(audit.contains(action), "{action} in {audit}");
     }
     let held = sandbox.expect(0, &["--db", "target/evidence.db", "review", "list"]);

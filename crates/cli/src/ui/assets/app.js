@@ -169,7 +169,7 @@ function forgetButton(target, description, back) {
 }
 
 function forgotten(notice) {
-  if (!notice) return null;
+  if (!notice || notice.approved) return null;
   const counts = Object.entries(notice.counts).filter(([, v]) => typeof v === "number" && v > 0).map(([k, v]) => v + " " + k.replace("_", " "));
   // What went is the description up to its first ": " (a writer's source holds a colon).
   const what = notice.description.split(": ")[0];
@@ -279,8 +279,10 @@ async function procedural(name, notice) {
         }), [0, 2, 3, 4]) : h("p", { class: "muted" }, recalled.note || "Nothing matches."));
     } catch (error) { recallOut.replaceChildren(failure(error)); }
   } }, inputs, h("button", { type: "submit" }, "Recall"));
-  show("Partition " + name, forgotten(notice),
+  const flagged = await api("review-patterns", input);
+  show("Partition " + name, forgotten(notice), approvedNotice(notice),
     h("p", {}, forgetButton({ partition: name }, "partition " + name + ": its episodes, patterns and settings", "#/procedural")),
+    flaggedPatterns(name, flagged),
     h("h2", {}, "Patterns, by fingerprint"),
     data.patterns.length ? pagedTable("partition", input, "patterns", data, ["Fingerprint", "Confidence", "Evidence", "Canonical sequence", "Last reinforced", ""], patternRow, [2])
       : h("p", { class: "muted" }, "No patterns yet."),
@@ -396,8 +398,11 @@ async function turns(session, notice, provider = "openai_chat") {
   const events = h("div", {}, data.events.map(eventOf));
   const eventsCut = cutOf(data, "events");
   const viewCut = cutOf(data, "view");
-  show("Session " + session,
+  // Screened only when the inspector replays the session (the model view is drawn).
+  const flagged = data.view ? await api("review-outputs", { session }) : null;
+  show("Session " + session, approvedNotice(notice),
     h("p", {}, forgetButton({ session }, "session " + session + ": its turn-memory events and its recorded tool calls", "#/turns")),
+    flaggedOutputs(session, flagged),
     h("h2", {}, "History"),
     events,
     more(eventsCut && { ...eventsCut, list: "events" }, (after) => api("session", { ...input, page: { list: "events", after } }),
@@ -470,6 +475,49 @@ function versionTable(versions) {
 }
 
 // ---- Review ----
+// A notice of an approval made on a session's or a partition's page.
+function approvedNotice(notice) {
+  return notice && notice.approved ? h("p", { class: "ok", role: "status" }, notice.description) : null;
+}
+
+// The patterns of a partition the write screen flags, each text set as text, with the
+// reasons; under quarantine recall leaves one out until a person approves it here.
+function flaggedPatterns(partition, data) {
+  if (!data.patterns.length) return null;
+  const approve = async (p) => {
+    try {
+      await api("approve-pattern", { partition, fingerprint: p.fingerprint });
+      await procedural(partition, { approved: true, description: "Pattern approved: recall returns it.", counts: {} });
+    } catch (error) { main.prepend(failure(error)); }
+  };
+  return [h("h2", {}, "Patterns the write screen flags: " + fmt(data.patterns.length)),
+    h("p", { class: "muted" }, "Screen policy: " + data.policy + (data.policy === "quarantine" ? ". Recall leaves out a pattern not approved." : ".")),
+    data.patterns.map((p) => h("section", { class: "held" },
+      h("h3", {}, pairs(p.fingerprint), p.approved ? " · approved" : ""),
+      p.reasons.length ? h("ul", {}, p.reasons.map((r) => h("li", {}, r))) : null,
+      table(["#", "Action"], p.canonical_sequence.map((a, i) => [i + 1, a]), [0]),
+      p.approved ? null : h("p", {}, h("button", { type: "button", "aria-label": "Approve pattern " + pairs(p.fingerprint), onclick: () => approve(p) }, "Approve"))))];
+}
+
+// The tool outputs of a session the write screen flags, each set as text, with the reasons;
+// under quarantine the model view withholds one until a person approves it here.
+function flaggedOutputs(session, data) {
+  if (!data || !data.outputs.length) return null;
+  const approve = async (o) => {
+    try {
+      await api("approve-output", { session, call_id: o.call_id });
+      await turns(session, { approved: true, description: "Output of call " + o.call_id + " approved: the model view shows it.", counts: {} });
+    } catch (error) { main.prepend(failure(error)); }
+  };
+  return [h("h2", {}, "Tool outputs the write screen flags: " + fmt(data.outputs.length)),
+    h("p", { class: "muted" }, "Screen policy: " + data.policy + (data.policy === "quarantine" ? ". The model view withholds an output not approved." : ".")),
+    data.outputs.map((o) => h("section", { class: "held" },
+      h("h3", {}, "call " + o.call_id + " · " + o.tool + (o.approved ? " · approved" : "")),
+      h("ul", {}, o.reasons.map((r) => h("li", {}, r))),
+      noteLines(o.output),
+      o.approved ? null : h("p", {}, h("button", { type: "button", "aria-label": "Approve output of call " + o.call_id, onclick: () => approve(o) }, "Approve"))))];
+}
+
 // The items the write screen held: each with its text (set as text), who wrote it and why,
 // approved or rejected (forgotten) by the person reading this page.
 async function decide(view, item) {
