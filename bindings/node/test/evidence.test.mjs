@@ -191,7 +191,9 @@ test('a person approves a flagged tool output and a flagged pattern', async () =
   assert.deepEqual(patterns.map((p) => p.fingerprint), [{ task: 'deploy' }])
   assert.equal((await store.trajectory.approvePattern({ partition: 'ops', fingerprint: { task: 'deploy' } })).texts, 1)
   assert.deepEqual((await store.trajectory.recall(recall)).patterns[0].canonical_sequence, ['build', fetched])
-  const { entries } = await store.audit({ limit: 100 })
-  assert.deepEqual(entries.filter((e) => e.action === 'approve').map((e) => [e.memory, e.item, e.by.client]),
+  const { total, entries } = await store.audit({ action: 'approve' })
+  assert.equal(total, 2)
+  assert.deepEqual(entries.map((e) => [e.memory, e.item, e.by.client]),
     [['turns', 's1', 'node'], ['trajectory', 'ops', 'node']])
+  await assert.rejects(store.audit({ memory: 'note' }), InvalidInputError)
 })

@@ -213,7 +213,9 @@ def test_a_person_approves_a_flagged_tool_output_and_pattern(store):
     out = store.trajectory_approve_pattern({"partition": "ops", "fingerprint": {"task": "deploy"}})
     assert out["texts"] == 1
     assert store.trajectory_recall(recall)["patterns"][0]["canonical_sequence"] == ["build", fetched]
-    trail = store.audit({"limit": 100})["entries"]
-    approvals = [(e["memory"], e["item"], e["by"]["client"]) for e in trail
-                 if e["action"] == "approve"]
+    trail = store.audit({"action": "approve"})
+    assert trail["total"] == 2
+    approvals = [(e["memory"], e["item"], e["by"]["client"]) for e in trail["entries"]]
     assert approvals == [("turns", "s1", "python"), ("trajectory", "ops", "python")]
+    with pytest.raises(agent_memory.InvalidInputError):
+        store.audit({"memory": "note"})

@@ -9,7 +9,7 @@
 //! screens its text under it. Approving a held item and changing the policy are left out of
 //! the MCP server, so a model cannot release what the screen held or turn the screen off.
 
-use agent_memory_core::evidence::{Evidence, Status, Writer};
+use agent_memory_core::evidence::{Action, AuditFilter, Evidence, Status, Writer};
 use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::notes::{Decision, NoteLimits, NotePath, NoteRecord, NoteVersion};
 use agent_memory_core::{MetaKey, Provenance, Scope, Source, Timestamp};
@@ -901,6 +901,12 @@ pub struct AuditInput {
     /// At most this many (100 when absent).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Only this memory's entries.
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// Only this action's entries.
+    #[serde(default)]
+    pub action: Option<String>,
 }
 
 /// One entry of the trail.
@@ -929,17 +935,22 @@ pub struct AuditEntryOutput {
 /// A page of the trail.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AuditOutput {
-    /// How many entries the trail holds.
+    /// How many entries the trail holds (of the memory and action asked for).
     pub total: u64,
     /// The page's entries, oldest first.
     pub entries: Vec<AuditEntryOutput>,
 }
 
-/// The audit trail: each write, review and forget, with who and when; never a text.
+/// The audit trail: each write, review and forget, with who and when; never a text. A
+/// `memory` or an `action` takes only their entries, `total` counting what they take.
 pub fn audit(env: &Env<'_>, input: AuditInput) -> Result<AuditOutput> {
-    let page = env
-        .store
-        .audit_page(input.after, input.limit.unwrap_or(DEFAULT_LIMIT))?;
+    let filter = AuditFilter {
+        memory: input.memory,
+        action: input.action.as_deref().map(Action::parse).transpose()?,
+    };
+    let page =
+        env.store
+            .audit_select(&filter, input.after, input.limit.unwrap_or(DEFAULT_LIMIT))?;
     Ok(AuditOutput {
         total: page.total,
         entries: page

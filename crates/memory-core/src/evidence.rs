@@ -267,6 +267,58 @@ pub struct AuditEntry {
     pub detail: String,
 }
 
+/// The memories an audit entry may name: [`NOTES_MEMORY`] and the others, and
+/// [`STORE_MEMORY`] for a setting of the store itself.
+pub const AUDIT_MEMORIES: [&str; 6] = [
+    "notes",
+    "browser",
+    "trajectory",
+    "turns",
+    "recording",
+    STORE_MEMORY,
+];
+
+/// The memory of a note's audit entries.
+pub const NOTES_MEMORY: &str = "notes";
+
+/// Which entries of the audit trail a page takes: every entry (the default), or only those
+/// of one memory, of one action, or both.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AuditFilter {
+    /// Only entries naming this memory (one of [`AUDIT_MEMORIES`]).
+    pub memory: Option<String>,
+    /// Only entries of this action.
+    pub action: Option<Action>,
+}
+
+impl AuditFilter {
+    /// Every entry.
+    pub fn all() -> Self {
+        AuditFilter::default()
+    }
+
+    /// Whether `entry` is one the filter takes.
+    pub fn matches(&self, entry: &AuditEntry) -> bool {
+        self.memory.as_deref().is_none_or(|m| m == entry.memory)
+            && self.action.is_none_or(|a| a == entry.action)
+    }
+
+    /// Checks the memory it names is one an entry may name.
+    pub fn check(&self) -> Result<()> {
+        match self.memory.as_deref() {
+            Some(memory) if !AUDIT_MEMORIES.contains(&memory) => Err(Error::invalid_input(
+                "memory",
+                format!(
+                    "{} is no memory of the audit trail (one of {})",
+                    Excerpt::quoted(memory),
+                    AUDIT_MEMORIES.join(", ")
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The scope an audit entry names for an item of a memory without scopes (a trajectory
 /// partition, a session's turns or tool logs): the empty string.
 pub const NO_SCOPE: &str = "";

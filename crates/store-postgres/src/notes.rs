@@ -9,8 +9,8 @@
 //! reuses the space, as every forget on PostgreSQL does (see the crate's documentation).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer, forget_detail,
-    setting_detail, write_detail,
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
+    forget_detail, setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
@@ -975,15 +975,31 @@ impl NoteStore for PostgresStore {
 }
 
 impl AuditStore for PostgresStore {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        filter.check()?;
         let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let memory = filter.memory.as_deref();
+        let action = filter.action.map(Action::as_str);
         let (rows, total) = self.read("read the audit trail", |tx| {
-            let total: i64 = tx.query_one("SELECT count(*) FROM audit", &[])?.get(0);
+            let total: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM audit \
+                     WHERE ($1::text IS NULL OR memory = $1) AND ($2::text IS NULL OR action = $2)",
+                    &[&memory, &action],
+                )?
+                .get(0);
             let rows = tx.query(
                 "SELECT seq, action, memory, scope, item, source, session, client, at, detail \
-                 FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2",
-                &[&after, &limit],
+                 FROM audit WHERE seq > $3 \
+                 AND ($1::text IS NULL OR memory = $1) AND ($2::text IS NULL OR action = $2) \
+                 ORDER BY seq LIMIT $4",
+                &[&memory, &action, &after, &limit],
             )?;
             Ok((rows, count(total)))
         })?;

@@ -5,8 +5,8 @@
 //! review and forget appends to `audit` in the same transaction (migration 14).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer, forget_detail,
-    setting_detail, write_detail,
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
+    forget_detail, setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
@@ -1037,20 +1037,33 @@ impl NoteStore for SqliteStore {
 }
 
 impl AuditStore for SqliteStore {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        filter.check()?;
         let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let memory = filter.memory.as_deref();
+        let action = filter.action.map(Action::as_str);
         type Row6 = (i64, String, String, String, String, Provenance, String);
         let (rows, total): (Vec<Row6>, i64) = self.read("read the audit trail", |conn| {
             let total = conn
-                .prepare_cached("SELECT count(*) FROM audit")?
-                .query_row([], |row| row.get(0))?;
+                .prepare_cached(
+                    "SELECT count(*) FROM audit \
+                     WHERE (?1 IS NULL OR memory = ?1) AND (?2 IS NULL OR action = ?2)",
+                )?
+                .query_row(params![memory, action], |row| row.get(0))?;
             let rows = conn
                 .prepare_cached(
                     "SELECT seq, action, memory, scope, item, source, session, client, at, \
-                     detail FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                     detail FROM audit WHERE seq > ?3 \
+                     AND (?1 IS NULL OR memory = ?1) AND (?2 IS NULL OR action = ?2) \
+                     ORDER BY seq LIMIT ?4",
                 )?
-                .query_map(params![after, limit], |row| {
+                .query_map(params![memory, action, after, limit], |row| {
                     let source: String = row.get(5)?;
                     let source = Source::parse(&source).map_err(|e| {
                         rusqlite::Error::FromSqlConversionFailure(

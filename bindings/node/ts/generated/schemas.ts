@@ -2907,6 +2907,10 @@ scope: string
  */
 export interface MemoryAuditInput {
 /**
+ * Only this action's entries.
+ */
+action?: string
+/**
  * Entries after this `seq` (from the first when absent).
  */
 after?: number
@@ -2914,6 +2918,10 @@ after?: number
  * At most this many (100 when absent).
  */
 limit?: number
+/**
+ * Only this memory's entries.
+ */
+memory?: string
 }
 /**
  * A page of the trail.
@@ -2927,7 +2935,7 @@ export interface MemoryAuditOutput {
  */
 entries: AuditEntryOutput[]
 /**
- * How many entries the trail holds.
+ * How many entries the trail holds (of the memory and action asked for).
  */
 total: number
 }

@@ -324,6 +324,12 @@ fn the_readme_evidence_example_runs_as_written() {
     assert!(output("note-forget-by").contains("\"versions\": 1"));
     assert!(output("review patterns").contains("action 2: instruction: "));
     assert!(output("review approve-pattern").contains("\"decision\": \"approved\""));
+    let approvals = output("audit --memory trajectory");
+    assert!(approvals.contains("\"total\": 1"), "{approvals}");
+    assert!(
+        approvals.contains("pattern task=\\\"deploy\\\""),
+        "{approvals}"
+    );
     let audit = output(" audit");
     for action in ["\"write\"", "\"reject\"", "\"forget\"", "\"approve\""] {
         assert!(audit.contains(action), "{action} in {audit}");

@@ -135,6 +135,41 @@ fn a_person_approves_a_flagged_tool_output_and_every_view_shows_it() {
         assert!(message.contains(says), "{input}: {refused}");
     }
     assert_eq!(last_audit(&env).0, total + 1, "a refusal writes nothing");
+
+    // The trail pages by memory and action: the approvals, and the policy's one change.
+    let approvals = call(
+        &env,
+        "memory_audit",
+        json!({"memory": "turns", "action": "approve"}),
+    );
+    assert_eq!(approvals["total"], 2, "{approvals}");
+    let details: Vec<&str> = approvals["entries"]
+        .as_array()
+        .map(|e| e.iter().filter_map(|e| e["detail"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        details
+            .iter()
+            .all(|d| d.starts_with("call c0, text sha256:")),
+        "{approvals}"
+    );
+    let settings = call(&env, "memory_audit", json!({"memory": "store"}));
+    assert_eq!(settings["total"], 1, "{settings}");
+    assert_eq!(
+        settings["entries"][0]["item"], "screen.policy",
+        "{settings}"
+    );
+    for (input, field) in [
+        (json!({"action": "approved"}), "action"),
+        (json!({"memory": "note"}), "memory"),
+    ] {
+        let refused = call(&env, "memory_audit", input.clone());
+        assert_eq!(
+            refused["error"]["kind"], "invalid_input",
+            "{input}: {refused}"
+        );
+        assert_eq!(refused["error"]["input"], field, "{input}: {refused}");
+    }
 }
 
 #[test]

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::evidence::{
-    Action, AuditEntry, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer, forget_detail,
-    setting_detail, write_detail,
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
+    forget_detail, setting_detail, write_detail,
 };
 use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Scope};
@@ -494,13 +494,19 @@ impl NoteStore for InMemoryStore {
 }
 
 impl AuditStore for InMemoryStore {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        filter.check()?;
         let trail = lock(&self.audit);
-        let total = trail.len() as u64;
+        let total = trail.iter().filter(|e| filter.matches(e)).count() as u64;
         Ok(Page {
             items: trail
                 .iter()
-                .filter(|e| after.is_none_or(|after| e.seq > after))
+                .filter(|e| after.is_none_or(|after| e.seq > after) && filter.matches(e))
                 .take(limit)
                 .cloned()
                 .collect(),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::evidence::{AuditEntry, Vouch};
+use crate::evidence::{AuditEntry, AuditFilter, Vouch};
 use crate::names::MetaKey;
 use crate::provenance::Provenance;
 use crate::store::Page;
@@ -13,7 +13,19 @@ use crate::store::Page;
 pub trait AuditStore: Send + Sync {
     /// Up to `limit` entries after `after` (from the first when `None`), oldest first, with
     /// how many entries the trail holds.
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>>;
+    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+        self.audit_select(&AuditFilter::all(), after, limit)
+    }
+
+    /// Up to `limit` entries `filter` takes after `after` (from the first when `None`), oldest
+    /// first, with how many entries of the trail it takes. Checks the filter
+    /// ([`AuditFilter::check`]) first.
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>>;
 
     /// Sets the store's setting `key` to `value` (the [`MetaStore`](crate::MetaStore) entry a
     /// setting is kept in, such as the screen policy) and appends who changed it to the trail,
@@ -36,8 +48,13 @@ pub trait AuditStore: Send + Sync {
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for &S {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
-        (**self).audit_page(after, limit)
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        (**self).audit_select(filter, after, limit)
     }
 
     fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {
@@ -54,8 +71,13 @@ impl<S: AuditStore + ?Sized> AuditStore for &S {
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
-        (**self).audit_page(after, limit)
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        (**self).audit_select(filter, after, limit)
     }
 
     fn setting_set(&self, key: &MetaKey, value: &str, by: &Provenance) -> Result<Option<String>> {

@@ -1,7 +1,9 @@
 //! The contract of [`NoteStore`].
 
 use crate::error::Error;
-use crate::evidence::{Action, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer};
+use crate::evidence::{
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
+};
 use crate::names::{MetaKey, Scope};
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
@@ -51,6 +53,10 @@ pub fn cases<S: NoteStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "a vouch is kept per container and in the audit trail",
             run: a_vouch_is_kept_and_audited,
+        },
+        Case {
+            name: "the audit trail pages by memory and action",
+            run: the_audit_trail_pages_by_memory_and_action,
         },
         Case {
             name: "an import writes every note with its versions, or nothing",
@@ -755,6 +761,73 @@ fn a_vouch_is_kept_and_audited<S: NoteStore + AuditStore>(store: &S) -> CaseResu
     ensure_eq!(seen[3].1, "trajectory");
     ensure_eq!(seen[3].4, "pattern p, text sha256:aaaaaaaaaaaaaaaa");
     ensure_eq!(entries[0].by, reviewer, "who vouched, and when");
+    Ok(())
+}
+
+fn the_audit_trail_pages_by_memory_and_action<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
+    let s = scope("filtered");
+    let key = MetaKey::new("screen.policy")?;
+    store.note_create(&s, &path("a.md"), "one", &ev(), &limits())?;
+    store.setting_set(&key, "flag", &by())?;
+    store.note_create(&s, &path("b.md"), "two", &ev(), &limits())?;
+    let digest = "d".repeat(64);
+    let vouch = Vouch {
+        memory: "turns",
+        container: "s-1",
+        item: "call c-1",
+        digest: &digest,
+    };
+    store.vouch(&[vouch], &by())?;
+    store.note_delete(&s, &path("a.md"), &by())?;
+    let all = store.audit_page(None, usize::MAX)?;
+    let filtered = |memory: Option<&str>, action: Option<Action>, after, limit| {
+        let filter = AuditFilter {
+            memory: memory.map(str::to_owned),
+            action,
+        };
+        store.audit_select(&filter, after, limit)
+    };
+    let page = filtered(Some("notes"), None, None, usize::MAX)?;
+    let want: Vec<&AuditEntry> = all.items.iter().filter(|e| e.memory == "notes").collect();
+    ensure_eq!(
+        page.items.iter().collect::<Vec<_>>(),
+        want,
+        "the notes' entries"
+    );
+    ensure_eq!(
+        page.total,
+        want.len() as u64,
+        "the total counts what the filter takes"
+    );
+    let page = filtered(Some("notes"), Some(Action::Write), None, 1)?;
+    ensure_eq!(page.total, 2, "two note writes");
+    ensure_eq!(page.items.len(), 1, "a page of one");
+    let next = filtered(
+        Some("notes"),
+        Some(Action::Write),
+        Some(page.items[0].seq),
+        10,
+    )?;
+    ensure_eq!(next.items.len(), 1, "the next page");
+    ensure!(next.items[0].seq > page.items[0].seq, "pages go forward");
+    ensure_eq!(next.total, 2);
+    let page = filtered(None, Some(Action::Approve), None, 10)?;
+    ensure_eq!(
+        page.items
+            .iter()
+            .map(|e| (e.memory.as_str(), e.item.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("turns", "s-1")],
+        "every memory's approvals"
+    );
+    let page = filtered(Some(STORE_MEMORY), None, None, 10)?;
+    ensure_eq!(page.total, 1, "the setting");
+    ensure_eq!(page.items[0].item, "screen.policy");
+    ensure_eq!(filtered(Some("browser"), None, None, 10)?.total, 0);
+    ensure!(
+        filtered(Some("nothing"), None, None, 10).is_err(),
+        "a memory no entry names is refused"
+    );
     Ok(())
 }
 

@@ -109,8 +109,13 @@ impl TrajectoryStore for Broken {
 }
 
 impl AuditStore for Broken {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
-        self.inner.audit_page(after, limit)
+    fn audit_select(
+        &self,
+        filter: &agent_memory_core::evidence::AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        self.inner.audit_select(filter, after, limit)
     }
 
     fn setting_set(

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use agent_memory_core::evidence::{Action, AuditEntry, Evidence, Status, Vouch, Writer};
+use agent_memory_core::evidence::{
+    Action, AuditEntry, AuditFilter, Evidence, Status, Vouch, Writer,
+};
 use agent_memory_core::store::notes::{
     Decision, Forgotten, HeldNote, NoteFile, NoteHit, NoteLimits, NotePath, NoteRecord,
     NoteScopeSummary, NoteStore, NoteVersion,
@@ -70,6 +72,10 @@ enum Defect {
     VouchedEverywhere,
     /// Keeps each vouch in a transaction of its own, so a bad one leaves the earlier kept.
     VouchesOneAtATime,
+    /// Answers every entry, whatever the filter.
+    AuditFilterIgnored,
+    /// Counts every entry of the trail as the filtered page's total.
+    AuditFilterCountsAll,
 }
 
 impl Broken {
@@ -284,8 +290,22 @@ impl NoteStore for Broken {
 }
 
 impl AuditStore for Broken {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
-        let mut page = self.inner.audit_page(after, limit)?;
+    fn audit_select(
+        &self,
+        filter: &AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        let mut page = match self.defect {
+            Defect::AuditFilterIgnored => {
+                self.inner.audit_select(&AuditFilter::all(), after, limit)?
+            }
+            Defect::AuditFilterCountsAll => Page {
+                total: self.inner.audit_page(None, 0)?.total,
+                ..self.inner.audit_select(filter, after, limit)?
+            },
+            _ => self.inner.audit_select(filter, after, limit)?,
+        };
         if self.defect == Defect::AuditSkipsReviews {
             page.items
                 .retain(|e: &AuditEntry| e.action != Action::Approve);
@@ -429,6 +449,14 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::VouchesOneAtATime,
             "a vouch is kept per container and in the audit trail",
+        ),
+        (
+            Defect::AuditFilterIgnored,
+            "the audit trail pages by memory and action",
+        ),
+        (
+            Defect::AuditFilterCountsAll,
+            "the audit trail pages by memory and action",
         ),
     ];
     for (defect, case) in table {

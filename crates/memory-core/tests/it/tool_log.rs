@@ -179,8 +179,13 @@ impl ToolLogStore for Broken {
 }
 
 impl AuditStore for Broken {
-    fn audit_page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
-        self.trail.page(after, limit)
+    fn audit_select(
+        &self,
+        filter: &agent_memory_core::evidence::AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        self.trail.page(filter, after, limit)
     }
 
     fn setting_set(

@@ -30,12 +30,23 @@ impl Trail {
 
     /// What [`AuditStore::audit_page`](agent_memory_core::store::AuditStore::audit_page)
     /// returns.
-    pub fn page(&self, after: Option<u64>, limit: usize) -> Result<Page<AuditEntry>> {
+    pub fn page(
+        &self,
+        filter: &agent_memory_core::evidence::AuditFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Page<AuditEntry>> {
+        filter.check()?;
         let entries = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let total = entries.len() as u64;
-        let mut page = Page::at(entries.clone(), after.unwrap_or(0), limit);
-        page.total = total;
-        Ok(page)
+        let taken = entries.iter().filter(|e| filter.matches(e));
+        Ok(Page {
+            total: taken.clone().count() as u64,
+            items: taken
+                .filter(|e| after.is_none_or(|after| e.seq > after))
+                .take(limit)
+                .cloned()
+                .collect(),
+        })
     }
 
     /// What a store that keeps its own memory answers to a change of setting: the suites

@@ -10,5 +10,7 @@ from typing_extensions import NotRequired
 
 
 class AuditInput(TypedDict):
+    action: NotRequired[str]
     after: NotRequired[int]
     limit: NotRequired[int]
+    memory: NotRequired[str]
