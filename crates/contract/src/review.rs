@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
-use agent_memory_core::evidence::Vouch;
+use agent_memory_core::evidence::{MAX_VOUCH_NAME_BYTES, Vouch};
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::screen::screen;
 use agent_memory_core::store::trajectory::{Fingerprint, Pattern};
@@ -208,17 +208,12 @@ pub fn turns_approve_output(
         ));
     }
     let item = format!("call {}", input.call_id);
-    let vouches: Vec<Vouch<'_>> = digests
-        .iter()
-        .map(|digest| Vouch {
-            memory: TURNS,
-            container: session.as_str(),
-            item: &item,
-            digest,
-        })
-        .collect();
-    let by = actor(env, None, input.reviewer, None)?;
-    let new = env.store.vouch(&vouches, &by)?;
+    let new = vouch_for(
+        env,
+        (TURNS, session.as_str(), &item),
+        &digests,
+        input.reviewer,
+    )?;
     Ok(ApproveOutputOutput {
         session: input.session,
         call_id: input.call_id,
@@ -404,28 +399,48 @@ pub fn trajectory_approve_pattern(
         ));
     }
     let item = format!("pattern {}", fingerprint_text(&input.fingerprint));
-    let item = if item.len() > agent_memory_core::evidence::MAX_VOUCH_NAME_BYTES {
-        format!("pattern sha256:{}", &digest(&item)[..16])
-    } else {
-        item
-    };
-    let vouches: Vec<Vouch<'_>> = digests
-        .iter()
-        .map(|digest| Vouch {
-            memory: TRAJECTORY,
-            container: partition.as_str(),
-            item: &item,
-            digest,
-        })
-        .collect();
-    let by = actor(env, None, input.reviewer, None)?;
-    let new = env.store.vouch(&vouches, &by)?;
+    let new = vouch_for(
+        env,
+        (TRAJECTORY, partition.as_str(), &item),
+        &digests,
+        input.reviewer,
+    )?;
     Ok(ApprovePatternOutput {
         partition: input.partition,
         fingerprint: input.fingerprint,
         decision: "approved".to_owned(),
         texts: new as u64,
     })
+}
+
+/// Vouches, as the caller with `reviewer` as its session, for each text of `digests` in a
+/// memory's container, naming `item` in the audit trail (`KIND sha256:...` of it when it is
+/// longer than a vouch's names may be), in one step. Returns how many are new.
+fn vouch_for(
+    env: &Env<'_>,
+    (memory, container, item): (&str, &str, &str),
+    digests: &[String],
+    reviewer: Option<String>,
+) -> Result<usize> {
+    let short;
+    let item = if item.len() > MAX_VOUCH_NAME_BYTES {
+        let kind = item.split(' ').next().unwrap_or_default();
+        short = format!("{kind} sha256:{}", &digest(item)[..16]);
+        short.as_str()
+    } else {
+        item
+    };
+    let vouches: Vec<Vouch<'_>> = digests
+        .iter()
+        .map(|digest| Vouch {
+            memory,
+            container,
+            item,
+            digest,
+        })
+        .collect();
+    let by = actor(env, None, reviewer, None)?;
+    Ok(env.store.vouch(&vouches, &by)?)
 }
 
 /// A fingerprint as `k=v, k=v`, each value cut as an excerpt.

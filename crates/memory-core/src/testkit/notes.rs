@@ -619,18 +619,7 @@ fn a_setting_changed_is_audited<S: NoteStore + AuditStore>(store: &S) -> CaseRes
         page.items
     );
     let entries = &page.items[page.items.len() - 3..];
-    let seen: Vec<(Action, &str, &str, &str, &str)> = entries
-        .iter()
-        .map(|e| {
-            (
-                e.action,
-                e.memory.as_str(),
-                e.scope.as_str(),
-                e.item.as_str(),
-                e.detail.as_str(),
-            )
-        })
-        .collect();
+    let seen = described(entries);
     ensure_eq!(
         seen,
         vec![
@@ -736,18 +725,7 @@ fn a_vouch_is_kept_and_audited<S: NoteStore + AuditStore>(store: &S) -> CaseResu
         page.items
     );
     let entries = &page.items[page.items.len() - 5..];
-    let seen: Vec<(Action, &str, &str, &str, &str)> = entries
-        .iter()
-        .map(|e| {
-            (
-                e.action,
-                e.memory.as_str(),
-                e.scope.as_str(),
-                e.item.as_str(),
-                e.detail.as_str(),
-            )
-        })
-        .collect();
+    let seen = described(entries);
     ensure_eq!(
         seen[0],
         (
@@ -829,6 +807,22 @@ fn the_audit_trail_pages_by_memory_and_action<S: NoteStore + AuditStore>(store: 
         "a memory no entry names is refused"
     );
     Ok(())
+}
+
+/// Each entry's action, memory, scope, item and detail.
+fn described(entries: &[AuditEntry]) -> Vec<(Action, &str, &str, &str, &str)> {
+    entries
+        .iter()
+        .map(|e| {
+            (
+                e.action,
+                e.memory.as_str(),
+                e.scope.as_str(),
+                e.item.as_str(),
+                e.detail.as_str(),
+            )
+        })
+        .collect()
 }
 
 fn listed<S: NoteStore>(
