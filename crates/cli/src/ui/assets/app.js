@@ -578,7 +578,7 @@ async function review(notice) {
     ? [h("h2", {}, "Browser runs held for review: " + fmt(data.runs.length)), data.runs.map(heldRun)]
     : null;
   show("Review", decided,
-    h("p", { class: "muted" }, "Screen policy: " + data.policy + "."), held, runs,
+    h("p", { class: "muted" }, "Screen policy: " + data.policy + ". A coding session's flagged tool outputs and a partition's flagged patterns are reviewed on the session's and the partition's own pages."), held, runs,
     h("h2", {}, "Audit trail: the last " + fmt(trail.entries.length) + " of " + fmt(trail.total)),
     table(["#", "Action", "Memory", "Scope", "Item", "By", "When", "Detail"],
       trail.entries.map((e) => [e.seq, e.action, e.memory, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0]));
