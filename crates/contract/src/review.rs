@@ -55,26 +55,31 @@ pub(crate) fn approved_calls(
     session: &SessionId,
     history: &History,
 ) -> Result<HashSet<String>> {
-    let vouched: HashSet<String> = env
-        .store
-        .vouched(TURNS, session.as_str())?
-        .into_iter()
-        .collect();
+    let vouched = vouched_in(env, TURNS, session.as_str())?;
     if vouched.is_empty() {
         return Ok(HashSet::new());
     }
     let view = history.model_view(&ContextPolicy::default());
+    Ok(approved_among(&view.flagged_outputs(), &vouched))
+}
+
+/// The calls among `flagged` (a session's flagged outputs) whose every flagged output is
+/// vouched for in `vouched`.
+fn approved_among(
+    flagged: &[agent_memory_turns::FlaggedOutput<'_>],
+    vouched: &HashSet<String>,
+) -> HashSet<String> {
     let mut approved = HashSet::new();
     let mut not = HashSet::new();
-    for flagged in view.flagged_outputs() {
-        if vouched.contains(&digest(flagged.output)) {
-            approved.insert(flagged.call_id.to_owned());
+    for output in flagged {
+        if vouched.contains(&digest(output.output)) {
+            approved.insert(output.call_id.to_owned());
         } else {
-            not.insert(flagged.call_id.to_owned());
+            not.insert(output.call_id.to_owned());
         }
     }
     approved.retain(|id| !not.contains(id));
-    Ok(approved)
+    approved
 }
 
 /// `turns_review`: the tool outputs of a stored session that the write screen flags.
@@ -118,13 +123,13 @@ pub struct TurnsReviewOutput {
 /// whether it was approved, and the session's writers.
 pub fn turns_review(env: &Env<'_>, input: TurnsReviewInput) -> Result<TurnsReviewOutput> {
     let (session, history, writers) = stored_session(env, &input.session)?;
-    let approved = approved_calls(env, &session, &history)?;
     let view = history.model_view(&ContextPolicy::default());
+    let flagged = view.flagged_outputs();
+    let approved = approved_among(&flagged, &vouched_in(env, TURNS, session.as_str())?);
     Ok(TurnsReviewOutput {
         session: input.session,
         policy: crate::evidence::policy(env)?.as_str().to_owned(),
-        outputs: view
-            .flagged_outputs()
+        outputs: flagged
             .into_iter()
             .map(|f| FlaggedOutput {
                 approved: approved.contains(f.call_id),
@@ -222,52 +227,72 @@ pub fn turns_approve_output(
     })
 }
 
-/// What the screen finds in a pattern's texts, one finding each: `action N: KIND: REASON`
-/// (N from 1) or `fingerprint FIELD: KIND: REASON`, with each flagged text; a text vouched
-/// for in `vouched` is left out.
-fn pattern_findings(pattern: &Pattern, vouched: &HashSet<String>) -> (Vec<String>, Vec<String>) {
-    let mut reasons = Vec::new();
-    let mut texts = Vec::new();
+/// A pattern's texts with their places: each action (`action N`, N from 1), then each
+/// fingerprint value (`fingerprint FIELD`).
+fn pattern_texts(pattern: &Pattern) -> impl Iterator<Item = (Place<'_>, &str)> {
     let actions = pattern
         .canonical_sequence
         .iter()
         .enumerate()
-        .map(|(i, a)| (format!("action {}", i + 1), a.as_str()));
+        .map(|(i, a)| (Place::Action(i + 1), a.as_str()));
     let values = pattern
         .fingerprint
         .pairs()
         .iter()
-        .map(|(k, v)| (format!("fingerprint {k}"), v.as_str()));
-    for (place, text) in actions.chain(values) {
-        let findings = screen(text, None);
-        if findings.is_empty() {
-            continue;
-        }
-        let digest = digest(text);
-        if vouched.contains(&digest) {
-            continue;
-        }
-        reasons.extend(findings.iter().map(|f| format!("{place}: {f}")));
-        texts.push(digest);
-    }
-    (reasons, texts)
+        .map(|(k, v)| (Place::Field(k), v.as_str()));
+    actions.chain(values)
 }
 
-/// The digests vouched for in `partition`.
-pub(crate) fn vouched_in(env: &Env<'_>, partition: &str) -> Result<HashSet<String>> {
-    Ok(env
-        .store
-        .vouched(TRAJECTORY, partition)?
-        .into_iter()
-        .collect())
+/// Where a text of a pattern stands.
+#[derive(Clone, Copy)]
+enum Place<'p> {
+    /// Its Nth action, from 1.
+    Action(usize),
+    /// The value of a fingerprint field.
+    Field(&'p str),
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Action(n) => write!(f, "action {n}"),
+            Place::Field(field) => write!(f, "fingerprint {field}"),
+        }
+    }
+}
+
+/// A text of a pattern the screen flags: what it found (`PLACE: KIND: REASON`, one finding
+/// each) and the text's digest.
+struct FlaggedText {
+    reasons: Vec<String>,
+    digest: String,
+}
+
+/// Each text of `pattern` the screen flags, in [`pattern_texts`]' order.
+fn flagged_texts(pattern: &Pattern) -> Vec<FlaggedText> {
+    pattern_texts(pattern)
+        .filter_map(|(place, text)| {
+            let findings = screen(text, None);
+            (!findings.is_empty()).then(|| FlaggedText {
+                reasons: findings.iter().map(|f| format!("{place}: {f}")).collect(),
+                digest: digest(text),
+            })
+        })
+        .collect()
+}
+
+/// The digests vouched for in `memory`'s `container`.
+pub(crate) fn vouched_in(env: &Env<'_>, memory: &str, container: &str) -> Result<HashSet<String>> {
+    Ok(env.store.vouched(memory, container)?.into_iter().collect())
 }
 
 /// Whether the screen flags some text of `pattern` that is not vouched for in `vouched`:
 /// `trajectory_recall` leaves such a pattern out under `quarantine`.
 pub(crate) fn pattern_held(pattern: &Pattern, vouched: &HashSet<String>) -> bool {
-    let held = |text: &str| !screen(text, None).is_empty() && !vouched.contains(&digest(text));
-    pattern.canonical_sequence.iter().any(|a| held(a))
-        || pattern.fingerprint.pairs().iter().any(|(_, v)| held(v))
+    // A text is digested only when flagged and the partition has vouches.
+    pattern_texts(pattern).any(|(_, text)| {
+        !screen(text, None).is_empty() && (vouched.is_empty() || !vouched.contains(&digest(text)))
+    })
 }
 
 /// `trajectory_review`: the patterns of a partition that the write screen flags.
@@ -310,18 +335,22 @@ pub fn trajectory_review(
     input: TrajectoryReviewInput,
 ) -> Result<TrajectoryReviewOutput> {
     let partition = Partition::new(&input.partition)?;
-    let vouched = vouched_in(env, partition.as_str())?;
-    let none = HashSet::new();
+    let vouched = vouched_in(env, TRAJECTORY, partition.as_str())?;
     let mut patterns = env.store.patterns(&partition, &Fingerprint::default())?;
     patterns.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
     let flagged = patterns
         .into_iter()
         .filter_map(|pattern| {
-            let (flagged, _) = pattern_findings(&pattern, &none);
+            let flagged = flagged_texts(&pattern);
             if flagged.is_empty() {
                 return None;
             }
-            let (reasons, _) = pattern_findings(&pattern, &vouched);
+            // The findings of the texts not approved yet.
+            let reasons: Vec<String> = flagged
+                .into_iter()
+                .filter(|t| !vouched.contains(&t.digest))
+                .flat_map(|t| t.reasons)
+                .collect();
             Some(FlaggedPattern {
                 approved: reasons.is_empty(),
                 fingerprint: pattern.fingerprint.into_pairs().into_iter().collect(),
@@ -387,7 +416,10 @@ pub fn trajectory_approve_pattern(
                 ),
             )
         })?;
-    let (_, digests) = pattern_findings(&pattern, &HashSet::new());
+    let digests: Vec<String> = flagged_texts(&pattern)
+        .into_iter()
+        .map(|t| t.digest)
+        .collect();
     if digests.is_empty() {
         return Err(Error::invalid(
             "fingerprint",

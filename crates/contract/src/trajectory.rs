@@ -811,7 +811,8 @@ pub fn recall(env: &Env<'_>, input: RecallInput) -> Result<RecallOutput> {
     let before = scored.len();
     // A person may have approved the flagged texts (`trajectory_approve_pattern`).
     if crate::evidence::policy(env)? == ScreenPolicy::Quarantine {
-        let vouched = crate::review::vouched_in(env, target.partition.as_str())?;
+        let vouched =
+            crate::review::vouched_in(env, crate::review::TRAJECTORY, target.partition.as_str())?;
         scored.retain(|s| !crate::review::pattern_held(&s.pattern, &vouched));
     }
     Ok(RecallOutput {
