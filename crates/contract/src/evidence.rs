@@ -907,6 +907,9 @@ pub struct AuditInput {
     /// Only this action's entries.
     #[serde(default)]
     pub action: Option<String>,
+    /// The newest entries below this `seq`.
+    #[serde(default)]
+    pub before: Option<u64>,
 }
 
 /// One entry of the trail.
@@ -942,11 +945,15 @@ pub struct AuditOutput {
 }
 
 /// The audit trail: each write, review and forget, with who and when; never a text. A
-/// `memory` or an `action` takes only their entries, `total` counting what they take.
+/// `memory` or an `action` takes only their entries, `total` counting what they take. A page
+/// runs forward from the first entry, or from `after`; with `before` it holds the newest
+/// entries below it (a number past the end, such as `u64::MAX`, for the newest page), still
+/// oldest first, and its first `seq` is the `before` of the page before it.
 pub fn audit(env: &Env<'_>, input: AuditInput) -> Result<AuditOutput> {
     let filter = AuditFilter {
         memory: input.memory,
         action: input.action.as_deref().map(Action::parse).transpose()?,
+        before: input.before,
     };
     let page =
         env.store

@@ -282,13 +282,18 @@ pub const AUDIT_MEMORIES: [&str; 6] = [
 pub const NOTES_MEMORY: &str = "notes";
 
 /// Which entries of the audit trail a page takes: every entry (the default), or only those
-/// of one memory, of one action, or both.
+/// of one memory, of one action, or both; and from which end a page starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AuditFilter {
     /// Only entries naming this memory (one of [`AUDIT_MEMORIES`]).
     pub memory: Option<String>,
     /// Only entries of this action.
     pub action: Option<Action>,
+    /// Only entries before this place in the trail (a `seq`), and the page holds the newest
+    /// of them, still listed oldest first: `u64::MAX` asks for the newest page, and the
+    /// first entry of a page for the page before it. A page starts from the oldest when
+    /// `None`. It bounds the page, not the total, as `after` does.
+    pub before: Option<u64>,
 }
 
 impl AuditFilter {
@@ -297,10 +302,35 @@ impl AuditFilter {
         AuditFilter::default()
     }
 
-    /// Whether `entry` is one the filter takes.
+    /// Whether `entry` is one the filter counts: of its memory and action, wherever it is in
+    /// the trail (the page's bounds, `after` and [`before`](Self::before), are not asked).
     pub fn matches(&self, entry: &AuditEntry) -> bool {
         self.memory.as_deref().is_none_or(|m| m == entry.memory)
             && self.action.is_none_or(|a| a == entry.action)
+    }
+
+    /// Up to `limit` of `entries` (the whole trail, oldest first) the filter takes after
+    /// `after`: the oldest of them, or with [`before`](Self::before) the newest of those
+    /// before it, oldest first. What a store that holds its trail in memory answers.
+    pub fn page<'a>(
+        &self,
+        entries: impl DoubleEndedIterator<Item = &'a AuditEntry>,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Vec<AuditEntry> {
+        let taken = entries.filter(|e| {
+            after.is_none_or(|after| e.seq > after)
+                && self.before.is_none_or(|before| e.seq < before)
+                && self.matches(e)
+        });
+        match self.before {
+            None => taken.take(limit).cloned().collect(),
+            Some(_) => {
+                let mut page: Vec<AuditEntry> = taken.rev().take(limit).cloned().collect();
+                page.reverse();
+                page
+            }
+        }
     }
 
     /// Checks the memory it names is one an entry may name.

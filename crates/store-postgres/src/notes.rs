@@ -986,6 +986,10 @@ impl AuditStore for PostgresStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let memory = filter.memory.as_deref();
         let action = filter.action.map(Action::as_str);
+        let newest = filter.before.is_some();
+        let before = filter
+            .before
+            .map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
         let (rows, total) = self.read("read the audit trail", |tx| {
             let total: i64 = tx
                 .query_one(
@@ -994,13 +998,23 @@ impl AuditStore for PostgresStore {
                     &[&memory, &action],
                 )?
                 .get(0);
-            let rows = tx.query(
+            // With `before`, the newest entries below it, read newest first and turned
+            // around below.
+            let sql = if newest {
                 "SELECT seq, action, memory, scope, item, source, session, client, at, detail \
-                 FROM audit WHERE seq > $3 \
+                 FROM audit WHERE seq > $3 AND seq < $5 \
                  AND ($1::text IS NULL OR memory = $1) AND ($2::text IS NULL OR action = $2) \
-                 ORDER BY seq LIMIT $4",
-                &[&memory, &action, &after, &limit],
-            )?;
+                 ORDER BY seq DESC LIMIT $4"
+            } else {
+                "SELECT seq, action, memory, scope, item, source, session, client, at, detail \
+                 FROM audit WHERE seq > $3 AND seq < $5 \
+                 AND ($1::text IS NULL OR memory = $1) AND ($2::text IS NULL OR action = $2) \
+                 ORDER BY seq LIMIT $4"
+            };
+            let mut rows = tx.query(sql, &[&memory, &action, &after, &limit, &before])?;
+            if newest {
+                rows.reverse();
+            }
             Ok((rows, count(total)))
         })?;
         let corrupt = |e: Error| Error::corrupt("audit table", e.to_string());

@@ -1048,6 +1048,10 @@ impl AuditStore for SqliteStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let memory = filter.memory.as_deref();
         let action = filter.action.map(Action::as_str);
+        let newest = filter.before.is_some();
+        let before = filter
+            .before
+            .map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
         type Row6 = (i64, String, String, String, String, Provenance, String);
         let (rows, total): (Vec<Row6>, i64) = self.read("read the audit trail", |conn| {
             let total = conn
@@ -1056,14 +1060,22 @@ impl AuditStore for SqliteStore {
                      WHERE (?1 IS NULL OR memory = ?1) AND (?2 IS NULL OR action = ?2)",
                 )?
                 .query_row(params![memory, action], |row| row.get(0))?;
+            // With `before`, the newest entries below it, read newest first and turned
+            // around below.
+            let sql = if newest {
+                "SELECT seq, action, memory, scope, item, source, session, client, at, \
+                 detail FROM audit WHERE seq > ?3 AND seq < ?5 \
+                 AND (?1 IS NULL OR memory = ?1) AND (?2 IS NULL OR action = ?2) \
+                 ORDER BY seq DESC LIMIT ?4"
+            } else {
+                "SELECT seq, action, memory, scope, item, source, session, client, at, \
+                 detail FROM audit WHERE seq > ?3 AND seq < ?5 \
+                 AND (?1 IS NULL OR memory = ?1) AND (?2 IS NULL OR action = ?2) \
+                 ORDER BY seq LIMIT ?4"
+            };
             let rows = conn
-                .prepare_cached(
-                    "SELECT seq, action, memory, scope, item, source, session, client, at, \
-                     detail FROM audit WHERE seq > ?3 \
-                     AND (?1 IS NULL OR memory = ?1) AND (?2 IS NULL OR action = ?2) \
-                     ORDER BY seq LIMIT ?4",
-                )?
-                .query_map(params![memory, action, after, limit], |row| {
+                .prepare_cached(sql)?
+                .query_map(params![memory, action, after, limit, before], |row| {
                     let source: String = row.get(5)?;
                     let source = Source::parse(&source).map_err(|e| {
                         rusqlite::Error::FromSqlConversionFailure(
@@ -1090,6 +1102,10 @@ impl AuditStore for SqliteStore {
                 .collect::<rusqlite::Result<_>>()?;
             Ok((rows, total))
         })?;
+        let mut rows = rows;
+        if newest {
+            rows.reverse();
+        }
         let items = rows
             .into_iter()
             .map(|(seq, action, memory, scope, item, by, detail)| {

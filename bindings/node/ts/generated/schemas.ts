@@ -2915,6 +2915,10 @@ action?: string
  */
 after?: number
 /**
+ * The newest entries below this `seq`.
+ */
+before?: number
+/**
  * At most this many (100 when absent).
  */
 limit?: number

@@ -805,6 +805,11 @@ fn evidence() -> Vec<Call> {
         ),
         ("recording_forget_by", json!({"client": "nobody"})),
         ("memory_audit", json!({"after": 1, "limit": 3})),
+        (
+            "memory_audit",
+            json!({"before": u64::MAX, "limit": 2, "action": "forget"}),
+        ),
+        ("memory_audit", json!({"before": 3, "after": 1})),
         ("memory_reject", json!({"path": "/memories/page.md"})),
     ]
 }

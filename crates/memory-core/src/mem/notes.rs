@@ -504,12 +504,7 @@ impl AuditStore for InMemoryStore {
         let trail = lock(&self.audit);
         let total = trail.iter().filter(|e| filter.matches(e)).count() as u64;
         Ok(Page {
-            items: trail
-                .iter()
-                .filter(|e| after.is_none_or(|after| e.seq > after) && filter.matches(e))
-                .take(limit)
-                .cloned()
-                .collect(),
+            items: filter.page(trail.iter(), after, limit),
             total,
         })
     }

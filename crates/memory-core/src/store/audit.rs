@@ -18,8 +18,10 @@ pub trait AuditStore: Send + Sync {
     }
 
     /// Up to `limit` entries `filter` takes after `after` (from the first when `None`), oldest
-    /// first, with how many entries of the trail it takes. Checks the filter
-    /// ([`AuditFilter::check`]) first.
+    /// first, with how many entries of the trail it takes. With
+    /// [`before`](AuditFilter::before), the page holds the newest of the entries between
+    /// the two bounds, still oldest first. The total counts the filter's memory and action,
+    /// not the bounds. Checks the filter ([`AuditFilter::check`]) first.
     fn audit_select(
         &self,
         filter: &AuditFilter,

@@ -6,12 +6,12 @@ use crate::evidence::{
 };
 use crate::names::{MetaKey, Scope};
 use crate::provenance::{Provenance, Source};
-use crate::store::AuditStore;
 use crate::store::notes::{
     Decision, Forgotten, NOTE_CHANGED, NOTE_EXISTS, NOTE_HELD, NOTE_INTO_ITSELF, NOTE_IS_DIRECTORY,
     NOTE_NOT_HELD, NOTE_UNDER_NOTE, NoteLimits, NotePath, NoteRecord, NoteStore, NoteVersion,
     is_note_conflict,
 };
+use crate::store::{AuditStore, Page};
 use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, set_now};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
@@ -57,6 +57,10 @@ pub fn cases<S: NoteStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "the audit trail pages by memory and action",
             run: the_audit_trail_pages_by_memory_and_action,
+        },
+        Case {
+            name: "the audit trail pages back from the newest",
+            run: the_audit_trail_pages_back_from_the_newest,
         },
         Case {
             name: "an import writes every note with its versions, or nothing",
@@ -762,6 +766,7 @@ fn the_audit_trail_pages_by_memory_and_action<S: NoteStore + AuditStore>(store: 
         let filter = AuditFilter {
             memory: memory.map(str::to_owned),
             action,
+            before: None,
         };
         store.audit_select(&filter, after, limit)
     };
@@ -806,6 +811,79 @@ fn the_audit_trail_pages_by_memory_and_action<S: NoteStore + AuditStore>(store: 
         filtered(Some("nothing"), None, None, 10).is_err(),
         "a memory no entry names is refused"
     );
+    Ok(())
+}
+
+fn the_audit_trail_pages_back_from_the_newest<S: NoteStore + AuditStore>(store: &S) -> CaseResult {
+    let s = scope("newest");
+    for name in ["a.md", "b.md", "c.md", "d.md", "e.md"] {
+        store.note_create(&s, &path(name), "text", &ev(), &limits())?;
+    }
+    store.note_delete(&s, &path("b.md"), &by())?;
+    let all = store.audit_page(None, usize::MAX)?;
+    let writes: Vec<u64> = all
+        .items
+        .iter()
+        .filter(|e| e.memory == "notes" && e.action == Action::Write)
+        .map(|e| e.seq)
+        .collect();
+    ensure_eq!(writes.len(), 5, "five note writes");
+    let back = |before, after, limit| {
+        let filter = AuditFilter {
+            memory: Some("notes".to_owned()),
+            action: Some(Action::Write),
+            before: Some(before),
+        };
+        store.audit_select(&filter, after, limit)
+    };
+    let seqs = |page: &Page<AuditEntry>| page.items.iter().map(|e| e.seq).collect::<Vec<_>>();
+    let newest = back(u64::MAX, None, 2)?;
+    ensure_eq!(
+        seqs(&newest),
+        writes[3..].to_vec(),
+        "the newest two, oldest first"
+    );
+    ensure_eq!(
+        newest.total,
+        5,
+        "the total counts the filter, not the page's bounds"
+    );
+    let earlier = back(newest.items[0].seq, None, 2)?;
+    ensure_eq!(seqs(&earlier), writes[1..3].to_vec(), "the two before them");
+    let first = back(earlier.items[0].seq, None, 2)?;
+    ensure_eq!(
+        seqs(&first),
+        writes[..1].to_vec(),
+        "the first page is short"
+    );
+    ensure!(
+        back(writes[0], None, 2)?.items.is_empty(),
+        "nothing before the first"
+    );
+    let between = back(writes[4], Some(writes[1]), 10)?;
+    ensure_eq!(
+        seqs(&between),
+        writes[2..4].to_vec(),
+        "after and before bound together"
+    );
+    let whole = store.audit_select(
+        &AuditFilter {
+            before: Some(u64::MAX),
+            ..AuditFilter::all()
+        },
+        None,
+        3,
+    )?;
+    let tail: Vec<u64> = all
+        .items
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .map(|e| e.seq)
+        .collect();
+    ensure_eq!(seqs(&whole), tail, "the whole trail's newest page");
+    ensure_eq!(whole.total, all.total);
     Ok(())
 }
 

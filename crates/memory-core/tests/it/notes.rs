@@ -76,6 +76,10 @@ enum Defect {
     AuditFilterIgnored,
     /// Counts every entry of the trail as the filtered page's total.
     AuditFilterCountsAll,
+    /// Pages from the oldest whatever `before` asks.
+    AuditBeforeIgnored,
+    /// Bounds a page by `before` but takes the oldest entries below it.
+    AuditBeforeTakesOldest,
 }
 
 impl Broken {
@@ -304,6 +308,24 @@ impl AuditStore for Broken {
                 total: self.inner.audit_page(None, 0)?.total,
                 ..self.inner.audit_select(filter, after, limit)?
             },
+            Defect::AuditBeforeIgnored => {
+                let filter = AuditFilter {
+                    before: None,
+                    ..filter.clone()
+                };
+                self.inner.audit_select(&filter, after, limit)?
+            }
+            Defect::AuditBeforeTakesOldest => {
+                let unbounded = AuditFilter {
+                    before: None,
+                    ..filter.clone()
+                };
+                let mut page = self.inner.audit_select(&unbounded, after, usize::MAX)?;
+                page.items
+                    .retain(|e| filter.before.is_none_or(|before| e.seq < before));
+                page.items.truncate(limit);
+                page
+            }
             _ => self.inner.audit_select(filter, after, limit)?,
         };
         if self.defect == Defect::AuditSkipsReviews {
@@ -457,6 +479,14 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::AuditFilterCountsAll,
             "the audit trail pages by memory and action",
+        ),
+        (
+            Defect::AuditBeforeIgnored,
+            "the audit trail pages back from the newest",
+        ),
+        (
+            Defect::AuditBeforeTakesOldest,
+            "the audit trail pages back from the newest",
         ),
     ];
     for (defect, case) in table {

@@ -12,5 +12,6 @@ from typing_extensions import NotRequired
 class AuditInput(TypedDict):
     action: NotRequired[str]
     after: NotRequired[int]
+    before: NotRequired[int]
     limit: NotRequired[int]
     memory: NotRequired[str]

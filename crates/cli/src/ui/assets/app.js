@@ -556,10 +556,57 @@ function heldRun(run) {
       h("button", { class: "danger", type: "button", "aria-label": "Reject run " + run.id, onclick: () => decideRun("reject-run", run) }, "Reject (erase)")));
 }
 
+// The audit trail on the Review page: the newest page of what the filter takes, paged back
+// with `before` (the page's first entry) and forward with `after` (its last).
+const AUDIT_PAGE = 20;
+const AUDIT_MEMORIES = ["notes", "browser", "trajectory", "turns", "recording", "store"];
+const AUDIT_ACTIONS = ["write", "delete", "rename", "approve", "reject", "forget"];
+let auditView = { memory: "", action: "", before: null, after: null };
+
+async function auditSection() {
+  const filter = {};
+  if (auditView.memory) filter.memory = auditView.memory;
+  if (auditView.action) filter.action = auditView.action;
+  const cursor = auditView.after !== null ? { after: auditView.after } : { before: auditView.before ?? Number.MAX_SAFE_INTEGER };
+  const trail = await api("audit", { ...filter, ...cursor, limit: AUDIT_PAGE });
+  const first = trail.entries[0];
+  const last = trail.entries[trail.entries.length - 1];
+  const older = first ? (await api("audit", { ...filter, before: first.seq, limit: 1 })).entries.length > 0 : false;
+  const newer = last ? (await api("audit", { ...filter, after: last.seq, limit: 1 })).entries.length > 0 : false;
+  const go = (view) => { auditView = { ...auditView, ...view }; refreshAudit(); };
+  const choose = (name, label, values) => h("label", {}, label + " ",
+    h("select", { name, onchange: (event) => go({ [name]: event.target.value, before: null, after: null }) },
+      h("option", { value: "" }, "all"),
+      values.map((v) => h("option", { value: v, selected: auditView[name] === v }, v))));
+  const which = [auditView.memory, auditView.action].filter(Boolean).join(" ");
+  return h("section", { id: "audit" },
+    h("h2", { tabindex: "-1" }, "Audit trail: " + fmt(trail.entries.length) + " of " + fmt(trail.total) + (which ? " " + which : "") + " entries" +
+      (first ? ", #" + first.seq + " to #" + last.seq : "")),
+    h("p", {}, choose("memory", "Memory", AUDIT_MEMORIES), " ", choose("action", "Action", AUDIT_ACTIONS), " ",
+      h("button", { type: "button", disabled: !older, onclick: () => go({ before: first.seq, after: null }) }, "Older"), " ",
+      h("button", { type: "button", disabled: !newer, onclick: () => go({ after: last.seq, before: null }) }, "Newer"), " ",
+      h("button", { type: "button", disabled: !newer, onclick: () => go({ before: null, after: null }) }, "Newest")),
+    trail.entries.length
+      ? table(["#", "Action", "Memory", "Scope", "Item", "By", "When", "Detail"],
+        trail.entries.map((e) => [e.seq, e.action, e.memory, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0])
+      : h("p", { class: "muted" }, "No entry."));
+}
+
+// Draws the audit section again in place, keeping the rest of the Review page.
+async function refreshAudit() {
+  try {
+    const section = await auditSection();
+    const old = document.getElementById("audit");
+    if (old) old.replaceWith(section);
+    section.querySelector("h2").focus();
+  } catch (error) {
+    main.prepend(failure(error));
+  }
+}
+
 async function review(notice) {
   const data = await api("review", {});
-  const { total } = await api("audit", { limit: 0 });
-  const trail = await api("audit", { after: Math.max(0, total - 20), limit: 20 });
+  const audit = await auditSection();
   const decided = notice ? h("p", { class: "ok", role: "status" }, notice.description) : null;
   const held = data.held.length
     ? data.held.map((item) => h("section", { class: "held" },
@@ -579,9 +626,7 @@ async function review(notice) {
     : null;
   show("Review", decided,
     h("p", { class: "muted" }, "Screen policy: " + data.policy + ". A coding session's flagged tool outputs and a partition's flagged patterns are reviewed on the session's and the partition's own pages."), held, runs,
-    h("h2", {}, "Audit trail: the last " + fmt(trail.entries.length) + " of " + fmt(trail.total)),
-    table(["#", "Action", "Memory", "Scope", "Item", "By", "When", "Detail"],
-      trail.entries.map((e) => [e.seq, e.action, e.memory, e.scope, e.item, e.by.source + (e.by.client ? " via " + e.by.client : ""), when(e.by.at), e.detail]), [0]));
+    audit);
 }
 
 // ---- Routing ----
