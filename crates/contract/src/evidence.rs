@@ -25,6 +25,23 @@ pub const POLICY_KEY: &str = "screen.policy";
 /// The most items a review or audit page holds unless told otherwise.
 pub const DEFAULT_LIMIT: usize = 100;
 
+/// The most items a review or audit page may hold: a client reads a longer trail a page at
+/// a time (`after`, `before`), so no answer of a door grows with the store.
+pub const MAX_LIMIT: usize = 1_000;
+
+/// The `limit` a review or audit page takes: [`DEFAULT_LIMIT`] when absent; more than
+/// [`MAX_LIMIT`] is refused, naming the field and, in `then`, how to read on.
+fn page_limit(limit: Option<usize>, then: &str) -> Result<usize> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(limit) if limit <= MAX_LIMIT => Ok(limit),
+        Some(limit) => Err(Error::invalid(
+            "limit",
+            format!("limit {limit} is more than a page holds (at most {MAX_LIMIT}); {then}"),
+        )),
+    }
+}
+
 /// The store's screen policy: `flag` until set.
 pub fn policy(env: &Env<'_>) -> Result<ScreenPolicy> {
     let key = MetaKey::new(POLICY_KEY)?;
@@ -624,6 +641,7 @@ pub struct ReviewInput {
     pub scope: Option<String>,
     /// At most this many (100 when absent).
     #[serde(default)]
+    #[schemars(range(max = 1000))]
     pub limit: Option<usize>,
 }
 
@@ -687,7 +705,10 @@ pub struct ReviewOutput {
 /// The items the screen held, each with its text, its provenance and the reasons.
 pub fn review(env: &Env<'_>, input: ReviewInput) -> Result<ReviewOutput> {
     let scope = input.scope.as_deref().map(Scope::new).transpose()?;
-    let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+    let limit = page_limit(
+        input.limit,
+        "approve or reject these, and the next are listed",
+    )?;
     let held = env.store.note_held(scope.as_ref(), limit)?;
     Ok(ReviewOutput {
         policy: policy(env)?.as_str().to_owned(),
@@ -900,6 +921,7 @@ pub struct AuditInput {
     pub after: Option<u64>,
     /// At most this many (100 when absent).
     #[serde(default)]
+    #[schemars(range(max = 1000))]
     pub limit: Option<usize>,
     /// Only this memory's entries.
     #[serde(default)]
@@ -955,9 +977,11 @@ pub fn audit(env: &Env<'_>, input: AuditInput) -> Result<AuditOutput> {
         action: input.action.as_deref().map(Action::parse).transpose()?,
         before: input.before,
     };
-    let page =
-        env.store
-            .audit_select(&filter, input.after, input.limit.unwrap_or(DEFAULT_LIMIT))?;
+    let page = env.store.audit_select(
+        &filter,
+        input.after,
+        page_limit(input.limit, "read on with `after` or `before`")?,
+    )?;
     Ok(AuditOutput {
         total: page.total,
         entries: page

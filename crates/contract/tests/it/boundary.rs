@@ -810,6 +810,8 @@ fn evidence() -> Vec<Call> {
             json!({"before": u64::MAX, "limit": 2, "action": "forget"}),
         ),
         ("memory_audit", json!({"before": 3, "after": 1})),
+        ("memory_audit", json!({"limit": 1001})),
+        ("memory_review", json!({"limit": 1001})),
         ("memory_reject", json!({"path": "/memories/page.md"})),
     ]
 }
