@@ -313,6 +313,7 @@ test("the review page's audit trail filters by memory and action and pages back 
   await waitForText(page, " notes entries");
   await page.select('#audit select[name="action"]', "write");
   await waitForText(page, " notes write entries");
+  await page.screenshot({ path: join(shots, "audit.png") });
   const rows = () => page.$$eval("#audit tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((td) => td.innerText)));
   const heading = () => page.$eval("#audit h2", (h2) => h2.innerText);
   const click = (label) => page.evaluate((l) => [...document.querySelectorAll("#audit button")].find((b) => b.textContent === l).click(), label);

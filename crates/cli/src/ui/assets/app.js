@@ -582,9 +582,10 @@ async function auditSection() {
   return h("section", { id: "audit" },
     h("h2", { tabindex: "-1" }, "Audit trail: " + fmt(trail.entries.length) + " of " + fmt(trail.total) + (which ? " " + which : "") + " entries" +
       (first ? ", #" + first.seq + " to #" + last.seq : "")),
-    h("p", {}, choose("memory", "Memory", AUDIT_MEMORIES), " ", choose("action", "Action", AUDIT_ACTIONS), " ",
-      h("button", { type: "button", disabled: !older, onclick: () => go({ before: first.seq, after: null }) }, "Older"), " ",
-      h("button", { type: "button", disabled: !newer, onclick: () => go({ after: last.seq, before: null }) }, "Newer"), " ",
+    h("form", { class: "inline", "aria-label": "Audit trail filter and pages", onsubmit: (event) => event.preventDefault() },
+      choose("memory", "Memory", AUDIT_MEMORIES), choose("action", "Action", AUDIT_ACTIONS),
+      h("button", { type: "button", disabled: !older, onclick: () => go({ before: first.seq, after: null }) }, "Older"),
+      h("button", { type: "button", disabled: !newer, onclick: () => go({ after: last.seq, before: null }) }, "Newer"),
       h("button", { type: "button", disabled: !newer, onclick: () => go({ before: null, after: null }) }, "Newest")),
     trail.entries.length
       ? table(["#", "Action", "Memory", "Scope", "Item", "By", "When", "Detail"],
