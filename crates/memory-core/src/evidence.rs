@@ -445,6 +445,116 @@ impl Vouch<'_> {
     }
 }
 
+/// A write to one item of a memory whose items are many and small (a partition's episodes, a
+/// session's events, a session's tool logs), as the audit trail records it: one `write` entry
+/// opens each run of writes by one writer (the same source, session and client) to the item,
+/// and the later writes of the run add none. Each written item keeps its own writer and time,
+/// so the trail says who wrote to an item and from when, and the item says which write was
+/// whose. Any other entry about the item (another writer's write, a forget) ends the run.
+///
+/// A store checks the newest entry about the item and appends the run's entry in the same
+/// transaction as the write, so one record call costs a lookup, not a row, once its writer's
+/// run is open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRun<'a> {
+    /// The memory: `trajectory`, `turns` or `recording`.
+    pub memory: &'static str,
+    /// The item: a partition or a session.
+    pub item: &'a str,
+    /// Who wrote, and when the run's first write was.
+    pub by: Provenance,
+    /// The entry's detail: what is written, `episodes`, `events` or `tool logs`.
+    pub detail: &'static str,
+}
+
+impl<'a> WriteRun<'a> {
+    /// Episodes written to `partition` by `by` (unknown when `None`) at `at`.
+    pub fn episodes(partition: &'a str, by: Option<&Provenance>, at: Timestamp) -> Self {
+        WriteRun::new("trajectory", partition, by, at, "episodes")
+    }
+
+    /// Events appended to `session`'s turns by `by` (unknown when `None`) at `at`.
+    pub fn events(session: &'a str, by: Option<&Provenance>, at: Timestamp) -> Self {
+        WriteRun::new("turns", session, by, at, "events")
+    }
+
+    /// Tool logs appended to `session`'s recording by `by` (unknown when `None`) at `at`.
+    pub fn tool_logs(session: &'a str, by: Option<&Provenance>, at: Timestamp) -> Self {
+        WriteRun::new("recording", session, by, at, "tool logs")
+    }
+
+    fn new(
+        memory: &'static str,
+        item: &'a str,
+        by: Option<&Provenance>,
+        at: Timestamp,
+        detail: &'static str,
+    ) -> Self {
+        let mut by = by
+            .cloned()
+            .unwrap_or_else(|| Provenance::new(Source::Unknown, at));
+        by.at = at;
+        WriteRun {
+            memory,
+            item,
+            by,
+            detail,
+        }
+    }
+
+    /// Whether the newest entry about the item, with its action, source, session and client
+    /// as the trail stores them, is a write of this run: then the write adds no entry.
+    pub fn continued_by(
+        &self,
+        action: &str,
+        source: &str,
+        session: Option<&str>,
+        client: Option<&str>,
+    ) -> bool {
+        action == Action::Write.as_str()
+            && session == self.by.session.as_deref()
+            && client == self.by.client.as_deref()
+            && source == self.by.source.to_string()
+    }
+
+    /// Whether `newest`, the newest entry about the item, is a write of this run.
+    pub fn continues(&self, newest: &AuditEntry) -> bool {
+        newest.memory == self.memory
+            && newest.scope == NO_SCOPE
+            && newest.item == self.item
+            && newest.action == Action::Write
+            && newest.by.source == self.by.source
+            && newest.by.session == self.by.session
+            && newest.by.client == self.by.client
+    }
+}
+
+/// The places in `items` where a run of writes starts: the first item, and each item whose
+/// key (the item it is written to, and its writer's source, session and client) differs
+/// from the one before it. A batch by one writer to one item is one run.
+pub fn write_run_starts<'a, T>(
+    items: &'a [T],
+    key: impl Fn(&'a T) -> (&'a str, Option<&'a Provenance>),
+) -> Vec<usize> {
+    let same_writer = |a: Option<&Provenance>, b: Option<&Provenance>| match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.source == b.source && a.session == b.session && a.client == b.client
+        }
+        _ => false,
+    };
+    let mut starts = Vec::new();
+    let mut previous: Option<(&str, Option<&Provenance>)> = None;
+    for (i, item) in items.iter().enumerate() {
+        let (name, by) = key(item);
+        if previous.is_none_or(|(n, b)| n != name || !same_writer(b, by)) {
+            starts.push(i);
+        }
+        previous = Some((name, by));
+    }
+    starts
+}
+
 /// A time an audit entry or a version may carry when nobody recorded one: the epoch.
 pub const UNRECORDED: Timestamp = Timestamp::from_millis(0);
 

@@ -1487,7 +1487,17 @@ impl BrowserStore for PostgresStore {
         check_run_parts(run)?;
         self.write("record finished run", |tx| {
             lock_scope(tx, scope)?;
-            record_in(tx, scope, run)
+            record_in(tx, scope, run)?;
+            let (item, by) = (&run.trajectory.id, &run.written_by());
+            audit_in(
+                tx,
+                "browser",
+                Action::Write,
+                scope.as_str(),
+                item,
+                by,
+                &run.detail(),
+            )
         })
     }
 

@@ -9,8 +9,8 @@
 //! reuses the space, as every forget on PostgreSQL does (see the crate's documentation).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
-    forget_detail, setting_detail, write_detail,
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, WriteRun,
+    Writer, forget_detail, setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
@@ -143,6 +143,33 @@ pub(crate) fn audit_in(
     };
     append_audit(tx, &entry, by, None)
 }
+
+/// Appends the entry that opens `run` to the audit trail, unless the newest entry about its
+/// item is a write of the same run (one lookup on the `audit_item` index); in the caller's
+/// transaction, which holds the lock of the run's item.
+pub(crate) fn audit_write_run(
+    tx: &mut Tx<'_>,
+    run: &WriteRun<'_>,
+) -> std::result::Result<(), Fail> {
+    let newest = tx.query_opt(NEWEST_ENTRY, &[&run.memory, &NO_SCOPE, &run.item])?;
+    if newest.is_some_and(|row| run.continued_by(row.get(0), row.get(1), row.get(2), row.get(3))) {
+        return Ok(());
+    }
+    audit_in(
+        tx,
+        run.memory,
+        Action::Write,
+        NO_SCOPE,
+        run.item,
+        &run.by,
+        run.detail,
+    )
+}
+
+/// The newest audit entry about item `$3` of memory `$1` in scope `$2`: its action and
+/// writer.
+const NEWEST_ENTRY: &str = "SELECT action, source, session, client FROM audit \
+     WHERE memory = $1 AND scope = $2 AND item = $3 ORDER BY seq DESC LIMIT 1";
 
 /// What an audit entry records, besides who did it.
 struct Entry<'a> {

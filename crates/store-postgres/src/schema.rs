@@ -90,6 +90,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "vouches",
         sql: include_str!("sql/0014_vouches.sql"),
     },
+    Migration {
+        version: 15,
+        name: "audit_items",
+        sql: include_str!("sql/0015_audit_items.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::evidence::{
+    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
+};
 use agent_memory_core::store::session::counted_sessions;
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
@@ -13,7 +15,7 @@ use agent_memory_core::store::tool_log::{
 use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
 use postgres::Row;
 
-use crate::notes::{WriterArrays, audit_in, provenance_fits, stored_writer};
+use crate::notes::{WriterArrays, audit_in, audit_write_run, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock};
 
 /// Checks every text of every log before anything is written; an error names the log
@@ -140,6 +142,11 @@ fn insert_all(tx: &mut Tx<'_>, logs: &[ToolLog]) -> std::result::Result<(), Fail
                 &existed,
             ],
         )?;
+    }
+    for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
+        let log = &logs[start];
+        let run = WriteRun::tool_logs(log.session.as_str(), log.provenance.as_ref(), log.timestamp);
+        audit_write_run(tx, &run)?;
     }
     Ok(())
 }

@@ -14,7 +14,9 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::evidence::{
+    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
+};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
     Group, NewEpisode, PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns,
@@ -24,7 +26,7 @@ use agent_memory_core::store::trajectory::{
 use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use postgres::Row;
 
-use crate::notes::{WriterArrays, audit_in, provenance_fits, stored_writer};
+use crate::notes::{WriterArrays, audit_in, audit_write_run, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, count, lock, meta};
 
 fn seq_to_sql(seq: Seq) -> i64 {
@@ -300,35 +302,81 @@ const APPEND: &str = "WITH locked AS MATERIALIZED ( \
 /// the values bound as they are rather than as one-element arrays, so the server neither
 /// unnests nor sorts. `$1`..`$5` are the row's columns, `$6` the lock class, `$7`..`$9` the
 /// writer's source, session and client.
+///
+/// The same statement keeps the audit trail ([`WriteRun`]): unless the newest entry about
+/// the partition is a write by the same writer (`$11`..`$13`: source, session, client, as
+/// the trail stores them), it takes the trail's lock (class `$10`), after the partition's,
+/// and appends the entry opening the writer's run (memory `$14`, detail `$15`). So one
+/// record is still one round trip, and once its writer's run is open, one index lookup more.
 const APPEND_ONE: &str = "WITH locked AS MATERIALIZED ( \
-       SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text)) AS held) \
+       SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text)) AS held), \
+     opened AS MATERIALIZED ( \
+       SELECT count(pg_advisory_xact_lock($10::integer, hashtext(current_schema()))) AS held \
+       FROM locked WHERE NOT EXISTS ( \
+         SELECT 1 FROM (SELECT action, source, session, client FROM audit \
+           WHERE memory = $14::text AND scope = '' AND item = $1::text \
+           ORDER BY seq DESC LIMIT 1) AS n \
+         WHERE n.action = 'write' AND n.source = $11::text \
+           AND n.session IS NOT DISTINCT FROM $12::text \
+           AND n.client IS NOT DISTINCT FROM $13::text)), \
+     audited AS ( \
+       INSERT INTO audit (at, action, memory, scope, item, source, session, client, detail) \
+       SELECT $5::bigint, 'write', $14::text, '', $1::text, $11::text, $12::text, $13::text, \
+         $15::text \
+       FROM opened WHERE opened.held > 0) \
      INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at, \
        source, session, client) \
      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $7::text, $8::text, $9::text \
      FROM locked \
      RETURNING seq";
 
-/// Appends `episodes` with one statement ([`APPEND_ONE`] for one, else [`APPEND`]) and
-/// returns their sequence numbers in ascending order, which is batch order.
-fn append(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i64>, Fail> {
+/// Appends one episode with [`APPEND_ONE`], keeping the audit trail in the same statement,
+/// and returns its sequence number.
+fn append_one(q: impl Single, e: &NewEpisode) -> std::result::Result<Vec<i64>, Fail> {
+    let by = e.provenance.as_ref();
+    let run = WriteRun::episodes(e.partition.as_str(), by, e.recorded_at);
+    let rows = q.rows(
+        APPEND_ONE,
+        &[
+            &e.partition.as_str(),
+            &e.fingerprint.as_key(),
+            &encode_trajectory(&e.trajectory),
+            &e.outcome,
+            &e.recorded_at.as_millis(),
+            &lock::PARTITION,
+            &by.map(|b| b.source.to_string()),
+            &by.and_then(|b| b.session.as_deref()),
+            &by.and_then(|b| b.client.as_deref()),
+            &lock::AUDIT,
+            &run.by.source.to_string(),
+            &run.by.session,
+            &run.by.client,
+            &run.memory,
+            &run.detail,
+        ],
+    )?;
+    Ok(sorted_seqs(rows))
+}
+
+/// Appends `episodes` (one, or a batch with one statement, [`APPEND`]) and the audit
+/// entries opening their writers' runs, in the caller's transaction; returns their sequence
+/// numbers in ascending order, which is batch order.
+fn append(tx: &mut Tx<'_>, episodes: &[NewEpisode]) -> std::result::Result<Vec<i64>, Fail> {
     if let [e] = episodes {
-        let by = e.provenance.as_ref();
-        let rows = q.rows(
-            APPEND_ONE,
-            &[
-                &e.partition.as_str(),
-                &e.fingerprint.as_key(),
-                &encode_trajectory(&e.trajectory),
-                &e.outcome,
-                &e.recorded_at.as_millis(),
-                &lock::PARTITION,
-                &by.map(|b| b.source.to_string()),
-                &by.and_then(|b| b.session.as_deref()),
-                &by.and_then(|b| b.client.as_deref()),
-            ],
-        )?;
-        return Ok(sorted_seqs(rows));
+        return append_one(tx, e);
     }
+    let seqs = append_batch(&mut *tx, episodes)?;
+    for start in write_run_starts(episodes, |e| (e.partition.as_str(), e.provenance.as_ref())) {
+        let e = &episodes[start];
+        let run = WriteRun::episodes(e.partition.as_str(), e.provenance.as_ref(), e.recorded_at);
+        audit_write_run(tx, &run)?;
+    }
+    Ok(seqs)
+}
+
+/// Appends a batch of episodes with [`APPEND`]; returns their sequence numbers in
+/// ascending order.
+fn append_batch(q: impl Single, episodes: &[NewEpisode]) -> std::result::Result<Vec<i64>, Fail> {
     let partitions: BTreeSet<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
     let names: Vec<&str> = episodes.iter().map(|e| e.partition.as_str()).collect();
     let keys: Vec<&str> = episodes.iter().map(|e| e.fingerprint.as_key()).collect();
@@ -382,9 +430,9 @@ impl EpisodeStore for PostgresStore {
                 [("value", *value)],
             )?;
         }
-        let seqs = if settings.is_empty() {
+        let seqs = if let ([], [episode]) = (settings, episodes) {
             // One statement on its own: one round trip, committed when it returns.
-            self.write_one("append episodes", |one| append(one, episodes))?
+            self.write_one("append episodes", |one| append_one(one, episode))?
         } else {
             self.write("append episodes", |tx| {
                 // Every setting is checked before the first write, so a conflict leaves the

@@ -1354,7 +1354,20 @@ impl HintStore for SqliteStore {
 impl BrowserStore for SqliteStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         let op = "record finished run";
-        self.write(op, |tx| record_in(tx, scope, run, op))
+        self.write(op, |tx| {
+            record_in(tx, scope, run, op)?;
+            let (item, by) = (&run.trajectory.id, &run.written_by());
+            audit_in(
+                tx,
+                "browser",
+                Action::Write,
+                scope.as_str(),
+                item,
+                by,
+                &run.detail(),
+            )
+            .map_err(|e| to_core(op, e))
+        })
     }
 
     fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()> {

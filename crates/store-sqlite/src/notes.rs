@@ -5,8 +5,8 @@
 //! review and forget appends to `audit` in the same transaction (migration 14).
 
 use agent_memory_core::evidence::{
-    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
-    forget_detail, setting_detail, write_detail,
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, WriteRun,
+    Writer, forget_detail, setting_detail, write_detail,
 };
 use agent_memory_core::store::AuditStore;
 use agent_memory_core::store::notes::{
@@ -144,6 +144,38 @@ pub(crate) fn audit_in(
         memory
     ])
     .map(drop)
+}
+
+/// Appends the entry that opens `run` to the audit trail, unless the newest entry about its
+/// item is a write of the same run (one lookup on the `audit_item` index); in the caller's
+/// transaction.
+pub(crate) fn audit_write_run(conn: &Connection, run: &WriteRun<'_>) -> rusqlite::Result<()> {
+    let continued = conn
+        .prepare_cached(
+            "SELECT action, source, session, client FROM audit \
+             WHERE memory = ?1 AND scope = ?2 AND item = ?3 ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row(params![run.memory, NO_SCOPE, run.item], |row| {
+            let action: String = row.get(0)?;
+            let source: String = row.get(1)?;
+            let session: Option<String> = row.get(2)?;
+            let client: Option<String> = row.get(3)?;
+            Ok(run.continued_by(&action, &source, session.as_deref(), client.as_deref()))
+        })
+        .optional()?
+        .unwrap_or(false);
+    if continued {
+        return Ok(());
+    }
+    audit_in(
+        conn,
+        run.memory,
+        Action::Write,
+        NO_SCOPE,
+        run.item,
+        &run.by,
+        run.detail,
+    )
 }
 
 /// `id` of the note at `path`, with its version and status, held or not.

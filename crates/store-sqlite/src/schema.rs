@@ -115,6 +115,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "vouches",
         sql: include_str!("sql/0020_vouches.sql"),
     },
+    Migration {
+        version: 21,
+        name: "audit_items",
+        sql: include_str!("sql/0021_audit_items.sql"),
+    },
 ];
 
 /// The schema version this build writes.

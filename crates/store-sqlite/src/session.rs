@@ -1,7 +1,9 @@
 //! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
 //! its position in the log.
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::evidence::{
+    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
+};
 use agent_memory_core::store::session::{
     append_at_outcome, counted_sessions, session_already_exists, session_not_found,
     validate_new_session,
@@ -13,7 +15,7 @@ use agent_memory_core::{
 use rusqlite::types::Type;
 use rusqlite::{Connection, Transaction, params};
 
-use crate::notes::{audit_in, stored_writer, writer_columns};
+use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 /// Checks every payload against the store's size limit before anything is written.
@@ -90,7 +92,23 @@ fn insert(
         insert_one(&mut insert, session, at, event, now)?;
         seq += 1;
     }
+    audit_events(tx, session, events, now)?;
     Ok(seq)
+}
+
+/// Appends the entries that open the runs of writes among `events`, appended to `session`
+/// at `now`, in the caller's transaction.
+fn audit_events(
+    conn: &Connection,
+    session: &SessionId,
+    events: &[SessionEvent],
+    now: Timestamp,
+) -> rusqlite::Result<()> {
+    for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
+        let by = events[start].written_by.as_ref();
+        audit_write_run(conn, &WriteRun::events(session.as_str(), by, now))?;
+    }
+    Ok(())
 }
 
 /// Runs [`INSERT_EVENT`] for `event` at position `seq`.
@@ -175,6 +193,7 @@ impl SessionStore for SqliteStore {
                 insert_one(&mut insert, session, seq as i64, event, now)
                     .map_err(|e| item_error(&format!("session event {}", seq + 1), op, e))?;
             }
+            audit_events(tx, session, events, now).map_err(|e| to_core(op, e))?;
             Ok(events.len() as u64)
         })
     }

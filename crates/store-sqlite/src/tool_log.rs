@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::evidence::{
+    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
+};
 use agent_memory_core::store::session::counted_sessions;
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
@@ -11,7 +13,7 @@ use agent_memory_core::store::tool_log::{
 use agent_memory_core::{Error, Page, Provenance, Result, SessionId, Timestamp};
 use rusqlite::{Connection, params};
 
-use crate::notes::{audit_in, stored_writer, writer_columns};
+use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
 use crate::{SqliteStore, check_sizes, item_error, to_core};
 
 impl ToolLogStore for SqliteStore {
@@ -113,7 +115,11 @@ impl ToolLogStore for SqliteStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
         log.validate()?;
         let op = "append tool log";
-        self.write(op, |tx| insert(tx, log).map_err(|e| to_core(op, e)))
+        self.write(op, |tx| {
+            insert(tx, log)
+                .and_then(|()| audit_logs(tx, std::slice::from_ref(log)))
+                .map_err(|e| to_core(op, e))
+        })
     }
 
     fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
@@ -235,6 +241,17 @@ fn insert_all(tx: &Connection, logs: &[ToolLog]) -> Result<()> {
     for (i, log) in logs.iter().enumerate() {
         insert(tx, log)
             .map_err(|e| item_error(&format!("tool log {}", i + 1), "append tool logs", e))?;
+    }
+    audit_logs(tx, logs).map_err(|e| to_core("append tool logs", e))
+}
+
+/// Appends the entries that open the runs of writes among `logs`, in the caller's
+/// transaction.
+fn audit_logs(tx: &Connection, logs: &[ToolLog]) -> rusqlite::Result<()> {
+    for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
+        let log = &logs[start];
+        let run = WriteRun::tool_logs(log.session.as_str(), log.provenance.as_ref(), log.timestamp);
+        audit_write_run(tx, &run)?;
     }
     Ok(())
 }

@@ -8,7 +8,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use agent_memory_core::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use agent_memory_core::evidence::{
+    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
+};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
     Group, NewEpisode, PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation,
@@ -18,7 +20,7 @@ use agent_memory_core::store::trajectory::{
 use agent_memory_core::{Error, MetaKey, Page, Partition, Provenance, Result, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::notes::{audit_in, stored_writer, writer_columns};
+use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
 use crate::{SqliteStore, meta, to_core};
 
 /// Sequence numbers are SQLite rowids: positive `i64`.
@@ -805,6 +807,14 @@ impl EpisodeStore for SqliteStore {
                 .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
                 .collect::<Result<Vec<Seq>>>()?;
             totals.write(tx).map_err(|e| to_core(op, e))?;
+            for start in
+                write_run_starts(episodes, |e| (e.partition.as_str(), e.provenance.as_ref()))
+            {
+                let e = &episodes[start];
+                let run =
+                    WriteRun::episodes(e.partition.as_str(), e.provenance.as_ref(), e.recorded_at);
+                audit_write_run(tx, &run).map_err(|e| to_core(op, e))?;
+            }
             Ok((stored, committed, generation))
         })?;
         self.fingerprint_ids.remember(generation, committed);

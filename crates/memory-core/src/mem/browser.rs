@@ -549,7 +549,17 @@ fn record_in(m: &mut ScopeMemory, run: &FinishedRun) {
 impl BrowserStore for InMemoryStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()> {
         // One lock for the whole run: no reader sees half of it.
-        with_scope(self, scope, |m| record_in(m, run));
+        with_scope(self, scope, |m| {
+            record_in(m, run);
+            self.audit_in(
+                "browser",
+                Action::Write,
+                scope.as_str(),
+                &run.trajectory.id,
+                &run.written_by(),
+                run.detail(),
+            );
+        });
         Ok(())
     }
 

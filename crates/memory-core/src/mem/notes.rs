@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::evidence::{
-    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, Writer,
-    forget_detail, setting_detail, write_detail,
+    Action, AuditEntry, AuditFilter, Evidence, NO_SCOPE, STORE_MEMORY, Status, Vouch, WriteRun,
+    Writer, forget_detail, setting_detail, write_detail,
 };
 use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Scope};
@@ -134,6 +134,30 @@ impl InMemoryStore {
             by: by.clone(),
             detail,
         });
+    }
+}
+
+impl InMemoryStore {
+    /// Appends the entry that opens `run` to the audit trail, unless the newest entry about
+    /// its item is a write of the same run; called with that memory's lock held.
+    pub(crate) fn audit_write_run(&self, run: &WriteRun<'_>) {
+        let trail = lock(&self.audit);
+        let newest = trail
+            .iter()
+            .rev()
+            .find(|e| e.memory == run.memory && e.scope == NO_SCOPE && e.item == run.item);
+        if newest.is_some_and(|e| run.continues(e)) {
+            return;
+        }
+        drop(trail);
+        self.audit_in(
+            run.memory,
+            Action::Write,
+            NO_SCOPE,
+            run.item,
+            &run.by,
+            run.detail.to_owned(),
+        );
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`SessionStore`] for [`InMemoryStore`].
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::provenance::Provenance;
@@ -35,13 +35,26 @@ impl SessionLog {
     }
 }
 
+impl InMemoryStore {
+    /// Appends the entries that open the runs of writes among `events`, appended to
+    /// `session` at `at`; called with the sessions' lock held.
+    fn audit_events(&self, session: &SessionId, events: &[SessionEvent], at: Timestamp) {
+        for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
+            let by = events[start].written_by.as_ref();
+            self.audit_write_run(&WriteRun::events(session.as_str(), by, at));
+        }
+    }
+}
+
 impl SessionStore for InMemoryStore {
     fn session_append(&self, session: &SessionId, events: &[SessionEvent]) -> Result<u64> {
         // Validate everything before touching the map: all or nothing.
         events.iter().try_for_each(SessionEvent::validate)?;
         let mut sessions = lock(&self.sessions);
         let log = sessions.entry(session.clone()).or_default();
-        log.append(events, self.clock.now());
+        let now = self.clock.now();
+        log.append(events, now);
+        self.audit_events(session, events, now);
         let len = log.events.len() as u64;
         if log.events.is_empty() {
             sessions.remove(session);
@@ -69,10 +82,12 @@ impl SessionStore for InMemoryStore {
             return append_at_outcome(session, expected_len, held, &log[from..to], events);
         }
         if !events.is_empty() {
+            let now = self.clock.now();
             sessions
                 .entry(session.clone())
                 .or_default()
-                .append(events, self.clock.now());
+                .append(events, now);
+            self.audit_events(session, events, now);
         }
         Ok(SessionAppended {
             events: held + events.len() as u64,
@@ -87,7 +102,9 @@ impl SessionStore for InMemoryStore {
             return Err(session_already_exists(session, held.events.len() as u64));
         }
         let mut log = SessionLog::default();
-        log.append(events, self.clock.now());
+        let now = self.clock.now();
+        log.append(events, now);
+        self.audit_events(session, events, now);
         sessions.insert(session.clone(), log);
         Ok(events.len() as u64)
     }

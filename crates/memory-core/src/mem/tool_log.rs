@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, Writer, forget_detail};
+use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::provenance::Provenance;
@@ -20,16 +20,33 @@ fn kept(log: &ToolLog) -> ToolLog {
     log
 }
 
+impl InMemoryStore {
+    /// Appends the entries that open the runs of writes among `logs`; called with the tool
+    /// logs' lock held.
+    fn audit_tool_logs(&self, logs: &[ToolLog]) {
+        for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
+            let log = &logs[start];
+            let run =
+                WriteRun::tool_logs(log.session.as_str(), log.provenance.as_ref(), log.timestamp);
+            self.audit_write_run(&run);
+        }
+    }
+}
+
 impl ToolLogStore for InMemoryStore {
     fn append_tool_log(&self, log: &ToolLog) -> Result<()> {
         log.validate()?;
-        lock(&self.tool_logs).push(kept(log));
+        let mut stored = lock(&self.tool_logs);
+        stored.push(kept(log));
+        self.audit_tool_logs(std::slice::from_ref(log));
         Ok(())
     }
 
     fn append_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
         validate_all(logs)?;
-        lock(&self.tool_logs).extend(logs.iter().map(kept));
+        let mut stored = lock(&self.tool_logs);
+        stored.extend(logs.iter().map(kept));
+        self.audit_tool_logs(logs);
         Ok(())
     }
 
@@ -47,6 +64,7 @@ impl ToolLogStore for InMemoryStore {
             return Err(tool_logs_already_held(session, count));
         }
         stored.extend(logs.iter().map(kept));
+        self.audit_tool_logs(logs);
         Ok(())
     }
 

@@ -831,6 +831,29 @@ pub struct FinishedRun {
     pub completes_stored: bool,
 }
 
+impl FinishedRun {
+    /// Who recorded the run, for its `write` entry in the audit trail: the trajectory's
+    /// writer, or an unknown one at the trajectory's time (the epoch when it has none).
+    pub fn written_by(&self) -> Provenance {
+        self.trajectory.provenance.clone().unwrap_or_else(|| {
+            let at = self
+                .trajectory
+                .recorded_at
+                .unwrap_or(crate::evidence::UNRECORDED);
+            Provenance::new(crate::provenance::Source::Unknown, at)
+        })
+    }
+
+    /// The detail of its `write` entry in the audit trail, alike in every store (its item is
+    /// the trajectory's id): `site KEY`, or `site KEY, run RUN_ID` for a registered run.
+    pub fn detail(&self) -> String {
+        match &self.manifest {
+            Some(manifest) => format!("site {}, run {}", self.site.site, manifest.run_id),
+            None => format!("site {}", self.site.site),
+        }
+    }
+}
+
 /// A scope's browser memory as one value, to be stored at once: what an `.agent-memory/`
 /// directory holds.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -875,7 +898,8 @@ pub struct ImageStored {
 /// All browser memory traits, plus recording a finished run atomically.
 pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + HintStore {
     /// Records the trajectory, the site observation and the manifest of one run, all or
-    /// nothing.
+    /// nothing, with its `write` entry in the audit trail: memory `browser`, the scope, the
+    /// trajectory's id as the item, [`FinishedRun::written_by`] and [`FinishedRun::detail`].
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
 
     /// Every scope that holds browser memory of any kind, ordered by name.

@@ -9,7 +9,7 @@ use crate::store::browser::{
     ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
     SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
 };
-use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
+use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -94,6 +94,10 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "record run stores every part",
             run: record_run_stores_every_part,
+        },
+        Case {
+            name: "a recorded run is in the audit trail with its writer",
+            run: a_recorded_run_is_audited,
         },
         Case {
             name: "record run completes the stored manifest",
@@ -1238,6 +1242,50 @@ fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
         "site observation missing: {site:?}"
     );
     ensure_eq!(store.run_get(&s, "run_r")?, run.manifest);
+    Ok(())
+}
+
+fn a_recorded_run_is_audited<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let writer = Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(9))
+        .with_session("run-1")
+        .with_client("mcp:agent");
+    let mut first = FinishedRun {
+        trajectory: trajectory("traj_1", "alpha", "https://a.test", true, 5),
+        tokens: tokens("alpha"),
+        site: observation("a.test", 3),
+        manifest: Some(manifest("run_1", "u", "a.test", RunStatus::Completed)),
+        completes_stored: false,
+    };
+    first.trajectory.provenance = Some(writer.clone());
+    store.record_run(&s, &first)?;
+    let second = FinishedRun {
+        trajectory: trajectory("traj_2", "beta", "https://b.test", false, 7),
+        tokens: tokens("beta"),
+        site: observation("b.test", 3),
+        manifest: None,
+        completes_stored: false,
+    };
+    store.record_run(&s, &second)?;
+    let scope = s.as_str().to_owned();
+    ensure_eq!(
+        writes_of(store, "browser")?,
+        vec![
+            (
+                scope.clone(),
+                "traj_1".to_owned(),
+                writer,
+                "site a.test, run run_1".to_owned()
+            ),
+            (
+                scope,
+                "traj_2".to_owned(),
+                Provenance::new(Source::Unknown, Timestamp::from_millis(7)),
+                "site b.test".to_owned()
+            ),
+        ],
+        "each recorded run is a write entry: its trajectory, writer and site"
+    );
     Ok(())
 }
 

@@ -87,6 +87,25 @@ pub(crate) fn forgets_of<S: AuditStore>(
     Ok(forgets)
 }
 
+/// The `write` entries of `memory` in `store`'s audit trail, oldest first, as `(scope, item,
+/// writer, detail)`.
+pub(crate) fn writes_of<S: AuditStore>(
+    store: &S,
+    memory: &str,
+) -> Result<Vec<(String, String, Provenance, String)>, Violation> {
+    let filter = crate::evidence::AuditFilter {
+        memory: Some(memory.to_owned()),
+        action: Some(Action::Write),
+        before: None,
+    };
+    Ok(store
+        .audit_select(&filter, None, 1_000)?
+        .items
+        .into_iter()
+        .map(|e| (e.scope, e.item, e.by, e.detail))
+        .collect())
+}
+
 /// `(scope, item, detail)` as [`forgets_of`] reports an entry.
 pub(crate) fn forgot(scope: &str, item: &str, detail: &str) -> (String, String, String) {
     (scope.to_owned(), item.to_owned(), detail.to_owned())

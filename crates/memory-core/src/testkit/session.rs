@@ -3,7 +3,9 @@
 use crate::names::SessionId;
 use crate::store::AuditStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore};
-use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, set_now};
+use crate::testkit::{
+    Case, CaseResult, Violation, forgets_of, forgetter, forgot, set_now, writes_of,
+};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -80,6 +82,10 @@ pub fn cases<S: SessionStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "append at checks every event first",
             run: append_at_checks_every_event_first,
+        },
+        Case {
+            name: "each writer's run of events is one entry of the audit trail",
+            run: each_run_of_events_is_audited,
         },
         Case {
             name: "an event keeps who appended it, at the store's time",
@@ -311,6 +317,77 @@ fn list_in_id_order<S: SessionStore>(store: &S) -> CaseResult {
             ("alpha".to_owned(), 2, 4),
             ("zeta".to_owned(), 1, 2)
         ]
+    );
+    Ok(())
+}
+
+fn each_run_of_events_is_audited<S: SessionStore + AuditStore>(store: &S) -> CaseResult {
+    use crate::provenance::{Provenance, Source};
+    let at = Timestamp::from_millis;
+    let writer = |source: Source| {
+        Provenance::new(source, at(1))
+            .with_session("run-7")
+            .with_client("cli")
+    };
+    let user = writer(Source::User);
+    let model = writer(Source::Model("claude".to_owned()));
+    let s = session("s");
+    set_now(at(1_000));
+    store.session_create(
+        &s,
+        &[
+            event("session_started", "{}").with_writer(user.clone()),
+            event("user_message", "hi").with_writer(user.clone()),
+        ],
+    )?;
+    set_now(at(2_000));
+    store.session_append(
+        &s,
+        &[event("assistant_turn", "a").with_writer(model.clone())],
+    )?;
+    set_now(at(3_000));
+    store.session_append(
+        &s,
+        &[
+            event("assistant_turn", "b").with_writer(model.clone()),
+            event("user_message", "c").with_writer(user.clone()),
+        ],
+    )?;
+    set_now(at(4_000));
+    store.session_append_at(
+        &s,
+        5,
+        &[event("user_message", "d").with_writer(user.clone())],
+    )?;
+    set_now(at(4_500));
+    let conflict = store.session_append_at(
+        &s,
+        2,
+        &[event("user_message", "x").with_writer(model.clone())],
+    );
+    ensure!(conflict.is_err(), "an append at a stale length wrote");
+    set_now(at(5_000));
+    store.session_append(&session("t"), &[event("note", "bare")])?;
+    store.session_forget(&s, &forgetter())?;
+    set_now(at(6_000));
+    store.session_append(&s, &[event("user_message", "e").with_writer(user.clone())])?;
+    let entry = |name: &str, writer: &Provenance, ms: i64| {
+        let by = Provenance {
+            at: at(ms),
+            ..writer.clone()
+        };
+        (String::new(), name.to_owned(), by, "events".to_owned())
+    };
+    ensure_eq!(
+        writes_of(store, "turns")?,
+        vec![
+            entry("s", &user, 1_000),
+            entry("s", &model, 2_000),
+            entry("s", &user, 3_000),
+            entry("t", &Provenance::new(Source::Unknown, at(0)), 5_000),
+            entry("s", &user, 6_000),
+        ],
+        "one write entry per writer's run, at the store's time"
     );
     Ok(())
 }

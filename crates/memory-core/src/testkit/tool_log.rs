@@ -5,7 +5,7 @@ use crate::names::SessionId;
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::tool_log::{MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogStore};
-use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
+use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -46,6 +46,10 @@ pub fn cases<S: ToolLogStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "forget deletes one session's logs only",
             run: forget_deletes_one_session_only,
+        },
+        Case {
+            name: "each writer's run of logs is one entry of the audit trail",
+            run: each_run_of_logs_is_audited,
         },
         Case {
             name: "a log keeps who logged it, in a batch and an import",
@@ -434,6 +438,51 @@ fn tool_names<S: ToolLogStore>(store: &S, name: &str) -> Result<Vec<String>, cra
         .into_iter()
         .map(|log| log.tool_name)
         .collect())
+}
+
+fn each_run_of_logs_is_audited<S: ToolLogStore + AuditStore>(store: &S) -> CaseResult {
+    let tool = Provenance::new(Source::Tool("tapOn".to_owned()), Timestamp::from_millis(1))
+        .with_session("run-1")
+        .with_client("cli");
+    let import = Provenance::new(
+        Source::Import("trailblaze".to_owned()),
+        Timestamp::from_millis(1),
+    )
+    .with_client("node");
+    let by = |session_name: &str, at: i64, writer: Option<&Provenance>| {
+        let mut log = sample_log(session_name, "tapOn", at);
+        log.provenance = writer.cloned();
+        log
+    };
+    store.append_tool_log(&by("a", 10, Some(&tool)))?;
+    store.append_tool_log(&by("a", 20, Some(&tool)))?;
+    store.append_tool_logs(&[by("a", 30, None), by("b", 31, Some(&tool))])?;
+    store.import_tool_logs(&[by("c", 40, Some(&import)), by("c", 41, Some(&import))])?;
+    store.forget_tool_logs(&session("a"), &forgetter())?;
+    store.append_tool_log(&by("a", 50, None))?;
+    let entry = |name: &str, writer: Option<&Provenance>, at: i64| {
+        let at = Timestamp::from_millis(at);
+        let by = match writer {
+            Some(writer) => Provenance {
+                at,
+                ..writer.clone()
+            },
+            None => Provenance::new(Source::Unknown, at),
+        };
+        (String::new(), name.to_owned(), by, "tool logs".to_owned())
+    };
+    ensure_eq!(
+        writes_of(store, "recording")?,
+        vec![
+            entry("a", Some(&tool), 10),
+            entry("a", None, 30),
+            entry("b", Some(&tool), 31),
+            entry("c", Some(&import), 40),
+            entry("a", None, 50),
+        ],
+        "one write entry per writer's run, at its first log's time"
+    );
+    Ok(())
 }
 
 fn logs_keep_their_writer<S: ToolLogStore>(store: &S) -> CaseResult {

@@ -14,7 +14,7 @@ use crate::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, Episode, Fingerprint, Group, NewEpisode, PatternStats,
     PatternStore, TrajectoryTally, decode_texts, encode_texts,
 };
-use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot};
+use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
 use crate::{Error, ensure, ensure_eq};
 
@@ -31,6 +31,10 @@ pub fn cases<S: PatternStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "an episode keeps who recorded it",
             run: episodes_keep_their_writer,
+        },
+        Case {
+            name: "each writer's run of episodes is one entry of the audit trail",
+            run: each_run_of_episodes_is_audited,
         },
         Case {
             name: "a large batch numbers every episode, and numbers are never reused, pruned or forgotten",
@@ -658,6 +662,57 @@ fn episodes_keep_their_writer<S: PatternStore>(store: &S) -> CaseResult {
         writers(group),
         vec![all[0].clone(), all[1].clone(), None],
         "group_episodes must give back each episode's writer, or none"
+    );
+    Ok(())
+}
+
+fn each_run_of_episodes_is_audited<S: PatternStore + AuditStore>(store: &S) -> CaseResult {
+    let writer = |source: Source, client: &str| {
+        Provenance::new(source, Timestamp::from_millis(1))
+            .with_session("run-1")
+            .with_client(client)
+    };
+    let model = writer(Source::Model("m".to_owned()), "cli");
+    let page = writer(Source::Page("https://evil.test/".to_owned()), "cli");
+    let python = writer(Source::Model("m".to_owned()), "python");
+    let by = |p: &str, writer: Option<&Provenance>, at: i64| {
+        let mut e = episode(p, &[("f", "1")], &["a"], at);
+        e.provenance = writer.cloned();
+        e
+    };
+    // One call of two, then one more: one run.
+    store.append_episodes(&[by("p", Some(&model), 10), by("p", Some(&model), 11)])?;
+    store.append_episodes(&[by("p", Some(&model), 20)])?;
+    // One call to two partitions, by two writers: each opens a run.
+    store.append_episodes(&[by("q", Some(&model), 30), by("p", Some(&page), 31)])?;
+    // The model again, then through another client, then nobody known, twice.
+    store.append_episodes(&[by("p", Some(&model), 40)])?;
+    store.append_episodes(&[by("p", Some(&python), 50)])?;
+    store.append_episodes(&[by("p", None, 60)])?;
+    store.append_episodes(&[by("p", None, 70)])?;
+    // A forget ends the partition's run.
+    store.forget_partition(&partition("q"), &[], &forgetter())?;
+    store.append_episodes(&[by("q", Some(&model), 80)])?;
+    let entry = |p: &str, writer: &Provenance, at: i64| {
+        let by = Provenance {
+            at: Timestamp::from_millis(at),
+            ..writer.clone()
+        };
+        (String::new(), p.to_owned(), by, "episodes".to_owned())
+    };
+    let unknown = Provenance::new(Source::Unknown, Timestamp::from_millis(60));
+    ensure_eq!(
+        writes_of(store, "trajectory")?,
+        vec![
+            entry("p", &model, 10),
+            entry("q", &model, 30),
+            entry("p", &page, 31),
+            entry("p", &model, 40),
+            entry("p", &python, 50),
+            entry("p", &unknown, 60),
+            entry("q", &model, 80),
+        ],
+        "one write entry per writer's run, at its first episode's time"
     );
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The `BrowserStore` contract, against the in-memory store and against broken stores that
 //! the suite must catch.
 
-use agent_memory_core::evidence::{AuditEntry, Writer};
+use agent_memory_core::evidence::{Action, AuditEntry, Writer};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HeldRun, HintStore,
     ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
@@ -43,6 +43,8 @@ enum Defect {
     ApprovesWithoutTakingIt,
     /// Reads a held run by its id in whichever scope holds it.
     ReadsHeldRunsInAnyScope,
+    /// Records a run without its entry in the audit trail.
+    RecordsRunsUnaudited,
 }
 
 /// The in-memory store with one seeded defect.
@@ -115,7 +117,12 @@ impl AuditStore for Broken {
         after: Option<u64>,
         limit: usize,
     ) -> Result<Page<AuditEntry>> {
-        self.inner.audit_select(filter, after, limit)
+        let mut page = self.inner.audit_select(filter, after, limit)?;
+        if self.defect == Defect::RecordsRunsUnaudited {
+            page.items
+                .retain(|e| !(e.memory == "browser" && e.action == Action::Write));
+        }
+        Ok(page)
     }
 
     fn setting_set(
@@ -310,6 +317,10 @@ impl BrowserStore for Broken {
 #[test]
 fn the_suite_catches_broken_stores() {
     let table = [
+        (
+            Defect::RecordsRunsUnaudited,
+            "a recorded run is in the audit trail with its writer",
+        ),
         (Defect::IgnoresOrigin, "candidates apply filters"),
         (Defect::ForgetsSessions, "site observations apply the rules"),
         (Defect::ListsOldestFirst, "run manifests list newest first"),

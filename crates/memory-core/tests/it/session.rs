@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::evidence::{AuditEntry, Writer, forget_detail};
+use agent_memory_core::evidence::{AuditEntry, WriteRun, Writer, forget_detail, write_run_starts};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::session::{
     SessionAppended, append_at_outcome, session_already_exists, validate_new_session,
@@ -38,6 +38,7 @@ fn a_store_on_another_clock_fails_the_stamp_case() {
             .collect::<Vec<_>>(),
         vec![
             "list stamps each session's last write",
+            "each writer's run of events is one entry of the audit trail",
             "an event keeps who appended it, at the store's time"
         ]
     );
@@ -77,6 +78,8 @@ enum Defect {
     ForgetsOnlyTheWritersEvents,
     /// Keeps the events but not who appended them.
     DropsWriters,
+    /// Records every append call in the audit trail, not each writer's run.
+    AuditsEveryCall,
 }
 
 impl Broken {
@@ -126,6 +129,12 @@ impl SessionStore for Broken {
         logs.retain(|_, log| !log.is_empty());
         if !events.is_empty() {
             self.stamp(session);
+        }
+        let every_call = self.defect == Defect::AuditsEveryCall;
+        for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
+            let by = events[start].written_by.as_ref();
+            let run = WriteRun::events(session.as_str(), by, TestClock.now());
+            self.trail.wrote(&run, every_call);
         }
         Ok(len)
     }
@@ -284,6 +293,10 @@ impl AuditStore for Broken {
 #[test]
 fn the_suite_catches_broken_stores() {
     let table = [
+        (
+            Defect::AuditsEveryCall,
+            "each writer's run of events is one entry of the audit trail",
+        ),
         (Defect::PrependsBatches, "events load in append order"),
         (Defect::HalfWritesBatches, "invalid event writes nothing"),
         (Defect::ListsInCreationOrder, "list in id order with counts"),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::evidence::{AuditEntry, Writer, forget_detail};
+use agent_memory_core::evidence::{AuditEntry, WriteRun, Writer, forget_detail, write_run_starts};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::tool_log::{
     ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
@@ -44,6 +44,8 @@ enum Defect {
     DropsWritersInBatches,
     /// Forgets by writer on the source alone, whatever else the filter names.
     ForgetsBySourceOnly,
+    /// Records every append call in the audit trail, not each writer's run.
+    AuditsEveryCall,
 }
 
 struct Broken {
@@ -53,6 +55,17 @@ struct Broken {
 }
 
 impl Broken {
+    /// Records the runs of writes among `logs` in the trail.
+    fn audit(&self, logs: &[ToolLog]) {
+        let every_call = self.defect == Defect::AuditsEveryCall;
+        for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
+            let log = &logs[start];
+            let by = log.provenance.as_ref();
+            let run = WriteRun::tool_logs(log.session.as_str(), by, log.timestamp);
+            self.trail.wrote(&run, every_call);
+        }
+    }
+
     fn with(defect: Defect) -> Self {
         Broken {
             defect,
@@ -76,6 +89,7 @@ impl ToolLogStore for Broken {
             log.memory_snapshot = None;
         }
         if self.defect != Defect::StoresInvalidLogs {
+            self.audit(std::slice::from_ref(&log));
             self.logs().push(log);
         }
         Ok(())
@@ -85,12 +99,18 @@ impl ToolLogStore for Broken {
             return logs.iter().try_for_each(|log| self.append_tool_log(log));
         }
         validate_all(logs)?;
-        self.logs().extend(logs.iter().cloned().map(|mut log| {
-            if self.defect == Defect::DropsWritersInBatches {
-                log.provenance = None;
-            }
-            log
-        }));
+        let logs: Vec<ToolLog> = logs
+            .iter()
+            .cloned()
+            .map(|mut log| {
+                if self.defect == Defect::DropsWritersInBatches {
+                    log.provenance = None;
+                }
+                log
+            })
+            .collect();
+        self.audit(&logs);
+        self.logs().extend(logs);
         Ok(())
     }
     fn import_tool_logs(&self, logs: &[ToolLog]) -> Result<()> {
@@ -213,6 +233,10 @@ impl AuditStore for Broken {
 #[test]
 fn the_suite_catches_broken_stores() {
     let table = [
+        (
+            Defect::AuditsEveryCall,
+            "each writer's run of logs is one entry of the audit trail",
+        ),
         (Defect::ReversesOrder, "logs list in append order"),
         (
             Defect::LastAppendedIsLastWrite,

@@ -1,10 +1,10 @@
 //! An audit trail for the broken stores that keep their own memory: the suites read who
-//! forgot what from it.
+//! wrote and forgot what from it.
 
 use std::sync::{Mutex, PoisonError};
 
 use agent_memory_core::Result;
-use agent_memory_core::evidence::{Action, AuditEntry, NO_SCOPE};
+use agent_memory_core::evidence::{Action, AuditEntry, NO_SCOPE, WriteRun};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::Page;
 
@@ -25,6 +25,30 @@ impl Trail {
             item: item.to_owned(),
             by: by.clone(),
             detail,
+        });
+    }
+
+    /// Appends the entry opening `run`, unless the newest entry about its item is a write of
+    /// the same run, or with `every_call`, always (a store that records each call, not each
+    /// writer's run).
+    pub fn wrote(&self, run: &WriteRun<'_>, every_call: bool) {
+        let mut entries = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let newest = entries
+            .iter()
+            .rev()
+            .find(|e| e.memory == run.memory && e.item == run.item);
+        if !every_call && newest.is_some_and(|e| run.continues(e)) {
+            return;
+        }
+        let seq = entries.len() as u64 + 1;
+        entries.push(AuditEntry {
+            seq,
+            action: Action::Write,
+            memory: run.memory.to_owned(),
+            scope: NO_SCOPE.to_owned(),
+            item: run.item.to_owned(),
+            by: run.by.clone(),
+            detail: run.detail.to_owned(),
         });
     }
 

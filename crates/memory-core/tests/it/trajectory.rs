@@ -1,7 +1,7 @@
 //! The trajectory store contract, against the in-memory store and against broken stores
 //! that the suite must catch.
 
-use agent_memory_core::evidence::{AuditEntry, Writer};
+use agent_memory_core::evidence::{Action, AuditEntry, Writer};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeOutput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten,
@@ -46,6 +46,11 @@ enum Defect {
     ForgetsBySourceOnly,
     /// A forget by writer drops the groups it touched instead of rebuilding them.
     ForgetDropsGroups,
+    /// Appends episodes without their entries in the audit trail.
+    WritesUnaudited,
+    /// Records only the first writer of each partition in the audit trail, as a store that
+    /// keys a run of writes by its partition alone does.
+    AuditsFirstWriterOnly,
 }
 
 impl EpisodeStore for Broken {
@@ -150,7 +155,9 @@ impl PatternStore for Broken {
             | Defect::DropsWriters
             | Defect::ForgetKeepsSettings
             | Defect::ForgetsBySourceOnly
-            | Defect::ForgetDropsGroups => self.inner.patterns(partition, filter),
+            | Defect::ForgetDropsGroups
+            | Defect::WritesUnaudited
+            | Defect::AuditsFirstWriterOnly => self.inner.patterns(partition, filter),
         }
     }
     fn group(&self, partition: &Partition, fingerprint: &Fingerprint) -> Result<Option<Group>> {
@@ -215,7 +222,18 @@ impl AuditStore for Broken {
         after: Option<u64>,
         limit: usize,
     ) -> Result<Page<AuditEntry>> {
-        self.inner.audit_select(filter, after, limit)
+        let mut page = self.inner.audit_select(filter, after, limit)?;
+        let episodes = |e: &AuditEntry| e.memory == "trajectory" && e.action == Action::Write;
+        let mut seen = std::collections::HashSet::new();
+        match self.defect {
+            Defect::WritesUnaudited => page.items.retain(|e| !episodes(e)),
+            Defect::AuditsFirstWriterOnly => {
+                page.items
+                    .retain(|e| !episodes(e) || seen.insert(e.item.clone()));
+            }
+            _ => {}
+        }
+        Ok(page)
     }
 
     fn setting_set(
@@ -239,6 +257,8 @@ impl AuditStore for Broken {
         self.inner.vouched(memory, container)
     }
 }
+
+const EPISODES_AUDITED: &str = "each writer's run of episodes is one entry of the audit trail";
 
 const FORGET_BY_WRITER: &str =
     "a forget by writer takes its episodes and rebuilds what they taught from the rest";
@@ -278,6 +298,8 @@ fn the_suite_catches_broken_stores() {
         ),
         (Defect::ForgetsBySourceOnly, FORGET_BY_WRITER),
         (Defect::ForgetDropsGroups, FORGET_BY_WRITER),
+        (Defect::WritesUnaudited, EPISODES_AUDITED),
+        (Defect::AuditsFirstWriterOnly, EPISODES_AUDITED),
     ];
     for (defect, case) in table {
         let report = run(trajectory::SUITE, &trajectory::cases(), || Broken {

@@ -1,0 +1,3 @@
+-- Version 15: the audit trail by item, newest last, so a write finds the newest entry about
+-- its item (whether its writer's run of writes is open) without reading the whole trail.
+CREATE INDEX audit_item ON audit (memory, scope, item, seq);
