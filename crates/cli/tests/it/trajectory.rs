@@ -1048,3 +1048,62 @@ fn crystallize_names_the_groups_still_below_the_threshold() {
         "{json}"
     );
 }
+
+/// Each writer's run of records into a partition is one `write` entry of the audit trail,
+/// with the command line as its client: three records by one session are one entry, a
+/// record by another source opens another.
+#[test]
+fn each_writers_run_of_records_is_one_audit_entry() {
+    let sandbox = Sandbox::new();
+    let by = |source: &str, session: &str| {
+        let args = [
+            "--field",
+            "problem_topology=flaky_test",
+            "--field",
+            "affected_layer=ci",
+            "--trajectory",
+            "a,b",
+            "--success",
+            "--source",
+            source,
+            "--session",
+            session,
+        ];
+        let run = record(&sandbox, &args);
+        assert_eq!(run.code, Some(0), "{run}");
+    };
+    for _ in 0..3 {
+        by("model:claude", "run-1");
+    }
+    by("page:https://evil.test/", "run-1");
+    by("model:claude", "run-1");
+    let run = sandbox.expect(0, &["audit", "--memory", "trajectory", "--action", "write"]);
+    let trail: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let writers: Vec<(&str, &str, &str, &str)> = trail["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            fn field(v: &serde_json::Value) -> &str {
+                v.as_str().unwrap_or_default()
+            }
+            let by = &e["by"];
+            (
+                field(&e["item"]),
+                field(&by["source"]),
+                field(&by["session"]),
+                field(&by["client"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        writers,
+        [
+            ("team", "model:claude", "run-1", "cli"),
+            ("team", "page:https://evil.test/", "run-1", "cli"),
+            ("team", "model:claude", "run-1", "cli"),
+        ],
+        "{run}"
+    );
+    assert_eq!(trail["entries"][0]["detail"], "episodes", "{run}");
+}
