@@ -446,7 +446,8 @@ impl Vouch<'_> {
 }
 
 /// A write to one item of a memory whose items are many and small (a partition's episodes, a
-/// session's events, a session's tool logs), as the audit trail records it: one `write` entry
+/// session's events, a session's tool logs, a scope's stored browser trajectories), as the
+/// audit trail records it: one `write` entry
 /// opens each run of writes by one writer (the same source, session and client) to the item,
 /// and the later writes of the run add none. Each written item keeps its own writer and time,
 /// so the trail says who wrote to an item and from when, and the item says which write was
@@ -457,13 +458,16 @@ impl Vouch<'_> {
 /// run is open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteRun<'a> {
-    /// The memory: `trajectory`, `turns` or `recording`.
+    /// The memory: `trajectory`, `turns`, `recording` or `browser`.
     pub memory: &'static str,
-    /// The item: a partition or a session.
+    /// The scope: [`NO_SCOPE`] but for `browser`.
+    pub scope: &'a str,
+    /// The item: a partition, a session, or `trajectories` (a scope's stored trajectories).
     pub item: &'a str,
     /// Who wrote, and when the run's first write was.
     pub by: Provenance,
-    /// The entry's detail: what is written, `episodes`, `events` or `tool logs`.
+    /// The entry's detail: what is written, `episodes`, `events`, `tool logs` or
+    /// `trajectories`.
     pub detail: &'static str,
 }
 
@@ -483,6 +487,17 @@ impl<'a> WriteRun<'a> {
         WriteRun::new("recording", session, by, at, "tool logs")
     }
 
+    /// Trajectories stored one by one in `scope`'s browser memory (a drop-in's `save`), by
+    /// `by` (unknown when `None`) at `at`: one run per writer and scope, as the item
+    /// `trajectories`. A recorded run is an entry of its own
+    /// ([`FinishedRun`](crate::store::browser::FinishedRun)).
+    pub fn trajectories(scope: &'a str, by: Option<&Provenance>, at: Timestamp) -> Self {
+        WriteRun {
+            scope,
+            ..WriteRun::new("browser", "trajectories", by, at, "trajectories")
+        }
+    }
+
     fn new(
         memory: &'static str,
         item: &'a str,
@@ -496,6 +511,7 @@ impl<'a> WriteRun<'a> {
         by.at = at;
         WriteRun {
             memory,
+            scope: NO_SCOPE,
             item,
             by,
             detail,
@@ -520,7 +536,7 @@ impl<'a> WriteRun<'a> {
     /// Whether `newest`, the newest entry about the item, is a write of this run.
     pub fn continues(&self, newest: &AuditEntry) -> bool {
         newest.memory == self.memory
-            && newest.scope == NO_SCOPE
+            && newest.scope == self.scope
             && newest.item == self.item
             && newest.action == Action::Write
             && newest.by.source == self.by.source

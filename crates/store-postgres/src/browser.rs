@@ -23,7 +23,7 @@ use agent_memory_core::store::browser::{
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
-use crate::notes::{audit_in, provenance_fits, stored_writer};
+use crate::notes::{audit_in, audit_write_run, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
 
 /// What the body of a store call returns.
@@ -346,7 +346,8 @@ impl TrajectoryStore for PostgresStore {
         check_trajectory(trajectory, tokens)?;
         self.write("store trajectory", |tx| {
             lock_scope(tx, scope)?;
-            put_trajectory(tx, scope, trajectory, tokens)
+            put_trajectory(tx, scope, trajectory, tokens)?;
+            audit_write_run(tx, &trajectory.write_run(scope))
         })
     }
 

@@ -151,7 +151,7 @@ pub(crate) fn audit_write_run(
     tx: &mut Tx<'_>,
     run: &WriteRun<'_>,
 ) -> std::result::Result<(), Fail> {
-    let newest = tx.query_opt(NEWEST_ENTRY, &[&run.memory, &NO_SCOPE, &run.item])?;
+    let newest = tx.query_opt(NEWEST_ENTRY, &[&run.memory, &run.scope, &run.item])?;
     if newest.is_some_and(|row| run.continued_by(row.get(0), row.get(1), row.get(2), row.get(3))) {
         return Ok(());
     }
@@ -159,7 +159,7 @@ pub(crate) fn audit_write_run(
         tx,
         run.memory,
         Action::Write,
-        NO_SCOPE,
+        run.scope,
         run.item,
         &run.by,
         run.detail,

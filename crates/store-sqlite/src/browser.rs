@@ -15,7 +15,7 @@ use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::notes::{audit_in, stored_writer, writer_columns};
+use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
 use crate::{SqliteStore, codec, item_error, to_core, token_index};
 
 fn int(value: u64) -> i64 {
@@ -400,7 +400,9 @@ impl TrajectoryStore for SqliteStore {
     ) -> Result<()> {
         let op = "store trajectory";
         self.write(op, |tx| {
-            put_trajectory(tx, scope, trajectory, tokens).map_err(|e| to_core(op, e))
+            put_trajectory(tx, scope, trajectory, tokens)
+                .and_then(|()| audit_write_run(tx, &trajectory.write_run(scope)))
+                .map_err(|e| to_core(op, e))
         })
     }
 

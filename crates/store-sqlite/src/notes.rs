@@ -155,7 +155,7 @@ pub(crate) fn audit_write_run(conn: &Connection, run: &WriteRun<'_>) -> rusqlite
             "SELECT action, source, session, client FROM audit \
              WHERE memory = ?1 AND scope = ?2 AND item = ?3 ORDER BY seq DESC LIMIT 1",
         )?
-        .query_row(params![run.memory, NO_SCOPE, run.item], |row| {
+        .query_row(params![run.memory, run.scope, run.item], |row| {
             let action: String = row.get(0)?;
             let source: String = row.get(1)?;
             let session: Option<String> = row.get(2)?;
@@ -171,7 +171,7 @@ pub(crate) fn audit_write_run(conn: &Connection, run: &WriteRun<'_>) -> rusqlite
         conn,
         run.memory,
         Action::Write,
-        NO_SCOPE,
+        run.scope,
         run.item,
         &run.by,
         run.detail,

@@ -796,10 +796,18 @@ fn a_browser_run_keeps_its_writer_and_is_forgotten_by_it() {
     assert_ne!(after["match"]["trajectory_id"], id, "{after}");
     let audit = call(&env, "memory_audit", json!({}));
     let entries = audit["entries"].as_array().cloned().unwrap_or_default();
-    let forget = entries
+    let of_run: Vec<&serde_json::Value> = entries
         .iter()
-        .find(|e| e["memory"] == "browser" && e["item"] == id)
-        .unwrap_or_else(|| panic!("no audit entry for {id}: {audit}"));
+        .filter(|e| e["memory"] == "browser" && e["item"] == id)
+        .collect();
+    let [write, forget] = of_run[..] else {
+        panic!("a write and a forget entry for {id}: {audit}");
+    };
+    assert_eq!(write["action"], "write", "{write}");
+    assert_eq!(
+        write["by"]["client"], "mcp:agent",
+        "who recorded it: {write}"
+    );
     assert_eq!(forget["action"], "forget", "{forget}");
     assert_eq!(forget["by"]["client"], "cli", "{forget}");
     let by_tool = json!({"goal": "buy green tea by tool", "start_url": "https://shop.example.com/",

@@ -283,7 +283,10 @@ impl TrajectoryStore for InMemoryStore {
         trajectory: &Trajectory,
         tokens: &[String],
     ) -> Result<()> {
-        with_scope(self, scope, |m| m.put(trajectory, tokens));
+        with_scope(self, scope, |m| {
+            m.put(trajectory, tokens);
+            self.audit_write_run(&trajectory.write_run(scope));
+        });
         Ok(())
     }
 

@@ -145,7 +145,7 @@ impl InMemoryStore {
         let newest = trail
             .iter()
             .rev()
-            .find(|e| e.memory == run.memory && e.scope == NO_SCOPE && e.item == run.item);
+            .find(|e| e.memory == run.memory && e.scope == run.scope && e.item == run.item);
         if newest.is_some_and(|e| run.continues(e)) {
             return;
         }
@@ -153,7 +153,7 @@ impl InMemoryStore {
         self.audit_in(
             run.memory,
             Action::Write,
-            NO_SCOPE,
+            run.scope,
             run.item,
             &run.by,
             run.detail.to_owned(),

@@ -40,6 +40,19 @@ pub struct TrajectoryStep {
     pub expected_effect: Option<String>,
 }
 
+impl Trajectory {
+    /// Its store by [`TrajectoryStore::trajectory_put`] in `scope`, as the audit trail
+    /// records it: by its writer, at its writer's time (an unknown writer at its own time, the
+    /// epoch when it has none).
+    pub fn write_run<'a>(&self, scope: &'a Scope) -> crate::evidence::WriteRun<'a> {
+        let at = match &self.provenance {
+            Some(by) => by.at,
+            None => self.recorded_at.unwrap_or(crate::evidence::UNRECORDED),
+        };
+        crate::evidence::WriteRun::trajectories(scope.as_str(), self.provenance.as_ref(), at)
+    }
+}
+
 /// One finished run of the browser agent, successful or not.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trajectory {
@@ -193,7 +206,10 @@ pub fn within_margin<T>(ranked: Vec<(T, f64)>, margin: f64) -> Vec<T> {
 /// The cost of [`trajectory_candidates`](TrajectoryStore::trajectory_candidates) follows the
 /// trajectories that share a token with the query, not the size of the store.
 pub trait TrajectoryStore: Send + Sync {
-    /// Stores `trajectory` with its distinct goal `tokens`, replacing one with the same id.
+    /// Stores `trajectory` with its distinct goal `tokens`, replacing one with the same id,
+    /// and keeps the audit trail as for a run of writes
+    /// ([`WriteRun::trajectories`](crate::evidence::WriteRun::trajectories), with
+    /// [`Trajectory::write_run`]): one `write` entry per writer's run of stores in the scope.
     fn trajectory_put(
         &self,
         scope: &Scope,

@@ -100,6 +100,10 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
             run: a_recorded_run_is_audited,
         },
         Case {
+            name: "each writer's run of stored trajectories is one entry of the audit trail",
+            run: each_run_of_stored_trajectories_is_audited,
+        },
+        Case {
             name: "record run completes the stored manifest",
             run: record_run_completes_the_stored_manifest,
         },
@@ -1285,6 +1289,46 @@ fn a_recorded_run_is_audited<S: BrowserStore + AuditStore>(store: &S) -> CaseRes
             ),
         ],
         "each recorded run is a write entry: its trajectory, writer and site"
+    );
+    Ok(())
+}
+
+fn each_run_of_stored_trajectories_is_audited<S: BrowserStore + AuditStore>(
+    store: &S,
+) -> CaseResult {
+    let shared = Scope::shared();
+    let other = Scope::new("other")?;
+    let agent = |at: i64| {
+        Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(at))
+            .with_session("run-1")
+            .with_client("node")
+    };
+    let stored = |id: &str, at: i64, by: Option<Provenance>| {
+        let mut t = trajectory(id, "alpha", "https://a.test", true, at);
+        t.provenance = by;
+        t
+    };
+    put(store, &shared, &stored("t1", 10, Some(agent(10))))?;
+    put(store, &shared, &stored("t2", 20, Some(agent(20))))?;
+    put(store, &shared, &stored("t3", 30, None))?;
+    put(store, &other, &stored("t4", 40, Some(agent(40))))?;
+    put(store, &shared, &stored("t5", 50, Some(agent(50))))?;
+    let entry = |scope: &Scope, by: Provenance| {
+        let (scope, item) = (scope.as_str().to_owned(), "trajectories".to_owned());
+        (scope, item, by, "trajectories".to_owned())
+    };
+    ensure_eq!(
+        writes_of(store, "browser")?,
+        vec![
+            entry(&shared, agent(10)),
+            entry(
+                &shared,
+                Provenance::new(Source::Unknown, Timestamp::from_millis(30))
+            ),
+            entry(&other, agent(40)),
+            entry(&shared, agent(50)),
+        ],
+        "one write entry per writer's run of stores in a scope, at its first store's time"
     );
     Ok(())
 }

@@ -43,7 +43,7 @@ enum Defect {
     ApprovesWithoutTakingIt,
     /// Reads a held run by its id in whichever scope holds it.
     ReadsHeldRunsInAnyScope,
-    /// Records a run without its entry in the audit trail.
+    /// Records a run, or stores a trajectory, without its entry in the audit trail.
     RecordsRunsUnaudited,
 }
 
@@ -320,6 +320,10 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::RecordsRunsUnaudited,
             "a recorded run is in the audit trail with its writer",
+        ),
+        (
+            Defect::RecordsRunsUnaudited,
+            "each writer's run of stored trajectories is one entry of the audit trail",
         ),
         (Defect::IgnoresOrigin, "candidates apply filters"),
         (Defect::ForgetsSessions, "site observations apply the rules"),
