@@ -309,8 +309,8 @@ const APPEND: &str = "WITH locked AS MATERIALIZED ( \
 /// lock (class `$10`), after the partition's, and appends the entry opening the writer's run
 /// (memory `$14`, detail `$15`). So one record is still one round trip, and once its writer's
 /// run is open, one index lookup more: the insert into the trail is in the function, not a
-/// data-modifying clause of the statement, which would prepare an insert into `audit` on
-/// every record (a quarter more time per record, measured) for the few that open a run.
+/// data-modifying clause of the statement, so a record that opens no run inserts nothing
+/// into `audit`.
 const APPEND_ONE: &str = "WITH locked AS MATERIALIZED ( \
        SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text)) AS held), \
      opened AS MATERIALIZED ( \
