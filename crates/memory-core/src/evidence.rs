@@ -29,6 +29,9 @@ use crate::error::{Error, Result};
 use crate::excerpt::Excerpt;
 use crate::provenance::{Provenance, Source};
 use crate::screen::Verdict;
+use crate::store::session::SessionEvent;
+use crate::store::tool_log::ToolLog;
+use crate::store::trajectory::NewEpisode;
 use crate::time::Timestamp;
 
 /// Where a version of an item stands with the write screen and its reviewers.
@@ -498,6 +501,39 @@ impl<'a> WriteRun<'a> {
         }
     }
 
+    /// The runs of writes among a batch of `episodes`: one per run of episodes written to
+    /// one partition by one writer, at its first episode's recording time.
+    pub fn episode_runs(episodes: &'a [NewEpisode]) -> Vec<Self> {
+        write_run_starts(episodes, |e| (e.partition.as_str(), e.provenance.as_ref()))
+            .into_iter()
+            .map(|i| {
+                let e = &episodes[i];
+                WriteRun::episodes(e.partition.as_str(), e.provenance.as_ref(), e.recorded_at)
+            })
+            .collect()
+    }
+
+    /// The runs of writes among `events` appended to `session` at `at`: one per run of
+    /// events by one writer.
+    pub fn event_runs(session: &'a str, events: &[SessionEvent], at: Timestamp) -> Vec<Self> {
+        write_run_starts(events, |e| (session, e.written_by.as_ref()))
+            .into_iter()
+            .map(|i| WriteRun::events(session, events[i].written_by.as_ref(), at))
+            .collect()
+    }
+
+    /// The runs of writes among a batch of tool `logs`: one per run of logs appended to one
+    /// session by one writer, at its first log's timestamp.
+    pub fn tool_log_runs(logs: &'a [ToolLog]) -> Vec<Self> {
+        write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref()))
+            .into_iter()
+            .map(|i| {
+                let l = &logs[i];
+                WriteRun::tool_logs(l.session.as_str(), l.provenance.as_ref(), l.timestamp)
+            })
+            .collect()
+    }
+
     fn new(
         memory: &'static str,
         item: &'a str,
@@ -548,7 +584,7 @@ impl<'a> WriteRun<'a> {
 /// The places in `items` where a run of writes starts: the first item, and each item whose
 /// key (the item it is written to, and its writer's source, session and client) differs
 /// from the one before it. A batch by one writer to one item is one run.
-pub fn write_run_starts<'a, T>(
+fn write_run_starts<'a, T>(
     items: &'a [T],
     key: impl Fn(&'a T) -> (&'a str, Option<&'a Provenance>),
 ) -> Vec<usize> {
@@ -602,6 +638,28 @@ mod tests {
         assert!(Status::parse("held").is_err());
         assert!(Action::parse("").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn a_batch_opens_one_run_per_change_of_writer() {
+        let model = Provenance::new(Source::Model(String::new()), at()).with_session("s1");
+        let page = Provenance::new(Source::Page("https://a.test/".into()), at());
+        let events = [
+            SessionEvent::new("turn", "1").with_writer(model.clone()),
+            SessionEvent::new("turn", "2").with_writer(model.clone()),
+            SessionEvent::new("turn", "3").with_writer(page.clone()),
+            SessionEvent::new("turn", "4").with_writer(model.clone().with_client("cli")),
+            SessionEvent::new("turn", "5"),
+            SessionEvent::new("turn", "6"),
+        ];
+        let later = Timestamp::from_millis(5_000);
+        let runs = WriteRun::event_runs("s1", &events, later);
+        let sources: Vec<String> = runs.iter().map(|r| r.by.source.to_string()).collect();
+        assert_eq!(sources, ["model", "page:https://a.test/", "model", "unknown"]);
+        assert_eq!(runs[2].by.client.as_deref(), Some("cli"));
+        assert!(runs.iter().all(|r| r.item == "s1" && r.by.at == later));
+        assert!(runs.iter().all(|r| r.memory == "turns" && r.detail == "events"));
+        assert!(WriteRun::event_runs("s1", &[], later).is_empty());
     }
 
     #[test]

@@ -2,9 +2,7 @@
 //! its position in the log. Writers of one session hold its advisory lock, so two appends
 //! never claim the same position and of two creates exactly one wins.
 
-use agent_memory_core::evidence::{
-    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
-};
+use agent_memory_core::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use agent_memory_core::store::session::{
     append_at_outcome, session_already_exists, session_not_found, validate_new_session,
 };
@@ -82,9 +80,8 @@ fn insert(
             &writers.clients,
         ],
     )?;
-    for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
-        let by = events[start].written_by.as_ref();
-        audit_write_run(tx, &WriteRun::events(session.as_str(), by, now))?;
+    for run in WriteRun::event_runs(session.as_str(), events, now) {
+        audit_write_run(tx, &run)?;
     }
     Ok(count(from) + events.len() as u64)
 }

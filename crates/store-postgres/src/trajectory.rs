@@ -14,9 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use agent_memory_core::evidence::{
-    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
-};
+use agent_memory_core::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
     Group, NewEpisode, PartitionSummary, Pattern, PatternStats, PatternStore, ReinforcedPatterns,
@@ -365,9 +363,7 @@ fn append(tx: &mut Tx<'_>, episodes: &[NewEpisode]) -> std::result::Result<Vec<i
         return append_one(tx, e);
     }
     let seqs = append_batch(&mut *tx, episodes)?;
-    for start in write_run_starts(episodes, |e| (e.partition.as_str(), e.provenance.as_ref())) {
-        let e = &episodes[start];
-        let run = WriteRun::episodes(e.partition.as_str(), e.provenance.as_ref(), e.recorded_at);
+    for run in WriteRun::episode_runs(episodes) {
         audit_write_run(tx, &run)?;
     }
     Ok(seqs)

@@ -1,9 +1,7 @@
 //! [`SessionStore`] on the `session_events` table: one row per event, keyed by session and
 //! its position in the log.
 
-use agent_memory_core::evidence::{
-    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
-};
+use agent_memory_core::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use agent_memory_core::store::session::{
     append_at_outcome, counted_sessions, session_already_exists, session_not_found,
     validate_new_session,
@@ -104,9 +102,8 @@ fn audit_events(
     events: &[SessionEvent],
     now: Timestamp,
 ) -> rusqlite::Result<()> {
-    for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
-        let by = events[start].written_by.as_ref();
-        audit_write_run(conn, &WriteRun::events(session.as_str(), by, now))?;
+    for run in WriteRun::event_runs(session.as_str(), events, now) {
+        audit_write_run(conn, &run)?;
     }
     Ok(())
 }

@@ -2,9 +2,7 @@
 
 use std::collections::HashMap;
 
-use agent_memory_core::evidence::{
-    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
-};
+use agent_memory_core::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use agent_memory_core::store::session::counted_sessions;
 use agent_memory_core::store::tool_log::{
     MemorySnapshot, SnapshotEntry, SnapshotValue, ToolLog, ToolLogSessionSummary, ToolLogStore,
@@ -248,9 +246,7 @@ fn insert_all(tx: &Connection, logs: &[ToolLog]) -> Result<()> {
 /// Appends the entries that open the runs of writes among `logs`, in the caller's
 /// transaction.
 fn audit_logs(tx: &Connection, logs: &[ToolLog]) -> rusqlite::Result<()> {
-    for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
-        let log = &logs[start];
-        let run = WriteRun::tool_logs(log.session.as_str(), log.provenance.as_ref(), log.timestamp);
+    for run in WriteRun::tool_log_runs(logs) {
         audit_write_run(tx, &run)?;
     }
     Ok(())

@@ -8,9 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use agent_memory_core::evidence::{
-    Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts,
-};
+use agent_memory_core::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use agent_memory_core::store::trajectory::{
     CrystallizeInput, CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint,
     Group, NewEpisode, PartitionSummary, Pattern, PatternStats, PatternStore, PendingObservation,
@@ -807,12 +805,7 @@ impl EpisodeStore for SqliteStore {
                 .map(|i| seq_from_sql(first + i as i64, "trajectory_episode.seq"))
                 .collect::<Result<Vec<Seq>>>()?;
             totals.write(tx).map_err(|e| to_core(op, e))?;
-            for start in
-                write_run_starts(episodes, |e| (e.partition.as_str(), e.provenance.as_ref()))
-            {
-                let e = &episodes[start];
-                let run =
-                    WriteRun::episodes(e.partition.as_str(), e.provenance.as_ref(), e.recorded_at);
+            for run in WriteRun::episode_runs(episodes) {
                 audit_write_run(tx, &run).map_err(|e| to_core(op, e))?;
             }
             Ok((stored, committed, generation))

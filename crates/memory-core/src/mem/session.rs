@@ -1,7 +1,7 @@
 //! [`SessionStore`] for [`InMemoryStore`].
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts};
+use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::provenance::Provenance;
@@ -39,9 +39,8 @@ impl InMemoryStore {
     /// Appends the entries that open the runs of writes among `events`, appended to
     /// `session` at `at`; called with the sessions' lock held.
     fn audit_events(&self, session: &SessionId, events: &[SessionEvent], at: Timestamp) {
-        for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
-            let by = events[start].written_by.as_ref();
-            self.audit_write_run(&WriteRun::events(session.as_str(), by, at));
+        for run in WriteRun::event_runs(session.as_str(), events, at) {
+            self.audit_write_run(&run);
         }
     }
 }

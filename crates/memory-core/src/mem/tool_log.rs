@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts};
+use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::SessionId;
 use crate::provenance::Provenance;
@@ -24,10 +24,7 @@ impl InMemoryStore {
     /// Appends the entries that open the runs of writes among `logs`; called with the tool
     /// logs' lock held.
     fn audit_tool_logs(&self, logs: &[ToolLog]) {
-        for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
-            let log = &logs[start];
-            let run =
-                WriteRun::tool_logs(log.session.as_str(), log.provenance.as_ref(), log.timestamp);
+        for run in WriteRun::tool_log_runs(logs) {
             self.audit_write_run(&run);
         }
     }

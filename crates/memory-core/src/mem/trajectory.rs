@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
-use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail, write_run_starts};
+use crate::evidence::{Action, NO_SCOPE, WriteRun, Writer, forget_detail};
 use crate::mem::{InMemoryStore, lock};
 use crate::names::{MetaKey, Partition};
 use crate::provenance::Provenance;
@@ -63,13 +63,8 @@ impl EpisodeStore for InMemoryStore {
                 .insert(seq, episode.clone());
             stored.push(seq);
         }
-        for start in write_run_starts(episodes, |e| (e.partition.as_str(), e.provenance.as_ref())) {
-            let e = &episodes[start];
-            self.audit_write_run(&WriteRun::episodes(
-                e.partition.as_str(),
-                e.provenance.as_ref(),
-                e.recorded_at,
-            ));
+        for run in WriteRun::episode_runs(episodes) {
+            self.audit_write_run(&run);
         }
         Ok(stored)
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::evidence::{AuditEntry, WriteRun, Writer, forget_detail, write_run_starts};
+use agent_memory_core::evidence::{AuditEntry, WriteRun, Writer, forget_detail};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::session::{
     SessionAppended, append_at_outcome, session_already_exists, validate_new_session,
@@ -131,9 +131,7 @@ impl SessionStore for Broken {
             self.stamp(session);
         }
         let every_call = self.defect == Defect::AuditsEveryCall;
-        for start in write_run_starts(events, |e| (session.as_str(), e.written_by.as_ref())) {
-            let by = events[start].written_by.as_ref();
-            let run = WriteRun::events(session.as_str(), by, TestClock.now());
+        for run in WriteRun::event_runs(session.as_str(), events, TestClock.now()) {
             self.trail.wrote(&run, every_call);
         }
         Ok(len)

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use agent_memory_core::evidence::{AuditEntry, WriteRun, Writer, forget_detail, write_run_starts};
+use agent_memory_core::evidence::{AuditEntry, WriteRun, Writer, forget_detail};
 use agent_memory_core::provenance::Provenance;
 use agent_memory_core::store::tool_log::{
     ToolLog, ToolLogSessionSummary, ToolLogStore, tool_logs_already_held, validate_all,
@@ -58,10 +58,7 @@ impl Broken {
     /// Records the runs of writes among `logs` in the trail.
     fn audit(&self, logs: &[ToolLog]) {
         let every_call = self.defect == Defect::AuditsEveryCall;
-        for start in write_run_starts(logs, |l| (l.session.as_str(), l.provenance.as_ref())) {
-            let log = &logs[start];
-            let by = log.provenance.as_ref();
-            let run = WriteRun::tool_logs(log.session.as_str(), by, log.timestamp);
+        for run in WriteRun::tool_log_runs(logs) {
             self.trail.wrote(&run, every_call);
         }
     }
