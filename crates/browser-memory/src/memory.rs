@@ -278,7 +278,9 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
 
     /// With the writer each recorded run's trajectory keeps as its provenance: a field left
     /// out is the run's own (source `model:` plus the run's model, session the run's session
-    /// id or else its trajectory id) and the client is none.
+    /// id or else its trajectory id) and the client is none. The audit trail names it for
+    /// the memory's other writes too (facts, selectors, hints, run manifests), with source
+    /// `unknown` when it names none.
     pub fn with_writer(mut self, writer: Writer) -> Self {
         self.writer = writer;
         self
@@ -300,9 +302,10 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         &self.scope
     }
 
-    /// The run registry of this scope.
+    /// The run registry of this scope, writing as this memory's writer.
     pub fn runs(&self) -> RunRegistry<&S, &C, &I> {
         RunRegistry::new(&self.store, self.scope.clone(), &self.clock, &self.ids)
+            .with_writer(self.writer.clone())
     }
 
     /// The store's memory of the site of `url`.
@@ -651,7 +654,12 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             observed_at: iso(self.clock.now()),
             ..SiteObservation::default()
         };
-        Ok(self.store.site_observe(&self.scope, &observation)?)
+        let by = self
+            .writer
+            .provenance(Source::Unknown, None, self.clock.now());
+        Ok(self
+            .store
+            .site_observe(&self.scope, &observation, Some(&by))?)
     }
 
     /// Records that `selector` worked for `element` on the site of `url`.
@@ -663,14 +671,21 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             observed_at: iso(self.clock.now()),
             ..SiteObservation::default()
         };
-        Ok(self.store.site_observe(&self.scope, &observation)?)
+        let by = self
+            .writer
+            .provenance(Source::Unknown, None, self.clock.now());
+        Ok(self
+            .store
+            .site_observe(&self.scope, &observation, Some(&by))?)
     }
 
     /// Stores hints generated from evaluated runs (see [`generate_hints`](crate::generate_hints)).
     pub fn save_hints(&self, hints: &str) -> Result<()> {
+        let now = self.clock.now();
+        let by = self.writer.provenance(Source::Unknown, None, now);
         Ok(self
             .store
-            .hints_put(&self.scope, hints, &iso(self.clock.now()))?)
+            .hints_put(&self.scope, hints, &iso(now), Some(&by))?)
     }
 
     /// Analyses every trajectory stored in the scope (see

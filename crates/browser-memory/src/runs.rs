@@ -1,8 +1,9 @@
 //! The run registry: manifests of each run for orchestrators, with start, update, complete,
 //! get, list, resume and fork, run ids and lineage through `parent_run_id`.
 
+use agent_memory_core::evidence::Writer;
 use agent_memory_core::store::browser::{RunFilter, RunManifest, RunManifestStore, RunStatus};
-use agent_memory_core::{Clock, IdSource, Scope, Timestamp};
+use agent_memory_core::{Clock, IdSource, Provenance, Scope, Source, Timestamp};
 use serde::Serialize;
 
 use crate::dir::manifest_stem;
@@ -228,6 +229,8 @@ pub struct RunRegistry<S, C, I> {
     scope: Scope,
     clock: C,
     ids: I,
+    /// Who writes the manifests (see [`RunRegistry::with_writer`]).
+    pub writer: Writer,
 }
 
 impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
@@ -238,7 +241,22 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
             scope,
             clock,
             ids,
+            writer: Writer::default(),
         }
+    }
+
+    /// With the writer the audit trail names for each manifest this registry writes: a
+    /// field left out is the run's own (source `unknown`, session the run's session id or
+    /// else its run id) and the client is none.
+    pub fn with_writer(mut self, writer: Writer) -> Self {
+        self.writer = writer;
+        self
+    }
+
+    /// Who writes `manifest` now.
+    fn writer_of(&self, manifest: &RunManifest) -> Provenance {
+        let session = manifest.session_id.as_deref().unwrap_or(&manifest.run_id);
+        (self.writer).provenance(Source::Unknown, Some(session), self.clock.now())
     }
 
     /// A fresh `run_<ms>_<rand>` id.
@@ -272,7 +290,8 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
             result: None,
             reason: None,
         };
-        self.store.run_start(&self.scope, &manifest)?;
+        let by = self.writer_of(&manifest);
+        self.store.run_start(&self.scope, &manifest, Some(&by))?;
         Ok(start.run_id)
     }
 
@@ -311,7 +330,8 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
         keep_or_set(&mut manifest.result, update.result);
         keep_or_set(&mut manifest.reason, update.reason);
         manifest.updated_at = iso(self.clock.now());
-        self.store.run_put(&self.scope, &manifest)?;
+        let by = self.writer_of(&manifest);
+        self.store.run_put(&self.scope, &manifest, Some(&by))?;
         Ok(manifest)
     }
 
@@ -335,7 +355,8 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
         }
         manifest.completed_at = Some(now.clone());
         manifest.updated_at = now;
-        self.store.run_put(&self.scope, &manifest)?;
+        let by = self.writer_of(&manifest);
+        self.store.run_put(&self.scope, &manifest, Some(&by))?;
         Ok(manifest)
     }
 

@@ -137,6 +137,7 @@ fn memory(version: u64) -> Result<InMemoryStore, String> {
                     result: None,
                     reason: None,
                 },
+                None,
             )
             .map_err(|e| e.to_string())?;
     }
@@ -243,7 +244,9 @@ fn prepare_round(db: &Path, round: u64) -> Result<(), String> {
             .map_err(|e| e.to_string())?
         {
             run.run_id = format!("run_{v}_{}", run.run_id.trim_start_matches("run_"));
-            renamed.run_put(&scope, &run).map_err(|e| e.to_string())?;
+            renamed
+                .run_put(&scope, &run, None)
+                .map_err(|e| e.to_string())?;
         }
         export_dir(&renamed, &scope, &MemoryRoot::new(import_dir_of(db, v)))
             .map_err(|e| e.to_string())?;

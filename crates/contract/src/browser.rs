@@ -19,7 +19,7 @@ pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
-use agent_memory_core::{Clock, IdSource, Scope};
+use agent_memory_core::{Clock, IdSource, Provenance, Scope, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -42,10 +42,22 @@ pub(crate) type Browser<'a> =
     BrowserMemory<&'a crate::database::Store, &'a dyn Clock, &'a dyn IdSource>;
 
 pub(crate) fn memory<'a>(env: &'a Env<'_>, scope: Scope) -> Browser<'a> {
-    BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref()).with_writer(Writer {
+    BrowserMemory::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
+        .with_writer(writer(env))
+}
+
+/// Who writes to the browser memory through `env`: its door as the client.
+pub(crate) fn writer(env: &Env<'_>) -> Writer {
+    Writer {
         client: env.client.clone(),
         ..Writer::default()
-    })
+    }
+}
+
+/// Who writes now through `env` what no run of the agent names (a drop-in's fact, session,
+/// hints or suite summary): an unknown source, by its door.
+pub(crate) fn written_now(env: &Env<'_>) -> Provenance {
+    writer(env).provenance(Source::Unknown, None, env.clock.now())
 }
 
 /// How the memory parts are assembled into the context.

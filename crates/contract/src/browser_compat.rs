@@ -35,7 +35,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
-use crate::browser::{HintsOutput, ImportOutput, memory, scope_of};
+use crate::browser::{HintsOutput, ImportOutput, memory, scope_of, written_now};
 use crate::operations::NoInput;
 use crate::{Env, Error, Result, ResultExt};
 use agent_memory_browser::{ClassFiles, MemoryRoot};
@@ -572,7 +572,8 @@ pub fn record_session(env: &Env<'_>, input: RecordSessionInput) -> Result<SiteOu
         session: Some(entry),
         ..SiteObservation::default()
     };
-    env.store.site_observe(&scope, &observation)?;
+    env.store
+        .site_observe(&scope, &observation, Some(&written_now(env)))?;
     Ok(SiteOutput { site })
 }
 
@@ -790,7 +791,9 @@ pub struct SaveHintsInput {
 pub fn save_hints(env: &Env<'_>, input: SaveHintsInput) -> Result<HintsOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let updated_at = iso(env.clock.now());
-    env.store.hints_put(&scope, &input.hints, &updated_at)?;
+    let by = written_now(env);
+    env.store
+        .hints_put(&scope, &input.hints, &updated_at, Some(&by))?;
     Ok(HintsOutput {
         hints: input.hints,
         updated_at,
@@ -881,6 +884,7 @@ pub fn save_suite_summary(
             id: id.clone(),
             json,
         },
+        Some(&written_now(env)),
     )?;
     Ok(SuiteSummaryOutput { id })
 }

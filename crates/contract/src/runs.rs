@@ -252,6 +252,7 @@ fn registry<'e>(
     scope: Scope,
 ) -> RunRegistry<&'e crate::database::Store, &'e dyn Clock, &'e dyn IdSource> {
     RunRegistry::new(env.store, scope, env.clock.as_ref(), env.ids.as_ref())
+        .with_writer(crate::browser::writer(env))
 }
 
 /// Registers a new run in the `running` state.

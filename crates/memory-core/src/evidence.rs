@@ -163,6 +163,17 @@ impl Writer {
         }
     }
 
+    /// The writer it names as the provenance of a write at `at`: its source, else
+    /// `source`; its session, else `session`; its client.
+    pub fn provenance(&self, source: Source, session: Option<&str>, at: Timestamp) -> Provenance {
+        Provenance {
+            source: self.source.clone().unwrap_or(source),
+            session: self.session.clone().or_else(|| session.map(str::to_owned)),
+            client: self.client.clone(),
+            at,
+        }
+    }
+
     /// Refuses a filter that names nothing: it would take every writer.
     pub fn check(&self) -> Result<()> {
         if self.source.is_none() && self.session.is_none() && self.client.is_none() {
@@ -465,12 +476,14 @@ pub struct WriteRun<'a> {
     pub memory: &'static str,
     /// The scope: [`NO_SCOPE`] but for `browser`.
     pub scope: &'a str,
-    /// The item: a partition, a session, or `trajectories` (a scope's stored trajectories).
+    /// The item: a partition, a session, or for `browser`, `trajectories` (a scope's stored
+    /// trajectories) or another [`BrowserWrite`](crate::store::browser::BrowserWrite) item.
     pub item: &'a str,
     /// Who wrote, and when the run's first write was.
     pub by: Provenance,
-    /// The entry's detail: what is written, `episodes`, `events`, `tool logs` or
-    /// `trajectories`.
+    /// The entry's detail: what is written, `episodes`, `events`, `tool logs`,
+    /// `trajectories`, or another [`BrowserWrite`](crate::store::browser::BrowserWrite)
+    /// detail.
     pub detail: &'static str,
 }
 
@@ -495,9 +508,22 @@ impl<'a> WriteRun<'a> {
     /// `trajectories`. A recorded run is an entry of its own
     /// ([`FinishedRun`](crate::store::browser::FinishedRun)).
     pub fn trajectories(scope: &'a str, by: Option<&Provenance>, at: Timestamp) -> Self {
+        WriteRun::browser(scope, "trajectories", "trajectories", by, at)
+    }
+
+    /// A write to `item` of `scope`'s browser memory, `detail` saying what it wrote, by `by`
+    /// (unknown when `None`) at `at`
+    /// ([`BrowserWrite`](crate::store::browser::BrowserWrite) names the items and details).
+    pub fn browser(
+        scope: &'a str,
+        item: &'a str,
+        detail: &'static str,
+        by: Option<&Provenance>,
+        at: Timestamp,
+    ) -> Self {
         WriteRun {
             scope,
-            ..WriteRun::new("browser", "trajectories", by, at, "trajectories")
+            ..WriteRun::new("browser", item, by, at, detail)
         }
     }
 
@@ -655,10 +681,16 @@ mod tests {
         let later = Timestamp::from_millis(5_000);
         let runs = WriteRun::event_runs("s1", &events, later);
         let sources: Vec<String> = runs.iter().map(|r| r.by.source.to_string()).collect();
-        assert_eq!(sources, ["model", "page:https://a.test/", "model", "unknown"]);
+        assert_eq!(
+            sources,
+            ["model", "page:https://a.test/", "model", "unknown"]
+        );
         assert_eq!(runs[2].by.client.as_deref(), Some("cli"));
         assert!(runs.iter().all(|r| r.item == "s1" && r.by.at == later));
-        assert!(runs.iter().all(|r| r.memory == "turns" && r.detail == "events"));
+        assert!(
+            runs.iter()
+                .all(|r| r.memory == "turns" && r.detail == "events")
+        );
         assert!(WriteRun::event_runs("s1", &[], later).is_empty());
     }
 

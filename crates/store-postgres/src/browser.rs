@@ -14,17 +14,24 @@ use std::collections::HashMap;
 
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN, FORGOTTEN_TRAJECTORY, Fact,
-    FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored, MemoryImage, RunFilter,
-    RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore,
-    run_item, run_start_outcome,
+    BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
+    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored,
+    MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry,
+    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
+    TrajectoryStore, run_item, run_start_outcome,
 };
-use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
+use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
 use crate::notes::{audit_in, audit_write_run, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
+
+/// Refuses a writer of `write` PostgreSQL cannot keep in the audit trail.
+fn writer_fits(write: &BrowserWrite, by: Option<&Provenance>) -> Result<()> {
+    by.map_or(Ok(()), |by| {
+        provenance_fits(|| format!("{} {}", write.detail, write.item), by)
+    })
+}
 
 /// What the body of a store call returns.
 type Step<T> = std::result::Result<T, Fail>;
@@ -905,10 +912,19 @@ impl SiteMemoryStore for PostgresStore {
         })
     }
 
-    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()> {
+    fn site_observe(
+        &self,
+        scope: &Scope,
+        observation: &SiteObservation,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        let write = BrowserWrite::site(&observation.site);
+        writer_fits(&write, by)?;
+        let run = write.write_run(scope, by, self.clock.now());
         self.write("observe site", |tx| {
             lock_scope(tx, scope)?;
-            observe(tx, scope, observation)
+            observe(tx, scope, observation)?;
+            audit_write_run(tx, &run)
         })
     }
 
@@ -1060,16 +1076,33 @@ fn run_from(row: &Row) -> Step<RunManifest> {
 }
 
 impl RunManifestStore for PostgresStore {
-    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
+    fn run_put(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         check_run(manifest)?;
+        let write = BrowserWrite::run(&manifest.run_id);
+        writer_fits(&write, by)?;
+        let run = write.write_run(scope, by, self.clock.now());
         self.write("store run manifest", |tx| {
             lock_scope(tx, scope)?;
-            put_run(tx, scope, manifest)
+            put_run(tx, scope, manifest)?;
+            audit_write_run(tx, &run)
         })
     }
 
-    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+    fn run_start(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<Option<RunManifest>> {
         check_run(manifest)?;
+        let write = BrowserWrite::run(&manifest.run_id);
+        writer_fits(&write, by)?;
+        let run = write.write_run(scope, by, self.clock.now());
         let sql = concat!(
             "SELECT ",
             run_columns!(),
@@ -1083,6 +1116,7 @@ impl RunManifestStore for PostgresStore {
                 Some(row) => Ok(Some(run_start_outcome(run_from(&row)?, manifest)?)),
                 None => {
                     put_run(tx, scope, manifest)?;
+                    audit_write_run(tx, &run)?;
                     Ok(None)
                 }
             }
@@ -1219,19 +1253,38 @@ impl HintStore for PostgresStore {
         self.read_one("read hints", |one| get_hints(one, scope))
     }
 
-    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
+    fn hints_put(
+        &self,
+        scope: &Scope,
+        hints: &str,
+        updated_at: &str,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         check_hints(hints, updated_at)?;
+        let write = BrowserWrite::hints();
+        writer_fits(&write, by)?;
+        let run = write.write_run(scope, by, self.clock.now());
         self.write("store hints", |tx| {
             lock_scope(tx, scope)?;
-            put_hints(tx, scope, hints, updated_at)
+            put_hints(tx, scope, hints, updated_at)?;
+            audit_write_run(tx, &run)
         })
     }
 
-    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
+    fn suite_summary_put(
+        &self,
+        scope: &Scope,
+        summary: &SuiteSummary,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         check_summary(summary)?;
+        let write = BrowserWrite::suite_summary();
+        writer_fits(&write, by)?;
+        let run = write.write_run(scope, by, self.clock.now());
         self.write("store suite summary", |tx| {
             lock_scope(tx, scope)?;
-            put_summary(tx, scope, summary)
+            put_summary(tx, scope, summary)?;
+            audit_write_run(tx, &run)
         })
     }
 

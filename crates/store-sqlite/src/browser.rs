@@ -5,14 +5,14 @@
 
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN, FORGOTTEN_TRAJECTORY, Fact,
-    FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored, IndexedCandidate,
-    MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry,
-    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
-    run_item, run_start_outcome, within_margin,
+    BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
+    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored,
+    IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus,
+    SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStore, run_item, run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
-use agent_memory_core::{Error, Page, Provenance, Result, Scope, Source, Timestamp};
+use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
@@ -1038,8 +1038,18 @@ impl SiteMemoryStore for SqliteStore {
         })
     }
 
-    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()> {
-        self.write("observe site", |tx| observe(tx, scope, observation))
+    fn site_observe(
+        &self,
+        scope: &Scope,
+        observation: &SiteObservation,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        let write = BrowserWrite::site(&observation.site);
+        let run = write.write_run(scope, by, self.clock.now());
+        self.write("observe site", |tx| {
+            observe(tx, scope, observation)?;
+            audit_write_run(tx, &run).map_err(|e| to_core("observe site", e))
+        })
     }
 
     fn site_forget_knowledge(
@@ -1188,10 +1198,19 @@ fn checked(found: (RunManifest, String, bool)) -> Result<RunManifest> {
 }
 
 impl RunManifestStore for SqliteStore {
-    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
+    fn run_put(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         let op = "store run manifest";
+        let write = BrowserWrite::run(&manifest.run_id);
+        let run = write.write_run(scope, by, self.clock.now());
         self.write(op, |tx| {
-            put_run(tx, scope, manifest).map_err(|e| to_core(op, e))
+            put_run(tx, scope, manifest)
+                .and_then(|()| audit_write_run(tx, &run))
+                .map_err(|e| to_core(op, e))
         })
     }
 
@@ -1215,14 +1234,23 @@ impl RunManifestStore for SqliteStore {
         Ok(removed > 0)
     }
 
-    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+    fn run_start(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<Option<RunManifest>> {
         let op = "start run";
+        let write = BrowserWrite::run(&manifest.run_id);
+        let run = write.write_run(scope, by, self.clock.now());
         // One immediate transaction: no other start of the run can come between the look and
         // the insert.
         self.write(op, |tx| match get_run(tx, scope, &manifest.run_id)? {
             Some(stored) => run_start_outcome(stored, manifest).map(Some),
             None => {
-                put_run(tx, scope, manifest).map_err(|e| to_core(op, e))?;
+                put_run(tx, scope, manifest)
+                    .and_then(|()| audit_write_run(tx, &run))
+                    .map_err(|e| to_core(op, e))?;
                 Ok(None)
             }
         })
@@ -1323,17 +1351,36 @@ impl HintStore for SqliteStore {
         self.read("read hints", |conn| get_hints(conn, scope))
     }
 
-    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
+    fn hints_put(
+        &self,
+        scope: &Scope,
+        hints: &str,
+        updated_at: &str,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         let op = "store hints";
+        let write = BrowserWrite::hints();
+        let run = write.write_run(scope, by, self.clock.now());
         self.write(op, |tx| {
-            put_hints(tx, scope, hints, updated_at).map_err(|e| to_core(op, e))
+            put_hints(tx, scope, hints, updated_at)
+                .and_then(|()| audit_write_run(tx, &run))
+                .map_err(|e| to_core(op, e))
         })
     }
 
-    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
+    fn suite_summary_put(
+        &self,
+        scope: &Scope,
+        summary: &SuiteSummary,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         let op = "store suite summary";
+        let write = BrowserWrite::suite_summary();
+        let run = write.write_run(scope, by, self.clock.now());
         self.write(op, |tx| {
-            put_suite_summary(tx, scope, summary).map_err(|e| to_core(op, e))
+            put_suite_summary(tx, scope, summary)
+                .and_then(|()| audit_write_run(tx, &run))
+                .map_err(|e| to_core(op, e))
         })
     }
 

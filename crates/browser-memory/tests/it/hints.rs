@@ -154,6 +154,7 @@ fn nothing_stands_out_in_clean_runs_and_old_hints_are_replaced() {
             &Scope::shared(),
             "FEEDBACK FROM PREVIOUS RUNS:\n- stale",
             "then",
+            None,
         )
         .expect("put");
     assert_eq!(analyse(&store), "");

@@ -268,6 +268,7 @@ fn the_compatibility_layout_appends_stored_hints_to_the_reference() {
             &Scope::shared(),
             "FEEDBACK FROM PREVIOUS RUNS:\n- be quick",
             "t",
+            None,
         )
         .expect("hints");
     let report = memory
@@ -286,7 +287,9 @@ fn the_compatibility_layout_appends_stored_hints_to_the_reference() {
     );
     assert_eq!(report.matched.map(|m| m.similarity), Some(1.0));
     // Empty hints add nothing, as the reference's `data.hints || null`.
-    store.hints_put(&Scope::shared(), "", "t").expect("hints");
+    store
+        .hints_put(&Scope::shared(), "", "t", None)
+        .expect("hints");
     let site = store
         .site_get(&Scope::shared(), &site_key("https://shop.test/"))
         .expect("site")

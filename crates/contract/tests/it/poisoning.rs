@@ -1308,3 +1308,65 @@ fn a_tool_log_keeps_who_logged_it() {
     assert_eq!(forgets, vec![entry("filed"), entry("rec")]);
     assert!(!operations::find("recording_forget_by").expect("op").mcp);
 }
+
+#[test]
+fn a_drop_ins_writes_to_the_browser_memory_are_in_the_audit_trail_by_its_door() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("node".to_owned());
+    let url = "https://shop.example.com/cart";
+    let fact = json!({"url": url, "type": "quirk", "key": "popup", "value": "close it first"});
+    call(&env, "browser_record_fact", fact.clone());
+    call(&env, "browser_record_fact", fact);
+    let selector = json!({"url": url, "element": "buy", "selector": "#buy"});
+    call(&env, "browser_record_selector", selector);
+    let hints = call(
+        &env,
+        "browser_save_hints",
+        json!({"hints": "FEEDBACK\n- be quick"}),
+    );
+    assert_eq!(hints["hints"], "FEEDBACK\n- be quick", "{hints}");
+    let summary = json!({"summary": {"id": "suite-1", "passed": 3}});
+    call(&env, "browser_save_suite_summary", summary);
+    let started = json!({"run_id": "run-1", "goal": "buy", "domain": "shop.example.com"});
+    let run = call(&env, "browser_run_start", started);
+    assert_eq!(run["run_id"], "run-1", "{run}");
+    // Another door completes the run: a change of writer, so an entry of its own.
+    env.client = Some("cli".to_owned());
+    let done = json!({"run_id": "run-1", "success": true, "turn_count": 3});
+    call(&env, "browser_run_complete", done);
+    let audit = call(
+        &env,
+        "memory_audit",
+        json!({"memory": "browser", "action": "write"}),
+    );
+    let writes: Vec<(String, String, String, String)> = audit["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&e["item"]),
+                text(&e["detail"]),
+                text(&e["by"]["source"]),
+                text(&e["by"]["client"]),
+            )
+        })
+        .collect();
+    let row = |item: &str, detail: &str, client: &str| {
+        let (item, detail) = (item.to_owned(), detail.to_owned());
+        (item, detail, "unknown".to_owned(), client.to_owned())
+    };
+    assert_eq!(
+        writes,
+        vec![
+            row("site:shop.example.com", "site memory", "node"),
+            row("hints", "hints", "node"),
+            row("suite summaries", "suite summary", "node"),
+            row("run:run-1", "run manifest", "node"),
+            row("run:run-1", "run manifest", "cli"),
+        ],
+        "one entry per door's run of writes to an item: {audit}"
+    );
+}

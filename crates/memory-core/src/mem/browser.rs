@@ -9,12 +9,12 @@ use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN, FORGOTTEN_TRAJECTORY, FinishedRun,
-    Forgotten, HeldRun, HintStore, ImageStored, MemoryImage, RunFilter, RunManifest,
-    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStore, run_item, run_start_outcome,
+    BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
+    FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored, MemoryImage,
+    RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation,
+    SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome,
 };
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 
 /// Browser memory of every scope.
 #[derive(Debug, Default)]
@@ -408,8 +408,17 @@ impl SiteMemoryStore for InMemoryStore {
         Ok(())
     }
 
-    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()> {
-        with_scope(self, scope, |m| observe(m, observation));
+    fn site_observe(
+        &self,
+        scope: &Scope,
+        observation: &SiteObservation,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        let write = BrowserWrite::site(&observation.site);
+        with_scope(self, scope, |m| {
+            observe(m, observation);
+            self.audit_write_run(&write.write_run(scope, by, self.clock.now()));
+        });
         Ok(())
     }
 
@@ -447,18 +456,32 @@ fn observe(m: &mut ScopeMemory, observation: &SiteObservation) {
 }
 
 impl RunManifestStore for InMemoryStore {
-    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
+    fn run_put(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        let write = BrowserWrite::run(&manifest.run_id);
         with_scope(self, scope, |m| {
             m.runs.insert(manifest.run_id.clone(), manifest.clone());
+            self.audit_write_run(&write.write_run(scope, by, self.clock.now()));
         });
         Ok(())
     }
 
-    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+    fn run_start(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<Option<RunManifest>> {
+        let write = BrowserWrite::run(&manifest.run_id);
         with_scope(self, scope, |m| match m.runs.get(&manifest.run_id) {
             Some(stored) => run_start_outcome(stored.clone(), manifest).map(Some),
             None => {
                 m.runs.insert(manifest.run_id.clone(), manifest.clone());
+                self.audit_write_run(&write.write_run(scope, by, self.clock.now()));
                 Ok(None)
             }
         })
@@ -514,16 +537,31 @@ impl HintStore for InMemoryStore {
         Ok(with_scope(self, scope, |m| m.hints.clone()))
     }
 
-    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
+    fn hints_put(
+        &self,
+        scope: &Scope,
+        hints: &str,
+        updated_at: &str,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        let write = BrowserWrite::hints();
         with_scope(self, scope, |m| {
             m.hints = Some((hints.to_owned(), updated_at.to_owned()));
+            self.audit_write_run(&write.write_run(scope, by, self.clock.now()));
         });
         Ok(())
     }
 
-    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
+    fn suite_summary_put(
+        &self,
+        scope: &Scope,
+        summary: &SuiteSummary,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        let write = BrowserWrite::suite_summary();
         with_scope(self, scope, |m| {
             m.suites.insert(summary.id.clone(), summary.clone());
+            self.audit_write_run(&write.write_run(scope, by, self.clock.now()));
         });
         Ok(())
     }

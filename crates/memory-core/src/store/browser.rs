@@ -603,8 +603,15 @@ pub trait SiteMemoryStore: Send + Sync {
     /// Replaces everything stored about `memory.site` (used by import).
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
 
-    /// Applies one run's observation atomically; creates the site when new.
-    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()>;
+    /// Applies one run's observation atomically; creates the site when new. In the same
+    /// transaction it keeps the audit trail as for a run of writes by `by`
+    /// ([`BrowserWrite::site`]).
+    fn site_observe(
+        &self,
+        scope: &Scope,
+        observation: &SiteObservation,
+        by: Option<&Provenance>,
+    ) -> Result<()>;
 
     /// Forgets, in one atomic step, what `site` learned: its facts and, with `sessions`, its
     /// session history, stamping its knowledge time `at` ([`SiteMemory::forget_knowledge`]);
@@ -771,16 +778,24 @@ pub struct RunFilter {
 
 /// Run manifests of each scope.
 pub trait RunManifestStore: Send + Sync {
-    /// Stores `manifest`, replacing the one with the same run id.
-    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
+    /// Stores `manifest`, replacing the one with the same run id. In the same transaction it
+    /// keeps the audit trail as for a run of writes by `by` ([`BrowserWrite::run`]).
+    fn run_put(&self, scope: &Scope, manifest: &RunManifest, by: Option<&Provenance>)
+    -> Result<()>;
 
     /// Stores the manifest of a starting run, never replacing a stored one: when a run with
     /// its id is stored, nothing is written, and the call returns the stored manifest if it
     /// has the same start ([`RunManifest::same_start`]: a retry, whatever the run did since),
     /// else fails with [`Error::Conflict`] ([`run_already_started`]) naming the run. `None`:
     /// the manifest was stored. The check and the write are one atomic step, so of several
-    /// concurrent starts of one run exactly one stores it.
-    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>>;
+    /// concurrent starts of one run exactly one stores it. A start that stores the manifest
+    /// keeps the audit trail as [`run_put`](Self::run_put) does.
+    fn run_start(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<Option<RunManifest>>;
 
     /// The manifest of `run_id`, if stored.
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
@@ -819,11 +834,25 @@ pub trait HintStore: Send + Sync {
     /// The stored hints text and when it was written, if any.
     fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>>;
 
-    /// Replaces the hints text, written at `updated_at` (ISO-8601 text).
-    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()>;
+    /// Replaces the hints text, written at `updated_at` (ISO-8601 text). In the same
+    /// transaction it keeps the audit trail as for a run of writes by `by`
+    /// ([`BrowserWrite::hints`]).
+    fn hints_put(
+        &self,
+        scope: &Scope,
+        hints: &str,
+        updated_at: &str,
+        by: Option<&Provenance>,
+    ) -> Result<()>;
 
-    /// Stores a suite summary, replacing one with the same id.
-    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()>;
+    /// Stores a suite summary, replacing one with the same id. In the same transaction it
+    /// keeps the audit trail as for a run of writes by `by` ([`BrowserWrite::suite_summary`]).
+    fn suite_summary_put(
+        &self,
+        scope: &Scope,
+        summary: &SuiteSummary,
+        by: Option<&Provenance>,
+    ) -> Result<()>;
 
     /// Every suite summary, ordered by id.
     fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>>;
@@ -1108,6 +1137,65 @@ impl Forgotten {
     /// The item of its audit entry: `scope` for the whole scope, `site:KEY` for a site.
     pub fn item(site: Option<&str>) -> String {
         site.map_or_else(|| "scope".to_owned(), |key| format!("site:{key}"))
+    }
+}
+
+/// A write of the browser memory other than a stored trajectory or a recorded run (a
+/// drop-in's site memory, run manifests, hints and suite summaries), as the audit trail
+/// records it: one `write` entry per writer's run of writes to its item
+/// ([`WriteRun`](crate::evidence::WriteRun)), so a page's fact written between two of the
+/// agent's shows as a change of writer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrowserWrite {
+    /// The item: `site:KEY`, `run:ID`, `hints` or `suite summaries`.
+    pub item: String,
+    /// What is written: `site memory`, `run manifest`, `hints` or `suite summary`.
+    pub detail: &'static str,
+}
+
+impl BrowserWrite {
+    /// An observation of site `key`'s memory (facts, selectors, a session).
+    pub fn site(key: &str) -> Self {
+        BrowserWrite {
+            item: Forgotten::item(Some(key)),
+            detail: "site memory",
+        }
+    }
+
+    /// The manifest of run `run_id`, started or replaced.
+    pub fn run(run_id: &str) -> Self {
+        BrowserWrite {
+            item: run_item(run_id),
+            detail: "run manifest",
+        }
+    }
+
+    /// The scope's hints text.
+    pub fn hints() -> Self {
+        BrowserWrite {
+            item: "hints".to_owned(),
+            detail: "hints",
+        }
+    }
+
+    /// A suite summary; one item for all of a scope's summaries.
+    pub fn suite_summary() -> Self {
+        BrowserWrite {
+            item: "suite summaries".to_owned(),
+            detail: "suite summary",
+        }
+    }
+
+    /// Its run of writes in `scope` by `by` at the writer's time, or at `now` when the writer
+    /// is unknown.
+    pub fn write_run<'a>(
+        &'a self,
+        scope: &'a Scope,
+        by: Option<&Provenance>,
+        now: Timestamp,
+    ) -> crate::evidence::WriteRun<'a> {
+        let at = by.map_or(now, |b| b.at);
+        crate::evidence::WriteRun::browser(scope.as_str(), &self.item, self.detail, by, at)
     }
 }
 

@@ -140,14 +140,14 @@ shared_store!(TrajectoryStore {
 shared_store!(SiteMemoryStore {
     fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>>;
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
-    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()>;
+    fn site_observe(&self, scope: &Scope, observation: &SiteObservation, by: Option<&Provenance>) -> Result<()>;
     fn site_forget_knowledge(&self, scope: &Scope, site: &str, sessions: bool, at: &str) -> Result<bool>;
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
 });
 
 shared_store!(RunManifestStore {
-    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()>;
-    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>>;
+    fn run_put(&self, scope: &Scope, manifest: &RunManifest, by: Option<&Provenance>) -> Result<()>;
+    fn run_start(&self, scope: &Scope, manifest: &RunManifest, by: Option<&Provenance>) -> Result<Option<RunManifest>>;
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>>;
     fn run_list(&self, scope: &Scope, filter: &RunFilter) -> Result<Vec<RunManifest>>;
     fn run_page(&self, scope: &Scope, from: u64, limit: usize) -> Result<Page<RunManifest>>;
@@ -156,8 +156,8 @@ shared_store!(RunManifestStore {
 
 shared_store!(HintStore {
     fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>>;
-    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()>;
-    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()>;
+    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str, by: Option<&Provenance>) -> Result<()>;
+    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary, by: Option<&Provenance>) -> Result<()>;
     fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>>;
 });
 

@@ -5,11 +5,12 @@ use crate::names::Scope;
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, Fact, FactKind, FactObservation, FinishedRun, HeldRun,
-    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunStatus, SelectorEntry,
-    SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
+    BrowserStore, BrowserWrite, Candidate, CandidateQuery, Fact, FactKind, FactObservation,
+    FinishedRun, HeldRun, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
+    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStep,
 };
-use crate::testkit::{Case, CaseResult, forgets_of, forgetter, forgot, writes_of};
+use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
 
@@ -104,6 +105,11 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
             run: each_run_of_stored_trajectories_is_audited,
         },
         Case {
+            name: "each writer's run of site memory, run manifests, hints and suite summaries \
+                   is one entry of the audit trail",
+            run: each_run_of_other_browser_writes_is_audited,
+        },
+        Case {
             name: "record run completes the stored manifest",
             run: record_run_completes_the_stored_manifest,
         },
@@ -173,7 +179,11 @@ fn forget_one_trajectory_or_run<S: BrowserStore + AuditStore>(store: &S) -> Case
         .map(|c| c.0)
         .collect();
     ensure_eq!(ids, vec!["t2".to_owned()]);
-    store.run_put(&s, &manifest("r1", "u1", "a.test", RunStatus::Completed))?;
+    store.run_put(
+        &s,
+        &manifest("r1", "u1", "a.test", RunStatus::Completed),
+        None,
+    )?;
     ensure!(store.run_forget(&s, "r1", &forgetter())?, "r1 was stored");
     ensure!(
         !store.run_forget(&s, "r1", &forgetter())?,
@@ -201,7 +211,7 @@ fn scopes_with_memory_are_listed<S: BrowserStore>(store: &S) -> CaseResult {
         &scope("b"),
         &trajectory("t", "g", "https://a.test", true, 1),
     )?;
-    store.hints_put(&scope("a"), "h", "t")?;
+    store.hints_put(&scope("a"), "h", "t", None)?;
     // Reading a scope does not create it.
     ensure_eq!(store.trajectory_get(&scope("c"), "t")?, None);
     ensure_eq!(store.browser_scopes()?, vec![scope("a"), scope("b")]);
@@ -217,8 +227,12 @@ fn forget_a_whole_scope<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
             &trajectory("t", "alpha", "https://a.test", true, 1),
         )?;
         store.site_put(s, &site("a.test"))?;
-        store.run_put(s, &manifest("r1", "u1", "a.test", RunStatus::Completed))?;
-        store.hints_put(s, "h", "t")?;
+        store.run_put(
+            s,
+            &manifest("r1", "u1", "a.test", RunStatus::Completed),
+            None,
+        )?;
+        store.hints_put(s, "h", "t", None)?;
     }
     let forgotten = store.forget_browser(&a, None, &forgetter())?;
     ensure_eq!(
@@ -352,9 +366,17 @@ fn forget_one_site<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
     )?;
     store.site_put(&s, &site("a.test"))?;
     store.site_put(&s, &site("b.test"))?;
-    store.run_put(&s, &manifest("ra", "u1", "a.test", RunStatus::Completed))?;
-    store.run_put(&s, &manifest("rb", "u2", "b.test", RunStatus::Completed))?;
-    store.hints_put(&s, "h", "t")?;
+    store.run_put(
+        &s,
+        &manifest("ra", "u1", "a.test", RunStatus::Completed),
+        None,
+    )?;
+    store.run_put(
+        &s,
+        &manifest("rb", "u2", "b.test", RunStatus::Completed),
+        None,
+    )?;
+    store.hints_put(&s, "h", "t", None)?;
     let origins = [
         "https://a.test".to_owned(),
         "https://a.test:8443".to_owned(),
@@ -782,11 +804,12 @@ fn trajectories_and_runs_page<S: BrowserStore>(store: &S) -> CaseResult {
     )?;
     for (id, at) in [("r1", "01"), ("r2", "03"), ("r3", "02"), ("r4", "03")] {
         let updated = format!("2026-01-01T00:00:{at}.000Z");
-        store.run_put(&s, &manifest(id, &updated, "a", RunStatus::Completed))?;
+        store.run_put(&s, &manifest(id, &updated, "a", RunStatus::Completed), None)?;
     }
     store.run_put(
         &scope("other"),
         &manifest("r9", "2026-01-02T00:00:00.000Z", "a", RunStatus::Completed),
+        None,
     )?;
     let whole: Vec<String> = store
         .trajectory_recent(&s, 100)?
@@ -834,7 +857,7 @@ fn scopes_are_isolated<S: BrowserStore>(store: &S) -> CaseResult {
         &trajectory("t", "alpha", "https://a.test", true, 1),
     )?;
     store.site_put(&a, &site("x.test"))?;
-    store.hints_put(&a, "h", "t")?;
+    store.hints_put(&a, "h", "t", None)?;
     ensure_eq!(store.trajectory_get(&b, "t")?, None);
     ensure!(
         found(store, &b, &query("alpha"))?.is_empty(),
@@ -967,7 +990,7 @@ fn site_observations_apply_rules<S: BrowserStore>(store: &S) -> CaseResult {
     let mut expected = site("x.test");
     for hour in 0..7 {
         let obs = observation("x.test", hour);
-        store.site_observe(&s, &obs)?;
+        store.site_observe(&s, &obs, None)?;
         expected.apply(&obs);
     }
     ensure_eq!(
@@ -976,7 +999,7 @@ fn site_observations_apply_rules<S: BrowserStore>(store: &S) -> CaseResult {
         "same result as SiteMemory::apply"
     );
     let fresh = observation("new.test", 1);
-    store.site_observe(&s, &fresh)?;
+    store.site_observe(&s, &fresh, None)?;
     let mut created = SiteMemory {
         site: "new.test".into(),
         ..SiteMemory::default()
@@ -1020,7 +1043,7 @@ fn facts_keep_their_order_through_pruning<S: BrowserStore>(store: &S) -> CaseRes
             selectors: vec![(format!("e{}", round % 4), format!("#s{round}"))],
             observed_at: format!("o{round}"),
         };
-        store.site_observe(&s, &obs)?;
+        store.site_observe(&s, &obs, None)?;
         expected.apply(&obs);
         ensure_eq!(
             store.site_get(&s, "order.test")?,
@@ -1059,14 +1082,17 @@ fn runs_list_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
     store.run_put(
         &s,
         &manifest("r1", "2026-01-01T00:00:01.000Z", "a", RunStatus::Completed),
+        None,
     )?;
     store.run_put(
         &s,
         &manifest("r2", "2026-01-01T00:00:03.000Z", "b", RunStatus::Failed),
+        None,
     )?;
     store.run_put(
         &s,
         &manifest("r3", "2026-01-01T00:00:02.000Z", "a", RunStatus::Running),
+        None,
     )?;
     let ids = |filter: RunFilter| -> Result<Vec<String>, crate::Error> {
         Ok(store
@@ -1105,7 +1131,7 @@ fn runs_list_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
         goal: "changed".into(),
         ..manifest("r1", "x", "a", RunStatus::Running)
     };
-    store.run_put(&s, &replaced)?;
+    store.run_put(&s, &replaced, None)?;
     ensure_eq!(store.run_get(&s, "r1")?, Some(replaced));
     ensure_eq!(store.run_get(&s, "absent")?, None);
     Ok(())
@@ -1114,8 +1140,8 @@ fn runs_list_newest_first<S: BrowserStore>(store: &S) -> CaseResult {
 fn hints_and_suites<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     ensure_eq!(store.hints_get(&s)?, None);
-    store.hints_put(&s, "FEEDBACK\n- x", "t1")?;
-    store.hints_put(&s, "FEEDBACK\n- y", "t2")?;
+    store.hints_put(&s, "FEEDBACK\n- x", "t1", None)?;
+    store.hints_put(&s, "FEEDBACK\n- y", "t2", None)?;
     ensure_eq!(
         store.hints_get(&s)?,
         Some(("FEEDBACK\n- y".to_owned(), "t2".to_owned()))
@@ -1127,6 +1153,7 @@ fn hints_and_suites<S: BrowserStore>(store: &S) -> CaseResult {
                 id: id.to_owned(),
                 json: format!("{{\"id\": \"{id}\"}}"),
             },
+            None,
         )?;
     }
     let ids: Vec<String> = store
@@ -1166,7 +1193,7 @@ fn site_forget_knowledge_keeps_the_selectors<S: BrowserStore>(store: &S) -> Case
     expected.knowledge_updated_at = "t10".into();
     ensure_eq!(store.site_get(&s, "shop.test")?, Some(expected));
     // What is learned afterwards is learned afresh.
-    store.site_observe(&s, &observation("shop.test", 11))?;
+    store.site_observe(&s, &observation("shop.test", 11), None)?;
     let after = store.site_get(&s, "shop.test")?;
     ensure!(
         after.as_ref().is_some_and(|m| m.facts.len() == 2
@@ -1186,7 +1213,7 @@ fn record_run_completes_the_stored_manifest<S: BrowserStore>(store: &S) -> CaseR
     let mut started = manifest("run_c", "t1", "a.test", RunStatus::Running);
     started.current_url = Some("https://a.test/cart".into());
     started.summary = Some("started".into());
-    store.run_put(&s, &started)?;
+    store.run_put(&s, &started, None)?;
     let mut finished = manifest("run_c", "t2", "other.test", RunStatus::Failed);
     finished.session_id = None;
     finished.goal = "another goal".into();
@@ -1329,6 +1356,77 @@ fn each_run_of_stored_trajectories_is_audited<S: BrowserStore + AuditStore>(
             entry(&shared, agent(50)),
         ],
         "one write entry per writer's run of stores in a scope, at its first store's time"
+    );
+    Ok(())
+}
+
+fn each_run_of_other_browser_writes_is_audited<S: BrowserStore + AuditStore>(
+    store: &S,
+) -> CaseResult {
+    let (s, o) = (Scope::shared(), scope("other"));
+    let agent = |at: i64| {
+        Provenance::new(Source::Tool("agent".to_owned()), Timestamp::from_millis(at))
+            .with_session("run-1")
+            .with_client("node")
+    };
+    let page = Provenance::new(
+        Source::Page("https://a.test/p".to_owned()),
+        Timestamp::from_millis(30),
+    );
+    store.site_observe(&s, &observation("a.test", 1), Some(&agent(10)))?;
+    store.site_observe(&s, &observation("a.test", 2), Some(&agent(20)))?;
+    store.site_observe(&s, &observation("a.test", 3), Some(&page))?;
+    store.site_observe(&s, &observation("a.test", 4), Some(&agent(40)))?;
+    store.site_observe(&o, &observation("a.test", 5), Some(&agent(50)))?;
+    let started = manifest("r1", "u1", "a.test", RunStatus::Running);
+    ensure_eq!(store.run_start(&s, &started, Some(&agent(60)))?, None);
+    ensure!(
+        store.run_start(&s, &started, Some(&page))?.is_some(),
+        "a retried start stored the run again"
+    );
+    let done = manifest("r1", "u2", "a.test", RunStatus::Completed);
+    store.run_put(&s, &done, Some(&agent(70)))?;
+    store.hints_put(&s, "h1", "t1", Some(&agent(80)))?;
+    store.hints_put(&s, "h2", "t2", Some(&agent(90)))?;
+    let summary = |id: &str| SuiteSummary {
+        id: id.to_owned(),
+        json: "{}".to_owned(),
+    };
+    store.suite_summary_put(&s, &summary("a"), Some(&agent(100)))?;
+    store.suite_summary_put(&s, &summary("b"), None)?;
+    let entry = |scope: &Scope, write: BrowserWrite, by: &Provenance| {
+        let scope = scope.as_str().to_owned();
+        (scope, write.item, by.clone(), write.detail.to_owned())
+    };
+    let writes = writes_of(store, "browser")?;
+    let Some(((scope, item, by, detail), writes)) = writes.split_last() else {
+        return Err(Violation(
+            "none of the writes is in the audit trail".to_owned(),
+        ));
+    };
+    ensure_eq!(
+        writes.to_vec(),
+        vec![
+            entry(&s, BrowserWrite::site("a.test"), &agent(10)),
+            entry(&s, BrowserWrite::site("a.test"), &page),
+            entry(&s, BrowserWrite::site("a.test"), &agent(40)),
+            entry(&o, BrowserWrite::site("a.test"), &agent(50)),
+            entry(&s, BrowserWrite::run("r1"), &agent(60)),
+            entry(&s, BrowserWrite::hints(), &agent(80)),
+            entry(&s, BrowserWrite::suite_summary(), &agent(100)),
+        ],
+        "one write entry per writer's run of writes to an item, at its first write's time; \
+         a retried start writes nothing"
+    );
+    ensure_eq!(
+        (scope.as_str(), item.as_str(), &by.source, detail.as_str()),
+        (
+            "shared",
+            "suite summaries",
+            &Source::Unknown,
+            "suite summary"
+        ),
+        "a write by nobody known opens a run of its own"
     );
     Ok(())
 }
@@ -1686,9 +1784,13 @@ fn starting(id: &str) -> RunManifest {
 
 fn run_start_never_replaces<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
-    ensure_eq!(store.run_start(&s, &starting("new"))?, None, "a new run");
+    ensure_eq!(
+        store.run_start(&s, &starting("new"), None)?,
+        None,
+        "a new run"
+    );
     ensure_eq!(store.run_get(&s, "new")?, Some(starting("new")));
-    store.run_put(&s, &finished("done"))?;
+    store.run_put(&s, &finished("done"), None)?;
     for other in [
         RunManifest {
             goal: "another goal".into(),
@@ -1703,7 +1805,7 @@ fn run_start_never_replaces<S: BrowserStore>(store: &S) -> CaseResult {
             ..starting("done")
         },
     ] {
-        let result = store.run_start(&s, &other);
+        let result = store.run_start(&s, &other, None);
         ensure!(
             matches!(&result, Err(e) if e.is_conflict() && e.to_string().contains("\"done\"")),
             "starting a stored run otherwise should be a conflict naming it, got {result:?}"
@@ -1716,16 +1818,19 @@ fn run_start_never_replaces<S: BrowserStore>(store: &S) -> CaseResult {
     );
     // The same id in another scope is another run.
     let other_scope = Scope::new("other")?;
-    ensure_eq!(store.run_start(&other_scope, &starting("done"))?, None);
+    ensure_eq!(
+        store.run_start(&other_scope, &starting("done"), None)?,
+        None
+    );
     Ok(())
 }
 
 fn run_start_again_changes_nothing<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
-    store.run_put(&s, &finished("done"))?;
+    store.run_put(&s, &finished("done"), None)?;
     // A retry of the start, later (its times differ): the stored run is returned as it is.
     ensure_eq!(
-        store.run_start(&s, &starting("done"))?,
+        store.run_start(&s, &starting("done"), None)?,
         Some(finished("done"))
     );
     ensure_eq!(store.run_get(&s, "done")?, Some(finished("done")));
@@ -1749,7 +1854,7 @@ fn concurrent_starts_store_once<S: BrowserStore>(store: &S) -> CaseResult {
                             ..starting(id)
                         };
                         barrier.wait();
-                        store.run_start(s, &mine)
+                        store.run_start(s, &mine, None)
                     })
                 })
                 .collect();

@@ -45,6 +45,9 @@ enum Defect {
     ReadsHeldRunsInAnyScope,
     /// Records a run, or stores a trajectory, without its entry in the audit trail.
     RecordsRunsUnaudited,
+    /// Writes site memory, run manifests, hints and suite summaries without naming their
+    /// writer to the audit trail.
+    DropsDropInWriters,
 }
 
 /// The in-memory store with one seeded defect.
@@ -54,6 +57,11 @@ struct Broken {
 }
 
 impl Broken {
+    /// The writer a drop-in's write names to the inner store.
+    fn writer<'a>(&self, by: Option<&'a Provenance>) -> Option<&'a Provenance> {
+        by.filter(|_| self.defect != Defect::DropsDropInWriters)
+    }
+
     fn scope(&self, scope: &Scope) -> Scope {
         if self.defect == Defect::LeaksScopes {
             Scope::shared()
@@ -154,12 +162,18 @@ impl SiteMemoryStore for Broken {
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()> {
         self.inner.site_put(&self.scope(scope), memory)
     }
-    fn site_observe(&self, scope: &Scope, observation: &SiteObservation) -> Result<()> {
+    fn site_observe(
+        &self,
+        scope: &Scope,
+        observation: &SiteObservation,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
         let mut observation = observation.clone();
         if self.defect == Defect::ForgetsSessions {
             observation.session = None;
         }
-        self.inner.site_observe(&self.scope(scope), &observation)
+        self.inner
+            .site_observe(&self.scope(scope), &observation, self.writer(by))
     }
     fn site_forget_knowledge(
         &self,
@@ -177,22 +191,34 @@ impl SiteMemoryStore for Broken {
 }
 
 impl RunManifestStore for Broken {
-    fn run_put(&self, scope: &Scope, manifest: &RunManifest) -> Result<()> {
-        self.inner.run_put(&self.scope(scope), manifest)
+    fn run_put(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        self.inner
+            .run_put(&self.scope(scope), manifest, self.writer(by))
     }
-    fn run_start(&self, scope: &Scope, manifest: &RunManifest) -> Result<Option<RunManifest>> {
+    fn run_start(
+        &self,
+        scope: &Scope,
+        manifest: &RunManifest,
+        by: Option<&Provenance>,
+    ) -> Result<Option<RunManifest>> {
         let scope = self.scope(scope);
+        let by = self.writer(by);
         match self.defect {
-            Defect::StartsByPutting => self.inner.run_put(&scope, manifest).map(|()| None),
+            Defect::StartsByPutting => self.inner.run_put(&scope, manifest, by).map(|()| None),
             Defect::StartsInTwoSteps => match self.inner.run_get(&scope, &manifest.run_id)? {
                 Some(stored) => run_start_outcome(stored, manifest).map(Some),
                 None => {
                     // Another thread's start can slip in here.
                     std::thread::sleep(std::time::Duration::from_millis(5));
-                    self.inner.run_put(&scope, manifest).map(|()| None)
+                    self.inner.run_put(&scope, manifest, by).map(|()| None)
                 }
             },
-            _ => self.inner.run_start(&scope, manifest),
+            _ => self.inner.run_start(&scope, manifest, by),
         }
     }
     fn run_get(&self, scope: &Scope, run_id: &str) -> Result<Option<RunManifest>> {
@@ -214,11 +240,24 @@ impl HintStore for Broken {
     fn hints_get(&self, scope: &Scope) -> Result<Option<(String, String)>> {
         self.inner.hints_get(&self.scope(scope))
     }
-    fn hints_put(&self, scope: &Scope, hints: &str, updated_at: &str) -> Result<()> {
-        self.inner.hints_put(&self.scope(scope), hints, updated_at)
+    fn hints_put(
+        &self,
+        scope: &Scope,
+        hints: &str,
+        updated_at: &str,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        self.inner
+            .hints_put(&self.scope(scope), hints, updated_at, self.writer(by))
     }
-    fn suite_summary_put(&self, scope: &Scope, summary: &SuiteSummary) -> Result<()> {
-        self.inner.suite_summary_put(&self.scope(scope), summary)
+    fn suite_summary_put(
+        &self,
+        scope: &Scope,
+        summary: &SuiteSummary,
+        by: Option<&Provenance>,
+    ) -> Result<()> {
+        self.inner
+            .suite_summary_put(&self.scope(scope), summary, self.writer(by))
     }
     fn suite_summaries(&self, scope: &Scope) -> Result<Vec<SuiteSummary>> {
         self.inner.suite_summaries(&self.scope(scope))
@@ -253,13 +292,13 @@ impl BrowserStore for Broken {
                     self.inner.site_put(&scope, site)?;
                 }
                 for run in &image.runs {
-                    self.inner.run_put(&scope, run)?;
+                    self.inner.run_put(&scope, run, None)?;
                 }
                 if let Some((hints, at)) = &image.hints {
-                    self.inner.hints_put(&scope, hints, at)?;
+                    self.inner.hints_put(&scope, hints, at, None)?;
                 }
                 for summary in &image.suite_summaries {
-                    self.inner.suite_summary_put(&scope, summary)?;
+                    self.inner.suite_summary_put(&scope, summary, None)?;
                 }
                 Ok(ImageStored {
                     written: image.len(),
@@ -324,6 +363,16 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::RecordsRunsUnaudited,
             "each writer's run of stored trajectories is one entry of the audit trail",
+        ),
+        (
+            Defect::RecordsRunsUnaudited,
+            "each writer's run of site memory, run manifests, hints and suite summaries is one \
+             entry of the audit trail",
+        ),
+        (
+            Defect::DropsDropInWriters,
+            "each writer's run of site memory, run manifests, hints and suite summaries is one \
+             entry of the audit trail",
         ),
         (Defect::IgnoresOrigin, "candidates apply filters"),
         (Defect::ForgetsSessions, "site observations apply the rules"),

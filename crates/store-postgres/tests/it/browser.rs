@@ -180,7 +180,7 @@ fn concurrent_observations_of_one_site_are_all_applied() {
                         selectors: vec![(format!("element {thread}"), format!("#s{i}"))],
                         observed_at: format!("t{thread}-{i}"),
                     };
-                    store.site_observe(&scope, &observation)?;
+                    store.site_observe(&scope, &observation, None)?;
                 }
                 Ok::<_, agent_memory_core::Error>(())
             })
@@ -282,10 +282,11 @@ fn sorted_lists_follow_byte_order() {
                     id: name.to_owned(),
                     json: "{}".to_owned(),
                 },
+                None,
             )
             .expect("put summary");
         store
-            .run_put(&scope, &manifest(name, "same"))
+            .run_put(&scope, &manifest(name, "same"), None)
             .expect("put run");
     }
     let mut sorted: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
