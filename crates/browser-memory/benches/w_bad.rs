@@ -75,7 +75,7 @@ fn fill_in_batches<S: BrowserStore>(store: &S, w: &Workload) {
             ..MemoryImage::default()
         };
         store
-            .store_image(&Scope::shared(), &image)
+            .store_image(&Scope::shared(), &image, None)
             .expect("store trajectories");
     }
 }

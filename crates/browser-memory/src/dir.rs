@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_memory_core::store::browser::{BrowserStore, ImageStored, MemoryImage, SuiteSummary};
-use agent_memory_core::{Scope, Timestamp};
+use agent_memory_core::{Provenance, Scope, Timestamp};
 
 use crate::error::{Error, Result};
 use crate::files::{
@@ -534,12 +534,14 @@ fn read_image(root: &MemoryRoot, now: Timestamp) -> Result<Image> {
 /// crash leaves nothing of the directory behind. Records the store already holds exactly so
 /// are left as they are and counted in [`Transfer::unchanged`]; files the import did not read
 /// are listed, with the reason, in [`Transfer::skipped`]. `now` dates the migration of old
-/// session facts.
+/// session facts; `by`, who imports, is named by the store's audit entry (unknown when
+/// `None`).
 pub fn import_dir<S: BrowserStore + ?Sized>(
     store: &S,
     scope: &Scope,
     root: &MemoryRoot,
     now: Timestamp,
+    by: Option<&Provenance>,
 ) -> Result<Transfer> {
     if !root.path().is_dir() {
         return Err(Error::Read {
@@ -551,7 +553,7 @@ pub fn import_dir<S: BrowserStore + ?Sized>(
     let stored = if image.records.is_empty() {
         ImageStored::default()
     } else {
-        store.store_image(scope, &image.records)?
+        store.store_image(scope, &image.records, by)?
     };
     Ok(Transfer {
         trajectories: image.records.trajectories.len(),
@@ -597,13 +599,15 @@ const UNREADABLE: &str = "not a file the reference's class reads (it skips such 
 /// stays the source of truth for what it holds and adopting again changes nothing. A file the
 /// reference's class would skip (not JSON, or not its shape) is listed in
 /// [`Transfer::skipped`] instead of failing; an absent folder or file adopts nothing. Records
-/// left out because `scope` holds them are counted in [`Transfer::unchanged`].
+/// left out because `scope` holds them are counted in [`Transfer::unchanged`]. `by`, who
+/// adopts, is named by the store's audit entry (unknown when `None`).
 pub fn adopt_files<S: BrowserStore + ?Sized>(
     store: &S,
     scope: &Scope,
     root: &MemoryRoot,
     files: ClassFiles<'_>,
     now: Timestamp,
+    by: Option<&Provenance>,
 ) -> Result<Transfer> {
     let mut transfer = Transfer::default();
     let mut image = MemoryImage::default();
@@ -689,7 +693,7 @@ pub fn adopt_files<S: BrowserStore + ?Sized>(
     transfer.sites = image.sites.len();
     transfer.runs = image.runs.len();
     if !image.is_empty() {
-        store.store_image(scope, &image)?;
+        store.store_image(scope, &image, by)?;
     }
     Ok(transfer)
 }

@@ -174,6 +174,7 @@ fn verify(path: &Path, finished: Option<u64>) -> Result<(), String> {
         &scope,
         &MemoryRoot::new(path),
         Timestamp::from_millis(1_767_225_600_000),
+        None,
     )
     .map_err(|e| format!("import after kill: {e}"))?;
     let trajectories = store.trajectory_list(&scope).map_err(|e| e.to_string())?;
@@ -268,6 +269,7 @@ fn import_child(db: &Path, round: u64) -> Result<(), String> {
             &Scope::shared(),
             &MemoryRoot::new(import_dir_of(db, v)),
             Timestamp::from_millis(1_767_225_600_000),
+            None,
         )
         .map_err(|e| e.to_string())?;
         writeln!(out, "imported {v}").map_err(|e| e.to_string())?;

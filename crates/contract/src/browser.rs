@@ -57,7 +57,13 @@ pub(crate) fn writer(env: &Env<'_>) -> Writer {
 /// Who writes now through `env` what no run of the agent names (a drop-in's fact, session,
 /// hints or suite summary): an unknown source, by its door.
 pub(crate) fn written_now(env: &Env<'_>) -> Provenance {
-    writer(env).provenance(Source::Unknown, None, env.clock.now())
+    crate::evidence::door_writer(env, Source::Unknown, env.clock.now())
+}
+
+/// Who imports files of browser-agent-driver's memory through `env`, now.
+pub(crate) fn importer(env: &Env<'_>) -> Provenance {
+    let source = Source::Import("browser-agent-driver".to_owned());
+    crate::evidence::door_writer(env, source, env.clock.now())
 }
 
 /// How the memory parts are assembled into the context.
@@ -625,8 +631,15 @@ pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
             false => Error::not_found(&input.dir, message),
         });
     }
-    let transfer = import_dir(env.store, &scope, &MemoryRoot::new(root), env.clock.now())
-        .with_context(cannot)?;
+    let by = importer(env);
+    let transfer = import_dir(
+        env.store,
+        &scope,
+        &MemoryRoot::new(root),
+        env.clock.now(),
+        Some(&by),
+    )
+    .with_context(cannot)?;
     let read = ImportOutput::from(transfer);
     // As the other imports refuse an empty file.
     if read.records() == 0 {

@@ -1177,6 +1177,7 @@ pub fn adopt_files(env: &Env<'_>, input: AdoptFilesInput) -> Result<ImportOutput
         &MemoryRoot::new(root),
         files,
         env.clock.now(),
+        Some(&crate::browser::importer(env)),
     )
     .with_context(|| format!("cannot adopt {named}"))?;
     Ok(ImportOutput::from(transfer))

@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
-    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored,
-    MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry, SessionEntry,
-    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStep,
-    TrajectoryStore, run_item, run_start_outcome,
+    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, IMAGE_ITEM,
+    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
+    SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStep, TrajectoryStore, run_item, run_start_outcome,
 };
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
@@ -1709,11 +1709,31 @@ impl BrowserStore for PostgresStore {
         })
     }
 
-    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+    fn store_image(
+        &self,
+        scope: &Scope,
+        image: &MemoryImage,
+        by: Option<&Provenance>,
+    ) -> Result<ImageStored> {
         check_image(image)?;
+        let by = ImageStored::writer(by, self.clock.now());
+        provenance_fits(|| "memory image".to_owned(), &by)?;
         self.write("store a memory image", |tx| {
             lock_scope(tx, scope)?;
-            store_image(tx, scope, image)
+            let stored = store_image(tx, scope, image)?;
+            if stored.written > 0 {
+                let detail = stored.detail();
+                audit_in(
+                    tx,
+                    "browser",
+                    Action::Write,
+                    scope.as_str(),
+                    IMAGE_ITEM,
+                    &by,
+                    &detail,
+                )?;
+            }
+            Ok(stored)
         })
     }
 }

@@ -6,10 +6,10 @@
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
-    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored,
-    IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus,
-    SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
-    Trajectory, TrajectoryStore, run_item, run_start_outcome, within_margin,
+    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, IMAGE_ITEM,
+    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
+    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
+    SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome, within_margin,
 };
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
@@ -1560,8 +1560,31 @@ impl BrowserStore for SqliteStore {
         Ok(forgotten)
     }
 
-    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
-        self.write("store a memory image", |tx| store_image(tx, scope, image))
+    fn store_image(
+        &self,
+        scope: &Scope,
+        image: &MemoryImage,
+        by: Option<&Provenance>,
+    ) -> Result<ImageStored> {
+        let op = "store a memory image";
+        let by = ImageStored::writer(by, self.clock.now());
+        self.write(op, |tx| {
+            let stored = store_image(tx, scope, image)?;
+            if stored.written > 0 {
+                let detail = stored.detail();
+                audit_in(
+                    tx,
+                    "browser",
+                    Action::Write,
+                    scope.as_str(),
+                    IMAGE_ITEM,
+                    &by,
+                    &detail,
+                )
+                .map_err(|e| to_core(op, e))?;
+            }
+            Ok(stored)
+        })
     }
 }
 

@@ -27,7 +27,15 @@ fn adopt(
     folder: &Path,
     files: ClassFiles<'_>,
 ) -> agent_memory_browser::Transfer {
-    adopt_files(store, scope, &MemoryRoot::new(folder), files, REFERENCE_NOW).expect("adopt")
+    adopt_files(
+        store,
+        scope,
+        &MemoryRoot::new(folder),
+        files,
+        REFERENCE_NOW,
+        None,
+    )
+    .expect("adopt")
 }
 
 #[test]

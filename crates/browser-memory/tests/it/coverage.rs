@@ -625,7 +625,7 @@ fn write(root: &Path, relative: &str, text: &str) {
 fn import(root: &Path) -> (InMemoryStore, agent_memory_browser::Transfer) {
     let store = InMemoryStore::new();
     let transfer =
-        import_dir(&store, &Scope::shared(), &MemoryRoot::new(root), NOW).expect("import");
+        import_dir(&store, &Scope::shared(), &MemoryRoot::new(root), NOW, None).expect("import");
     (store, transfer)
 }
 

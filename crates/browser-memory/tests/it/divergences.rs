@@ -193,8 +193,8 @@ fn d5_symlinks_pointing_outside_are_refused() {
     fs::create_dir_all(root.join("domains")).expect("dir");
     std::os::unix::fs::symlink(&secret, root.join("domains/evil")).expect("symlink");
     let store = InMemoryStore::new();
-    let err =
-        import_dir(&store, &Scope::shared(), &MemoryRoot::new(&root), NOW).expect_err("refused");
+    let err = import_dir(&store, &Scope::shared(), &MemoryRoot::new(&root), NOW, None)
+        .expect_err("refused");
     assert!(err.to_string().contains("outside the memory root"), "{err}");
     // Writing through a symlinked directory is refused too, and nothing lands outside.
     fs::remove_file(root.join("domains/evil")).expect("unlink");

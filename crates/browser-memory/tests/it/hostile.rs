@@ -27,7 +27,7 @@ fn root_with_good_hints() -> tempfile::TempDir {
 fn refused(root: &Path) -> Error {
     let store = InMemoryStore::new();
     let scope = Scope::shared();
-    let err = import_dir(&store, &scope, &MemoryRoot::new(root), NOW).expect_err("refused");
+    let err = import_dir(&store, &scope, &MemoryRoot::new(root), NOW, None).expect_err("refused");
     assert!(
         store.hints_get(&scope).expect("hints").is_none(),
         "hints stored: {err}"
@@ -104,7 +104,7 @@ fn a_deeply_nested_suite_summary_is_kept_as_it_is() {
     fs::write(dir.path().join("runs/run_2.json"), &text).expect("write");
     let store = InMemoryStore::new();
     let scope = Scope::shared();
-    import_dir(&store, &scope, &MemoryRoot::new(dir.path()), NOW).expect("import");
+    import_dir(&store, &scope, &MemoryRoot::new(dir.path()), NOW, None).expect("import");
     let summaries = store.suite_summaries(&scope).expect("summaries");
     assert_eq!(summaries.len(), 1);
     assert_eq!(summaries[0].json, text);
@@ -168,13 +168,13 @@ fn a_trajectory_id_without_the_traj_prefix_survives_export_and_import() {
     .expect("copy fixture");
     let scope = Scope::shared();
     let first = InMemoryStore::new();
-    import_dir(&first, &scope, &MemoryRoot::new(dir.path()), NOW).expect("import");
+    import_dir(&first, &scope, &MemoryRoot::new(dir.path()), NOW, None).expect("import");
     let imported = first.trajectory_list(&scope).expect("list");
     assert_eq!(imported.len(), 1);
     assert_eq!(imported[0].id, "tra_9j715321223952_eodewj");
     let out = tempfile::tempdir().expect("temp dir");
     agent_memory_browser::export_dir(&first, &scope, &MemoryRoot::new(out.path())).expect("export");
     let second = InMemoryStore::new();
-    import_dir(&second, &scope, &MemoryRoot::new(out.path()), NOW).expect("re-import");
+    import_dir(&second, &scope, &MemoryRoot::new(out.path()), NOW, None).expect("re-import");
     assert_eq!(second.trajectory_list(&scope).expect("list"), imported);
 }

@@ -105,6 +105,7 @@ fn every_file_the_import_does_not_read_is_reported_with_the_reason() {
         &Scope::shared(),
         &MemoryRoot::new(root),
         REFERENCE_NOW,
+        None,
     )
     .expect("import");
     let mut skipped: Vec<(PathBuf, &str)> = transfer
@@ -153,7 +154,7 @@ fn a_record_the_store_refuses_leaves_nothing_of_the_directory() {
     );
     let store = SqliteStore::open(dir.path().join("memory.db")).expect("open");
     let scope = Scope::shared();
-    let err = import_dir(&store, &scope, &MemoryRoot::new(&root), REFERENCE_NOW)
+    let err = import_dir(&store, &scope, &MemoryRoot::new(&root), REFERENCE_NOW, None)
         .expect_err("a goal over the store's limit");
     assert!(
         err.to_string().starts_with(
@@ -174,7 +175,7 @@ fn a_record_the_store_refuses_leaves_nothing_of_the_directory() {
     // Corrected, the same directory imports whole: nothing half-stored is in the way.
     fs::remove_file(root.join("agent-runs/zz_last.json")).expect("remove");
     let transfer =
-        import_dir(&store, &scope, &MemoryRoot::new(&root), REFERENCE_NOW).expect("import");
+        import_dir(&store, &scope, &MemoryRoot::new(&root), REFERENCE_NOW, None).expect("import");
     assert_eq!(transfer.unchanged, 0);
     assert_eq!(transfer.records(), 6);
 }
@@ -185,9 +186,9 @@ fn importing_the_same_directory_again_finds_every_record_already_there() {
     let store = SqliteStore::open(dir.path().join("memory.db")).expect("open");
     let scope = Scope::shared();
     let root = MemoryRoot::new(reference_dir().join("agent-memory"));
-    let first = import_dir(&store, &scope, &root, REFERENCE_NOW).expect("first");
+    let first = import_dir(&store, &scope, &root, REFERENCE_NOW, None).expect("first");
     assert_eq!((first.records(), first.unchanged), (6, 0));
-    let second = import_dir(&store, &scope, &root, REFERENCE_NOW).expect("second");
+    let second = import_dir(&store, &scope, &root, REFERENCE_NOW, None).expect("second");
     assert_eq!((second.records(), second.unchanged), (6, 6));
     assert!(second.skipped.is_empty(), "{:?}", second.skipped);
 }
@@ -210,13 +211,21 @@ fn a_byte_order_mark_before_a_memory_file_is_accepted() {
     }
     let with_bom = InMemoryStore::new();
     let scope = Scope::shared();
-    import_dir(&with_bom, &scope, &MemoryRoot::new(root), REFERENCE_NOW).expect("import");
+    import_dir(
+        &with_bom,
+        &scope,
+        &MemoryRoot::new(root),
+        REFERENCE_NOW,
+        None,
+    )
+    .expect("import");
     let plain = InMemoryStore::new();
     import_dir(
         &plain,
         &scope,
         &MemoryRoot::new(reference_dir().join("agent-memory")),
         REFERENCE_NOW,
+        None,
     )
     .expect("import");
     assert_eq!(

@@ -138,7 +138,14 @@ fn timestamps_date_parse_accepts_expire_under_the_ttl() {
     });
     std::fs::write(dir.path().join("traj_1_abc.json"), file.to_string()).expect("write");
     let store = InMemoryStore::new();
-    import_dir(&store, &Scope::shared(), &MemoryRoot::new(dir.path()), NOW).expect("import");
+    import_dir(
+        &store,
+        &Scope::shared(),
+        &MemoryRoot::new(dir.path()),
+        NOW,
+        None,
+    )
+    .expect("import");
     let at = |days: i64| {
         find_best_match(
             &store,

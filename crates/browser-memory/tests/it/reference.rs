@@ -23,7 +23,8 @@ const GOAL: &str = "Search for smart watch reviews and find the top rated one";
 fn imported() -> InMemoryStore {
     let store = InMemoryStore::new();
     let root = MemoryRoot::new(reference_dir().join("agent-memory"));
-    let transfer = import_dir(&store, &Scope::shared(), &root, REFERENCE_NOW).expect("import");
+    let transfer =
+        import_dir(&store, &Scope::shared(), &root, REFERENCE_NOW, None).expect("import");
     assert_eq!(
         (
             transfer.trajectories,
@@ -141,7 +142,14 @@ fn export_then_import_gives_the_same_memory() {
     let out = tempfile::tempdir().expect("temp dir");
     export_dir(&first, &scope, &MemoryRoot::new(out.path())).expect("export");
     let second = InMemoryStore::new();
-    import_dir(&second, &scope, &MemoryRoot::new(out.path()), REFERENCE_NOW).expect("re-import");
+    import_dir(
+        &second,
+        &scope,
+        &MemoryRoot::new(out.path()),
+        REFERENCE_NOW,
+        None,
+    )
+    .expect("re-import");
     assert_eq!(
         second.trajectory_list(&scope).expect("list"),
         first.trajectory_list(&scope).expect("list")

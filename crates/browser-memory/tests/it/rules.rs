@@ -462,7 +462,7 @@ fn an_import_keeps_every_session_of_a_site_until_a_run_records_one() {
     let store = InMemoryStore::new();
     let scope = Scope::shared();
     let root = agent_memory_browser::MemoryRoot::new(dir.path());
-    agent_memory_browser::import_dir(&store, &scope, &root, NOW).expect("import");
+    agent_memory_browser::import_dir(&store, &scope, &root, NOW, None).expect("import");
     let stored = |store: &InMemoryStore| {
         agent_memory_core::store::browser::SiteMemoryStore::site_get(store, &scope, "site.test")
             .expect("read")
@@ -492,7 +492,7 @@ fn an_import_keeps_every_session_of_a_site_until_a_run_records_one() {
     let exported = agent_memory_browser::MemoryRoot::new(out.path());
     agent_memory_browser::export_dir(&store, &scope, &exported).expect("export");
     let again = InMemoryStore::new();
-    agent_memory_browser::import_dir(&again, &scope, &exported, NOW).expect("re-import");
+    agent_memory_browser::import_dir(&again, &scope, &exported, NOW, None).expect("re-import");
     assert_eq!(stored(&again), memory);
     // The next recorded session applies the bound: the newest five by timestamp remain.
     let mut log = memory.sessions.clone();

@@ -22,6 +22,7 @@ fn reference_context_is_reproduced_from_sqlite() {
         &scope,
         &MemoryRoot::new(reference_dir().join("agent-memory")),
         REFERENCE_NOW,
+        None,
     )
     .expect("import");
     let url = "https://shop.example.com:8443/search?q=x";

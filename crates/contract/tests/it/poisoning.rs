@@ -1335,6 +1335,12 @@ fn a_drop_ins_writes_to_the_browser_memory_are_in_the_audit_trail_by_its_door() 
     env.client = Some("cli".to_owned());
     let done = json!({"run_id": "run-1", "success": true, "turn_count": 3});
     call(&env, "browser_run_complete", done);
+    // It exports the scope and imports it into another: one entry for the import.
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let dir = folder.path().join("export").display().to_string();
+    call(&env, "browser_export", json!({"dir": dir}));
+    let imported = call(&env, "browser_import", json!({"dir": dir, "scope": "copy"}));
+    assert!(imported.get("error").is_none(), "{imported}");
     let audit = call(
         &env,
         "memory_audit",
@@ -1366,7 +1372,13 @@ fn a_drop_ins_writes_to_the_browser_memory_are_in_the_audit_trail_by_its_door() 
             row("suite summaries", "suite summary", "node"),
             row("run:run-1", "run manifest", "node"),
             row("run:run-1", "run manifest", "cli"),
+            (
+                "image".to_owned(),
+                "4 records written, 0 unchanged".to_owned(),
+                "import:browser-agent-driver".to_owned(),
+                "cli".to_owned(),
+            ),
         ],
-        "one entry per door's run of writes to an item: {audit}"
+        "one entry per door's run of writes to an item, and one per import: {audit}"
     );
 }

@@ -10,9 +10,9 @@ use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
-    FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten, HeldRun, HintStore, ImageStored, MemoryImage,
-    RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation,
-    SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome,
+    FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten, HeldRun, HintStore, IMAGE_ITEM, ImageStored,
+    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome,
 };
 use crate::time::{Clock, Timestamp};
 
@@ -712,7 +712,12 @@ impl BrowserStore for InMemoryStore {
         Ok(forgotten)
     }
 
-    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+    fn store_image(
+        &self,
+        scope: &Scope,
+        image: &MemoryImage,
+        by: Option<&Provenance>,
+    ) -> Result<ImageStored> {
         // One lock for the whole image: no reader sees half of it, and two stores of one
         // image are ordered, so the second finds every record unchanged.
         Ok(with_scope(self, scope, |m| {
@@ -762,6 +767,18 @@ impl BrowserStore for InMemoryStore {
                     m.suites.insert(summary.id.clone(), summary.clone());
                 }
                 count(changed);
+            }
+            if stored.written > 0 {
+                let by = ImageStored::writer(by, self.clock.now());
+                let detail = stored.detail();
+                self.audit_in(
+                    "browser",
+                    Action::Write,
+                    scope.as_str(),
+                    IMAGE_ITEM,
+                    &by,
+                    detail,
+                );
             }
             stored
         }))

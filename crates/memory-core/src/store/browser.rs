@@ -940,6 +940,30 @@ pub struct ImageStored {
     pub unchanged: usize,
 }
 
+/// The item of an image's store in the audit trail.
+pub const IMAGE_ITEM: &str = "image";
+
+impl ImageStored {
+    /// The detail of its audit entry: `3 records written, 1 unchanged`.
+    pub fn detail(&self) -> String {
+        let noun = if self.written == 1 {
+            "record"
+        } else {
+            "records"
+        };
+        format!(
+            "{} {noun} written, {} unchanged",
+            self.written, self.unchanged
+        )
+    }
+
+    /// The writer of an image's audit entry: `by`, else unknown at `now`.
+    pub fn writer(by: Option<&Provenance>, now: Timestamp) -> Provenance {
+        by.cloned()
+            .unwrap_or_else(|| Provenance::new(crate::provenance::Source::Unknown, now))
+    }
+}
+
 /// All browser memory traits, plus recording a finished run atomically.
 pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + HintStore {
     /// Records the trajectory, the site observation and the manifest of one run, all or
@@ -968,8 +992,16 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// summary id; the hints), as the single puts do, except that a record equal to the
     /// stored one is left as it is and counted as unchanged. Later records of the image win
     /// over earlier ones with the same key. Because the comparison is part of the atomic step,
-    /// of several concurrent stores of one image exactly one reports it written.
-    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
+    /// of several concurrent stores of one image exactly one reports it written. A store that
+    /// writes a record appends one `write` entry by `by` (unknown when `None`, at the store's
+    /// time) to the audit trail in the same step: memory `browser`, item `image`
+    /// ([`IMAGE_ITEM`]), detail [`ImageStored::detail`]; one that writes none appends nothing.
+    fn store_image(
+        &self,
+        scope: &Scope,
+        image: &MemoryImage,
+        by: Option<&Provenance>,
+    ) -> Result<ImageStored>;
 
     /// Holds `held` in `scope` for review, in one atomic step with its audit entry (memory
     /// `browser`, item `held:ID`, action `write`, by its writer, detail `held: REASONS`).

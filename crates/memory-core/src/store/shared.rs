@@ -163,7 +163,7 @@ shared_store!(HintStore {
 
 shared_store!(BrowserStore {
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
-    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored>;
+    fn store_image(&self, scope: &Scope, image: &MemoryImage, by: Option<&Provenance>) -> Result<ImageStored>;
     fn browser_scopes(&self) -> Result<Vec<Scope>>;
     fn forget_browser(&self, scope: &Scope, site: Option<(&str, &[String])>, by: &Provenance) -> Result<Forgotten>;
     fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()>;

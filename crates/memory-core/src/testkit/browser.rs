@@ -6,9 +6,9 @@ use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, Fact, FactKind, FactObservation,
-    FinishedRun, HeldRun, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
-    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStep,
+    FinishedRun, HeldRun, IMAGE_ITEM, ImageStored, IndexedCandidate, MemoryImage, RunFilter,
+    RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStep,
 };
 use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
@@ -144,6 +144,10 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "an image is stored whole",
             run: an_image_is_stored_whole,
+        },
+        Case {
+            name: "an image's store is one entry of the audit trail",
+            run: an_images_store_is_audited,
         },
         Case {
             name: "an image leaves equal records unchanged",
@@ -1663,7 +1667,7 @@ fn holds<S: BrowserStore>(store: &S, s: &Scope, image: &MemoryImage) -> CaseResu
 fn an_image_is_stored_whole<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     let image = image();
-    let stored = store.store_image(&s, &image)?;
+    let stored = store.store_image(&s, &image, None)?;
     ensure_eq!(
         stored,
         ImageStored {
@@ -1684,12 +1688,53 @@ fn an_image_is_stored_whole<S: BrowserStore>(store: &S) -> CaseResult {
     Ok(())
 }
 
+fn an_images_store_is_audited<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let importer = Provenance::new(
+        Source::Import("browser-agent-driver".to_owned()),
+        Timestamp::from_millis(10),
+    )
+    .with_client("node");
+    let mut image = image();
+    let written = |n: usize| format!("{n} records written, 0 unchanged");
+    let first_written = written(image.len());
+    store.store_image(&s, &image, Some(&importer))?;
+    store.store_image(&s, &image, Some(&importer))?;
+    image.hints = Some(("FEEDBACK\n- new".to_owned(), "t9".to_owned()));
+    store.store_image(&scope("other"), &image, None)?;
+    let imports: Vec<_> = writes_of(store, "browser")?
+        .into_iter()
+        .filter(|(_, item, _, _)| item == IMAGE_ITEM)
+        .collect();
+    let Some((last, first)) = imports.split_last() else {
+        return Err(Violation(
+            "no image's store is in the audit trail".to_owned(),
+        ));
+    };
+    ensure_eq!(
+        first.to_vec(),
+        vec![(
+            "shared".to_owned(),
+            IMAGE_ITEM.to_owned(),
+            importer,
+            first_written
+        )],
+        "one entry for the image that wrote, none for the one that found every record stored"
+    );
+    ensure_eq!(
+        (last.0.as_str(), &last.2.source, &last.3),
+        ("other", &Source::Unknown, &written(image.len())),
+        "an image stored by nobody known"
+    );
+    Ok(())
+}
+
 fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseResult {
     let s = Scope::shared();
     let mut image = image();
-    store.store_image(&s, &image)?;
+    store.store_image(&s, &image, None)?;
     ensure_eq!(
-        store.store_image(&s, &image)?,
+        store.store_image(&s, &image, None)?,
         ImageStored {
             written: 0,
             unchanged: image.len()
@@ -1701,7 +1746,7 @@ fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseRe
     image.sites[0].label = "relabelled".to_owned();
     image.hints = Some(("FEEDBACK\n- y".to_owned(), "t2".to_owned()));
     ensure_eq!(
-        store.store_image(&s, &image)?,
+        store.store_image(&s, &image, None)?,
         ImageStored {
             written: 3,
             unchanged: image.len() - 3
@@ -1729,7 +1774,7 @@ fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseRe
         "the image's trajectories name no writer"
     );
     ensure_eq!(
-        store.store_image(&s, &image)?,
+        store.store_image(&s, &image, None)?,
         ImageStored {
             written: 0,
             unchanged: image.len()
@@ -1742,7 +1787,11 @@ fn an_image_leaves_equal_records_unchanged<S: BrowserStore>(store: &S) -> CaseRe
         "the stored writer is kept"
     );
     image.trajectories[0].0.duration_ms += 1;
-    ensure_eq!(store.store_image(&s, &image)?.written, 1, "a changed run");
+    ensure_eq!(
+        store.store_image(&s, &image, None)?.written,
+        1,
+        "a changed run"
+    );
     ensure_eq!(
         store
             .trajectory_get(&s, &written.id)?

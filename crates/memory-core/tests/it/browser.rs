@@ -4,7 +4,7 @@
 use agent_memory_core::evidence::{Action, AuditEntry, Writer};
 use agent_memory_core::store::browser::{
     BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HeldRun, HintStore,
-    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
+    IMAGE_ITEM, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
 use agent_memory_core::testkit::{browser, run};
@@ -48,6 +48,8 @@ enum Defect {
     /// Writes site memory, run manifests, hints and suite summaries without naming their
     /// writer to the audit trail.
     DropsDropInWriters,
+    /// Stores an image without its entry in the audit trail.
+    ImportsUnaudited,
 }
 
 /// The in-memory store with one seeded defect.
@@ -129,6 +131,9 @@ impl AuditStore for Broken {
         if self.defect == Defect::RecordsRunsUnaudited {
             page.items
                 .retain(|e| !(e.memory == "browser" && e.action == Action::Write));
+        }
+        if self.defect == Defect::ImportsUnaudited {
+            page.items.retain(|e| e.item != IMAGE_ITEM);
         }
         Ok(page)
     }
@@ -281,7 +286,12 @@ impl BrowserStore for Broken {
         self.inner.forget_browser(&self.scope(scope), site, by)
     }
 
-    fn store_image(&self, scope: &Scope, image: &MemoryImage) -> Result<ImageStored> {
+    fn store_image(
+        &self,
+        scope: &Scope,
+        image: &MemoryImage,
+        by: Option<&Provenance>,
+    ) -> Result<ImageStored> {
         let scope = self.scope(scope);
         match self.defect {
             Defect::RewritesImages => {
@@ -310,11 +320,11 @@ impl BrowserStore for Broken {
                     hints: None,
                     ..image.clone()
                 };
-                let mut stored = self.inner.store_image(&scope, &image)?;
+                let mut stored = self.inner.store_image(&scope, &image, by)?;
                 stored.written += 1;
                 Ok(stored)
             }
-            _ => self.inner.store_image(&scope, image),
+            _ => self.inner.store_image(&scope, image, by),
         }
     }
 
@@ -373,6 +383,10 @@ fn the_suite_catches_broken_stores() {
             Defect::DropsDropInWriters,
             "each writer's run of site memory, run manifests, hints and suite summaries is one \
              entry of the audit trail",
+        ),
+        (
+            Defect::ImportsUnaudited,
+            "an image's store is one entry of the audit trail",
         ),
         (Defect::IgnoresOrigin, "candidates apply filters"),
         (Defect::ForgetsSessions, "site observations apply the rules"),

@@ -122,7 +122,7 @@ fn concurrent_stores_of_one_image_report_it_written_once() {
                 );
                 std::thread::spawn(move || {
                     barrier.wait();
-                    store.store_image(&scope, &image)
+                    store.store_image(&scope, &image, None)
                 })
             })
             .collect();
@@ -247,7 +247,11 @@ fn a_nul_character_is_refused_naming_the_field_and_nothing_is_stored() {
 
     let mut image = image();
     image.runs.push(bad);
-    let field = invalid_field(store.store_image(&scope, &image).expect_err("refused"));
+    let field = invalid_field(
+        store
+            .store_image(&scope, &image, None)
+            .expect_err("refused"),
+    );
     assert_eq!(field, "run manifest \"run_1\" summary");
     assert_eq!(store.browser_scopes().expect("scopes"), Vec::<Scope>::new());
 

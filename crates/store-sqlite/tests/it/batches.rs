@@ -103,7 +103,7 @@ fn an_image_with_a_goal_over_the_limit_in_a_later_record_stores_nothing() {
         suite_summaries: Vec::new(),
     };
     let message = store
-        .store_image(&scope, &image)
+        .store_image(&scope, &image, None)
         .expect_err("a goal over the limit")
         .to_string();
     assert!(

@@ -162,6 +162,7 @@ fn populated(path: &Path) {
                 hints: Some(("h".to_owned(), "t".to_owned())),
                 ..MemoryImage::default()
             },
+            None,
         )
         .expect("image");
     store

@@ -349,7 +349,7 @@ fn write_one(stores: &Stores<'_>, write: &Written) -> Result<(), String> {
             .record_run(&Scope::shared(), &finished_run(round, seq))
             .map_err(err),
         Kind::Image => browser()?
-            .store_image(&Scope::shared(), &image(round, seq, rows))
+            .store_image(&Scope::shared(), &image(round, seq, rows), None)
             .map(drop)
             .map_err(err),
     }
