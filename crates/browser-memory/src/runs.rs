@@ -256,7 +256,14 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
     /// Who writes `manifest` now.
     fn writer_of(&self, manifest: &RunManifest) -> Provenance {
         let session = manifest.session_id.as_deref().unwrap_or(&manifest.run_id);
-        (self.writer).provenance(Source::Unknown, Some(session), self.clock.now())
+        self.writer
+            .provenance(Source::Unknown, Some(session), self.clock.now())
+    }
+
+    /// Stores `manifest` over the stored one, by this registry's writer.
+    fn put(&self, manifest: &RunManifest) -> Result<()> {
+        let by = self.writer_of(manifest);
+        Ok(self.store.run_put(&self.scope, manifest, Some(&by))?)
     }
 
     /// A fresh `run_<ms>_<rand>` id.
@@ -330,8 +337,7 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
         keep_or_set(&mut manifest.result, update.result);
         keep_or_set(&mut manifest.reason, update.reason);
         manifest.updated_at = iso(self.clock.now());
-        let by = self.writer_of(&manifest);
-        self.store.run_put(&self.scope, &manifest, Some(&by))?;
+        self.put(&manifest)?;
         Ok(manifest)
     }
 
@@ -355,8 +361,7 @@ impl<S: RunManifestStore, C: Clock, I: IdSource> RunRegistry<S, C, I> {
         }
         manifest.completed_at = Some(now.clone());
         manifest.updated_at = now;
-        let by = self.writer_of(&manifest);
-        self.store.run_put(&self.scope, &manifest, Some(&by))?;
+        self.put(&manifest)?;
         Ok(manifest)
     }
 
