@@ -1,7 +1,7 @@
 //! [`NoteStore`] and [`AuditStore`] for [`InMemoryStore`]: one sorted map of path to versions
 //! per scope, every call under one lock.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::error::Result;
 use crate::evidence::{
@@ -59,8 +59,37 @@ impl MemNote {
 /// The notes of every scope.
 pub(crate) type NoteTrees = BTreeMap<Scope, BTreeMap<NotePath, MemNote>>;
 
-/// The audit trail: its entries, oldest first.
-pub(crate) type AuditTrail = Vec<AuditEntry>;
+/// The audit trail: its entries, oldest first, with the position of the newest entry about
+/// each item, so a write finds whether it continues its writer's run without a scan.
+#[derive(Debug, Default)]
+pub(crate) struct AuditTrail {
+    entries: Vec<AuditEntry>,
+    newest: HashMap<(String, String, String), usize>,
+}
+
+impl AuditTrail {
+    /// Every entry, oldest first.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, AuditEntry> {
+        self.entries.iter()
+    }
+
+    /// The newest entry about `item` of `memory` in `scope`.
+    fn newest(&self, memory: &str, scope: &str, item: &str) -> Option<&AuditEntry> {
+        let key = (memory.to_owned(), scope.to_owned(), item.to_owned());
+        self.newest.get(&key).map(|&i| &self.entries[i])
+    }
+
+    /// Appends `entry`.
+    fn push(&mut self, entry: AuditEntry) {
+        let key = (
+            entry.memory.clone(),
+            entry.scope.clone(),
+            entry.item.clone(),
+        );
+        self.newest.insert(key, self.entries.len());
+        self.entries.push(entry);
+    }
+}
 
 type Tree = BTreeMap<NotePath, MemNote>;
 
@@ -124,7 +153,7 @@ impl InMemoryStore {
         detail: String,
     ) {
         let mut trail = lock(&self.audit);
-        let seq = trail.last().map_or(1, |e| e.seq + 1);
+        let seq = trail.entries.last().map_or(1, |e| e.seq + 1);
         trail.push(AuditEntry {
             seq,
             action,
@@ -142,10 +171,7 @@ impl InMemoryStore {
     /// its item is a write of the same run; called with that memory's lock held.
     pub(crate) fn audit_write_run(&self, run: &WriteRun<'_>) {
         let trail = lock(&self.audit);
-        let newest = trail
-            .iter()
-            .rev()
-            .find(|e| e.memory == run.memory && e.scope == run.scope && e.item == run.item);
+        let newest = trail.newest(run.memory, run.scope, run.item);
         if newest.is_some_and(|e| run.continues(e)) {
             return;
         }
