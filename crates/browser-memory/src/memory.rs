@@ -654,12 +654,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             observed_at: iso(self.clock.now()),
             ..SiteObservation::default()
         };
-        let by = self
-            .writer
-            .provenance(Source::Unknown, None, self.clock.now());
-        Ok(self
-            .store
-            .site_observe(&self.scope, &observation, Some(&by))?)
+        self.observe(&observation)
     }
 
     /// Records that `selector` worked for `element` on the site of `url`.
@@ -671,12 +666,17 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             observed_at: iso(self.clock.now()),
             ..SiteObservation::default()
         };
+        self.observe(&observation)
+    }
+
+    /// Applies `observation` to its site's memory, by this memory's writer.
+    fn observe(&self, observation: &SiteObservation) -> Result<()> {
         let by = self
             .writer
             .provenance(Source::Unknown, None, self.clock.now());
         Ok(self
             .store
-            .site_observe(&self.scope, &observation, Some(&by))?)
+            .site_observe(&self.scope, observation, Some(&by))?)
     }
 
     /// Stores hints generated from evaluated runs (see [`generate_hints`](crate::generate_hints)).
