@@ -55,7 +55,13 @@ fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 fn import(dir: &Path) -> agent_memory_browser::Result<InMemoryStore> {
     let store = InMemoryStore::new();
-    import_dir(&store, &Scope::shared(), &MemoryRoot::new(dir), Timestamp::from_millis(NOW))?;
+    import_dir(
+        &store,
+        &Scope::shared(),
+        &MemoryRoot::new(dir),
+        Timestamp::from_millis(NOW),
+        None,
+    )?;
     Ok(store)
 }
 
