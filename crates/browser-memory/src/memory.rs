@@ -427,15 +427,11 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             })
             .collect();
         let id = format!("traj_{}_{}", now.as_millis(), self.ids.base36(6));
-        let provenance = Provenance {
-            source: (self.writer.source.clone())
-                .unwrap_or_else(|| Source::Model(report.model.clone())),
-            session: (self.writer.session.clone())
-                .or_else(|| report.session_id.clone())
-                .or_else(|| Some(id.clone())),
-            client: self.writer.client.clone(),
-            at: now,
-        };
+        let provenance = self.writer.provenance(
+            Source::Model(report.model.clone()),
+            Some(report.session_id.as_deref().unwrap_or(&id)),
+            now,
+        );
         let trajectory = Trajectory {
             id,
             goal: report.goal.clone(),

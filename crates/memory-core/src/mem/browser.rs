@@ -10,10 +10,12 @@ use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
-    FORGOTTEN_TRAJECTORY, FinishedRun, Forgotten, HeldRun, HintStore, IMAGE_ITEM, ImageStored,
-    MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory, SiteMemoryStore,
-    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome,
+    FORGOTTEN_TRAJECTORY, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore, IMAGE_ITEM,
+    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
+    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    forgotten_observations, run_item, run_start_outcome,
 };
+use crate::store::site_log::{LogEntry, LogEvent, SiteLog};
 use crate::time::{Clock, Timestamp};
 
 /// Browser memory of every scope.
@@ -32,6 +34,8 @@ struct ScopeMemory {
     by_origin: HashMap<(u32, String), Vec<usize>>,
     origins: HashMap<String, u32>,
     sites: BTreeMap<String, SiteMemory>,
+    /// Each site's log since its base, for the sites observed since they were stored whole.
+    site_logs: BTreeMap<String, SiteLog>,
     runs: HashMap<String, RunManifest>,
     hints: Option<(String, String)>,
     suites: BTreeMap<String, SuiteSummary>,
@@ -265,7 +269,7 @@ fn forget_browser_in(
     let held_before = m.held.len();
     m.held.retain(|held| held.site != site);
     let mut forgotten = Forgotten {
-        sites: u64::from(m.sites.remove(site).is_some()),
+        sites: u64::from(m.sites.remove(site).is_some() | m.site_logs.remove(site).is_some()),
         runs: (runs_before - m.runs.len()) as u64,
         held: (held_before - m.held.len()) as u64,
         ..Forgotten::default()
@@ -350,10 +354,11 @@ impl TrajectoryStore for InMemoryStore {
         scope: Option<&Scope>,
         writer: &Writer,
         by: &Provenance,
-    ) -> Result<Vec<(Scope, String)>> {
+    ) -> Result<ForgotBy> {
         writer.check()?;
         let mut gone = Vec::new();
         let mut held_gone = Vec::new();
+        let mut sites = Vec::new();
         // The trail is written under the memory's lock, so no reader sees one without the
         // other (the trail's lock is only ever taken after a memory's).
         let mut memory = lock(&self.browser);
@@ -379,9 +384,24 @@ impl TrajectoryStore for InMemoryStore {
                 }
                 !doomed
             });
+            m.site_logs.retain(|site, log| {
+                let dropped = log.forget_by(writer);
+                if dropped.is_empty() {
+                    return true;
+                }
+                sites.push((s.clone(), site.clone(), dropped.len() as u64));
+                let rebuilt = log.rebuild();
+                if rebuilt.is_blank() {
+                    m.sites.remove(site);
+                    return false;
+                }
+                m.sites.insert(site.clone(), rebuilt);
+                true
+            });
         }
         gone.sort();
         held_gone.sort();
+        sites.sort();
         for (s, id) in &gone {
             let detail = FORGOTTEN_TRAJECTORY.to_owned();
             self.audit_in("browser", Action::Forget, s.as_str(), id, by, detail);
@@ -390,9 +410,13 @@ impl TrajectoryStore for InMemoryStore {
             let (item, detail) = (HeldRun::item(id), FORGOTTEN_HELD_RUN.to_owned());
             self.audit_in("browser", Action::Forget, s.as_str(), &item, by, detail);
         }
+        for (s, site, n) in &sites {
+            let (item, detail) = (Forgotten::item(Some(site)), forgotten_observations(*n));
+            self.audit_in("browser", Action::Forget, s.as_str(), &item, by, detail);
+        }
         drop(memory);
         gone.extend(held_gone);
-        Ok(gone)
+        Ok(ForgotBy { runs: gone, sites })
     }
 }
 
@@ -404,6 +428,7 @@ impl SiteMemoryStore for InMemoryStore {
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()> {
         with_scope(self, scope, |m| {
             m.sites.insert(memory.site.clone(), memory.clone());
+            m.site_logs.remove(&memory.site);
         });
         Ok(())
     }
@@ -416,8 +441,9 @@ impl SiteMemoryStore for InMemoryStore {
     ) -> Result<()> {
         let write = BrowserWrite::site(&observation.site);
         with_scope(self, scope, |m| {
-            observe(m, observation);
-            self.audit_write_run(&write.write_run(scope, by, self.clock.now()));
+            let run = write.write_run(scope, by, self.clock.now());
+            observe(m, observation, &run.by);
+            self.audit_write_run(&run);
         });
         Ok(())
     }
@@ -432,6 +458,9 @@ impl SiteMemoryStore for InMemoryStore {
         Ok(with_scope(self, scope, |m| match m.sites.get_mut(site) {
             Some(memory) => {
                 memory.forget_knowledge(sessions, at);
+                if let Some(log) = m.site_logs.get_mut(site) {
+                    log.forget_knowledge(sessions, at);
+                }
                 true
             }
             None => false,
@@ -445,14 +474,23 @@ impl SiteMemoryStore for InMemoryStore {
     }
 }
 
-fn observe(m: &mut ScopeMemory, observation: &SiteObservation) {
-    m.sites
+fn observe(m: &mut ScopeMemory, observation: &SiteObservation, by: &Provenance) {
+    let memory = m
+        .sites
         .entry(observation.site.clone())
         .or_insert_with(|| SiteMemory {
             site: observation.site.clone(),
             ..SiteMemory::default()
-        })
-        .apply(observation);
+        });
+    let log = (m.site_logs.entry(observation.site.clone())).or_insert_with(|| SiteLog {
+        base: memory.clone(),
+        entries: Vec::new(),
+    });
+    log.entries.push(LogEntry {
+        by: Some(by.clone()),
+        event: LogEvent::Observed(observation.clone()),
+    });
+    memory.apply(observation);
 }
 
 impl RunManifestStore for InMemoryStore {
@@ -576,7 +614,7 @@ impl HintStore for InMemoryStore {
 /// Records everything `run` leaves behind in `m`.
 fn record_in(m: &mut ScopeMemory, run: &FinishedRun) {
     m.put(&run.trajectory, &run.tokens);
-    observe(m, &run.site);
+    observe(m, &run.site, &run.written_by());
     if let Some(manifest) = &run.manifest {
         let stored = m.runs.remove(&manifest.run_id);
         let manifest = match stored {
@@ -744,6 +782,7 @@ impl BrowserStore for InMemoryStore {
                 let changed = m.sites.get(&site.site) != Some(site);
                 if changed {
                     m.sites.insert(site.site.clone(), site.clone());
+                    m.site_logs.remove(&site.site);
                 }
                 count(changed);
             }

@@ -330,14 +330,37 @@ pub trait TrajectoryStore: Send + Sync {
     /// (memory `browser`, item the trajectory id) to the audit trail, by `by`. Every run held
     /// for review that the writer wrote goes in the same step (item `held:ID`, detail
     /// [`FORGOTTEN_HELD_RUN`]), so no reviewer can approve it afterwards. Returns the
-    /// `(scope, id)` of each trajectory, ordered, then of each held run, ordered. Fails on a
-    /// filter naming nothing ([`Writer::check`]).
+    /// `(scope, id)` of each trajectory, ordered, then of each held run, ordered. In the same
+    /// step, every site the writer taught ([`SiteMemoryStore::site_observe`]) is rebuilt
+    /// without the writer's observations ([`SiteLog::forget_by`](crate::store::site_log::SiteLog::forget_by)),
+    /// each with one forget entry (item `site:KEY`, detail [`forgotten_observations`]). Fails
+    /// on a filter naming nothing ([`Writer::check`]).
     fn trajectory_forget_by(
         &self,
         scope: Option<&Scope>,
         writer: &Writer,
         by: &Provenance,
-    ) -> Result<Vec<(Scope, String)>>;
+    ) -> Result<ForgotBy>;
+}
+
+/// What a forget of one writer's browser memory took.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ForgotBy {
+    /// The `(scope, id)` of each trajectory forgotten, ordered, then of each held run,
+    /// ordered.
+    pub runs: Vec<(Scope, String)>,
+    /// The `(scope, site)` of each site rebuilt without the writer's observations, ordered,
+    /// with how many observations went.
+    pub sites: Vec<(Scope, String, u64)>,
+}
+
+/// The `detail` of the audit entry of a site rebuilt without a writer's `n` observations.
+pub fn forgotten_observations(n: u64) -> String {
+    if n == 1 {
+        "1 observation".to_owned()
+    } else {
+        format!("{n} observations")
+    }
 }
 
 /// The `detail` of the audit entry of a trajectory forgotten by writer.
@@ -600,12 +623,15 @@ pub trait SiteMemoryStore: Send + Sync {
     /// The memory of `site`, if any was stored.
     fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>>;
 
-    /// Replaces everything stored about `memory.site` (used by import).
+    /// Replaces everything stored about `memory.site` (used by import); the site's log
+    /// ([`SiteLog`](crate::store::site_log::SiteLog)) starts again from it.
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
 
     /// Applies one run's observation atomically; creates the site when new. In the same
     /// transaction it keeps the audit trail as for a run of writes by `by`
-    /// ([`BrowserWrite::site`]).
+    /// ([`BrowserWrite::site`]), and appends the observation with that run's writer to the
+    /// site's log ([`SiteLog`](crate::store::site_log::SiteLog)), taking the site as it is
+    /// as the log's base when the log is empty.
     fn site_observe(
         &self,
         scope: &Scope,
@@ -615,7 +641,9 @@ pub trait SiteMemoryStore: Send + Sync {
 
     /// Forgets, in one atomic step, what `site` learned: its facts and, with `sessions`, its
     /// session history, stamping its knowledge time `at` ([`SiteMemory::forget_knowledge`]);
-    /// its selectors and label stay. False, creating nothing, when the site is unknown.
+    /// its selectors and label stay. The site's log forgets them too
+    /// ([`SiteLog::forget_knowledge`](crate::store::site_log::SiteLog::forget_knowledge)).
+    /// False, creating nothing, when the site is unknown.
     fn site_forget_knowledge(
         &self,
         scope: &Scope,

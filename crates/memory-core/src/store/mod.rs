@@ -22,6 +22,7 @@ pub mod meta;
 pub mod notes;
 pub mod session;
 mod shared;
+pub mod site_log;
 pub mod tool_log;
 pub mod trajectory;
 

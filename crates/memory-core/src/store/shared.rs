@@ -31,7 +31,7 @@ use crate::names::{MetaKey, Partition, Scope, SessionId};
 use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HeldRun, HintStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
     ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
     SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
 };
@@ -134,7 +134,7 @@ shared_store!(TrajectoryStore {
     fn trajectory_newest(&self, scope: &Scope) -> Result<Option<Timestamp>>;
     fn trajectory_prune(&self, scope: &Scope, cutoff: Timestamp) -> Result<usize>;
     fn trajectory_forget(&self, scope: &Scope, id: &str, by: &Provenance) -> Result<bool>;
-    fn trajectory_forget_by(&self, scope: Option<&Scope>, writer: &Writer, by: &Provenance) -> Result<Vec<(Scope, String)>>;
+    fn trajectory_forget_by(&self, scope: Option<&Scope>, writer: &Writer, by: &Provenance) -> Result<ForgotBy>;
 });
 
 shared_store!(SiteMemoryStore {

@@ -3,7 +3,7 @@
 
 use agent_memory_core::evidence::{Action, AuditEntry, Writer};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, Forgotten, HeldRun, HintStore,
+    BrowserStore, Candidate, CandidateQuery, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
     IMAGE_ITEM, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
 };
@@ -50,6 +50,10 @@ enum Defect {
     DropsDropInWriters,
     /// Stores an image without its entry in the audit trail.
     ImportsUnaudited,
+    /// Applies an observation and then stores the site whole, so its log holds no writer.
+    ObservesUnlogged,
+    /// Forgets a site's knowledge by storing the site whole, so its log starts again.
+    ForgetsKnowledgeUnlogged,
 }
 
 /// The in-memory store with one seeded defect.
@@ -103,7 +107,7 @@ impl TrajectoryStore for Broken {
         scope: Option<&Scope>,
         writer: &Writer,
         by: &Provenance,
-    ) -> Result<Vec<(Scope, String)>> {
+    ) -> Result<ForgotBy> {
         let scope = scope
             .filter(|_| self.defect != Defect::ForgetsByWriterEverywhere)
             .map(|s| self.scope(s));
@@ -177,8 +181,15 @@ impl SiteMemoryStore for Broken {
         if self.defect == Defect::ForgetsSessions {
             observation.session = None;
         }
+        let scope = self.scope(scope);
         self.inner
-            .site_observe(&self.scope(scope), &observation, self.writer(by))
+            .site_observe(&scope, &observation, self.writer(by))?;
+        if self.defect == Defect::ObservesUnlogged {
+            if let Some(site) = self.inner.site_get(&scope, &observation.site)? {
+                self.inner.site_put(&scope, &site)?;
+            }
+        }
+        Ok(())
     }
     fn site_forget_knowledge(
         &self,
@@ -187,8 +198,16 @@ impl SiteMemoryStore for Broken {
         sessions: bool,
         at: &str,
     ) -> Result<bool> {
-        self.inner
-            .site_forget_knowledge(&self.scope(scope), site, sessions, at)
+        let scope = self.scope(scope);
+        if self.defect == Defect::ForgetsKnowledgeUnlogged {
+            let Some(mut memory) = self.inner.site_get(&scope, site)? else {
+                return Ok(false);
+            };
+            memory.forget_knowledge(sessions, at);
+            self.inner.site_put(&scope, &memory)?;
+            return Ok(true);
+        }
+        self.inner.site_forget_knowledge(&scope, site, sessions, at)
     }
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.inner.site_list(&self.scope(scope))
@@ -387,6 +406,14 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ImportsUnaudited,
             "an image's store is one entry of the audit trail",
+        ),
+        (
+            Defect::ObservesUnlogged,
+            "forget by writer rebuilds each site the writer taught without its observations",
+        ),
+        (
+            Defect::ForgetsKnowledgeUnlogged,
+            "forget by writer rebuilds each site the writer taught without its observations",
         ),
         (Defect::IgnoresOrigin, "candidates apply filters"),
         (Defect::ForgetsSessions, "site observations apply the rules"),
