@@ -6,11 +6,13 @@
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
-    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, IMAGE_ITEM,
-    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
-    RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
-    SuiteSummary, Trajectory, TrajectoryStore, run_item, run_start_outcome, within_margin,
+    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
+    IMAGE_ITEM, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
+    RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
+    SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, forgotten_observations, run_item,
+    run_start_outcome, within_margin,
 };
+use agent_memory_core::store::site_log::{LogEntry, LogEvent, SiteLog};
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -325,7 +327,7 @@ const DOOMED_COLUMNS: &str = "id, coalesce(origin, ''), index_keys";
 /// Records everything `run` leaves behind in `scope`, in the caller's transaction.
 fn record_in(tx: &Connection, scope: &Scope, run: &FinishedRun, op: &str) -> Result<()> {
     put_trajectory(tx, scope, &run.trajectory, &run.tokens).map_err(|e| to_core(op, e))?;
-    observe(tx, scope, &run.site)?;
+    observe(tx, scope, &run.site, &run.written_by())?;
     if let Some(manifest) = &run.manifest {
         let stored = if run.completes_stored {
             get_run(tx, scope, &manifest.run_id)?
@@ -569,13 +571,16 @@ impl TrajectoryStore for SqliteStore {
         scope: Option<&Scope>,
         writer: &Writer,
         by: &Provenance,
-    ) -> Result<Vec<(Scope, String)>> {
+    ) -> Result<ForgotBy> {
         writer.check()?;
         let op = "forget trajectories by writer";
         // Only placeholders are added to the text; every value is bound.
         let source = writer.source.as_ref().map(ToString::to_string);
         let mut find =
             "SELECT scope, traj_id FROM browser_trajectories WHERE source IS NOT NULL".to_owned();
+        // The sites whose log holds an observation of the writer's.
+        let mut find_sites =
+            "SELECT DISTINCT scope, site FROM browser_site_log WHERE source IS NOT NULL".to_owned();
         let mut values: Vec<&str> = Vec::new();
         for (column, value) in [
             ("source", source.as_deref()),
@@ -585,10 +590,12 @@ impl TrajectoryStore for SqliteStore {
         ] {
             if let Some(value) = value {
                 find.push_str(&format!(" AND {column} = ?"));
+                find_sites.push_str(&format!(" AND {column} = ?"));
                 values.push(value);
             }
         }
         find.push_str(" ORDER BY scope, traj_id");
+        find_sites.push_str(" ORDER BY scope, site");
         // The runs held for review by the writer: the same filter on `browser_held`, where
         // the writer's session is `source_session`.
         let mut find_held = "SELECT scope, id FROM browser_held WHERE true".to_owned();
@@ -642,9 +649,46 @@ impl TrajectoryStore for SqliteStore {
                 }
                 Ok(gone)
             };
-            run().map_err(|e| to_core(op, e))
+            let runs = run().map_err(|e| to_core(op, e))?;
+            let taught: Vec<(String, String)> = tx
+                .prepare(&find_sites)
+                .and_then(|mut s| {
+                    s.query_map(rusqlite::params_from_iter(&values), |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect()
+                })
+                .map_err(|e| to_core(op, e))?;
+            let mut sites = Vec::with_capacity(taught.len());
+            for (name, site) in taught {
+                let scope = Scope::new(&name)?;
+                let Some(mut log) = load_log(tx, &scope, &site)? else {
+                    continue;
+                };
+                let n = log.forget_by(writer).len() as u64;
+                if n == 0 {
+                    continue;
+                }
+                let rebuilt = log.rebuild();
+                let write = || -> rusqlite::Result<()> {
+                    if rebuilt.is_blank() {
+                        tx.prepare_cached(
+                            "DELETE FROM browser_sites WHERE scope = ?1 AND site = ?2",
+                        )?
+                        .execute(params![name, site])?;
+                    } else {
+                        put_site(tx, &scope, &rebuilt)?;
+                        store_log(tx, &scope, &site, &log)?;
+                    }
+                    let item = Forgotten::item(Some(&site));
+                    forgot(tx, &name, &item, by, &forgotten_observations(n))
+                };
+                write().map_err(|e| to_core(op, e))?;
+                sites.push((scope, site, n));
+            }
+            Ok(ForgotBy { runs, sites })
         })?;
-        if !gone.is_empty() {
+        if !gone.runs.is_empty() || !gone.sites.is_empty() {
             self.erase_freed_pages()?;
         }
         Ok(gone)
@@ -754,6 +798,9 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
     let key = params![scope.as_str(), m.site];
     conn.prepare_cached("DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2")?
         .execute(key)?;
+    // The site stored whole is its own base: its log starts again.
+    conn.prepare_cached("DELETE FROM browser_site_log WHERE scope = ?1 AND site = ?2")?
+        .execute(key)?;
     conn.prepare_cached("DELETE FROM browser_selectors WHERE scope = ?1 AND site = ?2")?
         .execute(key)?;
     let next_seq = m.facts.len().max(m.selectors.len()) as i64;
@@ -761,7 +808,7 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
         "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at, sessions, next_seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (scope, site) DO UPDATE SET label = excluded.label,
          knowledge_updated_at = excluded.knowledge_updated_at, selectors_updated_at = excluded.selectors_updated_at,
-         sessions = excluded.sessions, next_seq = excluded.next_seq",
+         sessions = excluded.sessions, next_seq = excluded.next_seq, log_base = NULL",
     )?
     .execute(params![
         scope.as_str(),
@@ -812,20 +859,30 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
 /// holds the session log and the next sequence number), the facts sharing a kind and key with
 /// an observed fact, and the selectors observed. The rules are the shared ones of
 /// `agent_memory_core::store::browser`.
-fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation) -> Result<()> {
+fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenance) -> Result<()> {
     let op = "observe site";
-    let head: Option<(String, i64)> = conn
+    let head: Option<(String, i64, bool)> = conn
         .prepare_cached(
-            "SELECT sessions, next_seq FROM browser_sites WHERE scope = ?1 AND site = ?2",
+            "SELECT sessions, next_seq, log_base IS NOT NULL FROM browser_sites
+             WHERE scope = ?1 AND site = ?2",
         )
         .and_then(|mut s| {
             s.query_row(params![scope.as_str(), o.site], |r| {
-                Ok((r.get(0)?, r.get(1)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
             .optional()
         })
         .map_err(|e| to_core(op, e))?;
-    let (sessions, next_seq) = head.unwrap_or_default();
+    // A site without a log starts one from what it holds now.
+    let base = match &head {
+        Some((_, _, true)) => None,
+        Some(_) => get_site(conn, scope, &o.site)?,
+        None => Some(SiteMemory {
+            site: o.site.clone(),
+            ..SiteMemory::default()
+        }),
+    };
+    let (sessions, next_seq, _) = head.unwrap_or_default();
     let sessions = match &o.session {
         Some(session) => {
             let mut log = decode_sessions(&o.site, &sessions)?;
@@ -834,7 +891,107 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation) -> Result<()> 
         }
         None => sessions,
     };
-    observe_rows(conn, scope, o, &sessions, next_seq).map_err(|e| to_core(op, e))
+    observe_rows(conn, scope, o, &sessions, next_seq).map_err(|e| to_core(op, e))?;
+    let log = || -> rusqlite::Result<()> {
+        if let Some(base) = &base {
+            conn.prepare_cached(
+                "UPDATE browser_sites SET log_base = ?3 WHERE scope = ?1 AND site = ?2",
+            )?
+            .execute(params![scope.as_str(), o.site, SiteLog::encode_base(base)])?;
+        }
+        let entry = LogEntry {
+            by: Some(by.clone()),
+            event: LogEvent::Observed(o.clone()),
+        };
+        append_log(conn, scope, &o.site, &entry)
+    };
+    log().map_err(|e| to_core(op, e))
+}
+
+/// Appends `entry` to the log of `site`, in the caller's transaction.
+fn append_log(
+    conn: &Connection,
+    scope: &Scope,
+    site: &str,
+    entry: &LogEntry,
+) -> rusqlite::Result<()> {
+    let by = entry.by.as_ref();
+    conn.prepare_cached(
+        "INSERT INTO browser_site_log (scope, site, seq, source, session, client, written_at, event)
+         VALUES (?1, ?2, (SELECT coalesce(max(seq) + 1, 0) FROM browser_site_log WHERE scope = ?1 AND site = ?2),
+         ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        scope.as_str(),
+        site,
+        by.map(|b| b.source.to_string()),
+        by.and_then(|b| b.session.as_deref()),
+        by.and_then(|b| b.client.as_deref()),
+        by.map(|b| b.at.as_millis()),
+        entry.event.encode()
+    ])?;
+    Ok(())
+}
+
+/// The log of `site` (its base and every entry, oldest first), if it has one.
+fn load_log(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {
+    let op = "read a site's log";
+    let location = || format!("browser_site_log of site {site:?}");
+    let base: Option<Option<String>> = conn
+        .prepare_cached("SELECT log_base FROM browser_sites WHERE scope = ?1 AND site = ?2")
+        .and_then(|mut s| {
+            s.query_row(params![scope.as_str(), site], |r| r.get(0))
+                .optional()
+        })
+        .map_err(|e| to_core(op, e))?;
+    let Some(Some(base)) = base else {
+        return Ok(None);
+    };
+    let base = SiteLog::decode_base(&base)
+        .ok_or_else(|| Error::corrupt(location(), "the log's base is not an encoded site"))?;
+    type Row = (
+        (Option<String>, Option<String>, Option<String>),
+        Option<i64>,
+        String,
+    );
+    let rows: Vec<Row> = conn
+        .prepare_cached(
+            "SELECT source, session, client, written_at, event FROM browser_site_log
+             WHERE scope = ?1 AND site = ?2 ORDER BY seq",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![scope.as_str(), site], |r| {
+                Ok((writer_columns(r, 0)?, r.get(3)?, r.get(4)?))
+            })?
+            .collect()
+        })
+        .map_err(|e| to_core(op, e))?;
+    let mut entries = Vec::with_capacity(rows.len());
+    for (writer, at, event) in rows {
+        let at = Timestamp::from_millis(at.unwrap_or_default());
+        entries.push(LogEntry {
+            by: stored_writer(writer, at, "browser_site_log")?,
+            event: LogEvent::decode(&event)
+                .ok_or_else(|| Error::corrupt(location(), "an entry is not an encoded event"))?,
+        });
+    }
+    Ok(Some(SiteLog { base, entries }))
+}
+
+/// Replaces the log of `site` with `log`, in the caller's transaction.
+fn store_log(conn: &Connection, scope: &Scope, site: &str, log: &SiteLog) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE browser_sites SET log_base = ?3 WHERE scope = ?1 AND site = ?2")?
+        .execute(params![
+            scope.as_str(),
+            site,
+            SiteLog::encode_base(&log.base)
+        ])?;
+    conn.prepare_cached("DELETE FROM browser_site_log WHERE scope = ?1 AND site = ?2")?
+        .execute(params![scope.as_str(), site])?;
+    for entry in &log.entries {
+        append_log(conn, scope, site, entry)?;
+    }
+    Ok(())
 }
 
 fn observe_rows(
@@ -1047,7 +1204,7 @@ impl SiteMemoryStore for SqliteStore {
         let write = BrowserWrite::site(&observation.site);
         let run = write.write_run(scope, by, self.clock.now());
         self.write("observe site", |tx| {
-            observe(tx, scope, observation)?;
+            observe(tx, scope, observation, &run.by)?;
             audit_write_run(tx, &run).map_err(|e| to_core("observe site", e))
         })
     }
@@ -1079,6 +1236,10 @@ impl SiteMemoryStore for SqliteStore {
             tx.prepare_cached("DELETE FROM browser_facts WHERE scope = ?1 AND site = ?2")
                 .and_then(|mut s| s.execute(key))
                 .map_err(|e| to_core(op, e))?;
+            if let Some(mut log) = load_log(tx, scope, site)? {
+                log.forget_knowledge(sessions, at);
+                store_log(tx, scope, site, &log).map_err(|e| to_core(op, e))?;
+            }
             Ok(true)
         })
     }

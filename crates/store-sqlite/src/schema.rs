@@ -120,6 +120,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "audit_items",
         sql: include_str!("sql/0021_audit_items.sql"),
     },
+    Migration {
+        version: 22,
+        name: "site_logs",
+        sql: include_str!("sql/0022_site_logs.sql"),
+    },
 ];
 
 /// The schema version this build writes.

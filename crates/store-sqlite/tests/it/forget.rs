@@ -216,7 +216,7 @@ fn a_run_forgotten_by_its_writer_leaves_no_bytes() {
                     &Provenance::new(Source::User, Timestamp::from_millis(2)),
                 )
                 .expect("forget by writer");
-            assert_eq!(gone, vec![(scope.clone(), "t1".to_owned())]);
+            assert_eq!(gone.runs, vec![(scope.clone(), "t1".to_owned())]);
         },
         |store| {
             let trajectory = canary_run(Some(
