@@ -15,11 +15,13 @@ use std::collections::HashMap;
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
     BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
-    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, Forgotten, HeldRun, HintStore, IMAGE_ITEM,
-    ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus, SelectorEntry,
-    SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
-    TrajectoryStep, TrajectoryStore, run_item, run_start_outcome,
+    FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
+    IMAGE_ITEM, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus,
+    SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
+    Trajectory, TrajectoryStep, TrajectoryStore, forgotten_observations, run_item,
+    run_start_outcome,
 };
+use agent_memory_core::store::site_log::{LogEntry, LogEvent, SiteLog};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
@@ -487,7 +489,7 @@ impl TrajectoryStore for PostgresStore {
         scope: Option<&Scope>,
         writer: &Writer,
         by: &Provenance,
-    ) -> Result<Vec<(Scope, String)>> {
+    ) -> Result<ForgotBy> {
         writer.check()?;
         provenance_fits(|| "forget of trajectories by writer".to_owned(), by)?;
         let source = writer.source.as_ref().map(ToString::to_string);
@@ -506,6 +508,10 @@ impl TrajectoryStore for PostgresStore {
                          UNION SELECT scope FROM browser_held \
                          WHERE ($1::text IS NULL OR source = $1) \
                          AND ($2::text IS NULL OR source_session = $2) \
+                         AND ($3::text IS NULL OR client = $3) \
+                         UNION SELECT scope FROM browser_site_log WHERE source IS NOT NULL \
+                         AND ($1::text IS NULL OR source = $1) \
+                         AND ($2::text IS NULL OR session = $2) \
                          AND ($3::text IS NULL OR client = $3)",
                         &[filter.0, filter.1, filter.2],
                     )?
@@ -522,6 +528,7 @@ impl TrajectoryStore for PostgresStore {
             }
             let mut gone: Vec<(Scope, String)> = Vec::new();
             let mut held_gone: Vec<(Scope, String)> = Vec::new();
+            let mut sites = Vec::new();
             for scope in locked {
                 let mut ids: Vec<String> = tx
                     .query(
@@ -555,6 +562,42 @@ impl TrajectoryStore for PostgresStore {
                     .collect();
                 held.sort();
                 held_gone.extend(held.into_iter().map(|id| (scope.clone(), id)));
+                let taught: Vec<String> = tx
+                    .query(
+                        "SELECT DISTINCT site FROM browser_site_log WHERE scope = $4 \
+                         AND source IS NOT NULL \
+                         AND ($1::text IS NULL OR source = $1) \
+                         AND ($2::text IS NULL OR session = $2) \
+                         AND ($3::text IS NULL OR client = $3) ORDER BY site",
+                        &[filter.0, filter.1, filter.2, &scope.as_str()],
+                    )?
+                    .into_iter()
+                    .map(|row| row.get(0))
+                    .collect();
+                for site in taught {
+                    let Some(mut log) = load_log(tx, &scope, &site)? else {
+                        continue;
+                    };
+                    let n = log.forget_by(writer).len() as u64;
+                    if n == 0 {
+                        continue;
+                    }
+                    let rebuilt = log.rebuild();
+                    if rebuilt.is_blank() {
+                        tx.execute(
+                            "DELETE FROM browser_site WHERE scope = $1 AND site = $2",
+                            &[&scope.as_str(), &site],
+                        )?;
+                    } else {
+                        put_site(tx, &scope, &rebuilt)?;
+                        store_log(tx, &scope, &site, &log)?;
+                    }
+                    sites.push((scope.clone(), site, n));
+                }
+            }
+            for (scope, site, n) in &sites {
+                let item = Forgotten::item(Some(site));
+                forgot(tx, scope.as_str(), &item, by, &forgotten_observations(*n))?;
             }
             for (scope, id) in &held_gone {
                 forgot(
@@ -566,7 +609,7 @@ impl TrajectoryStore for PostgresStore {
                 )?;
             }
             gone.extend(held_gone.iter().cloned());
-            Ok(gone)
+            Ok(ForgotBy { runs: gone, sites })
         })
     }
 }
@@ -888,15 +931,136 @@ fn get_site(q: impl Single, scope: &Scope, site: &str) -> Step<Option<SiteMemory
         .transpose()
 }
 
-/// Loads the site (or starts it), applies the shared rules and writes it back, in a
-/// transaction holding the scope lock.
-fn observe(tx: &mut Tx<'_>, scope: &Scope, observation: &SiteObservation) -> Step<()> {
-    let mut memory = get_site(&mut *tx, scope, &observation.site)?.unwrap_or_else(|| SiteMemory {
-        site: observation.site.clone(),
-        ..SiteMemory::default()
-    });
+/// Loads the site (or starts it), applies the shared rules and writes it back, and appends
+/// the observation by `by` to the site's log (starting the log from the site as it was when
+/// it has none), in a transaction holding the scope lock.
+fn observe(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    observation: &SiteObservation,
+    by: &Provenance,
+) -> Step<()> {
+    let site = &observation.site;
+    let event = LogEvent::Observed(observation.clone()).encode();
+    check_texts(
+        || format!("site {site:?}"),
+        [("observation", event.as_str())],
+    )?;
+    let sql = concat!(
+        "SELECT ",
+        site_columns!(),
+        ", log_base IS NOT NULL FROM browser_site WHERE scope = $1 AND site = $2"
+    );
+    let (mut memory, logged) = match tx.query_opt(sql, &[&scope.as_str(), site])? {
+        Some(row) => (site_from(&row)?, row.try_get(row.len() - 1)?),
+        None => (
+            SiteMemory {
+                site: site.clone(),
+                ..SiteMemory::default()
+            },
+            false,
+        ),
+    };
+    let base = (!logged).then(|| SiteLog::encode_base(&memory));
     memory.apply(observation);
-    put_site(tx, scope, &memory)
+    put_site(tx, scope, &memory)?;
+    if let Some(base) = base {
+        tx.execute(
+            "UPDATE browser_site SET log_base = $3 WHERE scope = $1 AND site = $2",
+            &[&scope.as_str(), site, &base],
+        )?;
+    }
+    tx.execute(
+        "INSERT INTO browser_site_log (scope, site, seq, source, session, client, written_at, event)
+         VALUES ($1, $2, (SELECT coalesce(max(seq) + 1, 0) FROM browser_site_log
+           WHERE scope = $1 AND site = $2), $3, $4, $5, $6, $7)",
+        &[
+            &scope.as_str(),
+            site,
+            &by.source.to_string(),
+            &by.session,
+            &by.client,
+            &by.at.as_millis(),
+            &event,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Stores `m` whole as the site's own base: its log starts again.
+fn put_site_whole(tx: &mut Tx<'_>, scope: &Scope, m: &SiteMemory) -> Step<()> {
+    put_site(tx, scope, m)?;
+    tx.execute(
+        "WITH gone AS (DELETE FROM browser_site_log WHERE scope = $1 AND site = $2)
+         UPDATE browser_site SET log_base = NULL WHERE scope = $1 AND site = $2",
+        &[&scope.as_str(), &m.site],
+    )?;
+    Ok(())
+}
+
+/// The log of `site` (its base and every entry, oldest first), if it has one.
+fn load_log(tx: &mut Tx<'_>, scope: &Scope, site: &str) -> Step<Option<SiteLog>> {
+    let location = || format!("browser_site_log of site {site:?}");
+    let base: Option<String> = tx
+        .query_opt(
+            "SELECT log_base FROM browser_site WHERE scope = $1 AND site = $2",
+            &[&scope.as_str(), &site],
+        )?
+        .and_then(|row| row.get(0));
+    let Some(base) = base else {
+        return Ok(None);
+    };
+    let base = SiteLog::decode_base(&base)
+        .ok_or_else(|| Error::corrupt(location(), "the log's base is not an encoded site"))?;
+    let rows = tx.query(
+        "SELECT source, session, client, written_at, event FROM browser_site_log
+         WHERE scope = $1 AND site = $2 ORDER BY seq",
+        &[&scope.as_str(), &site],
+    )?;
+    let mut entries = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let at = Timestamp::from_millis(row.get::<_, Option<i64>>(3).unwrap_or_default());
+        entries.push(LogEntry {
+            by: stored_writer(row, 0, at, "browser_site_log")?,
+            event: LogEvent::decode(row.get(4))
+                .ok_or_else(|| Error::corrupt(location(), "an entry is not an encoded event"))?,
+        });
+    }
+    Ok(Some(SiteLog { base, entries }))
+}
+
+/// Replaces the log of `site` with `log`, in a transaction holding the scope lock.
+fn store_log(tx: &mut Tx<'_>, scope: &Scope, site: &str, log: &SiteLog) -> Step<()> {
+    let name = scope.as_str();
+    tx.execute(
+        "WITH gone AS (DELETE FROM browser_site_log WHERE scope = $1 AND site = $2)
+         UPDATE browser_site SET log_base = $3 WHERE scope = $1 AND site = $2",
+        &[&name, &site, &SiteLog::encode_base(&log.base)],
+    )?;
+    fn by(e: &LogEntry) -> Option<&Provenance> {
+        e.by.as_ref()
+    }
+    let sources: Vec<Option<String>> = (log.entries.iter())
+        .map(|e| by(e).map(|b| b.source.to_string()))
+        .collect();
+    let sessions: Vec<Option<&str>> = (log.entries.iter())
+        .map(|e| by(e).and_then(|b| b.session.as_deref()))
+        .collect();
+    let clients: Vec<Option<&str>> = (log.entries.iter())
+        .map(|e| by(e).and_then(|b| b.client.as_deref()))
+        .collect();
+    let times: Vec<Option<i64>> = (log.entries.iter())
+        .map(|e| by(e).map(|b| b.at.as_millis()))
+        .collect();
+    let events: Vec<String> = log.entries.iter().map(|e| e.event.encode()).collect();
+    tx.execute(
+        "INSERT INTO browser_site_log (scope, site, seq, source, session, client, written_at, event)
+         SELECT $1, $2, n - 1, source, session, client, written_at, event
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+           WITH ORDINALITY AS e (source, session, client, written_at, event, n)",
+        &[&name, &site, &sources, &sessions, &clients, &times, &events],
+    )?;
+    Ok(())
 }
 
 impl SiteMemoryStore for PostgresStore {
@@ -908,7 +1072,7 @@ impl SiteMemoryStore for PostgresStore {
         check_site(memory)?;
         self.write("store site memory", |tx| {
             lock_scope(tx, scope)?;
-            put_site(tx, scope, memory)
+            put_site_whole(tx, scope, memory)
         })
     }
 
@@ -923,7 +1087,7 @@ impl SiteMemoryStore for PostgresStore {
         let run = write.write_run(scope, by, self.clock.now());
         self.write("observe site", |tx| {
             lock_scope(tx, scope)?;
-            observe(tx, scope, observation)?;
+            observe(tx, scope, observation, &run.by)?;
             audit_write_run(tx, &run)
         })
     }
@@ -943,6 +1107,10 @@ impl SiteMemoryStore for PostgresStore {
             };
             memory.forget_knowledge(sessions, at);
             put_site(tx, scope, &memory)?;
+            if let Some(mut log) = load_log(tx, scope, site)? {
+                log.forget_knowledge(sessions, at);
+                store_log(tx, scope, site, &log)?;
+            }
             Ok(true)
         })
     }
@@ -1396,7 +1564,7 @@ fn store_image(tx: &mut Tx<'_>, scope: &Scope, image: &MemoryImage) -> Step<Imag
     for site in &image.sites {
         let changed = sites.get(&site.site) != Some(site);
         if changed {
-            put_site(tx, scope, site)?;
+            put_site_whole(tx, scope, site)?;
             sites.insert(site.site.clone(), site.clone());
         }
         tally(&mut stored, changed);
@@ -1512,7 +1680,7 @@ const SCOPES: &str = "SELECT scope FROM browser_trajectory UNION SELECT scope FR
 /// the caller's transaction, which holds the scope's lock.
 fn record_in(tx: &mut Tx<'_>, scope: &Scope, run: &FinishedRun) -> std::result::Result<(), Fail> {
     put_trajectory(tx, scope, &run.trajectory, &run.tokens)?;
-    observe(tx, scope, &run.site)?;
+    observe(tx, scope, &run.site, &run.written_by())?;
     if let Some(manifest) = &run.manifest {
         let stored = if run.completes_stored {
             let sql = concat!(

@@ -95,6 +95,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "audit_items",
         sql: include_str!("sql/0015_audit_items.sql"),
     },
+    Migration {
+        version: 16,
+        name: "site_logs",
+        sql: include_str!("sql/0016_site_logs.sql"),
+    },
 ];
 
 /// The schema version this build writes.
