@@ -378,13 +378,29 @@ pub struct ForgottenRun {
 pub struct BrowserForgetByOutput {
     /// The runs forgotten, by scope then id: the recorded ones, then the held ones.
     pub trajectories: Vec<ForgottenRun>,
+    /// The sites rebuilt without the writer's observations, by scope then site; a site only
+    /// the writer taught is gone.
+    pub sites: Vec<RebuiltSite>,
+}
+
+/// A site rebuilt without a writer's observations.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RebuiltSite {
+    /// Its scope.
+    pub scope: String,
+    /// The site key.
+    pub site: String,
+    /// How many of the writer's observations (facts, selectors and sessions of one run or
+    /// call each) were taken out.
+    pub observations: u64,
 }
 
 /// Forgets every browser run the writer stored (every field given must match; at least one
 /// is needed; a run stored before writers were kept matches none), and every run of the
-/// writer's held for review, in one step, each with an entry in the audit trail. What a run
-/// taught the site's memory (facts, selectors, its session) stays: `memory_forget` with the
-/// site forgets that.
+/// writer's held for review, and rebuilds every site the writer taught (facts, selectors and
+/// sessions) as if the writer had never written to it, in one step, each with an entry in the
+/// audit trail. A site's observations from before its last import, or from before site logs
+/// were kept, are part of its base and stay.
 pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserForgetByOutput> {
     let (scope, writer) = input.target()?;
     let by = actor(env, None, None, None)?;
@@ -393,10 +409,20 @@ pub fn forget_browser_by(env: &Env<'_>, input: ForgetByInput) -> Result<BrowserF
         .trajectory_forget_by(scope.as_ref(), &writer, &by)?;
     Ok(BrowserForgetByOutput {
         trajectories: gone
+            .runs
             .into_iter()
             .map(|(scope, id)| ForgottenRun {
                 scope: scope.as_str().to_owned(),
                 trajectory_id: id,
+            })
+            .collect(),
+        sites: gone
+            .sites
+            .into_iter()
+            .map(|(scope, site, observations)| RebuiltSite {
+                scope: scope.as_str().to_owned(),
+                site,
+                observations,
             })
             .collect(),
     })

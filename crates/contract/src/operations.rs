@@ -751,7 +751,7 @@ pub fn all() -> Vec<Operation> {
         op("browser_forget_by", Deletes, evidence::forget_browser_by)
             .offline()
             .about(
-                "Forget every browser run one writer stored (a source, session or client), in one step and for good, each recorded in the audit trail.",
+                "Forget every browser run one writer stored (a source, session or client) and what it taught each site, in one step and for good, each recorded in the audit trail.",
             ),
         op("turns_forget_by", Deletes, evidence::forget_turns_by)
             .offline()

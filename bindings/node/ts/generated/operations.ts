@@ -535,8 +535,8 @@ export interface BrowserMethods {
   /** `buildContext` on the calling thread. */
   buildContextSync(input: S.BrowserBuildContextInput): S.BrowserTextOutput
   /**
-   * Forget every browser run one writer stored (a source, session or client), in one step and for
-   * good, each recorded in the audit trail.
+   * Forget every browser run one writer stored (a source, session or client) and what it taught
+   * each site, in one step and for good, each recorded in the audit trail.
    *
    * The contract's `browser_forget_by` (family `browser`, deletes; `browser forget-by` on the
    * command line; not an MCP tool).

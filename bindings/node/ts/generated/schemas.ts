@@ -1101,9 +1101,35 @@ source?: string
  */
 export interface BrowserForgetByOutput {
 /**
+ * The sites rebuilt without the writer's observations, by scope then site; a site only
+ * the writer taught is gone.
+ */
+sites: RebuiltSite[]
+/**
  * The runs forgotten, by scope then id: the recorded ones, then the held ones.
  */
 trajectories: ForgottenRun[]
+}
+/**
+ * A site rebuilt without a writer's observations.
+ * 
+ * This interface was referenced by `ContractSchemas`'s JSON-Schema
+ * via the `definition` "RebuiltSite".
+ */
+export interface RebuiltSite {
+/**
+ * How many of the writer's observations (facts, selectors and sessions of one run or
+ * call each) were taken out.
+ */
+observations: number
+/**
+ * Its scope.
+ */
+scope: string
+/**
+ * The site key.
+ */
+site: string
 }
 /**
  * A browser run forgotten by writer.

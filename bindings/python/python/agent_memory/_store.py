@@ -355,8 +355,8 @@ class StoreOperations:
         return self.call("note_import", input)
 
     def browser_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """Forget every browser run one writer stored (a source, session or client), in one
-        step and for good, each recorded in the audit trail."""
+        """Forget every browser run one writer stored (a source, session or client) and what
+        it taught each site, in one step and for good, each recorded in the audit trail."""
         return self.call("browser_forget_by", input)
 
     def turns_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -782,8 +782,8 @@ class AsyncStoreOperations:
         return await self.call("note_import", input)
 
     async def browser_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """Forget every browser run one writer stored (a source, session or client), in one
-        step and for good, each recorded in the audit trail."""
+        """Forget every browser run one writer stored (a source, session or client) and what
+        it taught each site, in one step and for good, each recorded in the audit trail."""
         return await self.call("browser_forget_by", input)
 
     async def turns_forget_by(self, input: Dict[str, Any]) -> Dict[str, Any]:

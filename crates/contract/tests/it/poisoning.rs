@@ -837,6 +837,60 @@ fn a_browser_run_keeps_its_writer_and_is_forgotten_by_it() {
     assert!(browser_context(&env, false).get("match").is_none());
 }
 
+/// The element names of the selector cache of the site of the poisoned runs.
+fn cached_elements(env: &Env<'_>) -> Vec<String> {
+    let cache = call(
+        env,
+        "browser_selectors",
+        json!({"url": "https://shop.example.com/"}),
+    );
+    (cache["selectors"].as_array().into_iter().flatten())
+        .filter_map(|s| s["element"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_forget_by_writer_takes_back_what_its_runs_taught_the_site() {
+    let store = store();
+    let mut env = env(&store);
+    env.client = Some("mcp:agent".into());
+    record_poisoned_runs(&env);
+    let poisoned = format!("button \"{}\"", FAMILIES[0].1);
+    let before = cached_elements(&env);
+    assert!(before.contains(&poisoned), "{before:?}");
+    env.client = Some("cli".into());
+    let gone = call(&env, "browser_forget_by", json!({"session": "s-0"}));
+    assert_eq!(
+        gone["sites"],
+        json!([{"scope": "shared", "site": "shop.example.com", "observations": 1}]),
+        "{gone}"
+    );
+    let after = cached_elements(&env);
+    assert!(!after.contains(&poisoned), "{after:?}");
+    let kept: Vec<String> = before.into_iter().filter(|e| *e != poisoned).collect();
+    assert_eq!(after, kept, "the other writers' selectors stay, in order");
+    let sessions = call(
+        &env,
+        "browser_sessions",
+        json!({"url": "https://shop.example.com/"}),
+    );
+    assert!(!sessions.to_string().contains("\"s-0\""), "{sessions}");
+    assert!(sessions.to_string().contains("\"s-1\""), "{sessions}");
+    let audit = call(
+        &env,
+        "memory_audit",
+        json!({"memory": "browser", "action": "forget"}),
+    );
+    let of_site: Vec<&Value> = (audit["entries"].as_array().into_iter().flatten())
+        .filter(|e| e["item"] == "site:shop.example.com")
+        .collect();
+    let [entry] = of_site[..] else {
+        panic!("one forget of the site: {audit}");
+    };
+    assert_eq!(entry["detail"], "1 observation", "{entry}");
+    assert_eq!(entry["by"]["client"], "cli", "{entry}");
+}
+
 #[test]
 fn notes_move_to_another_store_with_their_versions_and_writers() {
     let store = store();

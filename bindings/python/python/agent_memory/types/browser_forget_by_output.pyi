@@ -12,5 +12,12 @@ class ForgottenRun(TypedDict):
     trajectory_id: str
 
 
+class RebuiltSite(TypedDict):
+    observations: int
+    scope: str
+    site: str
+
+
 class BrowserForgetByOutput(TypedDict):
+    sites: List[RebuiltSite]
     trajectories: List[ForgottenRun]
