@@ -941,7 +941,7 @@ fn observe(
     by: &Provenance,
 ) -> Step<()> {
     let site = &observation.site;
-    let event = LogEvent::Observed(observation.clone()).encode();
+    let event = LogEvent::Observed(Box::new(observation.clone())).encode();
     check_texts(
         || format!("site {site:?}"),
         [("observation", event.as_str())],

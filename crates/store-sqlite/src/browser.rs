@@ -901,7 +901,7 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenanc
         }
         let entry = LogEntry {
             by: Some(by.clone()),
-            event: LogEvent::Observed(o.clone()),
+            event: LogEvent::Observed(Box::new(o.clone())),
         };
         append_log(conn, scope, &o.site, &entry)
     };

@@ -488,7 +488,7 @@ fn observe(m: &mut ScopeMemory, observation: &SiteObservation, by: &Provenance) 
     });
     log.entries.push(LogEntry {
         by: Some(by.clone()),
-        event: LogEvent::Observed(observation.clone()),
+        event: LogEvent::Observed(Box::new(observation.clone())),
     });
     memory.apply(observation);
 }

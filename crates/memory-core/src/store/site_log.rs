@@ -10,7 +10,7 @@
 //! [`SiteLog::forget_by`] drops one writer's observations first.
 //!
 //! A store keeps the base and each entry as one text ([`SiteLog::encode_base`],
-//! [`LogEntry::encode`]), in the format of [`encode_texts`]. A replacement of the whole site
+//! [`LogEvent::encode`]), in the format of [`encode_texts`]. A replacement of the whole site
 //! (an import) starts the log again; forgetting the site's knowledge erases the forgotten
 //! text from the log too (see [`SiteLog::forget_knowledge`]), so the log never keeps what a
 //! forget took.
@@ -26,7 +26,7 @@ use crate::store::trajectory::{decode_texts, encode_texts};
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogEvent {
     /// An observation, applied with [`SiteMemory::apply`].
-    Observed(SiteObservation),
+    Observed(Box<SiteObservation>),
     /// A forget of the site's knowledge ([`SiteMemory::forget_knowledge`]).
     Forgot {
         /// Whether the session history went too.
@@ -212,14 +212,14 @@ impl LogEvent {
                     })
                 })?;
                 let selectors = groups(&selectors, 2, |s| Some((s[0].clone(), s[1].clone())))?;
-                Some(LogEvent::Observed(SiteObservation {
+                Some(LogEvent::Observed(Box::new(SiteObservation {
                     site,
                     label,
                     session,
                     facts,
                     selectors,
                     observed_at,
-                }))
+                })))
             }
             Some("forgot") => {
                 let [_, sessions, at] = <[String; 3]>::try_from(items).ok()?;
@@ -391,7 +391,7 @@ mod tests {
     fn entry(session: &str, o: SiteObservation) -> LogEntry {
         LogEntry {
             by: by(session),
-            event: LogEvent::Observed(o),
+            event: LogEvent::Observed(Box::new(o)),
         }
     }
 
@@ -479,8 +479,13 @@ mod tests {
         let text = SiteLog::encode_base(&base);
         assert_eq!(SiteLog::decode_base(&text), Some(base));
         let events = [
-            LogEvent::Observed(observation("a.test", "z", "@e3", "2026-01-04T00:00:00Z")),
-            LogEvent::Observed(SiteObservation::default()),
+            LogEvent::Observed(Box::new(observation(
+                "a.test",
+                "z",
+                "@e3",
+                "2026-01-04T00:00:00Z",
+            ))),
+            LogEvent::Observed(Box::default()),
             LogEvent::Forgot {
                 sessions: false,
                 at: "2026-01-05T00:00:00Z".to_owned(),

@@ -184,10 +184,10 @@ impl SiteMemoryStore for Broken {
         let scope = self.scope(scope);
         self.inner
             .site_observe(&scope, &observation, self.writer(by))?;
-        if self.defect == Defect::ObservesUnlogged {
-            if let Some(site) = self.inner.site_get(&scope, &observation.site)? {
-                self.inner.site_put(&scope, &site)?;
-            }
+        if self.defect == Defect::ObservesUnlogged
+            && let Some(site) = self.inner.site_get(&scope, &observation.site)?
+        {
+            self.inner.site_put(&scope, &site)?;
         }
         Ok(())
     }
