@@ -801,6 +801,8 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
     // The site stored whole is its own base: its log starts again.
     conn.prepare_cached("DELETE FROM browser_site_log WHERE scope = ?1 AND site = ?2")?
         .execute(key)?;
+    conn.prepare_cached("DELETE FROM browser_site_base WHERE scope = ?1 AND site = ?2")?
+        .execute(key)?;
     conn.prepare_cached("DELETE FROM browser_selectors WHERE scope = ?1 AND site = ?2")?
         .execute(key)?;
     let next_seq = m.facts.len().max(m.selectors.len()) as i64;
@@ -808,7 +810,7 @@ fn put_site(conn: &Connection, scope: &Scope, m: &SiteMemory) -> rusqlite::Resul
         "INSERT INTO browser_sites (scope, site, label, knowledge_updated_at, selectors_updated_at, sessions, next_seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (scope, site) DO UPDATE SET label = excluded.label,
          knowledge_updated_at = excluded.knowledge_updated_at, selectors_updated_at = excluded.selectors_updated_at,
-         sessions = excluded.sessions, next_seq = excluded.next_seq, log_base = NULL",
+         sessions = excluded.sessions, next_seq = excluded.next_seq",
     )?
     .execute(params![
         scope.as_str(),
@@ -863,8 +865,9 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenanc
     let op = "observe site";
     let head: Option<(String, i64, bool)> = conn
         .prepare_cached(
-            "SELECT sessions, next_seq, log_base IS NOT NULL FROM browser_sites
-             WHERE scope = ?1 AND site = ?2",
+            "SELECT sessions, next_seq,
+               EXISTS (SELECT 1 FROM browser_site_base WHERE scope = ?1 AND site = ?2)
+             FROM browser_sites WHERE scope = ?1 AND site = ?2",
         )
         .and_then(|mut s| {
             s.query_row(params![scope.as_str(), o.site], |r| {
@@ -894,10 +897,7 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenanc
     observe_rows(conn, scope, o, &sessions, next_seq).map_err(|e| to_core(op, e))?;
     let log = || -> rusqlite::Result<()> {
         if let Some(base) = &base {
-            conn.prepare_cached(
-                "UPDATE browser_sites SET log_base = ?3 WHERE scope = ?1 AND site = ?2",
-            )?
-            .execute(params![scope.as_str(), o.site, SiteLog::encode_base(base)])?;
+            put_base(conn, scope, &o.site, base)?;
         }
         let entry = LogEntry {
             by: Some(by.clone()),
@@ -933,18 +933,33 @@ fn append_log(
     Ok(())
 }
 
+/// Stores the base of the log of `site`, in the caller's transaction.
+fn put_base(
+    conn: &Connection,
+    scope: &Scope,
+    site: &str,
+    base: &SiteMemory,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO browser_site_base (scope, site, base) VALUES (?1, ?2, ?3)
+         ON CONFLICT (scope, site) DO UPDATE SET base = excluded.base",
+    )?
+    .execute(params![scope.as_str(), site, SiteLog::encode_base(base)])?;
+    Ok(())
+}
+
 /// The log of `site` (its base and every entry, oldest first), if it has one.
 fn load_log(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {
     let op = "read a site's log";
     let location = || format!("browser_site_log of site {site:?}");
-    let base: Option<Option<String>> = conn
-        .prepare_cached("SELECT log_base FROM browser_sites WHERE scope = ?1 AND site = ?2")
+    let base: Option<String> = conn
+        .prepare_cached("SELECT base FROM browser_site_base WHERE scope = ?1 AND site = ?2")
         .and_then(|mut s| {
             s.query_row(params![scope.as_str(), site], |r| r.get(0))
                 .optional()
         })
         .map_err(|e| to_core(op, e))?;
-    let Some(Some(base)) = base else {
+    let Some(base) = base else {
         return Ok(None);
     };
     let base = SiteLog::decode_base(&base)
@@ -980,12 +995,7 @@ fn load_log(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteL
 
 /// Replaces the log of `site` with `log`, in the caller's transaction.
 fn store_log(conn: &Connection, scope: &Scope, site: &str, log: &SiteLog) -> rusqlite::Result<()> {
-    conn.prepare_cached("UPDATE browser_sites SET log_base = ?3 WHERE scope = ?1 AND site = ?2")?
-        .execute(params![
-            scope.as_str(),
-            site,
-            SiteLog::encode_base(&log.base)
-        ])?;
+    put_base(conn, scope, site, &log.base)?;
     conn.prepare_cached("DELETE FROM browser_site_log WHERE scope = ?1 AND site = ?2")?
         .execute(params![scope.as_str(), site])?;
     for entry in &log.entries {
