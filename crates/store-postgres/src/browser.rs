@@ -21,7 +21,7 @@ use agent_memory_core::store::browser::{
     Trajectory, TrajectoryStep, TrajectoryStore, forgotten_observations, run_item,
     run_start_outcome,
 };
-use agent_memory_core::store::site_log::{LogEntry, LogEvent, SiteLog};
+use agent_memory_core::store::site_log::{LOG_FOLD_AT, LOG_KEEP, LogEntry, LogEvent, SiteLog};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
@@ -970,10 +970,10 @@ fn observe(
             &[&scope.as_str(), site, &base],
         )?;
     }
-    tx.execute(
+    let appended = tx.query_one(
         "INSERT INTO browser_site_log (scope, site, seq, source, session, client, written_at, event)
          VALUES ($1, $2, (SELECT coalesce(max(seq) + 1, 0) FROM browser_site_log
-           WHERE scope = $1 AND site = $2), $3, $4, $5, $6, $7)",
+           WHERE scope = $1 AND site = $2), $3, $4, $5, $6, $7) RETURNING seq",
         &[
             &scope.as_str(),
             site,
@@ -984,6 +984,14 @@ fn observe(
             &event,
         ],
     )?;
+    // Entries are numbered from 0 with no gap, so `seq + 1` is how many the log holds.
+    let seq: i64 = appended.try_get(0)?;
+    if usize::try_from(seq).map_or(true, |seq| seq + 1 >= LOG_FOLD_AT)
+        && let Some(mut log) = load_log(tx, scope, site)?
+        && log.fold_oldest(LOG_KEEP)
+    {
+        store_log(tx, scope, site, &log)?;
+    }
     Ok(())
 }
 

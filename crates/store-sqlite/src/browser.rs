@@ -12,7 +12,7 @@ use agent_memory_core::store::browser::{
     SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, forgotten_observations, run_item,
     run_start_outcome, within_margin,
 };
-use agent_memory_core::store::site_log::{LogEntry, LogEvent, SiteLog};
+use agent_memory_core::store::site_log::{LOG_FOLD_AT, LOG_KEEP, LogEntry, LogEvent, SiteLog};
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -895,7 +895,7 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenanc
         None => sessions,
     };
     observe_rows(conn, scope, o, &sessions, next_seq).map_err(|e| to_core(op, e))?;
-    let log = || -> rusqlite::Result<()> {
+    let log = || -> rusqlite::Result<i64> {
         if let Some(base) = &base {
             put_base(conn, scope, &o.site, base)?;
         }
@@ -905,32 +905,42 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenanc
         };
         append_log(conn, scope, &o.site, &entry)
     };
-    log().map_err(|e| to_core(op, e))
+    let seq = log().map_err(|e| to_core(op, e))?;
+    // Entries are numbered from 0 with no gap, so `seq + 1` is how many the log holds.
+    if usize::try_from(seq).map_or(true, |seq| seq + 1 >= LOG_FOLD_AT)
+        && let Some(mut log) = load_log(conn, scope, &o.site)?
+        && log.fold_oldest(LOG_KEEP)
+    {
+        store_log(conn, scope, &o.site, &log).map_err(|e| to_core(op, e))?;
+    }
+    Ok(())
 }
 
-/// Appends `entry` to the log of `site`, in the caller's transaction.
+/// Appends `entry` to the log of `site`, in the caller's transaction; returns its number.
 fn append_log(
     conn: &Connection,
     scope: &Scope,
     site: &str,
     entry: &LogEntry,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<i64> {
     let by = entry.by.as_ref();
     conn.prepare_cached(
         "INSERT INTO browser_site_log (scope, site, seq, source, session, client, written_at, event)
          VALUES (?1, ?2, (SELECT coalesce(max(seq) + 1, 0) FROM browser_site_log WHERE scope = ?1 AND site = ?2),
-         ?3, ?4, ?5, ?6, ?7)",
+         ?3, ?4, ?5, ?6, ?7) RETURNING seq",
     )?
-    .execute(params![
-        scope.as_str(),
-        site,
-        by.map(|b| b.source.to_string()),
-        by.and_then(|b| b.session.as_deref()),
-        by.and_then(|b| b.client.as_deref()),
-        by.map(|b| b.at.as_millis()),
-        entry.event.encode()
-    ])?;
-    Ok(())
+    .query_row(
+        params![
+            scope.as_str(),
+            site,
+            by.map(|b| b.source.to_string()),
+            by.and_then(|b| b.session.as_deref()),
+            by.and_then(|b| b.client.as_deref()),
+            by.map(|b| b.at.as_millis()),
+            entry.event.encode()
+        ],
+        |r| r.get(0),
+    )
 }
 
 /// Stores the base of the log of `site`, in the caller's transaction.

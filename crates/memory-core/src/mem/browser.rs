@@ -15,7 +15,7 @@ use crate::store::browser::{
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
     forgotten_observations, run_item, run_start_outcome,
 };
-use crate::store::site_log::{LogEntry, LogEvent, SiteLog};
+use crate::store::site_log::{LOG_FOLD_AT, LOG_KEEP, LogEntry, LogEvent, SiteLog};
 use crate::time::{Clock, Timestamp};
 
 /// Browser memory of every scope.
@@ -490,6 +490,9 @@ fn observe(m: &mut ScopeMemory, observation: &SiteObservation, by: &Provenance) 
         by: Some(by.clone()),
         event: LogEvent::Observed(Box::new(observation.clone())),
     });
+    if log.entries.len() >= LOG_FOLD_AT {
+        log.fold_oldest(LOG_KEEP);
+    }
     memory.apply(observation);
 }
 

@@ -9,6 +9,12 @@
 //! forget of the site's knowledge in its place. [`SiteLog::rebuild`] folds them again;
 //! [`SiteLog::forget_by`] drops one writer's observations first.
 //!
+//! The log is bounded: when an append makes it hold [`LOG_FOLD_AT`] entries, the oldest fold
+//! into the base ([`SiteLog::fold_oldest`]) and [`LOG_KEEP`] stay, so a site's log never holds
+//! more than [`LOG_FOLD_AT`] entries, and a forget by writer takes back the writer's part of
+//! at least the newest [`LOG_KEEP`] observations (older ones are part of the base, as an
+//! import's are).
+//!
 //! A store keeps the base and each entry as one text ([`SiteLog::encode_base`],
 //! [`LogEvent::encode`]), in the format of [`encode_texts`]. A replacement of the whole site
 //! (an import) starts the log again; forgetting the site's knowledge erases the forgotten
@@ -21,6 +27,12 @@ use crate::store::browser::{
     Fact, FactKind, FactObservation, SelectorEntry, SessionEntry, SiteMemory, SiteObservation,
 };
 use crate::store::trajectory::{decode_texts, encode_texts};
+
+/// How many entries a site's log keeps after folding its oldest into the base.
+pub const LOG_KEEP: usize = 2_000;
+
+/// How many entries make a site's log fold its oldest into the base, keeping [`LOG_KEEP`].
+pub const LOG_FOLD_AT: usize = 2 * LOG_KEEP;
 
 /// What one entry of a site's log did.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +77,20 @@ impl SiteLog {
             }
         }
         memory
+    }
+
+    /// Folds every entry but the newest `keep` into the base, in order; true when any was.
+    pub fn fold_oldest(&mut self, keep: usize) -> bool {
+        let fold = self.entries.len().saturating_sub(keep);
+        if fold == 0 {
+            return false;
+        }
+        let folded = SiteLog {
+            base: std::mem::take(&mut self.base),
+            entries: self.entries.drain(..fold).collect(),
+        };
+        self.base = folded.rebuild();
+        true
     }
 
     /// Drops every observation `writer` wrote ([`Writer::matches`]); returns the positions
@@ -460,6 +486,25 @@ mod tests {
         assert_eq!(rebuilt.selectors.len(), 1);
         assert_eq!(rebuilt.selectors[0].last_ref.as_deref(), Some("@e2"));
         assert_eq!(rebuilt.selectors[0].success_count, 1);
+    }
+
+    #[test]
+    fn folding_keeps_the_site_and_the_newest_entries() {
+        let mut log = SiteLog::default();
+        log.base.site = "a.test".to_owned();
+        for i in 0..5u32 {
+            let at = format!("2026-01-0{}T00:00:00Z", i + 1);
+            let o = observation("a.test", &format!("v{i}"), &format!("@e{i}"), &at);
+            log.entries.push(entry(&format!("w{i}"), o));
+        }
+        let whole = log.rebuild();
+        assert!(log.fold_oldest(2));
+        assert_eq!(log.entries.len(), 2);
+        assert_eq!(log.rebuild(), whole);
+        assert!(!log.fold_oldest(2));
+        // A folded writer is part of the base now; a kept one can still go.
+        assert!(log.forget_by(&Writer::session("w0")).is_empty());
+        assert_eq!(log.forget_by(&Writer::session("w4")), vec![1]);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::store::browser::{
     RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary,
     Trajectory, TrajectoryStep,
 };
+use crate::store::site_log::{LOG_FOLD_AT, LOG_KEEP};
 use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
@@ -141,6 +142,10 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
             name: "forget by writer rebuilds each site the writer taught without its \
                    observations",
             run: forget_by_writer_rebuilds_sites,
+        },
+        Case {
+            name: "a site's log folds its oldest observations into its base, keeping the newest",
+            run: a_sites_log_folds_its_oldest_observations,
         },
         Case {
             name: "a held run is in no view until approved, and a rejected one is erased",
@@ -2084,6 +2089,63 @@ fn forget_by_writer_rebuilds_sites<S: BrowserStore + AuditStore>(store: &S) -> C
         store.site_get(&s, "d.test")?,
         Some(d),
         "the forget's stamp stays"
+    );
+    Ok(())
+}
+
+/// Past [`LOG_FOLD_AT`] entries, a site's log folds its oldest into its base and keeps
+/// [`LOG_KEEP`]: a writer of a folded observation has nothing left to take back, one among
+/// the kept ones has, and the site stays as every observation left it.
+fn a_sites_log_folds_its_oldest_observations<S: BrowserStore + AuditStore>(
+    store: &S,
+) -> CaseResult {
+    let s = Scope::shared();
+    let writer = |session: &str| {
+        Provenance::new(Source::Model("m".to_owned()), Timestamp::from_millis(1))
+            .with_session(session)
+    };
+    let step = |i: usize| SiteObservation {
+        site: "busy.test".to_owned(),
+        label: "https://busy.test/".to_owned(),
+        session: None,
+        facts: Vec::new(),
+        selectors: vec![(format!("e{}", i % 7), format!("@e{i}"))],
+        observed_at: format!("o{i:05}"),
+    };
+    let mut expected = SiteMemory {
+        site: "busy.test".to_owned(),
+        ..SiteMemory::default()
+    };
+    // The first observation is the only one by `early`; the one after the fold, by `late`.
+    for i in 0..LOG_FOLD_AT {
+        let by = if i == 0 {
+            writer("early")
+        } else {
+            writer("agent")
+        };
+        store.site_observe(&s, &step(i), Some(&by))?;
+        expected.apply(&step(i));
+    }
+    let before_late = expected.clone();
+    store.site_observe(&s, &step(LOG_FOLD_AT), Some(&writer("late")))?;
+    expected.apply(&step(LOG_FOLD_AT));
+    ensure_eq!(store.site_get(&s, "busy.test")?, Some(expected.clone()));
+    let gone = store.trajectory_forget_by(None, &Writer::session("early"), &forgetter())?;
+    ensure_eq!(
+        gone.sites,
+        vec![],
+        "the early observation is part of the base"
+    );
+    ensure_eq!(store.site_get(&s, "busy.test")?, Some(expected));
+    let gone = store.trajectory_forget_by(None, &Writer::session("late"), &forgetter())?;
+    ensure_eq!(gone.sites, vec![(s.clone(), "busy.test".to_owned(), 1)]);
+    ensure_eq!(store.site_get(&s, "busy.test")?, Some(before_late));
+    let kept = LOG_KEEP as u64;
+    let gone = store.trajectory_forget_by(None, &Writer::session("agent"), &forgetter())?;
+    ensure_eq!(
+        gone.sites,
+        vec![(s.clone(), "busy.test".to_owned(), kept)],
+        "the kept observations are the newest"
     );
     Ok(())
 }
