@@ -1,16 +1,14 @@
-//! Lists kept in one column: a trajectory's steps and a site's session log. Each is a list
-//! in the format of [`encode_texts`] (`<byte length>:<text>` items), a fixed number of items
-//! per entry; decoding fails (`None`) on anything that is not such a list. A run's artifact
-//! paths are a plain [`encode_texts`] list.
+//! Lists kept in one column: a trajectory's steps and a site's session log (whose codec is
+//! the site log's, `agent_memory_core::store::site_log`). Each is a list in the format of
+//! [`encode_texts`] (`<byte length>:<text>` items), a fixed number of items per entry;
+//! decoding fails (`None`) on anything that is not such a list. A run's artifact paths are a
+//! plain [`encode_texts`] list.
 
-use agent_memory_core::store::browser::{SessionEntry, TrajectoryStep};
+use agent_memory_core::store::browser::TrajectoryStep;
 use agent_memory_core::store::trajectory::{decode_texts, encode_texts, next_text};
 
 /// Items per encoded step: url, action, snapshot hash, verified, expected effect.
 const STEP_ITEMS: usize = 5;
-/// Items per encoded session: id, goal, outcome, success, final url, timestamp, turns used,
-/// duration.
-const SESSION_ITEMS: usize = 8;
 
 fn flag(value: bool) -> &'static str {
     if value { "1" } else { "0" }
@@ -97,46 +95,7 @@ pub(crate) fn step_counts(mut text: &str) -> Option<(usize, usize)> {
     Some((steps, verified))
 }
 
-/// Encodes a site's session log.
-pub(crate) fn encode_sessions(sessions: &[SessionEntry]) -> String {
-    let numbers: Vec<[String; 2]> = sessions
-        .iter()
-        .map(|s| [s.turns_used.to_string(), s.duration_ms.to_string()])
-        .collect();
-    encode_texts(
-        sessions
-            .iter()
-            .zip(&numbers)
-            .flat_map(|(s, [turns, duration])| {
-                [
-                    s.id.as_str(),
-                    &s.goal,
-                    &s.outcome,
-                    flag(s.success),
-                    &s.final_url,
-                    &s.timestamp,
-                    turns,
-                    duration,
-                ]
-            }),
-    )
-}
-
-/// Decodes [`encode_sessions`].
-pub(crate) fn decode_sessions(text: &str) -> Option<Vec<SessionEntry>> {
-    decode_entries(text, SESSION_ITEMS, |s| {
-        Some(SessionEntry {
-            id: s.next()?,
-            goal: s.next()?,
-            outcome: s.next()?,
-            success: parse_flag(&s.next()?)?,
-            final_url: s.next()?,
-            timestamp: s.next()?,
-            turns_used: s.next()?.parse().ok()?,
-            duration_ms: s.next()?.parse().ok()?,
-        })
-    })
-}
+pub(crate) use agent_memory_core::store::site_log::{decode_sessions, encode_sessions};
 
 #[cfg(test)]
 mod tests {
@@ -180,7 +139,7 @@ mod tests {
 
     #[test]
     fn sessions_round_trip() {
-        let sessions = vec![SessionEntry {
+        let sessions = vec![agent_memory_core::store::browser::SessionEntry {
             id: "run_1".to_owned(),
             goal: "buy: a watch".to_owned(),
             outcome: "".to_owned(),

@@ -282,7 +282,9 @@ fn parse_optional(item: &str) -> Option<Option<String>> {
     Some(Some(item.strip_prefix('=')?.to_owned()))
 }
 
-fn encode_sessions(sessions: &[SessionEntry]) -> String {
+/// Encodes a site's session log: eight items per session (id, goal, outcome, success as
+/// `1` or `0`, final url, timestamp, turns used, duration).
+pub fn encode_sessions(sessions: &[SessionEntry]) -> String {
     let numbers: Vec<[String; 2]> = (sessions.iter())
         .map(|s| [s.turns_used.to_string(), s.duration_ms.to_string()])
         .collect();
@@ -300,7 +302,8 @@ fn encode_sessions(sessions: &[SessionEntry]) -> String {
     }))
 }
 
-fn decode_sessions(text: &str) -> Option<Vec<SessionEntry>> {
+/// Decodes [`encode_sessions`]; `None` on any other text.
+pub fn decode_sessions(text: &str) -> Option<Vec<SessionEntry>> {
     groups(text, 8, |s| {
         Some(SessionEntry {
             id: s[0].clone(),
