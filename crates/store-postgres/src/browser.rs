@@ -578,19 +578,17 @@ impl TrajectoryStore for PostgresStore {
                     let Some(mut log) = load_log(tx, &scope, &site)? else {
                         continue;
                     };
-                    let n = log.forget_by(writer).len() as u64;
-                    if n == 0 {
+                    let Some((n, rebuilt)) = log.take_back(writer) else {
                         continue;
-                    }
-                    let rebuilt = log.rebuild();
-                    if rebuilt.is_blank() {
+                    };
+                    if let Some(rebuilt) = rebuilt {
+                        put_site(tx, &scope, &rebuilt)?;
+                        store_log(tx, &scope, &site, &log)?;
+                    } else {
                         tx.execute(
                             "DELETE FROM browser_site WHERE scope = $1 AND site = $2",
                             &[&scope.as_str(), &site],
                         )?;
-                    } else {
-                        put_site(tx, &scope, &rebuilt)?;
-                        store_log(tx, &scope, &site, &log)?;
                     }
                     sites.push((scope.clone(), site, n));
                 }

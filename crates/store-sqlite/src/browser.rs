@@ -665,20 +665,18 @@ impl TrajectoryStore for SqliteStore {
                 let Some(mut log) = load_log(tx, &scope, &site)? else {
                     continue;
                 };
-                let n = log.forget_by(writer).len() as u64;
-                if n == 0 {
+                let Some((n, rebuilt)) = log.take_back(writer) else {
                     continue;
-                }
-                let rebuilt = log.rebuild();
+                };
                 let write = || -> rusqlite::Result<()> {
-                    if rebuilt.is_blank() {
+                    if let Some(rebuilt) = &rebuilt {
+                        put_site(tx, &scope, rebuilt)?;
+                        store_log(tx, &scope, &site, &log)?;
+                    } else {
                         tx.prepare_cached(
                             "DELETE FROM browser_sites WHERE scope = ?1 AND site = ?2",
                         )?
                         .execute(params![name, site])?;
-                    } else {
-                        put_site(tx, &scope, &rebuilt)?;
-                        store_log(tx, &scope, &site, &log)?;
                     }
                     let item = Forgotten::item(Some(&site));
                     forgot(tx, &name, &item, by, &forgotten_observations(n))

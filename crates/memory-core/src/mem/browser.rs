@@ -385,16 +385,14 @@ impl TrajectoryStore for InMemoryStore {
                 !doomed
             });
             m.site_logs.retain(|site, log| {
-                let dropped = log.forget_by(writer);
-                if dropped.is_empty() {
+                let Some((n, rebuilt)) = log.take_back(writer) else {
                     return true;
-                }
-                sites.push((s.clone(), site.clone(), dropped.len() as u64));
-                let rebuilt = log.rebuild();
-                if rebuilt.is_blank() {
+                };
+                sites.push((s.clone(), site.clone(), n));
+                let Some(rebuilt) = rebuilt else {
                     m.sites.remove(site);
                     return false;
-                }
+                };
                 m.sites.insert(site.clone(), rebuilt);
                 true
             });

@@ -110,6 +110,18 @@ impl SiteLog {
         dropped
     }
 
+    /// Takes `writer`'s observations out ([`SiteLog::forget_by`]): `None` when the log holds
+    /// none, else how many went and the site rebuilt from the rest, itself `None` when that
+    /// leaves nothing ([`SiteMemory::is_blank`]: a site only the writer taught is gone).
+    pub fn take_back(&mut self, writer: &Writer) -> Option<(u64, Option<SiteMemory>)> {
+        let n = self.forget_by(writer).len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let rebuilt = self.rebuild();
+        Some((n, (!rebuilt.is_blank()).then_some(rebuilt)))
+    }
+
     /// Records a forget of the site's knowledge: the facts (and with `sessions`, the
     /// sessions) go from the base and from every observation before it, so the log no longer
     /// holds them, and the forget is appended in its place, so a rebuild still stamps `at`.
