@@ -800,17 +800,27 @@ pub struct FactOutput {
     pub sources: u32,
     /// When it was last observed (ISO 8601).
     pub last_seen: String,
+    /// Who observed it last (a run's writer, or a drop-in call's); absent for a fact the site
+    /// held before its log began (an import, or one learned before writers were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<ProvenanceOutput>,
 }
 
-/// The facts the scope's memory holds about the site of `url`.
+/// The facts the scope's memory holds about the site of `url`, each with who observed it
+/// last.
 pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
     let scope = scope_of(input.scope.as_deref())?;
+    let site = site_key(&input.url);
+    let log = env.store.site_log(&scope, &site)?;
     let facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
     Ok(FactsOutput {
-        site: site_key(&input.url),
+        site,
         facts: facts
             .into_iter()
             .map(|fact| FactOutput {
+                written_by: (log.as_ref())
+                    .and_then(|log| log.fact_writer(fact.kind, &fact.key, &fact.value))
+                    .map(ProvenanceOutput::from),
                 kind: fact.kind.as_str().to_owned(),
                 key: fact.key,
                 value: fact.value,

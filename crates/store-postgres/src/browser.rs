@@ -1121,6 +1121,10 @@ impl SiteMemoryStore for PostgresStore {
         })
     }
 
+    fn site_log(&self, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {
+        self.read("read a site's log", |tx| load_log(tx, scope, site))
+    }
+
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.read_one("list sites", |one| {
             one.rows(

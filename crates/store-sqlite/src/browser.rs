@@ -1262,6 +1262,10 @@ impl SiteMemoryStore for SqliteStore {
         })
     }
 
+    fn site_log(&self, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {
+        self.read_with(|conn| load_log(conn, scope, site))
+    }
+
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.read("list sites", |conn| {
             conn.prepare_cached("SELECT site FROM browser_sites WHERE scope = ?1 ORDER BY site")?

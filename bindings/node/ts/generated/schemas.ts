@@ -1068,6 +1068,30 @@ type: string
  * What was observed.
  */
 value: string
+written_by?: ProvenanceOutput1
+}
+/**
+ * Who observed it last (a run's writer, or a drop-in call's); absent for a fact the site
+ * held before its log began (an import, or one learned before writers were kept).
+ */
+export interface ProvenanceOutput1 {
+/**
+ * When.
+ */
+at: string
+/**
+ * The client it came through (`cli`, `mcp`, `inspector`, `python`, `node`, or the
+ * caller's own name).
+ */
+client?: string
+/**
+ * The session or run it was written in.
+ */
+session?: string
+/**
+ * `user`, `tool:NAME`, `page:URL`, `model`, `model:NAME`, `import:FORMAT` or `unknown`.
+ */
+source: string
 }
 /**
  * `note_forget_by`: what one writer wrote.
@@ -2980,7 +3004,7 @@ export interface AuditEntryOutput {
  * `write`, `delete`, `rename`, `approve`, `reject` or `forget`.
  */
 action: string
-by: ProvenanceOutput1
+by: ProvenanceOutput2
 /**
  * The version written and its status, the new path, what a forget deleted, or a
  * setting's value and the one it replaced (`quarantine (was flag)`).
@@ -3009,7 +3033,7 @@ seq: number
 /**
  * Who did it, and when.
  */
-export interface ProvenanceOutput1 {
+export interface ProvenanceOutput2 {
 /**
  * When.
  */
@@ -3415,7 +3439,7 @@ memory: string
  * The item: a note's path.
  */
 path: string
-provenance: ProvenanceOutput2
+provenance: ProvenanceOutput3
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -3440,7 +3464,7 @@ version: number
 /**
  * Who wrote it.
  */
-export interface ProvenanceOutput2 {
+export interface ProvenanceOutput3 {
 /**
  * When.
  */
@@ -3478,7 +3502,7 @@ id: string
  * The run's reported outcome.
  */
 outcome: string
-provenance: ProvenanceOutput3
+provenance: ProvenanceOutput4
 /**
  * What the screen found, one finding each (`FIELD: KIND: REASON`).
  */
@@ -3503,7 +3527,7 @@ steps: HeldStep[]
 /**
  * Who wrote it, and when it was held.
  */
-export interface ProvenanceOutput3 {
+export interface ProvenanceOutput4 {
 /**
  * When.
  */
@@ -3667,7 +3691,7 @@ versions: VersionOutput[]
  * via the `definition` "VersionOutput".
  */
 export interface VersionOutput {
-provenance: ProvenanceOutput4
+provenance: ProvenanceOutput5
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -3688,7 +3712,7 @@ version: number
 /**
  * Who wrote it.
  */
-export interface ProvenanceOutput4 {
+export interface ProvenanceOutput5 {
 /**
  * When.
  */
@@ -3881,7 +3905,7 @@ version: VersionOutput1
  * One version of a note.
  */
 export interface VersionOutput1 {
-provenance: ProvenanceOutput4
+provenance: ProvenanceOutput5
 /**
  * What the screen found, one finding each (`kind: reason`).
  */
@@ -5252,12 +5276,12 @@ at: string
  * The group's confidence after it, from 0 to 1.
  */
 confidence: number
-written_by?: ProvenanceOutput5
+written_by?: ProvenanceOutput6
 }
 /**
  * Who recorded the episode; absent for one recorded before writers were kept.
  */
-export interface ProvenanceOutput5 {
+export interface ProvenanceOutput6 {
 /**
  * When.
  */
@@ -5568,12 +5592,12 @@ first: number
  * The position of the last.
  */
 last: number
-written_by: ProvenanceOutput6
+written_by: ProvenanceOutput7
 }
 /**
  * Who appended them; `at` is when the last of them was appended.
  */
-export interface ProvenanceOutput6 {
+export interface ProvenanceOutput7 {
 /**
  * When.
  */
@@ -6102,7 +6126,7 @@ written_by?: ProvenanceOutput
  * This interface was referenced by `ContractSchemas`'s JSON-Schema
  * via the `definition` "ProvenanceOutput".
  */
-export interface ProvenanceOutput7 {
+export interface ProvenanceOutput8 {
 /**
  * When.
  */

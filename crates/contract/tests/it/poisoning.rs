@@ -849,6 +849,28 @@ fn cached_elements(env: &Env<'_>) -> Vec<String> {
         .collect()
 }
 
+/// The sessions of the writers who last observed the facts of the poisoned runs' site, each
+/// once, in order; every fact must name one, by the client that recorded it.
+fn fact_writers(env: &Env<'_>) -> Vec<String> {
+    let facts = call(
+        env,
+        "browser_facts",
+        json!({"url": "https://shop.example.com/", "min_confidence": 0}),
+    );
+    let facts = facts["facts"].as_array().cloned().unwrap_or_default();
+    assert!(!facts.is_empty(), "the runs taught the site facts");
+    let mut sessions: Vec<String> = Vec::new();
+    for fact in &facts {
+        let by = &fact["written_by"];
+        assert_eq!(by["client"], "mcp:agent", "{fact}");
+        let session = by["session"].as_str().unwrap_or_default().to_owned();
+        if !sessions.contains(&session) {
+            sessions.push(session);
+        }
+    }
+    sessions
+}
+
 #[test]
 fn a_forget_by_writer_takes_back_what_its_runs_taught_the_site() {
     let store = store();
@@ -876,6 +898,16 @@ fn a_forget_by_writer_takes_back_what_its_runs_taught_the_site() {
     );
     assert!(!sessions.to_string().contains("\"s-0\""), "{sessions}");
     assert!(sessions.to_string().contains("\"s-1\""), "{sessions}");
+    // Each fact names who observed it last: the newest run, then the one before it once the
+    // newest is forgotten.
+    let last = FAMILIES.len() - 1;
+    assert_eq!(fact_writers(&env), vec![format!("s-{last}")]);
+    call(
+        &env,
+        "browser_forget_by",
+        json!({"session": format!("s-{last}")}),
+    );
+    assert_eq!(fact_writers(&env), vec![format!("s-{}", last - 1)]);
     let audit = call(
         &env,
         "memory_audit",
@@ -884,8 +916,8 @@ fn a_forget_by_writer_takes_back_what_its_runs_taught_the_site() {
     let of_site: Vec<&Value> = (audit["entries"].as_array().into_iter().flatten())
         .filter(|e| e["item"] == "site:shop.example.com")
         .collect();
-    let [entry] = of_site[..] else {
-        panic!("one forget of the site: {audit}");
+    let [entry, _] = of_site[..] else {
+        panic!("two forgets of the site: {audit}");
     };
     assert_eq!(entry["detail"], "1 observation", "{entry}");
     assert_eq!(entry["by"]["client"], "cli", "{entry}");

@@ -465,6 +465,10 @@ impl SiteMemoryStore for InMemoryStore {
         }))
     }
 
+    fn site_log(&self, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {
+        Ok(with_scope(self, scope, |m| m.site_logs.get(site).cloned()))
+    }
+
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         Ok(with_scope(self, scope, |m| {
             m.sites.keys().cloned().collect()

@@ -654,6 +654,14 @@ pub trait SiteMemoryStore: Send + Sync {
 
     /// Every site key of `scope`, sorted.
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
+
+    /// The log of `site` ([`SiteLog`](crate::store::site_log::SiteLog): its base and every
+    /// entry since, with their writers), if it has one.
+    fn site_log(
+        &self,
+        scope: &Scope,
+        site: &str,
+    ) -> Result<Option<crate::store::site_log::SiteLog>>;
 }
 
 /// The state of a run.

@@ -37,6 +37,7 @@ use crate::store::browser::{
 };
 use crate::store::meta::MetaStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
+use crate::store::site_log::SiteLog;
 use crate::store::tool_log::{ToolLog, ToolLogSessionSummary, ToolLogStore};
 use crate::store::trajectory::{
     CrystallizeStep, Episode, EpisodeStore, EpisodesForgotten, Fingerprint, Group, NewEpisode,
@@ -143,6 +144,7 @@ shared_store!(SiteMemoryStore {
     fn site_observe(&self, scope: &Scope, observation: &SiteObservation, by: Option<&Provenance>) -> Result<()>;
     fn site_forget_knowledge(&self, scope: &Scope, site: &str, sessions: bool, at: &str) -> Result<bool>;
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
+    fn site_log(&self, scope: &Scope, site: &str) -> Result<Option<SiteLog>>;
 });
 
 shared_store!(RunManifestStore {

@@ -110,6 +110,24 @@ impl SiteLog {
         dropped
     }
 
+    /// Who last observed the fact `(kind, key, value)`: the writer of the newest observation
+    /// of it in the log; `None` when no entry observed it (a fact of the base).
+    pub fn fact_writer(&self, kind: FactKind, key: &str, value: &str) -> Option<&Provenance> {
+        self.entries
+            .iter()
+            .rev()
+            .find_map(|entry| match &entry.event {
+                LogEvent::Observed(o)
+                    if o.facts
+                        .iter()
+                        .any(|f| f.kind == kind && f.key == key && f.value == value) =>
+                {
+                    entry.by.as_ref()
+                }
+                _ => None,
+            })
+    }
+
     /// Takes `writer`'s observations out ([`SiteLog::forget_by`]): `None` when the log holds
     /// none, else how many went and the site rebuilt from the rest, itself `None` when that
     /// leaves nothing ([`SiteMemory::is_blank`]: a site only the writer taught is gone).

@@ -209,6 +209,13 @@ impl SiteMemoryStore for Broken {
         }
         self.inner.site_forget_knowledge(&scope, site, sessions, at)
     }
+    fn site_log(
+        &self,
+        scope: &Scope,
+        site: &str,
+    ) -> Result<Option<agent_memory_core::store::site_log::SiteLog>> {
+        self.inner.site_log(&self.scope(scope), site)
+    }
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>> {
         self.inner.site_list(&self.scope(scope))
     }

@@ -6,6 +6,15 @@ from __future__ import annotations
 
 from typing import List, TypedDict
 
+from typing_extensions import NotRequired
+
+
+class ProvenanceOutput(TypedDict):
+    at: str
+    client: NotRequired[str]
+    session: NotRequired[str]
+    source: str
+
 
 class FactOutput(TypedDict):
     confidence: float
@@ -14,6 +23,7 @@ class FactOutput(TypedDict):
     sources: int
     type: str
     value: str
+    written_by: NotRequired[ProvenanceOutput]
 
 
 class FactsOutput(TypedDict):
