@@ -939,7 +939,7 @@ fn observe(
     by: &Provenance,
 ) -> Step<()> {
     let site = &observation.site;
-    let event = LogEvent::Observed(Box::new(observation.clone())).encode();
+    let event = LogEvent::encode_observed(observation);
     check_texts(
         || format!("site {site:?}"),
         [("observation", event.as_str())],

@@ -893,52 +893,67 @@ fn observe(conn: &Connection, scope: &Scope, o: &SiteObservation, by: &Provenanc
         None => sessions,
     };
     observe_rows(conn, scope, o, &sessions, next_seq).map_err(|e| to_core(op, e))?;
-    let log = || -> rusqlite::Result<i64> {
+    let log = || -> rusqlite::Result<(i64, i64)> {
         if let Some(base) = &base {
             put_base(conn, scope, &o.site, base)?;
         }
-        let entry = LogEntry {
-            by: Some(by.clone()),
-            event: LogEvent::Observed(Box::new(o.clone())),
-        };
-        append_log(conn, scope, &o.site, &entry)
+        // The log's first and next numbers: entries are numbered without a gap.
+        let (first, next): (i64, i64) = conn
+            .prepare_cached(
+                "SELECT coalesce((SELECT min(seq) FROM browser_site_log WHERE scope = ?1 AND site = ?2), 0),
+                        coalesce((SELECT max(seq) + 1 FROM browser_site_log WHERE scope = ?1 AND site = ?2), 0)",
+            )?
+            .query_row(params![scope.as_str(), o.site], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let event = LogEvent::encode_observed(o);
+        insert_entry(conn, scope, &o.site, next, Some(by), &event)?;
+        Ok((first, next))
     };
-    let seq = log().map_err(|e| to_core(op, e))?;
-    // Entries are numbered from 0 with no gap, so `seq + 1` is how many the log holds.
-    if usize::try_from(seq).map_or(true, |seq| seq + 1 >= LOG_FOLD_AT)
-        && let Some(mut log) = load_log(conn, scope, &o.site)?
-        && log.fold_oldest(LOG_KEEP)
-    {
-        store_log(conn, scope, &o.site, &log).map_err(|e| to_core(op, e))?;
+    let (first, next) = log().map_err(|e| to_core(op, e))?;
+    // At `LOG_FOLD_AT` entries the oldest fold into the base, and only they are deleted: the
+    // kept entries keep their numbers.
+    let count = next + 1 - first;
+    if usize::try_from(count).is_ok_and(|count| count >= LOG_FOLD_AT) {
+        let cut = next + 1 - LOG_KEEP as i64;
+        if let Some(folded) = load_log_below(conn, scope, &o.site, cut)? {
+            let fold = || -> rusqlite::Result<()> {
+                put_base(conn, scope, &o.site, &folded.rebuild())?;
+                conn.prepare_cached(
+                    "DELETE FROM browser_site_log WHERE scope = ?1 AND site = ?2 AND seq < ?3",
+                )?
+                .execute(params![scope.as_str(), o.site, cut])?;
+                Ok(())
+            };
+            fold().map_err(|e| to_core(op, e))?;
+        }
     }
     Ok(())
 }
 
-/// Appends `entry` to the log of `site`, in the caller's transaction; returns its number.
-fn append_log(
+/// Inserts an entry (its writer and encoded event) as number `seq` of the log of `site`,
+/// in the caller's transaction.
+fn insert_entry(
     conn: &Connection,
     scope: &Scope,
     site: &str,
-    entry: &LogEntry,
-) -> rusqlite::Result<i64> {
-    let by = entry.by.as_ref();
+    seq: i64,
+    by: Option<&Provenance>,
+    event: &str,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO browser_site_log (scope, site, seq, source, session, client, written_at, event)
-         VALUES (?1, ?2, (SELECT coalesce(max(seq) + 1, 0) FROM browser_site_log WHERE scope = ?1 AND site = ?2),
-         ?3, ?4, ?5, ?6, ?7) RETURNING seq",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
-    .query_row(
-        params![
-            scope.as_str(),
-            site,
-            by.map(|b| b.source.to_string()),
-            by.and_then(|b| b.session.as_deref()),
-            by.and_then(|b| b.client.as_deref()),
-            by.map(|b| b.at.as_millis()),
-            entry.event.encode()
-        ],
-        |r| r.get(0),
-    )
+    .execute(params![
+        scope.as_str(),
+        site,
+        seq,
+        by.map(|b| b.source.to_string()),
+        by.and_then(|b| b.session.as_deref()),
+        by.and_then(|b| b.client.as_deref()),
+        by.map(|b| b.at.as_millis()),
+        event
+    ])?;
+    Ok(())
 }
 
 /// Stores the base of the log of `site`, in the caller's transaction.
@@ -958,6 +973,17 @@ fn put_base(
 
 /// The log of `site` (its base and every entry, oldest first), if it has one.
 fn load_log(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {
+    load_log_below(conn, scope, site, i64::MAX)
+}
+
+/// The base of the log of `site` and its entries numbered below `below`, oldest first, if
+/// it has a log.
+fn load_log_below(
+    conn: &Connection,
+    scope: &Scope,
+    site: &str,
+    below: i64,
+) -> Result<Option<SiteLog>> {
     let op = "read a site's log";
     let location = || format!("browser_site_log of site {site:?}");
     let base: Option<String> = conn
@@ -980,10 +1006,10 @@ fn load_log(conn: &Connection, scope: &Scope, site: &str) -> Result<Option<SiteL
     let rows: Vec<Row> = conn
         .prepare_cached(
             "SELECT source, session, client, written_at, event FROM browser_site_log
-             WHERE scope = ?1 AND site = ?2 ORDER BY seq",
+             WHERE scope = ?1 AND site = ?2 AND seq < ?3 ORDER BY seq",
         )
         .and_then(|mut s| {
-            s.query_map(params![scope.as_str(), site], |r| {
+            s.query_map(params![scope.as_str(), site, below], |r| {
                 Ok((writer_columns(r, 0)?, r.get(3)?, r.get(4)?))
             })?
             .collect()
@@ -1006,8 +1032,9 @@ fn store_log(conn: &Connection, scope: &Scope, site: &str, log: &SiteLog) -> rus
     put_base(conn, scope, site, &log.base)?;
     conn.prepare_cached("DELETE FROM browser_site_log WHERE scope = ?1 AND site = ?2")?
         .execute(params![scope.as_str(), site])?;
-    for entry in &log.entries {
-        append_log(conn, scope, site, entry)?;
+    for (seq, entry) in (0..).zip(&log.entries) {
+        let event = entry.event.encode();
+        insert_entry(conn, scope, site, seq, entry.by.as_ref(), &event)?;
     }
     Ok(())
 }

@@ -222,30 +222,29 @@ impl LogEvent {
     /// [`LogEvent::decode`] reads it back.
     pub fn encode(&self) -> String {
         match self {
-            LogEvent::Observed(o) => {
-                let session = o
-                    .session
-                    .as_ref()
-                    .map_or_else(String::new, |s| encode_sessions(std::slice::from_ref(s)));
-                let facts = encode_texts(
-                    (o.facts.iter()).flat_map(|f| [f.kind.as_str(), &f.key, &f.value]),
-                );
-                let selectors =
-                    encode_texts((o.selectors.iter()).flat_map(|(e, s)| [e.as_str(), s]));
-                encode_texts([
-                    "observed",
-                    &o.site,
-                    &o.label,
-                    &o.observed_at,
-                    &session,
-                    &facts,
-                    &selectors,
-                ])
-            }
+            LogEvent::Observed(o) => LogEvent::encode_observed(o),
             LogEvent::Forgot { sessions, at } => {
                 encode_texts(["forgot", if *sessions { "1" } else { "0" }, at])
             }
         }
+    }
+
+    /// The text of `LogEvent::Observed(o)`, without a copy of `o`.
+    pub fn encode_observed(o: &SiteObservation) -> String {
+        let session = (o.session.as_ref())
+            .map_or_else(String::new, |s| encode_sessions(std::slice::from_ref(s)));
+        let facts =
+            encode_texts((o.facts.iter()).flat_map(|f| [f.kind.as_str(), &f.key, &f.value]));
+        let selectors = encode_texts((o.selectors.iter()).flat_map(|(e, s)| [e.as_str(), s]));
+        encode_texts([
+            "observed",
+            &o.site,
+            &o.label,
+            &o.observed_at,
+            &session,
+            &facts,
+            &selectors,
+        ])
     }
 
     /// Decodes [`LogEvent::encode`]; `None` on any other text.
