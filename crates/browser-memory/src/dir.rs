@@ -6,6 +6,13 @@
 //! summaries. Export writes the same layout, trajectories at the root, each file replaced
 //! atomically (a temporary file, then a rename), the files flushed to disk a batch at a time.
 //!
+//! Two additions, which the reference's code reads past, carry who wrote what: a trajectory
+//! file's `writtenBy` (its writer, when the store knows it), and a site's `log.json`
+//! ([`SITE_LOG_FILE`]: the site's log of observations with their writers). An import keeps
+//! both, so a forget by writer works on the imported memory as on the exported one; a log
+//! the site's two files no longer agree with (the reference's code wrote them since) is
+//! skipped, naming why, and the site is imported as the files hold it.
+//!
 //! Every path goes through [`MemoryRoot`]: a name is one plain component (never `..`, never
 //! absolute), and a symlink that resolves outside the root is refused, so nothing read or
 //! written ever leaves the memory root.
@@ -17,16 +24,23 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_memory_core::store::browser::{BrowserStore, ImageStored, MemoryImage, SuiteSummary};
+use agent_memory_core::store::site_log::{LOG_FOLD_AT, LOG_KEEP};
 use agent_memory_core::{Provenance, Scope, Timestamp};
 
 use crate::error::{Error, Result};
 use crate::files::{
-    HintsFile, KnowledgeFile, ManifestFile, SelectorsFile, TrajectoryFile, has_knowledge,
-    has_selectors, knowledge_file, parse, selectors_file, site_from_files, suite_summary_id,
+    HintsFile, KnowledgeFile, ManifestFile, SelectorsFile, SiteLogFile, TrajectoryFile,
+    has_knowledge, has_selectors, knowledge_file, parse, selectors_file, site_from_files,
+    suite_summary_id,
 };
 use crate::json::to_pretty;
 use crate::origin::safe_file_stem;
 use crate::tokens::tokenize;
+
+/// The file of a site's folder that holds its log (`domains/<site>/log.json`): who taught
+/// the site what, which an export writes beside the reference's two files and an import
+/// keeps, so a forget by writer reaches an imported site as it reached the exported one.
+pub const SITE_LOG_FILE: &str = "log.json";
 
 /// The largest memory file an import reads (64 MiB): every file of the format is a few
 /// kilobytes, so a larger one is refused, naming it, before it is read into memory.
@@ -357,6 +371,9 @@ mod skip {
     pub(super) const HOSTLESS: &str = "the memory of a site without a host name, which \
          browser-agent-driver files directly under domains/; sites here are always named by \
          their host";
+    pub(super) const STALE_LOG: &str = "a site log that no longer rebuilds the site's \
+         knowledge.json and selectors.json (they changed after the export): the site is \
+         imported as they hold it, without its writers";
 }
 
 /// Everything read from a memory directory, validated, before anything is stored.
@@ -472,8 +489,13 @@ fn read_image(root: &MemoryRoot, now: Timestamp) -> Result<Image> {
         let selectors_path = dir.join("selectors.json");
         let mut knowledge = None;
         let mut selectors = None;
+        let mut log = None;
         for entry in root.listing(&dir)? {
             match (entry.text(), entry.is_dir) {
+                (Some(SITE_LOG_FILE), false) => {
+                    let text = root.read(&entry.path)?;
+                    log = Some((parse::<SiteLogFile>(&entry.path, &text)?, entry.path));
+                }
                 (Some("trajectories"), true) => {
                     trajectory_files.extend(json_files(root, &entry.path, skipped)?);
                 }
@@ -488,14 +510,32 @@ fn read_image(root: &MemoryRoot, now: Timestamp) -> Result<Image> {
                 _ => skipped.push(entry.skipped(skip::OUTSIDE_LAYOUT)),
             }
         }
-        if knowledge.is_some() || selectors.is_some() {
-            image.records.sites.push(site_from_files(
-                &safe_file_stem(&site),
+        let key = safe_file_stem(&site);
+        let memory = if knowledge.is_some() || selectors.is_some() {
+            Some(site_from_files(
+                &key,
                 knowledge.map(|file| (knowledge_path.as_path(), file)),
                 selectors.map(|file| (selectors_path.as_path(), file)),
                 now,
-            )?);
+            )?)
+        } else {
+            None
+        };
+        if let Some((file, path)) = log {
+            let mut log = file.into_record(&path, &key, now)?;
+            if log.entries.len() >= LOG_FOLD_AT {
+                log.fold_oldest(LOG_KEEP);
+            }
+            if memory.as_ref() == Some(&log.rebuild()) {
+                image.records.site_logs.insert(key, log);
+            } else {
+                skipped.push(Skipped {
+                    path,
+                    reason: skip::STALE_LOG,
+                });
+            }
         }
+        image.records.sites.extend(memory);
     }
     for path in trajectory_files {
         let text = root.read(&path)?;
@@ -753,6 +793,13 @@ pub fn export_dir<S: BrowserStore + ?Sized>(
         if has_selectors(&memory) {
             let text = pretty("selectors.json", &selectors_file(&memory))?;
             write(&["domains", &dir, "selectors.json"], &text)?;
+        }
+        // Who taught the site what: only a log with entries adds to the two files.
+        if let Some(log) = store.site_log(scope, &site)?
+            && !log.entries.is_empty()
+        {
+            let text = pretty(SITE_LOG_FILE, &SiteLogFile::from_record(&log))?;
+            write(&["domains", &dir, SITE_LOG_FILE], &text)?;
         }
         transfer.sites += 1;
     }

@@ -3,11 +3,13 @@
 
 use std::path::Path;
 
-use agent_memory_core::Timestamp;
+use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{
-    Fact, FactKind, RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, Trajectory,
-    TrajectoryStep,
+    Fact, FactKind, FactObservation, RunManifest, RunStatus, SelectorEntry, SessionEntry,
+    SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
+use agent_memory_core::store::site_log::{LogEntry, LogEvent, SiteLog};
+use agent_memory_core::{Provenance, Source, Timestamp};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -15,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::json::{Json, to_compact};
 use crate::origin::origin_of;
-use crate::time::parse_date;
+use crate::time::{iso, parse_date};
 
 fn field_error(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> Error {
     Error::Field {
@@ -69,6 +71,10 @@ pub(crate) struct TrajectoryFile {
     model: String,
     #[serde(default)]
     timestamp: String,
+    /// Who stored the run: written by this memory's export only, read past by the
+    /// reference's code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    written_by: Option<WriterFile>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -112,6 +118,10 @@ impl TrajectoryFile {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let provenance = match self.written_by {
+            Some(writer) => Some(writer.into_record(path, "writtenBy")?),
+            None => None,
+        };
         Ok(Trajectory {
             duration_ms: count(path, "durationMs", self.duration_ms)?,
             recorded_at: parse_date(&self.timestamp),
@@ -122,7 +132,7 @@ impl TrajectoryFile {
             success: self.success,
             model: self.model,
             timestamp: self.timestamp,
-            provenance: None,
+            provenance,
         })
     }
 
@@ -154,6 +164,7 @@ impl TrajectoryFile {
             duration_ms: t.duration_ms as f64,
             model: t.model.clone(),
             timestamp: t.timestamp.clone(),
+            written_by: t.provenance.as_ref().map(WriterFile::from_record),
         })
     }
 }
@@ -287,16 +298,7 @@ pub(crate) fn site_from_files(
         memory.label = file.domain;
         memory.knowledge_updated_at = file.updated_at;
         for (i, s) in file.sessions.into_iter().enumerate() {
-            memory.sessions.push(SessionEntry {
-                turns_used: count(path, &format!("sessions[{i}].turnsUsed"), s.turns_used)?,
-                duration_ms: count(path, &format!("sessions[{i}].durationMs"), s.duration_ms)?,
-                id: s.id,
-                goal: s.goal,
-                outcome: s.outcome,
-                success: s.success,
-                final_url: s.final_url,
-                timestamp: s.timestamp,
-            });
+            (memory.sessions).push(session_record(path, &format!("sessions[{i}]"), s)?);
         }
         for (i, f) in file.facts.into_iter().enumerate() {
             if f.kind == "session" {
@@ -388,20 +390,7 @@ pub(crate) fn knowledge_file(m: &SiteMemory) -> KnowledgeFile {
                 last_seen: f.last_seen.clone(),
             })
             .collect(),
-        sessions: m
-            .sessions
-            .iter()
-            .map(|s| SessionFile {
-                id: s.id.clone(),
-                goal: s.goal.clone(),
-                outcome: s.outcome.clone(),
-                success: s.success,
-                final_url: s.final_url.clone(),
-                timestamp: s.timestamp.clone(),
-                turns_used: f64::from(s.turns_used),
-                duration_ms: s.duration_ms as f64,
-            })
-            .collect(),
+        sessions: m.sessions.iter().map(session_file).collect(),
         updated_at: m.knowledge_updated_at.clone(),
     }
 }
@@ -542,4 +531,276 @@ pub(crate) fn suite_summary_id(path: &Path, text: &str) -> Result<String> {
     }
     let _: de::IgnoredAny = parse(path, text)?;
     Ok(parse::<Head>(path, text)?.id)
+}
+
+/// Who wrote a record, as a memory file keeps it (`writtenBy`): the source's text form
+/// (`page:URL`, `tool:NAME`, ...), the session and client when known, and the time as
+/// ISO-8601 text. The reference's code reads past it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct WriterFile {
+    source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client: Option<String>,
+    at: String,
+}
+
+impl WriterFile {
+    pub(crate) fn from_record(p: &Provenance) -> Self {
+        WriterFile {
+            source: p.source.to_string(),
+            session: p.session.clone(),
+            client: p.client.clone(),
+            at: iso(p.at),
+        }
+    }
+
+    /// The writer, or an error naming `field` of the file at `path`.
+    pub(crate) fn into_record(self, path: &Path, field: &str) -> Result<Provenance> {
+        let source = Source::parse(&self.source)
+            .map_err(|e| field_error(path, format!("{field}.source"), e.to_string()))?;
+        let at = parse_date(&self.at).ok_or_else(|| {
+            field_error(
+                path,
+                format!("{field}.at"),
+                format!("{} is not an ISO-8601 time", Excerpt::quoted(&self.at)),
+            )
+        })?;
+        Ok(Provenance {
+            source,
+            session: self.session,
+            client: self.client,
+            at,
+        })
+    }
+}
+
+/// `domains/<site>/log.json`, which only this memory writes: the site's log
+/// ([`SiteLog`]) as it was exported, so that an import keeps who taught the site what and a
+/// forget by writer still reaches it. The base is the site's two files' contents; each entry
+/// is an observation with its writer, or a forget of the site's knowledge. The reference's
+/// code never reads it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SiteLogFile {
+    /// [`SITE_LOG_FORMAT`], so a later format can be told apart.
+    format: String,
+    base: LogBaseFile,
+    entries: Vec<LogEntryFile>,
+}
+
+/// The `format` of a site's log file.
+pub(crate) const SITE_LOG_FORMAT: &str = "agent-memory site log 1";
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogBaseFile {
+    knowledge: KnowledgeFile,
+    selectors: SelectorsFile,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LogEntryFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    written_by: Option<WriterFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    observed: Option<ObservedFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    forgot: Option<ForgotFile>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ObservedFile {
+    label: String,
+    at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<SessionFile>,
+    #[serde(default)]
+    facts: Vec<ObservedFactFile>,
+    #[serde(default)]
+    selectors: Vec<ObservedSelectorFile>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObservedFactFile {
+    #[serde(rename = "type")]
+    kind: String,
+    key: String,
+    value: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObservedSelectorFile {
+    element: String,
+    selector: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForgotFile {
+    sessions: bool,
+    at: String,
+}
+
+fn session_file(s: &SessionEntry) -> SessionFile {
+    SessionFile {
+        id: s.id.clone(),
+        goal: s.goal.clone(),
+        outcome: s.outcome.clone(),
+        success: s.success,
+        final_url: s.final_url.clone(),
+        timestamp: s.timestamp.clone(),
+        turns_used: f64::from(s.turns_used),
+        duration_ms: s.duration_ms as f64,
+    }
+}
+
+fn session_record(path: &Path, field: &str, s: SessionFile) -> Result<SessionEntry> {
+    Ok(SessionEntry {
+        turns_used: count(path, &format!("{field}.turnsUsed"), s.turns_used)?,
+        duration_ms: count(path, &format!("{field}.durationMs"), s.duration_ms)?,
+        id: s.id,
+        goal: s.goal,
+        outcome: s.outcome,
+        success: s.success,
+        final_url: s.final_url,
+        timestamp: s.timestamp,
+    })
+}
+
+impl SiteLogFile {
+    pub(crate) fn from_record(log: &SiteLog) -> Self {
+        let entries = (log.entries.iter())
+            .map(|entry| {
+                let (observed, forgot) = match &entry.event {
+                    LogEvent::Observed(o) => (
+                        Some(ObservedFile {
+                            label: o.label.clone(),
+                            at: o.observed_at.clone(),
+                            session: o.session.as_ref().map(session_file),
+                            facts: (o.facts.iter())
+                                .map(|f| ObservedFactFile {
+                                    kind: f.kind.as_str().to_owned(),
+                                    key: f.key.clone(),
+                                    value: f.value.clone(),
+                                })
+                                .collect(),
+                            selectors: (o.selectors.iter())
+                                .map(|(element, selector)| ObservedSelectorFile {
+                                    element: element.clone(),
+                                    selector: selector.clone(),
+                                })
+                                .collect(),
+                        }),
+                        None,
+                    ),
+                    LogEvent::Forgot { sessions, at } => (
+                        None,
+                        Some(ForgotFile {
+                            sessions: *sessions,
+                            at: at.clone(),
+                        }),
+                    ),
+                };
+                LogEntryFile {
+                    written_by: entry.by.as_ref().map(WriterFile::from_record),
+                    observed,
+                    forgot,
+                }
+            })
+            .collect();
+        SiteLogFile {
+            format: SITE_LOG_FORMAT.to_owned(),
+            base: LogBaseFile {
+                knowledge: knowledge_file(&log.base),
+                selectors: selectors_file(&log.base),
+            },
+            entries,
+        }
+    }
+
+    /// The log of `site`, read from the file at `path`; an error names the field at fault.
+    pub(crate) fn into_record(self, path: &Path, site: &str, now: Timestamp) -> Result<SiteLog> {
+        if self.format != SITE_LOG_FORMAT {
+            return Err(field_error(
+                path,
+                "format",
+                format!(
+                    "{} is not {SITE_LOG_FORMAT:?}",
+                    Excerpt::quoted(&self.format)
+                ),
+            ));
+        }
+        let base = site_from_files(
+            site,
+            Some((path, self.base.knowledge)),
+            Some((path, self.base.selectors)),
+            now,
+        )?;
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for (i, entry) in self.entries.into_iter().enumerate() {
+            let at = format!("entries[{i}]");
+            let by = match entry.written_by {
+                Some(w) => Some(w.into_record(path, &format!("{at}.writtenBy"))?),
+                None => None,
+            };
+            let event = match (entry.observed, entry.forgot) {
+                (Some(o), None) => {
+                    let session = match o.session {
+                        Some(s) => {
+                            Some(session_record(path, &format!("{at}.observed.session"), s)?)
+                        }
+                        None => None,
+                    };
+                    let mut facts = Vec::with_capacity(o.facts.len());
+                    for (j, f) in o.facts.into_iter().enumerate() {
+                        let kind = FactKind::parse(&f.kind).ok_or_else(|| {
+                            field_error(
+                                path,
+                                format!("{at}.observed.facts[{j}].type"),
+                                format!(
+                                    "{} is not timing, selector, pattern or quirk",
+                                    Excerpt::quoted(&f.kind)
+                                ),
+                            )
+                        })?;
+                        facts.push(FactObservation {
+                            kind,
+                            key: f.key,
+                            value: f.value,
+                        });
+                    }
+                    LogEvent::Observed(Box::new(SiteObservation {
+                        site: site.to_owned(),
+                        label: o.label,
+                        session,
+                        facts,
+                        selectors: (o.selectors.into_iter())
+                            .map(|s| (s.element, s.selector))
+                            .collect(),
+                        observed_at: o.at,
+                    }))
+                }
+                (None, Some(f)) => LogEvent::Forgot {
+                    sessions: f.sessions,
+                    at: f.at,
+                },
+                _ => {
+                    return Err(field_error(
+                        path,
+                        at,
+                        "must hold exactly one of observed and forgot",
+                    ));
+                }
+            };
+            entries.push(LogEntry { by, event });
+        }
+        Ok(SiteLog { base, entries })
+    }
 }

@@ -68,8 +68,8 @@ pub use budget::{
     priority,
 };
 pub use dir::{
-    AtomicBatch, ClassFiles, MAX_FILE_BYTES, MemoryRoot, Skipped, Transfer, adopt_files,
-    export_dir, import_dir, manifest_stem,
+    AtomicBatch, ClassFiles, MAX_FILE_BYTES, MemoryRoot, SITE_LOG_FILE, Skipped, Transfer,
+    adopt_files, export_dir, import_dir, manifest_stem,
 };
 pub use error::{Error, Result};
 pub use extract::{Turn, extract_facts};

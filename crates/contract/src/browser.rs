@@ -616,7 +616,8 @@ pub struct SkippedFile {
 /// Reads a `.agent-memory/` directory into the scope, whole or not at all: every file read
 /// and checked first (a bad one fails the import, naming it), then every record stored in one
 /// transaction. Records already stored exactly so are left as they are; a directory with
-/// nothing to import is refused.
+/// nothing to import is refused. The writers an export carries (a trajectory's `writtenBy`,
+/// a site's `log.json`) are kept, so a forget by writer reaches the imported records.
 pub fn import(env: &Env<'_>, input: ImportInput) -> Result<ImportOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let dir = Path::new(&input.dir);
@@ -682,7 +683,8 @@ pub struct ExportOutput {
 
 /// Writes the scope as a `.agent-memory/` directory browser-agent-driver reads: trajectories
 /// at the root, one folder per site, run manifests, hints and suite summaries, each file
-/// replaced atomically.
+/// replaced atomically; with each trajectory's writer (`writtenBy`) and each site's log of
+/// observations by writer (`domains/SITE/log.json`), which its code reads past.
 pub fn export(env: &Env<'_>, input: ExportInput) -> Result<ExportOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let dir = Path::new(&input.dir);

@@ -1501,6 +1501,7 @@ fn check_run_parts(run: &FinishedRun) -> Result<()> {
 }
 
 fn check_image(image: &MemoryImage) -> Result<()> {
+    image.check_site_logs()?;
     for (t, tokens) in &image.trajectories {
         check_trajectory(t, tokens)?;
     }
@@ -1572,9 +1573,14 @@ fn store_image(tx: &mut Tx<'_>, scope: &Scope, image: &MemoryImage) -> Step<Imag
         .map(|row| site_from(row).map(|m| (m.site.clone(), m)))
         .collect::<Step<HashMap<String, SiteMemory>>>()?;
     for site in &image.sites {
-        let changed = sites.get(&site.site) != Some(site);
+        let changed = image.site_changed(site, sites.get(&site.site), || {
+            load_log(tx, scope, &site.site)
+        })?;
         if changed {
             put_site_whole(tx, scope, site)?;
+            if let Some(log) = image.site_logs.get(&site.site) {
+                store_log(tx, scope, &site.site, log)?;
+            }
             sites.insert(site.site.clone(), site.clone());
         }
         tally(&mut stored, changed);

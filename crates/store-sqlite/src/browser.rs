@@ -1777,6 +1777,7 @@ impl BrowserStore for SqliteStore {
         by: Option<&Provenance>,
     ) -> Result<ImageStored> {
         let op = "store a memory image";
+        image.check_site_logs()?;
         let by = ImageStored::writer(by, self.clock.now());
         self.write(op, |tx| {
             let stored = store_image(tx, scope, image)?;
@@ -1819,9 +1820,14 @@ fn store_image(conn: &Connection, scope: &Scope, image: &MemoryImage) -> Result<
         count(changed);
     }
     for site in &image.sites {
-        let changed = get_site(conn, scope, &site.site)?.as_ref() != Some(site);
+        let stored_site = get_site(conn, scope, &site.site)?;
+        let changed = image.site_changed(site, stored_site.as_ref(), || {
+            load_log(conn, scope, &site.site)
+        })?;
         if changed {
+            let log = image.site_logs.get(&site.site);
             put_site(conn, scope, site)
+                .and_then(|()| log.map_or(Ok(()), |log| store_log(conn, scope, &site.site, log)))
                 .map_err(|e| item_error(&format!("site {:?}", site.site), op, e))?;
         }
         count(changed);

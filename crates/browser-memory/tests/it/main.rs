@@ -18,3 +18,4 @@ mod rules;
 mod sqlite;
 mod support;
 mod w_bad;
+mod writers;

@@ -761,6 +761,7 @@ impl BrowserStore for InMemoryStore {
         image: &MemoryImage,
         by: Option<&Provenance>,
     ) -> Result<ImageStored> {
+        image.check_site_logs()?;
         // One lock for the whole image: no reader sees half of it, and two stores of one
         // image are ordered, so the second finds every record unchanged.
         Ok(with_scope(self, scope, |m| {
@@ -784,10 +785,15 @@ impl BrowserStore for InMemoryStore {
                 count(!same);
             }
             for site in &image.sites {
-                let changed = m.sites.get(&site.site) != Some(site);
+                let stored_log =
+                    || Ok::<_, std::convert::Infallible>(m.site_logs.get(&site.site).cloned());
+                let Ok(changed) = image.site_changed(site, m.sites.get(&site.site), stored_log);
                 if changed {
                     m.sites.insert(site.site.clone(), site.clone());
-                    m.site_logs.remove(&site.site);
+                    match image.site_logs.get(&site.site) {
+                        Some(log) => m.site_logs.insert(site.site.clone(), log.clone()),
+                        None => m.site_logs.remove(&site.site),
+                    };
                 }
                 count(changed);
             }

@@ -7,11 +7,14 @@
 //! counting, the rolling session log) are pure functions in this module, so the in-memory
 //! store and SQLite cannot drift apart. Free-form JSON (a browser action) is held as JSON text.
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
 use crate::evidence::Writer;
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::Page;
+use crate::store::site_log::SiteLog;
 use crate::time::Timestamp;
 
 /// How many sessions a site keeps: the newest five.
@@ -332,7 +335,7 @@ pub trait TrajectoryStore: Send + Sync {
     /// [`FORGOTTEN_HELD_RUN`]), so no reviewer can approve it afterwards. Returns the
     /// `(scope, id)` of each trajectory, ordered, then of each held run, ordered. In the same
     /// step, every site the writer taught ([`SiteMemoryStore::site_observe`]) is rebuilt
-    /// without the writer's observations ([`SiteLog::forget_by`](crate::store::site_log::SiteLog::forget_by)),
+    /// without the writer's observations ([`SiteLog::forget_by`]),
     /// each with one forget entry (item `site:KEY`, detail [`forgotten_observations`]). Fails
     /// on a filter naming nothing ([`Writer::check`]).
     fn trajectory_forget_by(
@@ -624,13 +627,13 @@ pub trait SiteMemoryStore: Send + Sync {
     fn site_get(&self, scope: &Scope, site: &str) -> Result<Option<SiteMemory>>;
 
     /// Replaces everything stored about `memory.site` (used by import); the site's log
-    /// ([`SiteLog`](crate::store::site_log::SiteLog)) starts again from it.
+    /// ([`SiteLog`]) starts again from it.
     fn site_put(&self, scope: &Scope, memory: &SiteMemory) -> Result<()>;
 
     /// Applies one run's observation atomically; creates the site when new. In the same
     /// transaction it keeps the audit trail as for a run of writes by `by`
     /// ([`BrowserWrite::site`]), and appends the observation with that run's writer to the
-    /// site's log ([`SiteLog`](crate::store::site_log::SiteLog)), taking the site as it is
+    /// site's log ([`SiteLog`]), taking the site as it is
     /// as the log's base when the log is empty.
     fn site_observe(
         &self,
@@ -642,7 +645,7 @@ pub trait SiteMemoryStore: Send + Sync {
     /// Forgets, in one atomic step, what `site` learned: its facts and, with `sessions`, its
     /// session history, stamping its knowledge time `at` ([`SiteMemory::forget_knowledge`]);
     /// its selectors and label stay. The site's log forgets them too
-    /// ([`SiteLog::forget_knowledge`](crate::store::site_log::SiteLog::forget_knowledge)).
+    /// ([`SiteLog::forget_knowledge`]).
     /// False, creating nothing, when the site is unknown.
     fn site_forget_knowledge(
         &self,
@@ -655,13 +658,9 @@ pub trait SiteMemoryStore: Send + Sync {
     /// Every site key of `scope`, sorted.
     fn site_list(&self, scope: &Scope) -> Result<Vec<String>>;
 
-    /// The log of `site` ([`SiteLog`](crate::store::site_log::SiteLog): its base and every
+    /// The log of `site` ([`SiteLog`]: its base and every
     /// entry since, with their writers), if it has one.
-    fn site_log(
-        &self,
-        scope: &Scope,
-        site: &str,
-    ) -> Result<Option<crate::store::site_log::SiteLog>>;
+    fn site_log(&self, scope: &Scope, site: &str) -> Result<Option<SiteLog>>;
 }
 
 /// The state of a run.
@@ -943,6 +942,11 @@ pub struct MemoryImage {
     pub trajectories: Vec<(Trajectory, Vec<String>)>,
     /// Everything known about each site.
     pub sites: Vec<SiteMemory>,
+    /// The log each site of `sites` keeps, by site key, where the image carries one (an
+    /// export of this memory does): stored as that site's log instead of starting a new one,
+    /// so a forget by writer still takes back what each writer taught the site. A log whose
+    /// [`SiteLog::rebuild`] is not its site, or whose site is not in `sites`, is refused.
+    pub site_logs: BTreeMap<String, SiteLog>,
     /// Run manifests.
     pub runs: Vec<RunManifest>,
     /// The hints text and when it was written, if any.
@@ -964,6 +968,45 @@ impl MemoryImage {
     /// Whether the image holds no record at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Refuses an image whose site logs do not fit its sites: a log for no site of the
+    /// image, or one whose rebuild is not its site, naming the site. Every store checks it
+    /// before writing anything.
+    pub fn check_site_logs(&self) -> Result<()> {
+        for (key, log) in &self.site_logs {
+            let fits = (self.sites.iter().rev().find(|s| s.site == *key))
+                .is_some_and(|site| log.base.site == *key && log.rebuild() == *site);
+            if !fits {
+                return Err(Error::invalid_input(
+                    "site_logs",
+                    format!(
+                        "the log of site {} does not rebuild the image's site",
+                        crate::excerpt::Excerpt::quoted(key)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether storing `site` (with the image's log for it, if any) over `stored_site` and
+    /// `stored_log` changes anything: the site differs, or the image carries a log that
+    /// differs from the stored one. A site the image carries no log for leaves the stored
+    /// log be when the site is unchanged.
+    pub fn site_changed<E>(
+        &self,
+        site: &SiteMemory,
+        stored_site: Option<&SiteMemory>,
+        stored_log: impl FnOnce() -> std::result::Result<Option<SiteLog>, E>,
+    ) -> std::result::Result<bool, E> {
+        if stored_site != Some(site) {
+            return Ok(true);
+        }
+        match self.site_logs.get(&site.site) {
+            None => Ok(false),
+            Some(log) => Ok(stored_log()?.as_ref() != Some(log)),
+        }
     }
 }
 
@@ -1028,7 +1071,12 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// summary id; the hints), as the single puts do, except that a record equal to the
     /// stored one is left as it is and counted as unchanged. Later records of the image win
     /// over earlier ones with the same key. Because the comparison is part of the atomic step,
-    /// of several concurrent stores of one image exactly one reports it written. A store that
+    /// of several concurrent stores of one image exactly one reports it written. A site
+    /// written with a log of the image ([`MemoryImage::site_logs`]) keeps that log; one
+    /// written without starts its log again; a site equal to the stored one is unchanged
+    /// unless the image carries a log that differs from the stored log
+    /// ([`MemoryImage::site_changed`]). An image whose logs do not fit its sites is refused
+    /// ([`MemoryImage::check_site_logs`]) before anything is written. A store that
     /// writes a record appends one `write` entry by `by` (unknown when `None`, at the store's
     /// time) to the audit trail in the same step: memory `browser`, item `image`
     /// ([`IMAGE_ITEM`]), detail [`ImageStored::detail`]; one that writes none appends nothing.

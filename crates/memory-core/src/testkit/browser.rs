@@ -10,7 +10,7 @@ use crate::store::browser::{
     RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary,
     Trajectory, TrajectoryStep,
 };
-use crate::store::site_log::{LOG_FOLD_AT, LOG_KEEP};
+use crate::store::site_log::{LOG_FOLD_AT, LOG_KEEP, LogEntry, LogEvent, SiteLog};
 use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, writes_of};
 use crate::time::Timestamp;
 use crate::{ensure, ensure_eq};
@@ -146,6 +146,11 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
         Case {
             name: "a site's log folds its oldest observations into its base, keeping the newest",
             run: a_sites_log_folds_its_oldest_observations,
+        },
+        Case {
+            name: "an image's site log is stored as the site's log, and a log that does not \
+                   rebuild its site is refused",
+            run: an_images_site_log_is_the_sites_log,
         },
         Case {
             name: "a held run is in no view until approved, and a rejected one is erased",
@@ -1630,6 +1635,7 @@ fn image() -> MemoryImage {
             traj("traj_b", "sell a watch"),
         ],
         sites: vec![site("shop.test"), busy],
+        site_logs: Default::default(),
         runs: vec![
             manifest("run_1", "u1", "a.test", RunStatus::Completed),
             manifest("run_2", "u2", "a.test", RunStatus::Failed),
@@ -2173,5 +2179,115 @@ fn a_sites_log_folds_its_oldest_observations<S: BrowserStore + AuditStore>(
         vec![(s.clone(), "busy.test".to_owned(), kept)],
         "the kept observations are the newest"
     );
+    Ok(())
+}
+
+/// An image that carries a site's log (an export's) stores it as the site's log, so a forget
+/// by writer reaches the imported site; the same site and log again are unchanged, the same
+/// site with another log is written; a log that does not rebuild its site is refused before
+/// anything is written.
+fn an_images_site_log_is_the_sites_log<S: BrowserStore + AuditStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let by = |session: &str| {
+        Provenance::new(
+            Source::Page("https://a.test/x".to_owned()),
+            Timestamp::from_millis(5),
+        )
+        .with_session(session)
+        .with_client("cli")
+    };
+    let mut log = SiteLog {
+        base: site("a.test"),
+        entries: Vec::new(),
+    };
+    for (hour, session) in [(1, "good"), (2, "bad"), (3, "good")] {
+        log.entries.push(LogEntry {
+            by: Some(by(session)),
+            event: LogEvent::Observed(Box::new(observation("a.test", hour))),
+        });
+    }
+    log.entries.push(LogEntry {
+        by: None,
+        event: LogEvent::Forgot {
+            sessions: false,
+            at: "forgot".to_owned(),
+        },
+    });
+    log.entries.push(LogEntry {
+        by: Some(by("bad")),
+        event: LogEvent::Observed(Box::new(observation("a.test", 4))),
+    });
+    let with_log = |log: &SiteLog| MemoryImage {
+        sites: vec![log.rebuild()],
+        site_logs: [("a.test".to_owned(), log.clone())].into(),
+        ..MemoryImage::default()
+    };
+    let stored = store.store_image(&s, &with_log(&log), None)?;
+    ensure_eq!(stored.written, 1);
+    ensure_eq!(store.site_get(&s, "a.test")?, Some(log.rebuild()));
+    ensure_eq!(
+        store.site_log(&s, "a.test")?,
+        Some(log.clone()),
+        "the image's log"
+    );
+    ensure_eq!(
+        store.store_image(&s, &with_log(&log), None)?,
+        ImageStored {
+            written: 0,
+            unchanged: 1
+        },
+        "the same site and log"
+    );
+    // The same site, another log that rebuilds it: written, and the log replaced.
+    let mut other = log.clone();
+    other.entries.truncate(4);
+    other.fold_oldest(0);
+    other.entries = log.entries[4..].to_vec();
+    ensure_eq!(other.rebuild(), log.rebuild(), "the test's two logs agree");
+    ensure_eq!(store.store_image(&s, &with_log(&other), None)?.written, 1);
+    ensure_eq!(store.site_log(&s, "a.test")?, Some(other), "the new log");
+    // A site the image carries no log for, equal to the stored one, keeps the stored log.
+    ensure_eq!(
+        store
+            .store_image(
+                &s,
+                &MemoryImage {
+                    sites: vec![log.rebuild()],
+                    ..MemoryImage::default()
+                },
+                None
+            )?
+            .unchanged,
+        1
+    );
+    store.store_image(&s, &with_log(&log), None)?;
+    let gone = store.trajectory_forget_by(None, &Writer::session("bad"), &forgetter())?;
+    ensure_eq!(gone.sites, vec![(s.clone(), "a.test".to_owned(), 2)]);
+    let mut expected = log.clone();
+    expected.forget_by(&Writer::session("bad"));
+    ensure_eq!(store.site_get(&s, "a.test")?, Some(expected.rebuild()));
+    // A log that does not rebuild its site, or has no site in the image: refused, nothing
+    // written.
+    let before = store.site_get(&s, "a.test")?;
+    let mut wrong = with_log(&log);
+    wrong.sites[0].label = "edited".to_owned();
+    wrong
+        .runs
+        .push(manifest("run_x", "u", "a.test", RunStatus::Completed));
+    ensure!(
+        store.store_image(&s, &wrong, None).is_err(),
+        "a log that does not rebuild its site"
+    );
+    let mut orphan = with_log(&log);
+    orphan.sites.clear();
+    orphan
+        .runs
+        .push(manifest("run_x", "u", "a.test", RunStatus::Completed));
+    ensure!(
+        store.store_image(&s, &orphan, None).is_err(),
+        "a log without its site"
+    );
+    ensure_eq!(store.site_get(&s, "a.test")?, before, "nothing written");
+    ensure_eq!(store.run_get(&s, "run_x")?, None, "nothing written");
     Ok(())
 }

@@ -54,6 +54,8 @@ enum Defect {
     ObservesUnlogged,
     /// Forgets a site's knowledge by storing the site whole, so its log starts again.
     ForgetsKnowledgeUnlogged,
+    /// Stores an image's sites without the logs it carries for them.
+    DropsImageLogs,
 }
 
 /// The in-memory store with one seeded defect.
@@ -350,6 +352,13 @@ impl BrowserStore for Broken {
                 stored.written += 1;
                 Ok(stored)
             }
+            Defect::DropsImageLogs => {
+                let image = MemoryImage {
+                    site_logs: Default::default(),
+                    ..image.clone()
+                };
+                self.inner.store_image(&scope, &image, by)
+            }
             _ => self.inner.store_image(&scope, image, by),
         }
     }
@@ -421,6 +430,11 @@ fn the_suite_catches_broken_stores() {
         (
             Defect::ForgetsKnowledgeUnlogged,
             "forget by writer rebuilds each site the writer taught without its observations",
+        ),
+        (
+            Defect::DropsImageLogs,
+            "an image's site log is stored as the site's log, and a log that does not rebuild \
+             its site is refused",
         ),
         (Defect::IgnoresOrigin, "candidates apply filters"),
         (Defect::ForgetsSessions, "site observations apply the rules"),

@@ -92,6 +92,7 @@ fn image() -> MemoryImage {
             label: "https://a.test/".to_owned(),
             ..SiteMemory::default()
         }],
+        site_logs: Default::default(),
         runs: (0..5).map(|i| manifest(&format!("run_{i}"), "u")).collect(),
         hints: Some(("FEEDBACK".to_owned(), "t".to_owned())),
         suite_summaries: vec![SuiteSummary {

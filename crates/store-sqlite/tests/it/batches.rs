@@ -98,6 +98,7 @@ fn an_image_with_a_goal_over_the_limit_in_a_later_record_stores_nothing() {
             label: "shop".to_owned(),
             ..SiteMemory::default()
         }],
+        site_logs: Default::default(),
         runs: Vec::new(),
         hints: Some(("h".to_owned(), "t".to_owned())),
         suite_summaries: Vec::new(),
