@@ -21,7 +21,7 @@ use agent_memory_contract::runs::RunDocument;
 use agent_memory_contract::{Env, Error as Failure, memory, operations, time, trajectory};
 use agent_memory_core::store::notes::NotePath;
 use agent_memory_core::store::trajectory::Fingerprint;
-use agent_memory_core::{Page, Partition, Scope, SessionId};
+use agent_memory_core::{Page, Partition, Provenance, Scope, SessionId};
 
 /// The most items of a list one answer holds.
 pub(crate) const PAGE: usize = 200;
@@ -445,8 +445,13 @@ fn sample<T: Copy>(points: Vec<T>, most: usize) -> Vec<T> {
         .collect()
 }
 
-/// A browser scope: its sites (facts, selectors), trajectories and runs, each a page at a
-/// time.
+/// Who wrote an item, as the browser page shows it.
+fn writer_json(p: &Provenance) -> Value {
+    json!({ "source": p.source.to_string(), "session": p.session, "client": p.client, "at": time(p.at) })
+}
+
+/// A browser scope: its sites (facts, selectors, each with who observed it last),
+/// trajectories and runs, each a page at a time.
 fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
     let name = input
         .get("scope")
@@ -470,13 +475,18 @@ fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
             let Some(memory) = env.store.site_get(&scope, site)? else {
                 continue;
             };
+            // Who last observed each fact and selector, from the site's log (none for what
+            // its base holds: an import, or what it held before writers were kept).
+            let log = env.store.site_log(&scope, site)?;
             let facts = memory
                 .facts
                 .iter()
                 .take(SITE_ROWS)
                 .map(|f| {
+                    let by = (log.as_ref()).and_then(|l| l.fact_writer(f.kind, &f.key, &f.value));
                     json!({ "kind": f.kind.as_str(), "key": f.key, "value": f.value,
-                            "confidence": f.confidence, "sources": f.sources, "last_seen": f.last_seen })
+                            "confidence": f.confidence, "sources": f.sources, "last_seen": f.last_seen,
+                            "written_by": by.map(writer_json) })
                 })
                 .collect::<Vec<_>>();
             let selectors = memory
@@ -484,8 +494,10 @@ fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
                 .iter()
                 .take(SITE_ROWS)
                 .map(|s| {
+                    let by = (log.as_ref()).and_then(|l| l.selector_writer(&s.element));
                     json!({ "element": s.element, "stable_selector": s.stable_selector,
-                            "last_ref": s.last_ref, "success_count": s.success_count, "last_used": s.last_used })
+                            "last_ref": s.last_ref, "success_count": s.success_count, "last_used": s.last_used,
+                            "written_by": by.map(writer_json) })
                 })
                 .collect::<Vec<_>>();
             let mut shown = json!({ "site": site, "label": memory.label, "facts": facts,
@@ -523,10 +535,7 @@ fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
                     "steps": t.steps.iter().map(|s| json!({"url": s.url, "action": s.action, "verified": s.verified})).collect::<Vec<_>>(),
                     "verified": t.steps.iter().filter(|s| s.verified).count(),
                     "timestamp": t.timestamp, "age_days": age_days, "model": t.model,
-                    "written_by": t.provenance.as_ref().map(|p| json!({
-                        "source": p.source.to_string(), "session": p.session,
-                        "client": p.client, "at": time(p.at),
-                    })),
+                    "written_by": t.provenance.as_ref().map(writer_json),
                 })
             })
             .collect();

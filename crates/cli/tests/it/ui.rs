@@ -308,11 +308,16 @@ async fn every_view_shows_the_memory(db: &str) {
         .view(&token, "browser", json!({"scope": "shared"}))
         .await;
     assert_eq!(browser["sites"][0]["site"], "shop.example.com");
+    let selectors = browser["sites"][0]["selectors"]
+        .as_array()
+        .expect("selectors");
+    assert!(!selectors.is_empty());
+    // Who found each selector last: a recorded run of the tour, from the site's log.
     assert!(
-        !browser["sites"][0]["selectors"]
-            .as_array()
-            .expect("selectors")
-            .is_empty()
+        selectors.iter().all(|s| s["written_by"]["source"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("model"))),
+        "{browser}"
     );
     assert_eq!(
         browser["trajectories"]

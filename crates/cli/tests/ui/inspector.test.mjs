@@ -68,7 +68,7 @@ test("each view renders its data", async () => {
   const views = [
     ["overview", "#/", ["demo-team", "shop.example.com", "demo-coding", "demo-recording", "default", "Last write"]],
     ["procedural", "#/procedural/demo-team", ["read_logs", "pin_seed", "run_tests", "70.0%", "Below the threshold"]],
-    ["browser", "#/browser/shared", ["shop.example.com", "typical-turns", "searchbox \"Search\"", "Find reviews of the Acme smart watch", "success"]],
+    ["browser", "#/browser/shared", ["shop.example.com", "typical-turns", "Found last by", "model:demo-model in traj_", "searchbox \"Search\"", "Find reviews of the Acme smart watch", "success"]],
     ["turns", "#/turns/demo-coding", ["session_started", "make the parser tests pass", "Model view"]],
     ["recordings", "#/recordings/demo-recording", ["merchantFactory_loadAccount", "${merchant_password}", "No findings."]],
     ["notes", "#/notes/default", ["/memories/project.md"]],

@@ -128,6 +128,20 @@ impl SiteLog {
             })
     }
 
+    /// Who last found `element` with a selector: the writer of the newest observation in
+    /// the log that cached one for it; `None` when no entry did (an entry of the base).
+    pub fn selector_writer(&self, element: &str) -> Option<&Provenance> {
+        self.entries
+            .iter()
+            .rev()
+            .find_map(|entry| match &entry.event {
+                LogEvent::Observed(o) if o.selectors.iter().any(|(e, _)| e == element) => {
+                    entry.by.as_ref()
+                }
+                _ => None,
+            })
+    }
+
     /// Takes `writer`'s observations out ([`SiteLog::forget_by`]): `None` when the log holds
     /// none, else how many went and the site rebuilt from the rest, itself `None` when that
     /// leaves nothing ([`SiteMemory::is_blank`]: a site only the writer taught is gone).

@@ -2033,6 +2033,12 @@ fn forget_by_writer_rebuilds_sites<S: BrowserStore + AuditStore>(store: &S) -> C
         "a fact of the base"
     );
     ensure_eq!(
+        log.selector_writer("button \"A\""),
+        Some(&bad(4)),
+        "the newest observer of the poisoned selector"
+    );
+    ensure_eq!(log.selector_writer("no such element"), None);
+    ensure_eq!(
         store.site_log(&s, "f.test")?,
         None,
         "a forgotten site's log"

@@ -320,15 +320,17 @@ async function timeline(partition, fingerprint, into) {
 }
 
 // ---- Browser ----
+// Who observed a site's fact or selector last, the time on hover.
+const whoOf = (w) => h("span", { title: w.at }, [w.source, w.session ? " in " + w.session : "", w.client ? " through " + w.client : ""].join(""));
 function siteCard(scope, s) {
   const more = (total, what) => (total ? h("p", { class: "muted" }, "The first " + fmt(s[what].length) + " of " + fmt(total) + " " + what + ".") : null);
   return h("section", { class: "card" },
     h("h3", {}, s.site, " ", forgetButton({ scope, site: s.site }, "site " + s.site + " of scope " + scope)),
     h("h4", {}, "Facts"),
-    s.facts.length ? table(["Kind", "Key", "Value", "Confidence", "Sources", "Last seen"], s.facts.map((f) => [f.kind, f.key, f.value, h("span", {}, pct(f.confidence), bar(f.confidence)), fmt(f.sources), f.last_seen]), [4]) : h("p", { class: "muted" }, "No facts."),
+    s.facts.length ? table(["Kind", "Key", "Value", "Confidence", "Sources", "Last seen", "Observed last by"], s.facts.map((f) => [f.kind, f.key, f.value, h("span", {}, pct(f.confidence), bar(f.confidence)), fmt(f.sources), f.last_seen, f.written_by ? whoOf(f.written_by) : ""]), [4]) : h("p", { class: "muted" }, "No facts."),
     more(s.facts_total, "facts"),
     h("h4", {}, "Selectors"),
-    s.selectors.length ? table(["Element", "Selector", "Last ref", "Worked"], s.selectors.map((x) => [x.element, x.stable_selector || "", x.last_ref || "", fmt(x.success_count)]), [3]) : h("p", { class: "muted" }, "No selectors."),
+    s.selectors.length ? table(["Element", "Selector", "Last ref", "Worked", "Found last by"], s.selectors.map((x) => [x.element, x.stable_selector || "", x.last_ref || "", fmt(x.success_count), x.written_by ? whoOf(x.written_by) : ""]), [3]) : h("p", { class: "muted" }, "No selectors."),
     more(s.selectors_total, "selectors"));
 }
 
