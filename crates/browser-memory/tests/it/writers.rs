@@ -45,19 +45,47 @@ fn recorded(dir: &std::path::Path) -> SqliteStore {
     store
 }
 
+/// [`recorded`]'s store and its export.
+struct Exported {
+    _dir: tempfile::TempDir,
+    first: SqliteStore,
+    out: tempfile::TempDir,
+    root: MemoryRoot,
+}
+
+fn exported() -> Exported {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = recorded(dir.path());
+    let out = tempfile::tempdir().expect("temp dir");
+    let root = MemoryRoot::new(out.path());
+    export_dir(&first, &Scope::shared(), &root).expect("export");
+    Exported {
+        _dir: dir,
+        first,
+        out,
+        root,
+    }
+}
+
+/// The file `name` of the site's folder in the export.
+fn site_file(out: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
+    out.path().join("domains").join(SITE).join(name)
+}
+
 fn forgetter() -> Provenance {
     Provenance::new(Source::User, REFERENCE_NOW)
 }
 
 #[test]
 fn an_export_carries_each_writer_into_an_import() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let first = recorded(dir.path());
+    let Exported {
+        _dir,
+        first,
+        out,
+        root,
+    } = exported();
     let scope = Scope::shared();
-    let out = tempfile::tempdir().expect("temp dir");
-    let root = MemoryRoot::new(out.path());
-    export_dir(&first, &scope, &root).expect("export");
-    let log_path = out.path().join("domains").join(SITE).join(SITE_LOG_FILE);
+    let log_path = site_file(&out, SITE_LOG_FILE);
     let log_text = fs::read_to_string(&log_path).expect("the site's log is exported");
     assert!(log_text.contains("\"s-bad\""), "{log_text}");
     let trajectories = first.trajectory_list(&scope).expect("list");
@@ -122,21 +150,18 @@ fn an_export_carries_each_writer_into_an_import() {
 
 #[test]
 fn a_log_the_site_files_no_longer_agree_with_is_skipped() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let first = recorded(dir.path());
+    // The recorded store's folder may go: only the export is read.
+    let Exported { out, root, .. } = exported();
     let scope = Scope::shared();
-    let out = tempfile::tempdir().expect("temp dir");
-    let root = MemoryRoot::new(out.path());
-    export_dir(&first, &scope, &root).expect("export");
     // The reference's code wrote the site's knowledge since.
-    let knowledge = out.path().join("domains").join(SITE).join("knowledge.json");
+    let knowledge = site_file(&out, "knowledge.json");
     let text = fs::read_to_string(&knowledge).expect("read");
     let mut json: serde_json::Value = serde_json::from_str(&text).expect("json");
     json["domain"] = "edited by hand".into();
     fs::write(&knowledge, serde_json::to_string(&json).expect("json")).expect("write");
     let second = InMemoryStore::new();
     let transfer = import_dir(&second, &scope, &root, REFERENCE_NOW, None).expect("import");
-    let log_path = out.path().join("domains").join(SITE).join(SITE_LOG_FILE);
+    let log_path = site_file(&out, SITE_LOG_FILE);
     let skipped: Vec<_> = transfer.skipped.iter().map(|s| &s.path).collect();
     assert_eq!(skipped, vec![&log_path]);
     assert!(transfer.skipped[0].reason.contains("no longer rebuilds"));
@@ -154,13 +179,10 @@ fn a_log_the_site_files_no_longer_agree_with_is_skipped() {
 
 #[test]
 fn a_malformed_writer_fails_the_import_naming_the_field() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let first = recorded(dir.path());
+    // The recorded store's folder may go: only the export is read.
+    let Exported { out, root, .. } = exported();
     let scope = Scope::shared();
-    let out = tempfile::tempdir().expect("temp dir");
-    let root = MemoryRoot::new(out.path());
-    export_dir(&first, &scope, &root).expect("export");
-    let log_path = out.path().join("domains").join(SITE).join(SITE_LOG_FILE);
+    let log_path = site_file(&out, SITE_LOG_FILE);
     let text = fs::read_to_string(&log_path).expect("read");
     let mut json: serde_json::Value = serde_json::from_str(&text).expect("json");
     json["entries"][1]["writtenBy"]["source"] = "web:https://x".into();
