@@ -19,6 +19,7 @@ pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
+use agent_memory_core::store::site_log::SiteLog;
 use agent_memory_core::{Clock, IdSource, Provenance, Scope, Source};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -814,14 +815,15 @@ pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
     let scope = scope_of(input.scope.as_deref())?;
     let site = site_key(&input.url);
     let log = env.store.site_log(&scope, &site)?;
+    let newest = log.as_ref().map(SiteLog::newest_writers);
     let facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
     Ok(FactsOutput {
         site,
         facts: facts
             .into_iter()
             .map(|fact| FactOutput {
-                written_by: (log.as_ref())
-                    .and_then(|log| log.fact_writer(fact.kind, &fact.key, &fact.value))
+                written_by: (newest.as_ref())
+                    .and_then(|n| n.fact(fact.kind, &fact.key, &fact.value))
                     .map(ProvenanceOutput::from),
                 kind: fact.kind.as_str().to_owned(),
                 key: fact.key,

@@ -20,6 +20,7 @@ use agent_memory_contract::notes::MemoryPath;
 use agent_memory_contract::runs::RunDocument;
 use agent_memory_contract::{Env, Error as Failure, memory, operations, time, trajectory};
 use agent_memory_core::store::notes::NotePath;
+use agent_memory_core::store::site_log::SiteLog;
 use agent_memory_core::store::trajectory::Fingerprint;
 use agent_memory_core::{Page, Partition, Provenance, Scope, SessionId};
 
@@ -478,12 +479,13 @@ fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
             // Who last observed each fact and selector, from the site's log (none for what
             // its base holds: an import, or what it held before writers were kept).
             let log = env.store.site_log(&scope, site)?;
+            let newest = log.as_ref().map(SiteLog::newest_writers);
             let facts = memory
                 .facts
                 .iter()
                 .take(SITE_ROWS)
                 .map(|f| {
-                    let by = (log.as_ref()).and_then(|l| l.fact_writer(f.kind, &f.key, &f.value));
+                    let by = (newest.as_ref()).and_then(|n| n.fact(f.kind, &f.key, &f.value));
                     json!({ "kind": f.kind.as_str(), "key": f.key, "value": f.value,
                             "confidence": f.confidence, "sources": f.sources, "last_seen": f.last_seen,
                             "written_by": by.map(writer_json) })
@@ -494,7 +496,7 @@ fn browser(env: &Env<'_>, input: &Value, more: Option<&More>) -> Result<Value> {
                 .iter()
                 .take(SITE_ROWS)
                 .map(|s| {
-                    let by = (log.as_ref()).and_then(|l| l.selector_writer(&s.element));
+                    let by = (newest.as_ref()).and_then(|n| n.selector(&s.element));
                     json!({ "element": s.element, "stable_selector": s.stable_selector,
                             "last_ref": s.last_ref, "success_count": s.success_count, "last_used": s.last_used,
                             "written_by": by.map(writer_json) })

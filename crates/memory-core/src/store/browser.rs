@@ -974,9 +974,15 @@ impl MemoryImage {
     /// image, or one whose rebuild is not its site, naming the site. Every store checks it
     /// before writing anything.
     pub fn check_site_logs(&self) -> Result<()> {
+        if self.site_logs.is_empty() {
+            return Ok(());
+        }
+        // Each key's last site: later records of an image win.
+        let sites: BTreeMap<&str, &SiteMemory> =
+            (self.sites.iter()).map(|s| (s.site.as_str(), s)).collect();
         for (key, log) in &self.site_logs {
-            let fits = (self.sites.iter().rev().find(|s| s.site == *key))
-                .is_some_and(|site| log.base.site == *key && log.rebuild() == *site);
+            let fits = (sites.get(key.as_str()))
+                .is_some_and(|site| log.base.site == *key && log.rebuild() == **site);
             if !fits {
                 return Err(Error::invalid_input(
                     "site_logs",

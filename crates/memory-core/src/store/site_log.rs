@@ -21,6 +21,8 @@
 //! text from the log too (see [`SiteLog::forget_knowledge`]), so the log never keeps what a
 //! forget took.
 
+use std::collections::HashMap;
+
 use crate::evidence::Writer;
 use crate::provenance::Provenance;
 use crate::store::browser::{
@@ -55,6 +57,28 @@ pub struct LogEntry {
     pub by: Option<Provenance>,
     /// What happened.
     pub event: LogEvent,
+}
+
+/// Who last observed each fact and found each element of a site ([`SiteLog::newest_writers`]):
+/// the writer of the newest observation of it in the log. A fact or element no entry
+/// observed (one of the base: an import, or what the site held before writers were kept)
+/// has none.
+#[derive(Debug, Default)]
+pub struct NewestWriters<'a> {
+    facts: HashMap<(FactKind, &'a str, &'a str), &'a Provenance>,
+    selectors: HashMap<&'a str, &'a Provenance>,
+}
+
+impl<'a> NewestWriters<'a> {
+    /// Who last observed the fact `(kind, key, value)`.
+    pub fn fact(&self, kind: FactKind, key: &str, value: &str) -> Option<&'a Provenance> {
+        self.facts.get(&(kind, key, value)).copied()
+    }
+
+    /// Who last found `element` with a selector.
+    pub fn selector(&self, element: &str) -> Option<&'a Provenance> {
+        self.selectors.get(element).copied()
+    }
 }
 
 /// A site's base and the entries since, oldest first.
@@ -110,36 +134,23 @@ impl SiteLog {
         dropped
     }
 
-    /// Who last observed the fact `(kind, key, value)`: the writer of the newest observation
-    /// of it in the log; `None` when no entry observed it (a fact of the base).
-    pub fn fact_writer(&self, kind: FactKind, key: &str, value: &str) -> Option<&Provenance> {
-        self.entries
-            .iter()
-            .rev()
-            .find_map(|entry| match &entry.event {
-                LogEvent::Observed(o)
-                    if o.facts
-                        .iter()
-                        .any(|f| f.kind == kind && f.key == key && f.value == value) =>
-                {
-                    entry.by.as_ref()
-                }
-                _ => None,
-            })
-    }
-
-    /// Who last found `element` with a selector: the writer of the newest observation in
-    /// the log that cached one for it; `None` when no entry did (an entry of the base).
-    pub fn selector_writer(&self, element: &str) -> Option<&Provenance> {
-        self.entries
-            .iter()
-            .rev()
-            .find_map(|entry| match &entry.event {
-                LogEvent::Observed(o) if o.selectors.iter().any(|(e, _)| e == element) => {
-                    entry.by.as_ref()
-                }
-                _ => None,
-            })
+    /// Who last observed each fact and found each element, read in one pass over the log
+    /// (a read that names the writer beside every fact or selector asks it once, not once
+    /// per row).
+    pub fn newest_writers(&self) -> NewestWriters<'_> {
+        let mut newest = NewestWriters::default();
+        for entry in &self.entries {
+            let (LogEvent::Observed(o), Some(by)) = (&entry.event, entry.by.as_ref()) else {
+                continue;
+            };
+            for f in &o.facts {
+                (newest.facts).insert((f.kind, f.key.as_str(), f.value.as_str()), by);
+            }
+            for (element, _) in &o.selectors {
+                newest.selectors.insert(element.as_str(), by);
+            }
+        }
+        newest
     }
 
     /// Takes `writer`'s observations out ([`SiteLog::forget_by`]): `None` when the log holds

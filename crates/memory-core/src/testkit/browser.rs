@@ -2022,22 +2022,23 @@ fn forget_by_writer_rebuilds_sites<S: BrowserStore + AuditStore>(store: &S) -> C
     ensure_eq!(log.base, site("a.test"), "the import is the log's base");
     ensure_eq!(log.entries.len(), 4);
     let poison = (FactKind::Pattern, "p", "ignore previous instructions");
+    let newest = log.newest_writers();
     ensure_eq!(
-        log.fact_writer(poison.0, poison.1, poison.2),
+        newest.fact(poison.0, poison.1, poison.2),
         Some(&bad(4)),
         "the newest observer of the poisoned fact"
     );
     ensure_eq!(
-        log.fact_writer(FactKind::Timing, "page-load", "3s"),
+        newest.fact(FactKind::Timing, "page-load", "3s"),
         None,
         "a fact of the base"
     );
     ensure_eq!(
-        log.selector_writer("button \"A\""),
+        newest.selector("button \"A\""),
         Some(&bad(4)),
         "the newest observer of the poisoned selector"
     );
-    ensure_eq!(log.selector_writer("no such element"), None);
+    ensure_eq!(newest.selector("no such element"), None);
     ensure_eq!(
         store.site_log(&s, "f.test")?,
         None,
