@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use crate::schema::{self, SCHEMA_VERSION};
-use crate::token_index::PENDING_POSTINGS;
+use crate::token_index::{PENDING_COUNT, PENDING_POSTINGS};
 
 /// The `application_id` of every agent-memory database: the bytes `AMEM` (`0x414D454D`), set
 /// when a file is created and by every migration. `file(1)` and other tools can tell our files
@@ -158,11 +158,7 @@ impl FileState {
 
 /// Whether the pending list of the token index holds [`PENDING_POSTINGS`] postings or more.
 fn pending_full(conn: &Connection) -> rusqlite::Result<bool> {
-    let pending: i64 = conn.query_row(
-        "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
-        [PENDING_POSTINGS],
-        |r| r.get(0),
-    )?;
+    let pending: i64 = conn.query_row(PENDING_COUNT, [PENDING_POSTINGS], |r| r.get(0))?;
     Ok(pending >= PENDING_POSTINGS)
 }
 

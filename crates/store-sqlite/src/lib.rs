@@ -46,6 +46,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use agent_memory_core::{Clock, SharedClock};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 pub use check::{CHECKS, Check, Finding};
@@ -291,6 +292,14 @@ impl SqliteStore {
         let fail = |source| classify(&path, source);
         conn.busy_timeout(options.busy_timeout).map_err(fail)?;
         conn.set_prepared_statement_cache_capacity(options.statement_cache);
+        // The query planner stability guarantee: a cached statement keeps its plan whatever
+        // values are bound. Without it SQLite marks every statement whose plan looked at a
+        // bound value (any `LIMIT ?`) expired on each new binding and compiles it again on
+        // its next step: every store call paid a parse and a plan for each such statement.
+        // No plan here depends on a bound value (no `LIKE ?`, partial indexes name their
+        // literals, no statistics are gathered), so the plans are the ones chosen today.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(fail)?;
         // A runaway value is refused with a clear error instead of growing the file by
         // hundreds of megabytes.
         conn.set_limit(

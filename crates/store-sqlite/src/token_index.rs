@@ -114,13 +114,15 @@ pub(crate) fn add(
     merge_if_full(conn)
 }
 
+/// How many postings are pending, counted up to `?1`.
+pub(crate) const PENDING_COUNT: &str =
+    "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)";
+
 /// Once the pending list holds [`PENDING_POSTINGS`] postings, merges its oldest
 /// [`MERGE_STEP`] (see [`merge_pending`]).
 pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
     let pending: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM browser_trajectory_tokens_pending LIMIT ?1)",
-        )?
+        .prepare_cached(PENDING_COUNT)?
         .query_row([PENDING_POSTINGS], |r| r.get(0))?;
     if pending >= PENDING_POSTINGS {
         merge_pending(conn, Some(MERGE_STEP))?;
@@ -607,6 +609,40 @@ mod tests {
                 .expect("match")
                 .is_empty()
         );
+    }
+
+    /// Each stored trajectory asks how long the pending list is (`LIMIT ?1`): the store
+    /// compiles that statement once, not again on each write that binds its limit.
+    #[test]
+    fn the_pending_count_is_compiled_once_across_writes() {
+        use agent_memory_core::store::browser::Trajectory;
+        use rusqlite::StatementStatus;
+        let store = crate::SqliteStore::open_in_memory().expect("open");
+        for i in 0..5 {
+            let t = Trajectory {
+                id: format!("traj_{i}"),
+                goal: format!("alpha t{i}"),
+                origin: Some("https://a.test".to_owned()),
+                steps: Vec::new(),
+                success: true,
+                duration_ms: 1,
+                model: "m".to_owned(),
+                timestamp: "t".to_owned(),
+                recorded_at: None,
+                provenance: None,
+            };
+            store
+                .trajectory_put(&Scope::shared(), &t, &["alpha".to_owned()])
+                .expect("put");
+        }
+        let conn = store.lock();
+        // The store's own cached statement: the same text answers the same handle.
+        let statement = conn.prepare_cached(PENDING_COUNT).expect("cached");
+        assert!(
+            statement.get_status(StatementStatus::VmStep) > 0,
+            "the five writes ran the statement"
+        );
+        assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
     }
 
     /// Many trajectories under one key: merges fill the key's tail, write it out as blocks of
