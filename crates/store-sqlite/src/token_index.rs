@@ -534,7 +534,8 @@ fn tally(mut kept: Vec<Posting>) -> Vec<Tally> {
 mod tests {
     use super::*;
     use agent_memory_core::Scope;
-    use agent_memory_core::store::browser::{CandidateQuery, TrajectoryStore};
+    use agent_memory_core::Timestamp;
+    use agent_memory_core::store::browser::{CandidateQuery, Trajectory, TrajectoryStore};
 
     /// A version 5 database with `n` trajectories of 6 tokens each in the old posting table,
     /// upgraded by opening it: every trajectory is still found, replaced and pruned.
@@ -611,28 +612,32 @@ mod tests {
         );
     }
 
+    /// Trajectory `i` of the tests: goal `alpha t{i}` on `https://a.test`, recorded at second
+    /// `i`.
+    fn alpha(i: i64) -> Trajectory {
+        Trajectory {
+            id: format!("traj_{i}"),
+            goal: format!("alpha t{i}"),
+            origin: Some("https://a.test".to_owned()),
+            steps: Vec::new(),
+            success: true,
+            duration_ms: 1,
+            model: "m".to_owned(),
+            timestamp: "t".to_owned(),
+            recorded_at: Some(Timestamp::from_millis(i * 1000)),
+            provenance: None,
+        }
+    }
+
     /// Each stored trajectory asks how long the pending list is (`LIMIT ?1`): the store
     /// compiles that statement once, not again on each write that binds its limit.
     #[test]
     fn the_pending_count_is_compiled_once_across_writes() {
-        use agent_memory_core::store::browser::Trajectory;
         use rusqlite::StatementStatus;
         let store = crate::SqliteStore::open_in_memory().expect("open");
         for i in 0..5 {
-            let t = Trajectory {
-                id: format!("traj_{i}"),
-                goal: format!("alpha t{i}"),
-                origin: Some("https://a.test".to_owned()),
-                steps: Vec::new(),
-                success: true,
-                duration_ms: 1,
-                model: "m".to_owned(),
-                timestamp: "t".to_owned(),
-                recorded_at: None,
-                provenance: None,
-            };
             store
-                .trajectory_put(&Scope::shared(), &t, &["alpha".to_owned()])
+                .trajectory_put(&Scope::shared(), &alpha(i), &["alpha".to_owned()])
                 .expect("put");
         }
         let conn = store.lock();
@@ -649,26 +654,12 @@ mod tests {
     /// [`TAIL_POSTINGS`], and a removal rewrites whichever block or tail holds the trajectory.
     #[test]
     fn tails_become_blocks_and_removals_reach_both() {
-        use agent_memory_core::Timestamp;
-        use agent_memory_core::store::browser::Trajectory;
         let store = crate::SqliteStore::open_in_memory().expect("open");
         let scope = Scope::shared();
         let n = 1000; // 2,000 postings: several merges, 31 blocks of "alpha" and a tail
         for i in 0..n {
-            let t = Trajectory {
-                id: format!("traj_{i}"),
-                goal: format!("alpha t{i}"),
-                origin: Some("https://a.test".to_owned()),
-                steps: Vec::new(),
-                success: true,
-                duration_ms: 1,
-                model: "m".to_owned(),
-                timestamp: "t".to_owned(),
-                recorded_at: Some(Timestamp::from_millis(i * 1000)),
-                provenance: None,
-            };
             store
-                .trajectory_put(&scope, &t, &["alpha".to_owned(), format!("t{i}")])
+                .trajectory_put(&scope, &alpha(i), &["alpha".to_owned(), format!("t{i}")])
                 .expect("put");
         }
         let rows = |sql: &str| -> i64 {
