@@ -7,12 +7,17 @@
 //!   nothing;
 //! - the figure criterion cannot express, as a line of `<target>/bench-figures/<file>.jsonl`
 //!   ([`Figure`], written by [`keep`] and read back by `cargo xtask bench`);
-//! - the median and percentiles of a sample.
+//! - the median and percentiles of a sample;
+//! - with the `postgres` feature, the bare `postgres` floor beneath W-traj-pg's records
+//!   ([`pg_floor`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "postgres")]
+pub mod pg_floor;
 
 /// The variable naming the sizes (N) a bench run measures, comma-separated.
 pub const SIZES_VAR: &str = "AGENT_MEMORY_BENCH_SIZES";

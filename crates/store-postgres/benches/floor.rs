@@ -10,7 +10,8 @@
 //!   paired with the SQLite store's `ours` of the same groups;
 //! - `W-traj-pg/record-{batched,single}`, id `baseline`: PostgreSQL over TCP on 127.0.0.1
 //!   with its default durability (each commit waits for its WAL flush), for the PostgreSQL
-//!   store's `ours` under the same names.
+//!   store's `ours` under the same names. The table and its inserts are benchkit's
+//!   [`PgFloor`], which W-traj also runs in turns with the store, one record at a time.
 //!
 //! Batched: 1,000 rows per transaction (one multi-row `INSERT ... SELECT FROM unnest(...)` on
 //! PostgreSQL, one prepared statement run per row on SQLite). Single: 100 rows, each its own
@@ -24,6 +25,7 @@
 
 use std::time::Duration;
 
+use agent_memory_benchkit::pg_floor::PgFloor;
 use agent_memory_benchkit::{sizes, target_dir};
 use agent_memory_postgres::cluster::Cluster;
 use criterion::{BenchmarkId, Criterion, Throughput};
@@ -175,111 +177,36 @@ mod sqlite {
     }
 }
 
+/// The bare `postgres` side, on [`PgFloor`], fed the workload's rows.
 mod pg {
     use super::{PARTITION, Row};
-    use postgres::{Client, NoTls, Statement};
+    use agent_memory_benchkit::pg_floor::PgFloor;
 
-    pub(super) struct Floor {
-        client: Client,
-        schema: String,
-        batched: Statement,
-        single: Statement,
+    /// One statement, one transaction, for all of `take`.
+    pub(super) fn batched(floor: &mut PgFloor, rows: &[Row], take: &[(usize, i64)]) {
+        let column =
+            |f: fn(&Row) -> &str| -> Vec<&str> { take.iter().map(|&(i, _)| f(&rows[i])).collect() };
+        let at: Vec<i64> = take.iter().map(|&(_, at)| at).collect();
+        floor.insert_batch(
+            PARTITION,
+            &column(|r| &r.fingerprint),
+            &column(|r| &r.trajectory),
+            &column(|r| r.outcome),
+            &at,
+        );
     }
 
-    impl Floor {
-        /// A fresh table in a schema of its own on the server at `url`.
-        pub(super) fn connect(url: &str) -> Floor {
-            let mut client = Client::connect(url, NoTls)
-                .unwrap_or_else(|e| panic!("connect to the PostgreSQL floor server: {e}"));
-            let schema = format!("floor_{}", std::process::id());
-            client
-                .batch_execute(&format!(
-                    "DROP SCHEMA IF EXISTS {schema} CASCADE;
-                     CREATE SCHEMA {schema};
-                     SET search_path = {schema};
-                     CREATE TABLE episode (
-                         seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                         partition text NOT NULL,
-                         fingerprint text NOT NULL,
-                         trajectory text NOT NULL,
-                         outcome text NOT NULL,
-                         recorded_at bigint NOT NULL
-                     );
-                     CREATE INDEX episode_by_partition ON episode (partition, seq);"
-                ))
-                .expect("create the floor table");
-            let batched = client
-                .prepare(
-                    "INSERT INTO episode (partition, fingerprint, trajectory, outcome, recorded_at) \
-                     SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[])",
-                )
-                .expect("prepare");
-            let single = client
-                .prepare(
-                    "INSERT INTO episode (partition, fingerprint, trajectory, outcome, recorded_at) \
-                     VALUES ($1, $2, $3, $4, $5)",
-                )
-                .expect("prepare");
-            Floor {
-                client,
-                schema,
-                batched,
-                single,
-            }
-        }
-
-        /// Empties the table.
-        pub(super) fn clear(&mut self) {
-            self.client
-                .batch_execute("TRUNCATE episode")
-                .expect("truncate");
-        }
-
-        /// One statement, one transaction, for all of `rows`.
-        pub(super) fn batched(&mut self, rows: &[Row], take: &[(usize, i64)]) {
-            let fingerprints: Vec<&str> = take
-                .iter()
-                .map(|&(i, _)| rows[i].fingerprint.as_str())
-                .collect();
-            let trajectories: Vec<&str> = take
-                .iter()
-                .map(|&(i, _)| rows[i].trajectory.as_str())
-                .collect();
-            let outcomes: Vec<&str> = take.iter().map(|&(i, _)| rows[i].outcome).collect();
-            let at: Vec<i64> = take.iter().map(|&(_, at)| at).collect();
-            self.client
-                .execute(
-                    &self.batched,
-                    &[&PARTITION, &fingerprints, &trajectories, &outcomes, &at],
-                )
-                .expect("insert");
-        }
-
-        /// Each row its own (autocommitted) transaction: one round trip each.
-        pub(super) fn single(&mut self, rows: &[Row], take: &[(usize, i64)]) {
-            for &(i, at) in take {
-                let row = &rows[i];
-                self.client
-                    .execute(
-                        &self.single,
-                        &[
-                            &PARTITION,
-                            &row.fingerprint,
-                            &row.trajectory,
-                            &row.outcome,
-                            &at,
-                        ],
-                    )
-                    .expect("insert");
-            }
-        }
-    }
-
-    impl Drop for Floor {
-        fn drop(&mut self) {
-            let _ = self
-                .client
-                .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema));
+    /// Each row of `take` its own (autocommitted) transaction: one round trip each.
+    pub(super) fn single(floor: &mut PgFloor, rows: &[Row], take: &[(usize, i64)]) {
+        for &(i, at) in take {
+            let row = &rows[i];
+            floor.insert_one(
+                PARTITION,
+                &row.fingerprint,
+                &row.trajectory,
+                row.outcome,
+                at,
+            );
         }
     }
 }
@@ -312,7 +239,9 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("am-floor-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let server = postgres_server();
-    let mut pg = server.as_ref().map(|(url, _)| pg::Floor::connect(url));
+    let mut pg = server
+        .as_ref()
+        .map(|(url, _)| PgFloor::connect(url, "floor"));
     for n in sizes(&[1_000]) {
         let rows = episodes(n);
 
@@ -339,22 +268,22 @@ fn main() {
         group.finish();
         drop(conn);
 
-        let Some(pg) = pg.as_mut() else { continue };
-        pg.clear();
+        let Some(floor) = pg.as_mut() else { continue };
+        floor.clear();
         for _ in 0..n.div_ceil(CHUNK) {
             let take = cursor.take(CHUNK.min(n), n);
-            pg.batched(&rows, &take);
+            pg::batched(floor, &rows, &take);
         }
         let mut group = c.benchmark_group("W-traj-pg/record-batched");
         group.throughput(Throughput::Elements(CHUNK as u64));
         group.bench_function(BenchmarkId::new("baseline", n), |b| {
-            b.iter(|| pg.batched(&rows, &cursor.take(CHUNK, n)));
+            b.iter(|| pg::batched(floor, &rows, &cursor.take(CHUNK, n)));
         });
         group.finish();
         let mut group = c.benchmark_group("W-traj-pg/record-single");
         group.throughput(Throughput::Elements(SINGLES as u64));
         group.bench_function(BenchmarkId::new("baseline", n), |b| {
-            b.iter(|| pg.single(&rows, &cursor.take(SINGLES, n)));
+            b.iter(|| pg::single(floor, &rows, &cursor.take(SINGLES, n)));
         });
         group.finish();
     }

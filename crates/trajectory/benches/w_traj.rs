@@ -12,11 +12,15 @@
 //! (`PostgresStore::ping`, one `SELECT 1`), reported as `round trip p50/p99`: the floor
 //! beneath recall's latency, under the same conditions at the same moments. Criterion's
 //! `W-traj-pg/record-{batched,single}` (id `ours`) pair with the bare `postgres` floor of the
-//! same names in `store-postgres/benches/floor.rs`.
+//! same names in `store-postgres/benches/floor.rs`; since those two run minutes apart and a
+//! durable commit's flush varies that much, `record, single, in turns with bare postgres`
+//! also measures one record call at a time in turns with the bare driver's `INSERT` in this
+//! process, each the other's baseline (see [`single_in_turns`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use agent_memory_benchkit::pg_floor::PgFloor;
 use agent_memory_benchkit::{Figure, keep, percentile_of_sorted, sizes};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::{Partition, PatternStore, Source, SystemClock};
@@ -331,6 +335,7 @@ fn postgres_figures(url: &str, n: usize, w: &Workload, p: &Prepared) {
     let m = memory(store);
     let ping = || m.store().ping().expect("ping");
     let episodes = timed_figures("W-traj-pg", &m, n, w, p, Some(&ping));
+    let episodes = episodes + single_in_turns(url, &m, n, w, p);
     let store = m.store();
     let bytes = store.size_bytes().expect("table sizes");
     figure_of(
@@ -367,6 +372,120 @@ fn postgres_records(c: &mut Criterion, url: &str, n: usize, w: &Workload, p: &Pr
     });
     group.finish();
     m.store().drop_schema().expect("drop bench schema");
+}
+
+/// Calls per side and turn, and turns, of [`single_in_turns`].
+const TURN_CALLS: usize = 25;
+const TURNS: usize = 20;
+
+/// One record call at a time on the PostgreSQL store, in turns with the bare driver writing
+/// the same episode's row (`INSERT` of the floor's five columns, autocommitted, on a prepared
+/// statement, into a table of the same shape holding as many rows) on its own connection to
+/// the same server: `TURNS` turns of `TURN_CALLS` calls each side, the side that goes first
+/// alternating. A durable commit's wait for its WAL flush varies from second to second on a
+/// shared disk; calls measured in turns meet the same disk, so their ratio is the store's
+/// cost over the engine's floor, not the disk's mood. Reports each side's p50 and its rate
+/// (calls over the time spent in them); returns how many episodes the store recorded.
+fn single_in_turns<S: PatternStore>(
+    url: &str,
+    m: &MemoryOn<S>,
+    n: usize,
+    w: &Workload,
+    p: &Prepared,
+) -> usize {
+    let mut floor = bare_floor(url, n, w);
+    let (mut ours, mut bare) = (Vec::new(), Vec::new());
+    let mut next = 0;
+    for turn in 0..TURNS {
+        let range = next..next + TURN_CALLS;
+        next += TURN_CALLS;
+        let ours_turn = |times: &mut Vec<f64>| {
+            for i in range.clone() {
+                let start = Instant::now();
+                record(m, w, p, i..i + 1, 1);
+                times.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        };
+        if turn % 2 == 0 {
+            ours_turn(&mut ours);
+            insert_each(&mut floor, w, range.clone(), &mut bare);
+        } else {
+            insert_each(&mut floor, w, range.clone(), &mut bare);
+            ours_turn(&mut ours);
+        }
+    }
+    let rate = |times: &[f64]| times.len() as f64 / (times.iter().sum::<f64>() / 1e6);
+    let (ours_rate, bare_rate) = (rate(&ours), rate(&bare));
+    ours.sort_by(f64::total_cmp);
+    bare.sort_by(f64::total_cmp);
+    let p50 = |sorted: &[f64]| percentile_of_sorted(sorted, 0.5);
+    keep(
+        "W-traj.jsonl",
+        &[
+            Figure::new(
+                "W-traj-pg",
+                "record, single, in turns with bare postgres",
+                n,
+                ours_rate,
+                "episodes/s",
+            )
+            .higher_is_better()
+            .against(bare_rate),
+            Figure::new(
+                "W-traj-pg",
+                "record, single, in turns with bare postgres, p50",
+                n,
+                p50(&ours),
+                "us",
+            )
+            .against(p50(&bare)),
+        ],
+    );
+    TURNS * TURN_CALLS
+}
+
+/// The bare driver's side of [`single_in_turns`]: a [`PgFloor`] holding the workload's `n`
+/// rows.
+fn bare_floor(url: &str, n: usize, w: &Workload) -> PgFloor {
+    let mut floor = PgFloor::connect(url, &format!("w_traj_floor_{n}"));
+    let rows: Vec<_> = (0..n).map(|i| floor_row(w, i)).collect();
+    let column = |k: usize| -> Vec<&str> {
+        rows.iter()
+            .map(|(f, t, o)| [f.as_str(), t.as_str(), o][k])
+            .collect()
+    };
+    floor.insert_batch(PARTITION, &column(0), &column(1), &column(2), &vec![0; n]);
+    floor
+}
+
+/// Episode `i` (cycling) as the floor row's fingerprint, trajectory and outcome texts.
+fn floor_row(w: &Workload, i: usize) -> (String, String, &'static str) {
+    let e = &w.episodes[i % w.episodes.len()];
+    let fingerprint = json!({FIELDS[0]: e.topology, FIELDS[1]: e.layer}).to_string();
+    let trajectory = json!(e.trajectory).to_string();
+    let outcome = if e.success {
+        r#"{"success":true}"#
+    } else {
+        r#"{"success":false}"#
+    };
+    (fingerprint, trajectory, outcome)
+}
+
+/// Inserts episodes `range` into `floor` one autocommitted statement each, pushing each
+/// call's time in microseconds (the row's texts are formed before its clock starts).
+fn insert_each(
+    floor: &mut PgFloor,
+    w: &Workload,
+    range: std::ops::Range<usize>,
+    times: &mut Vec<f64>,
+) {
+    for i in range {
+        let (fingerprint, trajectory, outcome) = floor_row(w, i);
+        let at = i64::try_from(i).expect("an index fits i64");
+        let start = Instant::now();
+        floor.insert_one(PARTITION, &fingerprint, &trajectory, outcome, at);
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+    }
 }
 
 /// Flushes every dirty page of the machine (`sync`) before a timed phase, so a durable
