@@ -4,7 +4,9 @@
 //! - feature crates depend neither on each other nor on a store (`agent-memory-sqlite`,
 //!   `agent-memory-postgres`);
 //! - only `agent-memory-sqlite` names `rusqlite` (and `agent-memory-postgres`'s floor bench,
-//!   as a dev-dependency), and only `agent-memory-postgres` names `postgres`;
+//!   as a dev-dependency), and only `agent-memory-postgres` names `postgres` (and the benches'
+//!   kit, `agent-memory-benchkit`, for their bare floor; it is never a normal dependency of
+//!   anything but `xtask`);
 //! - only `cli` (package `agent-memory-cli`) and `xtask`
 //!   use `anyhow`;
 //! - a door (the command line, the Python and Node packages' crates) depends on no workspace
@@ -44,6 +46,8 @@ const DOOR_DEPENDENCIES: &[&str] = &[
 
 /// The packages that tie crates together, the only ones that may use `anyhow`.
 const ANYHOW_USERS: &[&str] = &["agent-memory-cli", "xtask"];
+/// The benches' kit (`crates/benchkit`).
+const BENCHKIT: &str = "agent-memory-benchkit";
 
 /// One workspace package and its direct dependencies as `(name, kind)`; kind is `None` for
 /// normal dependencies, `Some("dev")` or `Some("build")` otherwise.
@@ -142,7 +146,9 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
                     "only agent-memory-sqlite may use rusqlite, but {name} does"
                 ));
             }
-            if dep == "postgres" && name != "agent-memory-postgres" {
+            // The benches' kit holds the bare `postgres` floor the benches measure beside the
+            // store; it is only ever a dev-dependency (and xtask's, which reads its figures).
+            if dep == "postgres" && name != "agent-memory-postgres" && name != BENCHKIT {
                 problems.push(format!(
                     "only agent-memory-postgres may use postgres, but {name} does"
                 ));
@@ -154,6 +160,11 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
             {
                 problems.push(format!(
                     "the door {name} must reach memories and stores through the contract, not depend on {dep}"
+                ));
+            }
+            if dep == BENCHKIT && normal && name != "xtask" {
+                problems.push(format!(
+                    "{BENCHKIT} is for benches: {name} may have it only as a dev-dependency"
                 ));
             }
             if dep == "anyhow" && !ANYHOW_USERS.contains(&name) {
@@ -216,6 +227,10 @@ mod tests {
             (
                 pkg("agent-memory-cli", &[("postgres", None)]),
                 "only agent-memory-postgres may use postgres, but agent-memory-cli does",
+            ),
+            (
+                pkg("agent-memory-trajectory", &[(BENCHKIT, None)]),
+                "agent-memory-benchkit is for benches: agent-memory-trajectory may have it only as a dev-dependency",
             ),
             (
                 pkg("agent-memory-postgres", &[("rusqlite", None)]),
@@ -281,6 +296,9 @@ mod tests {
             ),
             pkg("agent-memory-postgres", &[("rusqlite", Some("dev"))]),
             pkg("agent-memory-cli", &[("agent-memory-sqlite", Some("dev"))]),
+            pkg(BENCHKIT, &[("postgres", None)]),
+            pkg("agent-memory-trajectory", &[(BENCHKIT, Some("dev"))]),
+            pkg("xtask", &[(BENCHKIT, None)]),
         ];
         assert_eq!(violations(&ok), Vec::<String>::new());
     }
