@@ -9,7 +9,7 @@
 //!   ([`Figure`], written by [`keep`] and read back by `cargo xtask bench`);
 //! - the median and percentiles of a sample;
 //! - with the `postgres` feature, the bare `postgres` floor beneath W-traj-pg's records
-//!   ([`pg_floor`]).
+//!   (module `pg_floor`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
