@@ -449,12 +449,16 @@ fn single_in_turns<S: PatternStore>(
 fn bare_floor(url: &str, n: usize, w: &Workload) -> PgFloor {
     let mut floor = PgFloor::connect(url, &format!("w_traj_floor_{n}"));
     let rows: Vec<_> = (0..n).map(|i| floor_row(w, i)).collect();
-    let column = |k: usize| -> Vec<&str> {
-        rows.iter()
-            .map(|(f, t, o)| [f.as_str(), t.as_str(), o][k])
-            .collect()
-    };
-    floor.insert_batch(PARTITION, &column(0), &column(1), &column(2), &vec![0; n]);
+    let fingerprints: Vec<&str> = rows.iter().map(|(f, _, _)| f.as_str()).collect();
+    let trajectories: Vec<&str> = rows.iter().map(|(_, t, _)| t.as_str()).collect();
+    let outcomes: Vec<&str> = rows.iter().map(|&(_, _, o)| o).collect();
+    floor.insert_batch(
+        PARTITION,
+        &fingerprints,
+        &trajectories,
+        &outcomes,
+        &vec![0; n],
+    );
     floor
 }
 
