@@ -100,6 +100,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "site_logs",
         sql: include_str!("sql/0016_site_logs.sql"),
     },
+    Migration {
+        version: 17,
+        name: "audit_keep_run",
+        sql: include_str!("sql/0017_audit_keep_run.sql"),
+    },
 ];
 
 /// The schema version this build writes.

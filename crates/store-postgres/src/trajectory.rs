@@ -295,36 +295,32 @@ const APPEND: &str = "WITH locked AS MATERIALIZED ( \
      RETURNING seq";
 
 /// [`APPEND`] for a single episode (an agent recording each trajectory as it ends): the same
-/// row and the same lock taken before the row draws its sequence number
-/// (the materialized subquery is read, taking the lock, before its one row is formed), with
-/// the values bound as they are rather than as one-element arrays, so the server neither
-/// unnests nor sorts. `$1`..`$5` are the row's columns, `$6` the lock class, `$7`..`$9` the
-/// writer's source, session and client.
+/// row and the same lock taken before the row draws its sequence number, with the values
+/// bound as they are rather than as one-element arrays, so the server neither unnests nor
+/// sorts. `$1`..`$5` are the row's columns, `$6` the lock class, `$7`..`$9` the writer's
+/// source, session and client.
 ///
-/// The same statement keeps the audit trail ([`WriteRun`]): unless the newest entry about
-/// the partition is a write by the same writer (`$11`..`$13`: source, session, client, as
-/// the trail stores them), it calls `audit_open_run` (migration 15), which takes the trail's
-/// lock (class `$10`), after the partition's, and appends the entry opening the writer's run
-/// (memory `$14`, detail `$15`). So one record is still one round trip, and once its writer's
-/// run is open, one index lookup more: the insert into the trail is in the function, not a
-/// data-modifying clause of the statement, so a record that opens no run inserts nothing
+/// The same statement keeps the audit trail ([`WriteRun`]): once it holds the partition's
+/// lock, it calls `audit_keep_run` (migration 17), which reads the newest entry about the
+/// partition and, unless that is a write by the same writer (`$11`..`$13`: source, session,
+/// client, as the trail stores them), takes the trail's lock (class `$10`) and appends the
+/// entry opening the writer's run (memory `$14`, detail `$15`). So one record is still one
+/// round trip, and once its writer's run is open, one index lookup more, inserting nothing
 /// into `audit`.
-const APPEND_ONE: &str = "WITH locked AS MATERIALIZED ( \
-       SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text)) AS held), \
-     opened AS MATERIALIZED ( \
-       SELECT audit_open_run($10::integer, $5::bigint, $14::text, $1::text, $11::text, \
-         $12::text, $13::text, $15::text) \
-       FROM locked WHERE NOT EXISTS ( \
-         SELECT 1 FROM (SELECT action, source, session, client FROM audit \
-           WHERE memory = $14::text AND scope = '' AND item = $1::text \
-           ORDER BY seq DESC LIMIT 1) AS n \
-         WHERE n.action = 'write' AND n.source = $11::text \
-           AND n.session IS NOT DISTINCT FROM $12::text \
-           AND n.client IS NOT DISTINCT FROM $13::text)) \
-     INSERT INTO trajectory_episode (partition, fingerprint, trajectory, outcome, recorded_at, \
-       source, session, client) \
+///
+/// The order is in the nesting: the innermost subquery takes the lock, the one around it
+/// calls the function on its row, and the insert draws the sequence number on the row of
+/// that; none can be merged into the query around it, since each selects a volatile
+/// function. The trail is read in the function, not in a subquery here, because a subquery
+/// would read the statement's snapshot, taken before the lock: it would miss a forget that
+/// committed while this insert waited for the lock, and continue the run the forget ended.
+const APPEND_ONE: &str = "INSERT INTO trajectory_episode (partition, fingerprint, trajectory, \
+       outcome, recorded_at, source, session, client) \
      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $7::text, $8::text, $9::text \
-     FROM locked, (SELECT count(*) FROM opened) AS o \
+     FROM (SELECT audit_keep_run($10::integer, $5::bigint, $14::text, $1::text, $11::text, \
+         $12::text, $13::text, $15::text) \
+       FROM (SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text))) AS locked) \
+       AS kept \
      RETURNING seq";
 
 /// Appends one episode with [`APPEND_ONE`], keeping the audit trail in the same statement,

@@ -237,7 +237,7 @@ fn concurrent_writers_number_the_trail_without_gaps() {
 
 /// The advisory lock class of the audit trail (its key: the schema's name), pinned here:
 /// every process writing to one schema must take the same lock.
-const AUDIT_LOCK_CLASS: i32 = 0x616d_0011;
+pub(crate) const AUDIT_LOCK_CLASS: i32 = 0x616d_0011;
 
 /// The last number the audit trail's sequence gave out (`None`: none yet).
 fn audit_sequence(client: &mut Client, schema: &str) -> Option<i64> {

@@ -1,15 +1,18 @@
 //! Calls that are one statement on their own (no `BEGIN`/`COMMIT`): an append still takes
-//! its partition's lock before it draws a sequence number, and a write after a server
-//! restart is not lost to a pooled connection the server had closed.
+//! its partition's lock before it draws a sequence number and before it reads the audit
+//! trail, and a write after a server restart is not lost to a pooled connection the server
+//! had closed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_memory_core::evidence::Action;
 use agent_memory_core::store::trajectory::{Episode, EpisodeStore, Fingerprint, NewEpisode};
-use agent_memory_core::{Partition, Timestamp};
+use agent_memory_core::{AuditStore, Partition, Timestamp};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
 use postgres::{Client, NoTls};
 
+use crate::notes::AUDIT_LOCK_CLASS;
 use crate::support::{fresh_schema, server};
 
 /// The advisory lock class of a partition. Every process of a fleet must agree on it, so it
@@ -107,6 +110,98 @@ fn append_waits_for_the_partition_lock(url: &str, size: usize) {
         .expect("the append completes once the lock is released");
     let want: Vec<u64> = (1..=size as u64).map(|i| first[0] + i).collect();
     assert_eq!(second, want);
+    store.drop_schema().expect("drop the schema");
+}
+
+#[test]
+fn a_forget_committed_while_an_append_waits_ends_the_writers_run() {
+    let Some(url) = server() else { return };
+    // One episode (the statement that reads the trail itself) and a batch.
+    for size in [1, 3] {
+        forget_while_append_waits(&url, size);
+    }
+}
+
+/// An append of `size` episodes by the writer whose run is open waits for the partition's
+/// lock while another connection holds it exclusive and appends a forget of the partition to
+/// the trail, as a forget does. Once that commits, the append must read the trail as it is
+/// then: the forget ended the run, so the append opens a new one. (Reading the trail as it was
+/// when the statement began, the append would find its run still open and leave episodes
+/// after the forget with no write entry of their own.)
+fn forget_while_append_waits(url: &str, size: usize) {
+    let schema = fresh_schema("forget_wait");
+    let store = Arc::new(
+        PostgresStore::connect_with(url, &PostgresOptions::default().with_schema(&schema))
+            .expect("connect"),
+    );
+    store
+        .append_episodes(&[episode("checkout", "a")])
+        .expect("first append");
+    let mut holder = Client::connect(url, NoTls).expect("connect the forgetter");
+    let mut forgetter = holder.transaction().expect("begin");
+    forgetter
+        .execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&PARTITION_LOCK_CLASS, &"checkout"],
+        )
+        .expect("take the partition lock exclusive, as a forget does");
+    let appender = {
+        let store = Arc::clone(&store);
+        let batch: Vec<NewEpisode> = (0..size)
+            .map(|i| episode("checkout", &format!("b{i}")))
+            .collect();
+        std::thread::spawn(move || store.append_episodes(&batch))
+    };
+    let mut watcher = Client::connect(url, NoTls).expect("connect the watcher");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while watcher
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND classid::bigint = $1::bigint",
+            &[&i64::from(PARTITION_LOCK_CLASS)],
+        )
+        .expect("read pg_locks")
+        .get::<_, i64>(0)
+        == 0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the append of {size} never waited for the partition lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    forgetter
+        .execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&AUDIT_LOCK_CLASS, &schema],
+        )
+        .expect("take the trail's lock");
+    forgetter
+        .execute(
+            &format!(
+                "INSERT INTO {schema}.audit (at, action, memory, scope, item, source, detail) \
+                 VALUES (1, 'forget', 'trajectory', '', 'checkout', 'user', 'episodes')"
+            ),
+            &[],
+        )
+        .expect("append the forget's entry");
+    forgetter.commit().expect("commit the forget");
+    appender
+        .join()
+        .expect("the appender thread")
+        .expect("the append completes once the forget has committed");
+    let actions: Vec<Action> = store
+        .audit_page(None, 10)
+        .expect("read the trail")
+        .items
+        .iter()
+        .map(|entry| entry.action)
+        .collect();
+    assert_eq!(
+        actions,
+        [Action::Write, Action::Forget, Action::Write],
+        "an append of {size} after a forget it waited for opens a new run"
+    );
     store.drop_schema().expect("drop the schema");
 }
 
