@@ -4,13 +4,14 @@
 //! had closed.
 
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use agent_memory_core::evidence::Action;
 use agent_memory_core::store::trajectory::{Episode, EpisodeStore, Fingerprint, NewEpisode};
 use agent_memory_core::{AuditStore, Partition, Timestamp};
 use agent_memory_postgres::{PostgresOptions, PostgresStore};
-use postgres::{Client, NoTls};
+use postgres::{Client, NoTls, Transaction};
 
 use crate::notes::AUDIT_LOCK_CLASS;
 use crate::support::{fresh_schema, server};
@@ -54,50 +55,12 @@ fn an_append_draws_its_sequence_number_only_once_it_holds_the_partition_lock() {
 /// An append of `size` episodes, sent while another connection holds the partition lock
 /// exclusive, waits for it without drawing a sequence number.
 fn append_waits_for_the_partition_lock(url: &str, size: usize) {
-    let schema = fresh_schema("lock");
-    let store = Arc::new(
-        PostgresStore::connect_with(url, &PostgresOptions::default().with_schema(&schema))
-            .expect("connect"),
-    );
-    let first = store
-        .append_episodes(&[episode("checkout", "a")])
-        .expect("first append");
+    let (store, schema, first) = store_with_one_episode(url, "lock");
     let mut holder = Client::connect(url, NoTls).expect("connect the lock holder");
     let mut crystallizer = holder.transaction().expect("begin");
-    crystallizer
-        .execute(
-            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-            &[&PARTITION_LOCK_CLASS, &"checkout"],
-        )
-        .expect("take the partition lock exclusive, as crystallize does");
-
-    let appender = {
-        let store = Arc::clone(&store);
-        let batch: Vec<NewEpisode> = (0..size)
-            .map(|i| episode("checkout", &format!("b{i}")))
-            .collect();
-        std::thread::spawn(move || store.append_episodes(&batch))
-    };
+    lock_partition_exclusive(&mut crystallizer);
     let mut watcher = Client::connect(url, NoTls).expect("connect the watcher");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let waiting: i64 = watcher
-            .query_one(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
-                 AND classid::bigint = $1::bigint",
-                &[&i64::from(PARTITION_LOCK_CLASS)],
-            )
-            .expect("read pg_locks")
-            .get(0);
-        if waiting > 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the append of {size} never waited for the partition lock"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let appender = spawn_waiting_append(&store, size, &mut watcher);
     assert_eq!(
         sequence_value(&mut watcher, &schema),
         i64::try_from(first[0]).expect("seq"),
@@ -111,6 +74,64 @@ fn append_waits_for_the_partition_lock(url: &str, size: usize) {
     let want: Vec<u64> = (1..=size as u64).map(|i| first[0] + i).collect();
     assert_eq!(second, want);
     store.drop_schema().expect("drop the schema");
+}
+
+/// A store in a fresh schema (its name starting `name`) holding one episode of partition
+/// `checkout`, with the schema's name and the episode's sequence number.
+fn store_with_one_episode(url: &str, name: &str) -> (Arc<PostgresStore>, String, Vec<u64>) {
+    let schema = fresh_schema(name);
+    let store = Arc::new(
+        PostgresStore::connect_with(url, &PostgresOptions::default().with_schema(&schema))
+            .expect("connect"),
+    );
+    let first = store
+        .append_episodes(&[episode("checkout", "a")])
+        .expect("first append");
+    (store, schema, first)
+}
+
+/// Takes partition `checkout`'s lock exclusive in `tx`, as a crystallize or a forget does.
+fn lock_partition_exclusive(tx: &mut Transaction<'_>) {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&PARTITION_LOCK_CLASS, &"checkout"],
+    )
+    .expect("take the partition lock exclusive");
+}
+
+/// Starts an append of `size` episodes to `checkout` on a thread of its own, and returns once
+/// `watcher` sees it waiting for a partition's lock.
+fn spawn_waiting_append(
+    store: &Arc<PostgresStore>,
+    size: usize,
+    watcher: &mut Client,
+) -> JoinHandle<agent_memory_core::Result<Vec<u64>>> {
+    let appender = {
+        let store = Arc::clone(store);
+        let batch: Vec<NewEpisode> = (0..size)
+            .map(|i| episode("checkout", &format!("b{i}")))
+            .collect();
+        std::thread::spawn(move || store.append_episodes(&batch))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let waiting: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+                 AND classid::bigint = $1::bigint",
+                &[&i64::from(PARTITION_LOCK_CLASS)],
+            )
+            .expect("read pg_locks")
+            .get(0);
+        if waiting > 0 {
+            return appender;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the append of {size} never waited for the partition lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]
@@ -129,47 +150,12 @@ fn a_forget_committed_while_an_append_waits_ends_the_writers_run() {
 /// when the statement began, the append would find its run still open and leave episodes
 /// after the forget with no write entry of their own.)
 fn forget_while_append_waits(url: &str, size: usize) {
-    let schema = fresh_schema("forget_wait");
-    let store = Arc::new(
-        PostgresStore::connect_with(url, &PostgresOptions::default().with_schema(&schema))
-            .expect("connect"),
-    );
-    store
-        .append_episodes(&[episode("checkout", "a")])
-        .expect("first append");
+    let (store, schema, _) = store_with_one_episode(url, "forget_wait");
     let mut holder = Client::connect(url, NoTls).expect("connect the forgetter");
     let mut forgetter = holder.transaction().expect("begin");
-    forgetter
-        .execute(
-            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-            &[&PARTITION_LOCK_CLASS, &"checkout"],
-        )
-        .expect("take the partition lock exclusive, as a forget does");
-    let appender = {
-        let store = Arc::clone(&store);
-        let batch: Vec<NewEpisode> = (0..size)
-            .map(|i| episode("checkout", &format!("b{i}")))
-            .collect();
-        std::thread::spawn(move || store.append_episodes(&batch))
-    };
+    lock_partition_exclusive(&mut forgetter);
     let mut watcher = Client::connect(url, NoTls).expect("connect the watcher");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while watcher
-        .query_one(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
-             AND classid::bigint = $1::bigint",
-            &[&i64::from(PARTITION_LOCK_CLASS)],
-        )
-        .expect("read pg_locks")
-        .get::<_, i64>(0)
-        == 0
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the append of {size} never waited for the partition lock"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let appender = spawn_waiting_append(&store, size, &mut watcher);
     forgetter
         .execute(
             "SELECT pg_advisory_xact_lock($1, hashtext($2))",
