@@ -301,26 +301,44 @@ const APPEND: &str = "WITH locked AS MATERIALIZED ( \
 /// source, session and client.
 ///
 /// The same statement keeps the audit trail ([`WriteRun`]): once it holds the partition's
-/// lock, it calls `audit_keep_run` (migration 17), which reads the newest entry about the
-/// partition and, unless that is a write by the same writer (`$11`..`$13`: source, session,
-/// client, as the trail stores them), takes the trail's lock (class `$10`) and appends the
-/// entry opening the writer's run (memory `$14`, detail `$15`). So one record is still one
-/// round trip, and once its writer's run is open, one index lookup more, inserting nothing
-/// into `audit`.
+/// lock, it makes sure the newest entry about the partition is a write by the same writer
+/// (`$11`..`$13`: source, session, client, as the trail stores them); otherwise it takes the
+/// trail's lock (class `$10`) and appends the entry opening the writer's run (memory `$14`,
+/// detail `$15`). So one record is still one round trip, and once its writer's run is open it
+/// inserts nothing into `audit`.
 ///
-/// The order is in the nesting: the innermost subquery takes the lock, the one around it
-/// calls the function on its row, and the insert draws the sequence number on the row of
-/// that; none can be merged into the query around it, since each selects a volatile
-/// function. The trail is read in the function, not in a subquery here, because a subquery
-/// would read the statement's snapshot, taken before the lock: it would miss a forget that
-/// committed while this insert waited for the lock, and continue the run the forget ended.
+/// The trail must be read as it is once the lock is held. The statement's snapshot was taken
+/// before the lock: a forget that committed while this insert waited would be invisible to it,
+/// and the insert would continue the run the forget had ended. `audit_keep_run` (migration
+/// 17) reads a snapshot of its own, taken when it runs, but calling it costs a plan's
+/// execution more. So the statement first asks whether its snapshot can miss anything: the
+/// trail's entries are numbered from `audit_seq_seq`, one value at a time, by a writer that
+/// holds the trail's lock from the number's draw until its commit, so they commit in number
+/// order; an entry committed after the snapshot was taken therefore has a number above every
+/// entry the snapshot sees. When the sequence's last value, read once the lock is held, is the
+/// number of the partition's newest visible entry or of the trail's newest, the snapshot sees
+/// every entry there is, and its own lookup decides. Otherwise (an entry drawn since, or one
+/// rolled back, or an empty trail) the function does.
+///
+/// The order is in the nesting: the innermost subquery takes the lock, the projection around
+/// it reads the sequence (and calls the function when needed) on its row, and the insert draws
+/// the episode's sequence number on the row of that; none can be merged into the query around
+/// it, since each selects a volatile function.
 const APPEND_ONE: &str = "INSERT INTO trajectory_episode (partition, fingerprint, trajectory, \
        outcome, recorded_at, source, session, client) \
      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $7::text, $8::text, $9::text \
-     FROM (SELECT audit_keep_run($10::integer, $5::bigint, $14::text, $1::text, $11::text, \
-         $12::text, $13::text, $15::text) \
-       FROM (SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text))) AS locked) \
-       AS kept \
+     FROM (SELECT CASE \
+         WHEN n.action = 'write' AND n.source = $11::text \
+           AND n.session IS NOT DISTINCT FROM $12::text \
+           AND n.client IS NOT DISTINCT FROM $13::text \
+           AND pg_sequence_last_value('audit_seq_seq'::regclass) \
+             IN (n.seq, (SELECT max(seq) FROM audit)) THEN true \
+         ELSE audit_keep_run($10::integer, $5::bigint, $14::text, $1::text, $11::text, \
+           $12::text, $13::text, $15::text) END \
+       FROM (SELECT pg_advisory_xact_lock_shared($6::integer, hashtext($1::text))) AS locked \
+       LEFT JOIN (SELECT a.seq, a.action, a.source, a.session, a.client FROM audit a \
+         WHERE a.memory = $14::text AND a.scope = '' AND a.item = $1::text \
+         ORDER BY a.seq DESC LIMIT 1) AS n ON true) AS kept \
      RETURNING seq";
 
 /// Appends one episode with [`APPEND_ONE`], keeping the audit trail in the same statement,

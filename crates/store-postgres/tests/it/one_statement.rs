@@ -192,6 +192,72 @@ fn forget_while_append_waits(url: &str, size: usize) {
 }
 
 #[test]
+fn a_rolled_back_entry_or_another_partitions_entry_leaves_the_writers_run_open() {
+    let Some(url) = server() else { return };
+    let (store, schema, _) = store_with_one_episode(&url, "trail_gap");
+    // A number drawn from the trail's sequence by an entry that was rolled back: the
+    // sequence is ahead of every entry the next append sees.
+    let mut other = Client::connect(&url, NoTls).expect("connect");
+    let mut tx = other.transaction().expect("begin");
+    tx.execute(
+        &format!(
+            "INSERT INTO {schema}.audit (at, action, memory, scope, item, source, detail) \
+             VALUES (1, 'forget', 'trajectory', '', 'checkout', 'user', 'episodes')"
+        ),
+        &[],
+    )
+    .expect("append an entry");
+    tx.rollback().expect("roll it back");
+    store
+        .append_episodes(&[episode("checkout", "b")])
+        .expect("append after the gap");
+    // Another partition's run opens: the trail's newest entry is no longer about checkout.
+    store
+        .append_episodes(&[episode("returns", "c")])
+        .expect("append to another partition");
+    store
+        .append_episodes(&[episode("checkout", "d")])
+        .expect("append to checkout again");
+    let entries: Vec<(Action, String)> = store
+        .audit_page(None, 10)
+        .expect("read the trail")
+        .items
+        .into_iter()
+        .map(|entry| (entry.action, entry.item))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (Action::Write, "checkout".to_owned()),
+            (Action::Write, "returns".to_owned()),
+        ],
+        "one writer's appends continue its run of each partition"
+    );
+    store.drop_schema().expect("drop the schema");
+}
+
+/// A one-episode append trusts its own snapshot of the trail when no entry was numbered after
+/// the newest it sees (see `APPEND_ONE`), which holds because entries draw their numbers one at
+/// a time, in the order they commit. A sequence handing out numbers in blocks per connection
+/// would break that order.
+#[test]
+fn the_trail_draws_its_numbers_one_at_a_time() {
+    let Some(url) = server() else { return };
+    let (store, schema, _) = store_with_one_episode(&url, "trail_cache");
+    let mut client = Client::connect(&url, NoTls).expect("connect");
+    let cache: i64 = client
+        .query_one(
+            "SELECT cache_size FROM pg_sequences WHERE schemaname = $1 \
+             AND sequencename = 'audit_seq_seq'",
+            &[&schema],
+        )
+        .expect("the trail's sequence is audit_seq_seq")
+        .get(0);
+    assert_eq!(cache, 1, "the trail's sequence must not cache numbers");
+    store.drop_schema().expect("drop the schema");
+}
+
+#[test]
 fn a_partitionless_batch_of_many_partitions_gets_ascending_seqs_in_batch_order() {
     let Some(url) = server() else { return };
     let schema = fresh_schema("order");
