@@ -143,6 +143,29 @@ fn a_forget_committed_while_an_append_waits_ends_the_writers_run() {
     }
 }
 
+/// Appends a forget of the partition `checkout` to the trail of `schema`, as a forget does.
+fn append_forget_entry(tx: &mut Transaction<'_>, schema: &str) {
+    tx.execute(
+        &format!(
+            "INSERT INTO {schema}.audit (at, action, memory, scope, item, source, detail) \
+             VALUES (1, 'forget', 'trajectory', '', 'checkout', 'user', 'episodes')"
+        ),
+        &[],
+    )
+    .expect("append a forget's entry");
+}
+
+/// The trail's entries, oldest first: what each did and to which item.
+fn trail(store: &PostgresStore) -> Vec<(Action, String)> {
+    store
+        .audit_page(None, 10)
+        .expect("read the trail")
+        .items
+        .into_iter()
+        .map(|entry| (entry.action, entry.item))
+        .collect()
+}
+
 /// An append of `size` episodes by the writer whose run is open waits for the partition's
 /// lock while another connection holds it exclusive and appends a forget of the partition to
 /// the trail, as a forget does. Once that commits, the append must read the trail as it is
@@ -162,30 +185,19 @@ fn forget_while_append_waits(url: &str, size: usize) {
             &[&AUDIT_LOCK_CLASS, &schema],
         )
         .expect("take the trail's lock");
-    forgetter
-        .execute(
-            &format!(
-                "INSERT INTO {schema}.audit (at, action, memory, scope, item, source, detail) \
-                 VALUES (1, 'forget', 'trajectory', '', 'checkout', 'user', 'episodes')"
-            ),
-            &[],
-        )
-        .expect("append the forget's entry");
+    append_forget_entry(&mut forgetter, &schema);
     forgetter.commit().expect("commit the forget");
     appender
         .join()
         .expect("the appender thread")
         .expect("the append completes once the forget has committed");
-    let actions: Vec<Action> = store
-        .audit_page(None, 10)
-        .expect("read the trail")
-        .items
-        .iter()
-        .map(|entry| entry.action)
-        .collect();
     assert_eq!(
-        actions,
-        [Action::Write, Action::Forget, Action::Write],
+        trail(&store),
+        [
+            (Action::Write, "checkout".to_owned()),
+            (Action::Forget, "checkout".to_owned()),
+            (Action::Write, "checkout".to_owned()),
+        ],
         "an append of {size} after a forget it waited for opens a new run"
     );
     store.drop_schema().expect("drop the schema");
@@ -199,14 +211,7 @@ fn a_rolled_back_entry_or_another_partitions_entry_leaves_the_writers_run_open()
     // sequence is ahead of every entry the next append sees.
     let mut other = Client::connect(&url, NoTls).expect("connect");
     let mut tx = other.transaction().expect("begin");
-    tx.execute(
-        &format!(
-            "INSERT INTO {schema}.audit (at, action, memory, scope, item, source, detail) \
-             VALUES (1, 'forget', 'trajectory', '', 'checkout', 'user', 'episodes')"
-        ),
-        &[],
-    )
-    .expect("append an entry");
+    append_forget_entry(&mut tx, &schema);
     tx.rollback().expect("roll it back");
     store
         .append_episodes(&[episode("checkout", "b")])
@@ -218,15 +223,8 @@ fn a_rolled_back_entry_or_another_partitions_entry_leaves_the_writers_run_open()
     store
         .append_episodes(&[episode("checkout", "d")])
         .expect("append to checkout again");
-    let entries: Vec<(Action, String)> = store
-        .audit_page(None, 10)
-        .expect("read the trail")
-        .items
-        .into_iter()
-        .map(|entry| (entry.action, entry.item))
-        .collect();
     assert_eq!(
-        entries,
+        trail(&store),
         [
             (Action::Write, "checkout".to_owned()),
             (Action::Write, "returns".to_owned()),
