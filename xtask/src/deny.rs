@@ -12,6 +12,16 @@ use crate::{target_dir, workspace_root};
 /// The cargo-deny release the check runs.
 const VERSION: &str = "0.20.2";
 
+/// The release profile's settings for building cargo-deny: opt-level 1, no link-time
+/// optimization, the default codegen units and no debug info. Measured on two cores: the
+/// install takes 117 s instead of about 205 s, and the check 1.0 s instead of 0.8 s.
+const QUICK_BUILD: [(&str, &str); 4] = [
+    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1"),
+    ("CARGO_PROFILE_RELEASE_LTO", "false"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+    ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+];
+
 /// Installs cargo-deny if needed and runs `cargo deny check licenses bans sources`.
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
@@ -58,6 +68,10 @@ fn install(root: &Path, tools: &Path) -> Result<()> {
         ])
         .arg(tools)
         .env("CARGO_TARGET_DIR", tools.join("build"))
+        // cargo-deny's own release profile is fat LTO in one codegen unit, built cold in every
+        // CI run: a checker run once over a lock file gains nothing from it. These override
+        // the manifest's profile for this build only.
+        .envs(QUICK_BUILD)
         .current_dir(root)
         .status()
         .with_context(|| format!("could not start `{cargo} install`"))?;
