@@ -90,6 +90,13 @@ fn run_steps() -> Result<()> {
             Box::new(|| crate::codegen::run(&["--check".to_owned()])),
         ),
         (
+            // Every bench run once, as a test. Early, to reuse `test`'s build of our crates:
+            // `dist` (its installs from a clone) and `package` leave their fingerprints
+            // stale, and run after them this step rebuilt every crate (135 s in all).
+            "bench smoke",
+            Box::new(|| cargo(&root, &["test", "--workspace", "--benches"], &[])),
+        ),
+        (
             // An MCP client we did not write, the official Python SDK, over both transports.
             "mcp python",
             Box::new(|| crate::mcp_python::run(&[])),
@@ -201,10 +208,6 @@ fn run_steps() -> Result<()> {
                     &[],
                 )
             }),
-        ),
-        (
-            "bench smoke",
-            Box::new(|| cargo(&root, &["test", "--workspace", "--benches"], &[])),
         ),
         ("fuzz build", Box::new(crate::fuzz::build_all)),
         ("deps", Box::new(crate::deps::check_workspace)),
