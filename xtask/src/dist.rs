@@ -334,9 +334,10 @@ fn build<'a>(
     let addons = dist.join("addons");
     std::fs::create_dir_all(&addons)?;
     let addon = addons.join(format!("agent-memory.{}.node", target.npm));
-    // On musl cargo believes a cdylib cannot be built (it asks rustc with the target's
-    // static default) and so does not copy it up from `deps/`, where rustc, told
-    // `-crt-static`, did write it.
+    // Cargo copies a cdylib up from `deps/` only when rustc, asked with the build's
+    // `RUSTFLAGS`, says the target can make one: on musl with the static default it says it
+    // cannot (as it did when only the addon's own crate was told `-crt-static`), so both
+    // places are looked in.
     let so = ["", "deps"]
         .iter()
         .map(|sub| out.join(sub).join("libagent_memory_node.so"))
