@@ -1263,7 +1263,7 @@ impl SiteMemoryStore for SqliteStore {
     ) -> Result<bool> {
         let op = "forget site knowledge";
         let no_sessions = codec::encode_sessions(&[]);
-        self.write(op, |tx| {
+        let forgotten = self.write(op, |tx| {
             let key = params![scope.as_str(), site];
             let changed = tx
                 .prepare_cached(
@@ -1286,7 +1286,13 @@ impl SiteMemoryStore for SqliteStore {
                 store_log(tx, scope, site, &log).map_err(|e| to_core(op, e))?;
             }
             Ok(true)
-        })
+        })?;
+        // The facts (and sessions) are forgotten as every forget is: their text erased from
+        // the file and its log, not left in free pages.
+        if forgotten {
+            self.erase_freed_pages()?;
+        }
+        Ok(forgotten)
     }
 
     fn site_log(&self, scope: &Scope, site: &str) -> Result<Option<SiteLog>> {

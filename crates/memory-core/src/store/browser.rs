@@ -645,7 +645,8 @@ pub trait SiteMemoryStore: Send + Sync {
     /// Forgets, in one atomic step, what `site` learned: its facts and, with `sessions`, its
     /// session history, stamping its knowledge time `at` ([`SiteMemory::forget_knowledge`]);
     /// its selectors and label stay. The site's log forgets them too
-    /// ([`SiteLog::forget_knowledge`]).
+    /// ([`SiteLog::forget_knowledge`]). A store that erases what a forget deletes (SQLite)
+    /// erases the forgotten facts and sessions too.
     /// False, creating nothing, when the site is unknown.
     fn site_forget_knowledge(
         &self,

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::store::browser::{
-    BrowserStore, FinishedRun, SiteObservation, Trajectory, TrajectoryStep, TrajectoryStore,
+    BrowserStore, FinishedRun, SiteMemoryStore, SiteObservation, Trajectory, TrajectoryStep,
+    TrajectoryStore,
 };
 use agent_memory_core::store::tool_log::ToolLog;
 use agent_memory_core::store::trajectory::{Fingerprint, NewEpisode};
@@ -202,6 +203,67 @@ fn a_forgotten_browser_scope_leaves_no_bytes() {
             assert!(store.trajectory_get(&scope, "t1").expect("get").is_some());
         },
     );
+}
+
+/// Forgetting a site's knowledge (`clearPatterns`, and with `sessions` `reset`) leaves none of
+/// the forgotten facts, or sessions, in the file or its log; what stays is still read back.
+#[test]
+fn a_sites_forgotten_knowledge_leaves_no_bytes() {
+    for sessions in [false, true] {
+        let scope = Scope::new("shared").expect("scope");
+        let session = |goal: &str| agent_memory_core::store::browser::SessionEntry {
+            id: "s1".into(),
+            goal: goal.into(),
+            outcome: "done".into(),
+            success: true,
+            final_url: String::new(),
+            timestamp: "2026-01-01T00:00:00.000Z".into(),
+            turns_used: 1,
+            duration_ms: 10,
+        };
+        check(
+            |store| {
+                let forgotten = store
+                    .site_forget_knowledge(
+                        &scope,
+                        "shop.test",
+                        sessions,
+                        "2026-01-02T00:00:00.000Z",
+                    )
+                    .expect("forget knowledge");
+                assert!(forgotten);
+                let site = store
+                    .site_get(&scope, "shop.test")
+                    .expect("get")
+                    .expect("the site stays");
+                assert!(site.facts.is_empty());
+                assert_eq!(site.sessions.len(), usize::from(!sessions));
+                assert_eq!(site.selectors.len(), 1, "selectors stay");
+            },
+            |store| {
+                // The canary is a fact's value and, when the sessions go too, a session's goal.
+                let goal = if sessions { CANARY } else { "kept goal" };
+                store
+                    .site_observe(
+                        &scope,
+                        &SiteObservation {
+                            site: "shop.test".into(),
+                            label: "Shop".into(),
+                            session: Some(session(goal)),
+                            facts: vec![agent_memory_core::store::browser::FactObservation {
+                                kind: agent_memory_core::store::browser::FactKind::Quirk,
+                                key: "banner".into(),
+                                value: CANARY.into(),
+                            }],
+                            selectors: vec![("cart".into(), "#cart".into())],
+                            observed_at: "2026-01-01T00:00:00.000Z".into(),
+                        },
+                        Some(&crate::forgetter()),
+                    )
+                    .expect("observe");
+            },
+        );
+    }
 }
 
 #[test]
