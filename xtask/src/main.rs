@@ -25,6 +25,8 @@
 //! - `cargo xtask inspector`: the official MCP Inspector's strict schema check and a call of
 //!   every tool through its CLI mode, against `agent-memory mcp`.
 //! - `cargo xtask node`: the npm package built, packed, installed into a fresh project and tested.
+//! - `cargo xtask anchors`: browser-agent-driver's own tests of what the npm drop-in replaces,
+//!   run against the packed package (from a copy of its sources, as `bench --peers` uses).
 //! - `cargo xtask ui`: the inspector page driven in headless Chromium, screenshots in
 //!   `target/ui-screenshots/`.
 //! - `cargo xtask python [--release]`: the Python package's wheel built, installed into a fresh
@@ -87,6 +89,7 @@ fn run() -> Result<()> {
         "mcp-python" => mcp_python::run(rest),
         "inspector" => inspector::run(rest),
         "node" => node::run(rest),
+        "anchors" => node::anchor_tests(rest),
         "python" => python::run(rest),
         "ui" => ui::run(rest),
         "help" | "--help" | "-h" => {
@@ -118,6 +121,7 @@ fn print_usage() {
          mcp-python the MCP Python SDK drives `agent-memory mcp` over stdio and HTTP (venv under target/)\n  \
          inspector  the MCP Inspector (npm, under target/) checks every tool schema strictly and calls every tool\n  \
          node       build, pack and install the npm package into a fresh project under target/ and run its tests\n  \
+         anchors    run browser-agent-driver's own tests of what the npm drop-in replaces against the packed package (needs its sources, as bench --peers)\n  \
          python     build the Python wheel, install it into a fresh venv under target/python/ and run its pytest suite (--bench [--peers]: only its W-traj bench)\n  \
          ui         drive `agent-memory ui` in headless Chromium on the demo's database; screenshots in target/ui-screenshots/"
     );

@@ -102,6 +102,103 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// vitest, pinned, which browser-agent-driver's own tests run under.
+const VITEST: &str = "vitest@4.1.12";
+
+/// browser-agent-driver's test files (under its `tests/`) that import the modules the drop-in
+/// replaces: `src/memory/` and `src/context-budget.ts`.
+const ANCHOR_TESTS: [&str; 6] = [
+    "context-budget",
+    "memory-subsystem",
+    "replay-store-candidate",
+    "run-registry",
+    "session-memory",
+    "trajectory-store",
+];
+
+/// `cargo xtask anchors`: browser-agent-driver's own tests of what the drop-in replaces, run
+/// against the packed package. The copy of its sources is the one `cargo xtask bench --peers`
+/// uses ([`crate::peers::bad_reference`]); without one the task says how to get it and
+/// passes, except under `CI=true`. The package is built (dev profile), packed and installed
+/// into a fresh project under `target/anchor-tests/` with vitest; each of [`ANCHOR_TESTS`] is
+/// copied there with its imports of the replaced modules pointed at
+/// `durable-agent-memory/browser-agent-driver` ([`point_at_drop_in`]), and vitest runs them.
+pub(crate) fn anchor_tests(args: &[String]) -> Result<()> {
+    if let Some(extra) = args.first() {
+        bail!("`cargo xtask anchors` takes no arguments (got {extra:?})");
+    }
+    let root = workspace_root();
+    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
+        if in_ci() {
+            bail!("{missing} is not installed: the anchor's tests need Node.js 18+ and npm");
+        }
+        println!(
+            "{missing} not found: the anchor's tests were not run (CI=true makes this an error)"
+        );
+        return Ok(());
+    }
+    let Some(reference) = crate::peers::bad_reference(&target_dir(&root))? else {
+        if in_ci() {
+            bail!("no copy of browser-agent-driver's sources: its tests cannot run");
+        }
+        return Ok(());
+    };
+    let package = root.join("bindings/node");
+    build_package(&package)?;
+    let work = target_dir(&root).join("anchor-tests");
+    let tarball = pack(&package, &work)?;
+    let project = fresh_project(&work, &tarball, &[VITEST])?;
+    let tests = project.join("tests");
+    std::fs::create_dir_all(&tests).with_context(|| format!("creating {}", tests.display()))?;
+    for name in ANCHOR_TESTS {
+        let from = reference.join("tests").join(format!("{name}.test.ts"));
+        let text = std::fs::read_to_string(&from)
+            .with_context(|| format!("reading {}", from.display()))?;
+        let pointed = point_at_drop_in(&text).with_context(|| format!("in {}", from.display()))?;
+        std::fs::write(tests.join(format!("{name}.test.ts")), pointed)?;
+    }
+    step(
+        "browser-agent-driver's own tests against the drop-in (vitest)",
+        Command::new("npx")
+            .args(["--no-install", "vitest", "run", "tests"])
+            .current_dir(&project),
+    )
+}
+
+/// `text` (a test file of browser-agent-driver) with each import from `../src/memory/*.js`,
+/// `../src/types.js` or `../src/context-budget.js` taken from the drop-in instead; an import
+/// of any other module of `../src/` is an error naming it, since the drop-in does not replace
+/// it.
+fn point_at_drop_in(text: &str) -> Result<String> {
+    const DROP_IN: &str = "durable-agent-memory/browser-agent-driver";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("../src/") {
+        let quote = rest[..at].chars().next_back();
+        let Some(quote @ ('\'' | '"')) = quote else {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+            continue;
+        };
+        let Some(len) = rest[at..].find(quote) else {
+            bail!("an import of {:?} has no closing quote", &rest[at..]);
+        };
+        let module = &rest[at + "../src/".len()..at + len];
+        let replaced = matches!(module, "types.js" | "context-budget.js")
+            || module
+                .strip_prefix("memory/")
+                .is_some_and(|m| m.ends_with(".js") && !m.contains('/'));
+        if !replaced {
+            bail!("it imports ../src/{module}, which the drop-in does not replace");
+        }
+        out.push_str(&rest[..at]);
+        out.push_str(DROP_IN);
+        rest = &rest[at + len..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 /// W-bad through the package (`bindings/node/bench/w_bad.mjs`) at each of `sizes`, its
 /// figures appended to `figures/node.jsonl`, each next to the Rust library's figure of the
 /// same name in `figures/W-bad.jsonl` (written by `cargo bench` earlier in the run).
@@ -349,4 +446,41 @@ fn runs(tool: &str) -> bool {
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::point_at_drop_in;
+
+    #[test]
+    fn the_replaced_modules_are_imported_from_the_drop_in() {
+        let text = "import { describe } from 'vitest';\n\
+                    import { TrajectoryStore } from '../src/memory/store.js';\n\
+                    import type { Session } from \"../src/memory/knowledge.js\"\n\
+                    import type { Turn } from '../src/types.js';\n\
+                    import { ContextBudget } from '../src/context-budget.js';\n\
+                    // see ../src/ for the reference\n";
+        let pointed = point_at_drop_in(text).expect("every import is replaced");
+        assert_eq!(
+            pointed,
+            "import { describe } from 'vitest';\n\
+             import { TrajectoryStore } from 'durable-agent-memory/browser-agent-driver';\n\
+             import type { Session } from \"durable-agent-memory/browser-agent-driver\"\n\
+             import type { Turn } from 'durable-agent-memory/browser-agent-driver';\n\
+             import { ContextBudget } from 'durable-agent-memory/browser-agent-driver';\n\
+             // see ../src/ for the reference\n"
+        );
+    }
+
+    #[test]
+    fn an_import_the_drop_in_does_not_replace_is_named() {
+        let error = point_at_drop_in("import { Runner } from '../src/runner/runner.js'\n")
+            .expect_err("the runner is not replaced");
+        assert!(
+            error.to_string().contains("../src/runner/runner.js"),
+            "{error}"
+        );
+        assert!(point_at_drop_in("import x from '../src/memory/a/b.js'").is_err());
+        assert!(point_at_drop_in("import x from '../src/memory/store.js").is_err());
+    }
 }
