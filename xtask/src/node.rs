@@ -46,15 +46,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     }
     let root = workspace_root();
     let package = root.join("bindings/node");
-    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
-        if in_ci() {
-            bail!(
-                "{missing} is not installed: CI tests the Node package, install Node.js 18+ and npm"
-            );
-        }
-        println!(
-            "{missing} not found: the Node package was not tested (CI=true makes this an error)"
-        );
+    if !node_and_npm(
+        "the Node package's tests",
+        "the Node package was not tested",
+    )? {
         return Ok(());
     }
     schema_types(true)?;
@@ -128,13 +123,7 @@ pub(crate) fn anchor_tests(args: &[String]) -> Result<()> {
         bail!("`cargo xtask anchors` takes no arguments (got {extra:?})");
     }
     let root = workspace_root();
-    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
-        if in_ci() {
-            bail!("{missing} is not installed: the anchor's tests need Node.js 18+ and npm");
-        }
-        println!(
-            "{missing} not found: the anchor's tests were not run (CI=true makes this an error)"
-        );
+    if !node_and_npm("the anchor's tests", "the anchor's tests were not run")? {
         return Ok(());
     }
     let Some(reference) = crate::peers::bad_reference(&target_dir(&root))? else {
@@ -280,16 +269,11 @@ fn sizes_up_to_10k(sizes: &str) -> Option<String> {
 /// file), or with `check` compared with the committed file: `cargo xtask codegen`'s part that
 /// needs Node.js. Without Node.js or npm it says so and passes, except under `CI=true`.
 pub(crate) fn schema_types(check: bool) -> Result<()> {
-    if let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) {
-        if in_ci() {
-            bail!(
-                "{missing} is not installed: the TypeScript types of schemas/ need Node.js 18+ and npm"
-            );
-        }
-        println!(
-            "{missing} not found: the TypeScript types of schemas/ were not {} (CI=true makes this an error)",
-            if check { "checked" } else { "written" }
-        );
+    let skipped = format!(
+        "the TypeScript types of schemas/ were not {}",
+        if check { "checked" } else { "written" }
+    );
+    if !node_and_npm("the TypeScript types of schemas/", &skipped)? {
         return Ok(());
     }
     let package = workspace_root().join("bindings/node");
@@ -435,6 +419,19 @@ fn step(what: &str, command: &mut Command) -> Result<()> {
         bail!("{what} failed ({status})");
     }
     Ok(())
+}
+
+/// Whether Node.js and npm are installed. When either is missing: under `CI=true` an error
+/// saying that `needs` needs them, else `false` after saying `skipped` (what was not done).
+fn node_and_npm(needs: &str, skipped: &str) -> Result<bool> {
+    let Some(missing) = ["node", "npm"].into_iter().find(|tool| !runs(tool)) else {
+        return Ok(true);
+    };
+    if in_ci() {
+        bail!("{missing} is not installed: {needs} need Node.js 18+ and npm");
+    }
+    println!("{missing} not found: {skipped} (CI=true makes this an error)");
+    Ok(false)
 }
 
 fn runs(tool: &str) -> bool {
