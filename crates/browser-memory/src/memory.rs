@@ -325,6 +325,19 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         Ok(run.trajectory)
     }
 
+    /// Saves the trajectory of a finished run and nothing else, as browser-agent-driver's
+    /// `TrajectoryStore.save` does: no session, fact, selector or manifest (the reference
+    /// records those through its other classes). The turns are checked as
+    /// [`record_run`](Self::record_run) checks them, and the write is audited as a
+    /// trajectory's.
+    pub fn save_trajectory(&self, report: &RunReport) -> Result<Trajectory> {
+        let (trajectory, _) = self.trajectory_of(report)?;
+        let tokens = tokenize(&trajectory.goal);
+        self.store
+            .trajectory_put(&self.scope, &trajectory, &tokens)?;
+        Ok(trajectory)
+    }
+
     /// Records a finished run as [`record_run`](Self::record_run) does, unless the memory's
     /// [`RecallGuard`] policy is [`ScreenPolicy::Quarantine`] and the write screen flags a
     /// text of the run (see [`screen_run`]): then the run is held for review instead, in no
@@ -392,8 +405,10 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         Ok(self.store.run_held(&self.scope, id)?)
     }
 
-    /// Everything `report` would leave behind, computed now (ids, times, writer).
-    fn finished_run(&self, report: &RunReport) -> Result<FinishedRun> {
+    /// The trajectory `report` leaves behind, computed now (id, time, writer), with each
+    /// turn's action parsed; an action that is not the JSON text of an object is an error
+    /// naming its turn.
+    fn trajectory_of(&self, report: &RunReport) -> Result<(Trajectory, Vec<Json>)> {
         // Each action is parsed once, for the check, the steps and the facts.
         let mut actions = Vec::with_capacity(report.turns.len());
         for (i, turn) in report.turns.iter().enumerate() {
@@ -412,7 +427,6 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             .into());
         }
         let now = self.clock.now();
-        let stamp = iso(now);
         let steps: Vec<TrajectoryStep> = report
             .turns
             .iter()
@@ -440,10 +454,17 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             success: report.success,
             duration_ms: report.turns.iter().map(|t| t.duration_ms).sum(),
             model: report.model.clone(),
-            timestamp: stamp.clone(),
+            timestamp: iso(now),
             recorded_at: Some(now),
             provenance: Some(provenance),
         };
+        Ok((trajectory, actions))
+    }
+
+    /// Everything `report` would leave behind, computed now (ids, times, writer).
+    fn finished_run(&self, report: &RunReport) -> Result<FinishedRun> {
+        let (trajectory, actions) = self.trajectory_of(report)?;
+        let stamp = trajectory.timestamp.clone();
         let site = site_key(&report.start_url);
         // The reference learns facts only when the start url has a hostname
         // (`safeHostname(startUrl)`), and matches search urls against it.

@@ -227,8 +227,8 @@ pub struct SaveTrajectoryInput {
     pub origin: String,
 }
 
-/// Saves a finished run (its trajectory, session and the facts drawn from it) and answers the
-/// trajectory as stored.
+/// Saves the trajectory of a finished run, and nothing else (the reference's `save` writes
+/// one trajectory file: no session, fact or selector), and answers the trajectory as stored.
 pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<TrajectoryDocument> {
     let scope = scope_of(input.scope.as_deref())?;
     let turns = input
@@ -240,7 +240,7 @@ pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<Traj
         .with_turns(turns)
         .with_success(input.success)
         .with_model(input.model);
-    let saved = memory(env, scope).record_run(&report)?;
+    let saved = memory(env, scope).save_trajectory(&report)?;
     Ok(saved.into())
 }
 

@@ -573,7 +573,7 @@ pub fn all() -> Vec<Operation> {
         op("browser_save_trajectory", Writes, browser_compat::save_trajectory)
             .offline()
             .about(
-                "Save a finished browser run given as browser-agent-driver's turns (with its session and the facts drawn from it), answering the trajectory in its shape.",
+                "Save the trajectory of a finished browser run given as browser-agent-driver's turns, and nothing else (as its TrajectoryStore.save: no session, fact or selector), answering the trajectory in its shape.",
             ),
         op("browser_trajectories", Reads, browser_compat::trajectories)
             .offline()

@@ -335,8 +335,9 @@ export interface BrowserMethods {
   /** `adoptFiles` on the calling thread. */
   adoptFilesSync(input: S.BrowserAdoptFilesInput): S.BrowserAdoptFilesOutput
   /**
-   * Save a finished browser run given as browser-agent-driver's turns (with its session and the
-   * facts drawn from it), answering the trajectory in its shape.
+   * Save the trajectory of a finished browser run given as browser-agent-driver's turns, and
+   * nothing else (as its TrajectoryStore.save: no session, fact or selector), answering the
+   * trajectory in its shape.
    *
    * The contract's `browser_save_trajectory` (family `browser`, writes; `browser save-trajectory`
    * on the command line; not an MCP tool).

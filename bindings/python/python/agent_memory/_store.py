@@ -183,8 +183,9 @@ class StoreOperations:
         return self.call("browser_adopt_files", input)
 
     def browser_save_trajectory(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """Save a finished browser run given as browser-agent-driver's turns (with its
-        session and the facts drawn from it), answering the trajectory in its shape."""
+        """Save the trajectory of a finished browser run given as browser-agent-driver's
+        turns, and nothing else (as its TrajectoryStore.save: no session, fact or selector),
+        answering the trajectory in its shape."""
         return self.call("browser_save_trajectory", input)
 
     def browser_trajectories(self, input: Dict[str, Any]) -> Dict[str, Any]:
@@ -610,8 +611,9 @@ class AsyncStoreOperations:
         return await self.call("browser_adopt_files", input)
 
     async def browser_save_trajectory(self, input: Dict[str, Any]) -> Dict[str, Any]:
-        """Save a finished browser run given as browser-agent-driver's turns (with its
-        session and the facts drawn from it), answering the trajectory in its shape."""
+        """Save the trajectory of a finished browser run given as browser-agent-driver's
+        turns, and nothing else (as its TrajectoryStore.save: no session, fact or selector),
+        answering the trajectory in its shape."""
         return await self.call("browser_save_trajectory", input)
 
     async def browser_trajectories(self, input: Dict[str, Any]) -> Dict[str, Any]:

@@ -248,3 +248,71 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// browser-agent-driver's `TrajectoryStore.save` writes one trajectory file and nothing else;
+/// `browser_save_trajectory` stores the trajectory alone, so the site's session history and
+/// facts (its other classes' business) stay as they were.
+#[test]
+fn saving_a_trajectory_leaves_the_sites_sessions_and_facts_alone() {
+    let store = store();
+    let env = env(&store);
+    let temp = tempfile::tempdir().expect("a folder");
+    let dir = temp.path();
+    let turn = |n: u64, action: Value| {
+        json!({"turn": n, "action": action, "durationMs": 250, "verified": true,
+               "state": {"url": "https://shop.test/p", "title": "Shop", "snapshot": format!("page {n}")}})
+    };
+    let saved = answer(
+        &env,
+        "browser_save_trajectory",
+        json!({"scope": "compat", "goal": "add the blue kettle to the cart",
+               "turns": [
+                   turn(1, json!({"action": "click", "selector": "@b1"})),
+                   turn(2, json!({"action": "type", "selector": "@b2", "text": "kettle"})),
+                   turn(3, json!({"action": "complete", "result": "in the cart"}))
+               ],
+               "success": true, "model": "model-a", "origin": "https://shop.test/p"}),
+        dir,
+    );
+    assert_eq!(kind(&saved), "none", "{saved}");
+    assert_eq!(saved["origin"], "https://shop.test");
+    assert_eq!(saved["steps"].as_array().map(Vec::len), Some(2));
+    let listed = answer(
+        &env,
+        "browser_trajectories",
+        json!({"scope": "compat"}),
+        dir,
+    );
+    assert_eq!(listed["trajectories"][0]["id"], saved["id"]);
+    let url = "https://shop.test/p";
+    let sessions = answer(
+        &env,
+        "browser_sessions",
+        json!({"scope": "compat", "url": url}),
+        dir,
+    );
+    assert_eq!(sessions["sessions"], json!([]), "{sessions}");
+    let facts = answer(
+        &env,
+        "browser_facts",
+        json!({"scope": "compat", "url": url, "min_confidence": 0}),
+        dir,
+    );
+    assert_eq!(kind(&facts), "none", "{facts}");
+    assert_eq!(facts["facts"], json!([]), "{facts}");
+    // A malformed action still refuses the whole save, naming its turn.
+    let refused = answer(
+        &env,
+        "browser_save_trajectory",
+        json!({"scope": "compat", "goal": "g", "turns": [turn(1, json!("click"))]}),
+        dir,
+    );
+    assert_eq!(kind(&refused), "invalid_input", "{refused}");
+    let listed = answer(
+        &env,
+        "browser_trajectories",
+        json!({"scope": "compat"}),
+        dir,
+    );
+    assert_eq!(listed["trajectories"].as_array().map(Vec::len), Some(1));
+}
