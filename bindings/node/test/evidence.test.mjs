@@ -4,6 +4,8 @@
 // history, forget by writer and the audit trail.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { tempFolder } from './helpers.mjs'
 import { Store, NotFoundError, ConflictError, InvalidInputError } from 'durable-agent-memory'
 
 const PAGE = 'page:https://shop.example.com/cart'
@@ -158,6 +160,25 @@ test('under quarantine a poisoned browser run waits for a person', async () => {
   const { trajectories } = await store.browser.trajectories({})
   assert.deepEqual(trajectories.map((t) => t.id), [ids.secret])
   assert.equal((await store.review({})).runs.length, Object.keys(FAMILIES).length - 2)
+})
+
+test('under quarantine the drop-in\'s TrajectoryStore.save holds a poisoned run', async () => {
+  const folder = tempFolder()
+  const db = join(folder, 'drop-in.db')
+  const store = await Store.open(db)
+  await store.setScreenPolicy({ policy: 'quarantine' })
+  const { TrajectoryStore, useDatabase } = await import('durable-agent-memory/browser-agent-driver')
+  useDatabase(db)
+  const trajectories = new TrajectoryStore(join(folder, 'trajectories'), { similarityThreshold: 0.3 })
+  const turn = (selector) => [{ turn: 1, state: { url: 'https://shop.example.com/' }, action: { action: 'click', selector } }]
+  const clean = trajectories.save('buy green tea', turn('@e1'), true, 'm')
+  const poisoned = trajectories.save('buy green tea now', turn(FAMILIES.instruction), true, 'm')
+  assert.deepEqual(trajectories.loadAll().map((t) => t.id), [clean.id])
+  assert.equal(trajectories.findBestMatch('buy green tea now')?.id, clean.id)
+  const { runs } = await store.review({ scope: join(folder, 'trajectories') })
+  assert.deepEqual(runs.map((r) => r.id), [poisoned.id])
+  await store.approveRun({ scope: join(folder, 'trajectories'), id: poisoned.id, reviewer: 'ana' })
+  assert.equal(trajectories.findBestMatch('buy green tea now')?.id, poisoned.id)
 })
 
 test('a person approves a flagged tool output and a flagged pattern', async () => {

@@ -329,13 +329,36 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     /// `TrajectoryStore.save` does: no session, fact, selector or manifest (the reference
     /// records those through its other classes). The turns are checked as
     /// [`record_run`](Self::record_run) checks them, and the write is audited as a
-    /// trajectory's.
-    pub fn save_trajectory(&self, report: &RunReport) -> Result<Trajectory> {
+    /// trajectory's. Under [`ScreenPolicy::Quarantine`] a trajectory the write screen flags
+    /// is held for review instead, as [`record_or_hold`](Self::record_or_hold) holds a run:
+    /// approved, it is stored alone as it was saved.
+    pub fn save_trajectory(&self, report: &RunReport) -> Result<Recorded> {
         let (trajectory, _) = self.trajectory_of(report)?;
         let tokens = tokenize(&trajectory.goal);
+        if self.guard.policy == ScreenPolicy::Quarantine {
+            let run = FinishedRun {
+                site: SiteObservation {
+                    site: site_key(&report.start_url),
+                    // Empty: approved, the trajectory is stored alone (no site row).
+                    label: String::new(),
+                    session: None,
+                    facts: Vec::new(),
+                    selectors: Vec::new(),
+                    observed_at: trajectory.timestamp.clone(),
+                },
+                tokens,
+                manifest: None,
+                completes_stored: false,
+                trajectory,
+            };
+            return self.hold_or_record(run, &report.start_url, |run| {
+                self.store
+                    .trajectory_put(&self.scope, &run.trajectory, &run.tokens)
+            });
+        }
         self.store
             .trajectory_put(&self.scope, &trajectory, &tokens)?;
-        Ok(trajectory)
+        Ok(Recorded::Stored(trajectory))
     }
 
     /// Records a finished run as [`record_run`](Self::record_run) does, unless the memory's
@@ -346,28 +369,46 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     pub fn record_or_hold(&self, report: &RunReport) -> Result<Recorded> {
         let run = self.finished_run(report)?;
         if self.guard.policy == ScreenPolicy::Quarantine {
-            let reasons = screen_run(&run, &report.start_url);
-            if !reasons.is_empty() {
-                let writer = (run.trajectory.provenance.clone()).unwrap_or_else(|| {
-                    Provenance::new(Source::Model(report.model.clone()), self.clock.now())
-                });
-                let held = HeldRun::new(
-                    run.trajectory.id.clone(),
-                    run.site.site.clone(),
-                    run.trajectory.goal.clone(),
-                    reasons,
-                    crate::held::encode(&run)?,
-                    writer,
-                );
-                self.store.run_hold(&self.scope, &held)?;
-                return Ok(Recorded::Held {
-                    held: Box::new(held),
-                    trajectory: run.trajectory,
-                });
-            }
+            return self.hold_or_record(run, &report.start_url, |run| {
+                self.store.record_run(&self.scope, run)
+            });
         }
         self.store.record_run(&self.scope, &run)?;
         Ok(Recorded::Stored(run.trajectory))
+    }
+
+    /// Holds `run` for review when the write screen flags a text of it (see
+    /// [`screen_run`]), else stores it with `store`.
+    fn hold_or_record(
+        &self,
+        run: FinishedRun,
+        start_url: &str,
+        store: impl FnOnce(&FinishedRun) -> agent_memory_core::Result<()>,
+    ) -> Result<Recorded> {
+        let reasons = screen_run(&run, start_url);
+        if reasons.is_empty() {
+            store(&run)?;
+            return Ok(Recorded::Stored(run.trajectory));
+        }
+        let writer = (run.trajectory.provenance.clone()).unwrap_or_else(|| {
+            Provenance::new(
+                Source::Model(run.trajectory.model.clone()),
+                self.clock.now(),
+            )
+        });
+        let held = HeldRun::new(
+            run.trajectory.id.clone(),
+            run.site.site.clone(),
+            run.trajectory.goal.clone(),
+            reasons,
+            crate::held::encode(&run)?,
+            writer,
+        );
+        self.store.run_hold(&self.scope, &held)?;
+        Ok(Recorded::Held {
+            held: Box::new(held),
+            trajectory: run.trajectory,
+        })
     }
 
     /// Up to `limit` runs of this scope held for review, oldest first.

@@ -21,7 +21,7 @@
 
 use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
-    Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, RunReport, Turn,
+    Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, Recorded, RunReport, Turn,
     find_replayable, generate_hints, generate_run_id, knowledge_block, known_selectors,
     reference_trajectory, site_key,
 };
@@ -229,6 +229,8 @@ pub struct SaveTrajectoryInput {
 
 /// Saves the trajectory of a finished run, and nothing else (the reference's `save` writes
 /// one trajectory file: no session, fact or selector), and answers the trajectory as stored.
+/// Under the `quarantine` screen policy a trajectory the write screen flags is held for
+/// review instead (`memory_review`), as `browser_record_run` holds a run.
 pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<TrajectoryDocument> {
     let scope = scope_of(input.scope.as_deref())?;
     let turns = input
@@ -240,7 +242,13 @@ pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<Traj
         .with_turns(turns)
         .with_success(input.success)
         .with_model(input.model);
-    let saved = memory(env, scope).save_trajectory(&report)?;
+    let mut memory = memory(env, scope);
+    memory.guard.policy = crate::evidence::policy(env)?;
+    // A held trajectory is answered as a stored one is (the reference's shape has no place
+    // for a hold); it is in the review queue, and in no match until approved.
+    let saved = match memory.save_trajectory(&report)? {
+        Recorded::Stored(trajectory) | Recorded::Held { trajectory, .. } => trajectory,
+    };
     Ok(saved.into())
 }
 

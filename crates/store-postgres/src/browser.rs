@@ -1696,7 +1696,9 @@ const SCOPES: &str = "SELECT scope FROM browser_trajectory UNION SELECT scope FR
 /// the caller's transaction, which holds the scope's lock.
 fn record_in(tx: &mut Tx<'_>, scope: &Scope, run: &FinishedRun) -> std::result::Result<(), Fail> {
     put_trajectory(tx, scope, &run.trajectory, &run.tokens)?;
-    observe(tx, scope, &run.site, &run.written_by())?;
+    if !run.site.is_empty() {
+        observe(tx, scope, &run.site, &run.written_by())?;
+    }
     if let Some(manifest) = &run.manifest {
         let stored = if run.completes_stored {
             let sql = concat!(

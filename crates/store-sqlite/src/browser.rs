@@ -327,7 +327,9 @@ const DOOMED_COLUMNS: &str = "id, coalesce(origin, ''), index_keys";
 /// Records everything `run` leaves behind in `scope`, in the caller's transaction.
 fn record_in(tx: &Connection, scope: &Scope, run: &FinishedRun, op: &str) -> Result<()> {
     put_trajectory(tx, scope, &run.trajectory, &run.tokens).map_err(|e| to_core(op, e))?;
-    observe(tx, scope, &run.site, &run.written_by())?;
+    if !run.site.is_empty() {
+        observe(tx, scope, &run.site, &run.written_by())?;
+    }
     if let Some(manifest) = &run.manifest {
         let stored = if run.completes_stored {
             get_run(tx, scope, &manifest.run_id)?

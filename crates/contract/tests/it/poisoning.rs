@@ -1468,3 +1468,76 @@ fn a_drop_ins_writes_to_the_browser_memory_are_in_the_audit_trail_by_its_door() 
         "one entry per door's run of writes to an item, and one per import: {audit}"
     );
 }
+
+/// The npm drop-in's `TrajectoryStore.save` is a door too: under quarantine a trajectory the
+/// screen flags is held (in no match until approved), and approved it is stored alone, as
+/// it was saved, with no session or fact for its site.
+#[test]
+fn under_quarantine_a_poisoned_saved_trajectory_waits_for_review() {
+    let store = store();
+    let env = env(&store);
+    call(
+        &env,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    let url = "https://shop.example.com/";
+    let save = |goal: String, selector: &str| {
+        call(
+            &env,
+            "browser_save_trajectory",
+            json!({"scope": "drop-in", "goal": goal, "success": true, "model": "m",
+                   "origin": url,
+                   "turns": [{"turn": 1, "state": {"url": url},
+                              "action": {"action": "click", "selector": selector}}]}),
+        )
+    };
+    let clean = save("buy green tea".to_owned(), "@e1");
+    assert!(clean.get("error").is_none(), "{clean}");
+    for (family, payload) in FAMILIES {
+        let saved = save(format!("buy green tea {family}"), payload);
+        assert!(saved.get("error").is_none(), "{family}: {saved}");
+    }
+    let ids = |env: &Env<'_>| -> Vec<String> {
+        let list = call(env, "browser_trajectories", json!({"scope": "drop-in"}));
+        list["trajectories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(ids(&env), vec![clean["id"].as_str().unwrap_or_default()]);
+    let queue = call(&env, "memory_review", json!({"scope": "drop-in"}));
+    let runs = queue["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), FAMILIES.len(), "{queue}");
+    let matched = |env: &Env<'_>, goal: &str| {
+        call(
+            env,
+            "browser_match",
+            json!({"scope": "drop-in", "goal": goal, "similarity_threshold": 0.7}),
+        )
+    };
+    let goal = format!("buy green tea {}", FAMILIES[0].0);
+    let before = matched(&env, &goal);
+    assert_eq!(before["match"]["trajectory"]["id"], clean["id"], "{before}");
+    let held = runs
+        .iter()
+        .find(|run| run["goal"] == goal.as_str())
+        .unwrap_or_else(|| panic!("not held: {queue}"));
+    let approved = call(
+        &env,
+        "memory_approve_run",
+        json!({"scope": "drop-in", "id": held["id"], "reviewer": "ana"}),
+    );
+    assert_eq!(approved["decision"], "approved", "{approved}");
+    assert_eq!(ids(&env).len(), 2);
+    let after = matched(&env, &goal);
+    assert_eq!(after["match"]["trajectory"]["id"], held["id"], "{after}");
+    let sessions = call(
+        &env,
+        "browser_sessions",
+        json!({"scope": "drop-in", "url": url}),
+    );
+    assert_eq!(sessions["sessions"], json!([]), "{sessions}");
+}

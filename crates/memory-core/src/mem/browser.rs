@@ -619,7 +619,9 @@ impl HintStore for InMemoryStore {
 /// Records everything `run` leaves behind in `m`.
 fn record_in(m: &mut ScopeMemory, run: &FinishedRun) {
     m.put(&run.trajectory, &run.tokens);
-    observe(m, &run.site, &run.written_by());
+    if !run.site.is_empty() {
+        observe(m, &run.site, &run.written_by());
+    }
     if let Some(manifest) = &run.manifest {
         let stored = m.runs.remove(&manifest.run_id);
         let manifest = match stored {

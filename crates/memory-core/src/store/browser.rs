@@ -589,6 +589,18 @@ pub struct SiteObservation {
     pub observed_at: String,
 }
 
+impl SiteObservation {
+    /// The observation carries nothing (no label, session, fact or selector): a run recording
+    /// it leaves the site as it is, with no row and no log entry (a trajectory saved alone,
+    /// as browser-agent-driver's `TrajectoryStore.save` saves one, and held for review).
+    pub fn is_empty(&self) -> bool {
+        self.label.is_empty()
+            && self.session.is_none()
+            && self.facts.is_empty()
+            && self.selectors.is_empty()
+    }
+}
+
 impl SiteMemory {
     /// Forgets the learned facts and, with `sessions`, the session history, as of `at`; the
     /// selectors stay.
@@ -1055,6 +1067,7 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     /// Records the trajectory, the site observation and the manifest of one run, all or
     /// nothing, with its `write` entry in the audit trail: memory `browser`, the scope, the
     /// trajectory's id as the item, [`FinishedRun::written_by`] and [`FinishedRun::detail`].
+    /// An [empty](SiteObservation::is_empty) observation leaves the site untouched.
     fn record_run(&self, scope: &Scope, run: &FinishedRun) -> Result<()>;
 
     /// Every scope that holds browser memory of any kind, ordered by name.

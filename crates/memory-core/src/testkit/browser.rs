@@ -98,6 +98,10 @@ pub fn cases<S: BrowserStore + AuditStore>() -> Vec<Case<S>> {
             run: record_run_stores_every_part,
         },
         Case {
+            name: "a run with an empty observation leaves the site alone",
+            run: an_empty_observation_leaves_the_site_alone,
+        },
+        Case {
             name: "a recorded run is in the audit trail with its writer",
             run: a_recorded_run_is_audited,
         },
@@ -1298,6 +1302,35 @@ fn record_run_stores_every_part<S: BrowserStore>(store: &S) -> CaseResult {
         "site observation missing: {site:?}"
     );
     ensure_eq!(store.run_get(&s, "run_r")?, run.manifest);
+    Ok(())
+}
+
+fn an_empty_observation_leaves_the_site_alone<S: BrowserStore>(store: &S) -> CaseResult {
+    let s = Scope::shared();
+    let run = FinishedRun {
+        trajectory: trajectory("traj_e", "alpha beta", "https://a.test", true, 1),
+        tokens: tokens("alpha beta"),
+        site: SiteObservation {
+            site: "a.test".to_owned(),
+            label: String::new(),
+            session: None,
+            facts: Vec::new(),
+            selectors: Vec::new(),
+            observed_at: "2026-03-15T01:00:00.000Z".to_owned(),
+        },
+        manifest: None,
+        completes_stored: false,
+    };
+    ensure!(run.site.is_empty(), "the observation carries nothing");
+    store.record_run(&s, &run)?;
+    ensure_eq!(
+        store.trajectory_get(&s, "traj_e")?,
+        Some(run.trajectory.clone())
+    );
+    ensure_eq!(found(store, &s, &query("beta"))?.len(), 1);
+    ensure_eq!(store.site_get(&s, "a.test")?, None);
+    ensure_eq!(store.site_list(&s)?, Vec::<String>::new());
+    ensure_eq!(store.site_log(&s, "a.test")?, None);
     Ok(())
 }
 
