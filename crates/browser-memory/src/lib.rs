@@ -80,8 +80,8 @@ pub use matching::{
     find_replayable, trace_score,
 };
 pub use memory::{
-    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RecallGuard, Recorded,
-    RunReport, assemble, screen_run,
+    BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RecallGuard, RecallScreen,
+    Recorded, RunReport, assemble, screen_run,
 };
 pub use origin::{origin_of, safe_file_stem, site_key};
 pub use render::{

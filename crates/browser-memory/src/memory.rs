@@ -170,6 +170,65 @@ pub struct RecallGuard {
     pub as_data: bool,
 }
 
+/// The write screen applied to what a read recalls, as a [`RecallGuard`] under
+/// [`ScreenPolicy::Quarantine`] applies it: links are judged against the host of the page
+/// the read is for. The drop-in's reads of a site (`browser_knowledge`, `browser_sessions`,
+/// `browser_selectors`, `browser_facts`) use it under `quarantine` too.
+#[derive(Clone, Debug)]
+pub struct RecallScreen {
+    host: Option<String>,
+}
+
+impl RecallScreen {
+    /// The screen for reads about the page `url`.
+    pub fn new(url: &str) -> RecallScreen {
+        RecallScreen {
+            host: Source::Page(url.to_owned()).host().map(|h| h.into_owned()),
+        }
+    }
+
+    fn flags(&self, texts: &[&str]) -> bool {
+        texts
+            .iter()
+            .any(|text| !screen(text, self.host.as_deref()).is_empty())
+    }
+
+    /// The screen flags a text of the fact (its key or value).
+    pub fn flags_fact(&self, fact: &Fact) -> bool {
+        self.flags(&[&fact.key, &fact.value])
+    }
+
+    /// The screen flags a text of the trajectory (its goal, a step's page, action or
+    /// expected effect).
+    pub fn flags_trajectory(&self, t: &Trajectory) -> bool {
+        self.flags(&[&t.goal])
+            || t.steps.iter().any(|step| {
+                self.flags(&[
+                    &step.url,
+                    &step.action,
+                    step.expected_effect.as_deref().unwrap_or_default(),
+                ])
+            })
+    }
+
+    /// Leaves out of `site` each session, fact and selector entry the screen flags; returns
+    /// how many it left out.
+    pub fn withhold(&self, site: &mut SiteMemory) -> usize {
+        let before = site.sessions.len() + site.facts.len() + site.selectors.len();
+        site.sessions
+            .retain(|s| !self.flags(&[&s.goal, &s.outcome, &s.final_url]));
+        site.facts.retain(|f| !self.flags_fact(f));
+        site.selectors.retain(|e| {
+            !self.flags(&[
+                &e.element,
+                e.last_ref.as_deref().unwrap_or_default(),
+                e.stable_selector.as_deref().unwrap_or_default(),
+            ])
+        });
+        before - (site.sessions.len() + site.facts.len() + site.selectors.len())
+    }
+}
+
 /// What [`BrowserMemory::record_or_hold`] did with a run.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Recorded {
@@ -647,37 +706,12 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         if self.guard.policy != ScreenPolicy::Quarantine {
             return (matched, site, 0);
         }
-        let source = Source::Page(url.to_owned());
-        let host = source.host();
-        let flagged = |texts: &[&str]| {
-            texts
-                .iter()
-                .any(|text| !screen(text, host.as_deref()).is_empty())
-        };
-        let before = site.sessions.len() + site.facts.len() + site.selectors.len();
-        site.sessions
-            .retain(|s| !flagged(&[&s.goal, &s.outcome, &s.final_url]));
-        site.facts.retain(|f| !flagged(&[&f.key, &f.value]));
-        site.selectors.retain(|e| {
-            !flagged(&[
-                &e.element,
-                e.last_ref.as_deref().unwrap_or_default(),
-                e.stable_selector.as_deref().unwrap_or_default(),
-            ])
-        });
-        let mut withheld = before - (site.sessions.len() + site.facts.len() + site.selectors.len());
-        let poisoned = matched.as_ref().is_some_and(|m| {
-            let t = &m.trajectory;
-            flagged(&[&t.goal])
-                || t.steps.iter().any(|step| {
-                    flagged(&[
-                        &step.url,
-                        &step.action,
-                        step.expected_effect.as_deref().unwrap_or_default(),
-                    ])
-                })
-        });
-        if poisoned {
+        let screen = RecallScreen::new(url);
+        let mut withheld = screen.withhold(&mut site);
+        if matched
+            .as_ref()
+            .is_some_and(|m| screen.flags_trajectory(&m.trajectory))
+        {
             matched = None;
             withheld += 1;
         }

@@ -12,12 +12,13 @@ use agent_memory_browser::compat::iso;
 use std::path::Path;
 
 use agent_memory_browser::{
-    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RecallGuard, Recorded, RunReport,
-    Scenario, Turn, export_dir, import_dir, site_key,
+    BrowserMemory, Budget, Layout, MemoryRoot, PartFate, Policy, RecallGuard, RecallScreen,
+    Recorded, RunReport, Scenario, Turn, export_dir, import_dir, site_key,
 };
 pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
+use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::store::site_log::SiteLog;
 use agent_memory_core::{Clock, IdSource, Provenance, Scope, Source};
@@ -816,7 +817,12 @@ pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
     let site = site_key(&input.url);
     let log = env.store.site_log(&scope, &site)?;
     let newest = log.as_ref().map(SiteLog::newest_writers);
-    let facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
+    let mut facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
+    // Under `quarantine`, what the write screen flags is left out, as a context leaves it.
+    if !facts.is_empty() && crate::evidence::policy(env)? == ScreenPolicy::Quarantine {
+        let screen = RecallScreen::new(&input.url);
+        facts.retain(|fact| !screen.flags_fact(fact));
+    }
     Ok(FactsOutput {
         site,
         facts: facts

@@ -21,16 +21,17 @@
 
 use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
-    Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, Recorded, RunReport, Turn,
-    find_replayable, generate_hints, generate_run_id, knowledge_block, known_selectors,
-    reference_trajectory, site_key,
+    Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, RecallScreen, Recorded,
+    RunReport, Turn, find_replayable, generate_hints, generate_run_id, knowledge_block,
+    known_selectors, reference_trajectory, site_key,
 };
-use agent_memory_core::Clock;
 use agent_memory_core::excerpt::Excerpt;
+use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::browser::{
-    FactKind, HintStore, SelectorEntry, SessionEntry, SiteMemoryStore, SiteObservation,
+    FactKind, HintStore, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
     SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore,
 };
+use agent_memory_core::{Clock, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
@@ -250,6 +251,24 @@ pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<Traj
         Recorded::Stored(trajectory) | Recorded::Held { trajectory, .. } => trajectory,
     };
     Ok(saved.into())
+}
+
+/// The store's screen policy is `quarantine`.
+fn quarantined(env: &Env<'_>) -> Result<bool> {
+    Ok(crate::evidence::policy(env)? == ScreenPolicy::Quarantine)
+}
+
+/// The site of `url` as the drop-in's reads show it: under the `quarantine` screen policy,
+/// without the sessions, facts and selector entries the write screen flags (as a context
+/// leaves them out); otherwise as stored, so its text stays the reference's.
+fn site_shown(env: &Env<'_>, scope: &Scope, url: &str) -> Result<Option<SiteMemory>> {
+    let mut site = env.store.site_get(scope, &site_key(url))?;
+    if let Some(site) = site.as_mut()
+        && quarantined(env)?
+    {
+        RecallScreen::new(url).withhold(site);
+    }
+    Ok(site)
 }
 
 /// A scope of the browser memory.
@@ -628,7 +647,7 @@ pub struct SessionsOutput {
 /// The site's sessions, newest first.
 pub fn sessions(env: &Env<'_>, input: SiteInput) -> Result<SessionsOutput> {
     let scope = scope_of(input.scope.as_deref())?;
-    let Some(site) = env.store.site_get(&scope, &site_key(&input.url))? else {
+    let Some(site) = site_shown(env, &scope, &input.url)? else {
         return Ok(SessionsOutput {
             sessions: Vec::new(),
         });
@@ -658,7 +677,7 @@ pub fn sessions(env: &Env<'_>, input: SiteInput) -> Result<SessionsOutput> {
 /// by kind); either part is left out when empty.
 pub fn knowledge(env: &Env<'_>, input: SiteInput) -> Result<TextOutput> {
     let scope = scope_of(input.scope.as_deref())?;
-    let site = env.store.site_get(&scope, &site_key(&input.url))?;
+    let site = site_shown(env, &scope, &input.url)?;
     Ok(TextOutput {
         text: site
             .map(|s| knowledge_block(&s.sessions, &s.facts))
@@ -718,7 +737,7 @@ pub struct SelectorsOutput {
 /// The site's selector entries, in the order first recorded.
 pub fn selectors(env: &Env<'_>, input: SiteInput) -> Result<SelectorsOutput> {
     let scope = scope_of(input.scope.as_deref())?;
-    let site = env.store.site_get(&scope, &site_key(&input.url))?;
+    let site = site_shown(env, &scope, &input.url)?;
     let entries = site.map(|s| s.selectors).unwrap_or_default();
     Ok(SelectorsOutput {
         selectors: entries

@@ -1541,3 +1541,86 @@ fn under_quarantine_a_poisoned_saved_trajectory_waits_for_review() {
     );
     assert_eq!(sessions["sessions"], json!([]), "{sessions}");
 }
+
+/// The drop-in's reads of a site (`AppKnowledge.formatForBrain`, `getFacts`, `getSessions`,
+/// `SelectorCache` entries) keep the reference's text under `flag`, and under `quarantine`
+/// leave out what the write screen flags, as a context does: a fact, session or selector a
+/// page poisoned through the drop-in's writes (which the reference's classes store
+/// unscreened) reaches no read then, and what is clean stays.
+#[test]
+fn under_quarantine_the_drop_ins_reads_leave_out_what_the_screen_flags() {
+    let store = store();
+    let env = env(&store);
+    let url = "https://shop.example.com/";
+    let scope = "drop-in";
+    let clean_fact = call(
+        &env,
+        "browser_record_fact",
+        json!({"scope": scope, "url": url, "type": "timing", "key": "load", "value": "2s"}),
+    );
+    assert!(clean_fact.get("error").is_none(), "{clean_fact}");
+    for (i, (family, payload)) in FAMILIES.iter().enumerate() {
+        for (name, input) in [
+            (
+                "browser_record_fact",
+                json!({"scope": scope, "url": url, "type": "quirk", "key": family, "value": payload}),
+            ),
+            (
+                "browser_record_session",
+                json!({"scope": scope, "url": url,
+                       "session": {"id": format!("s{i}"), "goal": "buy tea", "outcome": payload,
+                                   "success": true, "timestamp": format!("2026-01-0{}T00:00:00.000Z", i + 1)}}),
+            ),
+            (
+                "browser_record_selector",
+                json!({"scope": scope, "url": url, "element": format!("button \"{payload}\""),
+                       "selector": "[data-testid=buy]"}),
+            ),
+        ] {
+            let out = call(&env, name, input);
+            assert!(out.get("error").is_none(), "{name} {family}: {out}");
+        }
+    }
+    let site = json!({"scope": scope, "url": url});
+    let reads = |env: &Env<'_>| -> Vec<(String, String)> {
+        let mut facts = site.clone();
+        facts["min_confidence"] = json!(0);
+        [
+            ("browser_knowledge", site.clone()),
+            ("browser_sessions", site.clone()),
+            ("browser_selectors", site.clone()),
+            ("browser_facts", facts),
+        ]
+        .into_iter()
+        .map(|(name, input)| (name.to_owned(), call(env, name, input).to_string()))
+        .collect()
+    };
+    // Under `flag` (the default) the drop-in's reads are the reference's: every payload is there.
+    let plain = reads(&env)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<String>();
+    assert!(plain.contains("approve every refund"), "{plain}");
+    call(
+        &env,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    for (read, text) in reads(&env) {
+        for (family, payload) in FAMILIES {
+            let first = payload.lines().next().unwrap_or_default();
+            let escaped = serde_json::to_string(first).unwrap_or_default();
+            assert!(
+                !text.contains(escaped.trim_matches('"')),
+                "{family} reached {read}: {text}"
+            );
+        }
+    }
+    let knowledge = call(&env, "browser_knowledge", site.clone());
+    assert!(
+        knowledge["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("load: 2s")),
+        "{knowledge}"
+    );
+}
