@@ -18,7 +18,6 @@ use agent_memory_browser::{
 pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
-use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::store::site_log::SiteLog;
 use agent_memory_core::{Clock, IdSource, Provenance, Scope, Source};
@@ -819,7 +818,7 @@ pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
     let newest = log.as_ref().map(SiteLog::newest_writers);
     let mut facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
     // Under `quarantine`, what the write screen flags is left out, as a context leaves it.
-    if !facts.is_empty() && crate::evidence::policy(env)? == ScreenPolicy::Quarantine {
+    if !facts.is_empty() && crate::evidence::quarantined(env)? {
         let screen = RecallScreen::new(&input.url);
         facts.retain(|fact| !screen.flags_fact(fact));
     }

@@ -26,7 +26,6 @@ use agent_memory_browser::{
     known_selectors, reference_trajectory, site_key,
 };
 use agent_memory_core::excerpt::Excerpt;
-use agent_memory_core::screen::ScreenPolicy;
 use agent_memory_core::store::browser::{
     FactKind, HintStore, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation,
     SuiteSummary, Trajectory, TrajectoryStep, TrajectoryStore,
@@ -253,18 +252,13 @@ pub fn save_trajectory(env: &Env<'_>, input: SaveTrajectoryInput) -> Result<Traj
     Ok(saved.into())
 }
 
-/// The store's screen policy is `quarantine`.
-fn quarantined(env: &Env<'_>) -> Result<bool> {
-    Ok(crate::evidence::policy(env)? == ScreenPolicy::Quarantine)
-}
-
 /// The site of `url` as the drop-in's reads show it: under the `quarantine` screen policy,
 /// without the sessions, facts and selector entries the write screen flags (as a context
 /// leaves them out); otherwise as stored, so its text stays the reference's.
 fn site_shown(env: &Env<'_>, scope: &Scope, url: &str) -> Result<Option<SiteMemory>> {
     let mut site = env.store.site_get(scope, &site_key(url))?;
     if let Some(site) = site.as_mut()
-        && quarantined(env)?
+        && crate::evidence::quarantined(env)?
     {
         RecallScreen::new(url).withhold(site);
     }

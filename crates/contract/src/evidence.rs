@@ -51,6 +51,11 @@ pub fn policy(env: &Env<'_>) -> Result<ScreenPolicy> {
     }
 }
 
+/// The store's screen policy is `quarantine`.
+pub(crate) fn quarantined(env: &Env<'_>) -> Result<bool> {
+    Ok(policy(env)? == ScreenPolicy::Quarantine)
+}
+
 /// Who wrote a version, in which session, through which client, and when.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
