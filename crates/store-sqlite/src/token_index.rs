@@ -136,6 +136,22 @@ pub(crate) fn merge_if_full(conn: &Connection) -> rusqlite::Result<()> {
 /// few merges a few dozen keys), and the list stays as long as before for matching.
 pub(crate) const MERGE_STEP: i64 = 32;
 
+/// The pending postings of a merge step: those of the trajectories up to `?1`, read by the
+/// primary key's range (one statement for both cases, `?1 IS NULL OR traj <= ?1`, scanned the
+/// whole list on every step).
+const STEP_POSTINGS: &str = "SELECT scope, token, origin, traj, success, recorded_at, token_count
+     FROM browser_trajectory_tokens_pending WHERE traj <= ?1";
+
+/// Every pending posting.
+const ALL_POSTINGS: &str = "SELECT scope, token, origin, traj, success, recorded_at, token_count
+     FROM browser_trajectory_tokens_pending";
+
+/// Drops the postings a merge step moved, by the same range as [`STEP_POSTINGS`].
+const STEP_DELETE: &str = "DELETE FROM browser_trajectory_tokens_pending WHERE traj <= ?1";
+
+/// Drops every pending posting, once merged.
+const ALL_DELETE: &str = "DELETE FROM browser_trajectory_tokens_pending";
+
 /// Moves pending postings into the tail of their key, writing out each tail that reaches
 /// [`TAIL_POSTINGS`] as new blocks: every pending posting, or with `step` those of the
 /// oldest trajectories up to the one holding the `step`-th posting. A trajectory's postings
@@ -153,11 +169,14 @@ pub(crate) fn merge_pending(conn: &Connection, step: Option<i64>) -> rusqlite::R
     };
     let mut groups: BTreeMap<(String, String, String), Vec<Posting>> = BTreeMap::new();
     {
-        let mut stmt = conn.prepare_cached(
-            "SELECT scope, token, origin, traj, success, recorded_at, token_count
-             FROM browser_trajectory_tokens_pending WHERE ?1 IS NULL OR traj <= ?1",
-        )?;
-        let mut rows = stmt.query([through])?;
+        let mut stmt = conn.prepare_cached(match through {
+            Some(_) => STEP_POSTINGS,
+            None => ALL_POSTINGS,
+        })?;
+        let mut rows = match through {
+            Some(through) => stmt.query([through])?,
+            None => stmt.query([])?,
+        };
         while let Some(row) = rows.next()? {
             groups
                 .entry((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -214,10 +233,10 @@ pub(crate) fn merge_pending(conn: &Connection, step: Option<i64>) -> rusqlite::R
             drop_tail.execute(key)?;
         }
     }
-    conn.prepare_cached(
-        "DELETE FROM browser_trajectory_tokens_pending WHERE ?1 IS NULL OR traj <= ?1",
-    )?
-    .execute([through])?;
+    match through {
+        Some(through) => conn.prepare_cached(STEP_DELETE)?.execute([through])?,
+        None => conn.prepare_cached(ALL_DELETE)?.execute([])?,
+    };
     Ok(())
 }
 
@@ -648,6 +667,33 @@ mod tests {
             "the five writes ran the statement"
         );
         assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
+    }
+
+    /// A merge step reads and drops its own postings by the primary key's range: no step
+    /// scans the whole pending list (the statement that did ran a full scan on each).
+    #[test]
+    fn a_merge_step_reads_and_drops_its_postings_by_range() {
+        use rusqlite::StatementStatus;
+        let store = crate::SqliteStore::open_in_memory().expect("open");
+        // 400 postings under one key: the list reaches its bound and merges step by step.
+        for i in 0..400 {
+            store
+                .trajectory_put(&Scope::shared(), &alpha(i), &["alpha".to_owned()])
+                .expect("put");
+        }
+        let conn = store.lock();
+        for sql in [STEP_POSTINGS, STEP_DELETE] {
+            let statement = conn.prepare_cached(sql).expect("cached");
+            assert!(
+                statement.get_status(StatementStatus::VmStep) > 0,
+                "the merges ran {sql}"
+            );
+            assert_eq!(
+                statement.get_status(StatementStatus::FullscanStep),
+                0,
+                "{sql} scanned the pending list"
+            );
+        }
     }
 
     /// Many trajectories under one key: merges fill the key's tail, write it out as blocks of
