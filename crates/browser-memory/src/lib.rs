@@ -81,7 +81,7 @@ pub use matching::{
 };
 pub use memory::{
     BrowserMemory, ContextReport, DEFAULT_READ_CONFIDENCE, Layout, RecallGuard, RecallScreen,
-    Recorded, RunReport, assemble, screen_run,
+    Recorded, RunReport, assemble, flagged_run_texts, screen_run, text_digest,
 };
 pub use origin::{origin_of, safe_file_stem, site_key};
 pub use render::{

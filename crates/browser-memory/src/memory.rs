@@ -2,12 +2,17 @@
 //! source injected: record finished runs, match goals, build the prompt context, prune.
 
 use agent_memory_core::evidence::Writer;
-use agent_memory_core::screen::{ScreenPolicy, as_data_block, screen};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use agent_memory_core::evidence::Vouch;
+use agent_memory_core::screen::{Finding, ScreenPolicy, as_data_block, screen};
 use agent_memory_core::store::browser::{
-    BrowserStore, Fact, FactKind, FactObservation, FinishedRun, HeldRun, RunManifest, SessionEntry,
-    SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
+    Approval, BrowserStore, Fact, FactKind, FactObservation, FinishedRun, HeldRun, RunManifest,
+    SessionEntry, SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
 use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Provenance, Scope, Source};
+use sha2::{Digest as _, Sha256};
 
 use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
 use crate::error::Result;
@@ -172,11 +177,24 @@ pub struct RecallGuard {
 
 /// The write screen applied to what a read recalls, as a [`RecallGuard`] under
 /// [`ScreenPolicy::Quarantine`] applies it: links are judged against the host of the page
-/// the read is for. The drop-in's reads of a site (`browser_knowledge`, `browser_sessions`,
-/// `browser_selectors`, `browser_facts`) use it under `quarantine` too.
+/// the read is for, and a text a reviewer approved (its [`text_digest`] among
+/// [`with_approved`](Self::with_approved)'s) is shown. The drop-in's reads of a site
+/// (`browser_knowledge`, `browser_sessions`, `browser_selectors`, `browser_facts`) use it
+/// under `quarantine` too.
 #[derive(Clone, Debug)]
 pub struct RecallScreen {
     host: Option<String>,
+    approved: HashSet<String>,
+}
+
+/// The SHA-256 digest of `text` as a vouch keeps it (64 lowercase hexadecimal digits): what
+/// a reviewer's approval of a held run keeps of each flagged text of it.
+pub fn text_digest(text: &str) -> String {
+    let mut hex = String::with_capacity(64);
+    for byte in Sha256::digest(text.as_bytes()) {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
 }
 
 impl RecallScreen {
@@ -184,13 +202,22 @@ impl RecallScreen {
     pub fn new(url: &str) -> RecallScreen {
         RecallScreen {
             host: Source::Page(url.to_owned()).host().map(|h| h.into_owned()),
+            approved: HashSet::new(),
         }
     }
 
+    /// Showing the texts whose [`text_digest`] is one of `digests` (those a reviewer
+    /// approved: the scope's vouches, memory [`HeldRun::MEMORY`]).
+    pub fn with_approved(mut self, digests: impl IntoIterator<Item = String>) -> RecallScreen {
+        self.approved.extend(digests);
+        self
+    }
+
     fn flags(&self, texts: &[&str]) -> bool {
-        texts
-            .iter()
-            .any(|text| !screen(text, self.host.as_deref()).is_empty())
+        texts.iter().any(|text| {
+            !screen(text, self.host.as_deref()).is_empty()
+                && (self.approved.is_empty() || !self.approved.contains(&text_digest(text)))
+        })
     }
 
     /// The screen flags a text of the fact (its key or value).
@@ -247,13 +274,38 @@ pub enum Recorded {
 /// session, facts and selectors), each as `FIELD: KIND: REASON`; links are judged against
 /// the host of `start_url`, the page the run was on. Empty when nothing is found.
 pub fn screen_run(run: &FinishedRun, start_url: &str) -> Vec<String> {
-    let page = Source::Page(start_url.to_owned());
-    let host = page.host();
     let mut reasons = Vec::new();
-    let mut check = |field: &dyn Fn() -> String, text: &str| {
-        for finding in screen(text, host.as_deref()) {
+    screen_run_texts(run, start_url, |field, _, findings| {
+        for finding in findings {
             reasons.push(format!("{}: {finding}", field()));
         }
+    });
+    reasons
+}
+
+/// The texts of a finished run the write screen flags (see [`screen_run`]), each once: what
+/// a reviewer's approval of the held run vouches for.
+pub fn flagged_run_texts<'r>(run: &'r FinishedRun, start_url: &str) -> Vec<&'r str> {
+    let mut texts: Vec<&str> = Vec::new();
+    screen_run_texts(run, start_url, |_, text, findings| {
+        if !findings.is_empty() && !texts.contains(&text) {
+            texts.push(text);
+        }
+    });
+    texts
+}
+
+/// Screens each text a finished run would store, in order, and hands `found` its field's
+/// name (made on demand), the text and the findings (empty when clean).
+fn screen_run_texts<'r>(
+    run: &'r FinishedRun,
+    start_url: &str,
+    mut found: impl FnMut(&dyn Fn() -> String, &'r str, Vec<Finding>),
+) {
+    let page = Source::Page(start_url.to_owned());
+    let host = page.host();
+    let mut check = |field: &dyn Fn() -> String, text: &'r str| {
+        found(field, text, screen(text, host.as_deref()));
     };
     let t = &run.trajectory;
     check(&|| "goal".to_owned(), &t.goal);
@@ -276,7 +328,6 @@ pub fn screen_run(run: &FinishedRun, start_url: &str) -> Vec<String> {
         check(&|| format!("selectors[{i}].element"), element);
         check(&|| format!("selectors[{i}].selector"), selector);
     }
-    reasons
 }
 
 /// Which assembly of the memory parts [`BrowserMemory::context`] builds.
@@ -317,6 +368,9 @@ pub struct BrowserMemory<S, C, I> {
     pub options: MatchOptions,
     /// What a context does with text the write screen flags.
     pub guard: RecallGuard,
+    /// The digests of the texts a reviewer approved in this scope (its vouches, memory
+    /// [`HeldRun::MEMORY`]): under `quarantine` a context shows them (see [`RecallScreen`]).
+    pub approved: HashSet<String>,
     /// Who stores the runs this memory records (see [`BrowserMemory::with_writer`]).
     pub writer: Writer,
 }
@@ -331,6 +385,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
             ids,
             options: MatchOptions::default(),
             guard: RecallGuard::default(),
+            approved: HashSet::new(),
             writer: Writer::default(),
         }
     }
@@ -481,16 +536,38 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     }
 
     /// Records the held run `id` as it was when held, and takes it off the queue, in one
-    /// atomic step audited as an approval by `reviewer`; `None` when no run `id` is held in
-    /// this scope (another reviewer decided first).
+    /// atomic step audited as an approval by `reviewer`, with a vouch for each text of it the
+    /// write screen flags ([`flagged_run_texts`], judged against its origin): a read that
+    /// screens the scope under `quarantine` shows what the reviewer approved (see
+    /// [`RecallScreen::with_approved`]). `None` when no run `id` is held in this scope
+    /// (another reviewer decided first).
     pub fn approve_held(&self, id: &str, reviewer: &Provenance) -> Result<Option<Trajectory>> {
         let Some(held) = self.held_run(id)? else {
             return Ok(None);
         };
         let run = crate::held::decode(id, &held.run)?;
+        let item = HeldRun::item(id);
+        let origin = run.trajectory.origin.as_deref().unwrap_or_default();
+        let digests: Vec<String> = flagged_run_texts(&run, origin)
+            .into_iter()
+            .map(text_digest)
+            .collect();
+        let vouches: Vec<Vouch<'_>> = digests
+            .iter()
+            .map(|digest| Vouch {
+                memory: HeldRun::MEMORY,
+                container: self.scope.as_str(),
+                item: &item,
+                digest,
+            })
+            .collect();
+        let approval = Approval {
+            run: &run,
+            vouches: &vouches,
+        };
         Ok(self
             .store
-            .run_decide(&self.scope, id, Some(&run), reviewer)?
+            .run_decide(&self.scope, id, Some(approval), reviewer)?
             .then_some(run.trajectory))
     }
 
@@ -706,7 +783,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
         if self.guard.policy != ScreenPolicy::Quarantine {
             return (matched, site, 0);
         }
-        let screen = RecallScreen::new(url);
+        let screen = RecallScreen::new(url).with_approved(self.approved.iter().cloned());
         let mut withheld = screen.withhold(&mut site);
         if matched
             .as_ref()

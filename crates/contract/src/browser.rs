@@ -9,6 +9,7 @@
 
 use crate::{Error, Result, ResultExt};
 use agent_memory_browser::compat::iso;
+use std::collections::HashSet;
 use std::path::Path;
 
 use agent_memory_browser::{
@@ -18,7 +19,8 @@ use agent_memory_browser::{
 pub use agent_memory_browser::{DEFAULT_BUDGET_CHARS, DEFAULT_TTL_DAYS};
 use agent_memory_core::evidence::Writer;
 use agent_memory_core::excerpt::Excerpt;
-use agent_memory_core::store::browser::{HintStore, RunFilter, RunManifest, RunStatus};
+use agent_memory_core::screen::ScreenPolicy;
+use agent_memory_core::store::browser::{HeldRun, HintStore, RunFilter, RunManifest, RunStatus};
 use agent_memory_core::store::site_log::SiteLog;
 use agent_memory_core::{Clock, IdSource, Provenance, Scope, Source};
 use schemars::JsonSchema;
@@ -169,6 +171,22 @@ fn ttl(days: Option<f64>) -> Result<f64> {
     Ok(days)
 }
 
+/// The digests of the texts a reviewer approved in `scope`: the vouches kept by approvals of
+/// its held runs.
+fn approved_texts(env: &Env<'_>, scope: &Scope) -> Result<HashSet<String>> {
+    Ok(env
+        .store
+        .vouched(HeldRun::MEMORY, scope.as_str())?
+        .into_iter()
+        .collect())
+}
+
+/// The read-time screen of reads about `url` in `scope` under `quarantine`: the write screen,
+/// showing what a reviewer approved there.
+pub(crate) fn recall_screen(env: &Env<'_>, scope: &Scope, url: &str) -> Result<RecallScreen> {
+    Ok(RecallScreen::new(url).with_approved(approved_texts(env, scope)?))
+}
+
 /// The memory context for a run.
 pub fn context(env: &Env<'_>, input: ContextInput) -> Result<ContextOutput> {
     let mut memory = memory(env, scope_of(input.scope.as_deref())?);
@@ -178,6 +196,9 @@ pub fn context(env: &Env<'_>, input: ContextInput) -> Result<ContextOutput> {
         policy: crate::evidence::policy(env)?,
         as_data: input.as_data,
     };
+    if memory.guard.policy == ScreenPolicy::Quarantine {
+        memory.approved = approved_texts(env, memory.scope())?;
+    }
     let layout = match input.layout {
         LayoutInput::Layered => Layout::Layered,
         LayoutInput::Compat => Layout::Compatibility,
@@ -816,10 +837,10 @@ pub fn facts(env: &Env<'_>, input: FactsInput) -> Result<FactsOutput> {
     let site = site_key(&input.url);
     let log = env.store.site_log(&scope, &site)?;
     let newest = log.as_ref().map(SiteLog::newest_writers);
-    let mut facts = memory(env, scope).facts(&input.url, input.min_confidence)?;
+    let mut facts = memory(env, scope.clone()).facts(&input.url, input.min_confidence)?;
     // Under `quarantine`, what the write screen flags is left out, as a context leaves it.
     if !facts.is_empty() && crate::evidence::quarantined(env)? {
-        let screen = RecallScreen::new(&input.url);
+        let screen = recall_screen(env, &scope, &input.url)?;
         facts.retain(|fact| !screen.flags_fact(fact));
     }
     Ok(FactsOutput {

@@ -21,9 +21,9 @@
 
 use agent_memory_browser::compat::iso;
 use agent_memory_browser::{
-    Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, RecallScreen, Recorded,
-    RunReport, Turn, find_replayable, generate_hints, generate_run_id, knowledge_block,
-    known_selectors, reference_trajectory, site_key,
+    Budget, ContextBudget, EvaluatedRun, Match, MatchOptions, Policy, Recorded, RunReport, Turn,
+    find_replayable, generate_hints, generate_run_id, knowledge_block, known_selectors,
+    reference_trajectory, site_key,
 };
 use agent_memory_core::excerpt::Excerpt;
 use agent_memory_core::store::browser::{
@@ -260,7 +260,7 @@ fn site_shown(env: &Env<'_>, scope: &Scope, url: &str) -> Result<Option<SiteMemo
     if let Some(site) = site.as_mut()
         && crate::evidence::quarantined(env)?
     {
-        RecallScreen::new(url).withhold(site);
+        crate::browser::recall_screen(env, scope, url)?.withhold(site);
     }
     Ok(site)
 }

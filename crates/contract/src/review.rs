@@ -16,7 +16,6 @@
 //! only a person should approve.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fmt::Write as _;
 
 use agent_memory_core::evidence::{MAX_VOUCH_NAME_BYTES, Vouch};
 use agent_memory_core::excerpt::Excerpt;
@@ -26,7 +25,6 @@ use agent_memory_core::{AuditStore, Partition, PatternStore, SessionId};
 use agent_memory_turns::{ContextPolicy, EventLog as _, History, StoreLog};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 
 use crate::evidence::actor;
 use crate::turns::SessionWriter;
@@ -40,11 +38,7 @@ pub const TRAJECTORY: &str = "trajectory";
 
 /// The SHA-256 digest of `text` as a vouch keeps it: 64 lowercase hexadecimal digits.
 pub fn digest(text: &str) -> String {
-    let mut hex = String::with_capacity(64);
-    for byte in Sha256::digest(text.as_bytes()) {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
+    agent_memory_browser::text_digest(text)
 }
 
 /// The calls of a stored session whose outputs a person approved: every output of the call

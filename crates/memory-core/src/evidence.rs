@@ -406,11 +406,12 @@ pub fn setting_detail(value: &str, previous: Option<&str>) -> String {
 /// text: a vouch outlives a forget of what it vouched for without keeping anything of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Vouch<'a> {
-    /// The memory: `turns` (a session's tool outputs) or `trajectory` (a partition's patterns).
+    /// The memory: `turns` (a session's tool outputs), `trajectory` (a partition's patterns)
+    /// or `browser` (the texts of a scope's approved held runs).
     pub memory: &'a str,
-    /// Where the text is: a session, a partition.
+    /// Where the text is: a session, a partition, a scope.
     pub container: &'a str,
-    /// Which item of it, for the audit trail: `call ID`, `pattern ID`.
+    /// Which item of it, for the audit trail: `call ID`, `pattern ID`, `held:ID`.
     pub item: &'a str,
     /// The text's SHA-256 digest, as 64 lowercase hexadecimal digits.
     pub digest: &'a str,

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
-    BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
+    Approval, BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
     FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
     IMAGE_ITEM, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, RunStatus,
     SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary,
@@ -25,7 +25,7 @@ use agent_memory_core::store::site_log::{LOG_FOLD_AT, LOG_KEEP, LogEntry, LogEve
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use postgres::Row;
 
-use crate::notes::{audit_in, audit_write_run, provenance_fits, stored_writer};
+use crate::notes::{audit_in, audit_write_run, keep_vouches, provenance_fits, stored_writer};
 use crate::{Fail, PostgresStore, Single, Tx, check_texts, lock};
 
 /// Refuses a writer of `write` PostgreSQL cannot keep in the audit trail.
@@ -1829,11 +1829,14 @@ impl BrowserStore for PostgresStore {
         &self,
         scope: &Scope,
         id: &str,
-        approve: Option<&FinishedRun>,
+        approve: Option<Approval<'_>>,
         by: &Provenance,
     ) -> Result<bool> {
-        if let Some(run) = approve {
-            check_run_parts(run)?;
+        if let Some(approval) = approve {
+            check_run_parts(approval.run)?;
+            for vouch in approval.vouches {
+                vouch.check()?;
+            }
         }
         provenance_fits(|| format!("decision on held run {id:?}"), by)?;
         let item = HeldRun::item(id);
@@ -1848,13 +1851,22 @@ impl BrowserStore for PostgresStore {
                 return Ok(false);
             }
             let action = match approve {
-                Some(run) => {
-                    record_in(tx, scope, run)?;
+                Some(approval) => {
+                    record_in(tx, scope, approval.run)?;
+                    keep_vouches(tx, approval.vouches, by)?;
                     Action::Approve
                 }
                 None => Action::Reject,
             };
-            audit_in(tx, "browser", action, scope.as_str(), &item, by, &detail)?;
+            audit_in(
+                tx,
+                HeldRun::MEMORY,
+                action,
+                scope.as_str(),
+                &item,
+                by,
+                &detail,
+            )?;
             Ok(true)
         })
     }

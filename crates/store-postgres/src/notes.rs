@@ -123,6 +123,33 @@ fn record(
     append_audit(tx, &entry, by, Some(now))
 }
 
+/// Keeps `vouches` (checked) by `by`, each with its `approve` entry, in the caller's
+/// transaction; returns how many are new.
+pub(crate) fn keep_vouches(
+    tx: &mut Tx<'_>,
+    vouches: &[Vouch<'_>],
+    by: &Provenance,
+) -> std::result::Result<usize, Fail> {
+    let mut new = 0;
+    for vouch in vouches {
+        new += tx.execute(
+            "INSERT INTO vouches (memory, container, digest) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING",
+            &[&vouch.memory, &vouch.container, &vouch.digest],
+        )?;
+        audit_in(
+            tx,
+            vouch.memory,
+            Action::Approve,
+            NO_SCOPE,
+            vouch.container,
+            by,
+            &vouch.detail(),
+        )?;
+    }
+    Ok(usize::try_from(new).unwrap_or(usize::MAX))
+}
+
 /// Appends an entry about an item of `memory` (not a note: [`record`] also stamps the notes'
 /// write time) to the audit trail, numbered under the trail's lock as [`record`] numbers.
 pub(crate) fn audit_in(
@@ -1091,26 +1118,7 @@ impl AuditStore for PostgresStore {
         for vouch in vouches {
             vouch.check()?;
         }
-        self.write("keep a vouch", |tx| {
-            let mut new = 0;
-            for vouch in vouches {
-                new += tx.execute(
-                    "INSERT INTO vouches (memory, container, digest) VALUES ($1, $2, $3) \
-                     ON CONFLICT DO NOTHING",
-                    &[&vouch.memory, &vouch.container, &vouch.digest],
-                )?;
-                audit_in(
-                    tx,
-                    vouch.memory,
-                    Action::Approve,
-                    NO_SCOPE,
-                    vouch.container,
-                    by,
-                    &vouch.detail(),
-                )?;
-            }
-            Ok(usize::try_from(new).unwrap_or(usize::MAX))
-        })
+        self.write("keep a vouch", |tx| keep_vouches(tx, vouches, by))
     }
 
     fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {

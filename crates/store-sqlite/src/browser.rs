@@ -5,7 +5,7 @@
 
 use agent_memory_core::evidence::{Action, Writer, forget_detail};
 use agent_memory_core::store::browser::{
-    BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
+    Approval, BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
     FORGOTTEN_TRAJECTORY, Fact, FactKind, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
     IMAGE_ITEM, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
     RunManifestStore, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteMemoryStore,
@@ -17,7 +17,7 @@ use agent_memory_core::store::trajectory::{decode_texts, encode_texts};
 use agent_memory_core::{Clock, Error, Page, Provenance, Result, Scope, Source, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
+use crate::notes::{audit_in, audit_write_run, keep_vouches, stored_writer, writer_columns};
 use crate::{SqliteStore, codec, item_error, to_core, token_index};
 
 fn int(value: u64) -> i64 {
@@ -1699,9 +1699,12 @@ impl BrowserStore for SqliteStore {
         &self,
         scope: &Scope,
         id: &str,
-        approve: Option<&FinishedRun>,
+        approve: Option<Approval<'_>>,
         by: &Provenance,
     ) -> Result<bool> {
+        for vouch in approve.map_or(&[][..], |a| a.vouches) {
+            vouch.check()?;
+        }
         let op = "decide on a held run";
         let decided = self.write(op, |tx| {
             let deleted = tx
@@ -1712,15 +1715,16 @@ impl BrowserStore for SqliteStore {
                 return Ok(false);
             }
             let action = match approve {
-                Some(run) => {
-                    record_in(tx, scope, run, op)?;
+                Some(approval) => {
+                    record_in(tx, scope, approval.run, op)?;
+                    keep_vouches(tx, approval.vouches, by).map_err(|e| to_core(op, e))?;
                     Action::Approve
                 }
                 None => Action::Reject,
             };
             audit_in(
                 tx,
-                "browser",
+                HeldRun::MEMORY,
                 action,
                 scope.as_str(),
                 &HeldRun::item(id),

@@ -178,6 +178,34 @@ pub(crate) fn audit_write_run(conn: &Connection, run: &WriteRun<'_>) -> rusqlite
     )
 }
 
+/// Keeps `vouches` (checked) by `by`, each with its `approve` entry, in the caller's
+/// transaction; returns how many are new.
+pub(crate) fn keep_vouches(
+    conn: &Connection,
+    vouches: &[Vouch<'_>],
+    by: &Provenance,
+) -> rusqlite::Result<usize> {
+    let mut new = 0;
+    for vouch in vouches {
+        new += conn
+            .prepare_cached(
+                "INSERT INTO vouches (memory, container, digest) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT DO NOTHING",
+            )?
+            .execute(params![vouch.memory, vouch.container, vouch.digest])?;
+        audit_in(
+            conn,
+            vouch.memory,
+            Action::Approve,
+            NO_SCOPE,
+            vouch.container,
+            by,
+            &vouch.detail(),
+        )?;
+    }
+    Ok(new)
+}
+
 /// `id` of the note at `path`, with its version and status, held or not.
 fn note_row(
     conn: &Connection,
@@ -1185,29 +1213,7 @@ impl AuditStore for SqliteStore {
         }
         let op = "keep a vouch";
         self.write(op, |tx| {
-            let mut new = 0;
-            for vouch in vouches {
-                new += tx
-                    .prepare_cached(
-                        "INSERT INTO vouches (memory, container, digest) VALUES (?1, ?2, ?3) \
-                         ON CONFLICT DO NOTHING",
-                    )
-                    .and_then(|mut stmt| {
-                        stmt.execute(params![vouch.memory, vouch.container, vouch.digest])
-                    })
-                    .map_err(|e| to_core(op, e))?;
-                audit_in(
-                    tx,
-                    vouch.memory,
-                    Action::Approve,
-                    NO_SCOPE,
-                    vouch.container,
-                    by,
-                    &vouch.detail(),
-                )
-                .map_err(|e| to_core(op, e))?;
-            }
-            Ok(new)
+            keep_vouches(tx, vouches, by).map_err(|e| to_core(op, e))
         })
     }
 

@@ -920,16 +920,27 @@ async fn ui_review_queue_approves_and_rejects_held_runs() {
         .await;
     assert_eq!(browser["sites"][0]["site"], "shop.example", "{browser}");
     let trail = inspector.view(&token, "audit", json!({"limit": 10})).await;
-    let decisions: Vec<(&str, &str)> = trail["entries"]
+    let decisions: Vec<(&str, &str, &str)> = trail["entries"]
         .as_array()
         .expect("entries")
         .iter()
         .filter(|e| e["action"] != "write")
-        .filter_map(|e| Some((e["action"].as_str()?, e["by"]["client"].as_str()?)))
+        .filter_map(|e| {
+            Some((
+                e["action"].as_str()?,
+                e["item"].as_str()?.split(':').next()?,
+                e["by"]["client"].as_str()?,
+            ))
+        })
         .collect();
+    // The approval vouches for the run's flagged outcome (item: the scope), then decides.
     assert_eq!(
         decisions,
-        [("approve", "inspector"), ("reject", "inspector")],
+        [
+            ("approve", "shared", "inspector"),
+            ("approve", "held", "inspector"),
+            ("reject", "held", "inspector")
+        ],
         "{trail}"
     );
 }

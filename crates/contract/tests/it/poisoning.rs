@@ -476,7 +476,11 @@ fn under_quarantine_a_poisoned_run_is_held_until_a_person_decides() {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|e| e["memory"] == "browser" && e["action"] != "write")
+        .filter(|e| {
+            e["memory"] == "browser"
+                && e["action"] != "write"
+                && e["item"].as_str().is_some_and(|i| i.starts_with("held:"))
+        })
         .map(|e| (e["action"].to_string(), e["item"].to_string()))
         .collect();
     assert_eq!(
@@ -489,6 +493,80 @@ fn under_quarantine_a_poisoned_run_is_held_until_a_person_decides() {
     // The model's door can reject, never approve.
     assert!(!operations::find("memory_approve_run").expect("op").mcp);
     assert!(operations::find("memory_reject_run").expect("op").mcp);
+}
+
+/// A reviewer's approval of a held run reaches the reads that screen the scope: its flagged
+/// texts are vouched for in the same step, so the context and the drop-in's reads show the
+/// approved run under `quarantine`, and still leave out every run nobody approved.
+#[test]
+fn under_quarantine_an_approved_run_reaches_the_context_and_the_others_do_not() {
+    let store = store();
+    let env = env(&store);
+    call(
+        &env,
+        "memory_set_screen_policy",
+        json!({"policy": "quarantine"}),
+    );
+    record_poisoned_runs(&env);
+    let queue = call(&env, "memory_review", json!({"scope": "shared"}));
+    let held = |family: &str| -> String {
+        queue["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|run| run["goal"].as_str().is_some_and(|g| g.ends_with(family)))
+            .and_then(|run| run["id"].as_str())
+            .unwrap_or_else(|| panic!("{family} is not held: {queue}"))
+            .to_owned()
+    };
+    let (approved_family, approved_payload) = FAMILIES[0];
+    let approved = held(approved_family);
+    let rejected = held(FAMILIES[1].0);
+    let out = call(&env, "memory_reject_run", json!({"id": rejected}));
+    assert_eq!(out["decision"], "rejected", "{out}");
+    let out = call(
+        &env,
+        "memory_approve_run",
+        json!({"id": approved, "reviewer": "ana"}),
+    );
+    assert_eq!(out["decision"], "approved", "{out}");
+    let url = "https://shop.example.com/";
+    let reads = [
+        browser_context(&env, false)["context"].to_string(),
+        call(&env, "browser_sessions", json!({"url": url})).to_string(),
+        call(&env, "browser_knowledge", json!({"url": url})).to_string(),
+    ];
+    for text in &reads {
+        assert!(
+            text.contains(&format!("bought it. {approved_payload}")),
+            "the approved run's outcome is not shown: {text}"
+        );
+        for (family, payload) in &FAMILIES[1..] {
+            let first = payload.lines().next().unwrap_or_default();
+            let escaped = serde_json::to_string(first).unwrap_or_default();
+            assert!(
+                !text.contains(escaped.trim_matches('"')),
+                "{family} reached a read: {text}"
+            );
+        }
+    }
+    // The vouches are in the audit trail, by the reviewer, naming the approved run.
+    let audit = call(&env, "memory_audit", json!({"limit": 1000}));
+    let vouches: Vec<&Value> = audit["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["memory"] == "browser" && e["action"] == "approve" && e["item"] == "shared")
+        .collect();
+    assert!(!vouches.is_empty(), "{audit}");
+    for entry in vouches {
+        let detail = entry["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.starts_with(&format!("held:{approved}, text sha256:")),
+            "{entry}"
+        );
+        assert_eq!(entry["by"]["session"], "ana", "{entry}");
+    }
 }
 
 #[test]

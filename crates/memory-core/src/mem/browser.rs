@@ -9,7 +9,7 @@ use crate::mem::{InMemoryStore, lock};
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::browser::{
-    BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
+    Approval, BrowserStore, BrowserWrite, Candidate, CandidateQuery, FORGOTTEN_HELD_RUN,
     FORGOTTEN_TRAJECTORY, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore, IMAGE_ITEM,
     ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
     SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
@@ -700,9 +700,12 @@ impl BrowserStore for InMemoryStore {
         &self,
         scope: &Scope,
         id: &str,
-        approve: Option<&FinishedRun>,
+        approve: Option<Approval<'_>>,
         by: &Provenance,
     ) -> Result<bool> {
+        for vouch in approve.map_or(&[][..], |a| a.vouches) {
+            vouch.check()?;
+        }
         let mut memory = lock(&self.browser);
         let Some(m) = memory.scopes.get_mut(scope) else {
             return Ok(false);
@@ -712,8 +715,9 @@ impl BrowserStore for InMemoryStore {
         };
         m.held.remove(at);
         let action = match approve {
-            Some(run) => {
-                record_in(m, run);
+            Some(approval) => {
+                record_in(m, approval.run);
+                self.keep_vouches(approval.vouches, by);
                 Action::Approve
             }
             None => Action::Reject,

@@ -580,6 +580,22 @@ impl AuditStore for InMemoryStore {
         for vouch in vouches {
             vouch.check()?;
         }
+        Ok(self.keep_vouches(vouches, by))
+    }
+
+    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
+        Ok(lock(&self.vouches)
+            .iter()
+            .filter(|(m, c, _)| m == memory && c == container)
+            .map(|(_, _, digest)| digest.clone())
+            .collect())
+    }
+}
+
+impl InMemoryStore {
+    /// Keeps `vouches` (checked) by `by`, each with its `approve` entry in the trail; returns
+    /// how many are new.
+    pub(crate) fn keep_vouches(&self, vouches: &[Vouch<'_>], by: &Provenance) -> usize {
         let mut kept = lock(&self.vouches);
         let mut new = 0;
         for vouch in vouches {
@@ -597,14 +613,6 @@ impl AuditStore for InMemoryStore {
                 vouch.detail(),
             );
         }
-        Ok(new)
-    }
-
-    fn vouched(&self, memory: &str, container: &str) -> Result<Vec<String>> {
-        Ok(lock(&self.vouches)
-            .iter()
-            .filter(|(m, c, _)| m == memory && c == container)
-            .map(|(_, _, digest)| digest.clone())
-            .collect())
+        new
     }
 }

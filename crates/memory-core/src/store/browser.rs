@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::evidence::Writer;
+use crate::evidence::{Vouch, Writer};
 use crate::names::Scope;
 use crate::provenance::Provenance;
 use crate::store::Page;
@@ -1121,17 +1121,31 @@ pub trait BrowserStore: TrajectoryStore + SiteMemoryStore + RunManifestStore + H
     fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>>;
 
     /// Decides on the held run `id` of `scope` in one atomic step: with `approve`, records
-    /// that run as [`record_run`](Self::record_run) does and audits `approve`; without,
-    /// erases the held run and audits `reject`; both audited as `held:ID` by `by`. Answers
-    /// `false`, changing nothing, when no run `id` is held there (another reviewer decided
-    /// first).
+    /// its run as [`record_run`](Self::record_run) does, keeps its vouches as
+    /// [`AuditStore::vouch`](crate::AuditStore::vouch) does (each with its `approve` entry)
+    /// and audits `approve`; without, erases the held run and audits `reject`; both audited
+    /// as `held:ID` by `by`. Answers `false`, changing nothing, when no run `id` is held
+    /// there (another reviewer decided first). Checks every vouch ([`Vouch::check`]) before
+    /// any write.
     fn run_decide(
         &self,
         scope: &Scope,
         id: &str,
-        approve: Option<&FinishedRun>,
+        approve: Option<Approval<'_>>,
         by: &Provenance,
     ) -> Result<bool>;
+}
+
+/// A reviewer's approval of a held run ([`BrowserStore::run_decide`]): the run to record,
+/// and the vouches for those of its texts the write screen flags (memory [`HeldRun::MEMORY`],
+/// the scope as container), kept in the same step, so that a read that screens the scope
+/// shows what the reviewer approved.
+#[derive(Clone, Copy, Debug)]
+pub struct Approval<'a> {
+    /// The run, as it was held.
+    pub run: &'a FinishedRun,
+    /// The vouches for its flagged texts.
+    pub vouches: &'a [Vouch<'a>],
 }
 
 /// A finished run the write screen held for review (policy `quarantine`): stored aside,
@@ -1220,6 +1234,9 @@ impl HeldRun {
         text.lines().map(str::to_owned).collect()
     }
 
+    /// The memory its audit entries and the vouches of its approval name.
+    pub const MEMORY: &'static str = "browser";
+
     /// Its item in the audit trail: `held:ID`.
     pub fn item(id: &str) -> String {
         format!("held:{id}")
@@ -1227,10 +1244,10 @@ impl HeldRun {
 
     /// The detail of a decision's audit entry: `recorded as TRAJECTORY_ID` for an approval,
     /// `erased` for a rejection.
-    pub fn decision_detail(approve: Option<&FinishedRun>) -> String {
+    pub fn decision_detail(approve: Option<Approval<'_>>) -> String {
         approve.map_or_else(
             || "erased".to_owned(),
-            |run| format!("recorded as {}", run.trajectory.id),
+            |approval| format!("recorded as {}", approval.run.trajectory.id),
         )
     }
 

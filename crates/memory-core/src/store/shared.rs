@@ -31,9 +31,10 @@ use crate::names::{MetaKey, Partition, Scope, SessionId};
 use crate::provenance::Provenance;
 use crate::store::Page;
 use crate::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
-    ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest, RunManifestStore,
-    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    Approval, BrowserStore, Candidate, CandidateQuery, FinishedRun, ForgotBy, Forgotten, HeldRun,
+    HintStore, ImageStored, IndexedCandidate, MemoryImage, RunFilter, RunManifest,
+    RunManifestStore, SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory,
+    TrajectoryStore,
 };
 use crate::store::meta::MetaStore;
 use crate::store::session::{SessionAppended, SessionEvent, SessionStore, SessionSummary};
@@ -171,5 +172,5 @@ shared_store!(BrowserStore {
     fn run_hold(&self, scope: &Scope, held: &HeldRun) -> Result<()>;
     fn runs_held(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<(Scope, HeldRun)>>;
     fn run_held(&self, scope: &Scope, id: &str) -> Result<Option<HeldRun>>;
-    fn run_decide(&self, scope: &Scope, id: &str, approve: Option<&FinishedRun>, by: &Provenance) -> Result<bool>;
+    fn run_decide(&self, scope: &Scope, id: &str, approve: Option<Approval<'_>>, by: &Provenance) -> Result<bool>;
 });

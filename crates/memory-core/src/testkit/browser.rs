@@ -1,14 +1,14 @@
 //! The contract of the browser memory traits ([`BrowserStore`] and its parts).
 
-use crate::evidence::{Action, Writer};
+use crate::evidence::{Action, Vouch, Writer};
 use crate::names::Scope;
 use crate::provenance::{Provenance, Source};
 use crate::store::AuditStore;
 use crate::store::browser::{
-    BrowserStore, BrowserWrite, Candidate, CandidateQuery, Fact, FactKind, FactObservation,
-    FinishedRun, HeldRun, IMAGE_ITEM, ImageStored, IndexedCandidate, MemoryImage, RunFilter,
-    RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation, SuiteSummary,
-    Trajectory, TrajectoryStep,
+    Approval, BrowserStore, BrowserWrite, Candidate, CandidateQuery, Fact, FactKind,
+    FactObservation, FinishedRun, HeldRun, IMAGE_ITEM, ImageStored, IndexedCandidate, MemoryImage,
+    RunFilter, RunManifest, RunStatus, SelectorEntry, SessionEntry, SiteMemory, SiteObservation,
+    SuiteSummary, Trajectory, TrajectoryStep,
 };
 use crate::store::site_log::{LOG_FOLD_AT, LOG_KEEP, LogEntry, LogEvent, SiteLog};
 use crate::testkit::{Case, CaseResult, Violation, forgets_of, forgetter, forgot, writes_of};
@@ -1557,13 +1557,53 @@ fn held_runs_wait_for_review<S: BrowserStore + AuditStore>(store: &S) -> CaseRes
         completes_stored: false,
     };
     let reviewer = Provenance::new(Source::User, Timestamp::from_millis(60));
+    let vouch = |digest| Vouch {
+        memory: HeldRun::MEMORY,
+        container: "shared",
+        item: "held:h1",
+        digest,
+    };
+    // A bad vouch refuses the approval before anything is written.
+    let bad = [vouch("not a digest")];
     ensure!(
-        store.run_decide(&s, "h1", Some(&run), &reviewer)?,
+        store
+            .run_decide(
+                &s,
+                "h1",
+                Some(Approval {
+                    run: &run,
+                    vouches: &bad
+                }),
+                &reviewer
+            )
+            .is_err(),
+        "an approval with a malformed vouch was accepted"
+    );
+    ensure_eq!(store.run_held(&s, "h1")?, Some(first.clone()), "still held");
+    ensure_eq!(store.trajectory_get(&s, "traj_h")?, None);
+    // The approval keeps its vouches in the same step.
+    let digest = "0123456789abcdef".repeat(4);
+    let vouches = [vouch(&digest)];
+    let approval = Approval {
+        run: &run,
+        vouches: &vouches,
+    };
+    ensure!(
+        store.run_decide(&s, "h1", Some(approval), &reviewer)?,
         "h1 was held"
     );
     ensure!(
-        !store.run_decide(&s, "h1", Some(&run), &reviewer)?,
+        !store.run_decide(&s, "h1", Some(approval), &reviewer)?,
         "a held run was approved twice"
+    );
+    ensure_eq!(
+        store.vouched(HeldRun::MEMORY, "shared")?,
+        vec![digest.clone()],
+        "the approval's vouch"
+    );
+    ensure!(
+        store.vouched(HeldRun::MEMORY, "other")?.is_empty(),
+        "a vouch kept in another scope"
     );
     ensure_eq!(
         store.trajectory_get(&s, "traj_h")?,

@@ -3,9 +3,10 @@
 
 use agent_memory_core::evidence::{Action, AuditEntry, Writer};
 use agent_memory_core::store::browser::{
-    BrowserStore, Candidate, CandidateQuery, FinishedRun, ForgotBy, Forgotten, HeldRun, HintStore,
-    IMAGE_ITEM, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore, SiteMemory,
-    SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore, run_start_outcome,
+    Approval, BrowserStore, Candidate, CandidateQuery, FinishedRun, ForgotBy, Forgotten, HeldRun,
+    HintStore, IMAGE_ITEM, ImageStored, MemoryImage, RunFilter, RunManifest, RunManifestStore,
+    SiteMemory, SiteMemoryStore, SiteObservation, SuiteSummary, Trajectory, TrajectoryStore,
+    run_start_outcome,
 };
 use agent_memory_core::testkit::{browser, run};
 use agent_memory_core::{AuditStore, InMemoryStore, Page, Provenance, Result, Scope, Timestamp};
@@ -380,17 +381,17 @@ impl BrowserStore for Broken {
         &self,
         scope: &Scope,
         id: &str,
-        approve: Option<&FinishedRun>,
+        approve: Option<Approval<'_>>,
         by: &Provenance,
     ) -> Result<bool> {
         let scope = self.scope(scope);
         match (self.defect, approve) {
-            (Defect::ApprovesWithoutTakingIt, Some(run)) => {
+            (Defect::ApprovesWithoutTakingIt, Some(approval)) => {
                 let held = self.inner.runs_held(Some(&scope), usize::MAX)?;
                 if !held.iter().any(|(_, h)| h.id == id) {
                     return Ok(false);
                 }
-                self.inner.record_run(&scope, run)?;
+                self.inner.record_run(&scope, approval.run)?;
                 Ok(true)
             }
             _ => self.inner.run_decide(&scope, id, approve, by),
