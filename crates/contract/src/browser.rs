@@ -174,11 +174,7 @@ fn ttl(days: Option<f64>) -> Result<f64> {
 /// The digests of the texts a reviewer approved in `scope`: the vouches kept by approvals of
 /// its held runs.
 fn approved_texts(env: &Env<'_>, scope: &Scope) -> Result<HashSet<String>> {
-    Ok(env
-        .store
-        .vouched(HeldRun::MEMORY, scope.as_str())?
-        .into_iter()
-        .collect())
+    crate::review::vouched_in(env, HeldRun::MEMORY, scope.as_str())
 }
 
 /// The read-time screen of reads about `url` in `scope` under `quarantine`: the write screen,
