@@ -158,7 +158,7 @@ impl FileState {
 
 /// Whether the pending list of the token index holds [`PENDING_POSTINGS`] postings or more.
 fn pending_full(conn: &Connection) -> rusqlite::Result<bool> {
-    let pending: i64 = conn.query_row(PENDING_COUNT, [PENDING_POSTINGS], |r| r.get(0))?;
+    let pending: i64 = conn.query_row(PENDING_COUNT, [], |r| r.get(0))?;
     Ok(pending >= PENDING_POSTINGS)
 }
 
