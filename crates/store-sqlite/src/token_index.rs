@@ -652,7 +652,7 @@ mod tests {
 
     /// Each stored trajectory asks how long the pending list is. The count costs a constant
     /// handful of VM steps per write, whatever the list's length (the `LIMIT`ed subquery it
-    /// replaced stepped through every pending posting, about 5 steps each), and the store
+    /// replaced stepped through every pending posting, about 7 steps each), and the store
     /// compiles it once.
     #[test]
     fn the_pending_count_does_not_step_through_the_list() {
