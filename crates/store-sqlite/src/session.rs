@@ -11,7 +11,7 @@ use agent_memory_core::{
     SessionSummary, Timestamp,
 };
 use rusqlite::types::Type;
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, params};
 
 use crate::notes::{audit_in, audit_write_run, stored_writer, writer_columns};
 use crate::{SqliteStore, check_sizes, item_error, to_core};
@@ -77,7 +77,7 @@ fn events_from(
 /// Inserts `events` at positions `from..`, written at `now`; returns the length of the log
 /// afterwards.
 fn insert(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     session: &SessionId,
     from: u64,
     events: &[SessionEvent],
