@@ -12,6 +12,7 @@ use agent_memory_core::store::browser::{
     SessionEntry, SiteMemory, SiteObservation, Trajectory, TrajectoryStep,
 };
 use agent_memory_core::{Clock, IdSource, MILLIS_PER_DAY, Provenance, Scope, Source};
+use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 
 use crate::budget::{Budget, BuiltContext, ContextBudget, Policy, priority};
@@ -447,7 +448,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     /// is held for review instead, as [`record_or_hold`](Self::record_or_hold) holds a run:
     /// approved, it is stored alone as it was saved.
     pub fn save_trajectory(&self, report: &RunReport) -> Result<Recorded> {
-        let (trajectory, _) = self.trajectory_of(report)?;
+        let (trajectory, _) = self.trajectory_of::<ActionHead>(report)?;
         let tokens = tokenize(&trajectory.goal);
         if self.guard.policy == ScreenPolicy::Quarantine {
             let run = FinishedRun {
@@ -583,32 +584,30 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     }
 
     /// The trajectory `report` leaves behind, computed now (id, time, writer), with each
-    /// turn's action parsed; an action that is not the JSON text of an object is an error
-    /// naming its turn.
-    fn trajectory_of(&self, report: &RunReport) -> Result<(Trajectory, Vec<Json>)> {
-        // Each action is parsed once, for the check, the steps and the facts.
+    /// turn's action read by `read` (as [`ActionRead::Object`], the parsed object, or
+    /// [`ActionRead::Head`], whether it ends the run); an action that is not the JSON text of
+    /// an object is an error naming its turn.
+    fn trajectory_of<A: ActionRead>(&self, report: &RunReport) -> Result<(Trajectory, Vec<A>)> {
+        // Each action is read once, for the check, the steps and (parsed) the facts.
         let mut actions = Vec::with_capacity(report.turns.len());
         for (i, turn) in report.turns.iter().enumerate() {
-            let reason = match serde_json::from_str::<Json>(&turn.action) {
-                Ok(action @ Json::Object(_)) => {
-                    actions.push(action);
-                    continue;
+            match A::read(&turn.action) {
+                Ok(action) => actions.push(action),
+                Err(reason) => {
+                    return Err(agent_memory_core::Error::invalid_input(
+                        format!("turns[{i}].action"),
+                        reason,
+                    )
+                    .into());
                 }
-                Ok(_) => "must be the JSON text of an object, and is another JSON value".to_owned(),
-                Err(e) => format!("must be the JSON text of an object, and is not JSON ({e})"),
-            };
-            return Err(agent_memory_core::Error::invalid_input(
-                format!("turns[{i}].action"),
-                reason,
-            )
-            .into());
+            }
         }
         let now = self.clock.now();
         let steps: Vec<TrajectoryStep> = report
             .turns
             .iter()
             .zip(&actions)
-            .filter(|(_, action)| !matches!(action_name(action), "complete" | "abort"))
+            .filter(|(_, action)| !action.ends_run())
             .map(|(t, _)| TrajectoryStep {
                 url: t.url.clone(),
                 action: t.action.clone(),
@@ -640,7 +639,7 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
 
     /// Everything `report` would leave behind, computed now (ids, times, writer).
     fn finished_run(&self, report: &RunReport) -> Result<FinishedRun> {
-        let (trajectory, actions) = self.trajectory_of(report)?;
+        let (trajectory, actions) = self.trajectory_of::<Json>(report)?;
         let stamp = trajectory.timestamp.clone();
         let site = site_key(&report.start_url);
         // The reference learns facts only when the start url has a hostname
@@ -934,4 +933,121 @@ pub fn assemble(
         priority::SELECTORS,
     );
     context
+}
+
+/// How [`BrowserMemory`] reads a turn's action text: whether it is the JSON text of an
+/// object (else why not), and whether it ends the run (`complete`, `abort`: no step).
+trait ActionRead: Sized {
+    /// The action of `text`, or the reason it is no action.
+    fn read(text: &str) -> std::result::Result<Self, String>;
+    /// Whether it ends the run.
+    fn ends_run(&self) -> bool;
+}
+
+impl ActionRead for Json {
+    /// The parsed object, which a run's facts are learned from.
+    fn read(text: &str) -> std::result::Result<Self, String> {
+        match serde_json::from_str::<Json>(text) {
+            Ok(action @ Json::Object(_)) => Ok(action),
+            Ok(_) => {
+                Err("must be the JSON text of an object, and is another JSON value".to_owned())
+            }
+            Err(e) => Err(format!(
+                "must be the JSON text of an object, and is not JSON ({e})"
+            )),
+        }
+    }
+
+    fn ends_run(&self) -> bool {
+        matches!(action_name(self), "complete" | "abort")
+    }
+}
+
+/// What a saved trajectory needs of an action: that it is an object, and whether its
+/// `action` ends the run. An object whose `action` is a string or absent is read without
+/// building it (no key or value is kept); any other text is read as [`Json`] is, for the
+/// same answer and the same error.
+#[derive(Deserialize)]
+struct ActionHead {
+    #[serde(default)]
+    action: Option<EndsRun>,
+}
+
+impl ActionRead for ActionHead {
+    fn read(text: &str) -> std::result::Result<Self, String> {
+        // A struct also reads from a JSON array; only an object takes the short way.
+        if text.trim_start().starts_with('{')
+            && let Ok(head) = serde_json::from_str::<ActionHead>(text)
+        {
+            return Ok(head);
+        }
+        // Another value, no JSON, a duplicate or non-string `action`: as an object is read.
+        let action = Json::read(text)?;
+        Ok(ActionHead {
+            action: Some(EndsRun(action.ends_run())),
+        })
+    }
+
+    fn ends_run(&self) -> bool {
+        self.action.as_ref().is_some_and(|ends| ends.0)
+    }
+}
+
+/// Whether an action name ends the run, read from the name without keeping it.
+struct EndsRun(bool);
+
+impl<'de> Deserialize<'de> for EndsRun {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = EndsRun;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an action name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> std::result::Result<EndsRun, E> {
+                Ok(EndsRun(matches!(name, "complete" | "abort")))
+            }
+        }
+        d.deserialize_str(Name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_action_head_reads_as_the_parsed_action_does() {
+        let texts = [
+            r#"{"action":"complete"}"#,
+            r#"{"action":"abort","reason":"stuck"}"#,
+            r#"{"action":"click","selector":"@e1","at":{"x":1.5}}"#,
+            r#"{"selector":"@e1"}"#,
+            "{}",
+            r#"{"action":null}"#,
+            r#"{"action":3}"#,
+            r#"{"action":{"action":"complete"}}"#,
+            r#"{"action":"click","action":"complete"}"#,
+            r#"{"action":"complete","action":"click"}"#,
+            r#"{"action":"compl\u0065te"}"#,
+            r#"  {"action": "abort"}  "#,
+            r#"["complete"]"#,
+            r#""complete""#,
+            "3",
+            "null",
+            "{",
+            r#"{"action":"complete"} trailing"#,
+            "",
+        ];
+        for text in texts {
+            let head = ActionHead::read(text).map(|head| head.ends_run());
+            let parsed = Json::read(text).map(|action| action.ends_run());
+            assert_eq!(head, parsed, "{text}");
+        }
+        assert_eq!(
+            ActionHead::read(r#"{"action":"abort"}"#).map(|h| h.ends_run()),
+            Ok(true)
+        );
+        assert!(ActionHead::read("[]").is_err());
+    }
 }
