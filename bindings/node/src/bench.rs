@@ -7,7 +7,7 @@ use std::time::Instant;
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
 
-use crate::{Input, NativeStore, call_operation, text_or_value};
+use crate::{NativeStore, call_text};
 
 #[napi]
 impl NativeStore {
@@ -21,8 +21,7 @@ impl NativeStore {
             .iter()
             .map(|input| {
                 let start = Instant::now();
-                let output = call_operation(&store, self.now, &name, Input::Text(input))
-                    .map(text_or_value)?;
+                let output = call_text(&store, self.now, &name, input)?;
                 std::hint::black_box(output);
                 Ok(start.elapsed().as_secs_f64() * 1e6)
             })

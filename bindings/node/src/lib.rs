@@ -115,79 +115,142 @@ fn integers(value: &mut Value) {
 /// The largest integer napi turns into a JavaScript number rather than a BigInt: 2^53 - 1.
 const SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
-/// Whether `JSON.parse` of `value`'s JSON text makes the same JavaScript value as napi's
-/// conversion of `value`: it does unless an integer is beyond 2^53 - 1 (napi makes a BigInt
-/// of it, `JSON.parse` a number) or a key is `__proto__` (napi sets it through the
-/// prototype's setter, `JSON.parse` makes an own property).
-fn parses_alike(value: &Value) -> bool {
-    match value {
-        Value::Number(n) => {
-            n.is_f64()
-                || n.as_i64()
-                    .is_some_and(|i| (-SAFE_INTEGER..=SAFE_INTEGER).contains(&i))
+/// Whether `JSON.parse` of `text`, JSON that `serde_json` wrote, makes the same JavaScript
+/// value as napi's conversion of the `Value` it parses to: it does unless an integer is beyond
+/// 2^53 - 1 (napi makes a BigInt of it, `JSON.parse` a number) or a key is `__proto__` (napi
+/// sets it through the prototype's setter, `JSON.parse` makes an own property). One pass over
+/// the bytes: `serde_json` escapes only quotes, backslashes and control characters, so a
+/// `__proto__` key is always written as those nine letters, and a string `"__proto__"`
+/// anywhere (a key or not) is taken as one.
+fn parses_alike(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => {
+                let start = at + 1;
+                at = start;
+                while let Some(&inner) = bytes.get(at) {
+                    match inner {
+                        b'\\' => at += 2,
+                        b'"' => break,
+                        _ => at += 1,
+                    }
+                }
+                if bytes.get(start..at) == Some(b"__proto__".as_slice()) {
+                    return false;
+                }
+                at += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = at;
+                while bytes
+                    .get(at)
+                    .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                {
+                    at += 1;
+                }
+                let number = &text[start..at];
+                // Only an integer of 16 digits or more can be beyond 2^53 - 1; a number with a
+                // fraction or an exponent is a float on both sides.
+                if number.len() > 15
+                    && !number.contains(['.', 'e', 'E'])
+                    && !number
+                        .parse::<i64>()
+                        .is_ok_and(|n| (-SAFE_INTEGER..=SAFE_INTEGER).contains(&n))
+                {
+                    return false;
+                }
+            }
+            _ => at += 1,
         }
-        Value::Array(items) => items.iter().all(parses_alike),
-        Value::Object(fields) => fields
-            .iter()
-            .all(|(key, field)| key != "__proto__" && parses_alike(field)),
-        Value::Null | Value::Bool(_) | Value::String(_) => true,
+    }
+    true
+}
+
+/// An operation's answer, JSON text, for JavaScript: the text itself for the caller to
+/// `JSON.parse` where that makes the same value (one string crosses into JavaScript instead
+/// of an object built a property at a time), else the value napi converts.
+pub(crate) fn for_javascript(text: String) -> Either<String, Value> {
+    if parses_alike(&text) {
+        return Either::A(text);
+    }
+    // The text is `serde_json`'s own writing, so it parses; were it not JSON, `JSON.parse`
+    // would throw on it as it crossed.
+    match serde_json::from_str(&text) {
+        Ok(value) => Either::B(value),
+        Err(_) => Either::A(text),
     }
 }
 
-/// `value` as JSON text for the caller to `JSON.parse` where that makes the same value (one
-/// string crosses into JavaScript instead of an object built a property at a time), else
-/// `value` itself.
-pub(crate) fn text_or_value(value: Value) -> Either<String, Value> {
-    if parses_alike(&value) {
-        Either::A(value.to_string())
-    } else {
-        Either::B(value)
-    }
-}
-
-/// An operation's input as it came from JavaScript.
-pub(crate) enum Input<'a> {
-    /// An object napi converted, whose numbers are all floats.
-    Value(Value),
-    /// The text of `JSON.stringify`, whose whole numbers are written as integers.
+/// An operation's input as it came from JavaScript, for deciding whether the call writes.
+enum Input<'a> {
+    /// An object napi converted.
+    Value(&'a Value),
+    /// The text of `JSON.stringify`.
     Text(&'a str),
 }
 
-/// Runs the operation `name` on `database` with `input`.
-pub(crate) fn call_operation(
-    database: &Database,
-    now: Option<i64>,
-    name: &str,
-    input: Input<'_>,
-) -> Result<Value> {
-    let Some(operation) = operations::find(name) else {
-        return Err(failure(
+/// The operation `name`, or a `usage` failure.
+fn operation(name: &str) -> Result<&'static Operation> {
+    operations::find(name).ok_or_else(|| {
+        failure(
             "usage",
             format!("no operation named {name:?}"),
             Some("name"),
-        ));
-    };
+        )
+    })
+}
+
+/// What `operation` runs with on `database` for `input`: its store and clock (fixed at `now`,
+/// in milliseconds, when given).
+fn env_for<'d>(
+    database: &'d Database,
+    now: Option<i64>,
+    operation: &Operation,
+    input: &Input<'_>,
+) -> Result<OperationEnv<'d>> {
     let clock: Box<dyn Clock> = match now {
         Some(ms) => Box::new(ManualClock::new(Timestamp::from_millis(ms))),
         None => Box::new(SystemClock),
     };
-    let store = store_for(database, operation, &input).map_err(contract_failure)?;
-    let env = OperationEnv {
+    let store = store_for(database, operation, input).map_err(contract_failure)?;
+    Ok(OperationEnv {
         client: Some("node".to_owned()),
         store,
         clock,
         ids: Box::new(RandomIds::new()),
         // A program in the same process names its own files, as on the command line.
         files: agent_memory_contract::files::FileAccess::Any,
-    };
-    let output = match input {
-        Input::Value(mut value) => {
-            integers(&mut value);
-            operation.call(&env, value)
-        }
-        Input::Text(text) => operation.call_text(&env, text),
-    };
-    output.map_err(contract_failure)
+    })
+}
+
+/// Runs the operation `name` on `database` with `input`, an object napi converted (whose
+/// numbers are all floats).
+pub(crate) fn call_value(
+    database: &Database,
+    now: Option<i64>,
+    name: &str,
+    mut input: Value,
+) -> Result<Value> {
+    let operation = operation(name)?;
+    let env = env_for(database, now, operation, &Input::Value(&input))?;
+    integers(&mut input);
+    operation.call(&env, input).map_err(contract_failure)
+}
+
+/// Runs the operation `name` on `database` with `input`, the text of `JSON.stringify` (whose
+/// whole numbers are written as integers), and answers as [`for_javascript`] does.
+pub(crate) fn call_text(
+    database: &Database,
+    now: Option<i64>,
+    name: &str,
+    input: &str,
+) -> Result<Either<String, Value>> {
+    let operation = operation(name)?;
+    let env = env_for(database, now, operation, &Input::Text(input))?;
+    let answer = operation.call_text(&env, input).map_err(contract_failure)?;
+    Ok(for_javascript(answer))
 }
 
 #[napi]
@@ -235,7 +298,7 @@ impl NativeStore {
     #[napi]
     pub fn call_sync(&self, name: String, input: Value) -> Result<Value> {
         let store = self.store()?;
-        call_operation(&store, self.now, &name, Input::Value(input))
+        call_value(&store, self.now, &name, input)
     }
 
     /// Runs the contract operation `name` with its input as JSON text, on the calling thread:
@@ -245,7 +308,7 @@ impl NativeStore {
     #[napi(ts_return_type = "string | unknown")]
     pub fn call_json_sync(&self, name: String, input: String) -> Result<Either<String, Value>> {
         let store = self.store()?;
-        call_operation(&store, self.now, &name, Input::Text(&input)).map(text_or_value)
+        call_text(&store, self.now, &name, &input)
     }
 
     /// Closes the store: later calls fail with a `usage` error; calls in flight finish.
@@ -330,7 +393,7 @@ impl Task for CallTask {
 
     fn compute(&mut self) -> Result<Value> {
         let input = self.input.take().unwrap_or(Value::Null);
-        call_operation(&self.store, self.now, &self.name, Input::Value(input))
+        call_value(&self.store, self.now, &self.name, input)
     }
 
     fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
@@ -347,15 +410,19 @@ pub struct CallJsonTask {
 }
 
 impl Task for CallJsonTask {
-    type Output = Value;
+    type Output = Either<String, Value>;
     type JsValue = Either<String, Json>;
 
-    fn compute(&mut self) -> Result<Value> {
-        call_operation(&self.store, self.now, &self.name, Input::Text(&self.input))
+    fn compute(&mut self) -> Result<Either<String, Value>> {
+        call_text(&self.store, self.now, &self.name, &self.input)
     }
 
-    fn resolve(&mut self, _env: Env, output: Value) -> Result<Either<String, Json>> {
-        Ok(match text_or_value(output) {
+    fn resolve(
+        &mut self,
+        _env: Env,
+        output: Either<String, Value>,
+    ) -> Result<Either<String, Json>> {
+        Ok(match output {
             Either::A(text) => Either::A(text),
             Either::B(value) => Either::B(Json(value)),
         })
@@ -468,5 +535,66 @@ mod tests {
             "beyond 2^53 a number is no exact integer"
         );
         assert_eq!(value["n"], json!(7));
+    }
+
+    /// The rule [`parses_alike`] applies to text, on the value itself (napi's conversion
+    /// and `JSON.parse` differ only on an integer beyond 2^53 - 1 and a `__proto__` key).
+    fn value_parses_alike(value: &Value) -> bool {
+        match value {
+            Value::Number(n) => {
+                n.is_f64()
+                    || n.as_i64()
+                        .is_some_and(|i| (-SAFE_INTEGER..=SAFE_INTEGER).contains(&i))
+            }
+            Value::Array(items) => items.iter().all(value_parses_alike),
+            Value::Object(fields) => fields
+                .iter()
+                .all(|(key, field)| key != "__proto__" && value_parses_alike(field)),
+            Value::Null | Value::Bool(_) | Value::String(_) => true,
+        }
+    }
+
+    #[test]
+    fn the_text_parses_alike_exactly_when_its_value_does() {
+        let values = [
+            json!({"id": "traj_1", "steps": [{"action": {"action": "click"}, "hash": "18446744073709551615"}]}),
+            json!(9_007_199_254_740_991_i64),
+            json!(-9_007_199_254_740_991_i64),
+            json!(9_007_199_254_740_992_i64),
+            json!(-9_007_199_254_740_992_i64),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!([
+                1e300,
+                9_007_199_254_740_993.5,
+                -0.0,
+                1e-7,
+                123_456_789_012_345_678.0
+            ]),
+            json!({"quoted \"12345678901234567890\" \\": [1, {"n": 12_345_678_901_234_567_i64}]}),
+            json!({"text": "ends in a backslash \\", "n": 18_014_398_509_481_984_u64}),
+            json!({"a": {"__proto__": 1}}),
+            json!({"a": {"__proto__x": 1, "x__proto__": [0]}}),
+            json!("line\nbreak \u{1} \"__proto__"),
+            json!([]),
+        ];
+        for value in values {
+            let text = value.to_string();
+            assert_eq!(parses_alike(&text), value_parses_alike(&value), "{text}");
+        }
+        // A string "__proto__" that is no key is taken as one: JSON.parse and napi would
+        // agree, and the answer only goes the longer way.
+        assert!(!parses_alike(r#"{"kind":"__proto__"}"#));
+    }
+
+    #[test]
+    fn an_answer_that_would_parse_otherwise_crosses_as_its_value() {
+        let text = json!({"big": u64::MAX, "small": 1}).to_string();
+        let Either::B(value) = for_javascript(text) else {
+            panic!("a big integer crosses as a value");
+        };
+        assert_eq!(value["big"].as_u64(), Some(u64::MAX));
+        let text = json!({"small": 1.5}).to_string();
+        assert!(matches!(for_javascript(text.clone()), Either::A(same) if same == text));
     }
 }

@@ -33,6 +33,7 @@ use agent_memory_core::store::browser::{
 use agent_memory_core::{Clock, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use crate::browser::{HintsOutput, ImportOutput, memory, scope_of, written_now};
@@ -119,7 +120,9 @@ impl TurnDocument {
         Turn {
             url: state.url.unwrap_or_default(),
             snapshot: state.snapshot.unwrap_or_default(),
-            action: action.to_string(),
+            // `to_string` writes through `fmt`, a call per token; `serde_json` writes the
+            // bytes. A `Value` always serializes.
+            action: serde_json::to_string(&action).unwrap_or_default(),
             verified: self.verified.unwrap_or(false),
             expected_effect: self.expected_effect,
             duration_ms: self.duration_ms.unwrap_or(0),
@@ -160,8 +163,9 @@ pub struct StepDocument {
     /// The page URL when the action ran.
     pub url: String,
     /// The action, a JSON object (null when its stored text is no JSON).
+    // Answered as its stored text, which is checked, not parsed into a value.
     #[schemars(schema_with = "crate::portable::json_object")]
-    pub action: Value,
+    pub action: Box<RawValue>,
     /// A hash of the page snapshot, as decimal text.
     pub snapshot_hash: String,
     /// Whether the action's effect was verified.
@@ -175,7 +179,8 @@ impl From<TrajectoryStep> for StepDocument {
     fn from(step: TrajectoryStep) -> Self {
         StepDocument {
             url: step.url,
-            action: serde_json::from_str(&step.action).unwrap_or(Value::Null),
+            action: RawValue::from_string(step.action)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
             snapshot_hash: step.snapshot_hash,
             verified: step.verified,
             expected_effect: step.expected_effect,

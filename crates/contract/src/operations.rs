@@ -141,7 +141,7 @@ impl<'de> Deserialize<'de> for NoInput {
 }
 
 type Call = Box<dyn Fn(&Env<'_>, Value) -> Result<Value> + Send + Sync>;
-type TextCall = Box<dyn Fn(&Env<'_>, &str) -> Result<Value> + Send + Sync>;
+type TextCall = Box<dyn Fn(&Env<'_>, &str) -> Result<String> + Send + Sync>;
 
 /// One operation of the contract: its names at every door, what it does, and its call.
 pub struct Operation {
@@ -223,11 +223,13 @@ impl Operation {
         (self.call)(env, input)
     }
 
-    /// [`Operation::call`] on `input`, the JSON text of its input: read straight into the
-    /// operation's input type, without a `Value` in between. Text that is not JSON is an
-    /// `invalid_input` error about `input`; JSON that does not fit the schema fails as in
-    /// [`Operation::call`], with the same message.
-    pub fn call_text(&self, env: &Env<'_>, input: &str) -> Result<Value> {
+    /// [`Operation::call`] from JSON text to JSON text: the input is read straight into the
+    /// operation's input type and the output written straight from its output type, without
+    /// a `Value` on either side (an object's fields come in the order of its type, where a
+    /// `Value` sorts them). Text that is not JSON is an `invalid_input` error about `input`;
+    /// JSON that does not fit the schema fails as in [`Operation::call`], with the same
+    /// message.
+    pub fn call_text(&self, env: &Env<'_>, input: &str) -> Result<String> {
         (self.call_text)(env, input)
     }
 
@@ -340,7 +342,7 @@ where
                 .map_err(|e| Error::invalid("input", format!("input: {e}")))?;
             no_arguments(name, &value)?;
         }
-        encode(&run(env, arguments_from_text::<I>(name, input)?)?)
+        encode_text(&run(env, arguments_from_text::<I>(name, input)?)?)
     });
     Operation {
         name,
@@ -439,13 +441,22 @@ fn misfit(name: &str, path: &str, reason: impl std::fmt::Display) -> Error {
     }
 }
 
+/// `output` as a JSON value.
 fn encode<O: Serialize>(output: &O) -> Result<Value> {
-    serde_json::to_value(output).map_err(|e| {
-        Error::new(
-            ErrorKind::Other,
-            format!("encoding the result as JSON: {e}"),
-        )
-    })
+    serde_json::to_value(output).map_err(unencodable)
+}
+
+/// `output` as JSON text.
+fn encode_text<O: Serialize>(output: &O) -> Result<String> {
+    serde_json::to_string(output).map_err(unencodable)
+}
+
+/// The error of an output that is not JSON.
+fn unencodable(e: serde_json::Error) -> Error {
+    Error::new(
+        ErrorKind::Other,
+        format!("encoding the result as JSON: {e}"),
+    )
 }
 
 /// Every operation: the MCP server lists its tools (`mcp: true`) in this order, and the
@@ -1047,7 +1058,7 @@ mod tests {
             let text = input.to_string();
             for result in [
                 operation.call(&env, input),
-                operation.call_text(&env, &text),
+                operation.call_text(&env, &text).map(Value::String),
             ] {
                 let error = result.expect_err("a misfit");
                 assert_eq!(
@@ -1098,7 +1109,7 @@ mod tests {
             let text = input.to_string();
             for result in [
                 operation.call(&env, input),
-                operation.call_text(&env, &text),
+                operation.call_text(&env, &text).map(Value::String),
             ] {
                 let error = result.expect_err("a misfit");
                 assert!(error.message().starts_with(&message), "{error}");
@@ -1126,7 +1137,10 @@ mod tests {
         let from_text = record
             .call_text(&env, &input.to_string())
             .expect("from text");
-        assert_eq!(from_text, from_value);
+        assert_eq!(
+            serde_json::from_str::<Value>(&from_text).expect("JSON text"),
+            from_value
+        );
         let recall = find("trajectory_recall").expect("recall");
         for wrong in [
             r#"{"partition": 3}"#,
