@@ -584,9 +584,9 @@ impl<S: BrowserStore, C: Clock, I: IdSource> BrowserMemory<S, C, I> {
     }
 
     /// The trajectory `report` leaves behind, computed now (id, time, writer), with each
-    /// turn's action read by `read` (as [`ActionRead::Object`], the parsed object, or
-    /// [`ActionRead::Head`], whether it ends the run); an action that is not the JSON text of
-    /// an object is an error naming its turn.
+    /// turn's action read as `A` reads it ([`Json`], the parsed object; [`ActionHead`], only
+    /// whether it ends the run); an action that is not the JSON text of an object is an
+    /// error naming its turn.
     fn trajectory_of<A: ActionRead>(&self, report: &RunReport) -> Result<(Trajectory, Vec<A>)> {
         // Each action is read once, for the check, the steps and (parsed) the facts.
         let mut actions = Vec::with_capacity(report.turns.len());
