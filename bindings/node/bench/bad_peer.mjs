@@ -24,6 +24,9 @@
 //   4. the save-then-match loop an agent runs: `save`, then `findBestMatch` for the next goal
 //      (the reference reads its folder again after each save).
 // Each figure is the drop-in's median or p99 in microseconds, its baseline the reference's;
+// last, where the addon has the bench feature's timer, the drop-in's `save` against the same
+// operation timed in Rust inside the addon (`saveInRust`), which splits a save's time between
+// the package and the contract with its store;
 // the machine's load (`/proc/loadavg`) is printed at the start and end of each size.
 
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -175,7 +178,8 @@ function measure(Reference, folder, figures, n) {
   const files = join(folder, `trajectories-${n}`)
   mkdirSync(files)
   for (const t of w.trajectories) writeFileSync(join(files, `${t.id}.json`), JSON.stringify(t, null, 2))
-  useDatabase(join(folder, `drop-in-${n}.db`))
+  const db = join(folder, `drop-in-${n}.db`)
+  useDatabase(db)
 
   // 1. The differential check, on the stored trajectories only.
   let compared = 0
@@ -236,7 +240,50 @@ function measure(Reference, folder, figures, n) {
   inTurns(n > 1000 ? 100 : 200, order, step(0, ours), step(1, theirs))
   emitBoth(figures, 'save in the save-then-match loop', n, loop[0][0], loop[0][1])
   emitBoth(figures, 'findBestMatch in the save-then-match loop', n, loop[1][0], loop[1][1])
+  // Last, so the saves it adds to the drop-in's side meet no figure of the reference.
+  saveInRust(db, files, figures, w, n, order)
   console.log(`${WORKLOAD} n=${n}: load ${load()} at the end (${readdirSync(files).length} reference files)`)
+}
+
+/**
+ * Where a save's time goes: the drop-in's `save` in turns with the same operation
+ * (`browser_save_trajectory`, on the JSON text the drop-in sends) timed in Rust inside the
+ * addon (`timeCallsJsonSync`, its answer's text included), on a second handle to the same
+ * database and in the same scope, which goes first drawn at random for each turn. The
+ * difference of the medians is what the package adds (the checks, the JSON text both ways,
+ * the crossing); the rest is the contract and the store. Only an addon built with the
+ * `bench` feature (as `cargo xtask bench` builds it) has the timer.
+ */
+function saveInRust(db, files, figures, w, n, order) {
+  const require = createRequire(import.meta.url)
+  const native = require(join(dirname(require.resolve('durable-agent-memory')), '..', 'native.js'))
+  if (typeof native.NativeStore.prototype.timeCallsJsonSync !== 'function') {
+    console.log(`${WORKLOAD} n=${n}: the addon has no Rust-side timer (built without the bench feature); the save's split is not measured`)
+    return
+  }
+  const raw = native.NativeStore.openSync(db)
+  const ours = new TrajectoryStore(files, { similarityThreshold: 0.3 })
+  const scope = resolve(files)
+  const [viaPackage, inRust] = [[], []]
+  const run = (i) => w.runs[i % w.runs.length]
+  const package_ = (i) => {
+    const r = run(i)
+    timed(viaPackage, () => ours.save(r.goal, r.turns, r.success, 'bench-model', { origin: r.origin }))
+  }
+  const rust = (i) => {
+    const r = run(i)
+    const text = JSON.stringify({ scope, goal: r.goal, turns: r.turns, success: r.success === true, model: 'bench-model', origin: r.origin })
+    inRust.push(raw.timeCallsJsonSync('browser_save_trajectory', [text])[0])
+  }
+  inTurns(Math.min(500, w.runs.length), order, package_, rust)
+  raw.close()
+  const js = percentile(viaPackage, 0.5)
+  const contract = percentile(inRust, 0.5)
+  const line = { workload: WORKLOAD, figure: 'save alone through the drop-in, in turns with the same call timed in Rust in the process, p50', n, value: js, unit: 'us', baseline: contract, side: 'ours', lower_is_better: true }
+  appendFileSync(figures, `${JSON.stringify(line)}\n`)
+  const share = { workload: WORKLOAD, figure: 'package cost per save over the same call timed in Rust in the process, median', n, value: js - contract, unit: 'us', baseline: null, side: 'ours', lower_is_better: true }
+  appendFileSync(figures, `${JSON.stringify(share)}\n`)
+  console.log(`${WORKLOAD} save n=${n}: drop-in ${js.toFixed(1)} us, the same call in Rust ${contract.toFixed(1)} us: the package adds ${(js - contract).toFixed(1)} us`)
 }
 
 async function main() {
